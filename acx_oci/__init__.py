@@ -1,0 +1,3 @@
+"""acx-oci: OCI-native attestation of AI agent cartridges."""
+
+__version__ = "0.1.0"

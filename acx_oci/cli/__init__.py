@@ -1,0 +1,14 @@
+"""Thin CLI: parse, call the library, render. Each module registers its commands."""
+
+from . import (  # noqa: F401  (imported for their @main.command side effects)
+    attest_cmd,
+    benchmark_cmd,
+    cartridge_cmd,
+    keys_cmd,
+    policy_cmd,
+    referrers_cmd,
+    vc_cmd,
+)
+from .main import main
+
+__all__ = ["main"]

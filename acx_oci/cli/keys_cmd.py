@@ -1,0 +1,1 @@
+"""Commands (registered on import)."""

@@ -1,0 +1,58 @@
+"""The ``acx-oci`` click group: renders AcxError once, as one line, with its exit code."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import AcxError
+
+
+class AcxGroup(click.Group):
+    """A click group that turns our exceptions into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AcxError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:  # a bug, not a user error: say so, briefly
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for a traceback)", err=True)
+            sys.exit(70)
+
+
+@click.group(cls=AcxGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="acx-oci")
+@click.option("--debug", is_flag=True, help="Show a traceback for errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Build, sign, attest and resolve AI agent cartridges as OCI artifacts.
+
+    \b
+    References:
+      HOST[:PORT]/REPO[:TAG|@DIGEST]   a registry repository (loopback hosts use plain HTTP)
+      oci:PATH[:TAG|@DIGEST]           an OCI image layout on disk (skopeo's syntax)
+
+    \b
+    Exit codes: 0 ok, 1 verification or policy failure, 2 usage or bad input,
+    3 registry or network failure.
+
+    \b
+    Start with:  acx-oci demo
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug

@@ -1,0 +1,40 @@
+"""One exception hierarchy, rendered once by the CLI.
+
+Every error a user can cause maps to a subclass whose ``exit_code`` is the
+process exit code documented in DESIGN.md: 1 verification/policy failure,
+2 usage or bad input, 3 registry/network failure.
+"""
+
+from __future__ import annotations
+
+
+class AcxError(Exception):
+    """Base of every error acx-oci raises on purpose; the message is one line."""
+
+    exit_code: int = 2
+
+
+class UsageError(AcxError):
+    """Bad input: malformed files, wrong arguments, unsupported media types."""
+
+    exit_code = 2
+
+
+class VerificationError(AcxError):
+    """A signature, digest binding or policy did not hold."""
+
+    exit_code = 1
+
+
+class IntegrityError(VerificationError):
+    """Downloaded or stored bytes do not match the digest that names them."""
+
+
+class RegistryError(AcxError):
+    """The registry (or the network to it) failed or refused the request."""
+
+    exit_code = 3
+
+
+class NotFoundError(RegistryError):
+    """A manifest, blob or tag does not exist in the store."""

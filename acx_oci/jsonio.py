@@ -1,0 +1,78 @@
+"""Reading JSON/YAML from outside, bounded, with one-line errors; schema checks.
+
+Every document read at a boundary goes through here so that a malformed file
+is a :class:`UsageError` naming the file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .errors import UsageError
+
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+
+
+def parse_json(raw: bytes | str, what: str) -> Any:
+    """Parse JSON bytes; raise UsageError naming ``what`` when they are not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what}: expected JSON, found malformed input ({exc})") from exc
+
+
+def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{what}: file not found: {p}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what}: expected a file, found a directory: {p}") from None
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read {p}: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise UsageError(f"{what}: {p} is larger than {max_bytes} bytes")
+    return data
+
+
+def load_json_file(path: str | Path, what: str) -> Any:
+    return parse_json(read_bytes(path, what), f"{what} ({path})")
+
+
+def load_yaml_or_json_file(path: str | Path, what: str) -> Any:
+    """YAML is a superset of JSON, but JSON files get the stricter JSON parser."""
+    raw = read_bytes(path, what)
+    if str(path).endswith(".json"):
+        return parse_json(raw, f"{what} ({path})")
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
+        raise UsageError(f"{what} ({path}): expected YAML, found malformed input ({first})") from None
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict[str, Any]:
+    """Load a JSON Schema shipped in ``acx_oci/schemas``."""
+    text = resources.files("acx_oci.schemas").joinpath(name).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def validate(instance: Any, schema_name: str, what: str) -> None:
+    """Validate against a packaged schema; the first error becomes one line."""
+    sch = schema(schema_name)
+    validator = jsonschema.Draft202012Validator(sch)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise UsageError(f"{what}: invalid at {where}: {error.message}")

@@ -1,0 +1,79 @@
+"""The one small interface every store (registry, OCI image layout) implements.
+
+Stores are the only code that touches the network or the on-disk layout. They
+own bytes: manifests go in and come out as exact bytes, and every manifest and
+blob read is checked against the digest that names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .model import Descriptor, Manifest
+from .ref import Reference
+
+DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Connection settings; loopback hosts use plain HTTP automatically."""
+
+    plain_http: bool = False
+    insecure: bool = False  # skip TLS verification
+    timeout: float = 10.0  # seconds per request (connect timeout is min(timeout, 3))
+    retries: int = 2  # extra attempts on 5xx / connection reset
+
+
+class Store(Protocol):
+    """A repository in a registry, or an OCI image layout directory."""
+
+    reference: Reference
+
+    def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Upload bytes (skipped if already present) and return their descriptor."""
+        ...
+
+    def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Upload a file without reading it whole into memory."""
+        ...
+
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
+        """Read a blob, refusing more than ``max_bytes``; digest-verified."""
+        ...
+
+    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
+        """Stream a blob to ``dest`` (verified before it is moved into place)."""
+        ...
+
+    def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
+        """Store exact manifest bytes, by digest, and under ``tag`` when given."""
+        ...
+
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """Return (exact bytes, media type, digest) for a tag or digest; verified."""
+        ...
+
+    def fetch_manifest(self, target: str) -> Manifest:
+        """Fetch and parse an OCI image manifest by tag or digest."""
+        ...
+
+    def resolve(self, target: str) -> Descriptor:
+        """Descriptor (media type, digest, size) of the manifest a tag or digest names."""
+        ...
+
+    def tag(self, digest: str, tag: str) -> None:
+        ...
+
+    def list_tags(self) -> list[str]:
+        ...
+
+    def push_referrer(self, raw: bytes, subject_digest: str, tag: str | None = None) -> Descriptor:
+        """Push a manifest with a ``subject`` and keep referrer discovery up to date."""
+        ...
+
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]:
+        """Manifests whose ``subject`` is ``subject_digest`` (API, fallback index and own tags)."""
+        ...
