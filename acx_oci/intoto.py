@@ -32,7 +32,7 @@ def validate_statement(st: Any) -> None:
     if not isinstance(st, dict):
         raise UsageError("in-toto Statement: expected a JSON object")
     try:
-        pb = json_format.ParseDict(st, statement_pb2.Statement())  # type: ignore[attr-defined]
+        pb = json_format.ParseDict(st, statement_pb2.Statement())
         Statement.copy_from_pb(pb).validate()
     except (json_format.ParseError, ValueError, TypeError) as exc:
         raise UsageError(f"in-toto Statement: {exc}") from None

@@ -1,1 +1,156 @@
-"""Commands (registered on import)."""
+"""``cartridge init|push``, ``inspect`` and ``pull``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..capability import parse_capability
+from ..cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
+from ..errors import UsageError, VerificationError
+from ..keys import load_identity
+from ..oci.ref import parse_reference
+from ..trust import Trust, load_trust
+from .common import emit_json, json_option, registry_options, store_for
+from .main import main
+
+
+@main.group()
+def cartridge() -> None:
+    """Create and publish agent cartridges."""
+
+
+@cartridge.command("init")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--id", "cartridge_id", required=True, help="Reverse-DNS id, e.g. io.github.acme/dag-builder.")
+@click.option("--version", "version", required=True, help="Semantic version, e.g. 1.0.0.")
+@click.option("--controller", metavar="DID", help="Controller DID (default: the DID of the key that signs at push).")
+@click.option("--capability", "capabilities", multiple=True, metavar="'TASKTYPE[TOKEN+TOKEN...]@DOMAIN'",
+              help="A claimed capability; repeatable. Stack tokens become purls (airflow -> pkg:pypi/apache-airflow).")
+def cartridge_init(directory: Path, cartridge_id: str, version: str, controller: str | None,
+                   capabilities: tuple[str, ...]) -> None:
+    """Write a cartridge directory: cartridge.yaml, skills/, save.json.
+
+    \b
+    Example:
+      acx-oci cartridge init ./dag-agent --id io.github.acme/dag-agent --version 1.0.0 \\
+          --capability 'build-dag[snowflake+airflow+dbt]@data-engineering'
+    """
+    caps = [parse_capability(c) for c in capabilities]
+    init_directory(directory, cartridge_id, version, caps, controller)
+    click.echo(f"wrote {directory}/cartridge.yaml with {len(caps)} capability claim(s)")
+    for c in caps:
+        click.echo(f"  - {c.display()}  verified=false")
+
+
+@cartridge.command("push")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("ref")
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Publisher key (PREFIX.key or a Multikey key-pair JSON); signs the ROM.")
+@registry_options
+@json_option
+def cartridge_push(directory: Path, ref: str, key: Path, plain_http: bool, insecure: bool, timeout: float,
+                   as_json: bool) -> None:
+    """Sign the ROM and push DIRECTORY as an OCI artifact to REF.
+
+    REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to latest).
+    """
+    signer = load_identity(key)
+    reference = parse_reference(ref)
+    if reference.digest:
+        raise UsageError(f"cartridge push: expected a tag, not a digest, in {ref!r}")
+    store = store_for(ref, plain_http, insecure, timeout)
+    pushed = push_directory(store, directory, signer, reference.tag or "latest")
+    if as_json:
+        emit_json({"manifestDigest": pushed.manifest_digest, "romDigest": pushed.rom_digest,
+                   "reference": pushed.reference, "controller": pushed.controller, "signer": pushed.signer})
+    else:
+        click.echo(f"pushed {pushed.reference}")
+        click.echo(f"  manifest digest: {pushed.manifest_digest}")
+        click.echo(f"  ROM digest:      {pushed.rom_digest}")
+        click.echo(f"  signed by:       {pushed.signer}")
+
+
+def _trust(path: Path | None) -> Trust | None:
+    return load_trust(path) if path else None
+
+
+def card(loaded: LoadedCartridge) -> dict[str, Any]:
+    """The discovery card as JSON (claims only; see ``resolve`` for verified proficiency)."""
+    return {
+        "id": loaded.id,
+        "version": loaded.version,
+        "controller": loaded.controller,
+        "romDigest": loaded.rom_digest,
+        "manifestDigest": loaded.manifest.digest,
+        "signature": {"status": loaded.signature_status, "signer": loaded.signer,
+                      "reason": "; ".join(loaded.problems) or loaded.signature.reason},
+        "capabilities": [
+            {"id": c.id, "display": c.display(), "taskType": c.task_type, "stack": list(c.stack),
+             "domain": c.domain, "verified": False}
+            for c in loaded.capabilities
+        ],
+    }
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--trust", "trust_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file (YAML/JSON) naming trusted publishers.")
+@registry_options
+@json_option
+def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool, timeout: float,
+            as_json: bool) -> None:
+    """Show a cartridge's discovery card: identity, digests, signature status, claims.
+
+    Signature status: valid (intact, signer trusted), warning / portable (intact,
+    signer not in your trust file), tampered (exit 1), unsigned.
+    """
+    trust = _trust(trust_path)
+    store = store_for(ref, plain_http, insecure, timeout)
+    loaded = load_cartridge(store, parse_reference(ref).target, trust)
+    info = card(loaded)
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"== cartridge {loaded.id}@{loaded.version} ==")
+        click.echo(f"  controller:      {loaded.controller}")
+        click.echo(f"  ROM digest:      {loaded.rom_digest}")
+        click.echo(f"  manifest digest: {loaded.manifest.digest}")
+        click.echo(f"  signature:       {loaded.status_display} ({info['signature']['reason']})")
+        click.echo("== capabilities ==")
+        for c in loaded.capabilities:
+            click.echo(f"  - {c.display()}  verified=false")
+    if loaded.signature_status == "tampered":
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("ref")
+@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory to write the cartridge into (must be empty or absent).")
+@click.option("--trust", "trust_path", type=click.Path(dir_okay=False, path_type=Path), help="Trust file.")
+@click.option("--allow-unsigned", is_flag=True, help="Accept a cartridge without a ROM signature.")
+@registry_options
+@json_option
+def pull(ref: str, out: Path, trust_path: Path | None, allow_unsigned: bool, plain_http: bool, insecure: bool,
+         timeout: float, as_json: bool) -> None:
+    """Pull a cartridge into a directory, digest- and signature-checked."""
+    trust = _trust(trust_path)
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"pull: output directory {out} is not empty")
+    store = store_for(ref, plain_http, insecure, timeout)
+    loaded = load_cartridge(store, parse_reference(ref).target, trust)
+    if loaded.signature_status == "tampered":
+        raise VerificationError(f"pull: {ref} is tampered: {'; '.join(loaded.problems) or loaded.signature.reason}")
+    if loaded.signature_status == "unsigned" and not allow_unsigned:
+        raise VerificationError(f"pull: {ref} has no ROM signature (use --allow-unsigned to accept it)")
+    written = write_directory(store, loaded, out)
+    if as_json:
+        emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written]})
+    else:
+        click.echo(f"pulled {loaded.id}@{loaded.version} ({loaded.manifest.digest}) into {out}")
+        click.echo(f"  signature: {loaded.status_display}")

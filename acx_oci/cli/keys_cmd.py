@@ -1,1 +1,37 @@
-"""Commands (registered on import)."""
+"""``acx-oci keygen``."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+from ..keys import generate_identity, write_identity
+from .common import emit_json, json_option
+from .main import main
+
+
+@main.command()
+@click.argument("prefix")
+@click.option("--did", "did_web", metavar="did:web:HOST", help="Publish under a did:web instead of did:key.")
+@json_option
+def keygen(prefix: str, did_web: str | None, as_json: bool) -> None:
+    """Create an Ed25519 identity: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.did.json.
+
+    The DID document lists the Ed25519 key (assertionMethod) and the X25519 key
+    derived from it (keyAgreement, used to seal benchmark slices to you).
+    Prints the DID.
+
+    \b
+    Example:
+      acx-oci keygen keys/publisher
+      acx-oci keygen keys/verifier --did did:web:verifier.example.com
+    """
+    if did_web is not None and not did_web.startswith("did:web:"):
+        raise UsageError(f"--did: expected did:web:HOST, found {did_web!r}")
+    ident = generate_identity(did_web)
+    key_path, doc_path = write_identity(prefix, ident)
+    if as_json:
+        emit_json({"did": ident.did, "verificationMethod": ident.verification_method,
+                   "key": str(key_path), "didDocument": str(doc_path)})
+    else:
+        click.echo(ident.did)
