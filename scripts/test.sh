@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, then ruff, mypy (strict) and pytest.
+# The tests start their own CNCF Distribution registry on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+need=()
+command -v docker-registry >/dev/null 2>&1 || need+=(docker-registry)
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing ${need[*]} with apt"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -q "${need[@]}" >/dev/null 2>&1 \
+    || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "${need[@]}" >/dev/null; }
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c 'import acx_oci, pytest, mypy, ruff, trueskill' >/dev/null 2>&1 \
+   || ! $PY -m pip show acx-oci >/dev/null 2>&1; then
+  $PY -m pip install -q -e '.[test]'
+fi
+
+$PY -m ruff check acx_oci tests benchmarks
+$PY -m mypy
+$PY -m pytest "$@"
