@@ -1,0 +1,133 @@
+"""Referrer discovery helpers: pure merge/filter logic plus ``repair_referrers``.
+
+Registries without the OCI 1.1 Referrers API keep referrers in an image index
+tagged ``sha256-<hex of the subject digest>``. CNCF Distribution ignores
+``If-Match``, so two writers doing read-merge-write can lose an entry; every
+acx referrer therefore also gets a tag of its own (``acx-att-...``) and
+discovery reads both. ``repair_referrers`` folds what the tags show back into
+the index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from ..digest import check_digest
+from .model import Descriptor, Manifest
+
+REFERRER_TAG_PREFIX = "acx-att-"
+DEFAULT_MAX_TAGS_SCANNED = 10_000
+DEFAULT_MAX_REFERRERS = 10_000
+
+# acx-att-<16 hex of the referrer digest> or acx-att-<16 hex of subject>-<16 hex of referrer>
+_OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})$")
+_LINK_RE = re.compile(r"<(?P<url>[^>]*)>\s*;(?P<params>[^,]*)")
+
+
+def fallback_tag(subject_digest: str) -> str:
+    """Tag of the referrers-tag-schema index for ``subject_digest`` (``sha256-<hex>``)."""
+    check_digest(subject_digest, "subject digest")
+    algo, hexpart = subject_digest.split(":", 1)
+    return f"{algo}-{hexpart}"
+
+
+def referrer_tag(digest: str, subject_digest: str | None = None) -> str:
+    """Own tag for a referrer: ``acx-att-<16 hex>`` or, with the subject, ``acx-att-<subj16>-<16 hex>``.
+
+    Naming the subject in the tag lets discovery skip other subjects' tags
+    without fetching them; both forms are understood when scanning.
+    """
+    check_digest(digest, "referrer digest")
+    own = digest.split(":", 1)[1][:16]
+    if subject_digest is None:
+        return REFERRER_TAG_PREFIX + own
+    check_digest(subject_digest, "subject digest")
+    return f"{REFERRER_TAG_PREFIX}{subject_digest.split(':', 1)[1][:16]}-{own}"
+
+
+def parse_own_tag(tag: str) -> tuple[str | None, str] | None:
+    """(subject hex prefix or None, referrer hex prefix) for an ``acx-att-`` tag, else None."""
+    m = _OWN_TAG_RE.match(tag)
+    if not m:
+        return None
+    return m.group("subject"), m.group("digest")
+
+
+def descriptor_for_referrer(manifest: Manifest) -> Descriptor:
+    """Index entry for a referrer: media type, digest, size, artifactType and its annotations."""
+    return Descriptor(
+        media_type=manifest.media_type,
+        digest=manifest.digest,
+        size=len(manifest.raw),
+        annotations=dict(manifest.annotations),
+        artifact_type=manifest.artifact_type,
+    )
+
+
+def merge_descriptors(existing: Iterable[Descriptor], new: Iterable[Descriptor]) -> list[Descriptor]:
+    """Union by digest, keeping ``existing`` order and its entries when both have a digest."""
+    out: list[Descriptor] = []
+    seen: set[str] = set()
+    for d in (*existing, *new):
+        if d.digest not in seen:
+            seen.add(d.digest)
+            out.append(d)
+    return out
+
+
+def filter_artifact_type(descs: Iterable[Descriptor], artifact_type: str | None) -> list[Descriptor]:
+    return [d for d in descs if artifact_type is None or d.artifact_type == artifact_type]
+
+
+def subject_digest_of(doc: Any) -> str | None:
+    """The ``subject.digest`` of a parsed manifest document, if it has one."""
+    if isinstance(doc, dict):
+        subj = doc.get("subject")
+        if isinstance(subj, dict) and isinstance(subj.get("digest"), str):
+            return str(subj["digest"])
+    return None
+
+
+def next_link(header: str | None) -> str | None:
+    """The ``rel="next"`` target of an RFC 8288 ``Link`` header (may be relative)."""
+    if not header:
+        return None
+    for m in _LINK_RE.finditer(header):
+        params = m.group("params").replace(" ", "")
+        if 'rel="next"' in params or "rel=next" in params:
+            return m.group("url")
+    return None
+
+
+class ReferrerIndexStore(Protocol):
+    """What ``repair_referrers`` needs: stores that keep a fallback index implement it."""
+
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]: ...
+
+    def read_referrers_index(self, subject_digest: str) -> list[Descriptor]: ...
+
+    def write_referrers_index(self, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]: ...
+
+
+def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor], list[Descriptor]]:
+    """Rewrite the fallback index so it lists every referrer discovery finds.
+
+    Returns (entries before, entries after). Stores that need no index (an OCI
+    image layout, or a registry with the Referrers API) report the referrers
+    they list as both.
+    """
+    check_digest(subject_digest, "subject digest")
+    if not (hasattr(store, "read_referrers_index") and hasattr(store, "write_referrers_index")):
+        found = list(store.referrers(subject_digest))
+        return found, found
+    before: list[Descriptor] = list(store.read_referrers_index(subject_digest))
+    everything: list[Descriptor] = list(store.referrers(subject_digest))
+    if getattr(store, "last_referrers_source", None) == "api":
+        return everything, everything
+    merged = merge_descriptors(before, everything)
+    if len(merged) == len(before):
+        return before, before
+    after: list[Descriptor] = list(store.write_referrers_index(subject_digest, merged))
+    return before, after
