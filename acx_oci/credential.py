@@ -11,7 +11,6 @@ validate against the OB 3.0 AchievementCredential JSON Schema (``proof`` and
 
 from __future__ import annotations
 
-import math
 import uuid
 from datetime import datetime
 from typing import Any
@@ -22,6 +21,7 @@ from .errors import UsageError
 from .jcs import canonical
 from .keys import Identity
 from .statuslist import rfc3339
+from .trueskill import acx_level, career_tier
 
 VC_V2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
 OB_CONTEXT = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
@@ -30,22 +30,10 @@ CONTEXTS = [VC_V2_CONTEXT, OB_CONTEXT, ACX_LEVEL_CONTEXT]
 CREDENTIAL_TYPES = ["VerifiableCredential", "OpenBadgeCredential"]
 OB_SCHEMA_URL = "https://purl.imsglobal.org/spec/ob/v3p0/schema/json/ob_v3p0_achievementcredential_schema.json"
 
-CAREER_TIERS: list[tuple[int, str]] = [
-    (35, "legend"), (30, "distinguished"), (25, "principal"), (20, "staff"),
-    (15, "senior"), (10, "mid"), (5, "junior"), (0, "intern"),
-]
-
-
-def acx_level(mu: float, sigma: float) -> int:
-    """``max(0, floor(R + 0.5))`` with R = mu - 3 sigma (half up, not Python's half-even round)."""
-    return max(0, math.floor(mu - 3 * sigma + 0.5))
-
-
-def career_tier(level: int) -> str:
-    for floor_, tier in CAREER_TIERS:
-        if level >= floor_:
-            return tier
-    return "intern"
+def level_for(mu: float, sigma: float) -> tuple[int, str]:
+    """(acxLevel, careerTier) from the rating, by the one rule in :mod:`acx_oci.trueskill`."""
+    level = acx_level(mu - 3.0 * sigma)
+    return level, career_tier(level)
 
 
 def envelope_bytes(envelope: dict[str, Any]) -> bytes:

@@ -17,7 +17,7 @@ import secrets
 import uuid
 import zlib
 from collections.abc import Callable, Container
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from . import dataintegrity
@@ -40,7 +40,7 @@ def rfc3339(dt: datetime) -> str:
     """UTC, second precision, ``Z`` — the form every timestamp we write uses."""
     if dt.tzinfo is None:
         raise UsageError("timestamps must be timezone-aware")
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_list_url(base: str) -> str:
@@ -54,7 +54,7 @@ def empty_bits(size: int = MIN_ENTRIES) -> bytearray:
     return bytearray(size // 8)
 
 
-def encode_bits(bits: bytes) -> str:
+def encode_bits(bits: bytes | bytearray) -> str:
     """GZIP (level 6, mtime 0 — reproduces the spec example) then ``u`` + base64url without padding."""
     raw = gzip.compress(bytes(bits), compresslevel=6, mtime=0)
     return "u" + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
@@ -89,7 +89,7 @@ def decode_encoded_list(encoded: Any, max_bytes: int = DEFAULT_MAX_BYTES, min_en
     return bits
 
 
-def get_bit(bits: bytes, index: int) -> bool:
+def get_bit(bits: bytes | bytearray, index: int) -> bool:
     if not 0 <= index < len(bits) * 8:
         raise StatusListError(f"status list index {index} is outside the list (0..{len(bits) * 8 - 1})")
     return bool(bits[index // 8] & (0x80 >> (index % 8)))
@@ -103,7 +103,7 @@ def set_bit(bits: bytearray, index: int, value: bool = True) -> None:
         bits[index // 8] &= ~(0x80 >> (index % 8)) & 0xFF
 
 
-def set_indices(bits: bytes) -> list[int]:
+def set_indices(bits: bytes | bytearray) -> list[int]:
     """Every set index, ascending (for reports and tests)."""
     out: list[int] = []
     for i, byte in enumerate(bits):

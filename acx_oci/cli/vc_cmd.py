@@ -1,1 +1,242 @@
-"""Commands (registered on import)."""
+"""``vc sign|verify`` and ``status-list create|revoke|check``: parse, call, render."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import statuslist
+from ..did import controller_of
+from ..digest import check_digest, sha256_digest
+from ..errors import UsageError, VerificationError
+from ..jsonio import MAX_DOCUMENT_BYTES, load_json_file, parse_json, read_bytes
+from ..keys import load_identity
+from ..trust import load_trust
+from ..verify import VerifyContext, VerifyResult, parse_datetime, verify_level_credential, verify_proof_only
+from .common import emit_json, json_option
+from .main import main
+
+
+def _now(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise UsageError(f"--now: expected an RFC 3339 date-time like 2026-07-01T00:00:00Z, found {value!r}")
+    return parsed
+
+
+def _json_object(path: Path, what: str) -> dict[str, Any]:
+    doc = load_json_file(path, what)
+    if not isinstance(doc, dict):
+        raise UsageError(f"{what} ({path}): expected a JSON object")
+    return doc
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    tmp.replace(path)
+
+
+@main.group()
+def vc() -> None:
+    """Sign and verify W3C Verifiable Credentials (Data Integrity eddsa-jcs-2022)."""
+
+
+@vc.command("sign")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Signing key (PREFIX.key PEM or a Multikey key-pair JSON).")
+@click.option("--verification-method", "method", metavar="DIDURL",
+              help="Verification method id (default: the key's own, e.g. did:key:z6Mk...#z6Mk...).")
+@click.option("--created", metavar="RFC3339", help="Proof creation time (default: now).")
+@click.option("--proof-array", is_flag=True, help="Write `proof` as an array even for one proof (OB 3.0 form).")
+def vc_sign(file: Path, key: Path, method: str | None, created: str | None, proof_array: bool) -> None:
+    """Add an eddsa-jcs-2022 proof to the JSON document FILE; print the secured document."""
+    from ..dataintegrity import sign
+
+    doc = _json_object(file, "document")
+    ident = load_identity(key)
+    when = created or _now(None).strftime("%Y-%m-%dT%H:%M:%SZ")
+    secured = sign(doc, ident, method or ident.verification_method, when, as_array=proof_array)
+    click.echo(json.dumps(secured, indent=2, ensure_ascii=False))
+
+
+def _render(result: VerifyResult, as_json: bool, mode: str) -> None:
+    if as_json:
+        emit_json({**result.to_json(), "mode": mode, "skipped": result.skipped})
+        return
+    for c in result.checks:
+        if c.skipped and mode == "proof-only":
+            continue
+        tag = "skip" if c.skipped else ("ok  " if c.ok else "FAIL")
+        code = "" if c.ok else f" [{c.code}]"
+        click.echo(f"{tag} {c.name:<20}{code} {c.message}")
+    if result.skipped:
+        click.echo(f"skipped (not checked): {', '.join(result.skipped)}")
+    if result.verified:
+        click.echo("VERIFIED" + (" (proof only)" if mode == "proof-only" else ""))
+    else:
+        click.echo(f"REJECTED: {', '.join(dict.fromkeys(result.codes))}")
+
+
+def _fetch_status_list(url: str, timeout: float) -> dict[str, Any] | None:
+    """HTTPS fetch of a status list credential (only with --allow-network); None when unreachable."""
+    import requests
+
+    if not url.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+        return None
+    try:
+        with requests.get(url, timeout=timeout, stream=True, allow_redirects=False,
+                          headers={"Accept": "application/vc+ld+json, application/json"}) as resp:
+            if resp.status_code != 200:
+                return None
+            body = resp.raw.read(MAX_DOCUMENT_BYTES + 1, decode_content=True)
+    except requests.RequestException:
+        return None
+    if len(body) > MAX_DOCUMENT_BYTES:
+        return None
+    doc = parse_json(body, f"status list ({url})")
+    return doc if isinstance(doc, dict) else None
+
+
+@vc.command("verify")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--trust", "trust_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file; without it only the proof is checked (did:key methods).")
+@click.option("--rom-digest", metavar="DIGEST", help="Expected cartridge ROM digest.")
+@click.option("--manifest-digest", metavar="DIGEST", help="Expected cartridge manifest digest (the referrer subject).")
+@click.option("--controller", metavar="DID", help="The cartridge's controller DID (self-issuance check).")
+@click.option("--rom-signer", metavar="DID", help="The DID that signed the ROM (self-issuance check).")
+@click.option("--status-list", "status_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The signed BitstringStatusListCredential the credential points to.")
+@click.option("--allow-unknown-status", is_flag=True, help="Accept when no status list can be found.")
+@click.option("--evidence", "evidence_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A game-record envelope file referenced by the credential; repeatable.")
+@click.option("--allow-network", is_flag=True,
+              help="Resolve did:web and fetch the status list over HTTPS when the trust file lacks them.")
+@click.option("--did-web-base-url", metavar="URL", help="Serve did:web documents from this base URL (tests).")
+@click.option("--now", "now_value", metavar="RFC3339", hidden=True, help="Evaluate validity at this time.")
+@json_option
+def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manifest_digest: str | None,
+              controller: str | None, rom_signer: str | None, status_file: Path | None,
+              allow_unknown_status: bool, evidence_files: tuple[Path, ...], allow_network: bool,
+              did_web_base_url: str | None, now_value: str | None, as_json: bool) -> None:
+    """Verify a credential. Exit 0 verified, 1 rejected, 2 bad input.
+
+    With --trust every level rule runs (proof, issuer, self-issuance, gates,
+    bindings, benchmark, validity, revocation, evidence) and all failures are
+    reported; without it only the Data Integrity proof is checked.
+    """
+    credential = _json_object(file, "credential")
+    for value, what in ((rom_digest, "--rom-digest"), (manifest_digest, "--manifest-digest")):
+        if value is not None:
+            check_digest(value, what)
+    trust = load_trust(trust_file) if trust_file else None
+    status_list = _json_object(status_file, "status list") if status_file else None
+    now = _now(now_value)
+    if status_list is None and allow_network and trust is not None:
+        status = credential.get("credentialStatus")
+        entry = status[0] if isinstance(status, list) and status else status
+        url = entry.get("statusListCredential") if isinstance(entry, dict) else None
+        if isinstance(url, str):
+            status_list = _fetch_status_list(url, 10.0)
+    evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
+    ctx = VerifyContext(trust=trust, now=now, expected_rom_digest=rom_digest,
+                        expected_manifest_digest=manifest_digest, cartridge_controller=controller,
+                        rom_signer=rom_signer, status_list=status_list, allow_unknown_status=allow_unknown_status,
+                        evidence=evidence, allow_network=allow_network, did_web_base_url=did_web_base_url)
+    if trust is None:
+        result, mode = verify_proof_only(credential, ctx), "proof-only"
+    else:
+        result, mode = verify_level_credential(credential, ctx), "level"
+    _render(result, as_json, mode)
+    if not result.verified:
+        raise SystemExit(VerificationError.exit_code)
+
+
+@main.group("status-list")
+def status_list_group() -> None:
+    """Bitstring Status Lists: create, revoke an index, check an index."""
+
+
+def _signer(key: Path, method: str | None) -> tuple[Any, str]:
+    ident = load_identity(key)
+    vm = method or ident.verification_method
+    controller_of(vm)
+    return ident, vm
+
+
+@status_list_group.command("create")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Issuer key.")
+@click.option("--verification-method", "method", metavar="DIDURL", help="Verification method id (default: the key's).")
+@click.option("--id", "list_id", required=True, metavar="URL",
+              help="The list's URL; ending in '/' appends a random UUID as the last path segment.")
+@click.option("--size", type=int, default=statuslist.MIN_ENTRIES, show_default=True, help="Number of entries.")
+@click.option("--purpose", type=click.Choice(list(statuslist.PURPOSES)), default="revocation", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+@click.option("--now", "now_value", metavar="RFC3339", hidden=True)
+@json_option
+def status_list_create(out: Path, key: Path, method: str | None, list_id: str, size: int, purpose: str,
+                       force: bool, now_value: str | None, as_json: bool) -> None:
+    """Write a signed, all-clear BitstringStatusListCredential to OUT."""
+    if out.exists() and not force:
+        raise UsageError(f"refusing to overwrite existing {out} (use --force)")
+    ident, vm = _signer(key, method)
+    url = statuslist.new_list_url(list_id) if list_id.endswith("/") else list_id
+    now = _now(now_value)
+    cred = statuslist.new_status_list(list_url=url, issuer=controller_of(vm), valid_from=now, size=size,
+                                      purpose=purpose)
+    signed = statuslist.sign_status_list(cred, ident, vm, now)
+    _write_json(out, signed)
+    if as_json:
+        emit_json({"id": url, "size": size, "purpose": purpose, "issuer": controller_of(vm), "path": str(out)})
+    else:
+        click.echo(f"wrote {out}: status list {url} ({size} entries, {purpose}), issuer {controller_of(vm)}")
+
+
+@status_list_group.command("revoke")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("index", type=int)
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The list issuer's key.")
+@click.option("--verification-method", "method", metavar="DIDURL", help="Verification method id (default: the key's).")
+@click.option("--now", "now_value", metavar="RFC3339", hidden=True)
+@json_option
+def status_list_revoke(file: Path, index: int, key: Path, method: str | None, now_value: str | None,
+                       as_json: bool) -> None:
+    """Set bit INDEX of the list in FILE, refresh validFrom, re-sign, rewrite FILE."""
+    doc = _json_object(file, "status list")
+    ident, vm = _signer(key, method)
+    issuer = doc.get("issuer")
+    issuer = issuer.get("id") if isinstance(issuer, dict) else issuer
+    if issuer != controller_of(vm):
+        raise UsageError(f"status list {file}: issued by {issuer}, but the key signs as {controller_of(vm)}")
+    now = _now(now_value)
+    was = statuslist.get_bit(statuslist.list_bits(doc), index)
+    signed = statuslist.sign_status_list(statuslist.with_bit(doc, index, True, valid_from=now), ident, vm, now)
+    _write_json(file, signed)
+    if as_json:
+        emit_json({"index": index, "set": True, "wasSet": was, "id": doc.get("id")})
+    else:
+        click.echo(f"revoked index {index} of {doc.get('id')}" + (" (it was already set)" if was else ""))
+
+
+@status_list_group.command("check")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("index", type=int)
+@json_option
+def status_list_check(file: Path, index: int, as_json: bool) -> None:
+    """Decode the list in FILE and report bit INDEX (no proof or age check: that is `vc verify`)."""
+    doc = _json_object(file, "status list")
+    bits = statuslist.list_bits(doc)
+    is_set = statuslist.get_bit(bits, index)
+    if as_json:
+        emit_json({"index": index, "set": is_set, "size": len(bits) * 8, "id": doc.get("id")})
+    else:
+        click.echo(f"index {index}: {'SET' if is_set else 'clear'} ({len(bits) * 8} entries)")
