@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..attestation import fetch_status_list_https
 from ..capability import parse_capability
 from ..cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
 from ..errors import UsageError, VerificationError
+from ..jsonio import load_json_file
 from ..keys import load_identity
 from ..oci.ref import parse_reference
+from ..resolve import ResolveLimits, resolve_loaded
 from ..trust import Trust, load_trust
 from .common import emit_json, json_option, registry_options, store_for
 from .main import main
+from .referrers_cmd import requirement_failures, resolve_options
 
 
 @main.group()
@@ -132,14 +138,35 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
 @click.argument("ref")
 @click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory to write the cartridge into (must be empty or absent).")
-@click.option("--trust", "trust_path", type=click.Path(dir_okay=False, path_type=Path), help="Trust file.")
+@click.option("--trust", "trust_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file: trusted publishers and verifiers, accepted benchmarks.")
+@click.option("--require", "requirements", multiple=True, metavar="'TASKTYPE>=TIER'",
+              help="Refuse (exit 1, write nothing) unless this claim resolves VERIFIED at this tier or level.")
 @click.option("--allow-unsigned", is_flag=True, help="Accept a cartridge without a ROM signature.")
+@resolve_options
 @registry_options
 @json_option
-def pull(ref: str, out: Path, trust_path: Path | None, allow_unsigned: bool, plain_http: bool, insecure: bool,
-         timeout: float, as_json: bool) -> None:
-    """Pull a cartridge into a directory, digest- and signature-checked."""
-    trust = _trust(trust_path)
+def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, ...], allow_unsigned: bool,
+         status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
+         max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """Pull a cartridge with its verified capabilities, digest- and signature-checked.
+
+    Writes the cartridge directory (cartridge.yaml, skills/, save.json, rom.json),
+    verified-capabilities.json (the resolution) and credentials/ (the credentials
+    it relied on).
+
+    \b
+    Example:
+      acx-oci pull registry.example/acx/dag-agent:1.0.0 -o ./agent --trust trust.yaml \\
+          --require 'build-dag>=senior'
+    """
+    from ..capability import parse_requirement
+
+    for text in requirements:
+        parse_requirement(text)
+    if requirements and trust_path is None:
+        raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
+    trust = load_trust(trust_path) if trust_path else Trust.empty()
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"pull: output directory {out} is not empty")
     store = store_for(ref, plain_http, insecure, timeout)
@@ -148,9 +175,32 @@ def pull(ref: str, out: Path, trust_path: Path | None, allow_unsigned: bool, pla
         raise VerificationError(f"pull: {ref} is tampered: {'; '.join(loaded.problems) or loaded.signature.reason}")
     if loaded.signature_status == "unsigned" and not allow_unsigned:
         raise VerificationError(f"pull: {ref} has no ROM signature (use --allow-unsigned to accept it)")
+    lists = [load_json_file(p, "status list") for p in status_list_files]
+    resolution = resolve_loaded(
+        store, loaded, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=allow_unknown_status,
+        limits=ResolveLimits(max_referrers=max_referrers), check_evidence=check_evidence,
+        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
+    )
+    failures = requirement_failures(resolution, list(requirements))
+    if failures:
+        raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
     written = write_directory(store, loaded, out)
+    (out / "verified-capabilities.json").write_text(json.dumps(resolution.to_json(), indent=2) + "\n", "utf-8")
+    written.append(out / "verified-capabilities.json")
+    relied = [c.best for c in resolution.capabilities if c.best is not None]
+    if relied:
+        (out / "credentials").mkdir(exist_ok=True)
+    for acc in relied:
+        dest = out / "credentials" / (acc.credential_digest.replace(":", "-") + ".json")
+        dest.write_text(json.dumps(acc.credential, indent=2) + "\n", "utf-8")
+        written.append(dest)
     if as_json:
-        emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written]})
+        emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written],
+                   "resolution": resolution.to_json()})
     else:
         click.echo(f"pulled {loaded.id}@{loaded.version} ({loaded.manifest.digest}) into {out}")
         click.echo(f"  signature: {loaded.status_display}")
+        for cap in resolution.capabilities:
+            b = cap.best
+            state = f"VERIFIED tier={b.career_tier} level={b.acx_level}" if b else "unproven"
+            click.echo(f"  {cap.capability.display()}  {state}")

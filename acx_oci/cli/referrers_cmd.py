@@ -1,1 +1,222 @@
-"""Commands (registered on import)."""
+"""``discover``, ``resolve``, ``agent-card`` and ``referrers repair``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..agentcard import build_agent_card, sign_agent_card
+from ..attestation import fetch_status_list_https
+from ..cartridge import load_cartridge
+from ..errors import UsageError
+from ..jsonio import load_json_file
+from ..keys import load_identity
+from ..oci.ref import parse_reference
+from ..oci.referrers import repair_referrers
+from ..oci.store import Store
+from ..resolution import VERIFIED, Resolution
+from ..resolve import ResolveLimits, resolve_loaded
+from ..trust import Trust, load_trust
+from .common import emit_json, json_option, registry_options, store_for
+from .main import main
+
+
+def _short(digest: str | None) -> str:
+    return (digest or "")[:19] + "…" if digest else "-"
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--artifact-type", help="Only referrers of this artifactType.")
+@registry_options
+@json_option
+def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bool, timeout: float,
+             as_json: bool) -> None:
+    """List the artifacts that refer to REF (OCI 1.1 Referrers API or the tag-schema fallback).
+
+    Lists attestations written by acx-oci and referrers written by other tools
+    (ORAS, cosign). Nothing is verified here: use `resolve` for that.
+    """
+    store = store_for(ref, plain_http, insecure, timeout)
+    desc = store.resolve(parse_reference(ref).target)
+    refs = store.referrers(desc.digest, artifact_type)
+    if as_json:
+        emit_json({"subject": desc.digest, "referrers": [
+            {"digest": d.digest, "mediaType": d.media_type, "artifactType": d.artifact_type, "size": d.size,
+             "annotations": d.annotations} for d in refs]})
+        return
+    click.echo(f"{ref} ({desc.digest})")
+    by_type: dict[str, list[Any]] = {}
+    for d in refs:
+        by_type.setdefault(d.artifact_type or "(none)", []).append(d)
+    types = sorted(by_type)
+    for ti, at in enumerate(types):
+        last_t = ti == len(types) - 1
+        click.echo(f"{'└──' if last_t else '├──'} {at}")
+        for di, d in enumerate(by_type[at]):
+            last_d = di == len(by_type[at]) - 1
+            pad = "    " if last_t else "│   "
+            click.echo(f"{pad}{'└──' if last_d else '├──'} {d.digest}")
+            keys = ("dev.acx.capability.id", "dev.acx.level.career-tier", "dev.acx.level.acx-level",
+                    "dev.acx.level.issuer", "dev.acx.benchmark", "org.opencontainers.image.created")
+            shown = {k.rsplit(".", 1)[-1]: d.annotations[k] for k in keys if d.annotations.get(k)}
+            if shown:
+                inner = pad + ("    " if last_d else "│   ")
+                click.echo(inner + "  ".join(f"{k}={v}" for k, v in shown.items()))
+    if not refs:
+        click.echo("(no referrers)")
+
+
+def resolve_options(func: Any) -> Any:
+    func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
+                        help="Check at most this many attestations (the newest); more sets partial.")(func)
+    func = click.option("--check-evidence", is_flag=True,
+                        help="Also download every game record and verify its digest and signature.")(func)
+    func = click.option("--allow-network", is_flag=True,
+                        help="Allow HTTPS for status lists not found in the registry.")(func)
+    func = click.option("--allow-unknown-status", is_flag=True,
+                        help="Accept credentials whose revocation status is unknown (default: fail closed).")(func)
+    func = click.option("--status-list", "status_list_files", multiple=True,
+                        type=click.Path(dir_okay=False, path_type=Path),
+                        help="A signed status list file to use when the registry has none (offline); repeatable.")(func)
+    return func
+
+
+def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tuple[Path, ...],
+                   allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
+                   max_referrers: int) -> tuple[Resolution, dict[str, Any]]:
+    """Load + resolve; returns the resolution and the cartridge's ROM (for cards)."""
+    lists = [load_json_file(p, "status list") for p in status_list_files]
+    cart = load_cartridge(store, parse_reference(ref).target, trust)
+    resolution = resolve_loaded(
+        store, cart, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=allow_unknown_status,
+        limits=ResolveLimits(max_referrers=max_referrers), check_evidence=check_evidence,
+        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
+    )
+    return resolution, cart.rom
+
+
+def render_resolution(resolution: Resolution) -> None:
+    sig = "warning / portable" if resolution.signature_status == "warning" else resolution.signature_status
+    click.echo(f"{resolution.reference}")
+    click.echo(f"  manifest {resolution.manifest_digest}  ROM {resolution.rom_digest}  signature: {sig}")
+    for cap in resolution.capabilities:
+        b = cap.best
+        if b is not None:
+            click.echo(f"  {cap.capability.display()}  VERIFIED tier={b.career_tier} mu={b.mu:.2f} "
+                       f"sigma={b.sigma:.3f} level={b.acx_level}")
+            click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
+                       f"credential {b.credential_digest}")
+        else:
+            click.echo(f"  {cap.capability.display()}  unproven")
+        for r in cap.rejected:
+            click.echo(f"      rejected {r.digest}: {', '.join(r.codes)}")
+            if r.messages:
+                click.echo(f"        ({r.messages[0]})")
+    for r in resolution.unmatched:
+        click.echo(f"  (attestation {r.digest} names no claimed capability: {', '.join(r.codes)})")
+    for note in resolution.notes:
+        click.echo(f"  note: {note}")
+    if resolution.partial:
+        click.echo("  PARTIAL: a bound was hit; the answer may be incomplete")
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file: trusted verifiers, accepted benchmarks, gate, status policy.")
+@resolve_options
+@registry_options
+@json_option
+def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], allow_unknown_status: bool,
+            allow_network: bool, check_evidence: bool, max_referrers: int, plain_http: bool, insecure: bool,
+            timeout: float, as_json: bool) -> None:
+    """Turn REF's capability claims into verified proficiency (or say why not).
+
+    Every level attestation referring to the cartridge is verified: proof,
+    trusted issuer, independence (no self-issuance), sigma and games gates,
+    ROM- and manifest-digest binding, accepted benchmark, validity dates and
+    revocation (status list from the registry, --status-list, or HTTPS with
+    --allow-network; unknown status fails closed unless --allow-unknown-status).
+    """
+    trust = load_trust(trust_path)
+    store = store_for(ref, plain_http, insecure, timeout)
+    resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
+                                   check_evidence, max_referrers)
+    if as_json:
+        emit_json(resolution.to_json())
+    else:
+        render_resolution(resolution)
+    if resolution.signature_status == "tampered":
+        raise SystemExit(1)
+
+
+@main.command("agent-card")
+@click.argument("ref")
+@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sign", "sign_key", type=click.Path(dir_okay=False, path_type=Path),
+              help="Sign the card (JWS, EdDSA) with this key.")
+@resolve_options
+@registry_options
+@json_option
+def agent_card(ref: str, trust_path: Path, sign_key: Path | None, status_list_files: tuple[Path, ...],
+               allow_unknown_status: bool, allow_network: bool, check_evidence: bool, max_referrers: int,
+               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension."""
+    trust = load_trust(trust_path)
+    store = store_for(ref, plain_http, insecure, timeout)
+    resolution, rom = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
+                                     check_evidence, max_referrers)
+    card = build_agent_card(resolution, rom, ref)
+    if sign_key is not None:
+        card = sign_agent_card(card, load_identity(sign_key))
+    emit_json(card)
+    _ = as_json  # the card is JSON either way
+
+
+@main.group()
+def referrers() -> None:
+    """Maintain referrer discovery (the tag-schema fallback index)."""
+
+
+@referrers.command("repair")
+@click.argument("ref")
+@registry_options
+@json_option
+def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """Rewrite REF's sha256-<hex> fallback index so it lists every referrer its own tags show.
+
+    Needed after concurrent writers on registries that ignore If-Match (CNCF
+    Distribution): an index write can lose another writer's entry, never its tag.
+    """
+    store = store_for(ref, plain_http, insecure, timeout)
+    desc = store.resolve(parse_reference(ref).target)
+    if parse_reference(ref).kind == "oci":
+        raise UsageError("referrers repair: an OCI image layout finds referrers by subject; nothing to repair")
+    before, after = repair_referrers(store, desc.digest)
+    added = sorted({d.digest for d in after} - {d.digest for d in before})
+    if as_json:
+        emit_json({"subject": desc.digest, "before": len(before), "after": len(after), "added": added})
+    else:
+        click.echo(f"{desc.digest}: index had {len(before)} entries, now {len(after)} (+{len(added)})")
+
+
+def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
+    """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
+    from ..capability import TIER_FLOOR, parse_requirement
+    from ..resolve import claims_for, meets
+
+    failures = []
+    for text in requirements:
+        req = parse_requirement(text)
+        floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
+        caps = claims_for(resolution, req.task_type)
+        if not any(meets(c, floor, req.min_level) for c in caps):
+            best = [c.best for c in caps if c.effective == VERIFIED and c.best]
+            found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
+                     else "no verified claim" if caps else "no such claim")
+            failures.append(f"{text}: {found}")
+    return failures
