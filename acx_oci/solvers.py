@@ -1,0 +1,320 @@
+"""The solver slot: what turns one drawn task into one outcome.
+
+Outcomes follow seed 003: ``certified-pass`` and ``model-fail`` are games;
+``lane-error`` (the harness or grader broke), ``withheld`` (conditions
+unproven) and ``invalid`` (an invariant fired) are recorded but never rated.
+
+* :class:`ReferenceSolver` is the deterministic stand-in of seed 000: pass iff
+  a uniform number drawn from sha256(romDigest, taskId, competence) is below the
+  TrueSkill win probability, so an agent of competence c rates near c.
+* :class:`CommandSolver` runs a real agent command in a fresh workspace with a
+  time limit and, where the kernel allows, no network (``unshare -n``, with a
+  PID namespace so nothing the agent started outlives it). It then grades a
+  *copy* of the submitted tree with the task's hidden pytest files, which live
+  in a directory the agent never saw, under flags that make pytest ignore any
+  ``conftest.py``, ini file or cache the agent planted. If the graded tree no
+  longer hashes to what was submitted, the game is ``invalid``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import trueskill as ts
+from .digest import sha256_digest
+from .errors import UsageError
+from .gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from .jcs import canonical
+
+DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_GRADER_TIME_LIMIT = 120.0
+MAX_CAPTURE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SolverResult:
+    """One task's outcome; ``transcript`` is sealed by the caller, never published in the clear."""
+
+    outcome: str
+    detail: str = ""
+    transcript: bytes | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class Solver(Protocol):
+    def descriptor(self) -> dict[str, Any]:
+        """What every game record names as its ``solver`` (no secrets, no task ids)."""
+        ...
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        ...
+
+
+# --- reference -------------------------------------------------------------------------------------------
+
+
+def reference_uniform(rom_digest: str, task_id: str, competence: float) -> float:
+    """A uniform number in [0, 1) from sha256 of JCS([tag, romDigest, taskId, competence]) (53 bits)."""
+    h = hashlib.sha256(canonical(["acx-reference-solver/v1", rom_digest, task_id, competence])).digest()
+    return (int.from_bytes(h[:8], "big") >> 11) / float(1 << 53)
+
+
+@dataclass(frozen=True)
+class ReferenceSolver:
+    """Deterministic per (ROM, task, competence): a level cannot be transplanted onto another ROM."""
+
+    competence: float
+    beta: float = ts.BETA
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.competence):
+            raise UsageError("reference solver: competence must be a finite number")
+
+    def descriptor(self) -> dict[str, Any]:
+        c: float | int = int(self.competence) if float(self.competence).is_integer() else self.competence
+        return {"name": "reference", "version": 1, "competence": c}
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        u = reference_uniform(rom_digest, str(task["id"]), self.competence)
+        p = ts.win_probability(self.competence, float(task["difficulty"]), self.beta)
+        return SolverResult(CERTIFIED_PASS if u < p else MODEL_FAIL)
+
+
+# --- workspace hashing -----------------------------------------------------------------------------------
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over JCS of every entry (path, type, exec bit, content digest or link target); no links followed."""
+    entries: list[dict[str, str]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            p = base / name
+            rel = p.relative_to(root).as_posix()
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                entries.append({"path": rel, "type": "symlink", "target": os.readlink(p)})
+            elif stat.S_ISDIR(st.st_mode):
+                entries.append({"path": rel, "type": "dir"})
+            elif stat.S_ISREG(st.st_mode):
+                h = hashlib.sha256()
+                with open(p, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+                entries.append({"path": rel, "type": "file", "exec": "1" if st.st_mode & 0o111 else "0",
+                                "sha256": h.hexdigest()})
+            else:
+                entries.append({"path": rel, "type": "other"})
+    entries.sort(key=lambda e: e["path"])
+    return sha256_digest(canonical(entries))
+
+
+def _write_files(root: Path, files: dict[str, str]) -> None:
+    for rel, content in files.items():
+        p = (root / rel).resolve()
+        if root.resolve() not in p.parents:
+            raise UsageError(f"task file {rel!r} leaves its directory")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content, "utf-8")
+
+
+# --- command ---------------------------------------------------------------------------------------------
+
+
+def probe_network_isolation() -> bool:
+    """True when ``unshare -n -p -f`` runs here and the new namespace has no interface but ``lo``."""
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        out = subprocess.run(["unshare", "-n", "-p", "-f", "--", "cat", "/proc/net/dev"], capture_output=True,
+                             timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if out.returncode != 0:
+        return False
+    ifaces = [ln.split(":", 1)[0].strip() for ln in out.stdout.decode(errors="replace").splitlines()[2:] if ":" in ln]
+    return ifaces == ["lo"]
+
+
+@dataclass
+class _Run:
+    returncode: int | None
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    spawn_error: str | None = None
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> _Run:
+    """Run in its own session; on timeout kill the whole process group."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return _Run(None, False, b"", b"", 0.0, f"{type(exc).__name__}: {exc.strerror}")
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    else:
+        try:  # leftovers in the group (no PID namespace available): end them too
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return _Run(proc.returncode, timed_out, out[-MAX_CAPTURE:], err[-MAX_CAPTURE:], time.monotonic() - t0)
+
+
+def _junit_summary(path: Path) -> dict[str, int] | None:
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError):
+        return None
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    if not suites:
+        return None
+    total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for s in suites:
+        for k in total:
+            try:
+                total[k] += int(s.get(k, "0"))
+            except ValueError:
+                return None
+    return total
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class CommandSolver:
+    """Run ``agent_cmd`` (a shell command) per task, then grade with the hidden pytest files."""
+
+    def __init__(self, agent_cmd: str, *, time_limit: float = DEFAULT_TIME_LIMIT,
+                 grader_time_limit: float = DEFAULT_GRADER_TIME_LIMIT, isolate_network: bool = True,
+                 python: str = sys.executable, tmp_root: Path | None = None) -> None:
+        if not agent_cmd.strip():
+            raise UsageError("command solver: --agent-cmd must not be empty")
+        self.agent_cmd = agent_cmd
+        self.time_limit = time_limit
+        self.grader_time_limit = grader_time_limit
+        self.python = python
+        self.tmp_root = tmp_root
+        self.network_isolated = isolate_network and probe_network_isolation()
+
+    def descriptor(self) -> dict[str, Any]:
+        return {
+            "name": "command",
+            "version": 1,
+            "agentCommandDigest": sha256_digest(self.agent_cmd.encode("utf-8")),
+            "defaultTimeLimitSeconds": self.time_limit,
+            "networkIsolation": "unshare-net+pid" if self.network_isolated else "none",
+            "networkIsolationEnforced": self.network_isolated,
+            "grader": "pytest, hidden files outside the workspace, --noconftest -c /dev/null -p no:cacheprovider",
+        }
+
+    def _wrap(self, argv: list[str]) -> list[str]:
+        return ["unshare", "-n", "-p", "-f", "--", *argv] if self.network_isolated else argv
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        grader = task.get("grader") or {}
+        if grader.get("kind") != "pytest":
+            return SolverResult(LANE_ERROR, f"command solver cannot grade a {grader.get('kind')!r} task")
+        root = Path(tempfile.mkdtemp(prefix="acx-task-", dir=self.tmp_root))
+        groot = Path(tempfile.mkdtemp(prefix="acx-grade-", dir=self.tmp_root))
+        try:
+            return self._solve(task, rom_digest, root, groot)
+        except OSError as exc:
+            return SolverResult(LANE_ERROR, f"harness I/O error: {type(exc).__name__}: {exc.strerror}")
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(groot, ignore_errors=True)
+
+    def _solve(self, task: dict[str, Any], rom_digest: str, root: Path, groot: Path) -> SolverResult:
+        grader = task["grader"]
+        ws, taskdir, home = root / "workspace", root / "task", root / "home"
+        for d in (ws, taskdir, home):
+            d.mkdir()
+        _write_files(ws, (task.get("workspace") or {}).get("files") or {})
+        (taskdir / "PROMPT.md").write_text(str(task.get("prompt", "")), "utf-8")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+               "ACX_WORKSPACE": str(ws), "ACX_PROMPT_FILE": str(taskdir / "PROMPT.md"),
+               "ACX_ROM_DIGEST": rom_digest, "PYTHONDONTWRITEBYTECODE": "1"}
+        limit = float(task.get("timeLimitSeconds") or self.time_limit)
+        agent = _run(self._wrap(["/bin/sh", "-c", self.agent_cmd]), ws, env, limit)
+        transcript: dict[str, Any] = {
+            "taskId": task["id"], "romDigest": rom_digest, "networkIsolated": self.network_isolated,
+            "agent": {"exitCode": agent.returncode, "timedOut": agent.timed_out, "seconds": round(agent.seconds, 3),
+                      "stdout": _text(agent.stdout), "stderr": _text(agent.stderr), "spawnError": agent.spawn_error},
+        }
+
+        def done(outcome: str, detail: str, **facts: Any) -> SolverResult:
+            transcript["outcome"], transcript["detail"] = outcome, detail
+            return SolverResult(outcome, detail, json.dumps(transcript, sort_keys=True).encode("utf-8"), facts)
+
+        if agent.spawn_error is not None or agent.returncode in (126, 127) and not agent.timed_out:
+            return done(LANE_ERROR, f"agent command could not start ({agent.spawn_error or agent.returncode})")
+        if agent.timed_out:
+            # A real result, not a lane error: otherwise hanging on hard tasks would keep them unrated.
+            return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit")
+        submitted = tree_digest(ws)
+        transcript["workspaceDigest"] = submitted
+        # Grade a copy: whatever the agent left running, or the solution does at grade time, cannot touch
+        # the submitted tree, and any change to the copy is caught by the hash check below.
+        sub, hidden, ghome = groot / "submission", groot / "grader", groot / "home"
+        shutil.copytree(ws, sub, symlinks=True)
+        hidden.mkdir()
+        ghome.mkdir()
+        _write_files(hidden, grader["files"])
+        report = groot / "report.xml"
+        genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ghome), "LANG": "C.UTF-8",
+                "ACX_SUBMISSION": str(sub), "ACX_PYTHON": self.python, "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        argv = [self.python, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/dev/null",
+                "--rootdir", str(hidden), f"--junitxml={report}", "-o", "junit_family=xunit2", str(hidden)]
+        graded = _run(self._wrap(argv), hidden, genv, float(grader.get("timeLimitSeconds") or self.grader_time_limit))
+        summary = _junit_summary(report)
+        graded_digest = tree_digest(sub)
+        transcript["grader"] = {"exitCode": graded.returncode, "timedOut": graded.timed_out,
+                                "stdout": _text(graded.stdout), "stderr": _text(graded.stderr), "report": summary}
+        transcript["gradedDigest"] = graded_digest
+        facts = {"workspaceDigest": submitted, "gradedDigest": graded_digest, "agentExit": agent.returncode,
+                 "agentTimedOut": agent.timed_out}
+        if graded_digest != submitted:
+            return done(INVALID, "graded tree does not hash to the submitted workspace", **facts)
+        if graded.timed_out or graded.spawn_error is not None:
+            return done(LANE_ERROR, "grader timed out or could not start", **facts)
+        expected = grader.get("expectedTests")
+        if graded.returncode == 0:
+            ok = (summary is not None and summary["failures"] == summary["errors"] == summary["skipped"] == 0
+                  and summary["tests"] >= 1 and (expected is None or summary["tests"] == expected))
+            if ok:
+                return done(CERTIFIED_PASS, "hidden tests passed", **facts)
+            return done(INVALID, "grader exited 0 but its report does not show every expected test passing", **facts)
+        if graded.returncode == 1:
+            if summary is not None and summary["failures"] + summary["errors"] > 0:
+                return done(MODEL_FAIL, "hidden tests failed", **facts)
+            return done(INVALID, "grader reported failure without a consistent report", **facts)
+        return done(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})", **facts)

@@ -1,0 +1,5 @@
+from solution import count_vowels
+
+
+def test_example():
+    assert count_vowels('hello') == 2

@@ -1,0 +1,3 @@
+def celsius_to_fahrenheit(c):
+    """Convert Celsius to Fahrenheit."""
+    raise NotImplementedError

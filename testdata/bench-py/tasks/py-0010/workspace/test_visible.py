@@ -1,0 +1,5 @@
+from solution import is_palindrome
+
+
+def test_example():
+    assert is_palindrome('abba') == True

@@ -1,0 +1,5 @@
+from solution import is_prime
+
+
+def test_example():
+    assert is_prime(7) == True

@@ -1,0 +1,3 @@
+def int_to_roman(n):
+    """Convert 1 <= n <= 3999 to a Roman numeral."""
+    raise NotImplementedError

@@ -1,0 +1,5 @@
+from solution import caesar
+
+
+def test_example():
+    assert caesar('abc', 1) == 'bcd'

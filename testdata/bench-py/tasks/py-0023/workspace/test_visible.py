@@ -1,0 +1,5 @@
+from solution import anagrams
+
+
+def test_example():
+    assert anagrams('listen', 'silent') == True

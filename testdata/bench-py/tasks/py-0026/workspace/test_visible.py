@@ -1,0 +1,5 @@
+from solution import balanced
+
+
+def test_example():
+    assert balanced('([])') == True

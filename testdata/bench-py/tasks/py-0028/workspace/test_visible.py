@@ -1,0 +1,5 @@
+from solution import lcp
+
+
+def test_example():
+    assert lcp(['flower', 'flow']) == 'flow'

@@ -1,0 +1,5 @@
+from solution import topo
+
+
+def test_example():
+    assert topo({'a': ['b'], 'b': []}) == ['a', 'b']

@@ -1,0 +1,3 @@
+def spiral(m):
+    """Elements of a matrix in clockwise spiral order."""
+    raise NotImplementedError

@@ -1,0 +1,5 @@
+from solution import word_break
+
+
+def test_example():
+    assert word_break('leetcode', ['leet', 'code']) == True

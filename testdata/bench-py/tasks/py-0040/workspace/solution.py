@@ -1,0 +1,3 @@
+def next_permutation(xs):
+    """The next lexicographic permutation of xs (the first one after the last)."""
+    raise NotImplementedError
