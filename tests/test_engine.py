@@ -1,0 +1,129 @@
+"""Draw order, the reference solver, the sigma gate, and signed, replayable game records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from acx_oci import benchmark as bm
+from acx_oci import engine, gamerecords
+from acx_oci import trueskill as ts
+from acx_oci.errors import UsageError, VerificationError
+from acx_oci.keys import generate_identity
+from acx_oci.solvers import ReferenceSolver, SolverResult
+
+SEAL_KEY = bytes(range(32))
+ROM = "sha256:" + hashlib.sha256(b"demo cartridge ROM").hexdigest()
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[bm.Benchmark, list[dict[str, object]]]:
+    bench = bm.from_document(bm.demo_document())
+    _, held = bm.split(bench, SEAL_KEY)
+    return bench, held
+
+
+def _run(demo: tuple[bm.Benchmark, list[dict[str, object]]], competence: float, games: int | None = None,
+         rom: str = ROM) -> engine.Result:
+    bench, held = demo
+    return engine.run(rom_digest=rom, benchmark_digest=bench.digest, held_out=held,
+                      commitment_key=bm.commitment_key(SEAL_KEY), solver=ReferenceSolver(competence),
+                      params=engine.Params(games=games))
+
+
+def test_draw_order_is_the_specified_hash_order(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    _, held = demo
+    order = engine.draw_order(ROM, held)
+    keys = [hashlib.sha256((ROM + "|draw|" + str(t["id"])).encode()).hexdigest() for t in order]
+    assert keys == sorted(keys)
+    assert [t["id"] for t in engine.draw_order(ROM, list(reversed(held)))] == [t["id"] for t in order]
+    other = engine.draw_order("sha256:" + "1" * 64, held)
+    assert [t["id"] for t in other] != [t["id"] for t in order]  # ROM-specific
+
+
+def test_weak_agent_is_not_issued_with_the_gate_reason(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    r = _run(demo, 14, games=50)
+    assert r.rated == 50 and not r.issued
+    assert r.rating.sigma >= 1.5
+    assert any("sigma" in reason and "sigmaMax 1.5" in reason for reason in r.reasons)
+
+
+def test_strong_agent_is_issued_principal_or_distinguished(
+        demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    r = _run(demo, 33)
+    assert r.draws == r.rated == 90, "default games = min(90, held-out size)"
+    assert r.issued and not r.reasons
+    assert abs(r.rating.mu - 33) < 4 and r.rating.sigma < 1.5
+    assert r.tier in ("principal", "distinguished")
+    assert 0.35 < r.pass_rate < 0.75
+    assert r.params["games"] == 90 and r.params["sigmaMax"] == 1.5 and r.params["minGames"] == 30
+    assert r.params["beta"] == 25 / 6 and r.params["tau"] == 25 / 300
+
+
+def test_runs_are_reproducible(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    a, b = _run(demo, 33), _run(demo, 33)
+    assert [g.predicate for g in a.games] == [g.predicate for g in b.games]
+    assert a.rating == b.rating
+
+
+def test_games_and_gate_parameters(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    with pytest.raises(UsageError, match="exceeds the 96 held-out"):
+        _run(demo, 33, games=97)
+    r = _run(demo, 33, games=20)
+    assert not r.issued and any("fewer than minGames 30" in x for x in r.reasons)
+
+
+def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    bench, held = demo
+
+    class Flaky:
+        def descriptor(self) -> dict[str, object]:
+            return {"name": "flaky"}
+
+        def solve(self, task: dict[str, object], rom_digest: str) -> SolverResult:
+            n = int(str(task["id"])[-1])
+            return SolverResult(["lane-error", "invalid", "withheld", "certified-pass", "model-fail"][n % 5])
+
+    r = engine.run(rom_digest=ROM, benchmark_digest=bench.digest, held_out=held, commitment_key=b"k" * 32,
+                   solver=Flaky(), params=engine.Params(games=40))
+    assert r.rated == sum(g.outcome in gamerecords.RATED for g in r.games) < 40
+    for g in r.games:
+        if g.outcome not in gamerecords.RATED:
+            assert g.predicate["ratingBefore"] == g.predicate["ratingAfter"]
+    assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
+
+
+def test_game_records_sign_verify_and_replay(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+    r = _run(demo, 33, games=35)
+    v1, v2 = generate_identity(), generate_identity("did:web:verifier.example")
+    recs1 = [gamerecords.sign_game(g.predicate, v1) for g in r.games]
+    recs2 = [gamerecords.sign_game(g.predicate, v2) for g in r.games]
+    preds = []
+    for rec, game in zip(recs1, r.games, strict=True):
+        pred = gamerecords.verify_game(rec.raw, [v1.public_bytes], rec.digest)
+        assert set(pred) == gamerecords.PREDICATE_FIELDS
+        assert game.task_id.encode() not in rec.raw and game.task_id not in json.dumps(rec.envelope)
+        assert pred["taskCommitment"] == gamerecords.task_commitment(bm.commitment_key(SEAL_KEY), game.task_id)
+        preds.append(pred)
+        with pytest.raises(VerificationError):
+            gamerecords.verify_game(rec.raw, [v2.public_bytes])
+    # a different verifier key signs the same predicates
+    assert [x.predicate for x in recs2] == [x.predicate for x in recs1]
+    replayed = gamerecords.replay(reversed(preds))
+    assert replayed == r.rating
+    forged = [dict(p) for p in preds]
+    forged[3]["outcome"] = "certified-pass" if forged[3]["outcome"] == "model-fail" else "model-fail"
+    with pytest.raises(VerificationError, match="game 4"):
+        gamerecords.replay(forged)
+    with pytest.raises(VerificationError, match="1..N"):
+        gamerecords.replay(preds[1:])
+
+
+def test_reference_solver_is_calibrated() -> None:
+    # Over many tasks, the pass frequency matches the TrueSkill win probability.
+    s = ReferenceSolver(30)
+    for d in (20.0, 30.0, 40.0):
+        wins = sum(s.solve({"id": f"t-{i}", "difficulty": d}, ROM).outcome == "certified-pass" for i in range(4000))
+        assert abs(wins / 4000 - ts.win_probability(30, d)) < 0.03
