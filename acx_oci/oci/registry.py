@@ -68,7 +68,7 @@ POOL_SIZE = 32
 FETCH_THREADS = 8
 MAX_API_PAGES = 100
 MAX_TAGS_LISTED = 100_000
-INDEX_WRITE_ATTEMPTS = 6
+INDEX_WRITE_ATTEMPTS = 10
 _ERROR_BODY_CAP = 64 * 1024
 _RETRY_STATUS = frozenset({500, 502, 503, 504})
 _UNSUPPORTED_REFERRERS_STATUS = frozenset({404, 405, 406, 501})
@@ -715,24 +715,37 @@ class RegistryStore:
     def write_referrers_index(self, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
         """Merge ``entries`` into the fallback index: read, merge, write, read back, retry with jitter.
 
-        Returns the index as last read back. Distribution ignores ``If-Match``,
-        so a concurrent writer can still overwrite us after our read-back; the
-        per-referrer tags cover that.
+        When the read-back shows another writer at work, keep re-checking until
+        our entries survive two spaced reads. Returns the index as last read.
+        Distribution ignores ``If-Match``, so a writer can still overwrite us
+        after that; the per-referrer tags cover what is lost.
         """
         want = {d.digest for d in entries}
         tag = fallback_tag(subject_digest)
+        contention = False
+        stable = 0
         current: list[Descriptor] = []
         for attempt in range(INDEX_WRITE_ATTEMPTS):
             current = self.read_referrers_index(subject_digest)
             if want <= {d.digest for d in current}:
-                return current
+                stable += 1
+                if not contention or stable >= 2:
+                    return current
+                time.sleep(random.uniform(0.05, 0.15))
+                continue
+            stable = 0
             merged = merge_descriptors(current, entries)
             self._put_manifest(build_index(merged), MEDIA_INDEX, tag)
             time.sleep(random.uniform(0.0, 0.02))
             current = self.read_referrers_index(subject_digest)
-            if want <= {d.digest for d in current}:
-                return current
-            time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+            seen = {d.digest for d in current}
+            if seen != {d.digest for d in merged}:
+                contention = True
+            if want <= seen:
+                stable = 1
+                if not contention:
+                    return current
+            time.sleep(random.uniform(0.02, 0.08) * (1 + attempt % 3))
         return current
 
     def push_referrer(self, raw: bytes, subject_digest: str, tag: str | None = None) -> Descriptor:
