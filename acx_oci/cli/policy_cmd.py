@@ -1,1 +1,141 @@
-"""Commands (registered on import)."""
+"""``policy check`` and ``gateway``: an organization's bar, checked locally or enforced registry-side."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from ..attestation import fetch_status_list_https
+from ..cartridge import load_cartridge
+from ..jsonio import load_json_file
+from ..oci.ref import parse_reference
+from ..policy import RequirementResult, Verdict, evaluate, load_policy
+from ..resolve import ResolveLimits, resolve_loaded
+from ..trust import load_trust
+from .common import emit_json, json_option, registry_options, store_for
+from .main import main
+
+
+@main.group()
+def policy() -> None:
+    """Policy files (apiVersion acx.dev/policy/v1): which repositories must meet which bar."""
+
+
+def _render_requirement(req: RequirementResult, indent: str) -> None:
+    mark = "✓" if req.met else "✗"
+    codes = f"  [{', '.join(req.codes)}]" if req.codes else ""
+    click.echo(f"{indent}{mark} {req.description}{codes}")
+    if req.children:
+        for child in req.children:
+            _render_requirement(child, indent + "    ")
+        return
+    for reason in req.reasons if not req.met else req.reasons[:1]:
+        click.echo(f"{indent}      {reason}")
+    if not req.met:
+        for c in req.considered:
+            if c.messages:
+                click.echo(f"{indent}        {c.attestation_digest[:19]}… {c.outcome}: {c.messages[0]}")
+
+
+def render_verdict(ref: str, verdict: Verdict) -> None:
+    click.echo(f"{ref}  (manifest {verdict.manifest_digest}, repository {verdict.repository})")
+    if not verdict.requirements:
+        click.echo("ALLOWED: " + (verdict.notes[0] if verdict.notes else "no requirement applies"))
+        return
+    click.echo(("ALLOWED" if verdict.allowed else "DENIED") + f" by rule(s) {', '.join(verdict.rules)}")
+    unmet = verdict.unmet
+    if unmet:
+        click.echo(f"unmet requirements ({len(unmet)}):")
+        for req in unmet:
+            _render_requirement(req, "  ")
+    met = [r for r in verdict.requirements if r.met]
+    if met:
+        click.echo(f"met requirements ({len(met)}):")
+        for req in met:
+            _render_requirement(req, "  ")
+    for note in verdict.notes:
+        click.echo(f"note: {note}")
+    if verdict.partial:
+        click.echo("PARTIAL: a bound was hit while resolving; the answer may be incomplete")
+
+
+@policy.command("check")
+@click.argument("ref")
+@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file (YAML or JSON).")
+@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file: trusted publishers and verifiers, accepted benchmarks, gate.")
+@click.option("--repository", help="Evaluate as if REF were in this repository (default: REF's own; "
+                                   "needed for oci: layouts).")
+@click.option("--status-list", "status_list_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A signed status list file to use when the registry has none (offline); repeatable.")
+@click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
+@click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
+@registry_options
+@json_option
+def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
+                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, plain_http: bool,
+                 insecure: bool, timeout: float, as_json: bool) -> None:
+    """Check REF against a policy: exit 0 if allowed, 1 if denied (unmet requirements are listed).
+
+    Every attestation is verified first (the same checks as `resolve`);
+    revocation fails closed: a credential whose status list cannot be found
+    does not count.
+    """
+    pol = load_policy(policy_path)
+    trust = load_trust(trust_path)
+    parsed = parse_reference(ref)
+    repo = repository or (parsed.repository if parsed.kind == "registry" else parsed.path)
+    store = store_for(ref, plain_http, insecure, timeout)
+    lists = [load_json_file(p, "status list") for p in status_list_files]
+    cart = load_cartridge(store, parsed.target, trust)
+    resolution = resolve_loaded(
+        store, cart, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=False,
+        limits=ResolveLimits(max_referrers=max_referrers),
+        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
+    )
+    verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
+    if as_json:
+        emit_json(verdict.to_json())
+    else:
+        render_verdict(ref, verdict)
+    if not verdict.allowed:
+        raise SystemExit(1)
+
+
+@main.command()
+@click.option("--upstream", required=True, help="The registry to front, e.g. http://127.0.0.1:5000 or "
+                                               "https://registry.example.")
+@click.option("--listen", default="127.0.0.1:5080", show_default=True, help="HOST:PORT to serve on.")
+@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--fresh", "fresh_seconds", type=click.FloatRange(0), default=2.0, show_default=True,
+              help="Seconds a verdict is reused without re-listing referrers and status lists.")
+@click.option("--max-verdict-age", type=click.FloatRange(1), default=300.0, show_default=True,
+              help="Seconds after which a verdict is recomputed even if nothing changed (time-dependent checks).")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per upstream request.")
+@click.option("--insecure", is_flag=True, help="Skip TLS verification towards the upstream.")
+@click.option("--graceful", type=click.FloatRange(0), default=30.0, show_default=True,
+              help="Seconds in-flight requests get to finish on SIGTERM/SIGINT.")
+def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
+            max_verdict_age: float, timeout: float, insecure: bool, graceful: float) -> None:
+    """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
+
+    \b
+    - pulls of cartridge manifests in covered repositories must meet the policy (403 DENIED otherwise)
+    - pushes of level attestations must verify against the trust file (403 DENIED otherwise)
+    - GET /v2/<name>/referrers/<digest> is served natively, even when UPSTREAM lacks the API
+    - everything else is proxied untouched; /healthz and /readyz; JSON-lines access log on stderr
+
+    Stateless apart from a verdict cache: run as many replicas as you like behind a load balancer.
+    """
+    from ..gateway import GatewayConfig, serve
+
+    config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
+                           trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
+                           fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age)
+    _ = config.upstream_origin  # validate the URL before binding
+    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}", err=True)
+    serve(config, listen, graceful)
