@@ -243,11 +243,8 @@ class LayoutStore:
         self._update_index(desc, tag)
         return Descriptor(media_type, desc.digest, desc.size)
 
-    def _entry_for(self, target: str) -> dict[str, Any] | None:
-        entries = self._read_index()
-        if target.startswith("sha256:"):
-            return next((e for e in entries if e.get("digest") == target), None)
-        return next((e for e in entries if (e.get("annotations") or {}).get(REF_NAME) == target), None)
+    def _entry_for(self, tag: str) -> dict[str, Any] | None:
+        return next((e for e in self._read_index() if (e.get("annotations") or {}).get(REF_NAME) == tag), None)
 
     def _read_manifest_blob(self, digest: str) -> bytes:
         """Manifest bytes with a 4 MiB cap, verified against ``digest``."""
@@ -260,9 +257,9 @@ class LayoutStore:
         return raw
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        entry: dict[str, Any] | None = None
         if target.startswith("sha256:"):
-            digest = check_digest(target, "manifest digest")
-            entry = self._entry_for(digest) if (self.root / "index.json").exists() else None
+            digest = check_digest(target, "manifest digest")  # content-addressed: no index lookup needed
         else:
             entry = self._entry_for(target)
             if entry is None:

@@ -761,7 +761,7 @@ class RegistryStore:
         if resp.headers.get("OCI-Subject"):
             _API_SUPPORT[self.host] = True
             return desc
-        if self._referrers_api(subject_digest, None) is not None:
+        if _API_SUPPORT.get(self.host) or self._referrers_api(subject_digest, None) is not None:
             return desc
         after = self.write_referrers_index(subject_digest, [desc])
         if desc.digest not in {d.digest for d in after} and not tag:
@@ -775,7 +775,7 @@ class RegistryStore:
         if truncated:
             self.last_referrers_partial = True
         subject_hex = subject_digest.split(":", 1)[1]
-        known_hex = [d.split(":", 1)[1] for d in known]
+        known_prefixes = {d.split(":", 1)[1][:16] for d in known}
         found: list[Descriptor] = []
         todo: list[str] = []
         for t in tags:
@@ -786,7 +786,7 @@ class RegistryStore:
                 subj16, dig16 = parsed
                 if subj16 is not None and not subject_hex.startswith(subj16):
                     continue
-                if any(h.startswith(dig16) for h in known_hex):
+                if dig16 in known_prefixes:
                     continue
             with _CACHE_LOCK:
                 hit = _TAG_CACHE.get((self.host, self.repository, t))
