@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE INDEX IF NOT EXISTS attempts_cooldown ON attempts (rom_digest, benchmark_digest, started_at);
 CREATE TABLE IF NOT EXISTS status_lists (
     uuid TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
     created_at TEXT NOT NULL,
     size INTEGER NOT NULL,
     purpose TEXT NOT NULL
@@ -132,6 +133,7 @@ def _attempt(row: sqlite3.Row) -> Attempt:
 @dataclass(frozen=True)
 class StatusList:
     uuid: str
+    url: str  # statusListCredential: its last path segment is the UUID
     created_at: datetime
     size: int
     purpose: str
@@ -241,16 +243,17 @@ class Ledger:
 
     # --- the status list --------------------------------------------------------------------------------
 
-    def status_list(self, now: datetime, size: int = MIN_ENTRIES, purpose: str = "revocation") -> StatusList:
-        """This state's list, created on first use with a random UUID."""
+    def status_list(self, now: datetime, base_url: str, size: int = MIN_ENTRIES,
+                    purpose: str = "revocation") -> StatusList:
+        """This state's list, created on first use as ``base_url/<random UUID>``; later calls return it."""
         row = self.db.execute("SELECT * FROM status_lists WHERE purpose = ? ORDER BY created_at LIMIT 1",
                               (purpose,)).fetchone()
         if row is None:
             new = str(uuid.uuid4())
-            self.db.execute("INSERT INTO status_lists (uuid, created_at, size, purpose) VALUES (?, ?, ?, ?)",
-                            (new, _ts(now), size, purpose))
+            self.db.execute("INSERT INTO status_lists (uuid, url, created_at, size, purpose) VALUES (?, ?, ?, ?, ?)",
+                            (new, base_url.rstrip("/") + "/" + new, _ts(now), size, purpose))
             row = self.db.execute("SELECT * FROM status_lists WHERE uuid = ?", (new,)).fetchone()
-        return StatusList(row["uuid"], _dt(row["created_at"]), row["size"], row["purpose"])
+        return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])
 
     def allocate(self, list_uuid: str, credential_id: str, now: datetime, attempt_id: int | None = None,
                  randbelow: Callable[[int], int] = secrets.randbelow) -> int:

@@ -48,8 +48,10 @@ def test_every_attempt_starts_a_cooldown_issued_or_not(tmp_path: Path) -> None:
 
 def test_status_list_random_indices_and_publications(tmp_path: Path) -> None:
     with Ledger(tmp_path) as led:
-        sl = led.status_list(T0)
-        assert led.status_list(T0 + timedelta(days=1)).uuid == sl.uuid and len(sl.uuid) == 36
+        sl = led.status_list(T0, "https://verifier.example/status/")
+        assert sl.url == "https://verifier.example/status/" + sl.uuid
+        again = led.status_list(T0 + timedelta(days=1), "https://elsewhere.example/status")
+        assert (again.uuid, again.url) == (sl.uuid, sl.url) and len(sl.uuid) == 36
         seq = iter([7, 7, 7, 3])
         a = led.allocate(sl.uuid, "urn:uuid:1", T0, randbelow=lambda n: next(seq))
         b = led.allocate(sl.uuid, "urn:uuid:2", T0, randbelow=lambda n: next(seq))

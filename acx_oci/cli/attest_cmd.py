@@ -1,1 +1,124 @@
-"""Commands (registered on import)."""
+"""``acx-oci attest``: re-run a cartridge on a sealed held-out slice and issue a level credential."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..attest import AttestOutcome, AttestRequest, attest
+from ..errors import UsageError
+from ..keys import load_identity
+from ..oci.store import StoreOptions
+from ..solvers import CommandSolver, ReferenceSolver, Solver
+from ..trust import parse_duration
+from .common import emit_json, json_option, registry_options
+from .main import main
+
+
+def _solver(kind: str, competence: float | None, agent_cmd: str | None) -> Solver:
+    if kind == "reference":
+        if competence is None:
+            raise UsageError("--solver reference needs --competence N")
+        if agent_cmd is not None:
+            raise UsageError("--agent-cmd is only for --solver command")
+        return ReferenceSolver(competence)
+    if agent_cmd is None:
+        raise UsageError("--solver command needs --agent-cmd CMD")
+    if competence is not None:
+        raise UsageError("--competence is only for --solver reference")
+    return CommandSolver(agent_cmd)
+
+
+def _render(outcome: AttestOutcome) -> None:
+    r = outcome.result
+    if outcome.status == "refused":
+        click.echo("REFUSED (nothing was run)")
+    elif r is not None:
+        verdict = "ISSUED" if outcome.status == "issued" else "NOT ISSUED"
+        click.echo(f"{verdict}  mu={r.rating.mu:.3f} sigma={r.rating.sigma:.3f} games={r.rated} "
+                   f"passRate={r.pass_rate:.0%} R={r.conservative:.2f} => acxLevel={r.level} tier={r.tier}")
+        counts = {k: v for k, v in r.outcome_counts().items() if v}
+        click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for reason in outcome.reasons:
+        click.echo(f"  reason: {reason}")
+    click.echo(f"  ROM digest: {outcome.rom_digest}")
+    if outcome.credential_path:
+        click.echo(f"  credential:  {outcome.credential_path}")
+        click.echo(f"  status list: {outcome.status_list_path}")
+    if outcome.result_path:
+        click.echo(f"  result:      {outcome.result_path} ({len(outcome.record_paths)} signed game records)")
+
+
+@main.command("attest")
+@click.argument("cartridge_ref")
+@click.option("--benchmark", "benchmark_ref", required=True, metavar="BENCH_REF", help="The benchmark artifact.")
+@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The verifier's key (PREFIX.key): unseals the slice, signs records and the credential.")
+@click.option("--issuer", required=True, metavar="DID", help="The verifier's DID (must differ from the cartridge's).")
+@click.option("--solver", "solver_kind", type=click.Choice(["reference", "command"]), default="reference",
+              show_default=True, help="reference: deterministic stand-in; command: run a real agent.")
+@click.option("--competence", type=float, help="Reference solver: the simulated agent's skill (e.g. 33).")
+@click.option("--agent-cmd", help="Command solver: shell command run in each task's fresh workspace.")
+@click.option("--games", type=int, help="Games to play (default min(90, held-out size)).")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path.home() / ".acx-oci" / "verifier", show_default=True,
+              help="Verifier state: the SQLite ledger of attempts, cooldowns and status lists.")
+@click.option("--cooldown", default="24h", show_default=True, metavar="DURATION",
+              help="Minimum time between attempts on one ROM and benchmark (e.g. 12h, 7d; 0 disables).")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json.")
+@registry_options
+@json_option
+def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str,
+                   competence: float | None, agent_cmd: str | None, games: int | None, state_dir: Path,
+                   cooldown: str, out_dir: Path, plain_http: bool, insecure: bool, timeout: float,
+                   as_json: bool) -> None:
+    """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
+
+    Pulls both by digest, requires an intact ROM signature and an issuer
+    independent of the cartridge, draws the held-out tasks in the order fixed
+    by the ROM digest, rates every game with TrueSkill and issues a signed
+    level credential only if sigma < 1.5 over at least 30 games.
+
+    \b
+    Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
+    3 registry failure.
+    """
+    solver = _solver(solver_kind, competence, agent_cmd)
+    seconds = parse_duration(cooldown, "--cooldown") or 0.0
+    ident = load_identity(key, did=issuer)
+    progress_bar: Any = None
+    task_id: Any = None
+
+    def progress(done: int, total: int, text: str) -> None:
+        nonlocal progress_bar, task_id
+        if progress_bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            progress_bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                    TextColumn("{task.description}"), transient=True,
+                                    console=Console(stderr=True))
+            progress_bar.start()
+            task_id = progress_bar.add_task("", total=total)
+        progress_bar.update(task_id, completed=done, description=text)
+
+    show_progress = not as_json and sys.stderr.isatty()
+    req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
+                        out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
+                        store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
+                        progress=progress if show_progress else None)
+    try:
+        outcome = attest(req)
+    finally:
+        if progress_bar is not None:
+            progress_bar.stop()
+    if as_json:
+        emit_json(outcome.to_json())
+    else:
+        _render(outcome)
+    sys.exit(outcome.exit_code)

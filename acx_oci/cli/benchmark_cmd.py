@@ -1,1 +1,127 @@
-"""Commands (registered on import)."""
+"""``benchmark demo|push|inspect|unseal``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from .. import benchmark as bm
+from ..errors import UsageError
+from ..jsonio import load_json_file
+from ..keys import load_identity
+from ..oci.ref import parse_reference
+from ..seal import recipient_from_did_document
+from .common import emit_json, json_option, registry_options, store_for
+from .main import main
+
+
+@main.group()
+def benchmark() -> None:
+    """Benchmarks: task suites whose held-out slice is sealed to verifiers."""
+
+
+@benchmark.command("demo")
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@json_option
+def benchmark_demo(out_dir: Path, as_json: bool) -> None:
+    """Write the reference suite acx-bench-dag-de@2026.07.1 to OUT_DIR.
+
+    160 tasks dag-0001 ... dag-0160, difficulties 15-48, held-out fraction 0.6,
+    measuring build-dag[snowflake+airflow+dbt]@data-engineering. OUT_DIR gets
+    benchmark.json and seal.key (random; it decides the split - keep it secret).
+    """
+    doc = bm.demo_document()
+    suite, key = bm.write_suite_dir(out_dir, doc)
+    bench = bm.from_document(doc)
+    held = bm.held_out_count(len(bench.tasks), bench.held_out_fraction)
+    if as_json:
+        emit_json({"id": bench.id, "version": bench.version, "taskCount": len(bench.tasks), "heldOutCount": held,
+                   "benchmarkDigest": bench.digest, "capability": bench.capability, "suite": str(suite),
+                   "sealKey": str(key)})
+    else:
+        click.echo(f"wrote {suite} and {key}")
+        click.echo(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, {held} held out")
+        click.echo(f"  measures   {bm.capability_display(bench.capability)}")
+        click.echo(f"  digest     {bench.digest}")
+
+
+@benchmark.command("push")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("ref")
+@click.option("--seal-to", "seal_to", multiple=True, required=True, metavar="VERIFIER.did.json",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A verifier's DID document; the held-out slice is sealed to its keyAgreement key. Repeatable.")
+@registry_options
+@json_option
+def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_http: bool, insecure: bool,
+                   timeout: float, as_json: bool) -> None:
+    """Split the suite in DIRECTORY, seal the held-out slice, push it to REF.
+
+    REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to the version).
+    """
+    bench, key = bm.load_suite_dir(directory)
+    recipients = [recipient_from_did_document(load_json_file(p, "verifier DID document"), f"DID document {p}")
+                  for p in seal_to]
+    reference = parse_reference(ref)
+    if reference.digest:
+        raise UsageError(f"benchmark push: expected a tag, not a digest, in {ref!r}")
+    store = store_for(ref, plain_http, insecure, timeout)
+    pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version)
+    if as_json:
+        emit_json({"manifestDigest": pushed.manifest_digest, "benchmarkDigest": pushed.benchmark_digest,
+                   "heldOutSliceDigest": pushed.held_out_slice_digest, "reference": pushed.reference,
+                   "sealedTo": [r.kid for r in recipients]})
+    else:
+        click.echo(f"pushed {pushed.reference}")
+        click.echo(f"  benchmark digest:      {pushed.benchmark_digest}")
+        click.echo(f"  held-out slice digest: {pushed.held_out_slice_digest}")
+        click.echo(f"  sealed to:             {', '.join(r.kid for r in recipients)}")
+
+
+@benchmark.command("inspect")
+@click.argument("ref")
+@registry_options
+@json_option
+def benchmark_inspect(ref: str, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """Show a pushed benchmark's public facts (never held-out content)."""
+    store = store_for(ref, plain_http, insecure, timeout)
+    remote = bm.fetch(store, parse_reference(ref).target)
+    s = remote.summary()
+    if as_json:
+        emit_json(s)
+        return
+    click.echo(f"benchmark {s['id']}@{s['version']}  ({s['manifestDigest']})")
+    click.echo(f"  measures              {bm.capability_display(s['capability'])}")
+    click.echo(f"  tasks                 {s['taskCount']} ({s['publicCount']} public, {s['heldOutCount']} held out)")
+    click.echo(f"  benchmark digest      {s['benchmarkDigest']}")
+    click.echo(f"  held-out slice digest {s['heldOutSliceDigest']}")
+    click.echo(f"  sealed to             {', '.join(s['sealedTo'])}")
+
+
+@benchmark.command("unseal")
+@click.argument("ref")
+@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The verifier's key (PREFIX.key); its derived X25519 key opens the slice.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the held-out slice (JSON, mode 0600).")
+@registry_options
+@json_option
+def benchmark_unseal(ref: str, key: Path, output: Path, plain_http: bool, insecure: bool, timeout: float,
+                     as_json: bool) -> None:
+    """Verifier side: unseal the held-out slice and check it against the published digests."""
+    ident = load_identity(key)
+    store = store_for(ref, plain_http, insecure, timeout)
+    remote = bm.fetch(store, parse_reference(ref).target)
+    unsealed = bm.unseal_remote(remote, ident)
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(unsealed.held_out_doc, indent=2) + "\n")
+    if as_json:
+        emit_json({"output": str(output), "heldOutCount": len(unsealed.held_out),
+                   "heldOutSliceDigest": unsealed.held_out_slice_digest, "benchmarkDigest": unsealed.bench.digest})
+    else:
+        click.echo(f"wrote {output}: {len(unsealed.held_out)} held-out tasks "
+                   f"(slice digest {unsealed.held_out_slice_digest} matches)")
