@@ -142,7 +142,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
 
     reasons: list[str] = []
     if cart.signature_status not in (STATUS_VALID, STATUS_WARNING):
-        detail = "; ".join(cart.problems) if cart.problems else cart.signature.display()
+        detail = "; ".join(cart.problems) if cart.problems else cart.signature.reason
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(verifier, cart)
     claimed = {c.id for c in cart.capabilities}

@@ -82,7 +82,8 @@ def sign_game(pred: dict[str, Any], signer: Identity) -> GameRecord:
 def _check_predicate(pred: Any) -> dict[str, Any]:
     if not isinstance(pred, dict) or set(pred) != PREDICATE_FIELDS:
         got = sorted(pred) if isinstance(pred, dict) else type(pred).__name__
-        raise VerificationError(f"game record: predicate fields must be exactly {sorted(PREDICATE_FIELDS)}, found {got}")
+        raise VerificationError(f"game record: predicate fields must be exactly {sorted(PREDICATE_FIELDS)}, "
+                                f"found {got}")
     if not isinstance(pred["game"], int) or pred["game"] < 1:
         raise VerificationError("game record: game must be a positive integer")
     if pred["outcome"] not in OUTCOMES:
@@ -118,8 +119,9 @@ def verify_game(raw: bytes, public_keys: Iterable[bytes], expected_digest: str |
         raise VerificationError(f"game record: expected an in-toto Statement v1 with predicateType {PREDICATE_TYPE}")
     pred = _check_predicate(st.get("predicate"))
     subjects = st.get("subject")
+    rom_hex = pred["romDigest"].split(":", 1)[1]
     if not isinstance(subjects, list) or not any(
-            isinstance(s, dict) and s.get("digest") == {"sha256": pred["romDigest"].split(":", 1)[1]} for s in subjects):
+            isinstance(s, dict) and s.get("digest") == {"sha256": rom_hex} for s in subjects):
         raise VerificationError("game record: statement subject is not the predicate's romDigest")
     return pred
 

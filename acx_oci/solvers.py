@@ -18,6 +18,7 @@ unproven) and ``invalid`` (an invariant fired) are recorded but never rated.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -174,16 +175,12 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> _Ru
         timed_out = False
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         out, err = proc.communicate()
     else:
-        try:  # leftovers in the group (no PID namespace available): end them too
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # leftovers in the group: end them too
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     return _Run(proc.returncode, timed_out, out[-MAX_CAPTURE:], err[-MAX_CAPTURE:], time.monotonic() - t0)
 
 
@@ -274,7 +271,7 @@ class CommandSolver:
             transcript["outcome"], transcript["detail"] = outcome, detail
             return SolverResult(outcome, detail, json.dumps(transcript, sort_keys=True).encode("utf-8"), facts)
 
-        if agent.spawn_error is not None or agent.returncode in (126, 127) and not agent.timed_out:
+        if agent.spawn_error is not None or (agent.returncode in (126, 127) and not agent.timed_out):
             return done(LANE_ERROR, f"agent command could not start ({agent.spawn_error or agent.returncode})")
         if agent.timed_out:
             # A real result, not a lane error: otherwise hanging on hard tasks would keep them unrated.

@@ -117,7 +117,7 @@ def test_game_records_sign_verify_and_replay(demo: tuple[bm.Benchmark, list[dict
     forged[3]["outcome"] = "certified-pass" if forged[3]["outcome"] == "model-fail" else "model-fail"
     with pytest.raises(VerificationError, match="game 4"):
         gamerecords.replay(forged)
-    with pytest.raises(VerificationError, match="1..N"):
+    with pytest.raises(VerificationError, match=r"1\.\.N"):
         gamerecords.replay(preds[1:])
 
 

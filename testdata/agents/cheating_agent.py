@@ -9,6 +9,7 @@ trivially. A sound grader must still fail it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -32,10 +33,8 @@ def pytest_collection_modifyitems(items):
 def main() -> None:
     ws = Path(os.environ.get("ACX_WORKSPACE", "."))
     for where in (ws, ws.parent):
-        try:
+        with contextlib.suppress(OSError):
             (where / "conftest.py").write_text(HOOK)
-        except OSError:
-            pass
     (ws / "pytest.ini").write_text("[pytest]\naddopts = -p no:terminal --co\n")
     (ws / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = '--co'\n")
     (ws / "pytest.py").write_text("import sys\nsys.exit(0)\n")

@@ -120,20 +120,20 @@ def g_rle(s):
         i = j
     return out
 def g_anagrams(a, b):
-    f = lambda s: sorted(c for c in s.lower() if c.isalnum())
-    return f(a) == f(b)
+    def key(s):
+        return sorted(c for c in s.lower() if c.isalnum())
+    return key(a) == key(b)
 def g_second_largest(xs):
     u = sorted(set(xs))
     return u[-2] if len(u) >= 2 else None
-def g_transpose(m): return [list(r) for r in zip(*m)] if m else []
+def g_transpose(m): return [list(r) for r in zip(*m, strict=True)] if m else []
 def g_balanced(s):
     pairs, stack = {")": "(", "]": "[", "}": "{"}, []
     for c in s:
         if c in "([{":
             stack.append(c)
-        elif c in pairs:
-            if not stack or stack.pop() != pairs[c]:
-                return False
+        elif c in pairs and (not stack or stack.pop() != pairs[c]):
+            return False
     return not stack
 def g_merge_intervals(iv):
     out = []
@@ -168,7 +168,7 @@ def g_lis(xs):
     return len(tails)
 def g_topo(graph):
     indeg = {n: 0 for n in graph}
-    for n, outs in graph.items():
+    for outs in graph.values():
         for m in outs:
             indeg[m] = indeg.get(m, 0) + 1
     ready = sorted(n for n, d in indeg.items() if d == 0)
@@ -196,11 +196,11 @@ def g_spiral(m):
     m = [list(r) for r in m]
     while m:
         out += m.pop(0)
-        m = [list(r) for r in zip(*m)][::-1]
+        m = [list(r) for r in zip(*m, strict=True)][::-1]
     return out
 def g_knapsack(w, v, cap):
     best = [0] * (cap + 1)
-    for wi, vi in zip(w, v):
+    for wi, vi in zip(w, v, strict=True):
         for c in range(cap, wi - 1, -1):
             best[c] = max(best[c], best[c - wi] + vi)
     return best[cap]
@@ -233,7 +233,7 @@ def g_dijkstra(n, edges, src):
 def g_parse_duration(s):
     import re
     units = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([hms])", s))
+    return sum(int(num) * units[u] for num, u in re.findall(r"(\d+)([hms])", s))
 def g_lru_misses(cap, accesses):
     cache, misses = [], 0
     for a in accesses:
@@ -272,7 +272,8 @@ TASKS: list[tuple[str, float, Any, str, str, list[list[Any]], list[list[Any]]]] 
     ("fizzbuzz", 19, g_fizzbuzz, "n", "Return 'Fizz' for multiples of 3, 'Buzz' for 5, 'FizzBuzz' for 15, else str(n).",
      [[3]], [[5], [15], [7], [30]]),
     ("factorial", 19.5, g_factorial, "n", "Return n! for n >= 0.", [[4]], [[0], [1], [20]]),
-    ("sum_digits", 20, g_sum_digits, "n", "Return the sum of the decimal digits of |n|.", [[123]], [[0], [-907], [99999]]),
+    ("sum_digits", 20, g_sum_digits, "n", "Return the sum of the decimal digits of |n|.", [[123]],
+     [[0], [-907], [99999]]),
     ("celsius_to_fahrenheit", 21, g_celsius_to_fahrenheit, "c", "Convert Celsius to Fahrenheit.", [[100]],
      [[0], [-40], [37.5]]),
     ("is_palindrome", 22, g_is_palindrome, "s",
@@ -335,7 +336,8 @@ TASKS: list[tuple[str, float, Any, str, str, list[list[Any]], list[list[Any]]]] 
      [[[2], 3], [[1], 0], [[186, 419, 83, 408], 6249]]),
     ("dijkstra", 46.5, g_dijkstra, "n, edges, src",
      "Shortest distances from src over directed weighted edges [a, b, w]; -1 when unreachable.",
-     [[2, [[0, 1, 4]], 0]], [[3, [[0, 1, 1], [1, 2, 2], [0, 2, 5]], 0], [3, [], 1], [4, [[0, 1, 1], [1, 0, 1]], 2]]),
+     [[2, [[0, 1, 4]], 0]],
+     [[3, [[0, 1, 1], [1, 2, 2], [0, 2, 5]], 0], [3, [], 1], [4, [[0, 1, 1], [1, 0, 1]], 2]]),
     ("parse_duration", 47, g_parse_duration, "s", "Seconds in a duration like '1h30m' or '45s' (h, m, s units).",
      [["1h"]], [["1h30m"], ["45s"], ["2h0m5s"], [""]]),
     ("lru_misses", 47.5, g_lru_misses, "capacity, accesses", "Cache misses of an LRU cache of the given capacity.",
@@ -406,11 +408,12 @@ def main() -> None:
             f'def {name}({sig}):\n    """{desc}"""\n    raise NotImplementedError\n')
         vis = expected(gold, visible)[0]["ok"]
         args = ", ".join(repr(a) for a in visible[0])
+        op = "is" if isinstance(vis, bool) else "=="
         (d / "workspace" / "test_visible.py").write_text(
-            f"from solution import {name}\n\n\ndef test_example():\n    assert {name}({args}) == {vis!r}\n")
+            f"from solution import {name}\n\n\ndef test_example():\n    assert {name}({args}) {op} {vis!r}\n")
         canary = hashlib_hex(f"acx-canary/{tid}")
         (d / "hidden" / "test_hidden.py").write_text(
-            f'"""Hidden grader for {tid} (canary acx-canary-{canary[:24]})."""\n\nimport json\n\n'
+            f'# ruff: noqa\n"""Hidden grader for {tid} (canary acx-canary-{canary[:24]})."""\n\nimport json\n\n'
             f"from _harness import call_many\n\n"
             f"VISIBLE = json.loads({json.dumps(json.dumps(visible))})\n"
             f"VISIBLE_EXPECTED = json.loads({json.dumps(json.dumps(expected(gold, visible)))})\n"

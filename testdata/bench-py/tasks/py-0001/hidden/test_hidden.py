@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0001 (canary acx-canary-1070ab3e8cb8c838e75cc646)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0002 (canary acx-canary-62b1907a31f1e5d002ea7c7e)."""
 
 import json

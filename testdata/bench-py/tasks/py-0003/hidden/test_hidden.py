@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0003 (canary acx-canary-1499b69a4b8c794722b3f8d8)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0004 (canary acx-canary-d1af722a8690bb0d522711aa)."""
 
 import json

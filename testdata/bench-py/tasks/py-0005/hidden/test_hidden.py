@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0005 (canary acx-canary-7c953cc280ff4ef56d442aed)."""
 
 import json

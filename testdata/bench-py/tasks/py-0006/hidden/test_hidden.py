@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0006 (canary acx-canary-85eef7963965c36d3bb80ee3)."""
 
 import json

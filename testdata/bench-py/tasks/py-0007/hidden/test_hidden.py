@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0007 (canary acx-canary-9c17d0a2b091f96f4a0e6617)."""
 
 import json

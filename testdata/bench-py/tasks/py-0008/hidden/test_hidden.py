@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0008 (canary acx-canary-4ca4474db08e386170a091ff)."""
 
 import json

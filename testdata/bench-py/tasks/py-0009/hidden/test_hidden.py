@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0009 (canary acx-canary-0e3739afb2a6fda32e0a1d86)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0010 (canary acx-canary-87de54eb06e2aa198a393d7a)."""
 
 import json

@@ -2,4 +2,4 @@ from solution import is_palindrome
 
 
 def test_example():
-    assert is_palindrome('abba') == True
+    assert is_palindrome('abba') is True

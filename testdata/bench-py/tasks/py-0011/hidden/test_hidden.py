@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0011 (canary acx-canary-147e0975c4ea59a7744b1e21)."""
 
 import json

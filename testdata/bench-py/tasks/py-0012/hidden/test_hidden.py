@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0012 (canary acx-canary-5ed4a5c34b10cb587fe045b4)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0013 (canary acx-canary-faa417b3d5b59e6b9e89f3bf)."""
 
 import json

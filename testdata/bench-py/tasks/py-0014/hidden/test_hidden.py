@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0014 (canary acx-canary-33d5c34ee1f7d783059ac1f0)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0015 (canary acx-canary-5f68636388985f4f5a9b1f3e)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0016 (canary acx-canary-20c7585c6c309c05747fcd2e)."""
 
 import json

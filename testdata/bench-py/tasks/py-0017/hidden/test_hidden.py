@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0017 (canary acx-canary-45274d3178b0fef2bd187924)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0018 (canary acx-canary-9743c9eb7c1d2eb5335e0b0d)."""
 
 import json

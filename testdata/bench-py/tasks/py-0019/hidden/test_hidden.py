@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0019 (canary acx-canary-e00518888e96073e7bf7a908)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0020 (canary acx-canary-b87ec9bb3cace528fab1addb)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0021 (canary acx-canary-c92e4602fd0ee2b65f840877)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0022 (canary acx-canary-0eb58b498fb49a1e5d4dfea8)."""
 
 import json

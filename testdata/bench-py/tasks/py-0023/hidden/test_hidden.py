@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0023 (canary acx-canary-72827ece67737364e0beb9e6)."""
 
 import json

@@ -2,4 +2,4 @@ from solution import anagrams
 
 
 def test_example():
-    assert anagrams('listen', 'silent') == True
+    assert anagrams('listen', 'silent') is True

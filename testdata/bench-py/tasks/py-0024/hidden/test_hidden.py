@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0024 (canary acx-canary-eb6a8d758505a5a4cc5f7b6c)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0025 (canary acx-canary-4e7d924afbeaa4ad8cea1689)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0026 (canary acx-canary-015077205bdbc9a12de8e8fd)."""
 
 import json

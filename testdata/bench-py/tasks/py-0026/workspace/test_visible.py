@@ -2,4 +2,4 @@ from solution import balanced
 
 
 def test_example():
-    assert balanced('([])') == True
+    assert balanced('([])') is True

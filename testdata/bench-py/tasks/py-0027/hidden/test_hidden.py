@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0027 (canary acx-canary-89cbe93b2718e4a7d3f5af03)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0028 (canary acx-canary-f726d8360350668732b0d013)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0029 (canary acx-canary-8c8352e31895a8cdf049b432)."""
 
 import json

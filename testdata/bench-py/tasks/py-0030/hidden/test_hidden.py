@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0030 (canary acx-canary-7eda6b87cbff23819a1690f7)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0031 (canary acx-canary-a7ff03b8c5bb1d910c08da69)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0032 (canary acx-canary-01b3c23114f788b69fdf649a)."""
 
 import json

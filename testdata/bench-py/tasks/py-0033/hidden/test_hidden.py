@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0033 (canary acx-canary-cf59bbe5971ccdca80c4d17e)."""
 
 import json

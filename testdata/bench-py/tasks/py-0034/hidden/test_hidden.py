@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0034 (canary acx-canary-3fbd539a78a9204371edd626)."""
 
 import json

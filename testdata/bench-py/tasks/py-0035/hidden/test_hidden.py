@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0035 (canary acx-canary-4253a8caa15c8d3766f52f20)."""
 
 import json

@@ -2,4 +2,4 @@ from solution import word_break
 
 
 def test_example():
-    assert word_break('leetcode', ['leet', 'code']) == True
+    assert word_break('leetcode', ['leet', 'code']) is True

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0036 (canary acx-canary-6a812ea42b8d57484a456703)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0037 (canary acx-canary-63291eb509e9dad2428cb622)."""
 
 import json

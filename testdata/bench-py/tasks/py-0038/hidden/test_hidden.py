@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0038 (canary acx-canary-afa3cdbc82edd8b24fa62e68)."""
 
 import json

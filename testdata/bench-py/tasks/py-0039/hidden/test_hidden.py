@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0039 (canary acx-canary-8455c1071bf5b85bc7989d12)."""
 
 import json

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Hidden grader for py-0040 (canary acx-canary-f0ade371ad068ac4e0174fb0)."""
 
 import json
