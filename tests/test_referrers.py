@@ -261,3 +261,14 @@ def test_referrers_api_pagination_and_filter(apply_filter: bool) -> None:
         got = s.referrers(subject, ARTIFACT_ATTESTATION)
         assert got == [e for e in entries if e.artifact_type == ARTIFACT_ATTESTATION]
         assert not any("tags/list" in p for p in seen)  # the API path does not scan tags
+
+
+def test_squatted_fallback_tag_still_lists_own_tags(registry: str) -> None:
+    s = _store(registry, "ref/squat")
+    subject = _cartridge(s)
+    ours = _attach(s, subject, "1", subject_in_tag=True)
+    squatter = build_manifest(ARTIFACT_CARTRIDGE, [s.push_blob(b"squat", "text/plain")])
+    s.push_manifest(squatter, MEDIA_MANIFEST, fallback_tag(subject.digest))
+    r = _store(registry, "ref/squat")
+    assert [d.digest for d in r.referrers(subject.digest)] == [ours.digest]
+    assert r.last_referrers_partial

@@ -836,7 +836,11 @@ class RegistryStore:
             self.last_referrers_source = "api"
             return merge_descriptors([], api)
         self.last_referrers_source = "fallback"
-        index = self.read_referrers_index(subject_digest)
+        try:
+            index = self.read_referrers_index(subject_digest)
+        except UsageError:  # something else squats on the sha256-<hex> tag: own tags still count
+            self.last_referrers_partial = True
+            index = []
         extra = self._scan_own_tags(subject_digest, {d.digest for d in index})
         everything = merge_descriptors(index, extra)
         if len(everything) > self.max_referrers:
