@@ -1,0 +1,174 @@
+"""Benchmarks: the demo suite, the deterministic split, digests, sealed push to both stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from acx_oci import benchmark as bm
+from acx_oci.cli import main
+from acx_oci.digest import sha256_digest
+from acx_oci.errors import IntegrityError, UsageError, VerificationError
+from acx_oci.jcs import canonical
+from acx_oci.keys import load_identity
+from acx_oci.oci.open import open_store
+from acx_oci.seal import recipient_from_identity
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_demo_suite_shape() -> None:
+    bench = bm.from_document(bm.demo_document())
+    ids = [t["id"] for t in bench.tasks]
+    assert ids == [f"dag-{i:04d}" for i in range(1, 161)]
+    diffs = [t["difficulty"] for t in bench.tasks]
+    assert min(diffs) == 15 and max(diffs) == 48
+    assert bench.capability["taskType"] == "build-dag"
+    assert bench.capability["stack"] == ["pkg:generic/snowflake", "pkg:pypi/apache-airflow", "pkg:pypi/dbt-core"]
+    assert bench.capability["domain"] == "data-engineering"
+    from acx_oci.capability import parse_capability
+
+    assert bench.capability["id"] == parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering").id
+    assert (bench.id, bench.version) == ("acx-bench-dag-de", "2026.07.1")
+
+
+def test_split_is_deterministic_in_suite_and_key() -> None:
+    bench = bm.from_document(bm.demo_document())
+    k1, k2 = b"\x01" * 32, b"\x02" * 32
+    pub, held = bm.split(bench, k1)
+    assert (len(pub), len(held)) == (64, 96)
+    assert bm.split(bench, k1) == (pub, held)
+    shuffled = bm.from_document({**bm.demo_document(), "tasks": list(reversed(bm.demo_document()["tasks"]))})
+    assert bm.split(shuffled, k1) == (pub, held)
+    assert {t["id"] for t in bm.split(bench, k2)[1]} != {t["id"] for t in held}
+    assert bm.held_out_slice_digest([t["id"] for t in held]) == sha256_digest(
+        canonical(sorted(t["id"] for t in held)))
+
+
+def test_benchmark_digest_commits_to_held_out_content() -> None:
+    doc = bm.demo_document()
+    base = bm.from_document(doc).digest
+    _, held = bm.split(bm.from_document(doc), b"\x01" * 32)
+    victim = held[0]["id"]
+    changed = {**doc, "tasks": [dict(t, prompt=t["prompt"] + " ") if t["id"] == victim else t for t in doc["tasks"]]}
+    assert bm.from_document(changed).digest != base
+
+
+def test_suite_validation_errors_are_one_line() -> None:
+    doc = bm.demo_document()
+    with pytest.raises(UsageError, match="difficulty"):
+        bm.from_document({**doc, "tasks": [dict(doc["tasks"][0], difficulty="hard")]})
+    with pytest.raises(UsageError, match="duplicate"):
+        bm.from_document({**doc, "tasks": [doc["tasks"][0], doc["tasks"][0]]})
+    with pytest.raises(UsageError, match="capability"):
+        bm.from_document({**doc, "capability": {**doc["capability"], "id": "acx-cap:sha256:" + "0" * 64}})
+
+
+def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
+    bench, key = bm.load_suite_dir(ROOT / "testdata" / "bench-py")
+    assert len(bench.tasks) == 40 and len(key) == 32
+    t = bench.tasks[0]
+    assert t["grader"]["kind"] == "pytest" and "_harness.py" in t["grader"]["files"]
+    assert t["grader"]["digest"] == bm.grader_digest(t["grader"]["files"])
+    doc = bench.document()
+    doc["tasks"][0]["grader"] = {**t["grader"], "files": {**t["grader"]["files"], "test_hidden.py": "x = 1\n"}}
+    with pytest.raises(IntegrityError, match="grader files digest"):
+        bm.from_document(doc)
+
+
+def _keys(tmp_path: Path) -> tuple[Path, Path]:
+    for name in ("verifier", "other"):
+        assert cli("keygen", str(tmp_path / name)).exit_code == 0
+    return tmp_path / "verifier", tmp_path / "other"
+
+
+
+
+@pytest.mark.parametrize("kind", ["registry", "layout"])
+def test_demo_push_inspect_unseal(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    verifier, other = _keys(tmp_path)
+    assert cli("benchmark", "demo", str(tmp_path / "bench")).exit_code == 0
+    if kind == "registry":
+        ref = f"{request.getfixturevalue('registry')}/acme/bench-{tmp_path.name[-8:].lower()}:2026.07.1"
+    else:
+        ref = f"oci:{tmp_path / 'layout'}:2026.07.1"
+    res = cli("benchmark", "push", str(tmp_path / "bench"), ref, "--seal-to", f"{verifier}.did.json", "--json")
+    assert res.exit_code == 0, res.output
+    pushed = json.loads(res.output)
+    assert set(pushed) >= {"manifestDigest", "benchmarkDigest", "heldOutSliceDigest"}
+
+    res = cli("benchmark", "inspect", ref, "--json")
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.output)
+    assert (info["id"], info["version"], info["taskCount"], info["publicCount"], info["heldOutCount"]) == (
+        "acx-bench-dag-de", "2026.07.1", 160, 64, 96)
+    assert info["heldOutSliceDigest"] == pushed["heldOutSliceDigest"]
+    assert info["benchmarkDigest"] == pushed["benchmarkDigest"]
+    assert info["capability"]["taskType"] == "build-dag"
+
+    out = tmp_path / "held.json"
+    res = cli("benchmark", "unseal", ref, "--key", f"{verifier}.key", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    held = json.loads(out.read_text())
+    ids = [t["id"] for t in held["tasks"]]
+    assert len(ids) == 96
+    assert "sha256:" + __import__("hashlib").sha256(canonical(sorted(ids))).hexdigest() == pushed["heldOutSliceDigest"]
+    # The whole suite re-assembles to the published benchmark digest.
+    bench, _ = bm.load_suite_dir(tmp_path / "bench")
+    assert bench.digest == pushed["benchmarkDigest"]
+
+    # No held-out task id in plaintext in any pushed blob (manifest, config, every layer).
+    store = open_store(ref)
+    manifest = store.fetch_manifest("2026.07.1")
+    blobs = [manifest.raw, store.fetch_blob(manifest.config.digest)]
+    blobs += [store.fetch_blob(layer.digest) for layer in manifest.layers]
+    assert len(blobs) == 5
+    for blob in blobs:
+        for tid in ids:
+            assert tid.encode() not in blob
+    public = [b for b in blobs if b'"acx.benchmark.public-slice/1"' in b][0]
+    assert len(json.loads(public)["tasks"]) == 64
+
+    # Only a recipient can unseal.
+    res = cli("benchmark", "unseal", ref, "--key", f"{other}.key", "-o", str(tmp_path / "nope.json"))
+    assert res.exit_code == 1 and "not sealed to" in res.output
+
+    if kind == "layout":
+        raw = subprocess.run(["skopeo", "inspect", "--raw", f"oci:{tmp_path / 'layout'}:2026.07.1"],
+                             capture_output=True, check=True).stdout
+        assert json.loads(raw)["artifactType"] == "application/vnd.acx.benchmark.v1"
+        assert sha256_digest(raw) == pushed["manifestDigest"]
+
+
+def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None:
+    ident_path, _ = _keys(tmp_path)
+    ident = load_identity(f"{ident_path}.key")
+    bench = bm.from_document(bm.demo_document())
+    key = b"\x05" * 32
+    pub = bm.publish_layers(bench, key, [recipient_from_identity(ident)])
+    store = open_store(f"oci:{tmp_path / 'layout'}")
+    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY, build_manifest
+
+    public_doc: dict[str, Any] = json.loads(pub.public_slice)
+    public_doc["tasks"][0]["difficulty"] = 99
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    layers = [store.push_blob(pub.descriptor, bm.MEDIA_DESCRIPTOR), store.push_blob(canonical(public_doc), bm.MEDIA_PUBLIC),
+              store.push_blob(pub.sealed_slice, bm.MEDIA_SEALED)]
+    store.push_manifest(build_manifest("application/vnd.acx.benchmark.v1", layers),
+                        "application/vnd.oci.image.manifest.v1+json", "evil")
+    remote = bm.fetch(store, "evil")
+    with pytest.raises(IntegrityError, match="re-assembled suite"):
+        bm.unseal_remote(remote, ident)
+    sealed = dict(remote.sealed)
+    sealed["recipients"] = []
+    with pytest.raises(VerificationError):
+        bm.unseal_remote(bm.RemoteBenchmark(remote.manifest, remote.descriptor, remote.public_tasks, sealed), ident)
