@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -121,7 +122,7 @@ def test_demo_push_inspect_unseal(kind: str, tmp_path: Path, request: pytest.Fix
     held = json.loads(out.read_text())
     ids = [t["id"] for t in held["tasks"]]
     assert len(ids) == 96
-    assert "sha256:" + __import__("hashlib").sha256(canonical(sorted(ids))).hexdigest() == pushed["heldOutSliceDigest"]
+    assert "sha256:" + hashlib.sha256(canonical(sorted(ids))).hexdigest() == pushed["heldOutSliceDigest"]
     # The whole suite re-assembles to the published benchmark digest.
     bench, _ = bm.load_suite_dir(tmp_path / "bench")
     assert bench.digest == pushed["benchmarkDigest"]
@@ -135,7 +136,7 @@ def test_demo_push_inspect_unseal(kind: str, tmp_path: Path, request: pytest.Fix
     for blob in blobs:
         for tid in ids:
             assert tid.encode() not in blob
-    public = [b for b in blobs if b'"acx.benchmark.public-slice/1"' in b][0]
+    public = next(b for b in blobs if b'"acx.benchmark.public-slice/1"' in b)
     assert len(json.loads(public)["tasks"]) == 64
 
     # Only a recipient can unseal.
@@ -161,7 +162,8 @@ def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None
     public_doc: dict[str, Any] = json.loads(pub.public_slice)
     public_doc["tasks"][0]["difficulty"] = 99
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
-    layers = [store.push_blob(pub.descriptor, bm.MEDIA_DESCRIPTOR), store.push_blob(canonical(public_doc), bm.MEDIA_PUBLIC),
+    layers = [store.push_blob(pub.descriptor, bm.MEDIA_DESCRIPTOR),
+              store.push_blob(canonical(public_doc), bm.MEDIA_PUBLIC),
               store.push_blob(pub.sealed_slice, bm.MEDIA_SEALED)]
     store.push_manifest(build_manifest("application/vnd.acx.benchmark.v1", layers),
                         "application/vnd.oci.image.manifest.v1+json", "evil")
