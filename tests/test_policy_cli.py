@@ -27,9 +27,9 @@ from acx_oci.cli import main
 from acx_oci.credential import level_result, sign_credential
 from acx_oci.keys import load_identity
 from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor
+from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store
-from acx_oci.oci.open import open_store
 
 POLICY = """apiVersion: acx.dev/policy/v1
 rules:
