@@ -1,0 +1,224 @@
+"""``acx-oci attest`` end to end: refusals, the sigma gate, reproducibility, records, cooldown, ledger."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from acx_oci import gamerecords
+from acx_oci.cli import main
+from acx_oci.keys import load_identity
+from acx_oci.ledger import Ledger
+from acx_oci.verify import VerifyContext, verify_level_credential
+
+ROOT = Path(__file__).resolve().parent.parent
+CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def ok(res: Result, code: int = 0) -> Any:
+    assert res.exit_code == code, res.output
+    return json.loads(res.output) if res.output.lstrip().startswith("{") else res.output
+
+
+@dataclass
+class World:
+    tmp: Path
+    cart: str
+    bench: str
+    publisher_did: str
+    verifier: Path
+    verifier2: Path
+    verifier_did: str = "did:web:verifier.example"
+    verifier2_did: str = ""
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    tmp = tmp_path_factory.mktemp("attest")
+    publisher_did = ok(cli("keygen", str(tmp / "publisher"))).strip()
+    ok(cli("keygen", str(tmp / "verifier"), "--did", "did:web:verifier.example"))
+    verifier2_did = ok(cli("keygen", str(tmp / "verifier2"))).strip()
+    ok(cli("cartridge", "init", str(tmp / "agent"), "--id", "io.example/dag-agent", "--version", "1.0.0",
+           "--capability", CAP))
+    cart = ok(cli("cartridge", "push", str(tmp / "agent"), f"{registry}/acme/dag-agent:1.0.0", "--key",
+                  str(tmp / "publisher.key"), "--json"))
+    ok(cli("benchmark", "demo", str(tmp / "bench")))
+    bench = ok(cli("benchmark", "push", str(tmp / "bench"), f"{registry}/acme/bench:2026.07.1",
+                   "--seal-to", str(tmp / "verifier.did.json"), "--seal-to", str(tmp / "verifier2.did.json"),
+                   "--json"))
+    w = World(tmp, cart["reference"].split("@")[0], bench["reference"].split("@")[0], publisher_did,
+              tmp / "verifier", tmp / "verifier2", verifier2_did=verifier2_did)
+    return w
+
+
+def attest(w: World, out: str, *extra: str, verifier: Path | None = None, issuer: str | None = None,
+           state: str = "state", cart: str | None = None, code: int | None = None) -> tuple[int, dict[str, Any]]:
+    res = cli("attest", cart or w.cart, "--benchmark", w.bench, "--key", f"{verifier or w.verifier}.key",
+              "--issuer", issuer or w.verifier_did, "--state", str(w.tmp / state), "-o", str(w.tmp / out),
+              "--json", *extra)
+    if code is not None:
+        assert res.exit_code == code, res.output
+    return res.exit_code, json.loads(res.output)
+
+
+def records(out: Path) -> list[bytes]:
+    return [p.read_bytes() for p in sorted((out / "games").glob("game-*.dsse.json"))]
+
+
+def test_weak_agent_not_issued_then_cooldown(world: World) -> None:
+    code, weak = attest(world, "weak", "--solver", "reference", "--competence", "14", "--games", "50",
+                        state="state-weak")
+    assert code == 1 and weak["issued"] is False
+    assert weak["games"] == 50 and weak["sigma"] >= 1.5
+    assert any("sigma" in r and "sigmaMax 1.5" in r for r in weak["reasons"])
+    assert weak["credential"] is None and not (world.tmp / "weak" / "credential.json").exists()
+    assert len(records(world.tmp / "weak")) == 50
+    # Resubmitting at once is refused, though the first attempt issued nothing.
+    code, again = attest(world, "weak2", "--competence", "14", "--games", "50", state="state-weak")
+    assert code == 2 and again["issued"] is False and "cooldown" in again["reasons"][0]
+    with Ledger(world.tmp / "state-weak") as led:
+        attempts = led.attempts()
+    assert [a.state for a in attempts] == ["not-issued", "refused"]
+    first = attempts[0]
+    assert first.rom_digest == weak["romDigest"] and first.cartridge_manifest_digest.startswith("sha256:")
+    assert first.benchmark_id == "acx-bench-dag-de" and first.reasons == weak["reasons"]
+    assert first.games == 50 and first.finished_at is not None
+    # --cooldown 0 disables it.
+    code, _ = attest(world, "weak3", "--competence", "14", "--games", "50", "--cooldown", "0", state="state-weak")
+    assert code == 1
+
+
+def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
+    code, strong = attest(world, "strong", "--competence", "33", state="state-strong")
+    assert code == 0, strong
+    assert strong["issued"] and strong["reasons"] == []
+    assert strong["games"] == 90 and abs(strong["mu"] - 33) < 4 and strong["sigma"] < 1.5
+    assert strong["careerTier"] in ("principal", "distinguished")
+    assert strong["R"] == pytest.approx(strong["mu"] - 3 * strong["sigma"])
+    out = world.tmp / "strong"
+    cred = json.loads((out / "credential.json").read_text())
+    status_list = json.loads((out / "status-list.json").read_text())
+    assert strong["credential"] == str(out / "credential.json")
+    res = cred["credentialSubject"]["result"][0]
+    assert res["acx:cartridgeRomDigest"] == strong["romDigest"] and res["acx:gamesPlayed"] == 90
+
+    # Every game record verifies with the verifier's key; replay reproduces the credential's rating.
+    ident = load_identity(f"{world.verifier}.key")
+    raws = records(out)
+    assert len(raws) == 90
+    preds = [gamerecords.verify_game(raw, [ident.public_bytes]) for raw in raws]
+    replayed = gamerecords.replay(preds)
+    assert (replayed.mu, replayed.sigma) == (res["acx:ratingMu"], res["acx:ratingSigma"])
+    digests = {e["acx:digestMultibase"] for e in cred["evidence"]}
+    assert digests == {"sha256:" + hashlib.sha256(r).hexdigest() for r in raws}
+    # The unsealed held-out slice is not in any published output; transcripts: none for the reference solver.
+    ok(cli("benchmark", "unseal", world.bench, "--key", f"{world.verifier}.key", "-o", str(world.tmp / "held.json")))
+    held = json.loads((world.tmp / "held.json").read_text())
+    published = (out / "credential.json").read_bytes() + b"".join(raws) + (out / "status-list.json").read_bytes()
+    assert not any(t["id"].encode() in published for t in held["tasks"])
+
+    # The trust core's verifier accepts it, with the list the credential points to.
+    from acx_oci.trust import AcceptedBenchmark, Party, Trust
+
+    trust = Trust(publishers=[Party(world.publisher_did)],
+                  verifiers=[Party(world.verifier_did, ident.did_document())],
+                  benchmarks=[AcceptedBenchmark("acx-bench-dag-de", "2026.07.1", res["acx:benchmarkDigest"],
+                                                res["acx:heldOutSliceDigest"])])
+    result = verify_level_credential(cred, VerifyContext(
+        trust=trust, now=datetime.now(UTC), expected_rom_digest=strong["romDigest"], status_list=status_list,
+        cartridge_controller=world.publisher_did, rom_signer=world.publisher_did,
+        evidence={"sha256:" + hashlib.sha256(r).hexdigest(): r for r in raws}))
+    assert result.verified, result.codes
+
+    with Ledger(world.tmp / "state-strong") as led:
+        (attempt,) = led.attempts()
+        assert attempt.state == "issued" and attempt.credential_id == cred["id"]
+        sl = led.status_list(attempt.started_at, "https://unused.example")
+        assert cred["credentialStatus"]["statusListCredential"] == sl.url and sl.url.endswith(sl.uuid)
+        assert led.publications(sl.uuid)[0]["location"].endswith("status-list.json")
+
+
+def test_two_runs_and_two_verifiers_play_the_same_games(world: World) -> None:
+    runs = []
+    for out, verifier, issuer in (("same-a", world.verifier, world.verifier_did),
+                                  ("same-b", world.verifier, world.verifier_did),
+                                  ("same-c", world.verifier2, world.verifier2_did)):
+        code, summary = attest(world, out, "--competence", "33", "--cooldown", "0", verifier=verifier,
+                               issuer=issuer, state=f"state-{out}")
+        assert code == 0, summary
+        runs.append((summary, records(world.tmp / out)))
+    keys = [load_identity(f"{world.verifier}.key").public_bytes, load_identity(f"{world.verifier2}.key").public_bytes]
+    preds = [[gamerecords.verify_game(raw, keys) for raw in raws] for _, raws in runs]
+    assert preds[0] == preds[1] == preds[2]  # same games, same order, same ratings
+    assert len({(s["mu"], s["sigma"], s["acxLevel"]) for s, _ in runs}) == 1
+    assert runs[0][1] == runs[1][1] and runs[0][1] != runs[2][1]  # only the signatures differ
+
+
+def test_refusals_before_running(world: World) -> None:
+    # The publisher cannot grade its own cartridge.
+    code, res = attest(world, "self", "--competence", "33", verifier=world.tmp / "publisher",
+                       issuer=world.publisher_did, state="state-refusals")
+    assert code == 2 and "independence" in res["reasons"][0]
+    # A cartridge that does not claim the benchmark's capability.
+    ok(cli("cartridge", "init", str(world.tmp / "other"), "--id", "io.example/other", "--version", "1.0.0",
+           "--capability", "write-docs[python]"))
+    other = ok(cli("cartridge", "push", str(world.tmp / "other"), f"oci:{world.tmp / 'layout'}:other", "--key",
+                   str(world.tmp / "publisher.key"), "--json"))
+    code, res = attest(world, "nocap", "--competence", "33", state="state-refusals",
+                       cart=other["reference"].split("@")[0])
+    assert code == 2 and "does not claim" in res["reasons"][0]
+    # A verifier the slice was not sealed to.
+    ok(cli("keygen", str(world.tmp / "stranger")))
+    code, res = attest(world, "stranger", "--competence", "33", verifier=world.tmp / "stranger",
+                       issuer=load_identity(f"{world.tmp / 'stranger'}.key").did, state="state-refusals")
+    assert code == 2 and "not sealed to" in res["reasons"][0]
+    with Ledger(world.tmp / "state-refusals") as led:
+        assert [a.state for a in led.attempts()] == ["refused"] * 3
+    # Bad --games is a usage error (exit 2) and starts no cooldown.
+    res2 = cli("attest", world.cart, "--benchmark", world.bench, "--key", f"{world.verifier}.key", "--issuer",
+               world.verifier_did, "--state", str(world.tmp / "state-games"), "-o", str(world.tmp / "g"),
+               "--competence", "33", "--games", "97")
+    assert res2.exit_code == 2 and "exceeds the 96 held-out" in res2.output
+
+
+def test_command_solver_end_to_end(tmp_path: Path) -> None:
+    ok(cli("keygen", str(tmp_path / "publisher")))
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ok(cli("cartridge", "init", str(tmp_path / "agent"), "--id", "io.example/py-agent", "--version", "1.0.0",
+           "--capability", "implement-feature[python+pytest]@software-engineering"))
+    layout = f"oci:{tmp_path / 'layout'}"
+    ok(cli("cartridge", "push", str(tmp_path / "agent"), f"{layout}:agent", "--key", str(tmp_path / "publisher.key")))
+    ok(cli("benchmark", "push", str(ROOT / "testdata" / "bench-py"), f"{layout}:bench", "--seal-to",
+           str(tmp_path / "verifier.did.json")))
+    did = load_identity(f"{tmp_path / 'verifier'}.key").did
+    res = cli("attest", f"{layout}:agent", "--benchmark", f"{layout}:bench", "--key", f"{tmp_path / 'verifier'}.key",
+              "--issuer", did, "--solver", "command", "--agent-cmd",
+              f"{sys.executable} {ROOT / 'testdata' / 'agents' / 'simple_agent.py'}", "--games", "5",
+              "--state", str(tmp_path / "state"), "-o", str(tmp_path / "out"), "--json")
+    summary = ok(res, 1)  # 5 games can never pass the gate
+    assert summary["games"] == 5 and any("minGames" in r for r in summary["reasons"])
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    outcomes = {g["outcome"] for g in result["gameRecords"]}
+    assert outcomes <= {"certified-pass", "model-fail"} and result["run"]["solver"]["name"] == "command"
+    # Transcripts are sealed to the verifier; their plaintext is nowhere in the output directory.
+    sealed = sorted((tmp_path / "out" / "transcripts").glob("*.sealed.json"))
+    assert len(sealed) == 5
+    from acx_oci.seal import unseal
+
+    ident = load_identity(f"{tmp_path / 'verifier'}.key")
+    transcript = json.loads(unseal(json.loads(sealed[0].read_bytes()), ident, b"acx-oci/game-transcript/v1"))
+    assert transcript["taskId"].startswith("py-")
+    everything = b"".join(p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert transcript["taskId"].encode() not in everything
