@@ -100,6 +100,7 @@ from .jsonio import parse_json
 from .oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
+    MANIFEST_ACCEPT,
     MAX_MANIFEST_BYTES,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
@@ -458,10 +459,12 @@ class Gateway:
         return url
 
     async def _send(self, request: Request, *, content: Any = None, drop: tuple[str, ...] = (),
-                    method: str | None = None, path: str | None = None) -> httpx.Response:
+                    method: str | None = None, path: str | None = None,
+                    extra: dict[str, str] | None = None) -> httpx.Response:
         url = self.origin + path if path is not None else self._url(request)
-        req = self.client.build_request(method or request.method, url,
-                                        headers=self._forward_headers(request, drop), content=content)
+        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})))
+        headers += list((extra or {}).items())
+        req = self.client.build_request(method or request.method, url, headers=headers, content=content)
         try:
             return await self.client.send(req, stream=True)
         except httpx.TimeoutException:
@@ -662,7 +665,7 @@ class Gateway:
             return oci_error(400, "DIGEST_INVALID", str(exc))
         # The client's credentials decide whether it may read this repository at all.
         probe = await self._send(request, method="HEAD", path=f"/v2/{name}/manifests/{digest}",
-                                 drop=("content-length", "content-type"))
+                                 drop=("content-length", "content-type"), extra={"Accept": MANIFEST_ACCEPT})
         await probe.aclose()
         if probe.status_code in (401, 403):
             return self._with_headers(Response(b"", status_code=probe.status_code),

@@ -1,0 +1,227 @@
+"""The policy gateway in front of a real CNCF Distribution registry (which lacks the Referrers API)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from acx_oci.attestation import publish_status_list
+from acx_oci.errors import RegistryError
+from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, MANIFEST_ACCEPT, MEDIA_INDEX, MEDIA_MANIFEST, build_manifest
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.referrers import fallback_tag, referrer_tag
+from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci.store import StoreOptions
+from acx_oci.policy import load_policy
+from acx_oci.resolve import resolve_cartridge
+from acx_oci.trust import load_trust
+
+from .test_policy_cli import World, attest, build_world, cli, publish, push_cartridge, self_issued_credential
+
+SBOM = "application/vnd.example.sbom.v1"
+
+
+@pytest.fixture(scope="module")
+def world(registry: str, tmp_path_factory: pytest.TempPathFactory) -> World:
+    return build_world(registry, tmp_path_factory.mktemp("world"))
+
+
+@pytest.fixture(scope="module")
+def gw(world: World) -> Iterator[RunningGateway]:
+    config = GatewayConfig(upstream=f"http://{world.registry}", policy=load_policy(world.policy),
+                           trust=load_trust(world.trust), fresh_seconds=0.3)
+    running = start_in_thread(config)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def skopeo_raw(ref: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
+                          capture_output=True, timeout=60)
+
+
+def get_manifest(host: str, repo: str, ref: str, method: str = "GET") -> httpx.Response:
+    return httpx.request(method, f"http://{host}/v2/{repo}/manifests/{ref}", headers={"Accept": MANIFEST_ACCEPT})
+
+
+def test_skopeo_compliant_passes_and_bytes_are_untouched(world: World, gw: RunningGateway) -> None:
+    through = skopeo_raw(f"{gw.address}/acx/strong:1")
+    assert through.returncode == 0, through.stderr.decode()
+    direct = skopeo_raw(f"{world.registry}/acx/strong:1")
+    assert through.stdout == direct.stdout
+    assert json.loads(through.stdout)["artifactType"] == "application/vnd.acx.cartridge.v1"
+    head = get_manifest(gw.address, "acx/strong", world.digests["strong"], "HEAD")
+    assert head.status_code == 200 and head.headers["docker-content-digest"] == world.digests["strong"]
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("unattested", "no_attestation"), ("revoked", "revoked"), ("selfissued", "self_issued")])
+def test_skopeo_non_compliant_is_denied_403(world: World, gw: RunningGateway, name: str, code: str) -> None:
+    res = skopeo_raw(f"{gw.address}/acx/{name}:1")
+    assert res.returncode != 0
+    err = res.stderr.decode()
+    assert "denied" in err.lower() and "build-dag[pkg:pypi/apache-airflow] >=senior" in err, err
+    for target in ("1", world.digests[name]):  # by tag and by digest
+        resp = get_manifest(gw.address, f"acx/{name}", target)
+        assert resp.status_code == 403
+        body = resp.json()["errors"][0]
+        assert body["code"] == "DENIED"
+        assert "build-dag[pkg:pypi/apache-airflow] >=senior" in body["message"] and code in body["message"]
+        unmet = body["detail"]["unmet"]
+        assert unmet[0]["description"] == "build-dag[pkg:pypi/apache-airflow] >=senior"
+        assert code in unmet[0]["codes"]
+    assert get_manifest(gw.address, f"acx/{name}", "1", "HEAD").status_code == 403
+
+
+def test_non_cartridge_artifacts_pass_through_untouched(world: World, gw: RunningGateway) -> None:
+    # the benchmark lives in a covered repository but is not a cartridge
+    through = skopeo_raw(f"{gw.address}/acx/bench:2026.07.1")
+    assert through.returncode == 0, through.stderr.decode()
+    assert through.stdout == skopeo_raw(f"{world.registry}/acx/bench:2026.07.1").stdout
+    # pushing through the gateway: blob upload sessions (Location rewritten to the gateway), manifest PUT
+    s = RegistryStore(parse_reference(f"{gw.address}/acx/plain"), StoreOptions())
+    data = uuid.uuid4().bytes * 1000
+    layer = s.push_blob(data, "application/octet-stream")
+    raw = build_manifest(SBOM, [layer])
+    s.push_manifest(raw, MEDIA_MANIFEST, "v1")
+    direct = open_store(f"{world.registry}/acx/plain")
+    assert direct.fetch_manifest_raw("v1")[0] == raw
+    assert direct.fetch_blob(layer.digest) == data
+    assert s.fetch_blob(layer.digest) == data
+    tags = httpx.get(f"http://{gw.address}/v2/acx/plain/tags/list").json()
+    assert tags == {"name": "acx/plain", "tags": ["v1"]}
+    post = httpx.post(f"http://{gw.address}/v2/acx/plain/blobs/uploads/")
+    assert post.status_code == 202 and post.headers["location"].startswith(f"http://{gw.address}/v2/acx/plain/")
+    # errors pass through as the upstream wrote them
+    missing = get_manifest(gw.address, "acx/plain", "nope")
+    assert missing.status_code == 404 and missing.json()["errors"][0]["code"] == "MANIFEST_UNKNOWN"
+
+
+def test_uncovered_repository_is_not_gated(world: World, gw: RunningGateway) -> None:
+    digest = push_cartridge(world, world.dir / "lab-open", f"{world.registry}/lab/open:1", "io.github.acme/open")
+    res = skopeo_raw(f"{gw.address}/lab/open:1")
+    assert res.returncode == 0, res.stderr.decode()
+    assert json.loads(res.stdout)["artifactType"] == "application/vnd.acx.cartridge.v1"
+    assert get_manifest(gw.address, "lab/open", digest).status_code == 200
+
+
+def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> None:
+    """A self-issued attestation pushed through the gateway is refused; the honest one is accepted and listed."""
+    gw_ref = f"{gw.address}/lab/agent:1"
+    subject = push_cartridge(world, world.dir / "lab-agent", gw_ref, "io.github.acme/lab-agent")
+    out = attest(world, gw_ref, world.dir / "out-lab", world.dir / "state-lab")
+    store = open_store(gw_ref)
+    publish_status_list(store, json.loads((out / "status-list.json").read_bytes()))
+
+    forged = self_issued_credential(world, out)
+    with pytest.raises(RegistryError) as refused:
+        publish(store, out, forged, status=False)
+    assert "HTTP 403" in str(refused.value) and "DENIED" in str(refused.value)
+    assert "self_issued" in str(refused.value)
+    mis_bound = self_issued_credential(world, out, cartridge_digest=world.digests["strong"])
+    with pytest.raises(RegistryError, match="manifest_mismatch"):
+        publish(store, out, mis_bound, status=False)
+
+    accepted = publish(store, out, status=False)
+    # the upstream has it, its fallback index lists it, and it has its own tag
+    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/agent"), StoreOptions())
+    assert upstream.fetch_manifest(accepted.digest).subject is not None
+    assert accepted.digest in [d.digest for d in upstream.read_referrers_index(subject)]
+    assert referrer_tag(accepted.digest, subject) in upstream.list_tags()
+    assert [d.digest for d in upstream.referrers(subject)] == [accepted.digest]
+    # nothing refused reached the upstream
+    assert len(upstream.referrers(subject)) == 1
+
+    # GET referrers through the gateway: a valid OCI image index, with the artifactType filter
+    url = f"http://{gw.address}/v2/lab/agent/referrers/{subject}"
+    resp = httpx.get(url)
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith(MEDIA_INDEX)
+    index = resp.json()
+    assert index["schemaVersion"] == 2 and index["mediaType"] == MEDIA_INDEX
+    assert [m["digest"] for m in index["manifests"]] == [accepted.digest]
+    entry = index["manifests"][0]
+    assert entry["mediaType"] == MEDIA_MANIFEST and entry["artifactType"] == ARTIFACT_ATTESTATION
+    assert entry["size"] == accepted.size and "dev.acx.level.career-tier" in entry["annotations"]
+    filtered = httpx.get(url, params={"artifactType": ARTIFACT_ATTESTATION})
+    assert filtered.headers["oci-filters-applied"] == "artifactType"
+    assert [m["digest"] for m in filtered.json()["manifests"]] == [accepted.digest]
+    assert httpx.get(url, params={"artifactType": SBOM}).json()["manifests"] == []
+    assert httpx.get(f"http://{gw.address}/v2/lab/agent/referrers/sha256:{'0' * 64}").json()["manifests"] == []
+    oras_style = skopeo_raw(f"{world.registry}/lab/agent:{fallback_tag(subject)}")
+    assert accepted.digest in oras_style.stdout.decode()
+
+    # an accepted PUT with a subject is answered with OCI-Subject
+    raw = upstream.fetch_manifest_raw(accepted.digest)[0]
+    put = httpx.put(f"http://{gw.address}/v2/lab/agent/manifests/{accepted.digest}", content=raw,
+                    headers={"Content-Type": MEDIA_MANIFEST})
+    assert put.status_code == 201 and put.headers["oci-subject"] == subject
+    # ... also for referrers that are not attestations (an SBOM), which get an index entry too
+    sbom = build_manifest(SBOM, [upstream.push_blob(b"sbom", "text/plain")],
+                          subject=upstream.fetch_manifest(subject).descriptor)
+    put = httpx.put(f"http://{gw.address}/v2/lab/agent/manifests/v1-sbom", content=sbom,
+                    headers={"Content-Type": MEDIA_MANIFEST})
+    assert put.status_code == 201 and put.headers["oci-subject"] == subject
+    assert len(httpx.get(url).json()["manifests"]) == 2
+
+
+def test_resolve_through_gateway_uses_native_referrers_api(world: World, gw: RunningGateway) -> None:
+    via = cli("resolve", world.ref("strong", gw.address), "--trust", world.trust, "--json").output
+    direct = cli("resolve", world.ref("strong"), "--trust", world.trust, "--json").output
+    a, b = json.loads(via), json.loads(direct)
+    for doc in (a, b):
+        doc.pop("reference")
+    assert a == b
+    assert a["capabilities"][0]["effective"] == "VERIFIED"
+    trust = load_trust(world.trust)
+    now = datetime.now(UTC)
+    through_store = RegistryStore(parse_reference(world.ref("strong", gw.address)), StoreOptions())
+    upstream_store = RegistryStore(parse_reference(world.ref("strong")), StoreOptions())
+    r1 = resolve_cartridge(through_store, "1", trust, now=now)
+    r2 = resolve_cartridge(upstream_store, "1", trust, now=now)
+    assert through_store.last_referrers_source == "api"
+    assert upstream_store.last_referrers_source == "fallback"
+    assert r1.to_json() | {"reference": ""} == r2.to_json() | {"reference": ""}
+
+
+def test_verdict_cache_revalidates_on_revocation(world: World, gw: RunningGateway, tmp_path: Path) -> None:
+    """A revocation published straight to the upstream (not through the gateway) flips the cached verdict."""
+    ref = world.ref("flip")
+    digest = push_cartridge(world, tmp_path / "flip", ref, "io.github.acme/flip-agent")
+    out = attest(world, ref, tmp_path / "out", tmp_path / "state")
+    store = open_store(ref)
+    publish(store, out)
+    assert get_manifest(gw.address, "acx/flip", digest).status_code == 200
+    evaluations = gw.gateway.stats["evaluations"]
+    assert get_manifest(gw.address, "acx/flip", digest).status_code == 200
+    assert gw.gateway.stats["evaluations"] == evaluations  # served from the cache
+    index = json.loads((out / "credential.json").read_bytes())["credentialStatus"]["statusListIndex"]
+    cli("status-list", "revoke", out / "status-list.json", index, "--key", world.dir / "ver.key")
+    publish_status_list(store, json.loads((out / "status-list.json").read_bytes()))
+    time.sleep(gw.gateway.config.fresh_seconds + 0.05)
+    resp = get_manifest(gw.address, "acx/flip", digest)
+    assert resp.status_code == 403 and "revoked" in resp.json()["errors"][0]["message"]
+    assert gw.gateway.stats["evaluations"] == evaluations + 1
+
+
+def test_health_and_access_log(gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="acx_oci.gateway.access")
+    health = httpx.get(f"http://{gw.address}/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert httpx.get(f"http://{gw.address}/readyz").json()["upstreamStatus"] == 200
+    httpx.get(f"http://{gw.address}/v2/")
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "acx_oci.gateway.access"]
+    assert lines[-1]["path"] == "/v2/" and lines[-1]["status"] == 200 and lines[-1]["method"] == "GET"
+    assert {"ts", "ms", "bytes", "remote"} <= set(lines[-1])
