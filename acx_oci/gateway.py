@@ -222,6 +222,10 @@ class VerdictCache:
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -796,7 +800,9 @@ def start_in_thread(config: GatewayConfig, host: str = "127.0.0.1", port: int = 
                     timeout: float = 10.0) -> RunningGateway:
     """Bind (port 0 = ephemeral), serve in a daemon thread, return once it accepts connections."""
     app, gw = create_app(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the listening socket's
+    # proto says TCP, and without it a response written as headers + body waits ~40 ms for a delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", server_header=False)

@@ -1,0 +1,108 @@
+"""Latency a pull through the policy gateway adds over the upstream, measured in one run.
+
+Setup: a local CNCF Distribution registry (no Referrers API: the gateway's
+fingerprint and resolution take the tag-schema fallback path) with a strong,
+attested cartridge in ``acx/strong`` (competence 33, 90 games, status list
+published), and gateways started in this process in front of it.
+
+Measured, each as the median (and p90) of a manifest GET by tag over one
+keep-alive ``httpx.Client``:
+
+- floor:       the cartridge manifest straight from the upstream;
+- proxy:       a non-cartridge manifest through the gateway (the cost of proxying alone);
+- cached:      the cartridge through the gateway, verdict fresh in the cache (no upstream calls but the GET);
+- revalidated: the cartridge, cached verdict but its fingerprint re-listed (``--fresh 0``);
+- cold:        the cartridge, verdict cache emptied before every request (full resolve + evaluate).
+
+Prints each against the floor as a ratio. Run: python benchmarks/gateway.py [--n 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread  # noqa: E402
+from acx_oci.oci.model import MANIFEST_ACCEPT  # noqa: E402
+from acx_oci.policy import load_policy  # noqa: E402
+from acx_oci.trust import load_trust  # noqa: E402
+from tests.registry_harness import start_registry  # noqa: E402
+from tests.test_policy_cli import build_world  # noqa: E402
+
+
+def measure(client: httpx.Client, url: str, n: int, before: Callable[[], None] | None = None,
+            expect: int = 200) -> list[float]:
+    times = []
+    for _ in range(n):
+        if before is not None:
+            before()
+        t = time.perf_counter()
+        resp = client.get(url, headers={"Accept": MANIFEST_ACCEPT})
+        times.append(time.perf_counter() - t)
+        if resp.status_code != expect:
+            raise SystemExit(f"{url}: HTTP {resp.status_code} {resp.text[:300]}")
+    return times
+
+
+def p90(xs: list[float]) -> float:
+    return sorted(xs)[int(0.9 * (len(xs) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=300, help="requests per warm measurement")
+    parser.add_argument("--n-cold", type=int, default=40, help="requests for the cold measurement")
+    args = parser.parse_args()
+    reg = start_registry()
+    gateways: list[RunningGateway] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="acx-bench-gw-") as tmp:
+            print("building the world (keys, benchmark, 4 cartridges, attestations)...", file=sys.stderr)
+            w = build_world(reg.host, Path(tmp))
+            policy, trust = load_policy(w.policy), load_trust(w.trust)
+            upstream = f"http://{reg.host}"
+            fresh = start_in_thread(GatewayConfig(upstream=upstream, policy=policy, trust=trust,
+                                                  fresh_seconds=3600.0, max_age_seconds=3600.0))
+            reval = start_in_thread(GatewayConfig(upstream=upstream, policy=policy, trust=trust,
+                                                  fresh_seconds=0.0, max_age_seconds=3600.0))
+            gateways += [fresh, reval]
+            path = "/v2/acx/strong/manifests/1"
+            with httpx.Client() as client:
+                for url in (f"{upstream}{path}", f"http://{fresh.address}{path}", f"http://{reval.address}{path}",
+                            f"http://{fresh.address}/v2/acx/bench/manifests/2026.07.1"):
+                    measure(client, url, 20)  # warm connections, caches, the verdict
+                rows: list[tuple[str, list[float]]] = [
+                    ("floor (upstream direct)", measure(client, f"{upstream}{path}", args.n)),
+                    ("proxy only (non-cartridge)",
+                     measure(client, f"http://{fresh.address}/v2/acx/bench/manifests/2026.07.1", args.n)),
+                    ("cached verdict (fresh)", measure(client, f"http://{fresh.address}{path}", args.n)),
+                    ("cached verdict (revalidated)", measure(client, f"http://{reval.address}{path}", args.n)),
+                    ("cold verdict (full resolve)",
+                     measure(client, f"http://{fresh.address}{path}", args.n_cold, fresh.gateway.cache.clear)),
+                ]
+            floor = statistics.median(rows[0][1])
+            print(f"manifest GET of a cartridge with 1 attestation; n={args.n} (cold n={args.n_cold})")
+            print(f"{'path':32} {'median ms':>10} {'p90 ms':>8} {'ratio':>7} {'added ms':>9}")
+            for name, xs in rows:
+                med = statistics.median(xs)
+                print(f"{name:32} {med * 1000:10.2f} {p90(xs) * 1000:8.2f} {med / floor:6.2f}x "
+                      f"{(med - floor) * 1000:9.2f}")
+            print(f"evaluations: fresh gateway {fresh.gateway.stats}, revalidating gateway {reval.gateway.stats}")
+    finally:
+        for g in gateways:
+            g.stop()
+        reg.stop()
+
+
+if __name__ == "__main__":
+    main()
