@@ -70,12 +70,13 @@ import contextlib
 import json
 import logging
 import re
+import signal
 import socket
 import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -768,13 +769,34 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, but a SIGTERM/SIGINT that ended in a graceful shutdown exits 0.
+
+    (uvicorn re-raises the signal after shutting down, so the process would
+    die "by signal" even though every in-flight request was completed.)
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 def serve(config: GatewayConfig, listen: str, graceful_seconds: float = 30.0) -> None:
-    """Run until SIGINT/SIGTERM; in-flight requests get ``graceful_seconds`` to finish."""
+    """Run until SIGINT/SIGTERM: stop accepting, give in-flight requests ``graceful_seconds``, close upstream pools."""
     host, port = parse_listen(listen)
     configure_access_log()
     app, _ = create_app(config)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                timeout_graceful_shutdown=int(graceful_seconds), proxy_headers=False, server_header=False)
+    cfg = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
+                         timeout_graceful_shutdown=int(graceful_seconds), proxy_headers=False, server_header=False)
+    _Server(cfg).run()
 
 
 @dataclass

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -225,3 +228,42 @@ def test_health_and_access_log(gw: RunningGateway, caplog: pytest.LogCaptureFixt
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "acx_oci.gateway.access"]
     assert lines[-1]["path"] == "/v2/" and lines[-1]["status"] == 200 and lines[-1]["method"] == "GET"
     assert {"ts", "ms", "bytes", "remote"} <= set(lines[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_cli_gateway_subprocess_serves_and_shuts_down_gracefully(world: World) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acx_oci", "gateway", "--upstream", f"http://{world.registry}",
+         "--listen", f"127.0.0.1:{port}", "--policy", str(world.policy), "--trust", str(world.trust)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        started = time.perf_counter()
+        assert get_manifest(f"127.0.0.1:{port}", "acx/unattested", "1").status_code == 403
+        assert get_manifest(f"127.0.0.1:{port}", "acx/bench", "2026.07.1").status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+        assert time.perf_counter() - started < 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    records = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    denied = [r for r in records if r["path"] == "/v2/acx/unattested/manifests/1"]
+    assert denied and denied[0]["status"] == 403 and denied[0]["decision"] == "denied"
