@@ -69,6 +69,13 @@ def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
 def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
                      envelopes: list[bytes]) -> Descriptor:
     """Push credential + game records as a referrer of ``subject`` (with its own tag)."""
+    raw, _ = build_attestation(store, subject, credential_bytes, envelopes)
+    return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
+
+
+def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
+                      envelopes: list[bytes]) -> tuple[bytes, Descriptor]:
+    """Upload the layers and return the attestation manifest bytes (not yet pushed)."""
     credential = parse_json(credential_bytes, "credential")
     if not isinstance(credential, dict):
         raise UsageError("credential: expected a JSON object")
@@ -77,10 +84,9 @@ def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
     for i, env in enumerate(envelopes, 1):
         layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: f"game-{i:04d}.dsse.json"}))
     subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
-    raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj,
-                         annotations=attestation_annotations(credential))
-    digest = sha256_digest(raw)
-    return store.push_referrer(raw, subject.digest, referrer_tag(digest, subject.digest))
+    annotations = attestation_annotations(credential)
+    raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj, annotations=annotations)
+    return raw, Descriptor(MEDIA_MANIFEST, sha256_digest(raw), len(raw), annotations, ARTIFACT_ATTESTATION)
 
 
 def credential_layer(manifest: Manifest) -> Descriptor | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError, VerificationError
@@ -93,15 +94,21 @@ def check_did_document(doc: Any, did: str) -> dict[str, Any]:
     return doc
 
 
+@lru_cache(maxsize=256)
+def _did_key_document(base: str) -> dict[str, Any]:
+    """did:key documents are a pure function of the DID; resolving 1,000 credentials reuses one."""
+    try:
+        return did_document(base, public_from_did_key(base))
+    except UsageError as exc:
+        raise DidError(f"{base[:60]}: {exc}") from None
+
+
 def resolve(did: str, trust: Trust | None = None, allow_network: bool = False,
             base_url: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
     """Return the DID document: did:key derived locally, did:web from trust or (if allowed) HTTPS."""
     base, _ = split_did_url(did)
     if base.startswith("did:key:"):
-        try:
-            return did_document(base, public_from_did_key(base))
-        except UsageError as exc:
-            raise DidError(f"{base[:60]}: {exc}") from None
+        return _did_key_document(base)
     if trust is not None:
         doc = trust.did_document_for(base)
         if doc is not None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,7 +29,7 @@ from .oci.model import ARTIFACT_ATTESTATION, Descriptor
 from .oci.store import Store
 from .resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from .trust import Trust
-from .verify import VerifyContext, verify_level_credential
+from .verify import StatusCache, VerifyContext, verify_level_credential
 
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -136,39 +137,22 @@ def resolve_loaded(
     subject = cart.manifest.digest
     refs = store.referrers(subject, ARTIFACT_ATTESTATION)
     seen = len(refs)
+    if getattr(store, "last_referrers_partial", False):
+        partial = True
+        notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:
         refs = sorted(refs, key=lambda d: d.annotations.get("org.opencontainers.image.created", ""), reverse=True)
         refs = refs[: lim.max_referrers]
         partial = True
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
 
-    fetched: list[_Fetched] = []
-    total = 0
-    with ThreadPoolExecutor(max_workers=max(1, lim.workers)) as pool:
-        futures = [pool.submit(_fetch_one, store, d, subject, check_evidence) for d in refs]
-        for fut in futures:
-            remaining = lim.deadline_seconds - (time.monotonic() - started)
-            if remaining <= 0 or total > lim.max_bytes:
-                fut.cancel()
-                partial = True
-                continue
-            try:
-                item = fut.result(timeout=remaining)
-            except TimeoutError:
-                partial = True
-                continue
-            total += item.size
-            fetched.append(item)
-    if partial and len(fetched) < len(refs):
-        notes.append(f"stopped after {len(fetched)} of {len(refs)} attestations (time or byte bound)")
-
-    # Status lists: the cartridge's repository, then user-supplied files, then HTTPS if allowed.
     supplied = {str(s.get("id")): s for s in status_lists or [] if isinstance(s, dict)}
     lists: dict[str, dict[str, Any] | None] = {}
-    for item in fetched:
-        url = _status_url(item.credential) if item.credential else None
-        if url is None or url in lists:
-            continue
+
+    def status_list_for(url: str) -> dict[str, Any] | None:
+        """The cartridge's repository first, then user-supplied files, then HTTPS if allowed."""
+        if url in lists:
+            return lists[url]
         found: dict[str, Any] | None = None
         try:
             published = fetch_status_list(store, url)
@@ -183,29 +167,35 @@ def resolve_loaded(
             except AcxError as exc:
                 notes.append(f"status list {url}: {exc}")
         lists[url] = found
+        return found
 
     claims = {c.id: c for c in cart.capabilities}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
     rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
     unmatched: list[Rejection] = []
     verdicts: dict[tuple[str | None, str | None], tuple[list[str], list[str]]] = {}
-    for item in fetched:
+    status_cache: StatusCache = {}
+
+    def judge(item: _Fetched) -> None:
+        """Verify one fetched attestation (runs on the main thread while others download)."""
         cred = item.credential
-        res = level_result(cred) or {} if cred else {}
+        res = (level_result(cred) or {}) if cred else {}
         cap_id = str(res.get("acx:capabilityId") or item.descriptor.annotations.get("dev.acx.capability.id", ""))
         codes, messages = list(item.codes), list(item.messages)
+        issuer = None
         if cred is not None:
+            iss = cred.get("issuer")
+            issuer = str(iss.get("id") if isinstance(iss, dict) else iss)
             url = _status_url(cred)
             key = (item.credential_digest, url)
             if key not in verdicts:
                 ctx = VerifyContext(
                     trust=trust, now=now, expected_rom_digest=cart.rom_digest, expected_manifest_digest=subject,
                     cartridge_controller=cart.controller, rom_signer=cart.signer,
-                    status_list=lists.get(url) if url else None, allow_unknown_status=allow_unknown_status,
-                    evidence=item.evidence,
+                    status_list=status_list_for(url) if url else None, allow_unknown_status=allow_unknown_status,
+                    evidence=item.evidence, status_cache=status_cache,
                 )
-                result = verify_level_credential(cred, ctx)
-                failed = [c for c in result.checks if not c.ok]
+                failed = [c for c in verify_level_credential(cred, ctx).checks if not c.ok]
                 verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
             vcodes, vmsgs = verdicts[key]
             codes += vcodes
@@ -214,15 +204,11 @@ def resolve_loaded(
             if missing:
                 codes.append("evidence_missing")
                 messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
-        issuer = None
-        if cred is not None:
-            iss = cred.get("issuer")
-            issuer = str(iss.get("id") if isinstance(iss, dict) else iss)
         if codes:
             rej = Rejection(item.descriptor.digest, tuple(dict.fromkeys(codes)), tuple(messages),
                             item.credential_digest, issuer)
             (rejected[cap_id] if cap_id in claims else unmatched).append(rej)
-            continue
+            return
         assert cred is not None and item.credential_digest is not None
         acc = AcceptedCredential(
             attestation_digest=item.descriptor.digest,
@@ -246,6 +232,31 @@ def resolve_loaded(
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
                                        item.credential_digest, issuer))
 
+    done = 0
+    total = 0
+    with ThreadPoolExecutor(max_workers=max(1, lim.workers)) as pool:
+        futures = [pool.submit(_fetch_one, store, d, subject, check_evidence) for d in refs]
+        try:
+            remaining = max(0.0, lim.deadline_seconds - (time.monotonic() - started))
+            for fut in as_completed(futures, timeout=remaining):
+                item = fut.result()
+                total += item.size
+                done += 1
+                judge(item)
+                if total > lim.max_bytes:
+                    partial = True
+                    notes.append(f"stopped after {total} bytes (byte bound {lim.max_bytes})")
+                    break
+        except FuturesTimeout:
+            partial = True
+            notes.append(f"stopped at the time bound ({lim.deadline_seconds:.0f} s)")
+        finally:
+            for fut in futures:
+                fut.cancel()
+    if done < len(refs):
+        partial = True
+        notes.append(f"checked {done} of {len(refs)} attestations")
+
     tampered = cart.signature_status == STATUS_TAMPERED
     if tampered:
         notes.append("the cartridge is tampered: no claim can be verified")
@@ -259,7 +270,7 @@ def resolve_loaded(
         winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, a.valid_from), reverse=True))
         best = winners[0] if winners and not tampered else None
         results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
-                                            tuple(rejected[cid])))
+                                            tuple(sorted(rejected[cid], key=lambda r: r.digest))))
     return Resolution(
         reference=reference or str(store.reference),
         manifest_digest=subject,
@@ -268,7 +279,7 @@ def resolve_loaded(
         signer=cart.signer,
         controller=cart.controller,
         capabilities=tuple(results),
-        unmatched=tuple(unmatched),
+        unmatched=tuple(sorted(unmatched, key=lambda r: r.digest)),
         referrers_seen=seen,
         partial=partial,
         notes=tuple(notes),

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
@@ -38,6 +39,7 @@ from .jsonio import schema as packaged_schema
 from .trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, Trust
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]
+StatusCache = dict[tuple[int, str | None, str | None, str | None], tuple[list[str], bytes | None]]
 _DT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 
@@ -71,6 +73,9 @@ class VerifyContext:
     did_web_base_url: str | None = None
     max_status_bytes: int = statuslist.DEFAULT_MAX_BYTES
     resolve_keys: KeyResolver | None = None
+    # Memo for status-list verdicts, shared by the caller across many credentials that
+    # point at the same list object (resolve checks 1,000 credentials against one list).
+    status_cache: StatusCache | None = None
 
 
 @dataclass(frozen=True)
@@ -197,8 +202,13 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     return VerifyResult(checks)
 
 
+@lru_cache(maxsize=1)
+def _level_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(packaged_schema("level-credential.schema.json"))
+
+
 def _check_schema(credential: dict[str, Any]) -> Check:
-    validator = jsonschema.Draft202012Validator(packaged_schema("level-credential.schema.json"))
+    validator = _level_validator()
     error = jsonschema.exceptions.best_match(validator.iter_errors(credential))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
@@ -392,8 +402,21 @@ def _check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCon
     entry = listed[0] if listed else entries[0]
     url = entry.get("statusListCredential")
     purpose = entry.get("statusPurpose")
-    problems = check_status_list(ctx.status_list, url if isinstance(url, str) else None, issuer, ctx, resolve,
-                                 purpose if isinstance(purpose, str) else None)
+    list_url = url if isinstance(url, str) else None
+    want_purpose = purpose if isinstance(purpose, str) else None
+    memo_key = (id(ctx.status_list), list_url, issuer, want_purpose)
+    if ctx.status_cache is not None and memo_key in ctx.status_cache:
+        problems, cached_bits = ctx.status_cache[memo_key]
+    else:
+        problems = check_status_list(ctx.status_list, list_url, issuer, ctx, resolve, want_purpose)
+        cached_bits = None
+        if not problems:
+            try:
+                cached_bits = statuslist.list_bits(ctx.status_list, ctx.max_status_bytes)
+            except UsageError:
+                cached_bits = None
+        if ctx.status_cache is not None:
+            ctx.status_cache[memo_key] = (problems, cached_bits)
     if problems:
         stale = all("older than" in p or "expired" in p or "age is unknown" in p for p in problems)
         code = "status_stale" if stale else "status_invalid"
@@ -402,7 +425,8 @@ def _check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCon
     out = [_ok("status_list", f"status list {url} is signed by {_issuer_id(ctx.status_list)} and current")]
     try:
         index = statuslist.parse_index(entry.get("statusListIndex"))
-        bits = statuslist.list_bits(ctx.status_list, ctx.max_status_bytes)
+        bits = cached_bits if cached_bits is not None else statuslist.list_bits(ctx.status_list,
+                                                                                 ctx.max_status_bytes)
         is_set = statuslist.get_bit(bits, index)
     except UsageError as exc:
         return [out[0], _bad("revocation", "status_invalid", str(exc))]
