@@ -21,11 +21,13 @@ from typing import Any
 from . import benchmark as bm
 from . import credential as cred_mod
 from . import engine, gamerecords, statuslist
+from .attestation import publish_status_list, push_attestation, status_tag
 from .cartridge import STATUS_VALID, STATUS_WARNING, LoadedCartridge, load_cartridge
+from .digest import sha256_digest
 from .errors import AcxError, UsageError
 from .jcs import canonical
 from .keys import Identity
-from .ledger import Ledger
+from .ledger import Ledger, StatusList
 from .oci.open import open_store
 from .oci.ref import parse_reference
 from .oci.store import StoreOptions
@@ -61,6 +63,7 @@ class AttestRequest:
     store_options: StoreOptions = field(default_factory=StoreOptions)
     clock: Callable[[], datetime] | None = None
     progress: Callable[[int, int, str], None] | None = None  # (done, total, text)
+    push: bool = True  # publish the status list and push the attestation next to the cartridge
 
 
 @dataclass
@@ -76,6 +79,8 @@ class AttestOutcome:
     record_paths: list[Path] = field(default_factory=list)
     attempt_id: int | None = None
     credential: dict[str, Any] | None = None
+    attestation_digest: str | None = None
+    status_list_ref: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -96,6 +101,8 @@ class AttestOutcome:
             "careerTier": r.tier if r else None,
             "romDigest": self.rom_digest,
             "credential": str(self.credential_path) if self.credential_path else None,
+            "attestationDigest": self.attestation_digest,
+            "statusListRef": self.status_list_ref,
         }
 
 
@@ -112,6 +119,17 @@ def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str
             problems.append(f"independence: the issuer {verifier.did} is the cartridge's {role}; "
                             "a cartridge cannot be graded by its own author")
     return problems
+
+
+def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: datetime) -> dict[str, Any]:
+    """The state's list as of ``now``: every revoked index set, signed by the verifier."""
+    bits = bytearray(statuslist.empty_bits(sl.size))
+    for i in ledger.revoked_indices(sl.uuid):
+        statuslist.set_bit(bits, i)
+    return statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
+                                   purpose=sl.purpose, bits=bytes(bits)),
+        verifier, verifier.verification_method, now)
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -240,21 +258,25 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
             achievement_name=f"ACX Level — {bm.capability_display(cap)}", credential_id=cred_id)
         outcome.credential = credential
-        outcome.credential_path = _write(out / "credential.json",
-                                         json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n")
-        bits = bytearray(statuslist.empty_bits(sl.size))
-        for i in ledger.revoked_indices(sl.uuid):
-            statuslist.set_bit(bits, i)
-        signed_list = statuslist.sign_status_list(
-            statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
-                                       purpose=sl.purpose, bits=bytes(bits)),
-            verifier, verifier.verification_method, now)
-        outcome.status_list_path = _write(out / "status-list.json",
-                                          json.dumps(signed_list, indent=2).encode() + b"\n")
-        from .digest import sha256_digest
-
-        ledger.record_publication(sl.uuid, outcome.status_list_path.resolve().as_uri(),
-                                  sha256_digest(outcome.status_list_path.read_bytes()), now)
+        credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
+        outcome.credential_path = _write(out / "credential.json", credential_bytes)
+        signed_list = signed_status_list(ledger, sl, verifier, now)
+        list_bytes = json.dumps(signed_list, indent=2).encode() + b"\n"
+        outcome.status_list_path = _write(out / "status-list.json", list_bytes)
+        ledger.record_publication(sl.uuid, outcome.status_list_path.resolve().as_uri(), sha256_digest(list_bytes),
+                                  now)
+        ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
+        if req.push:
+            # The list goes up first, so no resolver ever sees the credential without its status.
+            cart_store = open_store(parse_reference(req.cartridge_ref), req.store_options)
+            list_desc = publish_status_list(cart_store, signed_list)
+            location = str(cart_store.reference.with_tag(status_tag(sl.url)))
+            ledger.record_publication(sl.uuid, location, list_desc.digest, now)
+            att = push_attestation(cart_store, cart.manifest.descriptor, credential_bytes, [r.raw for r in records])
+            outcome.attestation_digest = att.digest
+            outcome.status_list_ref = location
+            ledger.record_credential(cred_id, sha256_digest(credential_bytes), now, att.digest,
+                                     str(cart_store.reference.with_digest(att.digest)))
     doc = {
         **outcome.to_json(),
         "issuer": verifier.did,

@@ -7,7 +7,7 @@ is a :class:`UsageError` naming the file, never a traceback.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ def load_yaml_or_json_file(path: str | Path, what: str) -> Any:
         raise UsageError(f"{what} ({path}): expected YAML, found malformed input ({first})") from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     """Load a JSON Schema shipped in ``acx_oci/schemas``."""
     text = resources.files("acx_oci.schemas").joinpath(name).read_text("utf-8")

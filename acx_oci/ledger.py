@@ -62,6 +62,15 @@ CREATE TABLE IF NOT EXISTS status_entries (
     reason TEXT,
     PRIMARY KEY (list_uuid, idx)
 );
+CREATE TABLE IF NOT EXISTS credentials (
+    credential_id TEXT PRIMARY KEY,
+    credential_digest TEXT NOT NULL,
+    attestation_digest TEXT,
+    attestation_ref TEXT,
+    issued_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS credentials_digest ON credentials (credential_digest);
+CREATE INDEX IF NOT EXISTS credentials_attestation ON credentials (attestation_digest);
 CREATE TABLE IF NOT EXISTS publications (
     list_uuid TEXT NOT NULL REFERENCES status_lists(uuid),
     location TEXT NOT NULL,
@@ -299,3 +308,28 @@ class Ledger:
         return [dict(r) for r in self.db.execute(
             "SELECT location, digest, published_at FROM publications WHERE list_uuid = ? ORDER BY location",
             (list_uuid,))]
+
+    # --- what was issued, so ``revoke`` can be given any of its names ---------------------------------
+
+    def record_credential(self, credential_id: str, credential_digest: str, now: datetime,
+                          attestation_digest: str | None = None, attestation_ref: str | None = None) -> None:
+        self.db.execute("INSERT INTO credentials (credential_id, credential_digest, attestation_digest, "
+                        "attestation_ref, issued_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (credential_id) DO UPDATE "
+                        "SET attestation_digest = COALESCE(excluded.attestation_digest, attestation_digest), "
+                        "attestation_ref = COALESCE(excluded.attestation_ref, attestation_ref)",
+                        (credential_id, credential_digest, attestation_digest, attestation_ref, _ts(now)))
+
+    def find_credential(self, name: str) -> str | None:
+        """The credential id for a credential id, credential digest or attestation digest."""
+        row = self.db.execute("SELECT credential_id FROM credentials WHERE credential_id = ? OR "
+                              "credential_digest = ? OR attestation_digest = ?", (name, name, name)).fetchone()
+        if row is not None:
+            return str(row[0])
+        row = self.db.execute("SELECT credential_id FROM status_entries WHERE credential_id = ?", (name,)).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def status_list_by_uuid(self, list_uuid: str) -> StatusList:
+        row = self.db.execute("SELECT * FROM status_lists WHERE uuid = ?", (list_uuid,)).fetchone()
+        if row is None:
+            raise UsageError(f"ledger: unknown status list {list_uuid}")
+        return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])

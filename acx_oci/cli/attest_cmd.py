@@ -49,6 +49,9 @@ def _render(outcome: AttestOutcome) -> None:
     if outcome.credential_path:
         click.echo(f"  credential:  {outcome.credential_path}")
         click.echo(f"  status list: {outcome.status_list_path}")
+    if outcome.attestation_digest:
+        click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
+        click.echo(f"  status list: {outcome.status_list_ref}")
     if outcome.result_path:
         click.echo(f"  result:      {outcome.result_path} ({len(outcome.record_paths)} signed game records)")
 
@@ -71,11 +74,13 @@ def _render(outcome: AttestOutcome) -> None:
               help="Minimum time between attempts on one ROM and benchmark (e.g. 12h, 7d; 0 disables).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json.")
+@click.option("--no-push", is_flag=True,
+              help="Only write files: don't publish the status list or push the attestation.")
 @registry_options
 @json_option
 def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str,
                    competence: float | None, agent_cmd: str | None, games: int | None, state_dir: Path,
-                   cooldown: str, out_dir: Path, plain_http: bool, insecure: bool, timeout: float,
+                   cooldown: str, out_dir: Path, no_push: bool, plain_http: bool, insecure: bool, timeout: float,
                    as_json: bool) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
@@ -111,7 +116,7 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
                         store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
-                        progress=progress if show_progress else None)
+                        progress=progress if show_progress else None, push=not no_push)
     try:
         outcome = attest(req)
     finally:
@@ -122,3 +127,41 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     else:
         _render(outcome)
     sys.exit(outcome.exit_code)
+
+
+@main.command("revoke")
+@click.argument("name", metavar="CREDENTIAL_OR_ATTESTATION_DIGEST")
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The verifier's key: re-signs the status list.")
+@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path.home() / ".acx-oci" / "verifier", show_default=True,
+              help="Verifier state that issued the credential.")
+@click.option("--reason", default="revoked", show_default=True, help="Recorded in the ledger.")
+@registry_options
+@json_option
+def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, reason: str, plain_http: bool,
+                   insecure: bool, timeout: float, as_json: bool) -> None:
+    """Revoke a credential: set its status bit, re-sign the list, republish it everywhere.
+
+    NAME is the credential's digest, its attestation's digest, or its urn:uuid id.
+    Every place the ledger recorded the list (cartridge repositories, files) is
+    updated; resolvers then see the revocation. Exit 3 if any place failed.
+    """
+    from datetime import UTC, datetime
+
+    from ..revocation import revoke
+
+    ident = load_identity(key, did=issuer)
+    outcome = revoke(state_dir, name, ident, datetime.now(UTC), reason,
+                     StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    if as_json:
+        emit_json(outcome.to_json())
+    else:
+        click.echo(f"REVOKED {outcome.credential_id}: bit {outcome.index} of {outcome.list_url}")
+        for loc in outcome.published:
+            click.echo(f"  republished {loc}")
+        for fail in outcome.failed:
+            click.echo(f"  FAILED {fail}", err=True)
+    if outcome.failed:
+        sys.exit(3)

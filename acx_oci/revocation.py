@@ -1,0 +1,69 @@
+"""Revocation: set the credential's bit, re-sign the list, republish it everywhere.
+
+The ledger knows every place the state's status list was published (the
+cartridge repositories it attested in, and files); a revocation that reached
+only some of them would leave resolvers disagreeing, so each place is updated
+and any that failed is reported rather than silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from .attest import signed_status_list
+from .attestation import publish_status_list
+from .digest import sha256_digest
+from .errors import AcxError, UsageError
+from .keys import Identity
+from .ledger import Ledger
+from .oci.open import open_store
+from .oci.ref import parse_reference
+from .oci.store import StoreOptions
+
+
+@dataclass
+class RevokeOutcome:
+    credential_id: str
+    list_url: str
+    index: int
+    published: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {"credentialId": self.credential_id, "statusList": self.list_url, "index": self.index,
+                "published": self.published, "failed": self.failed, "revoked": True}
+
+
+def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason: str = "revoked",
+           store_options: StoreOptions | None = None) -> RevokeOutcome:
+    """Revoke the credential named by id, credential digest or attestation digest."""
+    with Ledger(state_dir) as ledger:
+        cred_id = ledger.find_credential(name)
+        if cred_id is None:
+            raise UsageError(f"revoke: no credential, credential digest or attestation {name} was issued from "
+                             f"the state in {state_dir}")
+        list_uuid, index = ledger.revoke(cred_id, now, reason)
+        sl = ledger.status_list_by_uuid(list_uuid)
+        signed = signed_status_list(ledger, sl, verifier, now)
+        data = json.dumps(signed, indent=2).encode() + b"\n"
+        outcome = RevokeOutcome(cred_id, sl.url, index)
+        for pub in ledger.publications(list_uuid):
+            location = str(pub["location"])
+            try:
+                if location.startswith("file://"):
+                    path = Path(unquote(urlparse(location).path))
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(data)
+                    digest = sha256_digest(data)
+                else:
+                    store = open_store(parse_reference(location), store_options)
+                    digest = publish_status_list(store, signed).digest
+                ledger.record_publication(list_uuid, location, digest, now)
+                outcome.published.append(location)
+            except (AcxError, OSError) as exc:
+                outcome.failed.append(f"{location}: {exc}")
+        return outcome
