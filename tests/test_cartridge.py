@@ -45,7 +45,7 @@ def push(directory: Path, ref: str, key: Path) -> dict[str, str]:
 
 
 def test_push_inspect_registry_and_layout(registry: str, agent: tuple[Path, Path, str], tmp_path: Path) -> None:
-    directory, key, did = agent
+    directory, key, _did = agent
     ref = f"{registry}/acx/dag-agent:1.0.0"
     pushed = push(directory, ref, key)
     assert pushed["romDigest"].startswith("sha256:") and pushed["manifestDigest"].startswith("sha256:")

@@ -68,10 +68,10 @@ def test_manifest_roundtrip_exact_bytes_and_skopeo(registry: str) -> None:
     layer = s.push_blob(b"rom bytes", "application/octet-stream")
     # deliberately non-canonical JSON (spacing, key order): it must come back byte for byte
     raw = (
-        '{\n  "schemaVersion": 2,\n  "mediaType": "%s",\n  "artifactType": "%s",\n'
-        '  "config": {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2, "digest": "%s"},\n'
-        '  "layers": [%s]\n}\n'
-    ) % (MEDIA_MANIFEST, ARTIFACT_CARTRIDGE, EMPTY_DIGEST, json.dumps(layer.to_json()))
+        f'{{\n  "schemaVersion": 2,\n  "mediaType": "{MEDIA_MANIFEST}",\n  "artifactType": "{ARTIFACT_CARTRIDGE}",\n'
+        f'  "config": {{"mediaType": "application/vnd.oci.empty.v1+json", "size": 2, "digest": "{EMPTY_DIGEST}"}},\n'
+        f'  "layers": [{json.dumps(layer.to_json())}]\n}}\n'
+    )
     desc = s.push_manifest(raw.encode(), MEDIA_MANIFEST, "v1")
     assert desc.digest == sha256_digest(raw.encode())
     got, media_type, digest = s.fetch_manifest_raw("v1")
