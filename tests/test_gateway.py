@@ -17,7 +17,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.attestation import publish_status_list
 from acx_oci.errors import RegistryError
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MANIFEST_ACCEPT, MEDIA_INDEX, MEDIA_MANIFEST, build_manifest
@@ -125,9 +124,11 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     """A self-issued attestation pushed through the gateway is refused; the honest one is accepted and listed."""
     gw_ref = f"{gw.address}/lab/agent:1"
     subject = push_cartridge(world, world.dir / "lab-agent", gw_ref, "io.github.acme/lab-agent")
-    out = attest(world, gw_ref, world.dir / "out-lab", world.dir / "state-lab")
     store = open_store(gw_ref)
-    publish_status_list(store, json.loads((out / "status-list.json").read_bytes()))
+    out = world.dir / "out-lab"
+    # `acx-oci attest` pointed at the gateway: status list, then the attestation, both through the gateway
+    digest = attest(world, gw_ref, out, world.dir / "state-lab")["attestationDigest"]
+    accepted = store.fetch_manifest(digest).descriptor
 
     forged = self_issued_credential(world, out)
     with pytest.raises(RegistryError) as refused:
@@ -138,7 +139,6 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     with pytest.raises(RegistryError, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
 
-    accepted = publish(store, out, status=False)
     # the upstream has it, its fallback index lists it, and it has its own tag
     upstream = RegistryStore(parse_reference(f"{world.registry}/lab/agent"), StoreOptions())
     assert upstream.fetch_manifest(accepted.digest).subject is not None
@@ -203,16 +203,12 @@ def test_verdict_cache_revalidates_on_revocation(world: World, gw: RunningGatewa
     """A revocation published straight to the upstream (not through the gateway) flips the cached verdict."""
     ref = world.ref("flip")
     digest = push_cartridge(world, tmp_path / "flip", ref, "io.github.acme/flip-agent")
-    out = attest(world, ref, tmp_path / "out", tmp_path / "state")
-    store = open_store(ref)
-    publish(store, out)
+    digest_att = attest(world, ref, tmp_path / "out", tmp_path / "state")["attestationDigest"]
     assert get_manifest(gw.address, "acx/flip", digest).status_code == 200
     evaluations = gw.gateway.stats["evaluations"]
     assert get_manifest(gw.address, "acx/flip", digest).status_code == 200
     assert gw.gateway.stats["evaluations"] == evaluations  # served from the cache
-    index = json.loads((out / "credential.json").read_bytes())["credentialStatus"]["statusListIndex"]
-    cli("status-list", "revoke", out / "status-list.json", index, "--key", world.dir / "ver.key")
-    publish_status_list(store, json.loads((out / "status-list.json").read_bytes()))
+    cli("revoke", digest_att, "--key", world.dir / "ver.key", "--state", tmp_path / "state")
     time.sleep(gw.gateway.config.fresh_seconds + 0.05)
     resp = get_manifest(gw.address, "acx/flip", digest)
     assert resp.status_code == 403 and "revoked" in resp.json()["errors"][0]["message"]
@@ -225,7 +221,12 @@ def test_health_and_access_log(gw: RunningGateway, caplog: pytest.LogCaptureFixt
     assert health.status_code == 200 and health.json()["status"] == "ok"
     assert httpx.get(f"http://{gw.address}/readyz").json()["upstreamStatus"] == 200
     httpx.get(f"http://{gw.address}/v2/")
-    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "acx_oci.gateway.access"]
+    deadline = time.monotonic() + 5  # the line is written once the response has been sent
+    while True:
+        lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "acx_oci.gateway.access"]
+        if lines[-1]["path"] == "/v2/" or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     assert lines[-1]["path"] == "/v2/" and lines[-1]["status"] == 200 and lines[-1]["method"] == "GET"
     assert {"ts", "ms", "bytes", "remote"} <= set(lines[-1])
 

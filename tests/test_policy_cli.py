@@ -1,12 +1,12 @@
 """``acx-oci policy check`` on a real registry, plus the world the gateway tests share.
 
 The world is built once per registry through the CLI (keygen, benchmark
-demo/push, cartridge init/push, attest) and the library calls ``attest``
-makes to publish (status list, then the attestation as a referrer):
+demo/push, cartridge init/push, attest, revoke); the self-issued credential is
+pushed by hand with the library calls ``attest`` itself uses:
 
 * ``acx/strong``      competence-33 agent, attested by the trusted verifier
 * ``acx/unattested``  no attestation
-* ``acx/revoked``     attested, then its credential's bit set and the list republished
+* ``acx/revoked``     attested, then ``acx-oci revoke``
 * ``acx/selfissued``  only a credential re-signed by the cartridge's own publisher key
 """
 
@@ -71,10 +71,14 @@ def push_cartridge(w: World, directory: Path, ref: str, cart_id: str) -> str:
     return str(out.get("manifestDigest") or out.get("digest"))
 
 
-def attest(w: World, ref: str, out: Path, state: Path, competence: int = 33) -> Path:
-    cli("attest", ref, "--benchmark", w.bench_ref, "--key", w.dir / "ver.key", "--issuer", w.verifier_did,
-        "--competence", competence, "--state", state, "--cooldown", "0", "-o", out, "--json")
-    return out
+def attest(w: World, ref: str, out: Path, state: Path, competence: int = 33, push: bool = True) -> dict[str, Any]:
+    """``acx-oci attest`` (which publishes the status list and pushes the attestation unless ``push`` is off)."""
+    res = cli("attest", ref, "--benchmark", w.bench_ref, "--key", w.dir / "ver.key", "--issuer", w.verifier_did,
+              "--competence", competence, "--state", state, "--cooldown", "0", "-o", out, "--json",
+              *(() if push else ("--no-push",)))
+    doc: dict[str, Any] = json.loads(res.output)
+    assert doc["issued"] is True
+    return doc
 
 
 def publish(store: Store, out: Path, credential: bytes | None = None, status: bool = True) -> Descriptor:
@@ -126,20 +130,16 @@ def build_world(registry: str, base: Path) -> World:
     w = World(registry, d, pub, ver, f"{registry}/acx/bench@{bench['manifestDigest']}", trust, policy)
     for name in ("strong", "unattested", "revoked", "selfissued"):
         w.digests[name] = push_cartridge(w, d / name, w.ref(name), f"io.github.acme/{name}-agent")
-    # strong: issued and published
-    out = attest(w, w.ref("strong"), d / "out-strong", d / "state-strong")
-    w.attestations["strong"] = publish(open_store(w.ref("strong")), out).digest
-    # revoked: issued, published, then the bit set and the list republished (what `revoke` does)
-    out = attest(w, w.ref("revoked"), d / "out-revoked", d / "state-revoked")
-    store = open_store(w.ref("revoked"))
-    w.attestations["revoked"] = publish(store, out).digest
-    index = json.loads((out / "credential.json").read_bytes())["credentialStatus"]["statusListIndex"]
-    cli("status-list", "revoke", out / "status-list.json", index, "--key", d / "ver.key")
-    publish_status_list(store, json.loads((out / "status-list.json").read_bytes()))
-    # selfissued: only a credential re-signed by the publisher, bound to this cartridge
-    out = attest(w, w.ref("selfissued"), d / "out-selfissued", d / "state-selfissued")
-    forged = self_issued_credential(w, out)
-    w.attestations["selfissued"] = publish(open_store(w.ref("selfissued")), out, forged).digest
+    # strong: issued and pushed by attest
+    w.attestations["strong"] = attest(w, w.ref("strong"), d / "out-strong", d / "state-strong")["attestationDigest"]
+    # revoked: issued and pushed, then `acx-oci revoke` (sets the bit, re-signs, republishes the list)
+    digest = attest(w, w.ref("revoked"), d / "out-revoked", d / "state-revoked")["attestationDigest"]
+    w.attestations["revoked"] = digest
+    cli("revoke", digest, "--key", d / "ver.key", "--state", d / "state-revoked")
+    # selfissued: only a credential re-signed by the cartridge's own publisher key, pushed by hand
+    attest(w, w.ref("selfissued"), d / "out-selfissued", d / "state-selfissued", push=False)
+    forged = self_issued_credential(w, d / "out-selfissued")
+    w.attestations["selfissued"] = publish(open_store(w.ref("selfissued")), d / "out-selfissued", forged).digest
     _WORLDS[registry] = w
     return w
 
