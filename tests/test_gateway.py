@@ -135,6 +135,12 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
         publish(store, out, forged, status=False)
     assert "HTTP 403" in str(refused.value) and "DENIED" in str(refused.value)
     assert "self_issued" in str(refused.value)
+    inflated = json.loads((out / "credential.json").read_bytes())
+    for r in inflated["credentialSubject"]["result"]:  # forged: the level edited after signing
+        if "acx:acxLevel" in r:
+            r["acx:acxLevel"] = 35
+    with pytest.raises(RegistryError, match=r"proof_invalid"):
+        publish(store, out, json.dumps(inflated).encode(), status=False)
     mis_bound = self_issued_credential(world, out, cartridge_digest=world.digests["strong"])
     with pytest.raises(RegistryError, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
