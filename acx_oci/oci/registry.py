@@ -82,6 +82,9 @@ _TAG_CACHE_MAX = 200_000
 _CACHE_LOCK = threading.Lock()
 
 
+MANIFEST_PUT_RACE_RETRIES = 4
+
+
 def _host_only(host: str) -> str:
     """Strip the port (and IPv6 brackets) from ``HOST[:PORT]``."""
     if host.startswith("["):
@@ -571,9 +574,17 @@ class RegistryStore:
     def _put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response:
         if len(raw) > MAX_MANIFEST_BYTES:
             raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
-        resp = self._request("PUT", self._manifest_url(target), body=raw, headers={"Content-Type": media_type})
-        if resp.status_code not in (200, 201, 202):
-            raise self._fail(resp, f"PUT manifest {target}")
+        for attempt in range(MANIFEST_PUT_RACE_RETRIES + 1):
+            resp = self._request("PUT", self._manifest_url(target), body=raw, headers={"Content-Type": media_type})
+            if resp.status_code in (200, 201, 202):
+                break
+            err = self._fail(resp, f"PUT manifest {target}")
+            # CNCF Distribution 2.8 reads a blob's link file while a concurrent upload of the same
+            # blob rewrites it, and reports DIGEST_INVALID for a manifest that is fine. Our bytes
+            # hash to ``target`` (checked below), so that answer is the registry's race: retry.
+            if resp.status_code != 400 or "DIGEST_INVALID" not in str(err) or attempt == MANIFEST_PUT_RACE_RETRIES:
+                raise err
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
         resp.close()
         digest = sha256_digest(raw)
         echoed = resp.headers.get("Docker-Content-Digest")

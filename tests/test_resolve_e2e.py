@@ -1,0 +1,293 @@
+"""Issue 5 end to end on a real CNCF Distribution registry (no Referrers API: tag-schema fallback).
+
+attest pushes the attestation as a referrer; skopeo sees subject and artifactType; the sha256-<hex>
+index lists it; discover lists it; resolve turns the claim VERIFIED; a SAVE-edited copy, a
+self-issued credential and a revoked one are all rejected with their reason codes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from acx_oci import credential as cred_mod
+from acx_oci.attest import AttestRequest, attest
+from acx_oci.attestation import push_attestation
+from acx_oci.jcs import canonical
+from acx_oci.keys import load_identity
+from acx_oci.oci.open import open_store
+from acx_oci.oci.referrers import fallback_tag
+from acx_oci.solvers import ReferenceSolver
+
+CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main_group(), list(args))
+
+
+def main_group() -> Any:
+    from acx_oci.cli import main
+
+    return main
+
+
+def ok(res: Result, code: int = 0) -> Any:
+    assert res.exit_code == code, res.output
+    text = res.output.strip()
+    return json.loads(text) if text.startswith(("{", "[")) else text
+
+
+@dataclass
+class World:
+    tmp: Path
+    registry: str
+    repo: str
+    cart: dict[str, Any]
+    bench: dict[str, Any]
+    trust: Path
+    publisher: Path
+    verifier: Path
+    verifier_did: str
+    attest_out: dict[str, Any]
+
+
+def skopeo_raw(ref: str) -> dict[str, Any]:
+    out = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
+                         check=True, capture_output=True).stdout
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def push_cartridge(tmp: Path, registry: str, repo: str, name: str, publisher: Path) -> dict[str, Any]:
+    ok(cli("cartridge", "init", str(tmp / name), "--id", f"io.example/{name}", "--version", "1.0.0",
+           "--capability", CAP))
+    pushed: dict[str, Any] = ok(cli("cartridge", "push", str(tmp / name), f"{registry}/{repo}:1.0.0",
+                                    "--key", str(publisher), "--json"))
+    return pushed
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    tmp = tmp_path_factory.mktemp("resolve")
+    ok(cli("keygen", str(tmp / "publisher")))
+    verifier_did = ok(cli("keygen", str(tmp / "verifier"), "--did", "did:web:verifier.acx.example"))
+    cart = push_cartridge(tmp, registry, "acx/strong", "strong", tmp / "publisher.key")
+    ok(cli("benchmark", "demo", str(tmp / "bench")))
+    bench = ok(cli("benchmark", "push", str(tmp / "bench"), f"{registry}/acx/bench:2026.07.1",
+                   "--seal-to", str(tmp / "verifier.did.json"), "--json"))
+    publisher_did = json.loads((tmp / "publisher.did.json").read_text())["id"]
+    trust = tmp / "trust.yaml"
+    trust.write_text(
+        f"publishers:\n  - id: {publisher_did}\n"
+        f"verifiers:\n  - id: {verifier_did}\n    didDocument: verifier.did.json\n"
+        f"benchmarks:\n  - id: acx-bench-dag-de\n    version: '2026.07.1'\n"
+        f"    digest: {bench['benchmarkDigest']}\n    heldOutSliceDigest: {bench['heldOutSliceDigest']}\n"
+    )
+    out = ok(cli("attest", f"{registry}/acx/strong:1.0.0", "--benchmark", f"{registry}/acx/bench:2026.07.1",
+                 "--key", str(tmp / "verifier.key"), "--issuer", verifier_did, "--competence", "33",
+                 "--state", str(tmp / "state"), "-o", str(tmp / "att"), "--json"))
+    assert out["issued"] is True and out["attestationDigest"].startswith("sha256:")
+    return World(tmp, registry, "acx/strong", cart, bench, trust, tmp / "publisher.key", tmp / "verifier.key",
+                 verifier_did, out)
+
+
+def resolve_json(w: World, ref: str, *extra: str) -> dict[str, Any]:
+    res = cli("resolve", ref, "--trust", str(w.trust), "--json", *extra)
+    assert res.exit_code == 0, res.output
+    doc: dict[str, Any] = json.loads(res.output)
+    return doc
+
+
+def test_attestation_is_a_referrer_visible_to_skopeo_and_discover(world: World) -> None:
+    w = world
+    att = skopeo_raw(f"{w.registry}/{w.repo}@{w.attest_out['attestationDigest']}")
+    assert att["artifactType"] == "application/vnd.acx.level-attestation.v1"
+    assert att["subject"]["digest"] == w.cart["manifestDigest"]
+    assert att["layers"][0]["mediaType"] == "application/vc"
+    assert {x["mediaType"] for x in att["layers"][1:]} == {"application/vnd.dsse.envelope.v1+json"}
+    assert att["annotations"]["dev.acx.level.career-tier"] == w.attest_out["careerTier"]
+    index = skopeo_raw(f"{w.registry}/{w.repo}:{fallback_tag(w.cart['manifestDigest'])}")
+    assert w.attest_out["attestationDigest"] in [m["digest"] for m in index["manifests"]]
+    found = ok(cli("discover", f"{w.registry}/{w.repo}:1.0.0", "--json"))
+    assert w.attest_out["attestationDigest"] in [r["digest"] for r in found["referrers"]]
+    tree = ok(cli("discover", f"{w.registry}/{w.repo}:1.0.0"))
+    assert "application/vnd.acx.level-attestation.v1" in tree and w.attest_out["attestationDigest"] in tree
+
+
+def test_resolve_verified_and_agent_card(world: World) -> None:
+    w = world
+    doc = resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")
+    cap = doc["capabilities"][0]
+    assert cap["effective"] == "VERIFIED", cap
+    assert cap["careerTier"] == w.attest_out["careerTier"] and cap["issuer"] == w.verifier_did
+    assert abs(cap["mu"] - w.attest_out["mu"]) < 1e-12 and doc["partial"] is False
+    human = ok(cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust)))
+    assert f"VERIFIED tier={w.attest_out['careerTier']}" in human
+    card = ok(cli("agent-card", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust),
+                  "--sign", str(w.verifier)))
+    ext = card["capabilities"]["extensions"][0]
+    assert ext["uri"] == "https://acx.dev/a2a/ext/capability/v1"
+    assert ext["params"]["records"][0]["proficiency"]["verified"] is True
+    assert card["provider"]["organization"] == "example" and card["version"] == "1.0.0"
+    assert len(card["skills"]) == 1 and card["signatures"]
+    from acx_oci.agentcard import verify_agent_card
+
+    assert verify_agent_card(card, load_identity(w.verifier).public_bytes)
+    card["skills"][0]["name"] = "forged"
+    assert not verify_agent_card(card, load_identity(w.verifier).public_bytes)
+
+
+def test_untrusted_resolver_sees_unproven(world: World, tmp_path: Path) -> None:
+    w = world
+    (tmp_path / "empty.yaml").write_text("publishers: []\n")
+    res = cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(tmp_path / "empty.yaml"), "--json")
+    cap = json.loads(res.output)["capabilities"][0]
+    assert cap["effective"] == "unproven"
+    assert "issuer_untrusted" in cap["rejected"][0]["codes"]
+
+
+def test_save_edited_copy_and_transplanted_credential_rejected(world: World) -> None:
+    w = world
+    edited_dir = w.tmp / "strong-edited"
+    ok(cli("pull", f"{w.registry}/{w.repo}:1.0.0", "-o", str(edited_dir)))
+    (edited_dir / "save.json").write_text('{"notes": ["edited after attestation"]}\n')
+    for extra in ("verified-capabilities.json", "rom.json"):
+        (edited_dir / extra).unlink(missing_ok=True)
+    edited = ok(cli("cartridge", "push", str(edited_dir), f"{w.registry}/{w.repo}:edited", "--key",
+                    str(w.publisher), "--json"))
+    assert edited["romDigest"] == w.cart["romDigest"] and edited["manifestDigest"] != w.cart["manifestDigest"]
+    assert resolve_json(w, f"{w.registry}/{w.repo}:edited")["capabilities"][0]["effective"] == "unproven"
+    # copy the honest credential onto the edited manifest as a new attestation
+    store = open_store(f"{w.registry}/{w.repo}")
+    subject = store.resolve(edited["manifestDigest"])
+    cred_bytes = (w.tmp / "att" / "credential.json").read_bytes()
+    push_attestation(store, subject, cred_bytes, [])
+    cap = resolve_json(w, f"{w.registry}/{w.repo}:edited")["capabilities"][0]
+    assert cap["effective"] == "unproven"
+    assert any("manifest_mismatch" in r["codes"] for r in cap["rejected"]), cap["rejected"]
+
+
+def test_self_issued_rejected_while_honest_one_verifies(world: World) -> None:
+    w = world
+    honest = json.loads((w.tmp / "att" / "credential.json").read_text())
+    publisher = load_identity(w.publisher)
+    forged = cred_mod.without_proof(honest) if hasattr(cred_mod, "without_proof") else {
+        k: v for k, v in honest.items() if k != "proof"}
+    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
+    forged["id"] = "urn:uuid:00000000-0000-4000-8000-000000000001"
+    signed = cred_mod.sign_credential(forged, publisher, publisher.verification_method, honest["validFrom"])
+    store = open_store(f"{w.registry}/{w.repo}")
+    push_attestation(store, store.resolve(w.cart["manifestDigest"]), canonical(signed), [])
+    # the publisher is even trusted as a verifier here: self-issuance must still be caught
+    trust = w.tmp / "trust-self.yaml"
+    trust.write_text(w.trust.read_text().replace("verifiers:\n", f"verifiers:\n  - id: {publisher.did}\n"))
+    res = cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(trust), "--json",
+              "--allow-unknown-status")
+    cap = json.loads(res.output)["capabilities"][0]
+    assert cap["effective"] == "VERIFIED" and cap["issuer"] == w.verifier_did
+    assert any("self_issued" in r["codes"] for r in cap["rejected"]), cap["rejected"]
+
+
+def test_pull_require(world: World, tmp_path: Path) -> None:
+    w = world
+    out = tmp_path / "strong"
+    ok(cli("pull", f"{w.registry}/{w.repo}:1.0.0", "-o", str(out), "--trust", str(w.trust),
+           "--require", "build-dag>=senior"))
+    vc = json.loads((out / "verified-capabilities.json").read_text())
+    assert vc["capabilities"][0]["effective"] == "VERIFIED"
+    assert len(list((out / "credentials").glob("*.json"))) == 1
+    push_cartridge(w.tmp, w.registry, "acx/unattested", "unattested", w.publisher)
+    none = tmp_path / "none"
+    res = cli("pull", f"{w.registry}/acx/unattested:1.0.0", "-o", str(none), "--trust", str(w.trust),
+              "--require", "build-dag>=senior")
+    assert res.exit_code == 1 and "requirement not met" in res.output
+    assert not none.exists() or not any(none.iterdir())
+    res = cli("pull", f"{w.registry}/{w.repo}:1.0.0", "-o", str(tmp_path / "x"), "--trust", str(w.trust),
+              "--require", "build-dag>=legend")
+    assert res.exit_code == 1 and "build-dag>=legend" in res.output
+
+
+def test_revoke_makes_it_unproven(world: World, tmp_path: Path) -> None:
+    w = world
+    # a second issued credential on its own cartridge, so revocation doesn't disturb the other tests
+    cart = push_cartridge(w.tmp, w.registry, "acx/revokable", "revokable", w.publisher)
+    out = ok(cli("attest", f"{w.registry}/acx/revokable:1.0.0", "--benchmark",
+                 f"{w.registry}/acx/bench:2026.07.1", "--key", str(w.verifier), "--issuer", w.verifier_did,
+                 "--competence", "33", "--state", str(w.tmp / "state"), "-o", str(tmp_path / "att"), "--json"))
+    ref = f"{w.registry}/acx/revokable:1.0.0"
+    assert resolve_json(w, ref)["capabilities"][0]["effective"] == "VERIFIED"
+    offline_list = tmp_path / "att" / "status-list.json"
+    before = offline_list.read_bytes()
+    rev = ok(cli("revoke", out["attestationDigest"], "--key", str(w.verifier), "--issuer", w.verifier_did,
+                 "--state", str(w.tmp / "state"), "--json"))
+    assert rev["revoked"] is True and not rev["failed"]
+    assert any(cart["manifestDigest"] not in p and "acx/revokable" in p for p in rev["published"])
+    cap = resolve_json(w, ref)["capabilities"][0]
+    assert cap["effective"] == "unproven"
+    assert "revoked" in cap["rejected"][0]["codes"]
+    assert offline_list.read_bytes() != before  # the file publication was updated too
+    # the strong cartridge (another credential in the same list) is unaffected
+    assert resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
+
+
+def test_unknown_status_fails_closed(world: World, tmp_path: Path) -> None:
+    """The status-list tag is missing from a copy of the cartridge's repository: fail closed."""
+    w = world
+    src = open_store(f"{w.registry}/{w.repo}")
+    dst = open_store(f"{w.registry}/acx/copy")
+    for digest in (w.cart["manifestDigest"], w.attest_out["attestationDigest"]):
+        m = src.fetch_manifest(digest)
+        for layer in (m.config, *m.layers):
+            dst.push_blob(src.fetch_blob(layer.digest), layer.media_type)
+        if m.subject is None:
+            dst.push_manifest(m.raw, m.media_type, "1.0.0")
+        else:
+            dst.push_referrer(m.raw, m.subject.digest, None)
+    cap = resolve_json(w, f"{w.registry}/acx/copy:1.0.0")["capabilities"][0]
+    assert cap["effective"] == "unproven" and "status_unknown" in cap["rejected"][0]["codes"]
+    allowed = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--allow-unknown-status")
+    assert allowed["capabilities"][0]["effective"] == "VERIFIED"
+    with_file = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--status-list",
+                             str(w.tmp / "att" / "status-list.json"))
+    assert with_file["capabilities"][0]["effective"] == "VERIFIED"
+
+
+@pytest.mark.parametrize("repeat", range(10))
+def test_eight_concurrent_attests_all_listed(world: World, repeat: int) -> None:
+    w = world
+    repo = f"acx/concurrent-{repeat}"
+    cart = push_cartridge(w.tmp / f"c{repeat}", w.registry, repo, "agent", w.publisher)
+    verifier = load_identity(w.verifier, did=w.verifier_did)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results.append(attest(AttestRequest(
+                cartridge_ref=f"{w.registry}/{repo}:1.0.0", benchmark_ref=f"{w.registry}/acx/bench:2026.07.1",
+                verifier=verifier, solver=ReferenceSolver(33.0), out_dir=w.tmp / f"c{repeat}" / f"out{i}",
+                state_dir=w.tmp / f"c{repeat}" / f"state{i}")))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    digests = {r.attestation_digest for r in results}
+    assert len(digests) == 8 and None not in digests
+    listed = ok(cli("discover", f"{w.registry}/{repo}:1.0.0", "--json"))
+    assert digests <= {r["digest"] for r in listed["referrers"]}
+    assert cart["manifestDigest"] == listed["subject"]
