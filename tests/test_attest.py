@@ -147,7 +147,9 @@ def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
         assert attempt.state == "issued" and attempt.credential_id == cred["id"]
         sl = led.status_list(attempt.started_at, "https://unused.example")
         assert cred["credentialStatus"]["statusListCredential"] == sl.url and sl.url.endswith(sl.uuid)
-        assert led.publications(sl.uuid)[0]["location"].endswith("status-list.json")
+        locations = [p["location"] for p in led.publications(sl.uuid)]
+        assert any(loc.endswith("status-list.json") for loc in locations)  # the -o file
+        assert any(loc.endswith(f":acx-status-{sl.uuid}") for loc in locations)  # the cartridge's repository
 
 
 def test_two_runs_and_two_verifiers_play_the_same_games(world: World) -> None:
