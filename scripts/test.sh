@@ -17,8 +17,10 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c 'import acx_oci, pytest, mypy, ruff, trueskill' >/dev/null 2>&1 \
-   || ! $PY -m pip show acx-oci >/dev/null 2>&1; then
+# (Re)install when a dependency is missing or the installed acx_oci is another checkout's.
+here=$(pwd -P)
+where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
+if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt' >/dev/null 2>&1; then
   $PY -m pip install -q -e '.[test]'
 fi
 
