@@ -24,10 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
-
-import jsonschema
 
 from . import dataintegrity, did, statuslist
 from .credential import evidence_digest, level_for, level_result
@@ -35,7 +32,7 @@ from .digest import sha256_digest
 from .dsse import verify_envelope
 from .errors import AcxError, UsageError
 from .jcs import canonical
-from .jsonio import schema as packaged_schema
+from .jsonio import first_error
 from .trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, Trust
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]
@@ -202,14 +199,8 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     return VerifyResult(checks)
 
 
-@lru_cache(maxsize=1)
-def _level_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(packaged_schema("level-credential.schema.json"))
-
-
 def _check_schema(credential: dict[str, Any]) -> Check:
-    validator = _level_validator()
-    error = jsonschema.exceptions.best_match(validator.iter_errors(credential))
+    error = first_error(credential, "level-credential.schema.json")
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return _bad("schema", "schema_invalid", f"not a level credential: at {where}: {error.message[:200]}")
