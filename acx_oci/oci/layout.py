@@ -30,6 +30,7 @@ from .model import (
     Descriptor,
     Manifest,
     dump,
+    media_type_of,
     parse_manifest,
 )
 from .ref import Reference
@@ -266,13 +267,7 @@ class LayoutStore:
                 raise NotFoundError(f"{self.root}: tag {target!r} not found")
             digest = str(entry["digest"])
         raw = self._read_manifest_blob(digest)
-        media_type = str(entry["mediaType"]) if entry else MEDIA_MANIFEST
-        try:
-            doc = json.loads(raw)
-            if isinstance(doc, dict) and isinstance(doc.get("mediaType"), str):
-                media_type = doc["mediaType"]
-        except (ValueError, UnicodeDecodeError):
-            pass
+        media_type = media_type_of(raw, str(entry["mediaType"]) if entry else MEDIA_MANIFEST)
         return raw, media_type, digest
 
     def fetch_manifest(self, target: str) -> Manifest:

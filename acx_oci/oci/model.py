@@ -136,8 +136,8 @@ class Manifest:
         return Descriptor(self.media_type, self.digest, len(self.raw), dict(self.annotations), self.artifact_type)
 
 
-def parse_manifest(raw: bytes, what: str = "manifest") -> Manifest:
-    """Parse an OCI image manifest; refuse oversize, non-JSON and wrong media types."""
+def _manifest_json(raw: bytes, what: str) -> dict[str, Any]:
+    """Size-capped JSON object from manifest or index bytes."""
     if len(raw) > MAX_MANIFEST_BYTES:
         raise UsageError(f"{what}: {len(raw)} bytes exceeds the {MAX_MANIFEST_BYTES}-byte manifest limit")
     try:
@@ -146,6 +146,22 @@ def parse_manifest(raw: bytes, what: str = "manifest") -> Manifest:
         raise UsageError(f"{what}: expected JSON, found malformed bytes ({exc})") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{what}: expected a JSON object")
+    return doc
+
+
+def media_type_of(raw: bytes, default: str) -> str:
+    """The ``mediaType`` a manifest declares about itself, else ``default`` (e.g. Content-Type)."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return default
+    mt = doc.get("mediaType") if isinstance(doc, dict) else None
+    return mt if isinstance(mt, str) else default
+
+
+def parse_manifest(raw: bytes, what: str = "manifest") -> Manifest:
+    """Parse an OCI image manifest; refuse oversize, non-JSON and wrong media types."""
+    doc = _manifest_json(raw, what)
     mt = doc.get("mediaType", MEDIA_MANIFEST)
     if mt != MEDIA_MANIFEST:
         raise UsageError(f"{what}: expected mediaType {MEDIA_MANIFEST}, found {mt}")
@@ -173,13 +189,8 @@ def parse_manifest(raw: bytes, what: str = "manifest") -> Manifest:
 
 
 def parse_index(raw: bytes, what: str = "index") -> list[Descriptor]:
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise UsageError(f"{what}: {len(raw)} bytes exceeds the {MAX_MANIFEST_BYTES}-byte manifest limit")
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what}: expected JSON, found malformed bytes ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_INDEX) != MEDIA_INDEX:
+    doc = _manifest_json(raw, what)
+    if doc.get("mediaType", MEDIA_INDEX) != MEDIA_INDEX:
         raise UsageError(f"{what}: expected an OCI image index")
     ms = doc.get("manifests")
     if not isinstance(ms, list):

@@ -46,6 +46,7 @@ from .model import (
     Descriptor,
     Manifest,
     build_index,
+    media_type_of,
     parse_index,
     parse_manifest,
 )
@@ -627,14 +628,7 @@ class RegistryStore:
         if expected and expected != digest:
             raise IntegrityError(f"manifest {target} from {self.host}: digest mismatch, expected {expected}, "
                                  f"found {digest}")
-        media_type = content_type
-        try:
-            doc = json.loads(raw)
-            if isinstance(doc, dict) and isinstance(doc.get("mediaType"), str):
-                media_type = doc["mediaType"]
-        except (ValueError, UnicodeDecodeError):
-            pass
-        return raw, media_type, digest
+        return raw, media_type_of(raw, content_type), digest
 
     def fetch_manifest(self, target: str) -> Manifest:
         raw, _, _ = self.fetch_manifest_raw(target)
