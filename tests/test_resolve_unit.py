@@ -1,0 +1,108 @@
+"""resolve on an OCI image layout: newest valid credential per benchmark wins, bounds give partial,
+credentials for unclaimed capabilities don't count, tampered cartridges verify nothing."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from acx_oci import gamerecords, statuslist
+from acx_oci import trueskill as ts
+from acx_oci.attestation import publish_status_list, push_attestation
+from acx_oci.capability import CapabilityRecord, parse_capability
+from acx_oci.cartridge import init_directory, push_directory
+from acx_oci.credential import evidence_item, issue
+from acx_oci.jcs import canonical
+from acx_oci.keys import Identity, generate_identity
+from acx_oci.oci.open import open_store
+from acx_oci.oci.store import Store
+from acx_oci.resolve import ResolveLimits, resolve_cartridge
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+BENCH = "sha256:" + "b" * 64
+HELD = "sha256:" + "c" * 64
+CAP = parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering")
+
+
+class World:
+    def __init__(self, tmp: Path) -> None:
+        self.publisher, self.verifier = generate_identity(), generate_identity()
+        init_directory(tmp / "agent", "io.example/agent", "1.0.0", [CAP])
+        self.ref = f"oci:{tmp / 'layout'}:1.0.0"
+        self.store: Store = open_store(self.ref)
+        self.pushed = push_directory(self.store, tmp / "agent", self.publisher, "1.0.0")
+        self.url = f"https://status.example/lists/{uuid.uuid4()}"
+        signed = statuslist.sign_status_list(
+            statuslist.new_status_list(list_url=self.url, issuer=self.verifier.did, valid_from=NOW - timedelta(days=2)),
+            self.verifier, self.verifier.verification_method, NOW - timedelta(days=2))
+        publish_status_list(self.store, signed)
+        self.trust = Trust(verifiers=[Party(self.verifier.did)],
+                           benchmarks=[AcceptedBenchmark("bench", "1", BENCH, HELD),
+                                       AcceptedBenchmark("bench", "2", BENCH, HELD)])
+        self.index = 0
+
+    def attest(self, level: int, age_hours: float, *, version: str = "1", cap: CapabilityRecord = CAP,
+               signer: Identity | None = None) -> str:
+        signer = signer or self.verifier
+        mu, sigma = level + 3 * 1.2 + 0.1, 1.2
+        game = gamerecords.sign_game(gamerecords.predicate(
+            game=1, task_commitment="hmac-sha256:" + "0" * 64, difficulty=30.0, outcome="certified-pass",
+            rating_before=ts.Rating(25.0, 25 / 3), rating_after=ts.Rating(mu, sigma),
+            rom_digest=self.pushed.rom_digest, benchmark_digest=BENCH, solver={"kind": "reference"}), signer)
+        self.index += 1
+        when = NOW - timedelta(hours=age_hours)
+        cred = issue(signer=signer, issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
+                     rating_mu=mu, rating_sigma=sigma, games_played=90, acx_level=level,
+                     career_tier=ts.career_tier(level), pass_rate=0.5, rom_digest=self.pushed.rom_digest,
+                     manifest_digest=self.pushed.manifest_digest, benchmark_id="bench", benchmark_version=version,
+                     benchmark_digest=BENCH, held_out_slice_digest=HELD,
+                     evidence=[evidence_item(game.raw, game=1)],
+                     status_entry=statuslist.status_entry(self.url, self.index), valid_from=when,
+                     valid_until=when + timedelta(days=30), achievement_name="level")
+        desc = push_attestation(self.store, self.store.resolve(self.pushed.manifest_digest), canonical(cred),
+                                [game.raw])
+        return desc.digest
+
+
+def test_newest_valid_per_benchmark_then_highest_level(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    w.attest(30, age_hours=48)  # older, higher
+    newest = w.attest(20, age_hours=1)  # newest on bench@1 wins over the older one
+    other = w.attest(25, age_hours=5, version="2")  # bench@2: its own newest
+    res = resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW)
+    cap = res.capabilities[0]
+    assert cap.effective == "VERIFIED" and not res.partial
+    assert {a.attestation_digest for a in cap.accepted} == {newest, other}
+    assert cap.best is not None and cap.best.attestation_digest == other and cap.best.acx_level == 25
+
+
+def test_max_referrers_bound_sets_partial(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    for age in (1, 2, 3):
+        w.attest(20, age_hours=age)
+    res = resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW, limits=ResolveLimits(max_referrers=2))
+    assert res.partial is True and res.referrers_seen == 3
+    assert any("max-referrers" in n for n in res.notes)
+    assert resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW).partial is False
+
+
+def test_unclaimed_capability_and_untrusted_issuer(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    other_cap = parse_capability("debug[python]")
+    w.attest(20, age_hours=1, cap=other_cap)
+    w.attest(20, age_hours=1, signer=generate_identity())
+    res = resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW)
+    assert res.capabilities[0].effective == "unproven"
+    assert [u.codes for u in res.unmatched] == [("capability_not_claimed",)]
+    assert "issuer_untrusted" in res.capabilities[0].rejected[0].codes
+
+
+def test_expired_and_not_yet_valid(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    w.attest(20, age_hours=24 * 40)  # validUntil = validFrom + 30 days: expired
+    w.attest(20, age_hours=-5)  # validFrom in the future
+    cap = resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW).capabilities[0]
+    codes = sorted(c for r in cap.rejected for c in r.codes)
+    assert cap.effective == "unproven" and "expired" in codes and "not_yet_valid" in codes
