@@ -333,3 +333,6 @@ class Ledger:
         if row is None:
             raise UsageError(f"ledger: unknown status list {list_uuid}")
         return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])
+
+    def status_list_uuids(self) -> list[str]:
+        return [str(r[0]) for r in self.db.execute("SELECT uuid FROM status_lists ORDER BY created_at")]

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from . import statuslist
 from .attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from .capability import CapabilityRecord
 from .cartridge import STATUS_TAMPERED, LoadedCartridge, load_cartridge
@@ -29,7 +30,7 @@ from .oci.model import ARTIFACT_ATTESTATION, Descriptor
 from .oci.store import Store
 from .resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from .trust import Trust
-from .verify import StatusCache, VerifyContext, verify_level_credential
+from .verify import StatusCache, VerifyContext, parse_datetime, verify_level_credential
 
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -103,6 +104,15 @@ def _status_url(credential: dict[str, Any]) -> str | None:
     return None
 
 
+def _status_index(credential: dict[str, Any]) -> int | None:
+    status = credential.get("credentialStatus")
+    items = status if isinstance(status, list) else [status]
+    for s in items:
+        if isinstance(s, dict) and isinstance(s.get("statusListIndex"), str) and s["statusListIndex"].isdigit():
+            return int(s["statusListIndex"])
+    return None
+
+
 def _evidence_bound(credential: dict[str, Any], present: set[str]) -> list[str]:
     """Evidence the credential names that is neither inline nor a layer of its attestation."""
     missing = []
@@ -147,27 +157,60 @@ def resolve_loaded(
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
 
     supplied = {str(s.get("id")): s for s in status_lists or [] if isinstance(s, dict)}
-    lists: dict[str, dict[str, Any] | None] = {}
 
-    def status_list_for(url: str) -> dict[str, Any] | None:
-        """The cartridge's repository first, then user-supplied files, then HTTPS if allowed."""
-        if url in lists:
-            return lists[url]
-        found: dict[str, Any] | None = None
+    candidates_by_url: dict[str, list[dict[str, Any]]] = {}
+    bits_by_list: dict[int, bytes | None] = {}
+
+    def status_candidates(url: str) -> list[dict[str, Any]]:
+        """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""
+        if url in candidates_by_url:
+            return candidates_by_url[url]
+        found: list[dict[str, Any]] = []
         try:
             published = fetch_status_list(store, url)
-            found = published[0] if published else None
+            if published:
+                found.append(published[0])
         except AcxError as exc:
             notes.append(f"status list {url}: {exc}")
-        if found is None:
-            found = supplied.get(url)
-        if found is None and fetch_remote_status is not None:
+        if url in supplied:
+            found.append(supplied[url])
+        if fetch_remote_status is not None:
             try:
-                found = fetch_remote_status(url)
+                remote = fetch_remote_status(url)
+                if remote is not None:
+                    found.append(remote)
             except AcxError as exc:
                 notes.append(f"status list {url}: {exc}")
-        lists[url] = found
+        candidates_by_url[url] = found
         return found
+
+    def bit_is_set(doc: dict[str, Any], index: int | None) -> bool:
+        if id(doc) not in bits_by_list:
+            try:
+                bits_by_list[id(doc)] = statuslist.list_bits(doc)
+            except AcxError:
+                bits_by_list[id(doc)] = None
+        bits = bits_by_list[id(doc)]
+        return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits,
+                                                                                                          index)
+
+    def status_list_for(credential: dict[str, Any], url: str) -> dict[str, Any] | None:
+        """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
+
+        A revocation never clears a bit, so a list that shows the bit set wins
+        (its proof and issuer are still checked): a repository owner who puts
+        back an older, pre-revocation copy of the verifier's list loses to any
+        fresher copy the user supplies or fetches. Against an owner and no
+        other source, ``status.maxAge`` and ``acx-oci status-refresh`` are the
+        defence.
+        """
+        found = status_candidates(url)
+        index = _status_index(credential)
+        revoking = [c for c in found if bit_is_set(c, index)]
+        if revoking:
+            return revoking[0]
+        floor = datetime.min.replace(tzinfo=UTC)
+        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or floor, default=None)
 
     claims = {c.id: c for c in cart.capabilities}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
@@ -192,7 +235,8 @@ def resolve_loaded(
                 ctx = VerifyContext(
                     trust=trust, now=now, expected_rom_digest=cart.rom_digest, expected_manifest_digest=subject,
                     cartridge_controller=cart.controller, rom_signer=cart.signer,
-                    status_list=status_list_for(url) if url else None, allow_unknown_status=allow_unknown_status,
+                    status_list=status_list_for(cred, url) if url else None,
+                    allow_unknown_status=allow_unknown_status, allow_network=fetch_remote_status is not None,
                     evidence=item.evidence, status_cache=status_cache,
                 )
                 failed = [c for c in verify_level_credential(cred, ctx).checks if not c.ok]

@@ -48,22 +48,48 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
                              f"the state in {state_dir}")
         list_uuid, index = ledger.revoke(cred_id, now, reason)
         sl = ledger.status_list_by_uuid(list_uuid)
-        signed = signed_status_list(ledger, sl, verifier, now)
-        data = json.dumps(signed, indent=2).encode() + b"\n"
         outcome = RevokeOutcome(cred_id, sl.url, index)
-        for pub in ledger.publications(list_uuid):
-            location = str(pub["location"])
-            try:
-                if location.startswith("file://"):
-                    path = Path(unquote(urlparse(location).path))
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_bytes(data)
-                    digest = sha256_digest(data)
-                else:
-                    store = open_store(parse_reference(location), store_options)
-                    digest = publish_status_list(store, signed).digest
-                ledger.record_publication(list_uuid, location, digest, now)
-                outcome.published.append(location)
-            except (AcxError, OSError) as exc:
-                outcome.failed.append(f"{location}: {exc}")
+        outcome.published, outcome.failed = republish(ledger, list_uuid, verifier, now, store_options)
         return outcome
+
+
+def refresh(state_dir: Path, verifier: Identity, now: datetime,
+            store_options: StoreOptions | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """Re-sign every list of the state with ``validFrom = now`` and republish it everywhere.
+
+    Run it more often than the consumers' ``status.maxAge``: a fresh list is
+    what stops a repository owner from rolling back to an older, unrevoked
+    copy of the list (it is signed by the verifier, so it would still verify).
+    """
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    with Ledger(state_dir) as ledger:
+        for list_uuid in ledger.status_list_uuids():
+            out[ledger.status_list_by_uuid(list_uuid).url] = republish(ledger, list_uuid, verifier, now,
+                                                                       store_options)
+    return out
+
+
+def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
+              store_options: StoreOptions | None = None) -> tuple[list[str], list[str]]:
+    """Sign the list as the ledger has it now and write it to every recorded place: (done, failed)."""
+    sl = ledger.status_list_by_uuid(list_uuid)
+    signed = signed_status_list(ledger, sl, verifier, now)
+    data = json.dumps(signed, indent=2).encode() + b"\n"
+    done: list[str] = []
+    failed: list[str] = []
+    for pub in ledger.publications(list_uuid):
+        location = str(pub["location"])
+        try:
+            if location.startswith("file://"):
+                path = Path(unquote(urlparse(location).path))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                digest = sha256_digest(data)
+            else:
+                store = open_store(parse_reference(location), store_options)
+                digest = publish_status_list(store, signed).digest
+            ledger.record_publication(list_uuid, location, digest, now)
+            done.append(location)
+        except (AcxError, OSError) as exc:
+            failed.append(f"{location}: {exc}")
+    return done, failed

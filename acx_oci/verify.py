@@ -353,9 +353,10 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
     if purpose is not None and purpose not in purposes:
         problems.append(f"the list's statusPurpose {purposes} does not include {purpose}")
     list_issuer = _issuer_id(status_list)
-    trusted = ctx.trust is not None and list_issuer is not None and ctx.trust.is_trusted_verifier(list_issuer)
-    if list_issuer is None or (list_issuer != issuer and not trusted):
-        problems.append(f"the list's issuer {list_issuer} is neither the credential's issuer nor a trusted verifier")
+    # Only the credential's own issuer may speak for its status: any other verifier, trusted or
+    # not, could otherwise publish the list's URL with every bit clear and undo a revocation.
+    if list_issuer is None or list_issuer != issuer:
+        problems.append(f"the list's issuer {list_issuer} is not the credential's issuer {issuer}")
     proof_checks = check_proofs(status_list, resolve, ctx.now, name="status_list_proof", issuer=list_issuer)
     problems += [f"status list proof: {c.message}" for c in proof_checks if not c.ok]
     start = parse_datetime(status_list.get("validFrom"))

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from acx_oci import credential as cred_mod
 from acx_oci.attest import AttestRequest, attest
-from acx_oci.attestation import push_attestation
+from acx_oci.attestation import publish_status_list, push_attestation
 from acx_oci.jcs import canonical
 from acx_oci.keys import load_identity
 from acx_oci.oci.open import open_store
@@ -226,6 +226,8 @@ def test_revoke_makes_it_unproven(world: World, tmp_path: Path) -> None:
     assert resolve_json(w, ref)["capabilities"][0]["effective"] == "VERIFIED"
     offline_list = tmp_path / "att" / "status-list.json"
     before = offline_list.read_bytes()
+    store = open_store(ref)
+    old_list = json.loads(before)
     rev = ok(cli("revoke", out["attestationDigest"], "--key", str(w.verifier), "--issuer", w.verifier_did,
                  "--state", str(w.tmp / "state"), "--json"))
     assert rev["revoked"] is True and not rev["failed"]
@@ -234,6 +236,16 @@ def test_revoke_makes_it_unproven(world: World, tmp_path: Path) -> None:
     assert cap["effective"] == "unproven"
     assert "revoked" in cap["rejected"][0]["codes"]
     assert offline_list.read_bytes() != before  # the file publication was updated too
+    # rollback: the repository owner puts back the pre-revocation list (signed by the verifier)
+    publish_status_list(store, old_list)
+    rolled = resolve_json(w, ref)["capabilities"][0]
+    assert rolled["effective"] == "VERIFIED"  # the residual risk the README names: only maxAge/refresh stop it
+    # ... but any fresher copy the consumer has (here: the verifier's republished file) wins
+    cap = resolve_json(w, ref, "--status-list", str(offline_list))["capabilities"][0]
+    assert cap["effective"] == "unproven" and "revoked" in cap["rejected"][0]["codes"]
+    # and the verifier's refresh republishes the revoked list everywhere
+    ok(cli("status-refresh", "--key", str(w.verifier), "--issuer", w.verifier_did, "--state", str(w.tmp / "state")))
+    assert resolve_json(w, ref)["capabilities"][0]["effective"] == "unproven"
     # the strong cartridge (another credential in the same list) is unaffected
     assert resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
 

@@ -165,3 +165,40 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
             click.echo(f"  FAILED {fail}", err=True)
     if outcome.failed:
         sys.exit(3)
+
+
+@main.command("status-refresh")
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The verifier's key: re-signs the status lists.")
+@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path.home() / ".acx-oci" / "verifier", show_default=True, help="Verifier state.")
+@registry_options
+@json_option
+def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain_http: bool, insecure: bool,
+                           timeout: float, as_json: bool) -> None:
+    """Re-sign the state's status lists (validFrom = now) and republish them everywhere.
+
+    Run it (e.g. from cron) more often than your consumers' trust-file
+    status.maxAge. A fresh list is what stops a repository owner from
+    putting back an older copy signed before a revocation. Exit 3 if any
+    place could not be updated.
+    """
+    from datetime import UTC, datetime
+
+    from ..revocation import refresh
+
+    ident = load_identity(key, did=issuer)
+    results = refresh(state_dir, ident, datetime.now(UTC),
+                      StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    failed = [f for _, (_, fails) in results.items() for f in fails]
+    if as_json:
+        emit_json({"lists": [{"statusList": url, "published": done, "failed": fails}
+                             for url, (done, fails) in results.items()]})
+    else:
+        for url, (done, fails) in results.items():
+            click.echo(f"{url}: republished to {len(done)} place(s)" + (f", {len(fails)} FAILED" if fails else ""))
+        for fail in failed:
+            click.echo(f"  FAILED {fail}", err=True)
+    if failed:
+        sys.exit(3)
