@@ -118,6 +118,9 @@ def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str
         if _base_did(did) in mine:
             problems.append(f"independence: the issuer {verifier.did} is the cartridge's {role}; "
                             "a cartridge cannot be graded by its own author")
+    if cart.signature.key == verifier.public_bytes and not any("ROM signer" in p for p in problems):
+        problems.append(f"independence: the ROM was signed with the issuer's own key ({verifier.did_key}); "
+                        "a cartridge cannot be graded by its own author")
     return problems
 
 

@@ -24,12 +24,12 @@ import yaml
 from . import did as didmod
 from .capability import CapabilityRecord, record_from_json
 from .digest import sha256_digest
-from .dsse import PAYLOAD_TYPE_INTOTO, sign_envelope, verify_envelope
+from .dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
 from .errors import AcxError, UsageError, VerificationError
 from .intoto import statement, statement_bytes, subject_for_digest
 from .jcs import canonical
 from .jsonio import load_yaml_or_json_file, parse_json, read_bytes, validate
-from .keys import Identity, ed25519_public_from_multikey, public_from_did_key
+from .keys import Identity, did_key, ed25519_public_from_multikey, public_from_did_key
 from .oci.model import (
     ANNOTATION_TITLE,
     ARTIFACT_CARTRIDGE,
@@ -172,8 +172,10 @@ def sign_rom(rom_bytes: bytes, rom: dict[str, Any], signer: Identity) -> bytes:
 @dataclass(frozen=True)
 class SignatureCheck:
     status: str  # valid | warning | tampered | unsigned
-    signer: str | None
+    signer: str | None  # the signer as *verified*: a trusted DID, a did:key, or did:key of the key used
     reason: str
+    key: bytes | None = None  # the Ed25519 key the signature verified with
+    claimed_signer: str | None = None  # what the signature says about itself when that could not be checked
 
     @property
     def display(self) -> str:
@@ -181,14 +183,19 @@ class SignatureCheck:
 
 
 def check_signature(rom_bytes: bytes, envelope_bytes: bytes | None, trust: Trust | None) -> SignatureCheck:
-    """Status of the ROM signature. Pure: the trust file supplies every key it trusts."""
+    """Status of the ROM signature. Pure: the trust file supplies every key it trusts.
+
+    A signer's *name* is only believed when it can be checked: a trusted
+    publisher (keys from the trust file) or a did:key (the key is the name).
+    Any other claimed DID is reported as the did:key of the key that actually
+    signed, so independence checks compare keys, not labels the signer chose.
+    """
     if envelope_bytes is None:
         return SignatureCheck(STATUS_UNSIGNED, None, "no ROM signature layer")
     rom_digest = sha256_digest(rom_bytes)
+    claimed: str | None = None
     try:
         envelope = parse_json(envelope_bytes, "ROM signature")
-        from .dsse import envelope_payload
-
         _, payload = envelope_payload(envelope)
         st = parse_json(payload, "ROM signature statement")
         if not isinstance(st, dict) or st.get("predicateType") != PREDICATE_ROM_SIGNATURE:
@@ -196,26 +203,30 @@ def check_signature(rom_bytes: bytes, envelope_bytes: bytes | None, trust: Trust
         subjects = st.get("subject") or []
         digests = {"sha256:" + str((s.get("digest") or {}).get("sha256")) for s in subjects if isinstance(s, dict)}
         pred = st.get("predicate") or {}
-        signer = pred.get("signer") if isinstance(pred, dict) else None
-        if not isinstance(signer, str):
+        claimed = pred.get("signer") if isinstance(pred, dict) else None
+        if not isinstance(claimed, str):
             return SignatureCheck(STATUS_TAMPERED, None, "signature names no signer")
         if rom_digest not in digests:
-            return SignatureCheck(STATUS_TAMPERED, signer, f"signature covers a different ROM (not {rom_digest})")
-        trusted = trust is not None and trust.is_trusted_publisher(signer)
+            return SignatureCheck(STATUS_TAMPERED, None, f"signature covers a different ROM (not {rom_digest})")
+        trusted = trust is not None and trust.is_trusted_publisher(claimed)
         if trusted:
-            keys = [k for _, k in didmod.assertion_keys(signer, trust)]
-        elif signer.startswith("did:key:"):
-            keys = [public_from_did_key(signer)]
+            keys = [k for _, k in didmod.assertion_keys(claimed, trust)]
+        elif claimed.startswith("did:key:"):
+            keys = [public_from_did_key(claimed)]
         else:
             keys = [ed25519_public_from_multikey(str(pred.get("signerKey")))]
-        verify_envelope(envelope, keys)
+        _, _, key = verify_envelope(envelope, keys)
     except VerificationError as exc:
-        return SignatureCheck(STATUS_TAMPERED, None, str(exc))
+        return SignatureCheck(STATUS_TAMPERED, None, str(exc), claimed_signer=claimed)
     except AcxError as exc:
-        return SignatureCheck(STATUS_TAMPERED, None, f"malformed signature: {exc}")
+        return SignatureCheck(STATUS_TAMPERED, None, f"malformed signature: {exc}", claimed_signer=claimed)
     if trusted:
-        return SignatureCheck(STATUS_VALID, signer, "intact; signer is a trusted publisher")
-    return SignatureCheck(STATUS_WARNING, signer, "intact; signer is not in your trust file")
+        return SignatureCheck(STATUS_VALID, claimed, "intact; signer is a trusted publisher", key)
+    if claimed.startswith("did:key:"):
+        return SignatureCheck(STATUS_WARNING, claimed, "intact; signer is not in your trust file", key)
+    return SignatureCheck(STATUS_WARNING, did_key(key),
+                          f"intact; signed by {did_key(key)}, which claims to be {claimed} (unverified: "
+                          "not a publisher in your trust file)", key, claimed)
 
 
 # ---------------------------------------------------------------- OCI form
@@ -266,8 +277,6 @@ def push_parts(
     signer = ""
     if signature is not None:
         try:
-            from .dsse import envelope_payload
-
             _, payload = envelope_payload(json.loads(signature))
             signer = str(json.loads(payload)["predicate"]["signer"])
         except (ValueError, KeyError, TypeError, AcxError):

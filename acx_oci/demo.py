@@ -154,7 +154,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     status_list = json.loads((workdir / "attest" / "strong" / "status-list.json").read_text())
     verdict = verify_level_credential(strong.credential, VerifyContext(
         trust=trust, now=clock(), expected_rom_digest=cart.rom_digest, expected_manifest_digest=cart.manifest.digest,
-        cartridge_controller=cart.controller, rom_signer=cart.signer, status_list=status_list))
+        cartridge_controller=cart.controller, rom_signer=cart.signer, rom_signer_key=cart.signature.key,
+        status_list=status_list))
     check("credential verification", verdict.verified,
           "VALID" if verdict.verified else f"INVALID {verdict.codes}")
 

@@ -363,7 +363,8 @@ class Upstream:
         ctx = VerifyContext(
             trust=self.config.trust, now=self.config.clock(), expected_rom_digest=cart.rom_digest,
             expected_manifest_digest=manifest.subject.digest, cartridge_controller=cart.controller,
-            rom_signer=cart.signer, status_list=status_list, allow_unknown_status=False, evidence=evidence,
+            rom_signer=cart.signer, rom_signer_key=cart.signature.key, status_list=status_list,
+            allow_unknown_status=False, evidence=evidence,
         )
         result = verify_level_credential(credential, ctx)
         return [(c.code, c.message) for c in result.checks if not c.ok]

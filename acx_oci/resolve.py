@@ -235,6 +235,7 @@ def resolve_loaded(
                 ctx = VerifyContext(
                     trust=trust, now=now, expected_rom_digest=cart.rom_digest, expected_manifest_digest=subject,
                     cartridge_controller=cart.controller, rom_signer=cart.signer,
+                    rom_signer_key=cart.signature.key,
                     status_list=status_list_for(cred, url) if url else None,
                     allow_unknown_status=allow_unknown_status, allow_network=fetch_remote_status is not None,
                     evidence=item.evidence, status_cache=status_cache,

@@ -63,6 +63,7 @@ class VerifyContext:
     expected_manifest_digest: str | None = None
     cartridge_controller: str | None = None
     rom_signer: str | None = None
+    rom_signer_key: bytes | None = None  # the key the ROM signature verified with (independence by key)
     status_list: dict[str, Any] | None = None
     allow_unknown_status: bool = False
     evidence: dict[str, bytes] | None = None
@@ -188,7 +189,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     issuer = _issuer_id(credential)
     checks += check_proofs(credential, resolve, ctx.now, issuer=issuer)
     checks.append(_check_issuer_trusted(issuer, ctx.trust))
-    checks.append(_check_self_issuance(credential, issuer, ctx))
+    checks.append(_check_self_issuance(credential, issuer, ctx, resolve))
     res = level_result(credential) or {}
     checks += _check_gates(res, ctx.trust)
     checks += _check_bindings(res, ctx)
@@ -215,13 +216,32 @@ def _check_issuer_trusted(issuer: str | None, trust: Trust | None) -> Check:
     return _bad("issuer_trusted", "issuer_untrusted", f"issuer {issuer} is not a verifier in the trust file")
 
 
-def _check_self_issuance(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext) -> Check:
+def _party_keys(did_value: str | None, resolve: KeyResolver) -> set[bytes]:
+    """The Ed25519 keys a DID can sign with (empty when it cannot be resolved offline)."""
+    if not did_value:
+        return set()
+    try:
+        return {key for _, key in resolve(did_value)}
+    except AcxError:
+        return set()
+
+
+def _check_self_issuance(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext,
+                         resolve: KeyResolver) -> Check:
+    """Independence by name *and* by key: did:web:V and did:key:K are one party when V signs with K."""
     subject = _subject_id(credential)
     parties = {"the credential subject": _base(subject), "the cartridge controller": _base(ctx.cartridge_controller),
                "the ROM signer": _base(ctx.rom_signer)}
     hits = [what for what, value in parties.items() if value is not None and value == issuer]
     if issuer is None:
         return _bad("self_issuance", "self_issued", "the credential names no issuer, so independence cannot hold")
+    issuer_keys = _party_keys(issuer, resolve)
+    if issuer_keys:
+        if ctx.rom_signer_key is not None and ctx.rom_signer_key in issuer_keys and "the ROM signer" not in hits:
+            hits.append("the ROM signer (same key)")
+        if issuer_keys & _party_keys(_base(ctx.cartridge_controller), resolve) \
+                and "the cartridge controller" not in hits:
+            hits.append("the cartridge controller (same key)")
     if hits:
         return _bad("self_issuance", "self_issued", f"self-issued: the issuer {issuer} is {' and '.join(hits)}")
     unknown = [what for what in ("the cartridge controller", "the ROM signer") if parties[what] is None]

@@ -106,3 +106,46 @@ def test_expired_and_not_yet_valid(tmp_path: Path) -> None:
     cap = resolve_cartridge(w.store, "1.0.0", w.trust, now=NOW).capabilities[0]
     codes = sorted(c for r in cap.rejected for c in r.codes)
     assert cap.effective == "unproven" and "expired" in codes and "not_yet_valid" in codes
+
+
+def test_self_issuance_is_caught_by_key_not_just_by_name(tmp_path: Path) -> None:
+    """A trusted did:web verifier whose key also signed the ROM (as a did:key) is self-issuing."""
+    from acx_oci.keys import identity_from_seed
+
+    w = World(tmp_path)
+    verifier_web = identity_from_seed(w.verifier.seed, "did:web:verifier.example")
+    same_key_publisher = identity_from_seed(w.verifier.seed)  # did:key of the verifier's key
+    init_directory(tmp_path / "own", "io.example/own", "1.0.0", [CAP])
+    w.pushed = push_directory(w.store, tmp_path / "own", same_key_publisher, "own")
+    w.trust = Trust(verifiers=[Party(verifier_web.did, verifier_web.did_document())], benchmarks=w.trust.benchmarks)
+    url = f"https://status.example/lists/{uuid.uuid4()}"
+    w.url = url
+    publish_status_list(w.store, statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=url, issuer=verifier_web.did, valid_from=NOW - timedelta(days=1)),
+        verifier_web, verifier_web.verification_method, NOW - timedelta(days=1)))
+    w.attest(20, age_hours=1, signer=verifier_web)
+    cap = resolve_cartridge(w.store, "own", w.trust, now=NOW).capabilities[0]
+    assert cap.effective == "unproven"
+    assert "self_issued" in cap.rejected[0].codes, cap.rejected
+    assert any("same key" in m for m in cap.rejected[0].messages)
+
+
+def test_unverifiable_signer_name_is_reported_as_its_key(tmp_path: Path) -> None:
+    """A ROM signature claiming did:web:innocent.example is reported as the did:key that signed it."""
+    from acx_oci.cartridge import load_cartridge
+    from acx_oci.keys import did_key, identity_from_seed
+
+    key = generate_identity()
+    liar = identity_from_seed(key.seed, "did:web:innocent.example")
+    init_directory(tmp_path / "a", "io.example/a", "1.0.0", [CAP])
+    store = open_store(f"oci:{tmp_path / 'l'}:1")
+    push_directory(store, tmp_path / "a", liar, "1")
+    cart = load_cartridge(store, "1", None)
+    assert cart.signature_status == "warning"
+    assert cart.signer == did_key(key.public_bytes) and cart.signature.claimed_signer == "did:web:innocent.example"
+    # trusting the name makes it 'valid' only with the trust file's own DID document for it
+    trusted = Trust(publishers=[Party("did:web:innocent.example", liar.did_document())])
+    assert load_cartridge(store, "1", trusted).signature_status == "valid"
+    other = Trust(publishers=[Party("did:web:innocent.example", generate_identity("did:web:innocent.example")
+                                    .did_document())])
+    assert load_cartridge(store, "1", other).signature_status == "tampered"
