@@ -632,7 +632,9 @@ class Gateway:
             subj = doc.get("subject")
             if isinstance(subj, dict) and isinstance(subj.get("digest"), str):
                 subject = subj["digest"]
-        is_attestation = isinstance(doc, dict) and doc.get("artifactType") == ARTIFACT_ATTESTATION
+        # The same rule resolve uses (artifactType, else config.mediaType): a forger must not be able
+        # to slip an attestation past this check by moving its type into the config descriptor.
+        is_attestation = _artifact_type_of(body) == ARTIFACT_ATTESTATION
         if is_attestation:
             problems = await to_thread.run_sync(self.upstream.verify_attestation, name, body)
             if problems:

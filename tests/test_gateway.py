@@ -144,6 +144,16 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     mis_bound = self_issued_credential(world, out, cartridge_digest=world.digests["strong"])
     with pytest.raises(RegistryError, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
+    # the attestation type moved from artifactType into config.mediaType is still recognised
+    from acx_oci.attestation import build_attestation
+    from acx_oci.oci.model import dump
+
+    raw, _ = build_attestation(store, store.resolve(subject), forged, [])
+    sneaky = json.loads(raw)
+    del sneaky["artifactType"]
+    sneaky["config"]["mediaType"] = ARTIFACT_ATTESTATION
+    with pytest.raises(RegistryError, match="self_issued"):
+        store.push_referrer(dump(sneaky), subject, None)
 
     # the upstream has it, its fallback index lists it, and it has its own tag
     upstream = RegistryStore(parse_reference(f"{world.registry}/lab/agent"), StoreOptions())
