@@ -397,6 +397,10 @@ def safe_relative_path(title: str) -> str:
 def write_directory(store: Store, loaded: LoadedCartridge, out: Path) -> list[Path]:
     """Write the cartridge directory form back (files digest-verified by the store)."""
     paths = [safe_relative_path(layer.annotations.get(ANNOTATION_TITLE, "")) for layer in loaded.file_layers]
+    dirs = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
+    clash = sorted(set(paths) & dirs) or sorted(p for p in set(paths) if paths.count(p) > 1)
+    if clash:
+        raise UsageError(f"refusing layer paths that clash (a file and a directory, or twice): {clash[0]!r}")
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     spec: dict[str, Any] = {

@@ -38,3 +38,9 @@ class RegistryError(AcxError):
 
 class NotFoundError(RegistryError):
     """A manifest, blob or tag does not exist in the store."""
+
+
+class LocalNotFoundError(NotFoundError):
+    """Not found in an OCI image layout on disk: a wrong path or tag is bad input, not a network failure."""
+
+    exit_code = 2

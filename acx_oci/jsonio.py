@@ -133,4 +133,8 @@ def validate(instance: Any, schema_name: str, what: str) -> None:
     error = first_error(instance, schema_name)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise UsageError(f"{what}: invalid at {where}: {error.message}")
+        if error.validator == "type":  # don't echo the (possibly large or secret) value itself
+            message = f"expected {error.validator_value}, found {type(error.instance).__name__}"
+        else:
+            message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+        raise UsageError(f"{what}: invalid at {where}: {message}")

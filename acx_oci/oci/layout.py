@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..digest import check_digest, sha256_digest
-from ..errors import IntegrityError, NotFoundError, UsageError
+from ..errors import IntegrityError, LocalNotFoundError, UsageError
 from .model import (
     EMPTY_JSON,
     MAX_MANIFEST_BYTES,
@@ -106,7 +106,7 @@ class LayoutStore:
                 raw = f.read(MAX_MANIFEST_BYTES + 1)
         except FileNotFoundError:
             if not self.root.is_dir():
-                raise NotFoundError(f"{self.root}: no OCI image layout here") from None
+                raise LocalNotFoundError(f"{self.root}: no OCI image layout here") from None
             return []
         except OSError as exc:
             raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
@@ -194,7 +194,7 @@ class LayoutStore:
         try:
             return self._blob_path(digest).open("rb")
         except FileNotFoundError:
-            raise NotFoundError(f"{self.root}: blob {digest} not found") from None
+            raise LocalNotFoundError(f"{self.root}: blob {digest} not found") from None
 
     def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
         with self._open_blob(digest) as f:
@@ -264,7 +264,7 @@ class LayoutStore:
         else:
             entry = self._entry_for(target)
             if entry is None:
-                raise NotFoundError(f"{self.root}: tag {target!r} not found")
+                raise LocalNotFoundError(f"{self.root}: tag {target!r} not found")
             digest = str(entry["digest"])
         raw = self._read_manifest_blob(digest)
         media_type = media_type_of(raw, str(entry["mediaType"]) if entry else MEDIA_MANIFEST)
