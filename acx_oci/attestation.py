@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from .credential import level_result
+from .credential import issuer_id, level_result
 from .digest import sha256_digest
 from .errors import NotFoundError, UsageError
 from .jsonio import parse_json
@@ -48,18 +48,13 @@ MAX_STATUS_LIST_BYTES = 4 * 1024 * 1024
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-def _issuer_id(credential: dict[str, Any]) -> str:
-    issuer = credential.get("issuer")
-    return str(issuer.get("id") if isinstance(issuer, dict) else issuer)
-
-
 def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
     res = level_result(credential) or {}
     return {
         ANN_CAPABILITY: str(res.get("acx:capabilityId", "")),
         ANN_TIER: str(res.get("acx:careerTier", "")),
         ANN_LEVEL: str(res.get("acx:acxLevel", "")),
-        ANN_ISSUER: _issuer_id(credential),
+        ANN_ISSUER: issuer_id(credential) or "",
         ANN_BENCHMARK: f"{res.get('acx:benchmarkId', '')}@{res.get('acx:benchmarkVersion', '')}",
         ANN_ROM: str(res.get("acx:cartridgeRomDigest", "")),
         ANNOTATION_CREATED: str(credential.get("validFrom", "")),

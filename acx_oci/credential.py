@@ -181,3 +181,18 @@ def level_result(credential: Any) -> dict[str, Any] | None:
         if isinstance(item, dict) and "acx:cartridgeRomDigest" in item:
             return item
     return None
+
+
+def issuer_id(credential: Any) -> str | None:
+    """The issuer's id, whether ``issuer`` is a string or an object."""
+    issuer = credential.get("issuer") if isinstance(credential, dict) else None
+    if isinstance(issuer, dict):
+        issuer = issuer.get("id")
+    return issuer if isinstance(issuer, str) else None
+
+
+def status_entries(credential: Any) -> list[dict[str, Any]]:
+    """Every ``BitstringStatusListEntry`` in ``credentialStatus`` (object or array)."""
+    status = credential.get("credentialStatus") if isinstance(credential, dict) else None
+    items = status if isinstance(status, list) else [status] if status is not None else []
+    return [s for s in items if isinstance(s, dict) and s.get("type") == "BitstringStatusListEntry"]

@@ -95,6 +95,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from .attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from .cartridge import load_cartridge
+from .credential import status_entries
 from .digest import check_digest, sha256_digest
 from .errors import AcxError, NotFoundError, RegistryError, UsageError
 from .jsonio import parse_json
@@ -235,10 +236,8 @@ class VerdictCache:
 
 
 def _status_urls(credential: dict[str, Any]) -> list[str]:
-    status = credential.get("credentialStatus")
-    items = status if isinstance(status, list) else [status]
-    return [str(s["statusListCredential"]) for s in items
-            if isinstance(s, dict) and isinstance(s.get("statusListCredential"), str)]
+    return [str(s["statusListCredential"]) for s in status_entries(credential)
+            if isinstance(s.get("statusListCredential"), str)]
 
 
 class Upstream:

@@ -23,7 +23,7 @@ from . import statuslist
 from .attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from .capability import CapabilityRecord
 from .cartridge import STATUS_TAMPERED, LoadedCartridge, load_cartridge
-from .credential import evidence_digest, level_result
+from .credential import evidence_digest, issuer_id, level_result, status_entries
 from .errors import AcxError
 from .jsonio import parse_json
 from .oci.model import ARTIFACT_ATTESTATION, Descriptor
@@ -96,21 +96,15 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
 
 
 def _status_url(credential: dict[str, Any]) -> str | None:
-    status = credential.get("credentialStatus")
-    items = status if isinstance(status, list) else [status]
-    for s in items:
-        if isinstance(s, dict) and isinstance(s.get("statusListCredential"), str):
-            return str(s["statusListCredential"])
-    return None
+    entries = status_entries(credential)
+    url = entries[0].get("statusListCredential") if entries else None
+    return url if isinstance(url, str) else None
 
 
 def _status_index(credential: dict[str, Any]) -> int | None:
-    status = credential.get("credentialStatus")
-    items = status if isinstance(status, list) else [status]
-    for s in items:
-        if isinstance(s, dict) and isinstance(s.get("statusListIndex"), str) and s["statusListIndex"].isdigit():
-            return int(s["statusListIndex"])
-    return None
+    entries = status_entries(credential)
+    index = entries[0].get("statusListIndex") if entries else None
+    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
 
 
 def _evidence_bound(credential: dict[str, Any], present: set[str]) -> list[str]:
@@ -225,10 +219,8 @@ def resolve_loaded(
         res = (level_result(cred) or {}) if cred else {}
         cap_id = str(res.get("acx:capabilityId") or item.descriptor.annotations.get("dev.acx.capability.id", ""))
         codes, messages = list(item.codes), list(item.messages)
-        issuer = None
+        issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
-            iss = cred.get("issuer")
-            issuer = str(iss.get("id") if isinstance(iss, dict) else iss)
             url = _status_url(cred)
             key = (item.credential_digest, url)
             if key not in verdicts:

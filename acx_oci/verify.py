@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from . import dataintegrity, did, statuslist
-from .credential import evidence_digest, level_for, level_result
+from .credential import evidence_digest, issuer_id, level_for, level_result, status_entries
 from .digest import sha256_digest
 from .dsse import verify_envelope
 from .errors import AcxError, UsageError
@@ -112,13 +112,6 @@ def _base(did_url: Any) -> str | None:
     return did_url.split("#", 1)[0] if isinstance(did_url, str) else None
 
 
-def _issuer_id(credential: dict[str, Any]) -> str | None:
-    issuer = credential.get("issuer")
-    if isinstance(issuer, dict):
-        issuer = issuer.get("id")
-    return issuer if isinstance(issuer, str) else None
-
-
 def _subject_id(credential: dict[str, Any]) -> str | None:
     subject = credential.get("credentialSubject")
     if isinstance(subject, list):
@@ -186,7 +179,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
         return VerifyResult([_bad("schema", "schema_invalid", "the credential is not a JSON object")])
     resolve = _resolver(ctx)
     checks: list[Check] = [_check_schema(credential)]
-    issuer = _issuer_id(credential)
+    issuer = issuer_id(credential)
     checks += check_proofs(credential, resolve, ctx.now, issuer=issuer)
     checks.append(_check_issuer_trusted(issuer, ctx.trust))
     checks.append(_check_self_issuance(credential, issuer, ctx, resolve))
@@ -351,12 +344,6 @@ def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:
 
 # --------------------------------------------------------------------------- status
 
-def _status_entries(credential: dict[str, Any]) -> list[dict[str, Any]]:
-    status = credential.get("credentialStatus")
-    items = status if isinstance(status, list) else [status] if status is not None else []
-    return [s for s in items if isinstance(s, dict) and s.get("type") == statuslist.ENTRY_TYPE]
-
-
 def check_status_list(status_list: Any, list_url: str | None, issuer: str | None, ctx: VerifyContext,
                       resolve: KeyResolver, purpose: str | None = None) -> list[str]:
     """Problems with the status list itself (its proof, issuer, id, purpose, age); empty when sound."""
@@ -372,7 +359,7 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
         problems.append(f"the list's id {str(status_list.get('id'))[:80]} is not {list_url}")
     if purpose is not None and purpose not in purposes:
         problems.append(f"the list's statusPurpose {purposes} does not include {purpose}")
-    list_issuer = _issuer_id(status_list)
+    list_issuer = issuer_id(status_list)
     # Only the credential's own issuer may speak for its status: any other verifier, trusted or
     # not, could otherwise publish the list's URL with every bit clear and undo a revocation.
     if list_issuer is None or list_issuer != issuer:
@@ -398,7 +385,7 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
 
 def _check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext,
                   resolve: KeyResolver) -> list[Check]:
-    entries = _status_entries(credential)
+    entries = status_entries(credential)
     if not entries:
         return [_bad("status_list", "status_invalid", "the credential has no BitstringStatusListEntry"),
                 _bad("revocation", "status_unknown", "revocation status cannot be known")]
@@ -434,7 +421,7 @@ def _check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCon
         code = "status_stale" if stale else "status_invalid"
         return [_bad("status_list", code, "; ".join(problems)),
                 _bad("revocation", "status_unknown", "revocation status unknown: the status list is not usable")]
-    out = [_ok("status_list", f"status list {url} is signed by {_issuer_id(ctx.status_list)} and current")]
+    out = [_ok("status_list", f"status list {url} is signed by {issuer_id(ctx.status_list)} and current")]
     try:
         index = statuslist.parse_index(entry.get("statusListIndex"))
         bits = cached_bits if cached_bits is not None else statuslist.list_bits(ctx.status_list,
