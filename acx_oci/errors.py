@@ -37,7 +37,9 @@ class RegistryError(AcxError):
 
 
 class NotFoundError(RegistryError):
-    """A manifest, blob or tag does not exist in the store."""
+    """A manifest, blob or tag does not exist in the store: the reference names nothing (bad input)."""
+
+    exit_code = 2
 
 
 class LocalNotFoundError(NotFoundError):

@@ -766,8 +766,8 @@ def configure_access_log(stream: Any = None) -> None:
 
 def parse_listen(listen: str) -> tuple[str, int]:
     host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise UsageError(f"--listen {listen!r}: expected HOST:PORT")
+    if not sep or not port.isdigit() or not host or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to 65535")
     return host.strip("[]"), int(port)
 
 

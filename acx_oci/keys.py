@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,14 +175,29 @@ def did_document(did: str, ed_public: bytes) -> dict[str, Any]:
     }
 
 
+_DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
+
+
+def check_did(value: str, what: str = "DID") -> str:
+    """A did:key or did:web in valid syntax, else a one-line UsageError naming ``what``."""
+    if not isinstance(value, str) or not _DID_SYNTAX.match(value):
+        raise UsageError(f"{what}: expected did:key:z6Mk... or did:web:HOST[:PATH...], found {str(value)[:80]!r}")
+    return value
+
+
 def load_identity(path: str | Path, did: str | None = None) -> Identity:
     """Load ``PREFIX.key`` (PKCS#8 PEM) or a Multikey key-pair JSON file.
 
     The DID is, in order: ``did`` given by the caller, the ``controller`` /
     ``id`` of a key-pair JSON, ``did.json`` beside a ``.key`` file, else did:key.
+    A ``did`` the key cannot be shown to belong to is refused: a did:key must
+    be this key's, and a did:web needs a DID document (``PREFIX.did.json`` or
+    the key-pair JSON's controller) that lists this key under assertionMethod.
     """
     raw = read_bytes(path, "key file", 1024 * 1024)
     p = Path(path)
+    if did is not None:
+        check_did(did, "issuer DID")
     if raw.lstrip().startswith(b"{"):
         doc = parse_json(raw, f"key file ({p})")
         if not isinstance(doc, dict):
@@ -195,21 +211,45 @@ def load_identity(path: str | Path, did: str | None = None) -> Identity:
         if isinstance(pub, str) and pub != ident.multikey:
             raise UsageError(f"key file ({p}): publicKeyMultibase does not match the secret key")
         controller = doc.get("controller")
-        return identity_from_seed(seed, did or (controller if isinstance(controller, str) else None))
+        own = controller if isinstance(controller, str) else None
+        if did is not None and did != own:
+            _check_binding(ident, did, None, p)
+        return identity_from_seed(seed, did or own)
     try:
         key = serialization.load_pem_private_key(raw, password=None)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"key file ({p}): expected an unencrypted PKCS#8 PEM Ed25519 key ({exc})") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise UsageError(f"key file ({p}): expected an Ed25519 key, found {type(key).__name__}")
-    if did is None and p.suffix == ".key":
-        sidecar = p.with_suffix(".did.json")
-        if sidecar.exists():
-            doc = parse_json(read_bytes(sidecar, "DID document"), f"DID document ({sidecar})")
-            if isinstance(doc, dict) and isinstance(doc.get("id"), str):
-                did = doc["id"]
+    sidecar_doc: dict[str, Any] | None = None
+    sidecar = p.with_suffix(".did.json") if p.suffix == ".key" else None
+    if sidecar is not None and sidecar.exists():
+        loaded = parse_json(read_bytes(sidecar, "DID document"), f"DID document ({sidecar})")
+        sidecar_doc = loaded if isinstance(loaded, dict) else None
     pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    ident = Identity(key, did_key(pub))
+    if did is None and sidecar_doc is not None and isinstance(sidecar_doc.get("id"), str):
+        did = sidecar_doc["id"]
+    if did is not None:
+        _check_binding(ident, did, sidecar_doc, p)
     return Identity(key, did or did_key(pub))
+
+
+def _check_binding(ident: Identity, did: str, doc: dict[str, Any] | None, path: Path) -> None:
+    """Refuse to speak for ``did`` unless ``doc`` (or did:key itself) says this key may."""
+    if did.startswith("did:key:"):
+        if did != ident.did_key:
+            raise UsageError(f"key file ({path}) is the key of {ident.did_key}, not of {did}")
+        return
+    if doc is None or doc.get("id") != did:
+        raise UsageError(f"cannot show that key file ({path}) belongs to {did}: expected a DID document for it "
+                         f"beside the key ({path.with_suffix('.did.json').name})")
+    methods = {m.get("id"): m for m in doc.get("verificationMethod") or [] if isinstance(m, dict)}
+    for ref in doc.get("assertionMethod") or []:
+        method = methods.get(ref) if isinstance(ref, str) else ref if isinstance(ref, dict) else None
+        if isinstance(method, dict) and method.get("publicKeyMultibase") == ident.multikey:
+            return
+    raise UsageError(f"key file ({path}) is not an assertionMethod of {did} in its DID document")
 
 
 def write_identity(prefix: str | Path, ident: Identity) -> tuple[Path, Path]:

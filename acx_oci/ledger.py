@@ -336,3 +336,14 @@ class Ledger:
 
     def status_list_uuids(self) -> list[str]:
         return [str(r[0]) for r in self.db.execute("SELECT uuid FROM status_lists ORDER BY created_at")]
+
+    def list_issuer(self, list_uuid: str) -> str | None:
+        """The DID that issued from this list (every attempt of a state has one issuer)."""
+        row = self.db.execute("SELECT a.issuer FROM status_entries e JOIN attempts a ON a.id = e.attempt_id "
+                              "WHERE e.list_uuid = ? LIMIT 1", (list_uuid,)).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def list_of_credential(self, credential_id: str) -> str | None:
+        row = self.db.execute("SELECT list_uuid FROM status_entries WHERE credential_id = ?",
+                              (credential_id,)).fetchone()
+        return str(row[0]) if row is not None else None

@@ -46,6 +46,10 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
         if cred_id is None:
             raise UsageError(f"revoke: no credential, credential digest or attestation {name} was issued from "
                              f"the state in {state_dir}")
+        entry_list = ledger.list_of_credential(cred_id)
+        issuer = ledger.list_issuer(entry_list) if entry_list else None
+        if issuer is not None and issuer != verifier.did:
+            raise UsageError(f"credential {cred_id} was issued by {issuer}; --key/--issuer speak for {verifier.did}")
         list_uuid, index = ledger.revoke(cred_id, now, reason)
         sl = ledger.status_list_by_uuid(list_uuid)
         outcome = RevokeOutcome(cred_id, sl.url, index)
@@ -73,6 +77,9 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
               store_options: StoreOptions | None = None) -> tuple[list[str], list[str]]:
     """Sign the list as the ledger has it now and write it to every recorded place: (done, failed)."""
     sl = ledger.status_list_by_uuid(list_uuid)
+    issuer = ledger.list_issuer(list_uuid)
+    if issuer is not None and issuer != verifier.did:
+        raise UsageError(f"status list {sl.url} was issued by {issuer}; refusing to re-sign it as {verifier.did}")
     signed = signed_status_list(ledger, sl, verifier, now)
     data = json.dumps(signed, indent=2).encode() + b"\n"
     done: list[str] = []

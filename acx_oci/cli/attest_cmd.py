@@ -93,6 +93,8 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
     3 registry failure.
     """
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
     solver = _solver(solver_kind, competence, agent_cmd)
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)

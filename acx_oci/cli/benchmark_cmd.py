@@ -116,7 +116,9 @@ def benchmark_unseal(ref: str, key: Path, output: Path, plain_http: bool, insecu
     store = store_for(ref, plain_http, insecure, timeout)
     remote = bm.fetch(store, parse_reference(ref).target)
     unsealed = bm.unseal_remote(remote, ident)
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if output.exists():
+        raise UsageError(f"benchmark unseal: refusing to overwrite existing {output}")
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(unsealed.held_out_doc, indent=2) + "\n")
     if as_json:

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..attestation import fetch_status_list_https
 from ..capability import parse_capability
 from ..cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
-from ..errors import UsageError, VerificationError
-from ..jsonio import load_json_file
+from ..errors import IntegrityError, NotFoundError, UsageError, VerificationError
 from ..keys import load_identity
 from ..oci.ref import parse_reference
-from ..resolve import ResolveLimits, resolve_loaded
 from ..trust import Trust, load_trust
 from .common import emit_json, json_option, registry_options, store_for
 from .main import main
-from .referrers_cmd import requirement_failures, resolve_options
+from .referrers_cmd import requirement_failures, resolve_loaded_cli, resolve_options
 
 
 @main.group()
@@ -175,25 +173,35 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
         raise VerificationError(f"pull: {ref} is tampered: {'; '.join(loaded.problems) or loaded.signature.reason}")
     if loaded.signature_status == "unsigned" and not allow_unsigned:
         raise VerificationError(f"pull: {ref} has no ROM signature (use --allow-unsigned to accept it)")
-    lists = [load_json_file(p, "status list") for p in status_list_files]
-    resolution = resolve_loaded(
-        store, loaded, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=allow_unknown_status,
-        limits=ResolveLimits(max_referrers=max_referrers), check_evidence=check_evidence,
-        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
-    )
+    resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
+                                    allow_network, check_evidence, max_referrers)
     failures = requirement_failures(resolution, list(requirements))
     if failures:
         raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
-    written = write_directory(store, loaded, out)
-    (out / "verified-capabilities.json").write_text(json.dumps(resolution.to_json(), indent=2) + "\n", "utf-8")
-    written.append(out / "verified-capabilities.json")
-    relied = [c.best for c in resolution.capabilities if c.best is not None]
-    if relied:
-        (out / "credentials").mkdir(exist_ok=True)
-    for acc in relied:
-        dest = out / "credentials" / (acc.credential_digest.replace(":", "-") + ".json")
-        dest.write_text(json.dumps(acc.credential, indent=2) + "\n", "utf-8")
-        written.append(dest)
+    # Everything goes into a sibling temp directory that is renamed into place at the end, so a
+    # digest mismatch or a missing blob halfway through leaves nothing behind.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        write_directory(store, loaded, staging)
+        (staging / "verified-capabilities.json").write_text(json.dumps(resolution.to_json(), indent=2) + "\n",
+                                                            "utf-8")
+        relied = [c.best for c in resolution.capabilities if c.best is not None]
+        if relied:
+            (staging / "credentials").mkdir(exist_ok=True)
+        for acc in relied:
+            dest = staging / "credentials" / (acc.credential_digest.replace(":", "-") + ".json")
+            dest.write_text(json.dumps(acc.credential, indent=2) + "\n", "utf-8")
+        if out.exists():
+            out.rmdir()  # checked empty above
+        staging.rename(out)
+    except NotFoundError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise IntegrityError(f"pull: the cartridge is incomplete in the store ({exc})") from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    written = sorted(p for p in out.rglob("*") if p.is_file())
     if as_json:
         emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written],
                    "resolution": resolution.to_json()})

@@ -16,8 +16,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def registry_options(func: F) -> F:
     """``--plain-http`` / ``--insecure`` / ``--timeout`` for commands that reach a registry."""
-    func = click.option("--timeout", type=float, default=10.0, show_default=True,
-                        help="Seconds per registry request.")(func)
+    func = click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+                        help="Seconds per registry request (connecting is capped at 3 s).")(func)
     func = click.option("--insecure", is_flag=True, help="Skip TLS certificate verification.")(func)
     func = click.option("--plain-http", is_flag=True,
                         help="Use HTTP instead of HTTPS (automatic for loopback hosts).")(func)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import traceback
 from typing import Any
@@ -25,6 +26,13 @@ class AcxGroup(click.Group):
             sys.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
+        except OSError as exc:  # a path the user gave can't be read or written
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            sys.exit(2)
+        except sqlite3.DatabaseError as exc:
+            click.echo(f"error: the verifier state is not a usable SQLite ledger ({exc})", err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)

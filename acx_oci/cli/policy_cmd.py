@@ -7,15 +7,13 @@ from pathlib import Path
 
 import click
 
-from ..attestation import fetch_status_list_https
 from ..cartridge import load_cartridge
-from ..jsonio import load_json_file
 from ..oci.ref import parse_reference
 from ..policy import RequirementResult, Verdict, evaluate, load_policy
-from ..resolve import ResolveLimits, resolve_loaded
 from ..trust import load_trust
 from .common import emit_json, json_option, registry_options, store_for
 from .main import main
+from .referrers_cmd import resolve_loaded_cli
 
 
 @main.group()
@@ -89,13 +87,10 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     parsed = parse_reference(ref)
     repo = repository or (parsed.repository if parsed.kind == "registry" else parsed.path)
     store = store_for(ref, plain_http, insecure, timeout)
-    lists = [load_json_file(p, "status list") for p in status_list_files]
     cart = load_cartridge(store, parsed.target, trust)
-    resolution = resolve_loaded(
-        store, cart, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=False,
-        limits=ResolveLimits(max_referrers=max_referrers),
-        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
-    )
+    # revocation fails closed under a policy: no --allow-unknown-status here
+    resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, False, allow_network, False,
+                                    max_referrers)
     verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
     if as_json:
         emit_json(verdict.to_json())
@@ -131,8 +126,9 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
 
     Stateless apart from a verdict cache: run as many replicas as you like behind a load balancer.
     """
-    from ..gateway import GatewayConfig, serve
+    from ..gateway import GatewayConfig, parse_listen, serve
 
+    parse_listen(listen)  # a bad --listen is a usage error before anything starts
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age)

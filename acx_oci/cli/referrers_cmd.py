@@ -10,7 +10,7 @@ import click
 
 from ..agentcard import build_agent_card, sign_agent_card
 from ..attestation import fetch_status_list_https
-from ..cartridge import load_cartridge
+from ..cartridge import LoadedCartridge, load_cartridge
 from ..errors import UsageError
 from ..jsonio import load_json_file
 from ..keys import load_identity
@@ -85,17 +85,37 @@ def resolve_options(func: Any) -> Any:
     return func
 
 
+def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """``--status-list`` files, each checked to be a BitstringStatusListCredential."""
+    from ..statuslist import list_subject
+
+    lists = []
+    for p in paths:
+        doc = load_json_file(p, "status list")
+        list_subject(doc)  # one-line error if it is not a status list credential
+        lists.append(doc)
+    return lists
+
+
+def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust,
+                       status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool,
+                       check_evidence: bool, max_referrers: int) -> Resolution:
+    """What every resolving command does with its shared options (see ``resolve_options``)."""
+    return resolve_loaded(
+        store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(status_list_files),
+        allow_unknown_status=allow_unknown_status, limits=ResolveLimits(max_referrers=max_referrers),
+        check_evidence=check_evidence, fetch_remote_status=fetch_status_list_https if allow_network else None,
+        reference=ref,
+    )
+
+
 def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tuple[Path, ...],
                    allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
                    max_referrers: int) -> tuple[Resolution, dict[str, Any]]:
     """Load + resolve; returns the resolution and the cartridge's ROM (for cards)."""
-    lists = [load_json_file(p, "status list") for p in status_list_files]
     cart = load_cartridge(store, parse_reference(ref).target, trust)
-    resolution = resolve_loaded(
-        store, cart, trust, now=datetime.now(UTC), status_lists=lists, allow_unknown_status=allow_unknown_status,
-        limits=ResolveLimits(max_referrers=max_referrers), check_evidence=check_evidence,
-        fetch_remote_status=fetch_status_list_https if allow_network else None, reference=ref,
-    )
+    resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, allow_unknown_status,
+                                    allow_network, check_evidence, max_referrers)
     return resolution, cart.rom
 
 
