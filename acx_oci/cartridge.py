@@ -29,7 +29,7 @@ from .errors import AcxError, UsageError, VerificationError
 from .intoto import statement, statement_bytes, subject_for_digest
 from .jcs import canonical
 from .jsonio import load_yaml_or_json_file, parse_json, read_bytes, validate
-from .keys import Identity, did_key, ed25519_public_from_multikey, public_from_did_key
+from .keys import Identity, check_did, did_key, ed25519_public_from_multikey, public_from_did_key
 from .oci.model import (
     ANNOTATION_TITLE,
     ARTIFACT_CARTRIDGE,
@@ -103,7 +103,7 @@ def init_directory(
         },
     }
     if controller:
-        didmod.split_did_url(controller)
+        check_did(controller, "--controller")
         spec["controller"] = controller
     validate(spec, "cartridge.schema.json", "cartridge")
     (directory / "skills").mkdir(parents=True, exist_ok=True)

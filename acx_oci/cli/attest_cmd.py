@@ -92,6 +92,11 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     \b
     Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
     3 registry failure.
+
+    \b
+    Example:
+      acx-oci attest registry.example/acme/dag-agent:1.0.0 --benchmark registry.example/acme/bench:2026.07.1 \\
+          --key keys/verifier.key --issuer did:web:verifier.example.com --competence 33 --state ./state -o ./att
     """
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
@@ -149,6 +154,10 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
     NAME is the credential's digest, its attestation's digest, or its urn:uuid id.
     Every place the ledger recorded the list (cartridge repositories, files) is
     updated; resolvers then see the revocation. Exit 3 if any place failed.
+
+    \b
+    Example:
+      acx-oci revoke sha256:<attestation digest> --key keys/verifier.key --state ./state
     """
     from datetime import UTC, datetime
 
@@ -185,6 +194,10 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
     status.maxAge. A fresh list is what stops a repository owner from
     putting back an older copy signed before a revocation. Exit 3 if any
     place could not be updated.
+
+    \b
+    Example:
+      acx-oci status-refresh --key keys/verifier.key --state ./state
     """
     from datetime import UTC, datetime
 

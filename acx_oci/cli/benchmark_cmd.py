@@ -61,6 +61,10 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_h
     """Split the suite in DIRECTORY, seal the held-out slice, push it to REF.
 
     REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to the version).
+
+    \b
+    Example:
+      acx-oci benchmark push ./bench registry.example/acme/bench:2026.07.1 --seal-to keys/verifier.did.json
     """
     bench, key = bm.load_suite_dir(directory)
     recipients = [recipient_from_did_document(load_json_file(p, "verifier DID document"), f"DID document {p}")
@@ -86,7 +90,12 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_h
 @registry_options
 @json_option
 def benchmark_inspect(ref: str, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
-    """Show a pushed benchmark's public facts (never held-out content)."""
+    """Show a pushed benchmark's public facts (never held-out content).
+
+    \b
+    Example:
+      acx-oci benchmark inspect registry.example/acme/bench:2026.07.1 --json
+    """
     store = store_for(ref, plain_http, insecure, timeout)
     remote = bm.fetch(store, parse_reference(ref).target)
     s = remote.summary()
@@ -111,7 +120,12 @@ def benchmark_inspect(ref: str, plain_http: bool, insecure: bool, timeout: float
 @json_option
 def benchmark_unseal(ref: str, key: Path, output: Path, plain_http: bool, insecure: bool, timeout: float,
                      as_json: bool) -> None:
-    """Verifier side: unseal the held-out slice and check it against the published digests."""
+    """Verifier side: unseal the held-out slice and check it against the published digests.
+
+    \b
+    Example:
+      acx-oci benchmark unseal registry.example/acme/bench:2026.07.1 --key keys/verifier.key -o held-out.json
+    """
     ident = load_identity(key)
     store = store_for(ref, plain_http, insecure, timeout)
     remote = bm.fetch(store, parse_reference(ref).target)

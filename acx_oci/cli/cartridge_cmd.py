@@ -61,6 +61,11 @@ def cartridge_push(directory: Path, ref: str, key: Path, plain_http: bool, insec
     """Sign the ROM and push DIRECTORY as an OCI artifact to REF.
 
     REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to latest).
+
+    \b
+    Example:
+      acx-oci cartridge push ./agent registry.example/acme/dag-agent:1.0.0 --key keys/publisher.key
+      acx-oci cartridge push ./agent oci:./layout:1.0.0 --key keys/publisher.key --json
     """
     signer = load_identity(key)
     reference = parse_reference(ref)
@@ -112,6 +117,11 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
 
     Signature status: valid (intact, signer trusted), warning / portable (intact,
     signer not in your trust file), tampered (exit 1), unsigned.
+
+    \b
+    Example:
+      acx-oci inspect registry.example/acme/dag-agent:1.0.0 --trust trust.yaml
+      acx-oci inspect oci:./layout@sha256:<digest> --json
     """
     trust = _trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)

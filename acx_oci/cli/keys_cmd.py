@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
 
 from ..errors import UsageError
-from ..keys import generate_identity, write_identity
+from ..keys import check_did, generate_identity, write_identity
 from .common import emit_json, json_option
 from .main import main
 
@@ -26,8 +29,10 @@ def keygen(prefix: str, did_web: str | None, as_json: bool) -> None:
       acx-oci keygen keys/publisher
       acx-oci keygen keys/verifier --did did:web:verifier.example.com
     """
-    if did_web is not None and not did_web.startswith("did:web:"):
-        raise UsageError(f"--did: expected did:web:HOST, found {did_web!r}")
+    if did_web is not None and (not did_web.startswith("did:web:") or not check_did(did_web, "--did")):
+        raise UsageError(f"--did: expected did:web:HOST[:PATH...], found {did_web!r}")
+    if not prefix or prefix.endswith(("/", os.sep)) or Path(prefix).is_dir() or Path(prefix).name in (".", ".."):
+        raise UsageError(f"keygen: PREFIX must name a file prefix (e.g. keys/publisher), found {prefix!r}")
     ident = generate_identity(did_web)
     key_path, doc_path = write_identity(prefix, ident)
     if as_json:

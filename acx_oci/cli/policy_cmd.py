@@ -81,6 +81,10 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     Every attestation is verified first (the same checks as `resolve`);
     revocation fails closed: a credential whose status list cannot be found
     does not count.
+
+    \b
+    Example:
+      acx-oci policy check registry.example/acme/dag-agent:1.0.0 --policy policy.yaml --trust trust.yaml
     """
     pol = load_policy(policy_path)
     trust = load_trust(trust_path)
@@ -125,6 +129,10 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     - everything else is proxied untouched; /healthz and /readyz; JSON-lines access log on stderr
 
     Stateless apart from a verdict cache: run as many replicas as you like behind a load balancer.
+
+    \b
+    Example:
+      acx-oci gateway --upstream http://127.0.0.1:5000 --listen 127.0.0.1:5080 --policy policy.yaml --trust trust.yaml
     """
     from ..gateway import GatewayConfig, parse_listen, serve
 

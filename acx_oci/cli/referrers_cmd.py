@@ -39,6 +39,11 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
 
     Lists attestations written by acx-oci and referrers written by other tools
     (ORAS, cosign). Nothing is verified here: use `resolve` for that.
+
+    \b
+    Example:
+      acx-oci discover registry.example/acme/dag-agent:1.0.0
+      acx-oci discover reg.example/acme/agent:1 --artifact-type application/vnd.acx.level-attestation.v1 --json
     """
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
@@ -161,6 +166,11 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
     ROM- and manifest-digest binding, accepted benchmark, validity dates and
     revocation (status list from the registry, --status-list, or HTTPS with
     --allow-network; unknown status fails closed unless --allow-unknown-status).
+
+    \b
+    Example:
+      acx-oci resolve registry.example/acme/dag-agent:1.0.0 --trust trust.yaml
+      acx-oci resolve oci:./layout:1.0.0 --trust trust.yaml --status-list status-list.json --json
     """
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
@@ -176,7 +186,8 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
 
 @main.command("agent-card")
 @click.argument("ref")
-@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trust file: trusted verifiers and accepted benchmarks.")
 @click.option("--sign", "sign_key", type=click.Path(dir_okay=False, path_type=Path),
               help="Sign the card (JWS, EdDSA) with this key.")
 @resolve_options
@@ -185,7 +196,12 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
 def agent_card(ref: str, trust_path: Path, sign_key: Path | None, status_list_files: tuple[Path, ...],
                allow_unknown_status: bool, allow_network: bool, check_evidence: bool, max_referrers: int,
                plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
-    """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension."""
+    """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension.
+
+    \b
+    Example:
+      acx-oci agent-card registry.example/acme/dag-agent:1.0.0 --trust trust.yaml --sign keys/publisher.key
+    """
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, rom = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
@@ -211,6 +227,10 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
 
     Needed after concurrent writers on registries that ignore If-Match (CNCF
     Distribution): an index write can lose another writer's entry, never its tag.
+
+    \b
+    Example:
+      acx-oci referrers repair registry.example/acme/dag-agent:1.0.0
     """
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
@@ -257,6 +277,11 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     the claim to VERIFIED; then shows a self-issued credential, a credential
     copied onto a SAVE-edited cartridge, and a revoked one all rejected.
     Exit 0 when every step behaved as it must, 1 otherwise.
+
+    \b
+    Example:
+      acx-oci demo
+      acx-oci demo --registry 127.0.0.1:5000 --workdir ./demo
     """
     import tempfile
 

@@ -14,7 +14,7 @@ from ..did import controller_of
 from ..digest import check_digest, sha256_digest
 from ..errors import UsageError, VerificationError
 from ..jsonio import MAX_DOCUMENT_BYTES, load_json_file, parse_json, read_bytes
-from ..keys import load_identity
+from ..keys import Identity, check_did, load_identity
 from ..trust import load_trust
 from ..verify import VerifyContext, VerifyResult, parse_datetime, verify_level_credential, verify_proof_only
 from .common import emit_json, json_option
@@ -57,13 +57,18 @@ def vc() -> None:
 @click.option("--created", metavar="RFC3339", help="Proof creation time (default: now).")
 @click.option("--proof-array", is_flag=True, help="Write `proof` as an array even for one proof (OB 3.0 form).")
 def vc_sign(file: Path, key: Path, method: str | None, created: str | None, proof_array: bool) -> None:
-    """Add an eddsa-jcs-2022 proof to the JSON document FILE; print the secured document."""
+    """Add an eddsa-jcs-2022 proof to the JSON document FILE; print the secured document.
+
+    \b
+    Example:
+      acx-oci vc sign unsigned.json --key keys/verifier.key > signed.json
+    """
     from ..dataintegrity import sign
 
     doc = _json_object(file, "document")
     ident = load_identity(key)
     when = created or _now(None).strftime("%Y-%m-%dT%H:%M:%SZ")
-    secured = sign(doc, ident, method or ident.verification_method, when, as_array=proof_array)
+    secured = sign(doc, ident, _method_for(ident, method), when, as_array=proof_array)
     click.echo(json.dumps(secured, indent=2, ensure_ascii=False))
 
 
@@ -132,6 +137,11 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     With --trust every level rule runs (proof, issuer, self-issuance, gates,
     bindings, benchmark, validity, revocation, evidence) and all failures are
     reported; without it only the Data Integrity proof is checked.
+
+    \b
+    Example:
+      acx-oci vc verify credential.json
+      acx-oci vc verify credential.json --trust trust.yaml --rom-digest sha256:<hex> --status-list list.json --json
     """
     credential = _json_object(file, "credential")
     for value, what in ((rom_digest, "--rom-digest"), (manifest_digest, "--manifest-digest")):
@@ -165,11 +175,22 @@ def status_list_group() -> None:
     """Bitstring Status Lists: create, revoke an index, check an index."""
 
 
+def _method_for(ident: Identity, method: str | None) -> str:
+    """The verification method to sign as: well-formed, and for a did:key, this key's own."""
+    if method is None:
+        return ident.verification_method
+    base = method.split("#", 1)[0]
+    check_did(base, "--verification-method")
+    if "#" not in method:
+        raise UsageError(f"--verification-method: expected a DID URL with a #fragment, found {method!r}")
+    if base.startswith("did:key:") and base != ident.did_key:
+        raise UsageError(f"--verification-method {method} is not this key's (the key is {ident.did_key})")
+    return method
+
+
 def _signer(key: Path, method: str | None) -> tuple[Any, str]:
     ident = load_identity(key)
-    vm = method or ident.verification_method
-    controller_of(vm)
-    return ident, vm
+    return ident, _method_for(ident, method)
 
 
 @status_list_group.command("create")
@@ -185,7 +206,12 @@ def _signer(key: Path, method: str | None) -> tuple[Any, str]:
 @json_option
 def status_list_create(out: Path, key: Path, method: str | None, list_id: str, size: int, purpose: str,
                        force: bool, now_value: str | None, as_json: bool) -> None:
-    """Write a signed, all-clear BitstringStatusListCredential to OUT."""
+    """Write a signed, all-clear BitstringStatusListCredential to OUT.
+
+    \b
+    Example:
+      acx-oci status-list create list.json --key keys/verifier.key --id https://verifier.example.com/status/
+    """
     if out.exists() and not force:
         raise UsageError(f"refusing to overwrite existing {out} (use --force)")
     ident, vm = _signer(key, method)
@@ -210,7 +236,12 @@ def status_list_create(out: Path, key: Path, method: str | None, list_id: str, s
 @json_option
 def status_list_revoke(file: Path, index: int, key: Path, method: str | None, now_value: str | None,
                        as_json: bool) -> None:
-    """Set bit INDEX of the list in FILE, refresh validFrom, re-sign, rewrite FILE."""
+    """Set bit INDEX of the list in FILE, refresh validFrom, re-sign, rewrite FILE.
+
+    \b
+    Example:
+      acx-oci status-list revoke list.json 4711 --key keys/verifier.key
+    """
     doc = _json_object(file, "status list")
     ident, vm = _signer(key, method)
     issuer = doc.get("issuer")
@@ -232,7 +263,12 @@ def status_list_revoke(file: Path, index: int, key: Path, method: str | None, no
 @click.argument("index", type=int)
 @json_option
 def status_list_check(file: Path, index: int, as_json: bool) -> None:
-    """Decode the list in FILE and report bit INDEX (no proof or age check: that is `vc verify`)."""
+    """Decode the list in FILE and report bit INDEX (no proof or age check: that is `vc verify`).
+
+    \b
+    Example:
+      acx-oci status-list check list.json 4711 --json
+    """
     doc = _json_object(file, "status list")
     bits = statuslist.list_bits(doc)
     is_set = statuslist.get_bit(bits, index)
