@@ -303,3 +303,24 @@ def test_eight_concurrent_attests_all_listed(world: World, repeat: int) -> None:
     listed = ok(cli("discover", f"{w.registry}/{repo}:1.0.0", "--json"))
     assert digests <= {r["digest"] for r in listed["referrers"]}
     assert cart["manifestDigest"] == listed["subject"]
+
+
+def test_eight_attest_processes_at_once_all_listed(world: World) -> None:
+    """The same race with eight real `acx-oci attest` processes (separate --state dirs)."""
+    import sys
+
+    w = world
+    repo = "acx/concurrent-procs"
+    base = w.tmp / "procs"
+    push_cartridge(base, w.registry, repo, "agent", w.publisher)
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "acx_oci", "attest", f"{w.registry}/{repo}:1.0.0", "--benchmark",
+         f"{w.registry}/acx/bench:2026.07.1", "--key", str(w.verifier), "--issuer", w.verifier_did,
+         "--competence", "33", "--state", str(base / f"state{i}"), "-o", str(base / f"out{i}"), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-300:] for o in outs]
+    digests = {json.loads(o[0])["attestationDigest"] for o in outs}
+    assert len(digests) == 8
+    listed = ok(cli("discover", f"{w.registry}/{repo}:1.0.0", "--json"))
+    assert digests <= {r["digest"] for r in listed["referrers"]}
