@@ -28,14 +28,13 @@ from .model import (
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
-    Manifest,
     dump,
     media_type_of,
     parse_manifest,
 )
 from .ref import Reference
 from .referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
-from .store import DEFAULT_MAX_BLOB_BYTES
+from .store import DEFAULT_MAX_BLOB_BYTES, ManifestReads
 
 REF_NAME = "org.opencontainers.image.ref.name"
 LAYOUT_FILE = "oci-layout"
@@ -58,7 +57,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-class LayoutStore:
+class LayoutStore(ManifestReads):
     """An OCI image layout; created on first push."""
 
     def __init__(self, reference: Reference) -> None:
@@ -269,14 +268,6 @@ class LayoutStore:
         raw = self._read_manifest_blob(digest)
         media_type = media_type_of(raw, str(entry["mediaType"]) if entry else MEDIA_MANIFEST)
         return raw, media_type, digest
-
-    def fetch_manifest(self, target: str) -> Manifest:
-        raw, _, _ = self.fetch_manifest_raw(target)
-        return parse_manifest(raw, f"manifest {target}")
-
-    def resolve(self, target: str) -> Descriptor:
-        raw, media_type, digest = self.fetch_manifest_raw(target)
-        return Descriptor(media_type, digest, len(raw))
 
     def tag(self, digest: str, tag: str) -> None:
         raw, media_type, _ = self.fetch_manifest_raw(check_digest(digest))

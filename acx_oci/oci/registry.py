@@ -44,7 +44,6 @@ from .model import (
     MEDIA_EMPTY,
     MEDIA_INDEX,
     Descriptor,
-    Manifest,
     build_index,
     media_type_of,
     parse_index,
@@ -62,7 +61,7 @@ from .referrers import (
     next_link,
     parse_own_tag,
 )
-from .store import DEFAULT_MAX_BLOB_BYTES, StoreOptions
+from .store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, StoreOptions
 
 CHUNK = 1024 * 1024
 POOL_SIZE = 32
@@ -232,7 +231,7 @@ def _connect_reason(exc: BaseException) -> str | None:
     return None
 
 
-class RegistryStore:
+class RegistryStore(ManifestReads):
     """A repository in an OCI registry (``HOST[:PORT]/REPO``)."""
 
     def __init__(self, reference: Reference, options: StoreOptions | None = None) -> None:
@@ -629,14 +628,6 @@ class RegistryStore:
             raise IntegrityError(f"manifest {target} from {self.host}: digest mismatch, expected {expected}, "
                                  f"found {digest}")
         return raw, media_type_of(raw, content_type), digest
-
-    def fetch_manifest(self, target: str) -> Manifest:
-        raw, _, _ = self.fetch_manifest_raw(target)
-        return parse_manifest(raw, f"manifest {target}")
-
-    def resolve(self, target: str) -> Descriptor:
-        raw, media_type, digest = self.fetch_manifest_raw(target)
-        return Descriptor(media_type, digest, len(raw))
 
     def tag(self, digest: str, tag: str) -> None:
         raw, media_type, _ = self.fetch_manifest_raw(check_digest(digest))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .model import Descriptor, Manifest
+from .model import Descriptor, Manifest, parse_manifest
 from .ref import Reference
 
 DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
@@ -77,3 +77,18 @@ class Store(Protocol):
     def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]:
         """Manifests whose ``subject`` is ``subject_digest`` (API, fallback index and own tags)."""
         ...
+
+
+class ManifestReads:
+    """``fetch_manifest`` and ``resolve`` in terms of ``fetch_manifest_raw`` (shared by both stores)."""
+
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        raise NotImplementedError
+
+    def fetch_manifest(self, target: str) -> Manifest:
+        raw, _, _ = self.fetch_manifest_raw(target)
+        return parse_manifest(raw, f"manifest {target}")
+
+    def resolve(self, target: str) -> Descriptor:
+        raw, media_type, digest = self.fetch_manifest_raw(target)
+        return Descriptor(media_type, digest, len(raw))
