@@ -260,10 +260,28 @@ class RegistryStore(ManifestReads):
         self._credentials: Credentials | None = None
         self._credentials_loaded = False
         self._known_blobs: set[str] = set()
-        self.last_referrers_source: str | None = None
-        self.last_referrers_partial = False
+        self._last = threading.local()  # per thread: the gateway shares one store between threads
         self.max_tags_scanned = DEFAULT_MAX_TAGS_SCANNED
         self.max_referrers = DEFAULT_MAX_REFERRERS
+
+    @property
+    def last_referrers_source(self) -> str | None:
+        """Which path the calling thread's last ``referrers()`` used: "api" or "fallback"."""
+        value: str | None = getattr(self._last, "source", None)
+        return value
+
+    @last_referrers_source.setter
+    def last_referrers_source(self, value: str | None) -> None:
+        self._last.source = value
+
+    @property
+    def last_referrers_partial(self) -> bool:
+        """Whether the calling thread's last ``referrers()`` hit a bound (tags scanned, pages, entries)."""
+        return bool(getattr(self._last, "partial", False))
+
+    @last_referrers_partial.setter
+    def last_referrers_partial(self, value: bool) -> None:
+        self._last.partial = value
 
     def close(self) -> None:
         self._session.close()
