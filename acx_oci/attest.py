@@ -36,6 +36,9 @@ from .solvers import Solver
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 CREDENTIAL_VALIDITY = timedelta(days=365)
+# A signed list expires: an old copy put back by a repository owner stops verifying after this,
+# so the verifier re-signs (attest, revoke, status-refresh) well within it.
+STATUS_LIST_VALIDITY = timedelta(days=30)
 DEFAULT_COOLDOWN = timedelta(hours=24)
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
 
@@ -131,7 +134,7 @@ def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: 
         statuslist.set_bit(bits, i)
     return statuslist.sign_status_list(
         statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
-                                   purpose=sl.purpose, bits=bytes(bits)),
+                                   purpose=sl.purpose, bits=bytes(bits), valid_until=now + STATUS_LIST_VALIDITY),
         verifier, verifier.verification_method, now)
 
 
@@ -245,7 +248,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
     outcome.status = ISSUED if result.issued else NOT_ISSUED
     now = clock()
     if result.issued:
-        sl = ledger.status_list(now, status_base_url(verifier.did))
+        sl = ledger.status_list(now, status_base_url(verifier.did), issuer=verifier.did)
         cred_id = f"urn:uuid:{uuid.uuid4()}"
         index = ledger.allocate(sl.uuid, cred_id, now, outcome.attempt_id)
         evidence = [cred_mod.evidence_item(records[0].raw, game=1, inline=records[0].envelope)]

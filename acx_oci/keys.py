@@ -97,6 +97,7 @@ class Identity:
 
     private: Ed25519PrivateKey
     did: str
+    method: str | None = None  # the assertion method id this key is under, when a DID document names it
 
     @property
     def seed(self) -> bytes:
@@ -119,6 +120,8 @@ class Identity:
     @property
     def verification_method(self) -> str:
         """The id of the Ed25519 method in this identity's DID document."""
+        if self.method is not None:
+            return self.method
         if self.did.startswith("did:key:"):
             return f"{self.did}#{self.multikey}"
         return f"{self.did}#key-1"
@@ -211,10 +214,14 @@ def load_identity(path: str | Path, did: str | None = None) -> Identity:
         if isinstance(pub, str) and pub != ident.multikey:
             raise UsageError(f"key file ({p}): publicKeyMultibase does not match the secret key")
         controller = doc.get("controller")
-        own = controller if isinstance(controller, str) else None
-        if did is not None and did != own:
-            _check_binding(ident, did, None, p)
-        return identity_from_seed(seed, did or own)
+        claimed = did or (controller if isinstance(controller, str) else None)
+        if claimed is None:
+            return ident
+        sidecar_json = p.with_name(p.stem + ".did.json")
+        side = parse_json(read_bytes(sidecar_json, "DID document"), f"DID document ({sidecar_json})") \
+            if sidecar_json.exists() else None
+        method = _check_binding(ident, claimed, side if isinstance(side, dict) else None, p)
+        return Identity(ident.private, claimed, method)
     try:
         key = serialization.load_pem_private_key(raw, password=None)
     except (ValueError, TypeError) as exc:
@@ -230,25 +237,30 @@ def load_identity(path: str | Path, did: str | None = None) -> Identity:
     ident = Identity(key, did_key(pub))
     if did is None and sidecar_doc is not None and isinstance(sidecar_doc.get("id"), str):
         did = sidecar_doc["id"]
-    if did is not None:
-        _check_binding(ident, did, sidecar_doc, p)
-    return Identity(key, did or did_key(pub))
+    method = _check_binding(ident, did, sidecar_doc, p) if did is not None else None
+    return Identity(key, did or did_key(pub), method)
 
 
-def _check_binding(ident: Identity, did: str, doc: dict[str, Any] | None, path: Path) -> None:
-    """Refuse to speak for ``did`` unless ``doc`` (or did:key itself) says this key may."""
+def _check_binding(ident: Identity, did: str, doc: dict[str, Any] | None, path: Path) -> str | None:
+    """The method id under which ``did`` lets this key sign; refuse when nothing shows it may.
+
+    A did:key must be this key's own. Any other DID needs its DID document
+    beside the key file that lists this key under assertionMethod — a
+    controller named inside a key file proves nothing by itself.
+    """
+    check_did(did, "DID")
     if did.startswith("did:key:"):
         if did != ident.did_key:
             raise UsageError(f"key file ({path}) is the key of {ident.did_key}, not of {did}")
-        return
+        return None
     if doc is None or doc.get("id") != did:
-        raise UsageError(f"cannot show that key file ({path}) belongs to {did}: expected a DID document for it "
-                         f"beside the key ({path.with_suffix('.did.json').name})")
-    methods = {m.get("id"): m for m in doc.get("verificationMethod") or [] if isinstance(m, dict)}
-    for ref in doc.get("assertionMethod") or []:
-        method = methods.get(ref) if isinstance(ref, str) else ref if isinstance(ref, dict) else None
-        if isinstance(method, dict) and method.get("publicKeyMultibase") == ident.multikey:
-            return
+        raise UsageError(f"cannot show that key file ({path}) belongs to {did}: expected its DID document "
+                         f"beside the key ({path.with_name(path.stem + '.did.json').name})")
+    from .did import assertion_methods
+
+    for method_id, key in assertion_methods(doc):
+        if key == ident.public_bytes:
+            return method_id
     raise UsageError(f"key file ({path}) is not an assertionMethod of {did} in its DID document")
 
 

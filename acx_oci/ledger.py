@@ -175,6 +175,9 @@ class Ledger:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(_SCHEMA)
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(status_lists)")}
+        if "issuer" not in columns:  # states written before lists were kept per issuer
+            self.db.execute("ALTER TABLE status_lists ADD COLUMN issuer TEXT")
 
     def __enter__(self) -> Ledger:
         return self
@@ -253,14 +256,26 @@ class Ledger:
     # --- the status list --------------------------------------------------------------------------------
 
     def status_list(self, now: datetime, base_url: str, size: int = MIN_ENTRIES,
-                    purpose: str = "revocation") -> StatusList:
-        """This state's list, created on first use as ``base_url/<random UUID>``; later calls return it."""
-        row = self.db.execute("SELECT * FROM status_lists WHERE purpose = ? ORDER BY created_at LIMIT 1",
-                              (purpose,)).fetchone()
+                    purpose: str = "revocation", issuer: str | None = None) -> StatusList:
+        """The issuer's list in this state, created on first use as ``base_url/<random UUID>``.
+
+        One list per issuer: only a credential's own issuer may sign its list, so a state
+        used under two DIDs (a did:key and later a did:web, a rotation) keeps two lists.
+        """
+        row = self.db.execute("SELECT * FROM status_lists WHERE purpose = ? AND (issuer IS ? OR issuer IS NULL AND "
+                              "? IS NULL) ORDER BY created_at LIMIT 1", (purpose, issuer, issuer)).fetchone()
+        if row is None and issuer is not None:
+            # a list from before lists were kept per issuer, used only by this issuer: adopt it
+            legacy = self.db.execute("SELECT * FROM status_lists WHERE purpose = ? AND issuer IS NULL "
+                                     "ORDER BY created_at LIMIT 1", (purpose,)).fetchone()
+            if legacy is not None and self._issuers_of(legacy["uuid"]) <= {issuer}:
+                self.db.execute("UPDATE status_lists SET issuer = ? WHERE uuid = ?", (issuer, legacy["uuid"]))
+                row = legacy
         if row is None:
             new = str(uuid.uuid4())
-            self.db.execute("INSERT INTO status_lists (uuid, url, created_at, size, purpose) VALUES (?, ?, ?, ?, ?)",
-                            (new, base_url.rstrip("/") + "/" + new, _ts(now), size, purpose))
+            self.db.execute("INSERT INTO status_lists (uuid, url, created_at, size, purpose, issuer) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            (new, base_url.rstrip("/") + "/" + new, _ts(now), size, purpose, issuer))
             row = self.db.execute("SELECT * FROM status_lists WHERE uuid = ?", (new,)).fetchone()
         return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])
 
@@ -337,11 +352,18 @@ class Ledger:
     def status_list_uuids(self) -> list[str]:
         return [str(r[0]) for r in self.db.execute("SELECT uuid FROM status_lists ORDER BY created_at")]
 
+    def _issuers_of(self, list_uuid: str) -> set[str]:
+        return {str(r[0]) for r in self.db.execute(
+            "SELECT DISTINCT a.issuer FROM status_entries e JOIN attempts a ON a.id = e.attempt_id "
+            "WHERE e.list_uuid = ?", (list_uuid,))}
+
     def list_issuer(self, list_uuid: str) -> str | None:
-        """The DID that issued from this list (every attempt of a state has one issuer)."""
-        row = self.db.execute("SELECT a.issuer FROM status_entries e JOIN attempts a ON a.id = e.attempt_id "
-                              "WHERE e.list_uuid = ? LIMIT 1", (list_uuid,)).fetchone()
-        return str(row[0]) if row is not None else None
+        """The DID that signs this list: recorded with it, else the one DID that issued from it."""
+        row = self.db.execute("SELECT issuer FROM status_lists WHERE uuid = ?", (list_uuid,)).fetchone()
+        if row is not None and row[0]:
+            return str(row[0])
+        issuers = self._issuers_of(list_uuid)
+        return next(iter(issuers)) if len(issuers) == 1 else None
 
     def list_of_credential(self, credential_id: str) -> str | None:
         row = self.db.execute("SELECT list_uuid FROM status_entries WHERE credential_id = ?",

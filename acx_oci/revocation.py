@@ -57,19 +57,32 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
         return outcome
 
 
+@dataclass
+class RefreshResult:
+    list_url: str
+    published: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why this list was not re-signed (another issuer's)
+
+
 def refresh(state_dir: Path, verifier: Identity, now: datetime,
-            store_options: StoreOptions | None = None) -> dict[str, tuple[list[str], list[str]]]:
+            store_options: StoreOptions | None = None) -> list[RefreshResult]:
     """Re-sign every list of the state with ``validFrom = now`` and republish it everywhere.
 
     Run it more often than the consumers' ``status.maxAge``: a fresh list is
     what stops a repository owner from rolling back to an older, unrevoked
     copy of the list (it is signed by the verifier, so it would still verify).
     """
-    out: dict[str, tuple[list[str], list[str]]] = {}
+    out: list[RefreshResult] = []
     with Ledger(state_dir) as ledger:
         for list_uuid in ledger.status_list_uuids():
-            out[ledger.status_list_by_uuid(list_uuid).url] = republish(ledger, list_uuid, verifier, now,
-                                                                       store_options)
+            result = RefreshResult(ledger.status_list_by_uuid(list_uuid).url)
+            issuer = ledger.list_issuer(list_uuid)
+            if issuer is not None and issuer != verifier.did:
+                result.skipped = f"signed by {issuer}, not {verifier.did} (refresh it with that identity)"
+            else:
+                result.published, result.failed = republish(ledger, list_uuid, verifier, now, store_options)
+            out.append(result)
     return out
 
 

@@ -145,7 +145,7 @@ def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
     with Ledger(world.tmp / "state-strong") as led:
         (attempt,) = led.attempts()
         assert attempt.state == "issued" and attempt.credential_id == cred["id"]
-        sl = led.status_list(attempt.started_at, "https://unused.example")
+        sl = led.status_list(attempt.started_at, "https://unused.example", issuer=attempt.issuer)
         assert cred["credentialStatus"]["statusListCredential"] == sl.url and sl.url.endswith(sl.uuid)
         locations = [p["location"] for p in led.publications(sl.uuid)]
         assert any(loc.endswith("status-list.json") for loc in locations)  # the -o file

@@ -113,3 +113,63 @@ def test_gateway_bad_listen_is_usage_error(demo: Path, tmp_path: Path) -> None:
     res = cli("gateway", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:99999", "--policy",
               str(tmp_path / "policy.yaml"), "--trust", str(demo / "trust.json"))
     one_line(res, 2, "--listen")
+
+
+def test_key_pair_json_cannot_claim_a_controller_it_cannot_show(tmp_path: Path) -> None:
+    from acx_oci.keys import ED25519_PRIV_PREFIX, b58encode, generate_identity
+
+    ident = generate_identity()
+    doc = {"publicKeyMultibase": ident.multikey, "secretKeyMultibase": b58encode(ED25519_PRIV_PREFIX + ident.seed),
+           "controller": "did:web:verifier.acx.example"}
+    (tmp_path / "forged.json").write_text(json.dumps(doc))
+    from acx_oci.errors import UsageError
+    from acx_oci.keys import load_identity
+
+    with pytest.raises(UsageError, match="cannot show"):
+        load_identity(tmp_path / "forged.json")
+    doc["controller"] = generate_identity().did
+    (tmp_path / "forged.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="is the key of"):
+        load_identity(tmp_path / "forged.json")
+
+
+def test_did_web_document_with_relative_refs_and_rotated_key(tmp_path: Path) -> None:
+    """A DID document may reference methods relatively; the key signs under the method id it is listed as."""
+    from acx_oci.keys import generate_identity, load_identity, write_identity
+
+    ident = generate_identity("did:web:verifier.example")
+    write_identity(tmp_path / "v", ident)
+    doc = json.loads((tmp_path / "v.did.json").read_text())
+    doc["verificationMethod"][0]["id"] = "did:web:verifier.example#key-3"
+    doc["assertionMethod"] = ["#key-3"]
+    (tmp_path / "v.did.json").write_text(json.dumps(doc))
+    loaded = load_identity(tmp_path / "v.key", did="did:web:verifier.example")
+    assert loaded.verification_method == "did:web:verifier.example#key-3"
+
+
+def test_one_state_two_issuers_keeps_two_lists(demo: Path, tmp_path: Path) -> None:
+    """Attesting from the same state under a second DID must not re-sign the first DID's list."""
+    from acx_oci.keys import load_identity
+
+    state = tmp_path / "state"
+    shutil.copytree(demo / "verifier-state", state)
+    layout = tmp_path / "oci"
+    shutil.copytree(demo / "oci", layout)
+    key = demo / "keys" / "verifier.key"
+    as_did_key = load_identity(key).did_key
+    res = cli("attest", f"oci:{layout / 'weak'}:1.0.0", "--benchmark", f"oci:{layout / 'benchmark'}:2026.07.1",
+              "--key", str(key), "--issuer", as_did_key, "--competence", "33", "--state", str(state),
+              "--cooldown", "0", "-o", str(tmp_path / "att"), "--json")
+    assert res.exit_code == 0, res.output
+    trust = json.loads((demo / "trust.json").read_text())
+    trust["verifiers"][0]["didDocument"] = str(demo / "keys" / "verifier.did.json")
+    trust["verifiers"].append({"id": as_did_key})
+    (tmp_path / "trust.json").write_text(json.dumps(trust))
+    for name in ("weak",):
+        doc = json.loads(cli("resolve", f"oci:{layout / name}:1.0.0", "--trust", str(tmp_path / "trust.json"),
+                             "--json").output)
+        assert doc["capabilities"][0]["effective"] == "VERIFIED", doc
+        assert doc["capabilities"][0]["issuer"] == as_did_key
+    refreshed = json.loads(cli("status-refresh", "--key", str(key), "--issuer", as_did_key, "--state", str(state),
+                               "--json").output)
+    assert sum(1 for r in refreshed["lists"] if r["skipped"]) == 1  # the did:web list is left to its issuer

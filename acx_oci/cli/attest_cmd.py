@@ -206,13 +206,17 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
     ident = load_identity(key, did=issuer)
     results = refresh(state_dir, ident, datetime.now(UTC),
                       StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
-    failed = [f for _, (_, fails) in results.items() for f in fails]
+    failed = [f for r in results for f in r.failed]
     if as_json:
-        emit_json({"lists": [{"statusList": url, "published": done, "failed": fails}
-                             for url, (done, fails) in results.items()]})
+        emit_json({"lists": [{"statusList": r.list_url, "published": r.published, "failed": r.failed,
+                              "skipped": r.skipped} for r in results]})
     else:
-        for url, (done, fails) in results.items():
-            click.echo(f"{url}: republished to {len(done)} place(s)" + (f", {len(fails)} FAILED" if fails else ""))
+        for r in results:
+            if r.skipped:
+                click.echo(f"{r.list_url}: skipped, {r.skipped}")
+            else:
+                click.echo(f"{r.list_url}: republished to {len(r.published)} place(s)"
+                           + (f", {len(r.failed)} FAILED" if r.failed else ""))
         for fail in failed:
             click.echo(f"  FAILED {fail}", err=True)
     if failed:
