@@ -205,6 +205,8 @@ def parse_capability(text: str) -> CapabilityRecord:
         raise UsageError(f"capability {text!r}: expected TASKTYPE[TOKEN+TOKEN...]@DOMAIN")
     stack_text = m.group("stack")
     tokens = [t for t in (stack_text.split("+") if stack_text else []) if t.strip()]
+    if stack_text is not None and not tokens:
+        raise UsageError(f"capability {text!r}: empty stack '[]' (leave the brackets out for no stack)")
     return make_record(m.group("tt").strip(), tokens, m.group("domain"))
 
 

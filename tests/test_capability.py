@@ -82,7 +82,8 @@ def test_grammar_without_stack_or_domain() -> None:
     assert parse_capability("debug@web").domain == "web"
 
 
-@pytest.mark.parametrize("text", ["build-dag[snowflake", "build-dag]x[", "[airflow]", "build-dag[a]@Bad Domain"])
+@pytest.mark.parametrize("text", ["build-dag[snowflake", "build-dag]x[", "[airflow]", "build-dag[a]@Bad Domain",
+                                  "build-dag[]@x", "build-dag[+]"])
 def test_grammar_errors(text: str) -> None:
     with pytest.raises(UsageError):
         parse_capability(text)
