@@ -195,14 +195,19 @@ class LayoutStore(ManifestReads):
         except FileNotFoundError:
             raise LocalNotFoundError(f"{self.root}: blob {digest} not found") from None
 
-    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
+    def _read_verified(self, digest: str, cap: int, what: str) -> bytes:
+        """Read at most ``cap`` bytes of a blob and check them against ``digest``."""
         with self._open_blob(digest) as f:
-            data: bytes = f.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise UsageError(f"blob {digest} exceeds the {max_bytes}-byte limit")
-        if sha256_digest(data) != digest:
-            raise IntegrityError(f"{self.root}: blob {digest}: digest mismatch, found {sha256_digest(data)}")
+            data: bytes = f.read(cap + 1)
+        if len(data) > cap:
+            raise UsageError(f"{self.root}: {what} {digest} exceeds the {cap}-byte limit")
+        actual = sha256_digest(data)
+        if actual != digest:
+            raise IntegrityError(f"{self.root}: {what} {digest}: digest mismatch, found {actual}")
         return data
+
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
+        return self._read_verified(digest, max_bytes, "blob")
 
     def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
         dest = Path(dest)
@@ -248,13 +253,7 @@ class LayoutStore(ManifestReads):
 
     def _read_manifest_blob(self, digest: str) -> bytes:
         """Manifest bytes with a 4 MiB cap, verified against ``digest``."""
-        with self._open_blob(digest) as f:
-            raw: bytes = f.read(MAX_MANIFEST_BYTES + 1)
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise UsageError(f"{self.root}: manifest {digest} exceeds the {MAX_MANIFEST_BYTES}-byte limit")
-        if sha256_digest(raw) != digest:
-            raise IntegrityError(f"{self.root}: manifest {digest}: digest mismatch, found {sha256_digest(raw)}")
-        return raw
+        return self._read_verified(digest, MAX_MANIFEST_BYTES, "manifest")
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
         entry: dict[str, Any] | None = None
