@@ -1,3 +1,3 @@
-from .cli import main
+from acx_oci.cli import main
 
 main()

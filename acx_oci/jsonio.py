@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .errors import UsageError
+from acx_oci.errors import UsageError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import trueskill as ts
-from .digest import sha256_digest
-from .errors import UsageError
-from .gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
-from .jcs import canonical
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import UsageError
+from acx_oci.model import rating as ts
+from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 
 DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_GRADER_TIME_LIMIT = 120.0

@@ -32,10 +32,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from acx_oci.evaluation.policy import load_policy  # noqa: E402
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread  # noqa: E402
 from acx_oci.oci.model import MANIFEST_ACCEPT  # noqa: E402
-from acx_oci.policy import load_policy  # noqa: E402
-from acx_oci.trust import load_trust  # noqa: E402
+from acx_oci.trust.trustfile import load_trust  # noqa: E402
 from tests.registry_harness import start_registry  # noqa: E402
 from tests.test_policy_cli import build_world  # noqa: E402
 

@@ -31,20 +31,20 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from acx_oci import gamerecords, statuslist  # noqa: E402
-from acx_oci import trueskill as ts  # noqa: E402
-from acx_oci.attestation import build_attestation, publish_status_list  # noqa: E402
-from acx_oci.capability import parse_capability  # noqa: E402
-from acx_oci.cartridge import init_directory, push_directory  # noqa: E402
-from acx_oci.credential import evidence_item, issue  # noqa: E402
-from acx_oci.digest import sha256_digest  # noqa: E402
-from acx_oci.jcs import canonical  # noqa: E402
-from acx_oci.keys import generate_identity  # noqa: E402
+from acx_oci.crypto.digest import sha256_digest  # noqa: E402
+from acx_oci.crypto.jcs import canonical  # noqa: E402
+from acx_oci.crypto.keys import generate_identity  # noqa: E402
+from acx_oci.model import gamerecords, statuslist  # noqa: E402
+from acx_oci.model import rating as ts  # noqa: E402
+from acx_oci.model.capability import parse_capability  # noqa: E402
+from acx_oci.model.credential import evidence_item, issue  # noqa: E402
 from acx_oci.oci.model import MANIFEST_ACCEPT, MEDIA_MANIFEST, Descriptor  # noqa: E402
 from acx_oci.oci.open import open_store  # noqa: E402
 from acx_oci.oci.referrers import fallback_tag, referrer_tag  # noqa: E402
-from acx_oci.resolve import resolve_cartridge  # noqa: E402
-from acx_oci.trust import AcceptedBenchmark, Party, Trust  # noqa: E402
+from acx_oci.services.attestation import build_attestation, publish_status_list  # noqa: E402
+from acx_oci.services.cartridge import init_directory, push_directory  # noqa: E402
+from acx_oci.services.resolve import resolve_cartridge  # noqa: E402
+from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust  # noqa: E402
 from tests.registry_harness import start_registry  # noqa: E402
 
 BENCH_DIGEST = "sha256:" + "b" * 64

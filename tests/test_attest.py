@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from acx_oci import gamerecords
 from acx_oci.cli import main
-from acx_oci.keys import load_identity
-from acx_oci.ledger import Ledger
-from acx_oci.verify import VerifyContext, verify_level_credential
+from acx_oci.crypto.keys import load_identity
+from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.model import gamerecords
+from acx_oci.services.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
@@ -130,7 +130,7 @@ def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
     assert not any(t["id"].encode() in published for t in held["tasks"])
 
     # The trust core's verifier accepts it, with the list the credential points to.
-    from acx_oci.trust import AcceptedBenchmark, Party, Trust
+    from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 
     trust = Trust(publishers=[Party(world.publisher_did)],
                   verifiers=[Party(world.verifier_did, ident.did_document())],
@@ -217,7 +217,7 @@ def test_command_solver_end_to_end(tmp_path: Path) -> None:
     # Transcripts are sealed to the verifier; their plaintext is nowhere in the output directory.
     sealed = sorted((tmp_path / "out" / "transcripts").glob("*.sealed.json"))
     assert len(sealed) == 5
-    from acx_oci.seal import unseal
+    from acx_oci.crypto.seal import unseal
 
     ident = load_identity(f"{tmp_path / 'verifier'}.key")
     transcript = json.loads(unseal(json.loads(sealed[0].read_bytes()), ident, b"acx-oci/game-transcript/v1"))

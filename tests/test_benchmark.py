@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from acx_oci import benchmark as bm
 from acx_oci.cli import main
-from acx_oci.digest import sha256_digest
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import load_identity
+from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.errors import IntegrityError, UsageError, VerificationError
-from acx_oci.jcs import canonical
-from acx_oci.keys import load_identity
 from acx_oci.oci.open import open_store
-from acx_oci.seal import recipient_from_identity
+from acx_oci.services import benchmark as bm
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +36,7 @@ def test_demo_suite_shape() -> None:
     assert bench.capability["taskType"] == "build-dag"
     assert bench.capability["stack"] == ["pkg:generic/snowflake", "pkg:pypi/apache-airflow", "pkg:pypi/dbt-core"]
     assert bench.capability["domain"] == "data-engineering"
-    from acx_oci.capability import parse_capability
+    from acx_oci.model.capability import parse_capability
 
     assert bench.capability["id"] == parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering").id
     assert (bench.id, bench.version) == ("acx-bench-dag-de", "2026.07.1")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from acx_oci.capability import (
+from acx_oci.errors import UsageError
+from acx_oci.model.capability import (
     TASK_TYPES,
     make_record,
     parse_capability,
@@ -12,7 +13,6 @@ from acx_oci.capability import (
     record_from_json,
     to_purl,
 )
-from acx_oci.errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acx_oci import credential
+from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
-from acx_oci.jcs import canonical
+from acx_oci.model import credential
 
 from .test_verify_forgeries import ISSUED, make_world
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from acx_oci import dataintegrity as di
-from acx_oci.did import assertion_keys
-from acx_oci.jcs import canonical
-from acx_oci.keys import b58decode, load_identity
+from acx_oci.crypto import dataintegrity as di
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import b58decode, load_identity
+from acx_oci.trust.did import assertion_keys
 
 
 def _keys(vm: str) -> list[bytes]:

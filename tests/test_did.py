@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from acx_oci import did
-from acx_oci.keys import identity_from_seed
-from acx_oci.trust import Party, Trust
+from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.trust import did
+from acx_oci.trust.trustfile import Party, Trust
 
 
 def test_did_web_url_examples(vectors: Path) -> None:

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from acx_oci import benchmark as bm
-from acx_oci import engine, gamerecords
-from acx_oci import trueskill as ts
+from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError, VerificationError
-from acx_oci.keys import generate_identity
+from acx_oci.evaluation import engine
+from acx_oci.model import gamerecords
+from acx_oci.model import rating as ts
+from acx_oci.services import benchmark as bm
 from acx_oci.solvers import ReferenceSolver, SolverResult
 
 SEAL_KEY = bytes(range(32))

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from acx_oci.errors import RegistryError
+from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MANIFEST_ACCEPT, MEDIA_INDEX, MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
@@ -25,9 +26,8 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import fallback_tag, referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
-from acx_oci.policy import load_policy
-from acx_oci.resolve import resolve_cartridge
-from acx_oci.trust import load_trust
+from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.trust.trustfile import load_trust
 
 from .test_policy_cli import World, attest, build_world, cli, publish, push_cartridge, self_issued_credential
 
@@ -145,8 +145,8 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     with pytest.raises(RegistryError, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
     # the attestation type moved from artifactType into config.mediaType is still recognised
-    from acx_oci.attestation import build_attestation
     from acx_oci.oci.model import dump
+    from acx_oci.services.attestation import build_attestation
 
     raw, _ = build_attestation(store, store.resolve(subject), forged, [])
     sneaky = json.loads(raw)

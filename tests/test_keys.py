@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
 from acx_oci.cli import main
+from acx_oci.crypto.keys import identity_from_seed, load_identity, x25519_multikey
 from acx_oci.errors import UsageError
-from acx_oci.keys import identity_from_seed, load_identity, x25519_multikey
 
 
 def test_did_key_vectors_and_x25519_derivation(vectors: Path) -> None:
@@ -36,7 +36,7 @@ def test_did_key_vectors_and_x25519_derivation(vectors: Path) -> None:
 def test_spec_example_did_document(vectors: Path) -> None:
     example = json.loads((vectors / "did" / "did-key-spec-example-did-document.json").read_text())
     ed = example["verificationMethod"][0]["publicKeyMultibase"]
-    from acx_oci.keys import ed25519_public_from_multikey, ed25519_to_x25519_public
+    from acx_oci.crypto.keys import ed25519_public_from_multikey, ed25519_to_x25519_public
 
     x = x25519_multikey(ed25519_to_x25519_public(ed25519_public_from_multikey(ed)))
     assert example["keyAgreement"][0]["publicKeyMultibase"] == x

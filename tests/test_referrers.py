@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from acx_oci.digest import sha256_digest
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import UsageError
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,

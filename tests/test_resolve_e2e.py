@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from acx_oci import credential as cred_mod
-from acx_oci.attest import AttestRequest, attest
-from acx_oci.attestation import publish_status_list, push_attestation
-from acx_oci.jcs import canonical
-from acx_oci.keys import load_identity
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import load_identity
+from acx_oci.model import credential as cred_mod
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
+from acx_oci.services.attest import AttestRequest, attest
+from acx_oci.services.attestation import publish_status_list, push_attestation
 from acx_oci.solvers import ReferenceSolver
 
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
@@ -138,7 +138,7 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     assert ext["params"]["records"][0]["proficiency"]["verified"] is True
     assert card["provider"]["organization"] == "example" and card["version"] == "1.0.0"
     assert len(card["skills"]) == 1 and card["signatures"]
-    from acx_oci.agentcard import verify_agent_card
+    from acx_oci.model.agentcard import verify_agent_card
 
     assert verify_agent_card(card, load_identity(w.verifier).public_bytes)
     card["skills"][0]["name"] = "forged"

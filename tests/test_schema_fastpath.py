@@ -12,9 +12,9 @@ from typing import Any
 
 import jsonschema
 
-from acx_oci import credential, statuslist
+from acx_oci.crypto.keys import generate_identity
 from acx_oci.jsonio import _fast_check, first_error, schema, validator
-from acx_oci.keys import generate_identity
+from acx_oci.model import credential, statuslist
 
 SCHEMAS = ["level-credential.schema.json", "capability.schema.json", "rom.schema.json", "trust.schema.json",
            "benchmark.schema.json", "policy.schema.json", "cartridge.schema.json"]

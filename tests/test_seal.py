@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from acx_oci import seal
+from acx_oci.crypto import seal
+from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError, VerificationError
-from acx_oci.keys import generate_identity
 
 INFO = b"acx-oci/test/v1"
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci import dataintegrity, statuslist
-from acx_oci.did import assertion_keys
-from acx_oci.keys import identity_from_seed
-from acx_oci.statuslist import StatusListError
+from acx_oci.crypto import dataintegrity
+from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.model import statuslist
+from acx_oci.model.statuslist import StatusListError
+from acx_oci.trust.did import assertion_keys
 
 DOCUMENTED = {
     "1edtech-validator/testlist.json": [23],

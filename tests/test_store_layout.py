@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.digest import sha256_digest
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import IntegrityError, NotFoundError, UsageError
 from acx_oci.oci.layout import LayoutStore
 from acx_oci.oci.model import (

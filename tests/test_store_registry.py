@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.digest import sha256_digest
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import IntegrityError, NotFoundError, RegistryError, UsageError
 from acx_oci.oci.model import (
     ARTIFACT_CARTRIDGE,

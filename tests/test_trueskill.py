@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from acx_oci import trueskill as ts
+from acx_oci.model import rating as ts
 
 oracle = pytest.importorskip("trueskill")
 

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from acx_oci import credential, dataintegrity, statuslist
-from acx_oci.dsse import sign_envelope
-from acx_oci.jcs import canonical
-from acx_oci.keys import Identity, identity_from_seed
-from acx_oci.trust import AcceptedBenchmark, Party, Trust
-from acx_oci.verify import VerifyContext, VerifyResult, verify_level_credential
+from acx_oci.crypto import dataintegrity
+from acx_oci.crypto.dsse import sign_envelope
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity, identity_from_seed
+from acx_oci.evaluation.verify import VerifyContext, VerifyResult, verify_level_credential
+from acx_oci.model import credential, statuslist
+from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 
 ISSUED = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 NOW = ISSUED + timedelta(days=1)

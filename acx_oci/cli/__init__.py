@@ -1,6 +1,6 @@
 """Thin CLI: parse, call the library, render. Each module registers its commands."""
 
-from . import (  # noqa: F401  (imported for their @main.command side effects)
+from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side effects)
     attest_cmd,
     benchmark_cmd,
     cartridge_cmd,
@@ -9,6 +9,6 @@ from . import (  # noqa: F401  (imported for their @main.command side effects)
     referrers_cmd,
     vc_cmd,
 )
-from .main import main
+from acx_oci.cli.main import main
 
 __all__ = ["main"]

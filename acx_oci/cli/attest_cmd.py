@@ -9,14 +9,14 @@ from typing import Any
 
 import click
 
-from ..attest import AttestOutcome, AttestRequest, attest
-from ..errors import UsageError
-from ..keys import load_identity
-from ..oci.store import StoreOptions
-from ..solvers import CommandSolver, ReferenceSolver, Solver
-from ..trust import parse_duration
-from .common import emit_json, json_option, registry_options
-from .main import main
+from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.main import main
+from acx_oci.crypto.keys import load_identity
+from acx_oci.errors import UsageError
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.solvers import CommandSolver, ReferenceSolver, Solver
+from acx_oci.trust.trustfile import parse_duration
 
 
 def _solver(kind: str, competence: float | None, agent_cmd: str | None) -> Solver:
@@ -161,7 +161,7 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
     """
     from datetime import UTC, datetime
 
-    from ..revocation import revoke
+    from acx_oci.services.revoke import revoke
 
     ident = load_identity(key, did=issuer)
     outcome = revoke(state_dir, name, ident, datetime.now(UTC), reason,
@@ -201,7 +201,7 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
     """
     from datetime import UTC, datetime
 
-    from ..revocation import refresh
+    from acx_oci.services.revoke import refresh
 
     ident = load_identity(key, did=issuer)
     results = refresh(state_dir, ident, datetime.now(UTC),

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import click
 
-from .. import benchmark as bm
-from ..errors import UsageError
-from ..jsonio import load_json_file
-from ..keys import load_identity
-from ..oci.ref import parse_reference
-from ..seal import recipient_from_did_document
-from .common import emit_json, json_option, registry_options, store_for
-from .main import main
+from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.main import main
+from acx_oci.crypto.keys import load_identity
+from acx_oci.crypto.seal import recipient_from_did_document
+from acx_oci.errors import UsageError
+from acx_oci.jsonio import load_json_file
+from acx_oci.oci.ref import parse_reference
+from acx_oci.services import benchmark as bm
 
 
 @main.group()

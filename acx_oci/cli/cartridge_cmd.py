@@ -10,15 +10,15 @@ from typing import Any
 
 import click
 
-from ..capability import parse_capability
-from ..cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
-from ..errors import IntegrityError, NotFoundError, UsageError, VerificationError
-from ..keys import load_identity
-from ..oci.ref import parse_reference
-from ..trust import Trust, load_trust
-from .common import emit_json, json_option, registry_options, store_for
-from .main import main
-from .referrers_cmd import requirement_failures, resolve_loaded_cli, resolve_options
+from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.main import main
+from acx_oci.cli.referrers_cmd import requirement_failures, resolve_loaded_cli, resolve_options
+from acx_oci.crypto.keys import load_identity
+from acx_oci.errors import IntegrityError, NotFoundError, UsageError, VerificationError
+from acx_oci.model.capability import parse_capability
+from acx_oci.oci.ref import parse_reference
+from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
+from acx_oci.trust.trustfile import Trust, load_trust
 
 
 @main.group()
@@ -168,7 +168,7 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
       acx-oci pull registry.example/acx/dag-agent:1.0.0 -o ./agent --trust trust.yaml \\
           --require 'build-dag>=senior'
     """
-    from ..capability import parse_requirement
+    from acx_oci.model.capability import parse_requirement
 
     for text in requirements:
         parse_requirement(text)

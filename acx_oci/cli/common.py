@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..oci.open import open_store
-from ..oci.store import Store, StoreOptions
+from acx_oci.oci.open import open_store
+from acx_oci.oci.store import Store, StoreOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
-from ..keys import check_did, generate_identity, write_identity
-from .common import emit_json, json_option
-from .main import main
+from acx_oci.cli.common import emit_json, json_option
+from acx_oci.cli.main import main
+from acx_oci.crypto.keys import check_did, generate_identity, write_identity
+from acx_oci.errors import UsageError
 
 
 @main.command()

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..errors import AcxError
+from acx_oci import __version__
+from acx_oci.errors import AcxError
 
 
 class AcxGroup(click.Group):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from ..cartridge import load_cartridge
-from ..oci.ref import parse_reference
-from ..policy import RequirementResult, Verdict, evaluate, load_policy
-from ..trust import load_trust
-from .common import emit_json, json_option, registry_options, store_for
-from .main import main
-from .referrers_cmd import resolve_loaded_cli
+from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.main import main
+from acx_oci.cli.referrers_cmd import resolve_loaded_cli
+from acx_oci.evaluation.policy import RequirementResult, Verdict, evaluate, load_policy
+from acx_oci.oci.ref import parse_reference
+from acx_oci.services.cartridge import load_cartridge
+from acx_oci.trust.trustfile import load_trust
 
 
 @main.group()
@@ -134,7 +134,7 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     Example:
       acx-oci gateway --upstream http://127.0.0.1:5000 --listen 127.0.0.1:5080 --policy policy.yaml --trust trust.yaml
     """
-    from ..gateway import GatewayConfig, parse_listen, serve
+    from acx_oci.gateway import GatewayConfig, parse_listen, serve
 
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),

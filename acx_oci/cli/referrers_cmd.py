@@ -8,20 +8,20 @@ from typing import Any
 
 import click
 
-from ..agentcard import build_agent_card, sign_agent_card
-from ..attestation import fetch_status_list_https
-from ..cartridge import LoadedCartridge, load_cartridge
-from ..errors import UsageError
-from ..jsonio import load_json_file
-from ..keys import load_identity
-from ..oci.ref import parse_reference
-from ..oci.referrers import repair_referrers
-from ..oci.store import Store
-from ..resolution import VERIFIED, Resolution
-from ..resolve import ResolveLimits, resolve_loaded
-from ..trust import Trust, load_trust
-from .common import emit_json, json_option, registry_options, store_for
-from .main import main
+from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.main import main
+from acx_oci.crypto.keys import load_identity
+from acx_oci.errors import UsageError
+from acx_oci.jsonio import load_json_file
+from acx_oci.model.agentcard import build_agent_card, sign_agent_card
+from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.referrers import repair_referrers
+from acx_oci.oci.store import Store
+from acx_oci.services.attestation import fetch_status_list_https
+from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.trust.trustfile import Trust, load_trust
 
 
 def _short(digest: str | None) -> str:
@@ -92,7 +92,7 @@ def resolve_options(func: Any) -> Any:
 
 def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
     """``--status-list`` files, each checked to be a BitstringStatusListCredential."""
-    from ..statuslist import list_subject
+    from acx_oci.model.statuslist import list_subject
 
     lists = []
     for p in paths:
@@ -246,8 +246,8 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
 
 def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
     """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
-    from ..capability import TIER_FLOOR, parse_requirement
-    from ..resolve import claims_for, meets
+    from acx_oci.model.capability import TIER_FLOOR, parse_requirement
+    from acx_oci.services.resolve import claims_for, meets
 
     failures = []
     for text in requirements:
@@ -285,8 +285,8 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     """
     import tempfile
 
-    from ..demo import run_demo
-    from ..oci.store import StoreOptions
+    from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.demo import run_demo
 
     base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
     if base.exists() and any(base.iterdir()):

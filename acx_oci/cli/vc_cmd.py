@@ -9,16 +9,22 @@ from typing import Any
 
 import click
 
-from .. import statuslist
-from ..did import controller_of
-from ..digest import check_digest, sha256_digest
-from ..errors import UsageError, VerificationError
-from ..jsonio import MAX_DOCUMENT_BYTES, load_json_file, parse_json, read_bytes
-from ..keys import Identity, check_did, load_identity
-from ..trust import load_trust
-from ..verify import VerifyContext, VerifyResult, parse_datetime, verify_level_credential, verify_proof_only
-from .common import emit_json, json_option
-from .main import main
+from acx_oci.cli.common import emit_json, json_option
+from acx_oci.cli.main import main
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto.keys import Identity, check_did, load_identity
+from acx_oci.errors import UsageError, VerificationError
+from acx_oci.evaluation.verify import (
+    VerifyContext,
+    VerifyResult,
+    parse_datetime,
+    verify_level_credential,
+    verify_proof_only,
+)
+from acx_oci.jsonio import MAX_DOCUMENT_BYTES, load_json_file, parse_json, read_bytes
+from acx_oci.model import statuslist
+from acx_oci.trust.did import controller_of
+from acx_oci.trust.trustfile import load_trust
 
 
 def _now(value: str | None) -> datetime:
@@ -63,7 +69,7 @@ def vc_sign(file: Path, key: Path, method: str | None, created: str | None, proo
     Example:
       acx-oci vc sign unsigned.json --key keys/verifier.key > signed.json
     """
-    from ..dataintegrity import sign
+    from acx_oci.crypto.dataintegrity import sign
 
     doc = _json_object(file, "document")
     ident = load_identity(key)

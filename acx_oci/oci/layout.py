@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..digest import check_digest, sha256_digest
-from ..errors import IntegrityError, LocalNotFoundError, UsageError
-from .model import (
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.errors import IntegrityError, LocalNotFoundError, UsageError
+from acx_oci.oci.model import (
     EMPTY_JSON,
     MAX_MANIFEST_BYTES,
     MEDIA_EMPTY,
@@ -32,9 +32,9 @@ from .model import (
     media_type_of,
     parse_manifest,
 )
-from .ref import Reference
-from .referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
-from .store import DEFAULT_MAX_BLOB_BYTES, ManifestReads
+from acx_oci.oci.ref import Reference
+from acx_oci.oci.referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
+from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads
 
 REF_NAME = "org.opencontainers.image.ref.name"
 LAYOUT_FILE = "oci-layout"

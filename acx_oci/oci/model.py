@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..digest import check_digest, sha256_digest
-from ..errors import UsageError
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.errors import UsageError
 
 MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"

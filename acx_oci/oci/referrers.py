@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ..digest import check_digest
-from .model import Descriptor, Manifest
+from acx_oci.crypto.digest import check_digest
+from acx_oci.oci.model import Descriptor, Manifest
 
 REFERRER_TAG_PREFIX = "acx-att-"
 DEFAULT_MAX_TAGS_SCANNED = 10_000

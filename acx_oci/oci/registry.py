@@ -34,9 +34,9 @@ from urllib.parse import urljoin
 import requests
 from requests.adapters import HTTPAdapter
 
-from ..digest import check_digest, sha256_digest
-from ..errors import AcxError, IntegrityError, NotFoundError, RegistryError, UsageError
-from .model import (
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.errors import AcxError, IntegrityError, NotFoundError, RegistryError, UsageError
+from acx_oci.oci.model import (
     EMPTY_DIGEST,
     EMPTY_JSON,
     MANIFEST_ACCEPT,
@@ -49,8 +49,8 @@ from .model import (
     parse_index,
     parse_manifest,
 )
-from .ref import Reference
-from .referrers import (
+from acx_oci.oci.ref import Reference
+from acx_oci.oci.referrers import (
     DEFAULT_MAX_REFERRERS,
     DEFAULT_MAX_TAGS_SCANNED,
     REFERRER_TAG_PREFIX,
@@ -61,7 +61,7 @@ from .referrers import (
     next_link,
     parse_own_tag,
 )
-from .store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, StoreOptions
+from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, StoreOptions
 
 CHUNK = 1024 * 1024
 POOL_SIZE = 32

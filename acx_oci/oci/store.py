@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .model import Descriptor, Manifest, parse_manifest
-from .ref import Reference
+from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
+from acx_oci.oci.ref import Reference
 
 DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
 

@@ -1,0 +1,38 @@
+"""OCI digests over exact bytes (never over re-serialized JSON)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from acx_oci.errors import IntegrityError, UsageError
+
+_DIGEST_RE = re.compile(r"^sha256:[a-f0-9]{64}$")
+
+
+def sha256_digest(data: bytes) -> str:
+    """Return ``sha256:<hex>`` of ``data``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_digest(value: str) -> bool:
+    return bool(_DIGEST_RE.match(value))
+
+
+def check_digest(value: str, what: str = "digest") -> str:
+    """Validate the syntax of a sha256 digest string (the only algorithm we accept)."""
+    if not isinstance(value, str) or not _DIGEST_RE.match(value):
+        raise UsageError(f"{what}: expected sha256:<64 hex>, found {value!r:.80}")
+    return value
+
+
+def verify_bytes(data: bytes, expected: str, what: str = "content") -> bytes:
+    """Return ``data`` if its digest is ``expected``; raise IntegrityError otherwise."""
+    actual = sha256_digest(data)
+    if actual != expected:
+        raise IntegrityError(f"{what}: digest mismatch, expected {expected}, found {actual}")
+    return data

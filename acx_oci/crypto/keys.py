@@ -1,0 +1,281 @@
+"""Ed25519 identities, Multikey encoding, did:key, and the derived X25519 key.
+
+One Ed25519 seed is a whole identity: the X25519 key that receives sealed
+benchmark slices is derived from it the way did:key derives its keyAgreement
+key, so a did:key and its sealing key can never disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import base58
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+from acx_oci.errors import UsageError
+from acx_oci.jsonio import parse_json, read_bytes
+
+ED25519_PUB_PREFIX = b"\xed\x01"
+ED25519_PRIV_PREFIX = b"\x80\x26"
+X25519_PUB_PREFIX = b"\xec\x01"
+_P = 2**255 - 19
+
+
+def b58encode(data: bytes) -> str:
+    return "z" + base58.b58encode(data).decode("ascii")
+
+
+def b58decode(value: str, what: str = "multibase value") -> bytes:
+    if not isinstance(value, str) or not value.startswith("z"):
+        raise UsageError(f"{what}: expected multibase base58btc ('z' prefix), found {str(value)[:20]!r}")
+    try:
+        return base58.b58decode(value[1:])
+    except ValueError as exc:
+        raise UsageError(f"{what}: invalid base58btc: {exc}") from None
+
+
+def _decode_prefixed(value: str, prefix: bytes, what: str) -> bytes:
+    raw = b58decode(value, what)
+    if not raw.startswith(prefix) or len(raw) != len(prefix) + 32:
+        raise UsageError(f"{what}: expected multicodec 0x{prefix.hex()} + 32 bytes, found {len(raw)} bytes")
+    return raw[len(prefix):]
+
+
+def ed25519_multikey(public: bytes) -> str:
+    """``z6Mk...``: multibase base58btc of 0xed01 || public key."""
+    return b58encode(ED25519_PUB_PREFIX + public)
+
+
+def ed25519_public_from_multikey(value: str) -> bytes:
+    return _decode_prefixed(value, ED25519_PUB_PREFIX, "Ed25519 publicKeyMultibase")
+
+
+def x25519_multikey(public: bytes) -> str:
+    return b58encode(X25519_PUB_PREFIX + public)
+
+
+def x25519_public_from_multikey(value: str) -> bytes:
+    return _decode_prefixed(value, X25519_PUB_PREFIX, "X25519 publicKeyMultibase")
+
+
+def ed25519_to_x25519_public(public: bytes) -> bytes:
+    """Birational map Edwards y -> Montgomery u = (1 + y) / (1 - y) mod p (RFC 7748)."""
+    y = int.from_bytes(public, "little") & ((1 << 255) - 1)
+    u = (1 + y) * pow(1 - y, _P - 2, _P) % _P
+    return u.to_bytes(32, "little")
+
+
+def did_key(public: bytes) -> str:
+    return "did:key:" + ed25519_multikey(public)
+
+
+def public_from_did_key(did: str) -> bytes:
+    if not did.startswith("did:key:"):
+        raise UsageError(f"expected a did:key, found {did!r}")
+    return ed25519_public_from_multikey(did.split("#", 1)[0][len("did:key:"):])
+
+
+def verify_ed25519(public: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An Ed25519 signing key and the DID it speaks for."""
+
+    private: Ed25519PrivateKey
+    did: str
+    method: str | None = None  # the assertion method id this key is under, when a DID document names it
+
+    @property
+    def seed(self) -> bytes:
+        return self.private.private_bytes(
+            serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+        )
+
+    @property
+    def public_bytes(self) -> bytes:
+        return self.private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    @property
+    def multikey(self) -> str:
+        return ed25519_multikey(self.public_bytes)
+
+    @property
+    def did_key(self) -> str:
+        return did_key(self.public_bytes)
+
+    @property
+    def verification_method(self) -> str:
+        """The id of the Ed25519 method in this identity's DID document."""
+        if self.method is not None:
+            return self.method
+        if self.did.startswith("did:key:"):
+            return f"{self.did}#{self.multikey}"
+        return f"{self.did}#key-1"
+
+    @property
+    def x25519_private(self) -> X25519PrivateKey:
+        """X25519 secret = clamped first half of SHA-512(seed), as Ed25519 itself expands it."""
+        return X25519PrivateKey.from_private_bytes(hashlib.sha512(self.seed).digest()[:32])
+
+    @property
+    def x25519_public_bytes(self) -> bytes:
+        return ed25519_to_x25519_public(self.public_bytes)
+
+    def sign(self, message: bytes) -> bytes:
+        return self.private.sign(message)
+
+    def pem(self) -> bytes:
+        return self.private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+    def did_document(self) -> dict[str, Any]:
+        return did_document(self.did, self.public_bytes)
+
+
+def identity_from_seed(seed: bytes, did: str | None = None) -> Identity:
+    key = Ed25519PrivateKey.from_private_bytes(seed)
+    pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return Identity(key, did or did_key(pub))
+
+
+def generate_identity(did: str | None = None) -> Identity:
+    return identity_from_seed(os.urandom(32), did)
+
+
+def did_document(did: str, ed_public: bytes) -> dict[str, Any]:
+    """A DID document with the Ed25519 key and its derived X25519 key as Multikeys."""
+    ed_mk = ed25519_multikey(ed_public)
+    x_mk = x25519_multikey(ed25519_to_x25519_public(ed_public))
+    if did.startswith("did:key:"):
+        ed_id, x_id = f"{did}#{ed_mk}", f"{did}#{x_mk}"
+    else:
+        ed_id, x_id = f"{did}#key-1", f"{did}#key-2"
+    return {
+        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+        "id": did,
+        "verificationMethod": [
+            {"id": ed_id, "type": "Multikey", "controller": did, "publicKeyMultibase": ed_mk},
+            {"id": x_id, "type": "Multikey", "controller": did, "publicKeyMultibase": x_mk},
+        ],
+        "authentication": [ed_id],
+        "assertionMethod": [ed_id],
+        "keyAgreement": [x_id],
+    }
+
+
+_DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
+
+
+def check_did(value: str, what: str = "DID") -> str:
+    """A did:key or did:web in valid syntax, else a one-line UsageError naming ``what``."""
+    if not isinstance(value, str) or not _DID_SYNTAX.match(value):
+        raise UsageError(f"{what}: expected did:key:z6Mk... or did:web:HOST[:PATH...], found {str(value)[:80]!r}")
+    return value
+
+
+def load_identity(path: str | Path, did: str | None = None) -> Identity:
+    """Load ``PREFIX.key`` (PKCS#8 PEM) or a Multikey key-pair JSON file.
+
+    The DID is, in order: ``did`` given by the caller, the ``controller`` /
+    ``id`` of a key-pair JSON, ``did.json`` beside a ``.key`` file, else did:key.
+    A ``did`` the key cannot be shown to belong to is refused: a did:key must
+    be this key's, and a did:web needs a DID document (``PREFIX.did.json`` or
+    the key-pair JSON's controller) that lists this key under assertionMethod.
+    """
+    raw = read_bytes(path, "key file", 1024 * 1024)
+    p = Path(path)
+    if did is not None:
+        check_did(did, "issuer DID")
+    if raw.lstrip().startswith(b"{"):
+        doc = parse_json(raw, f"key file ({p})")
+        if not isinstance(doc, dict):
+            raise UsageError(f"key file ({p}): expected a JSON object with secretKeyMultibase")
+        secret = doc.get("secretKeyMultibase") or doc.get("privateKeyMultibase")
+        if not isinstance(secret, str):
+            raise UsageError(f"key file ({p}): expected secretKeyMultibase or privateKeyMultibase")
+        seed = _decode_prefixed(secret, ED25519_PRIV_PREFIX, f"key file ({p}) secretKeyMultibase")
+        ident = identity_from_seed(seed)
+        pub = doc.get("publicKeyMultibase")
+        if isinstance(pub, str) and pub != ident.multikey:
+            raise UsageError(f"key file ({p}): publicKeyMultibase does not match the secret key")
+        controller = doc.get("controller")
+        claimed = did or (controller if isinstance(controller, str) else None)
+        if claimed is None:
+            return ident
+        sidecar_json = p.with_name(p.stem + ".did.json")
+        side = parse_json(read_bytes(sidecar_json, "DID document"), f"DID document ({sidecar_json})") \
+            if sidecar_json.exists() else None
+        method = _check_binding(ident, claimed, side if isinstance(side, dict) else None, p)
+        return Identity(ident.private, claimed, method)
+    try:
+        key = serialization.load_pem_private_key(raw, password=None)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"key file ({p}): expected an unencrypted PKCS#8 PEM Ed25519 key ({exc})") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise UsageError(f"key file ({p}): expected an Ed25519 key, found {type(key).__name__}")
+    sidecar_doc: dict[str, Any] | None = None
+    sidecar = p.with_suffix(".did.json") if p.suffix == ".key" else None
+    if sidecar is not None and sidecar.exists():
+        loaded = parse_json(read_bytes(sidecar, "DID document"), f"DID document ({sidecar})")
+        sidecar_doc = loaded if isinstance(loaded, dict) else None
+    pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    ident = Identity(key, did_key(pub))
+    if did is None and sidecar_doc is not None and isinstance(sidecar_doc.get("id"), str):
+        did = sidecar_doc["id"]
+    method = _check_binding(ident, did, sidecar_doc, p) if did is not None else None
+    return Identity(key, did or did_key(pub), method)
+
+
+def _check_binding(ident: Identity, did: str, doc: dict[str, Any] | None, path: Path) -> str | None:
+    """The method id under which ``did`` lets this key sign; refuse when nothing shows it may.
+
+    A did:key must be this key's own. Any other DID needs its DID document
+    beside the key file that lists this key under assertionMethod — a
+    controller named inside a key file proves nothing by itself.
+    """
+    check_did(did, "DID")
+    if did.startswith("did:key:"):
+        if did != ident.did_key:
+            raise UsageError(f"key file ({path}) is the key of {ident.did_key}, not of {did}")
+        return None
+    if doc is None or doc.get("id") != did:
+        raise UsageError(f"cannot show that key file ({path}) belongs to {did}: expected its DID document "
+                         f"beside the key ({path.with_name(path.stem + '.did.json').name})")
+    from acx_oci.trust.did import assertion_methods
+
+    for method_id, key in assertion_methods(doc):
+        if key == ident.public_bytes:
+            return method_id
+    raise UsageError(f"key file ({path}) is not an assertionMethod of {did} in its DID document")
+
+
+def write_identity(prefix: str | Path, ident: Identity) -> tuple[Path, Path]:
+    """Write ``PREFIX.key`` (mode 0600, created exclusively) and ``PREFIX.did.json``."""
+    import json
+
+    key_path = Path(f"{prefix}.key")
+    doc_path = Path(f"{prefix}.did.json")
+    for p in (key_path, doc_path):
+        if p.exists():
+            raise UsageError(f"refusing to overwrite existing {p}")
+    key_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(ident.pem())
+    doc_path.write_text(json.dumps(ident.did_document(), indent=2) + "\n", "utf-8")
+    return key_path, doc_path

@@ -1,0 +1,153 @@
+"""The verification run: deterministic draw, the solver slot, TrueSkill, the sigma gate.
+
+Everything that decides a level is a function of (ROM digest, held-out
+slice, solver, parameters): the draw order is sha256(romDigest|draw|taskId),
+the number of games is fixed up front and recorded, and only
+``certified-pass`` / ``model-fail`` move the rating. So a second verifier
+with the same inputs reproduces the same games in the same order. No clock
+and no signing here: the caller timestamps, signs and stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acx_oci.errors import UsageError
+from acx_oci.model import rating as ts
+from acx_oci.model.gamerecords import CERTIFIED_PASS, OUTCOMES, RATED, predicate, task_commitment
+from acx_oci.solvers import Solver
+
+DEFAULT_MAX_GAMES = 90
+DEFAULT_SIGMA_MAX = 1.5
+DEFAULT_MIN_GAMES = 30
+
+
+def draw_key(rom_digest: str, task_id: str) -> str:
+    return hashlib.sha256(f"{rom_digest}|draw|{task_id}".encode()).hexdigest()
+
+
+def draw_order(rom_digest: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Held-out tasks sorted by hex sha256 of ``romDigest + "|draw|" + taskId`` (full ``sha256:<hex>``)."""
+    return sorted(tasks, key=lambda t: (draw_key(rom_digest, str(t["id"])), str(t["id"])))
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every knob of a run; recorded verbatim in the result."""
+
+    games: int | None = None  # None: min(90, held-out size)
+    sigma_max: float = DEFAULT_SIGMA_MAX
+    min_games: int = DEFAULT_MIN_GAMES
+    model: ts.Model = ts.DEFAULT_MODEL
+
+    def resolve_games(self, held_out: int) -> int:
+        n = min(DEFAULT_MAX_GAMES, held_out) if self.games is None else self.games
+        if n < 1:
+            raise UsageError(f"--games must be at least 1, found {n}")
+        if n > held_out:
+            raise UsageError(f"--games {n} exceeds the {held_out} held-out tasks of this benchmark")
+        return n
+
+
+@dataclass(frozen=True)
+class Game:
+    """One drawn task's result; ``predicate`` is the unsigned game-record predicate."""
+
+    number: int
+    task_id: str
+    outcome: str
+    detail: str
+    predicate: dict[str, Any]
+    transcript: bytes | None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    rating: ts.Rating
+    games: tuple[Game, ...]
+    draws: int
+    rated: int
+    passes: int
+    issued: bool
+    reasons: tuple[str, ...]
+    params: dict[str, Any]
+    solver: dict[str, Any]
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.rated if self.rated else 0.0
+
+    @property
+    def conservative(self) -> float:
+        return ts.conservative(self.rating)
+
+    @property
+    def level(self) -> int:
+        return ts.acx_level(self.conservative)
+
+    @property
+    def tier(self) -> str:
+        return ts.career_tier(self.level)
+
+    def outcome_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(OUTCOMES, 0)
+        for g in self.games:
+            counts[g.outcome] += 1
+        return counts
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "issued": self.issued, "reasons": list(self.reasons), "mu": self.rating.mu, "sigma": self.rating.sigma,
+            "games": self.rated, "draws": self.draws, "passRate": self.pass_rate, "R": self.conservative,
+            "acxLevel": self.level, "careerTier": self.tier, "outcomes": self.outcome_counts(),
+            "parameters": self.params, "solver": self.solver,
+        }
+
+
+def gate(rating: ts.Rating, rated: int, sigma_max: float, min_games: int) -> list[str]:
+    """Both conditions must hold: a confident rating (sigma) over enough games."""
+    reasons = []
+    if not rating.sigma < sigma_max:
+        reasons.append(f"gate: sigma {rating.sigma:.3f} is not below sigmaMax {sigma_max:g}")
+    if rated < min_games:
+        reasons.append(f"gate: {rated} rated games, fewer than minGames {min_games}")
+    return reasons
+
+
+def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]], commitment_key: bytes,
+        solver: Solver, params: Params = Params(),
+        on_game: Callable[[Game, ts.Rating], None] | None = None) -> Result:
+    """Play the first N tasks of the draw order; rate, gate, and return every game's predicate."""
+    n = params.resolve_games(len(held_out))
+    order = draw_order(rom_digest, held_out)[:n]
+    solver_desc = solver.descriptor()
+    rating = params.model.initial()
+    games: list[Game] = []
+    passes = rated = 0
+    for number, task in enumerate(order, 1):
+        res = solver.solve(task, rom_digest)
+        if res.outcome not in OUTCOMES:
+            raise UsageError(f"solver returned an unknown outcome {res.outcome!r}")
+        before = rating
+        if res.outcome in RATED:
+            rated += 1
+            passes += res.outcome == CERTIFIED_PASS
+            rating = ts.rate(rating, float(task["difficulty"]), res.outcome == CERTIFIED_PASS, params.model)
+        pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
+                         difficulty=task["difficulty"], outcome=res.outcome, rating_before=before,
+                         rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
+                         solver=solver_desc)
+        game = Game(number, str(task["id"]), res.outcome, res.detail, pred, res.transcript, dict(res.facts))
+        games.append(game)
+        if on_game is not None:
+            on_game(game, rating)
+    reasons = gate(rating, rated, params.sigma_max, params.min_games)
+    recorded = {"games": n, "gamesRequested": params.games, "defaultMaxGames": DEFAULT_MAX_GAMES,
+                "heldOutSize": len(held_out), "sigmaMax": params.sigma_max, "minGames": params.min_games,
+                **params.model.to_json(), "draw": "sha256(romDigest|draw|taskId) ascending",
+                "levelRule": "acxLevel = max(0, floor(mu - 3 sigma + 0.5))"}
+    return Result(rating, tuple(games), n, rated, passes, not reasons, tuple(reasons), recorded, solver_desc)

@@ -1,0 +1,108 @@
+"""A2A AgentCard for a cartridge: one AgentSkill per capability record.
+
+A2A's AgentSkill has no proficiency or evidence field, so the full records,
+with the proficiency *resolved from attestations* (never the stored boolean),
+travel under the extension ``https://acx.dev/a2a/ext/capability/v1``. The
+optional signature is a JWS (EdDSA) over the RFC 8785 bytes of the card
+without ``signatures``, with a detached payload.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity, verify_ed25519
+from acx_oci.model.resolution import VERIFIED, Resolution
+
+EXTENSION_URI = "https://acx.dev/a2a/ext/capability/v1"
+PROTOCOL_VERSION = "1.0"
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _b64url_decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def provider_for(cartridge_id: str) -> dict[str, str]:
+    """``io.github.acme/dag-agent`` -> organization ``acme``, url ``https://acme.github.io``."""
+    domain_part = cartridge_id.split("/", 1)[0]
+    labels = [x for x in domain_part.split(".") if x]
+    host = ".".join(reversed(labels))
+    org = labels[-1] if labels else cartridge_id
+    return {"organization": org, "url": f"https://{host}"}
+
+
+def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
+    cid = str(rom.get("id"))
+    skills = []
+    records = []
+    for cap in resolution.capabilities:
+        rec = cap.capability.to_json()
+        b = cap.best
+        rec["proficiency"] = {
+            "score": b.acx_level if b else None,
+            "verified": cap.effective == VERIFIED,
+            "evidenceRefs": [b.attestation_digest, b.credential_digest] if b else [],
+        }
+        if b:
+            rec["proficiency"].update({"careerTier": b.career_tier, "mu": b.mu, "sigma": b.sigma,
+                                       "issuer": b.issuer, "benchmark": f"{b.benchmark_id}@{b.benchmark_version}"})
+        records.append(rec)
+        tags = [cap.capability.task_type, *cap.capability.stack]
+        if cap.capability.domain:
+            tags.append(cap.capability.domain)
+        skills.append({
+            "id": cap.capability.id,
+            "name": cap.capability.display(),
+            "description": (f"{cap.capability.task_type} on {', '.join(cap.capability.stack) or 'any stack'}"
+                            + (f" ({cap.capability.domain})" if cap.capability.domain else "")
+                            + (f"; verified {b.career_tier} by {b.issuer}" if b else "; unproven claim")),
+            "tags": tags,
+        })
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "name": cid,
+        "description": f"ACX cartridge {cid}@{rom.get('version')} (ROM {resolution.rom_digest})",
+        "url": f"oci://{reference}",
+        "version": str(rom.get("version")),
+        "provider": provider_for(cid),
+        "capabilities": {
+            "streaming": False,
+            "pushNotifications": False,
+            "extensions": [{"uri": EXTENSION_URI, "required": False,
+                            "description": "ACX capability records with resolved, verified proficiency",
+                            "params": {"romDigest": resolution.rom_digest,
+                                       "manifestDigest": resolution.manifest_digest, "records": records}}],
+        },
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": skills,
+    }
+
+
+def sign_agent_card(card: dict[str, Any], signer: Identity) -> dict[str, Any]:
+    """Add ``signatures[]``: a detached-payload JWS (EdDSA) over JCS(card without signatures)."""
+    body = {k: v for k, v in card.items() if k != "signatures"}
+    header = {"alg": "EdDSA", "typ": "JOSE", "kid": signer.verification_method}
+    protected = _b64url(json.dumps(header, separators=(",", ":")).encode("utf-8"))
+    signing_input = protected.encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")
+    sig = _b64url(signer.sign(signing_input))
+    return {**body, "signatures": [{"protected": protected, "signature": sig}]}
+
+
+def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
+    body = {k: v for k, v in card.items() if k != "signatures"}
+    for entry in card.get("signatures") or []:
+        try:
+            signing_input = entry["protected"].encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")
+            if verify_ed25519(public_key, _b64url_decode(entry["signature"]), signing_input):
+                return True
+        except (KeyError, AttributeError, ValueError):
+            continue
+    return False

@@ -1,0 +1,198 @@
+"""The level credential: W3C VC 2.0 + Open Badges 3.0 ``OpenBadgeCredential`` (pure).
+
+Everything a verifier needs to re-check the level offline is inside the
+credential: the rating (unrounded), the gate inputs, the ROM and manifest
+digests it is welded to, the benchmark it was earned on, the game records
+(by digest, one may be inline) and a revocation entry. It is shaped to
+validate against the OB 3.0 AchievementCredential JSON Schema (``proof`` and
+``credentialSchema`` as arrays, typed ``result[]``/``evidence[]``,
+``credentialStatus.id``) and the VC 2.0 schema.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from acx_oci.crypto import dataintegrity
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import UsageError
+from acx_oci.model.rating import acx_level, career_tier
+from acx_oci.model.statuslist import rfc3339
+
+VC_V2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
+OB_CONTEXT = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
+ACX_LEVEL_CONTEXT = "https://acx.dev/ns/level/v1"
+CONTEXTS = [VC_V2_CONTEXT, OB_CONTEXT, ACX_LEVEL_CONTEXT]
+CREDENTIAL_TYPES = ["VerifiableCredential", "OpenBadgeCredential"]
+OB_SCHEMA_URL = "https://purl.imsglobal.org/spec/ob/v3p0/schema/json/ob_v3p0_achievementcredential_schema.json"
+
+def level_for(mu: float, sigma: float) -> tuple[int, str]:
+    """(acxLevel, careerTier) from the rating, by the one rule in :mod:`acx_oci.model.rating`."""
+    level = acx_level(mu - 3.0 * sigma)
+    return level, career_tier(level)
+
+
+def envelope_bytes(envelope: dict[str, Any]) -> bytes:
+    """The canonical (RFC 8785) bytes a game-record envelope is stored and digested as."""
+    return canonical(envelope)
+
+
+def evidence_item(envelope_blob: bytes, *, game: int | None = None, url: str | None = None,
+                  inline: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
+    """Reference one game-record envelope by the sha256 of its exact bytes.
+
+    ``inline`` embeds the envelope itself; it must then be the envelope whose
+    canonical bytes are ``envelope_blob`` (verification re-derives the digest
+    from ``canonical(inline)``).
+    """
+    digest = sha256_digest(envelope_blob)
+    item: dict[str, Any] = {"id": url or f"urn:acx:evidence:{digest}", "type": ["Evidence"]}
+    if name or game is not None:
+        item["name"] = name or f"game {game}"
+    item["acx:digestMultibase"] = digest
+    if game is not None:
+        item["acx:game"] = game
+    if inline is not None:
+        if sha256_digest(canonical(inline)) != digest:
+            raise UsageError("evidence: the inline envelope is not the envelope whose bytes were given "
+                             "(store envelopes as their RFC 8785 bytes)")
+        item["acx:dsseEnvelope"] = inline
+    return item
+
+
+def evidence_digest(item: Any) -> str | None:
+    """The sha256 digest an evidence item names (``acx:digestMultibase`` or ``acx:digest``)."""
+    if not isinstance(item, dict):
+        return None
+    for key in ("acx:digestMultibase", "acx:digest"):
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _typed_evidence(item: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(item, dict) or evidence_digest(item) is None:
+        raise UsageError("evidence items must be objects naming an envelope digest (acx:digestMultibase)")
+    types = item.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    if "Evidence" not in types:
+        types.append("Evidence")
+    return {**item, "type": types}
+
+
+def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: str, rating_mu: float,
+                           rating_sigma: float, games_played: int, acx_level: int, career_tier: str,
+                           pass_rate: float, rom_digest: str, manifest_digest: str, benchmark_id: str,
+                           benchmark_version: str, benchmark_digest: str, held_out_slice_digest: str,
+                           evidence: list[dict[str, Any]], status_entry: dict[str, Any], valid_from: datetime,
+                           valid_until: datetime, achievement_name: str, credential_id: str | None = None,
+                           issuer_name: str | None = None, criteria_narrative: str | None = None,
+                           achievement_description: str | None = None) -> dict[str, Any]:
+    """The unsigned level credential; ratings stay unrounded floats."""
+    for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
+                        (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
+        check_digest(value, what)
+    if valid_until <= valid_from:
+        raise UsageError("level credential: validUntil must be after validFrom")
+    if not isinstance(status_entry, dict) or not isinstance(status_entry.get("id"), str):
+        raise UsageError("level credential: credentialStatus needs an id (use statuslist.status_entry)")
+    issuer: dict[str, Any] = {"id": issuer_did, "type": ["Profile"]}
+    if issuer_name:
+        issuer["name"] = issuer_name
+    narrative = criteria_narrative or (
+        f"Independently re-executed by {issuer_did} on the sealed held-out slice {held_out_slice_digest} of "
+        f"{benchmark_id}@{benchmark_version}; TrueSkill rating R = mu - 3 sigma, issued only when sigma < the "
+        f"gate's sigmaMax over at least minGames games.")
+    result: dict[str, Any] = {
+        "type": ["Result"],
+        "achievedLevel": career_tier,
+        "acx:ratingMu": float(rating_mu),
+        "acx:ratingSigma": float(rating_sigma),
+        "acx:gamesPlayed": int(games_played),
+        "acx:acxLevel": int(acx_level),
+        "acx:careerTier": career_tier,
+        "acx:passRate": float(pass_rate),
+        "acx:capabilityId": capability_id,
+        "acx:cartridgeRomDigest": rom_digest,
+        "acx:cartridgeManifestDigest": manifest_digest,
+        "acx:benchmarkId": benchmark_id,
+        "acx:benchmarkVersion": str(benchmark_version),
+        "acx:benchmarkDigest": benchmark_digest,
+        "acx:heldOutSliceDigest": held_out_slice_digest,
+    }
+    return {
+        "@context": list(CONTEXTS),
+        "id": credential_id or f"urn:uuid:{uuid.uuid4()}",
+        "type": list(CREDENTIAL_TYPES),
+        "name": achievement_name,
+        "issuer": issuer,
+        "validFrom": rfc3339(valid_from),
+        "validUntil": rfc3339(valid_until),
+        "credentialSubject": {
+            "id": subject_id,
+            "type": ["AchievementSubject"],
+            "achievement": {
+                "id": f"urn:acx:achievement:{capability_id}:{benchmark_id}@{benchmark_version}",
+                "type": ["Achievement"],
+                "name": achievement_name,
+                "description": achievement_description or (
+                    f"ACX level for capability {capability_id}, earned on benchmark {benchmark_id}@"
+                    f"{benchmark_version} by an independent verifier."),
+                "criteria": {"narrative": narrative},
+            },
+            "result": [result],
+        },
+        "evidence": [_typed_evidence(e) for e in evidence],
+        "credentialSchema": [{"id": OB_SCHEMA_URL, "type": "1EdTechJsonSchemaValidator2019"}],
+        "credentialStatus": dict(status_entry),
+    }
+
+
+def sign_credential(credential: dict[str, Any], signer: Identity, verification_method: str,
+                    created: datetime | str) -> dict[str, Any]:
+    """Add an eddsa-jcs-2022 proof, always as an array (the OB 3.0 schema wants one)."""
+    when = created if isinstance(created, str) else rfc3339(created)
+    return dataintegrity.sign(credential, signer, verification_method, when, as_array=True)
+
+
+def issue(*, signer: Identity, verification_method: str | None = None, created: datetime | None = None,
+          **fields: Any) -> dict[str, Any]:
+    """Build and sign a level credential; ``created`` defaults to ``valid_from``."""
+    cred = build_level_credential(**fields)
+    return sign_credential(cred, signer, verification_method or signer.verification_method,
+                           created or fields["valid_from"])
+
+
+def level_result(credential: Any) -> dict[str, Any] | None:
+    """The ``result[]`` entry carrying the acx level fields, if any."""
+    if not isinstance(credential, dict):
+        return None
+    subject = credential.get("credentialSubject")
+    if isinstance(subject, list):
+        subject = subject[0] if subject else None
+    if not isinstance(subject, dict):
+        return None
+    for item in subject.get("result") or []:
+        if isinstance(item, dict) and "acx:cartridgeRomDigest" in item:
+            return item
+    return None
+
+
+def issuer_id(credential: Any) -> str | None:
+    """The issuer's id, whether ``issuer`` is a string or an object."""
+    issuer = credential.get("issuer") if isinstance(credential, dict) else None
+    if isinstance(issuer, dict):
+        issuer = issuer.get("id")
+    return issuer if isinstance(issuer, str) else None
+
+
+def status_entries(credential: Any) -> list[dict[str, Any]]:
+    """Every ``BitstringStatusListEntry`` in ``credentialStatus`` (object or array)."""
+    status = credential.get("credentialStatus") if isinstance(credential, dict) else None
+    items = status if isinstance(status, list) else [status] if status is not None else []
+    return [s for s in items if isinstance(s, dict) and s.get("type") == "BitstringStatusListEntry"]

@@ -1,0 +1,111 @@
+"""What resolving a cartridge's claims produces (pure data, no I/O).
+
+``resolve.resolve_cartridge`` fills these from the registry; ``policy`` and the
+gateway read them. A claim is ``VERIFIED`` only when a credential that passed
+every check names it; everything else is ``unproven``, with the reason codes
+of every attestation that was rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acx_oci.model.capability import CapabilityRecord
+
+VERIFIED = "VERIFIED"
+UNPROVEN = "unproven"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """An attestation that did not count, and why (stable reason codes)."""
+
+    digest: str  # attestation manifest digest
+    codes: tuple[str, ...]
+    messages: tuple[str, ...] = ()
+    credential_digest: str | None = None
+    issuer: str | None = None
+
+
+@dataclass(frozen=True)
+class AcceptedCredential:
+    """A credential that passed every check, with the fields policies look at."""
+
+    attestation_digest: str
+    credential_digest: str
+    issuer: str
+    capability_id: str
+    benchmark_id: str
+    benchmark_version: str
+    mu: float
+    sigma: float
+    games: int
+    acx_level: int
+    career_tier: str
+    valid_from: str  # RFC 3339 as issued
+    credential: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CapabilityResolution:
+    capability: CapabilityRecord
+    effective: str  # VERIFIED | unproven
+    best: AcceptedCredential | None  # the credential the effective proficiency rests on
+    accepted: tuple[AcceptedCredential, ...]  # newest valid per benchmark
+    rejected: tuple[Rejection, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        b = self.best
+        return {
+            "id": self.capability.id,
+            "display": self.capability.display(),
+            "taskType": self.capability.task_type,
+            "stack": list(self.capability.stack),
+            "domain": self.capability.domain,
+            "effective": self.effective,
+            "careerTier": b.career_tier if b else None,
+            "acxLevel": b.acx_level if b else None,
+            "mu": b.mu if b else None,
+            "sigma": b.sigma if b else None,
+            "games": b.games if b else None,
+            "issuer": b.issuer if b else None,
+            "benchmark": f"{b.benchmark_id}@{b.benchmark_version}" if b else None,
+            "credentialDigest": b.credential_digest if b else None,
+            "attestationDigest": b.attestation_digest if b else None,
+            "validFrom": b.valid_from if b else None,
+            "rejected": [{"digest": r.digest, "codes": list(r.codes), "messages": list(r.messages),
+                          "credentialDigest": r.credential_digest, "issuer": r.issuer} for r in self.rejected],
+        }
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The resolved state of one cartridge manifest."""
+
+    reference: str
+    manifest_digest: str
+    rom_digest: str
+    signature_status: str  # valid | warning | tampered | unsigned
+    signer: str | None
+    controller: str
+    capabilities: tuple[CapabilityResolution, ...]
+    unmatched: tuple[Rejection, ...]  # valid-or-not attestations naming no claimed capability
+    referrers_seen: int
+    partial: bool  # a bound (count, bytes, time) was hit: the answer may be incomplete
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference,
+            "manifestDigest": self.manifest_digest,
+            "romDigest": self.rom_digest,
+            "signature": {"status": self.signature_status, "signer": self.signer},
+            "controller": self.controller,
+            "capabilities": [c.to_json() for c in self.capabilities],
+            "unmatched": [{"digest": r.digest, "codes": list(r.codes), "messages": list(r.messages)}
+                          for r in self.unmatched],
+            "referrersSeen": self.referrers_seen,
+            "partial": self.partial,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,302 @@
+"""``acx-oci attest``: an independent verifier re-runs a cartridge on a sealed held-out slice.
+
+Order matters: everything that can refuse the run (ROM signature, independence
+of the issuer, capability claimed, slice unsealable and matching its
+published digests, cooldown) is checked before any game is played, and every
+attempt - refused, not issued or issued - is logged in the ledger. Runs that
+play start the cooldown whatever their result, so trying until lucky costs a
+cooldown per try.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity
+from acx_oci.crypto.seal import recipient_from_identity, seal
+from acx_oci.errors import AcxError, UsageError
+from acx_oci.evaluation import engine
+from acx_oci.model import credential as cred_mod
+from acx_oci.model import gamerecords, statuslist
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services import benchmark as bm
+from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
+from acx_oci.services.cartridge import STATUS_VALID, STATUS_WARNING, LoadedCartridge, load_cartridge
+from acx_oci.services.ledger import Ledger, StatusList
+from acx_oci.solvers import Solver
+
+TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
+CREDENTIAL_VALIDITY = timedelta(days=365)
+# A signed list expires: an old copy put back by a repository owner stops verifying after this,
+# so the verifier re-signs (attest, revoke, status-refresh) well within it.
+STATUS_LIST_VALIDITY = timedelta(days=30)
+DEFAULT_COOLDOWN = timedelta(hours=24)
+ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
+
+
+def status_base_url(issuer: str) -> str:
+    """Where the issuer's status lists live by default: its did:web host, else acx.dev."""
+    if issuer.startswith("did:web:"):
+        host_path = issuer[len("did:web:"):].split("#", 1)[0].split(":")
+        return "https://" + "/".join(p.replace("%3A", ":") for p in host_path) + "/acx/status"
+    return "https://acx.dev/status"
+
+
+@dataclass
+class AttestRequest:
+    cartridge_ref: str
+    benchmark_ref: str
+    verifier: Identity  # its ``did`` is the issuer
+    solver: Solver
+    out_dir: Path
+    state_dir: Path
+    games: int | None = None
+    cooldown: timedelta = DEFAULT_COOLDOWN
+    sigma_max: float = engine.DEFAULT_SIGMA_MAX
+    min_games: int = engine.DEFAULT_MIN_GAMES
+    store_options: StoreOptions = field(default_factory=StoreOptions)
+    clock: Callable[[], datetime] | None = None
+    progress: Callable[[int, int, str], None] | None = None  # (done, total, text)
+    push: bool = True  # publish the status list and push the attestation next to the cartridge
+
+
+@dataclass
+class AttestOutcome:
+    status: str
+    reasons: list[str]
+    rom_digest: str | None = None
+    manifest_digest: str | None = None
+    result: engine.Result | None = None
+    credential_path: Path | None = None
+    status_list_path: Path | None = None
+    result_path: Path | None = None
+    record_paths: list[Path] = field(default_factory=list)
+    attempt_id: int | None = None
+    credential: dict[str, Any] | None = None
+    attestation_digest: str | None = None
+    status_list_ref: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {ISSUED: 0, NOT_ISSUED: 1}.get(self.status, 2)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "issued": self.status == ISSUED,
+            "status": self.status,
+            "reasons": self.reasons,
+            "mu": r.rating.mu if r else None,
+            "sigma": r.rating.sigma if r else None,
+            "games": r.rated if r else 0,
+            "passRate": r.pass_rate if r else None,
+            "R": r.conservative if r else None,
+            "acxLevel": r.level if r else None,
+            "careerTier": r.tier if r else None,
+            "romDigest": self.rom_digest,
+            "credential": str(self.credential_path) if self.credential_path else None,
+            "attestationDigest": self.attestation_digest,
+            "statusListRef": self.status_list_ref,
+        }
+
+
+def _base_did(did: str | None) -> str | None:
+    return did.split("#", 1)[0] if did else None
+
+
+def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str]:
+    """The issuer must be neither the controller nor the ROM signer, by DID or by key."""
+    problems = []
+    mine = {verifier.did, verifier.did_key}
+    for role, did in (("controller", cart.controller), ("ROM signer", cart.signer)):
+        if _base_did(did) in mine:
+            problems.append(f"independence: the issuer {verifier.did} is the cartridge's {role}; "
+                            "a cartridge cannot be graded by its own author")
+    if cart.signature.key == verifier.public_bytes and not any("ROM signer" in p for p in problems):
+        problems.append(f"independence: the ROM was signed with the issuer's own key ({verifier.did_key}); "
+                        "a cartridge cannot be graded by its own author")
+    return problems
+
+
+def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: datetime) -> dict[str, Any]:
+    """The state's list as of ``now``: every revoked index set, signed by the verifier."""
+    bits = bytearray(statuslist.empty_bits(sl.size))
+    for i in ledger.revoked_indices(sl.uuid):
+        statuslist.set_bit(bits, i)
+    return statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
+                                   purpose=sl.purpose, bits=bytes(bits), valid_until=now + STATUS_LIST_VALIDITY),
+        verifier, verifier.verification_method, now)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def attest(req: AttestRequest) -> AttestOutcome:
+    from datetime import UTC
+
+    clock = req.clock or (lambda: datetime.now(UTC))
+    verifier = req.verifier
+    if verifier.did.startswith("did:key:") and verifier.did != verifier.did_key:
+        raise UsageError(f"--issuer {verifier.did} is a did:key of another key than --key ({verifier.did_key})")
+    cart_ref, bench_ref = parse_reference(req.cartridge_ref), parse_reference(req.benchmark_ref)
+    cart_store = open_store(cart_ref, req.store_options)
+    bench_store = open_store(bench_ref, req.store_options)
+    # Pull both by digest: whatever a tag points to later, this run graded these exact bytes.
+    cart_digest = cart_store.resolve(cart_ref.target).digest
+    cart = load_cartridge(cart_store, cart_digest, None)
+    bench_digest = bench_store.resolve(bench_ref.target).digest
+    remote = bm.fetch(bench_store, bench_digest)
+    descriptor = remote.descriptor
+    solver_desc = req.solver.descriptor()
+    pinned_cart = str(cart_ref.with_digest(cart_digest))
+    outcome = AttestOutcome(REFUSED, [], cart.rom_digest, cart_digest)
+
+    reasons: list[str] = []
+    if cart.signature_status not in (STATUS_VALID, STATUS_WARNING):
+        detail = "; ".join(cart.problems) if cart.problems else cart.signature.reason
+        reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
+    reasons += independence_problems(verifier, cart)
+    claimed = {c.id for c in cart.capabilities}
+    if remote.capability["id"] not in claimed:
+        shown = ", ".join(c.display(with_domain=True) for c in cart.capabilities) or "none"
+        reasons.append(f"capability: the cartridge does not claim {bm.capability_display(remote.capability)}, "
+                       f"which benchmark {remote.id}@{remote.version} measures (it claims: {shown})")
+    unsealed: bm.Unsealed | None = None
+    if not reasons:
+        try:
+            unsealed = bm.unseal_remote(remote, verifier)
+        except AcxError as exc:
+            reasons.append(f"benchmark: {exc}")
+    params = engine.Params(games=req.games, sigma_max=req.sigma_max, min_games=req.min_games)
+    if unsealed is not None:
+        params.resolve_games(len(unsealed.held_out))  # a bad --games is a usage error, before any cooldown
+
+    with Ledger(req.state_dir) as ledger:
+        common = dict(cartridge_ref=pinned_cart, manifest_digest=cart_digest, rom_digest=cart.rom_digest,
+                      benchmark_id=remote.id, benchmark_version=remote.version,
+                      benchmark_digest=str(descriptor["benchmarkDigest"]), issuer=verifier.did, solver=solver_desc)
+        if reasons or unsealed is None:
+            outcome.attempt_id = ledger.log_refusal(now=clock(), reasons=reasons, **common)  # type: ignore[arg-type]
+            outcome.reasons = reasons
+            return outcome
+        attempt_id, refusal = ledger.begin_attempt(now=clock(), cooldown=req.cooldown, **common)  # type: ignore[arg-type]
+        outcome.attempt_id = attempt_id
+        if refusal is not None:
+            outcome.reasons = [refusal.reason()]
+            return outcome
+        try:
+            _run(req, outcome, cart, unsealed, params, ledger, clock)
+        except BaseException:
+            ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True)
+            raise
+        r = outcome.result
+        assert r is not None
+        ledger.finish_attempt(attempt_id, now=clock(), issued=outcome.status == ISSUED, reasons=outcome.reasons,
+                              mu=r.rating.mu, sigma=r.rating.sigma, games=r.rated, acx_level=r.level,
+                              credential_id=str(outcome.credential["id"]) if outcome.credential else None)
+    return outcome
+
+
+def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
+         params: engine.Params, ledger: Ledger, clock: Callable[[], datetime]) -> None:
+    verifier = req.verifier
+    bench = unsealed.bench
+    total = params.resolve_games(len(unsealed.held_out))
+    if req.progress:
+        req.progress(0, total, "starting")
+
+    def on_game(game: engine.Game, rating: Any) -> None:
+        if req.progress:
+            req.progress(game.number, total, f"{game.outcome}  mu={rating.mu:.2f} sigma={rating.sigma:.2f}")
+
+    result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=unsealed.held_out,
+                        commitment_key=unsealed.commitment_key, solver=req.solver, params=params, on_game=on_game)
+    outcome.result = result
+    out = req.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    me = recipient_from_identity(verifier)
+    records: list[gamerecords.GameRecord] = []
+    games_json = []
+    for g in result.games:
+        rec = gamerecords.sign_game(g.predicate, verifier)
+        records.append(rec)
+        path = _write(out / "games" / f"game-{g.number:04d}.dsse.json", rec.raw)
+        outcome.record_paths.append(path)
+        entry: dict[str, Any] = {"game": g.number, "outcome": g.outcome, "detail": g.detail,
+                                 "taskCommitment": g.predicate["taskCommitment"], "record": rec.digest,
+                                 "path": str(path.relative_to(out))}
+        if g.transcript is not None:
+            # A transcript would reveal the held-out task: sealed to the verifier, never in the clear.
+            sealed = canonical(seal(g.transcript, [me], TRANSCRIPT_SEAL_INFO))
+            tpath = _write(out / "transcripts" / f"game-{g.number:04d}.sealed.json", sealed)
+            entry["transcript"] = str(tpath.relative_to(out))
+        games_json.append(entry)
+    outcome.reasons = list(result.reasons)
+    outcome.status = ISSUED if result.issued else NOT_ISSUED
+    now = clock()
+    if result.issued:
+        sl = ledger.status_list(now, status_base_url(verifier.did), issuer=verifier.did)
+        cred_id = f"urn:uuid:{uuid.uuid4()}"
+        index = ledger.allocate(sl.uuid, cred_id, now, outcome.attempt_id)
+        evidence = [cred_mod.evidence_item(records[0].raw, game=1, inline=records[0].envelope)]
+        evidence += [cred_mod.evidence_item(rec.raw, game=i) for i, rec in enumerate(records[1:], 2)]
+        cap = bench.capability
+        credential = cred_mod.issue(
+            signer=verifier, issuer_did=verifier.did,
+            subject_id=f"urn:acx:cartridge:{cart.id}@{cart.version}", capability_id=cap["id"],
+            rating_mu=result.rating.mu, rating_sigma=result.rating.sigma, games_played=result.rated,
+            acx_level=result.level, career_tier=result.tier, pass_rate=result.pass_rate, rom_digest=cart.rom_digest,
+            manifest_digest=cart.manifest.digest, benchmark_id=bench.id, benchmark_version=bench.version,
+            benchmark_digest=bench.digest, held_out_slice_digest=unsealed.held_out_slice_digest, evidence=evidence,
+            status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
+            achievement_name=f"ACX Level — {bm.capability_display(cap)}", credential_id=cred_id)
+        outcome.credential = credential
+        credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
+        outcome.credential_path = _write(out / "credential.json", credential_bytes)
+        signed_list = signed_status_list(ledger, sl, verifier, now)
+        list_bytes = json.dumps(signed_list, indent=2).encode() + b"\n"
+        outcome.status_list_path = _write(out / "status-list.json", list_bytes)
+        ledger.record_publication(sl.uuid, outcome.status_list_path.resolve().as_uri(), sha256_digest(list_bytes),
+                                  now)
+        ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
+        if req.push:
+            # The list goes up first, so no resolver ever sees the credential without its status.
+            cart_store = open_store(parse_reference(req.cartridge_ref), req.store_options)
+            list_desc = publish_status_list(cart_store, signed_list)
+            location = str(cart_store.reference.with_tag(status_tag(sl.url)))
+            ledger.record_publication(sl.uuid, location, list_desc.digest, now)
+            att = push_attestation(cart_store, cart.manifest.descriptor, credential_bytes, [r.raw for r in records])
+            outcome.attestation_digest = att.digest
+            outcome.status_list_ref = location
+            ledger.record_credential(cred_id, sha256_digest(credential_bytes), now, att.digest,
+                                     str(cart_store.reference.with_digest(att.digest)))
+    doc = {
+        **outcome.to_json(),
+        "issuer": verifier.did,
+        "attempt": outcome.attempt_id,
+        "cartridge": {"reference": str(parse_reference(req.cartridge_ref).with_digest(cart.manifest.digest)),
+                      "manifestDigest": cart.manifest.digest, "romDigest": cart.rom_digest,
+                      "id": cart.id, "version": cart.version, "controller": cart.controller,
+                      "signer": cart.signer, "signatureStatus": cart.signature_status},
+        "benchmark": {"id": bench.id, "version": bench.version, "manifestDigest": unsealed.manifest_digest,
+                      "benchmarkDigest": bench.digest, "heldOutSliceDigest": unsealed.held_out_slice_digest,
+                      "capability": bench.capability},
+        "run": result.summary(),
+        "gameRecords": games_json,
+        "statusList": str(outcome.status_list_path) if outcome.status_list_path else None,
+    }
+    outcome.result_path = _write(out / "result.json", json.dumps(doc, indent=2).encode() + b"\n")

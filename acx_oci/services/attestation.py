@@ -1,0 +1,162 @@
+"""Level attestations and status lists as OCI artifacts.
+
+An attestation is an OCI 1.1 artifact whose ``subject`` is the cartridge
+manifest: the credential is one layer (``application/vc``), the game records
+are the others (DSSE envelopes), and annotations carry what a consumer needs
+to filter without downloading blobs. A status list lives in the cartridge's
+repository under ``acx-status-<uuid>``, the UUID being the last path segment
+of its ``statusListCredential`` URL.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.errors import NotFoundError, UsageError
+from acx_oci.jsonio import parse_json
+from acx_oci.model.credential import issuer_id, level_result
+from acx_oci.oci.model import (
+    ANNOTATION_CREATED,
+    ANNOTATION_TITLE,
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_STATUS_LIST,
+    EMPTY_JSON,
+    MEDIA_DSSE,
+    MEDIA_EMPTY,
+    MEDIA_MANIFEST,
+    MEDIA_VC,
+    Descriptor,
+    Manifest,
+    build_manifest,
+)
+from acx_oci.oci.referrers import referrer_tag
+from acx_oci.oci.store import Store
+
+ANN_CAPABILITY = "dev.acx.capability.id"
+ANN_TIER = "dev.acx.level.career-tier"
+ANN_LEVEL = "dev.acx.level.acx-level"
+ANN_ISSUER = "dev.acx.level.issuer"
+ANN_BENCHMARK = "dev.acx.benchmark"
+ANN_ROM = "dev.acx.cartridge.rom-digest"
+ANN_STATUS_LIST = "dev.acx.status-list.id"
+STATUS_TAG_PREFIX = "acx-status-"
+MAX_CREDENTIAL_BYTES = 2 * 1024 * 1024
+MAX_STATUS_LIST_BYTES = 4 * 1024 * 1024
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
+    res = level_result(credential) or {}
+    return {
+        ANN_CAPABILITY: str(res.get("acx:capabilityId", "")),
+        ANN_TIER: str(res.get("acx:careerTier", "")),
+        ANN_LEVEL: str(res.get("acx:acxLevel", "")),
+        ANN_ISSUER: issuer_id(credential) or "",
+        ANN_BENCHMARK: f"{res.get('acx:benchmarkId', '')}@{res.get('acx:benchmarkVersion', '')}",
+        ANN_ROM: str(res.get("acx:cartridgeRomDigest", "")),
+        ANNOTATION_CREATED: str(credential.get("validFrom", "")),
+    }
+
+
+def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
+                     envelopes: list[bytes]) -> Descriptor:
+    """Push credential + game records as a referrer of ``subject`` (with its own tag)."""
+    raw, _ = build_attestation(store, subject, credential_bytes, envelopes)
+    return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
+
+
+def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
+                      envelopes: list[bytes]) -> tuple[bytes, Descriptor]:
+    """Upload the layers and return the attestation manifest bytes (not yet pushed)."""
+    credential = parse_json(credential_bytes, "credential")
+    if not isinstance(credential, dict):
+        raise UsageError("credential: expected a JSON object")
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    layers = [store.push_blob(credential_bytes, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})]
+    for i, env in enumerate(envelopes, 1):
+        layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: f"game-{i:04d}.dsse.json"}))
+    subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
+    annotations = attestation_annotations(credential)
+    raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj, annotations=annotations)
+    return raw, Descriptor(MEDIA_MANIFEST, sha256_digest(raw), len(raw), annotations, ARTIFACT_ATTESTATION)
+
+
+def credential_layer(manifest: Manifest) -> Descriptor | None:
+    vcs = [layer for layer in manifest.layers if layer.media_type == MEDIA_VC]
+    return vcs[0] if len(vcs) == 1 else None
+
+
+def evidence_layers(manifest: Manifest) -> list[Descriptor]:
+    return [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
+
+
+# ---------------------------------------------------------------- status lists
+
+def status_tag(list_url: str) -> str:
+    """``acx-status-<uuid>`` for a list URL whose last path segment is a UUID."""
+    last = list_url.rstrip("/").rsplit("/", 1)[-1].split("#", 1)[0]
+    if not _UUID_RE.match(last):
+        raise UsageError(f"status list URL {list_url!r}: expected a UUID as its last path segment")
+    return STATUS_TAG_PREFIX + last.lower()
+
+
+def publish_status_list(store: Store, status_list: dict[str, Any]) -> Descriptor:
+    """Push the signed list under its ``acx-status-<uuid>`` tag (replacing the previous one)."""
+    list_url = str(status_list.get("id"))
+    tag = status_tag(list_url)
+    data = json.dumps(status_list, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    layer = store.push_blob(data, MEDIA_VC, {ANNOTATION_TITLE: "status-list.json"})
+    raw = build_manifest(ARTIFACT_STATUS_LIST, [layer],
+                         annotations={ANN_STATUS_LIST: list_url, ANNOTATION_CREATED: str(status_list.get("validFrom"))})
+    return store.push_manifest(raw, MEDIA_MANIFEST, tag)
+
+
+def fetch_status_list(store: Store, list_url: str) -> tuple[dict[str, Any], str] | None:
+    """The list published for ``list_url`` in this repository and its manifest digest, or None."""
+    try:
+        tag = status_tag(list_url)
+    except UsageError:
+        return None
+    try:
+        manifest = store.fetch_manifest(tag)
+    except NotFoundError:
+        return None
+    if manifest.artifact_type != ARTIFACT_STATUS_LIST:
+        raise UsageError(f"{tag}: expected artifactType {ARTIFACT_STATUS_LIST}, found {manifest.artifact_type}")
+    layer = credential_layer(manifest)
+    if layer is None:
+        raise UsageError(f"{tag}: expected one {MEDIA_VC} layer")
+    doc = parse_json(store.fetch_blob(layer.digest, MAX_STATUS_LIST_BYTES), f"status list {tag}")
+    if not isinstance(doc, dict):
+        raise UsageError(f"status list {tag}: expected a JSON object")
+    return doc, manifest.digest
+
+
+def fetch_status_list_https(url: str, timeout: float = 10.0) -> dict[str, Any] | None:
+    """GET a status list over HTTPS (only when the user allows the network); size-capped."""
+    import requests
+
+    from acx_oci.errors import RegistryError
+
+    if not url.startswith("https://"):
+        return None
+    try:
+        with requests.get(url, timeout=(min(timeout, 3.0), timeout), stream=True,
+                          headers={"Accept": "application/vc+ld+json, application/json"}) as resp:
+            if resp.status_code == 404:
+                return None
+            if resp.status_code != 200:
+                raise RegistryError(f"status list {url}: HTTP {resp.status_code}")
+            data = b""
+            for chunk in resp.iter_content(65536):
+                data += chunk
+                if len(data) > MAX_STATUS_LIST_BYTES:
+                    raise UsageError(f"status list {url}: larger than {MAX_STATUS_LIST_BYTES} bytes")
+    except requests.RequestException as exc:
+        raise RegistryError(f"status list {url}: {type(exc).__name__}") from None
+    doc = parse_json(data, f"status list {url}")
+    return doc if isinstance(doc, dict) else None

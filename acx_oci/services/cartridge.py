@@ -1,0 +1,427 @@
+"""Cartridges: directory form, ROM manifest, ROM signature, OCI form, and status.
+
+The ROM manifest is RFC 8785 canonical JSON; its sha256 is the ROM digest and
+the ROM layer *is* those bytes, so the ROM digest is the same wherever the
+cartridge lives. The ROM signature is a DSSE envelope over an in-toto
+Statement whose subject is the ROM digest. The SAVE zone (``save.json``) is
+outside the ROM: editing it changes the manifest digest, never the ROM digest.
+
+Nothing a cartridge says about itself is trusted: the signature status comes
+from re-hashing the ROM and checking the signature against the signer's key,
+and "valid" needs the signer to be a publisher in the caller's trust file.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
+from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity, check_did, did_key, ed25519_public_from_multikey, public_from_did_key
+from acx_oci.errors import AcxError, UsageError, VerificationError
+from acx_oci.jsonio import load_yaml_or_json_file, parse_json, read_bytes, validate
+from acx_oci.model.capability import CapabilityRecord, record_from_json
+from acx_oci.oci.model import (
+    ANNOTATION_TITLE,
+    ARTIFACT_CARTRIDGE,
+    EMPTY_JSON,
+    MEDIA_DSSE,
+    Descriptor,
+    Manifest,
+    build_manifest,
+)
+from acx_oci.oci.store import Store
+from acx_oci.trust import did as didmod
+from acx_oci.trust.trustfile import Trust
+
+MEDIA_ROM = "application/vnd.acx.cartridge.rom.v1+json"
+MEDIA_ROM_FILE = "application/vnd.acx.cartridge.file.v1"
+MEDIA_SAVE = "application/vnd.acx.cartridge.save.v1+json"
+ROM_SCHEMA_VERSION = "acx.rom/1"
+PREDICATE_ROM_SIGNATURE = "https://acx.dev/attestation/rom-signature/v1"
+ANN_ID = "dev.acx.cartridge.id"
+ANN_VERSION = "dev.acx.cartridge.version"
+ANN_ROM = "dev.acx.cartridge.rom-digest"
+MAX_ROM_BYTES = 4 * 1024 * 1024
+MAX_ROM_FILES = 10_000
+MAX_SAVE_BYTES = 16 * 1024 * 1024
+
+STATUS_VALID = "valid"
+STATUS_WARNING = "warning"
+STATUS_TAMPERED = "tampered"
+STATUS_UNSIGNED = "unsigned"
+
+
+# ---------------------------------------------------------------- directory form
+
+@dataclass(frozen=True)
+class CartridgeSource:
+    """A cartridge directory read into memory: identity, capabilities, files, SAVE."""
+
+    spec: dict[str, Any]  # cartridge.yaml, validated
+    capabilities: tuple[CapabilityRecord, ...]
+    files: tuple[tuple[str, bytes], ...]  # (posix path under the cartridge dir, bytes), sorted
+    save: bytes
+
+
+def default_skill(cap: CapabilityRecord) -> str:
+    return (
+        f"# Skill: {cap.task_type}\n\n"
+        f"Stack: {', '.join(cap.stack) or '(none)'}\n"
+        f"Domain: {cap.domain or '(any)'}\n\n"
+        "Describe here how the agent approaches this task. This file is part of the signed ROM.\n"
+    )
+
+
+def init_directory(
+    directory: Path,
+    cartridge_id: str,
+    version: str,
+    capabilities: list[CapabilityRecord],
+    controller: str | None = None,
+) -> None:
+    """Write ``cartridge.yaml``, ``skills/`` and ``save.json``; refuses a non-empty directory."""
+    if directory.exists() and any(directory.iterdir()):
+        raise UsageError(f"cartridge init: {directory} exists and is not empty")
+    spec: dict[str, Any] = {
+        "apiVersion": "acx.dev/cartridge/v1",
+        "id": cartridge_id,
+        "version": version,
+        "capabilities": [c.to_json() for c in capabilities],
+        "policy": {
+            "verification": {
+                "regression": {"heldInSuite": None, "heldOutSuite": None, "acceptIf": "no-regression"}
+            }
+        },
+    }
+    if controller:
+        check_did(controller, "--controller")
+        spec["controller"] = controller
+    validate(spec, "cartridge.schema.json", "cartridge")
+    (directory / "skills").mkdir(parents=True, exist_ok=True)
+    for cap in capabilities:
+        skill_dir = directory / "skills" / cap.task_type.replace(":", "_")
+        skill_dir.mkdir(parents=True, exist_ok=True)
+        (skill_dir / "SKILL.md").write_text(default_skill(cap), "utf-8")
+    (directory / "cartridge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
+    (directory / "save.json").write_text('{\n  "notes": []\n}\n', "utf-8")
+
+
+def read_directory(directory: Path) -> CartridgeSource:
+    """Read and validate a cartridge directory (bounded; symlinks refused)."""
+    if not directory.is_dir():
+        raise UsageError(f"cartridge: {directory} is not a directory")
+    spec = load_yaml_or_json_file(directory / "cartridge.yaml", "cartridge.yaml")
+    validate(spec, "cartridge.schema.json", f"cartridge.yaml ({directory})")
+    caps = tuple(
+        record_from_json(c, f"cartridge.yaml capabilities[{i}]") for i, c in enumerate(spec.get("capabilities") or [])
+    )
+    files: list[tuple[str, bytes]] = []
+    skills = directory / "skills"
+    if skills.is_dir():
+        for p in sorted(skills.rglob("*")):
+            if p.is_symlink():
+                raise UsageError(f"cartridge: refusing symlink {p} (ROM files must be regular files)")
+            if p.is_file():
+                rel = p.relative_to(directory).as_posix()
+                files.append((rel, read_bytes(p, "ROM file", MAX_ROM_BYTES * 16)))
+    if len(files) > MAX_ROM_FILES:
+        raise UsageError(f"cartridge: {len(files)} files under skills/ (at most {MAX_ROM_FILES})")
+    save_path = directory / "save.json"
+    save = read_bytes(save_path, "save.json", MAX_SAVE_BYTES) if save_path.exists() else b"{}\n"
+    parse_json(save, f"save.json ({directory})")
+    return CartridgeSource(spec, caps, tuple(files), save)
+
+
+# ---------------------------------------------------------------- ROM and signature (pure)
+
+def build_rom(source: CartridgeSource, controller: str) -> bytes:
+    """The canonical ROM manifest bytes: identity, capabilities, policy, files by digest."""
+    rom = {
+        "schemaVersion": ROM_SCHEMA_VERSION,
+        "id": source.spec["id"],
+        "version": source.spec["version"],
+        "controller": controller,
+        "capabilities": [c.to_json() for c in source.capabilities],
+        "policy": source.spec.get("policy") or {},
+        "files": [{"path": path, "digest": sha256_digest(data), "size": len(data)} for path, data in source.files],
+    }
+    validate(rom, "rom.schema.json", "ROM manifest")
+    return canonical(rom)
+
+
+def sign_rom(rom_bytes: bytes, rom: dict[str, Any], signer: Identity) -> bytes:
+    """DSSE envelope (JSON bytes) over an in-toto Statement whose subject is the ROM digest."""
+    st = statement(
+        [subject_for_digest(f"{rom['id']}@{rom['version']}", sha256_digest(rom_bytes))],
+        PREDICATE_ROM_SIGNATURE,
+        {"signer": signer.did, "signerKey": signer.multikey, "controller": rom["controller"]},
+    )
+    env = sign_envelope(statement_bytes(st), PAYLOAD_TYPE_INTOTO, signer)
+    return canonical(env)
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    status: str  # valid | warning | tampered | unsigned
+    signer: str | None  # the signer as *verified*: a trusted DID, a did:key, or did:key of the key used
+    reason: str
+    key: bytes | None = None  # the Ed25519 key the signature verified with
+    claimed_signer: str | None = None  # what the signature says about itself when that could not be checked
+
+    @property
+    def display(self) -> str:
+        return "warning / portable" if self.status == STATUS_WARNING else self.status
+
+
+def check_signature(rom_bytes: bytes, envelope_bytes: bytes | None, trust: Trust | None) -> SignatureCheck:
+    """Status of the ROM signature. Pure: the trust file supplies every key it trusts.
+
+    A signer's *name* is only believed when it can be checked: a trusted
+    publisher (keys from the trust file) or a did:key (the key is the name).
+    Any other claimed DID is reported as the did:key of the key that actually
+    signed, so independence checks compare keys, not labels the signer chose.
+    """
+    if envelope_bytes is None:
+        return SignatureCheck(STATUS_UNSIGNED, None, "no ROM signature layer")
+    rom_digest = sha256_digest(rom_bytes)
+    claimed: str | None = None
+    try:
+        envelope = parse_json(envelope_bytes, "ROM signature")
+        _, payload = envelope_payload(envelope)
+        st = parse_json(payload, "ROM signature statement")
+        if not isinstance(st, dict) or st.get("predicateType") != PREDICATE_ROM_SIGNATURE:
+            return SignatureCheck(STATUS_TAMPERED, None, "signature is not a ROM-signature statement")
+        subjects = st.get("subject") or []
+        digests = {"sha256:" + str((s.get("digest") or {}).get("sha256")) for s in subjects if isinstance(s, dict)}
+        pred = st.get("predicate") or {}
+        claimed = pred.get("signer") if isinstance(pred, dict) else None
+        if not isinstance(claimed, str):
+            return SignatureCheck(STATUS_TAMPERED, None, "signature names no signer")
+        if rom_digest not in digests:
+            return SignatureCheck(STATUS_TAMPERED, None, f"signature covers a different ROM (not {rom_digest})")
+        trusted = trust is not None and trust.is_trusted_publisher(claimed)
+        if trusted:
+            keys = [k for _, k in didmod.assertion_keys(claimed, trust)]
+        elif claimed.startswith("did:key:"):
+            keys = [public_from_did_key(claimed)]
+        else:
+            keys = [ed25519_public_from_multikey(str(pred.get("signerKey")))]
+        _, _, key = verify_envelope(envelope, keys)
+    except VerificationError as exc:
+        return SignatureCheck(STATUS_TAMPERED, None, str(exc), claimed_signer=claimed)
+    except AcxError as exc:
+        return SignatureCheck(STATUS_TAMPERED, None, f"malformed signature: {exc}", claimed_signer=claimed)
+    if trusted:
+        return SignatureCheck(STATUS_VALID, claimed, "intact; signer is a trusted publisher", key)
+    if claimed.startswith("did:key:"):
+        return SignatureCheck(STATUS_WARNING, claimed, "intact; signer is not in your trust file", key)
+    return SignatureCheck(STATUS_WARNING, did_key(key),
+                          f"intact; signed by {did_key(key)}, which claims to be {claimed} (unverified: "
+                          "not a publisher in your trust file)", key, claimed)
+
+
+# ---------------------------------------------------------------- OCI form
+
+@dataclass(frozen=True)
+class PushedCartridge:
+    manifest_digest: str
+    rom_digest: str
+    reference: str
+    controller: str
+    signer: str
+
+
+def push_directory(store: Store, directory: Path, signer: Identity, tag: str | None) -> PushedCartridge:
+    """Build ROM + signature from a directory and push the cartridge artifact."""
+    source = read_directory(directory)
+    controller = source.spec.get("controller") or signer.did
+    rom_bytes = build_rom(source, controller)
+    rom = json.loads(rom_bytes)
+    sig = sign_rom(rom_bytes, rom, signer)
+    return push_parts(store, rom_bytes, source.files, sig, source.save, tag)
+
+
+def push_parts(
+    store: Store,
+    rom_bytes: bytes,
+    files: tuple[tuple[str, bytes], ...],
+    signature: bytes | None,
+    save: bytes,
+    tag: str | None,
+) -> PushedCartridge:
+    """Push exact parts (also used by tests to build tampered cartridges)."""
+    rom = json.loads(rom_bytes)
+    store.push_blob(EMPTY_JSON, "application/vnd.oci.empty.v1+json")
+    layers: list[Descriptor] = [store.push_blob(rom_bytes, MEDIA_ROM, {ANNOTATION_TITLE: "rom.json"})]
+    for path, data in files:
+        layers.append(store.push_blob(data, MEDIA_ROM_FILE, {ANNOTATION_TITLE: path}))
+    if signature is not None:
+        layers.append(store.push_blob(signature, MEDIA_DSSE, {ANNOTATION_TITLE: "rom.sig.dsse.json"}))
+    layers.append(store.push_blob(save, MEDIA_SAVE, {ANNOTATION_TITLE: "save.json"}))
+    rom_digest = sha256_digest(rom_bytes)
+    raw = build_manifest(
+        ARTIFACT_CARTRIDGE,
+        layers,
+        annotations={ANN_ID: rom["id"], ANN_VERSION: rom["version"], ANN_ROM: rom_digest},
+    )
+    desc = store.push_manifest(raw, "application/vnd.oci.image.manifest.v1+json", tag)
+    signer = ""
+    if signature is not None:
+        try:
+            _, payload = envelope_payload(json.loads(signature))
+            signer = str(json.loads(payload)["predicate"]["signer"])
+        except (ValueError, KeyError, TypeError, AcxError):
+            signer = ""
+    ref = store.reference.with_tag(tag).with_digest(desc.digest) if tag else store.reference.with_digest(desc.digest)
+    return PushedCartridge(desc.digest, rom_digest, str(ref), rom["controller"], signer)
+
+
+@dataclass(frozen=True)
+class LoadedCartridge:
+    """A cartridge read from a store, every byte digest-checked, signature assessed."""
+
+    manifest: Manifest
+    rom_bytes: bytes
+    rom: dict[str, Any]
+    rom_digest: str
+    controller: str
+    signature: SignatureCheck
+    capabilities: tuple[CapabilityRecord, ...]
+    file_layers: tuple[Descriptor, ...]
+    save_layer: Descriptor | None
+    problems: tuple[str, ...]  # structural problems that make the cartridge tampered
+
+    @property
+    def signature_status(self) -> str:
+        return STATUS_TAMPERED if self.problems else self.signature.status
+
+    @property
+    def status_display(self) -> str:
+        """How a status is shown to people: ``warning`` reads ``warning / portable``."""
+        status = self.signature_status
+        return "warning / portable" if status == STATUS_WARNING else status
+
+    @property
+    def signer(self) -> str | None:
+        return self.signature.signer
+
+    @property
+    def id(self) -> str:
+        return str(self.rom.get("id"))
+
+    @property
+    def version(self) -> str:
+        return str(self.rom.get("version"))
+
+
+def _role_layers(manifest: Manifest, media_type: str) -> list[Descriptor]:
+    return [layer for layer in manifest.layers if layer.media_type == media_type]
+
+
+def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCartridge:
+    """Fetch manifest, ROM and signature; check bindings; never trust stored booleans."""
+    manifest = store.fetch_manifest(target)
+    if manifest.artifact_type != ARTIFACT_CARTRIDGE:
+        raise UsageError(
+            f"{store.reference}: expected artifactType {ARTIFACT_CARTRIDGE}, found {manifest.artifact_type}"
+        )
+    roms = _role_layers(manifest, MEDIA_ROM)
+    if len(roms) != 1:
+        raise UsageError(f"{store.reference}: expected exactly one ROM layer ({MEDIA_ROM}), found {len(roms)}")
+    if roms[0].size > MAX_ROM_BYTES:
+        raise UsageError(f"{store.reference}: ROM layer is {roms[0].size} bytes (at most {MAX_ROM_BYTES})")
+    rom_bytes = store.fetch_blob(roms[0].digest, MAX_ROM_BYTES)
+    rom = parse_json(rom_bytes, "ROM manifest")
+    validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
+    problems: list[str] = []
+    if canonical(rom) != rom_bytes:
+        problems.append("ROM layer is not RFC 8785 canonical JSON")
+    rom_digest = roms[0].digest
+    if manifest.annotations.get(ANN_ROM, rom_digest) != rom_digest:
+        problems.append("manifest annotation names a different ROM digest")
+    file_layers = tuple(_role_layers(manifest, MEDIA_ROM_FILE))
+    listed = {(f["path"], f["digest"]) for f in rom["files"]}
+    present = {(layer.annotations.get(ANNOTATION_TITLE, ""), layer.digest) for layer in file_layers}
+    if listed != present:
+        problems.append("ROM file layers do not match the files the ROM lists")
+    sigs = _role_layers(manifest, MEDIA_DSSE)
+    if len(sigs) > 1:
+        problems.append("more than one ROM signature layer")
+    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024) if sigs else None
+    signature = check_signature(rom_bytes, sig_bytes, trust)
+    saves = _role_layers(manifest, MEDIA_SAVE)
+    caps = tuple(
+        record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
+    )
+    # A reader never trusts a stored 'verified: true': it is shown as a claim only.
+    caps = tuple(CapabilityRecord(c.task_type, c.stack, c.domain, c.score, False, ()) for c in caps)
+    return LoadedCartridge(
+        manifest=manifest,
+        rom_bytes=rom_bytes,
+        rom=rom,
+        rom_digest=rom_digest,
+        controller=str(rom["controller"]),
+        signature=signature,
+        capabilities=caps,
+        file_layers=file_layers,
+        save_layer=saves[0] if saves else None,
+        problems=tuple(problems),
+    )
+
+
+def safe_relative_path(title: str) -> str:
+    """Refuse absolute paths, ``..``, backslashes and anything outside ``skills/``."""
+    norm = posixpath.normpath(title)
+    if (
+        not title
+        or title.startswith("/")
+        or "\\" in title
+        or "\x00" in title
+        or norm != title
+        or norm.startswith("..")
+        or not norm.startswith("skills/")
+    ):
+        raise UsageError(f"refusing unsafe layer path {title!r} (must be a normalized relative path under skills/)")
+    return norm
+
+
+def write_directory(store: Store, loaded: LoadedCartridge, out: Path) -> list[Path]:
+    """Write the cartridge directory form back (files digest-verified by the store)."""
+    paths = [safe_relative_path(layer.annotations.get(ANNOTATION_TITLE, "")) for layer in loaded.file_layers]
+    dirs = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
+    clash = sorted(set(paths) & dirs) or sorted(p for p in set(paths) if paths.count(p) > 1)
+    if clash:
+        raise UsageError(f"refusing layer paths that clash (a file and a directory, or twice): {clash[0]!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    spec: dict[str, Any] = {
+        "apiVersion": "acx.dev/cartridge/v1",
+        "id": loaded.rom["id"],
+        "version": loaded.rom["version"],
+        "controller": loaded.controller,
+        "capabilities": loaded.rom.get("capabilities") or [],
+        "policy": loaded.rom.get("policy") or {},
+    }
+    (out / "cartridge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
+    written.append(out / "cartridge.yaml")
+    for rel, layer in zip(paths, loaded.file_layers, strict=True):
+        dest = out / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        store.fetch_blob_to_file(layer.digest, dest)
+        written.append(dest)
+    if loaded.save_layer is not None:
+        save = store.fetch_blob(loaded.save_layer.digest, MAX_SAVE_BYTES)
+        (out / "save.json").write_bytes(save)
+        written.append(out / "save.json")
+    (out / "rom.json").write_bytes(loaded.rom_bytes)
+    written.append(out / "rom.json")
+    return written

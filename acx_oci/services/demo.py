@@ -1,0 +1,210 @@
+"""``acx-oci demo``: the whole story, on an embedded OCI image layout (or a registry).
+
+Earn a level, then try to fake it: keys; the demo benchmark sealed to an
+independent verifier; a weak agent refused by the sigma gate; a strong agent
+issued and pushed as a referrer; resolution to VERIFIED; then the gauntlet —
+a self-issued credential, a credential copied onto a SAVE-edited cartridge,
+and revocation — each of which must be rejected. Every step uses the same
+library calls as the CLI; nothing is simulated but the agent (the reference
+solver) and nothing is asserted that the code did not compute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from acx_oci.crypto.dataintegrity import without_proof
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import generate_identity, write_identity
+from acx_oci.crypto.seal import recipient_from_identity
+from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.model import credential as cred_mod
+from acx_oci.model.capability import parse_capability
+from acx_oci.model.resolution import CapabilityResolution, Resolution
+from acx_oci.oci.open import open_store
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services import benchmark as bm
+from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.attestation import push_attestation
+from acx_oci.services.cartridge import init_directory, load_cartridge, push_directory
+from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.services.revoke import revoke
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+
+CAPABILITY = "build-dag[snowflake+airflow+dbt]@data-engineering"
+VERIFIER_DID = "did:web:verifier.acx.example"
+
+
+@dataclass
+class DemoResult:
+    checks: list[tuple[str, bool]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(passed for _, passed in self.checks)
+
+
+def _mark(ok: bool) -> str:
+    return "✅" if ok else "❌ UNEXPECTED"
+
+
+def _short(digest: str) -> str:
+    return digest[:24] + "…"
+
+
+def _codes(res: CapabilityResolution, attestation_digest: str) -> list[str]:
+    """Reason codes the resolver gave one attestation."""
+    return sorted({c for r in res.rejected if r.digest == attestation_digest for c in r.codes})
+
+
+def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions | None = None,
+             say: Callable[[str], None] = print, now: Callable[[], datetime] | None = None) -> DemoResult:
+    """Run the demo in ``workdir``; ``registry`` (HOST:PORT) instead of an on-disk layout if given."""
+    clock = now or (lambda: datetime.now(UTC))
+    result = DemoResult()
+    workdir.mkdir(parents=True, exist_ok=True)
+    run_id = clock().strftime("%Y%m%d%H%M%S") + "-" + os.urandom(3).hex()
+
+    def ref(repo: str, tag: str) -> str:
+        if registry:
+            return f"{registry}/acx-demo/{run_id}/{repo}:{tag}"
+        return f"oci:{workdir / 'oci' / repo}:{tag}"
+
+    def check(label: str, passed: bool, detail: str = "") -> None:
+        result.checks.append((label, passed))
+        say(f"{label}: {detail} {_mark(passed)}".replace("  ", " "))
+
+    where = f"registry {registry}" if registry else f"OCI image layout under {workdir / 'oci'}"
+    say(f"ACX DEMO: earn a level, then try to fake it  ({where})")
+    say("")
+
+    # --- identities: the publisher signs ROMs; an independent verifier grades them
+    keys = workdir / "keys"
+    publisher = generate_identity()
+    verifier = generate_identity(VERIFIER_DID)
+    write_identity(keys / "publisher", publisher)
+    write_identity(keys / "verifier", verifier)
+    say(f"publisher {publisher.did}")
+    say(f"verifier  {verifier.did} (independent of the publisher)")
+
+    # --- the benchmark, its held-out slice sealed to the verifier
+    doc = bm.demo_document()
+    suite_dir = workdir / "benchmark"
+    bm.write_suite_dir(suite_dir, doc)
+    bench, seal_key = bm.load_suite_dir(suite_dir)
+    bstore = open_store(ref("benchmark", bench.version), options)
+    pushed_bench = bm.push(bstore, bench, seal_key, [recipient_from_identity(verifier)], bench.version)
+    say(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, held-out slice digest "
+        f"{_short(pushed_bench.held_out_slice_digest)}")
+    trust = Trust(
+        verifiers=[Party(verifier.did, verifier.did_document())],
+        benchmarks=[AcceptedBenchmark(bench.id, bench.version, pushed_bench.benchmark_digest,
+                                      pushed_bench.held_out_slice_digest)],
+    )
+    (workdir / "trust.json").write_text(json.dumps({
+        "verifiers": [{"id": verifier.did, "didDocument": "keys/verifier.did.json"}],
+        "benchmarks": [{"id": bench.id, "version": bench.version, "digest": pushed_bench.benchmark_digest,
+                        "heldOutSliceDigest": pushed_bench.held_out_slice_digest}],
+    }, indent=2) + "\n")
+
+    # --- two cartridges claiming the capability
+    cap = parse_capability(CAPABILITY)
+    refs: dict[str, str] = {}
+    for name in ("weak", "strong"):
+        d = workdir / "cartridges" / name
+        init_directory(d, f"io.github.acx-demo/{name}-dag-agent", "1.0.0", [cap])
+        pushed = push_directory(open_store(ref(name, "1.0.0"), options), d, publisher, "1.0.0")
+        refs[name] = ref(name, "1.0.0")
+        say(f"{name} cartridge ROM digest {pushed.rom_digest}")
+    say("")
+
+    def run(name: str, competence: float, games: int) -> AttestOutcome:
+        return attest(AttestRequest(
+            cartridge_ref=refs[name], benchmark_ref=ref("benchmark", bench.version), verifier=verifier,
+            solver=ReferenceSolver(competence), out_dir=workdir / "attest" / name,
+            state_dir=workdir / "verifier-state", games=games, cooldown=timedelta(0), store_options=options
+            or StoreOptions(), clock=clock))
+
+    weak = run("weak", 14, 50)
+    wr = weak.result
+    if wr is not None:
+        check("weak agent (competence 14)", weak.status == "not-issued",
+              f"NOT ISSUED — {'; '.join(weak.reasons)} | mu={wr.rating.mu:.2f} sigma={wr.rating.sigma:.3f} "
+              f"games={wr.rated} R={wr.conservative:.2f} tier={wr.tier}")
+    else:
+        check("weak agent (competence 14)", False, f"refused: {'; '.join(weak.reasons)}")
+    strong = run("strong", 33, 90)
+    sr = strong.result
+    if sr is None or strong.credential is None or strong.attestation_digest is None:
+        check("strong agent (competence 33)", False, f"{strong.status}: {'; '.join(strong.reasons)}")
+        return result
+    check("strong agent (competence 33)", True,
+          f"ISSUED | mu={sr.rating.mu:.2f} sigma={sr.rating.sigma:.3f} games={sr.rated} "
+          f"passRate={sr.pass_rate:.0%} R={sr.conservative:.2f} => acxLevel={sr.level} tier={sr.tier}")
+    say(f"  attestation {strong.attestation_digest} pushed as a referrer of {strong.manifest_digest}")
+
+    sstore = open_store(refs["strong"], options)
+    cart = load_cartridge(sstore, "1.0.0", trust)
+    status_list = json.loads((workdir / "attest" / "strong" / "status-list.json").read_text())
+    verdict = verify_level_credential(strong.credential, VerifyContext(
+        trust=trust, now=clock(), expected_rom_digest=cart.rom_digest, expected_manifest_digest=cart.manifest.digest,
+        cartridge_controller=cart.controller, rom_signer=cart.signer, rom_signer_key=cart.signature.key,
+        status_list=status_list))
+    check("credential verification", verdict.verified,
+          "VALID" if verdict.verified else f"INVALID {verdict.codes}")
+
+    def resolved(store_ref: str) -> Resolution:
+        return resolve_cartridge(open_store(store_ref, options), store_ref.rsplit(":", 1)[1], trust, now=clock())
+
+    res = resolved(refs["strong"]).capabilities[0]
+    b = res.best
+    check("capability build-dag effective proficiency (resolved from attestation)", res.effective == "VERIFIED",
+          f"VERIFIED tier={b.career_tier} mu={b.mu:.2f} sigma={b.sigma:.3f}" if b else "unproven")
+    check("ROM signature after attaching attestation", cart.signature_status == "warning",
+          f"{cart.status_display} (intact)")
+    say("")
+
+    # --- gauntlet 1: the publisher grades its own cartridge
+    forged = without_proof(strong.credential)
+    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
+    forged = cred_mod.sign_credential(forged, publisher, publisher.verification_method, clock())
+    forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
+    res = resolved(refs["strong"]).capabilities[0]
+    codes = _codes(res, forged_att.digest)
+    check("anti-gaming — self-issued credential", "self_issued" in codes and res.effective == "VERIFIED",
+          f"REJECTED {codes} (the honest credential still verifies)")
+
+    # --- gauntlet 2: copy the credential onto a SAVE-edited cartridge (same ROM, new manifest)
+    d = workdir / "cartridges" / "strong"
+    (d / "save.json").write_text('{"notes": ["edited after the attestation"]}\n')
+    edited_ref = ref("strong", "edited")
+    edited = push_directory(open_store(edited_ref, options), d, publisher, "edited")
+    estore = open_store(edited_ref, options)
+    copied = push_attestation(estore, estore.resolve(edited.manifest_digest),
+                              (workdir / "attest" / "strong" / "credential.json").read_bytes(), [])
+    res = resolved(edited_ref).capabilities[0]
+    codes = _codes(res, copied.digest)
+    check("anti-transplant — credential copied onto a SAVE-edited cartridge",
+          "manifest_mismatch" in codes and res.effective == "unproven",
+          f"REJECTED {codes} (same ROM {_short(edited.rom_digest)}, new manifest {_short(edited.manifest_digest)})")
+
+    # --- gauntlet 3: contamination found after issuance -> revoke
+    revoke(workdir / "verifier-state", strong.attestation_digest, verifier, clock(), "demo: contamination",
+           options)
+    res = resolved(refs["strong"]).capabilities[0]
+    codes = _codes(res, strong.attestation_digest)
+    check("revocation — status bit set", "revoked" in codes and res.effective == "unproven",
+          f"REVOKED -> build-dag {res.effective} {codes}")
+    say("")
+    if result.ok:
+        say("PROVABLE LEVEL OK — level earned from re-run, cryptographically verified, unfakeable")
+    else:
+        failed = [label for label, ok in result.checks if not ok]
+        say(f"DEMO FAILED — unexpected results: {'; '.join(failed)}")
+    return result

@@ -1,0 +1,345 @@
+"""Turn a cartridge's claims into verified proficiency by walking its referrers.
+
+For every level attestation that refers to the cartridge manifest: fetch the
+manifest and credential (in parallel, digest-verified, bounded in count,
+bytes and time), find the credential's status list (the cartridge's
+repository first, then files given by the user, then HTTPS when allowed),
+and run every verification rule. A claim is VERIFIED only when a credential
+that passed all of them names it; the newest valid credential per capability
+and benchmark wins, and the highest level among those is the effective one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.verify import StatusCache, VerifyContext, parse_datetime, verify_level_credential
+from acx_oci.jsonio import parse_json
+from acx_oci.model import statuslist
+from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
+from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
+from acx_oci.oci.store import Store
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
+from acx_oci.services.cartridge import STATUS_TAMPERED, LoadedCartridge, load_cartridge
+from acx_oci.trust.trustfile import Trust
+
+DEFAULT_MAX_REFERRERS = 1000
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+DEFAULT_DEADLINE = 300.0
+
+
+@dataclass
+class ResolveLimits:
+    max_referrers: int = DEFAULT_MAX_REFERRERS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    deadline_seconds: float = DEFAULT_DEADLINE
+    workers: int = 8
+
+
+@dataclass
+class _Fetched:
+    descriptor: Descriptor
+    credential: dict[str, Any] | None = None
+    credential_digest: str | None = None
+    evidence_present: set[str] = field(default_factory=set)
+    evidence: dict[str, bytes] | None = None
+    codes: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    size: int = 0
+
+
+def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool) -> _Fetched:
+    out = _Fetched(desc)
+    try:
+        manifest = store.fetch_manifest(desc.digest)
+        out.size += len(manifest.raw)
+        if manifest.artifact_type != ARTIFACT_ATTESTATION:
+            out.codes.append("not_an_attestation")
+            out.messages.append(f"artifactType is {manifest.artifact_type}")
+            return out
+        if manifest.subject is None or manifest.subject.digest != subject_digest:
+            out.codes.append("subject_mismatch")
+            out.messages.append(f"the attestation's subject is {manifest.subject.digest if manifest.subject else None},"
+                                f" not the cartridge manifest {subject_digest}")
+        layer = credential_layer(manifest)
+        if layer is None:
+            out.codes.append("schema_invalid")
+            out.messages.append("the attestation has no single application/vc credential layer")
+            return out
+        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
+        out.size += len(raw)
+        doc = parse_json(raw, f"credential {layer.digest}")
+        out.credential = doc if isinstance(doc, dict) else None
+        out.credential_digest = layer.digest
+        if out.credential is None:
+            out.codes.append("schema_invalid")
+            out.messages.append("the credential is not a JSON object")
+        ev_layers = evidence_layers(manifest)
+        out.evidence_present = {e.digest for e in ev_layers}
+        if with_evidence:
+            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
+            out.size += sum(len(b) for b in out.evidence.values())
+    except AcxError as exc:
+        code = "digest_mismatch" if "digest mismatch" in str(exc) else "fetch_failed"
+        out.codes.append(code)
+        out.messages.append(str(exc))
+    return out
+
+
+def _status_url(credential: dict[str, Any]) -> str | None:
+    entries = status_entries(credential)
+    url = entries[0].get("statusListCredential") if entries else None
+    return url if isinstance(url, str) else None
+
+
+def _status_index(credential: dict[str, Any]) -> int | None:
+    entries = status_entries(credential)
+    index = entries[0].get("statusListIndex") if entries else None
+    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
+
+
+def _evidence_bound(credential: dict[str, Any], present: set[str]) -> list[str]:
+    """Evidence the credential names that is neither inline nor a layer of its attestation."""
+    missing = []
+    for item in credential.get("evidence") or []:
+        digest = evidence_digest(item)
+        if digest and digest not in present and not (isinstance(item, dict) and "acx:dsseEnvelope" in item):
+            missing.append(digest)
+    return missing
+
+
+StatusFetcher = Callable[[str], dict[str, Any] | None]
+
+
+def resolve_loaded(
+    store: Store,
+    cart: LoadedCartridge,
+    trust: Trust,
+    *,
+    now: datetime,
+    status_lists: list[dict[str, Any]] | None = None,
+    allow_unknown_status: bool = False,
+    limits: ResolveLimits | None = None,
+    check_evidence: bool = False,
+    fetch_remote_status: StatusFetcher | None = None,
+    reference: str = "",
+) -> Resolution:
+    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load)."""
+    lim = limits or ResolveLimits()
+    started = time.monotonic()
+    notes: list[str] = []
+    partial = False
+    subject = cart.manifest.digest
+    refs = store.referrers(subject, ARTIFACT_ATTESTATION)
+    seen = len(refs)
+    if getattr(store, "last_referrers_partial", False):
+        partial = True
+        notes.append("the store hit a bound while listing referrers (tags or pages)")
+    if len(refs) > lim.max_referrers:
+        refs = sorted(refs, key=lambda d: d.annotations.get("org.opencontainers.image.created", ""), reverse=True)
+        refs = refs[: lim.max_referrers]
+        partial = True
+        notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
+
+    supplied = {str(s.get("id")): s for s in status_lists or [] if isinstance(s, dict)}
+
+    candidates_by_url: dict[str, list[dict[str, Any]]] = {}
+    bits_by_list: dict[int, bytes | None] = {}
+
+    def status_candidates(url: str) -> list[dict[str, Any]]:
+        """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""
+        if url in candidates_by_url:
+            return candidates_by_url[url]
+        found: list[dict[str, Any]] = []
+        try:
+            published = fetch_status_list(store, url)
+            if published:
+                found.append(published[0])
+        except AcxError as exc:
+            notes.append(f"status list {url}: {exc}")
+        if url in supplied:
+            found.append(supplied[url])
+        if fetch_remote_status is not None:
+            try:
+                remote = fetch_remote_status(url)
+                if remote is not None:
+                    found.append(remote)
+            except AcxError as exc:
+                notes.append(f"status list {url}: {exc}")
+        candidates_by_url[url] = found
+        return found
+
+    def bit_is_set(doc: dict[str, Any], index: int | None) -> bool:
+        if id(doc) not in bits_by_list:
+            try:
+                bits_by_list[id(doc)] = statuslist.list_bits(doc)
+            except AcxError:
+                bits_by_list[id(doc)] = None
+        bits = bits_by_list[id(doc)]
+        return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits,
+                                                                                                          index)
+
+    def status_list_for(credential: dict[str, Any], url: str) -> dict[str, Any] | None:
+        """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
+
+        A revocation never clears a bit, so a list that shows the bit set wins
+        (its proof and issuer are still checked): a repository owner who puts
+        back an older, pre-revocation copy of the verifier's list loses to any
+        fresher copy the user supplies or fetches. Against an owner and no
+        other source, ``status.maxAge`` and ``acx-oci status-refresh`` are the
+        defence.
+        """
+        found = status_candidates(url)
+        index = _status_index(credential)
+        revoking = [c for c in found if bit_is_set(c, index)]
+        if revoking:
+            return revoking[0]
+        floor = datetime.min.replace(tzinfo=UTC)
+        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or floor, default=None)
+
+    claims = {c.id: c for c in cart.capabilities}
+    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
+    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
+    unmatched: list[Rejection] = []
+    verdicts: dict[tuple[str | None, str | None], tuple[list[str], list[str]]] = {}
+    status_cache: StatusCache = {}
+
+    def judge(item: _Fetched) -> None:
+        """Verify one fetched attestation (runs on the main thread while others download)."""
+        cred = item.credential
+        res = (level_result(cred) or {}) if cred else {}
+        cap_id = str(res.get("acx:capabilityId") or item.descriptor.annotations.get("dev.acx.capability.id", ""))
+        codes, messages = list(item.codes), list(item.messages)
+        issuer = issuer_id(cred) if cred is not None else None
+        if cred is not None:
+            url = _status_url(cred)
+            key = (item.credential_digest, url)
+            if key not in verdicts:
+                ctx = VerifyContext(
+                    trust=trust, now=now, expected_rom_digest=cart.rom_digest, expected_manifest_digest=subject,
+                    cartridge_controller=cart.controller, rom_signer=cart.signer,
+                    rom_signer_key=cart.signature.key,
+                    status_list=status_list_for(cred, url) if url else None,
+                    allow_unknown_status=allow_unknown_status, allow_network=fetch_remote_status is not None,
+                    evidence=item.evidence, status_cache=status_cache,
+                )
+                failed = [c for c in verify_level_credential(cred, ctx).checks if not c.ok]
+                verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
+            vcodes, vmsgs = verdicts[key]
+            codes += vcodes
+            messages += vmsgs
+            missing = _evidence_bound(cred, item.evidence_present)
+            if missing:
+                codes.append("evidence_missing")
+                messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
+        if codes:
+            rej = Rejection(item.descriptor.digest, tuple(dict.fromkeys(codes)), tuple(messages),
+                            item.credential_digest, issuer)
+            (rejected[cap_id] if cap_id in claims else unmatched).append(rej)
+            return
+        assert cred is not None and item.credential_digest is not None
+        acc = AcceptedCredential(
+            attestation_digest=item.descriptor.digest,
+            credential_digest=item.credential_digest,
+            issuer=issuer or "",
+            capability_id=cap_id,
+            benchmark_id=str(res.get("acx:benchmarkId")),
+            benchmark_version=str(res.get("acx:benchmarkVersion")),
+            mu=float(res["acx:ratingMu"]),
+            sigma=float(res["acx:ratingSigma"]),
+            games=int(res["acx:gamesPlayed"]),
+            acx_level=int(res["acx:acxLevel"]),
+            career_tier=str(res["acx:careerTier"]),
+            valid_from=str(cred.get("validFrom", "")),
+            credential=cred,
+        )
+        if cap_id in claims:
+            accepted[cap_id].append(acc)
+        else:
+            unmatched.append(Rejection(item.descriptor.digest, ("capability_not_claimed",),
+                                       (f"the credential proves {cap_id}, which this cartridge does not claim",),
+                                       item.credential_digest, issuer))
+
+    done = 0
+    total = 0
+    with ThreadPoolExecutor(max_workers=max(1, lim.workers)) as pool:
+        futures = [pool.submit(_fetch_one, store, d, subject, check_evidence) for d in refs]
+        try:
+            remaining = max(0.0, lim.deadline_seconds - (time.monotonic() - started))
+            for fut in as_completed(futures, timeout=remaining):
+                item = fut.result()
+                total += item.size
+                done += 1
+                judge(item)
+                if total > lim.max_bytes:
+                    partial = True
+                    notes.append(f"stopped after {total} bytes (byte bound {lim.max_bytes})")
+                    break
+        except FuturesTimeout:
+            partial = True
+            notes.append(f"stopped at the time bound ({lim.deadline_seconds:.0f} s)")
+        finally:
+            for fut in futures:
+                fut.cancel()
+    if done < len(refs):
+        partial = True
+        notes.append(f"checked {done} of {len(refs)} attestations")
+
+    tampered = cart.signature_status == STATUS_TAMPERED
+    if tampered:
+        notes.append("the cartridge is tampered: no claim can be verified")
+    results = []
+    for cid, cap in claims.items():
+        newest: dict[tuple[str, str], AcceptedCredential] = {}
+        for acc in accepted[cid]:
+            k = (acc.benchmark_id, acc.benchmark_version)
+            if k not in newest or acc.valid_from > newest[k].valid_from:
+                newest[k] = acc
+        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, a.valid_from), reverse=True))
+        best = winners[0] if winners and not tampered else None
+        results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
+                                            tuple(sorted(rejected[cid], key=lambda r: r.digest))))
+    return Resolution(
+        reference=reference or str(store.reference),
+        manifest_digest=subject,
+        rom_digest=cart.rom_digest,
+        signature_status=cart.signature_status,
+        signer=cart.signer,
+        controller=cart.controller,
+        capabilities=tuple(results),
+        unmatched=tuple(sorted(unmatched, key=lambda r: r.digest)),
+        referrers_seen=seen,
+        partial=partial,
+        notes=tuple(notes),
+    )
+
+
+def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:
+    """Load the cartridge at ``target`` and resolve its claims (see :func:`resolve_loaded`)."""
+    cart = load_cartridge(store, target, trust)
+    return resolve_loaded(store, cart, trust, now=now, **kwargs)
+
+
+def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None) -> bool:
+    """Whether a resolved claim satisfies a level/tier floor (only VERIFIED claims can)."""
+    if cap.effective != VERIFIED or cap.best is None:
+        return False
+    if min_level is not None and cap.best.acx_level < min_level:
+        return False
+    return not (min_tier_floor is not None and cap.best.acx_level < min_tier_floor)
+
+
+def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolution]:
+    return [c for c in resolution.capabilities if c.capability.task_type == task_type]
+
+
+__all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]

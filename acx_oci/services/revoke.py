@@ -1,0 +1,115 @@
+"""Revocation: set the credential's bit, re-sign the list, republish it everywhere.
+
+The ledger knows every place the state's status list was published (the
+cartridge repositories it attested in, and files); a revocation that reached
+only some of them would leave resolvers disagreeing, so each place is updated
+and any that failed is reported rather than silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import AcxError, UsageError
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attest import signed_status_list
+from acx_oci.services.attestation import publish_status_list
+from acx_oci.services.ledger import Ledger
+
+
+@dataclass
+class RevokeOutcome:
+    credential_id: str
+    list_url: str
+    index: int
+    published: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {"credentialId": self.credential_id, "statusList": self.list_url, "index": self.index,
+                "published": self.published, "failed": self.failed, "revoked": True}
+
+
+def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason: str = "revoked",
+           store_options: StoreOptions | None = None) -> RevokeOutcome:
+    """Revoke the credential named by id, credential digest or attestation digest."""
+    with Ledger(state_dir) as ledger:
+        cred_id = ledger.find_credential(name)
+        if cred_id is None:
+            raise UsageError(f"revoke: no credential, credential digest or attestation {name} was issued from "
+                             f"the state in {state_dir}")
+        entry_list = ledger.list_of_credential(cred_id)
+        issuer = ledger.list_issuer(entry_list) if entry_list else None
+        if issuer is not None and issuer != verifier.did:
+            raise UsageError(f"credential {cred_id} was issued by {issuer}; --key/--issuer speak for {verifier.did}")
+        list_uuid, index = ledger.revoke(cred_id, now, reason)
+        sl = ledger.status_list_by_uuid(list_uuid)
+        outcome = RevokeOutcome(cred_id, sl.url, index)
+        outcome.published, outcome.failed = republish(ledger, list_uuid, verifier, now, store_options)
+        return outcome
+
+
+@dataclass
+class RefreshResult:
+    list_url: str
+    published: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why this list was not re-signed (another issuer's)
+
+
+def refresh(state_dir: Path, verifier: Identity, now: datetime,
+            store_options: StoreOptions | None = None) -> list[RefreshResult]:
+    """Re-sign every list of the state with ``validFrom = now`` and republish it everywhere.
+
+    Run it more often than the consumers' ``status.maxAge``: a fresh list is
+    what stops a repository owner from rolling back to an older, unrevoked
+    copy of the list (it is signed by the verifier, so it would still verify).
+    """
+    out: list[RefreshResult] = []
+    with Ledger(state_dir) as ledger:
+        for list_uuid in ledger.status_list_uuids():
+            result = RefreshResult(ledger.status_list_by_uuid(list_uuid).url)
+            issuer = ledger.list_issuer(list_uuid)
+            if issuer is not None and issuer != verifier.did:
+                result.skipped = f"signed by {issuer}, not {verifier.did} (refresh it with that identity)"
+            else:
+                result.published, result.failed = republish(ledger, list_uuid, verifier, now, store_options)
+            out.append(result)
+    return out
+
+
+def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
+              store_options: StoreOptions | None = None) -> tuple[list[str], list[str]]:
+    """Sign the list as the ledger has it now and write it to every recorded place: (done, failed)."""
+    sl = ledger.status_list_by_uuid(list_uuid)
+    issuer = ledger.list_issuer(list_uuid)
+    if issuer is not None and issuer != verifier.did:
+        raise UsageError(f"status list {sl.url} was issued by {issuer}; refusing to re-sign it as {verifier.did}")
+    signed = signed_status_list(ledger, sl, verifier, now)
+    data = json.dumps(signed, indent=2).encode() + b"\n"
+    done: list[str] = []
+    failed: list[str] = []
+    for pub in ledger.publications(list_uuid):
+        location = str(pub["location"])
+        try:
+            if location.startswith("file://"):
+                path = Path(unquote(urlparse(location).path))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                digest = sha256_digest(data)
+            else:
+                store = open_store(parse_reference(location), store_options)
+                digest = publish_status_list(store, signed).digest
+            ledger.record_publication(list_uuid, location, digest, now)
+            done.append(location)
+        except (AcxError, OSError) as exc:
+            failed.append(f"{location}: {exc}")
+    return done, failed

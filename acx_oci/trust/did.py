@@ -1,0 +1,193 @@
+"""DID resolution for the two methods we accept: did:key (local) and did:web.
+
+A did:web document comes from the trust file (offline, the default) or, only
+when the caller allows the network, over HTTPS (with a base-URL override so
+tests can serve it from loopback). A key is only usable for credentials when
+its controller document lists it under ``assertionMethod`` — a key that is
+merely *present* in a document does not speak for the DID.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
+from acx_oci.errors import UsageError, VerificationError
+
+if TYPE_CHECKING:
+    from acx_oci.trust.trustfile import Trust
+
+_DID_RE = re.compile(r"^did:(key|web):[A-Za-z0-9._%:\-]+$")
+MAX_DID_DOCUMENT_BYTES = 256 * 1024
+
+
+class DidError(VerificationError):
+    """A DID or verification method could not be resolved to a usable key."""
+
+    code = "did_unresolvable"
+
+
+class MethodNotAuthorizedError(DidError):
+    """The method exists (or not) but is not under ``assertionMethod``."""
+
+    code = "method_not_authorized"
+
+
+def split_did_url(did_url: str) -> tuple[str, str | None]:
+    """``did:x:y#frag`` -> (``did:x:y``, ``frag``); validates the DID syntax."""
+    if not isinstance(did_url, str):
+        raise DidError(f"expected a DID URL string, found {type(did_url).__name__}")
+    base, _, frag = did_url.partition("#")
+    if not _DID_RE.match(base):
+        raise DidError(f"unsupported or malformed DID {base[:80]!r} (did:key and did:web are supported)")
+    return base, (frag or None)
+
+
+def did_web_url(did: str, base_url: str | None = None) -> str:
+    """Map ``did:web`` to its HTTPS URL (did-method-web §3.2); ``base_url`` replaces scheme+host."""
+    base, _ = split_did_url(did)
+    if not base.startswith("did:web:"):
+        raise DidError(f"not a did:web: {base}")
+    parts = base[len("did:web:"):].split(":")
+    host = urllib.parse.unquote(parts[0])
+    if not host or "/" in host:
+        raise DidError(f"malformed did:web host in {base}")
+    path = "/".join(urllib.parse.unquote(p) for p in parts[1:])
+    suffix = f"/{path}/did.json" if path else "/.well-known/did.json"
+    root = base_url.rstrip("/") if base_url else f"https://{host}"
+    return root + suffix
+
+
+def fetch_did_web(did: str, base_url: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    """Fetch a did:web document over HTTPS (bounded size, no redirects to other hosts)."""
+    import json
+
+    import requests
+
+    url = did_web_url(did, base_url)
+    try:
+        with requests.get(url, timeout=timeout, stream=True, allow_redirects=False,
+                          headers={"Accept": "application/did+json, application/json"}) as resp:
+            if resp.status_code != 200:
+                raise DidError(f"did:web {did}: GET {url} answered HTTP {resp.status_code}")
+            body = resp.raw.read(MAX_DID_DOCUMENT_BYTES + 1, decode_content=True)
+    except requests.RequestException as exc:
+        raise DidError(f"did:web {did}: cannot fetch {url}: {type(exc).__name__}") from None
+    if len(body) > MAX_DID_DOCUMENT_BYTES:
+        raise DidError(f"did:web {did}: document at {url} is larger than {MAX_DID_DOCUMENT_BYTES} bytes")
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise DidError(f"did:web {did}: document at {url} is not JSON") from None
+    return check_did_document(doc, did)
+
+
+def check_did_document(doc: Any, did: str) -> dict[str, Any]:
+    """A DID document must be an object whose ``id`` is exactly the DID it claims to describe."""
+    if not isinstance(doc, dict):
+        raise DidError(f"DID document for {did}: expected a JSON object")
+    if doc.get("id") != did:
+        raise DidError(f"DID document for {did}: its id is {str(doc.get('id'))[:80]!r}")
+    return doc
+
+
+@lru_cache(maxsize=256)
+def _did_key_document(base: str) -> dict[str, Any]:
+    """did:key documents are a pure function of the DID; resolving 1,000 credentials reuses one."""
+    try:
+        return did_document(base, public_from_did_key(base))
+    except UsageError as exc:
+        raise DidError(f"{base[:60]}: {exc}") from None
+
+
+def resolve(did: str, trust: Trust | None = None, allow_network: bool = False,
+            base_url: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    """Return the DID document: did:key derived locally, did:web from trust or (if allowed) HTTPS."""
+    base, _ = split_did_url(did)
+    if base.startswith("did:key:"):
+        return _did_key_document(base)
+    if trust is not None:
+        doc = trust.did_document_for(base)
+        if doc is not None:
+            return check_did_document(doc, base)
+    if allow_network:
+        return fetch_did_web(base, base_url, timeout)
+    raise DidError(f"cannot resolve {base} offline: no DID document for it in the trust file "
+                   "(allow network resolution to fetch it over HTTPS)")
+
+
+def _method_id(did: str, ref: str) -> str:
+    return did + ref if ref.startswith("#") else ref
+
+
+def _method_key(method: dict[str, Any]) -> bytes:
+    mid = method.get("id")
+    if isinstance(method.get("publicKeyMultibase"), str):
+        try:
+            return ed25519_public_from_multikey(method["publicKeyMultibase"])
+        except UsageError as exc:
+            raise DidError(f"verification method {mid}: {exc}") from None
+    if isinstance(method.get("publicKeyBase58"), str):  # legacy Ed25519VerificationKey2018
+        try:
+            raw = b58decode("z" + method["publicKeyBase58"], f"verification method {mid}")
+        except UsageError as exc:
+            raise DidError(str(exc)) from None
+        if len(raw) == 32:
+            return raw
+    raise DidError(f"verification method {mid}: not an Ed25519 Multikey (publicKeyMultibase z6Mk...)")
+
+
+def assertion_methods(doc: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """Every Ed25519 method listed under ``assertionMethod`` (by reference or embedded)."""
+    did = str(doc.get("id"))
+    methods = {_method_id(did, str(m.get("id"))): m for m in doc.get("verificationMethod") or []
+               if isinstance(m, dict) and isinstance(m.get("id"), str)}
+    out: list[tuple[str, bytes]] = []
+    for ref in doc.get("assertionMethod") or []:
+        if isinstance(ref, str):
+            mid = _method_id(did, ref)
+            method = methods.get(mid)
+        elif isinstance(ref, dict) and isinstance(ref.get("id"), str):
+            mid, method = _method_id(did, ref["id"]), ref
+        else:
+            continue
+        if method is None:
+            continue
+        controller = method.get("controller", did)
+        if controller != did:
+            continue
+        try:
+            out.append((mid, _method_key(method)))
+        except DidError:
+            continue
+    return out
+
+
+def assertion_keys(did_or_method: str, trust: Trust | None = None, allow_network: bool = False,
+                   base_url: str | None = None) -> list[tuple[str, bytes]]:
+    """Resolve a DID (all its assertion keys) or a DID URL (that one method, if authorized).
+
+    Raises :class:`MethodNotAuthorizedError` when the method is not under the
+    controller document's ``assertionMethod``, :class:`DidError` when the DID
+    cannot be resolved.
+    """
+    base, frag = split_did_url(did_or_method)
+    doc = resolve(base, trust, allow_network, base_url)
+    keys = assertion_methods(doc)
+    if frag is None:
+        if not keys:
+            raise MethodNotAuthorizedError(f"{base} lists no Ed25519 key under assertionMethod")
+        return keys
+    wanted = f"{base}#{frag}"
+    match = [(mid, key) for mid, key in keys if mid == wanted]
+    if not match:
+        raise MethodNotAuthorizedError(f"verification method {wanted} is not listed under assertionMethod of {base}")
+    return match
+
+
+def controller_of(method: str) -> str:
+    """The DID part of a verification-method URL."""
+    return split_did_url(method)[0]

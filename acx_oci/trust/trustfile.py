@@ -1,0 +1,165 @@
+"""The trust file: whose keys you believe, which benchmarks count, and the gate.
+
+Trust is local policy, never something a credential can assert about itself.
+The file (YAML or JSON) is schema-validated at load; DID documents it names
+are loaded once, relative to the trust file's folder, so that everything
+after loading is pure and offline.
+
+Example::
+
+    publishers: [{id: did:key:z6Mk...}]
+    verifiers:  [{id: did:web:verifier.example, didDocument: verifier.did.json}]
+    benchmarks: [{id: acx-bench-dag-de, version: 2026.07.1, digest: sha256:..., heldOutSliceDigest: sha256:...}]
+    gate:   {sigmaMax: 1.5, minGames: 30}
+    status: {maxAge: 7d, failClosed: true}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx_oci.errors import UsageError
+from acx_oci.jsonio import load_json_file, load_yaml_or_json_file, validate
+
+DEFAULT_SIGMA_MAX = 1.5
+DEFAULT_MIN_GAMES = 30
+_DURATION_RE = re.compile(r"^(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+@dataclass(frozen=True)
+class Party:
+    """A trusted DID; ``did_document`` is required for did:web (did:key derives its own)."""
+
+    id: str
+    did_document: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AcceptedBenchmark:
+    id: str
+    version: str
+    digest: str
+    held_out_slice_digest: str | None = None
+
+
+@dataclass(frozen=True)
+class Trust:
+    publishers: list[Party] = field(default_factory=list)
+    verifiers: list[Party] = field(default_factory=list)
+    benchmarks: list[AcceptedBenchmark] = field(default_factory=list)
+    sigma_max: float = DEFAULT_SIGMA_MAX
+    min_games: int = DEFAULT_MIN_GAMES
+    status_max_age: float | None = None
+    fail_closed: bool = True
+    source: str | None = None
+
+    @classmethod
+    def empty(cls) -> Trust:
+        """Trusts nobody; default gate; fails closed on unknown status."""
+        return cls()
+
+    def is_trusted_publisher(self, did: str) -> bool:
+        return any(p.id == did.split("#", 1)[0] for p in self.publishers)
+
+    def is_trusted_verifier(self, did: str) -> bool:
+        return any(p.id == did.split("#", 1)[0] for p in self.verifiers)
+
+    def did_document_for(self, did: str) -> dict[str, Any] | None:
+        """The DID document the trust file supplies for ``did`` (publisher or verifier), if any."""
+        base = did.split("#", 1)[0]
+        for party in [*self.verifiers, *self.publishers]:
+            if party.id == base and party.did_document is not None:
+                return party.did_document
+        return None
+
+    def benchmark(self, bench_id: str, version: str) -> AcceptedBenchmark | None:
+        for b in self.benchmarks:
+            if b.id == bench_id and b.version == version:
+                return b
+        return None
+
+
+def parse_duration(value: str | int | float | None, what: str = "duration") -> float | None:
+    """Seconds from ``3600``, ``"90s"``, ``"15m"``, ``"12h"``, ``"7d"``, ``"1w2d"``, ``"P7D"``-free; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UsageError(f"{what}: expected seconds or a duration like 12h or 7d, found {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise UsageError(f"{what}: must not be negative")
+        return float(value)
+    text = str(value).strip().lower()
+    if text.isdigit():
+        return float(text)
+    m = _DURATION_RE.match(text)
+    if not text or not m or not any(m.groups()):
+        raise UsageError(f"{what}: expected seconds or a duration like 90s, 15m, 12h, 7d, found {value!r}")
+    w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
+    return float((((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s)
+
+
+def _party(raw: dict[str, Any], folder: Path, where: str) -> Party:
+    from acx_oci.trust.did import DidError, check_did_document
+
+    did = raw["id"]
+    doc_ref = raw.get("didDocument")
+    doc: dict[str, Any] | None = None
+    if isinstance(doc_ref, dict):
+        doc = doc_ref
+    elif isinstance(doc_ref, str):
+        path = Path(doc_ref)
+        if not path.is_absolute():
+            path = folder / path
+        doc = load_json_file(path, f"{where} didDocument")
+    if doc is not None:
+        try:
+            check_did_document(doc, did)
+        except DidError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+    elif did.startswith("did:web:"):
+        doc = None  # resolvable only with network resolution allowed
+    return Party(did, doc)
+
+
+def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trust:
+    """Build a :class:`Trust` from parsed YAML/JSON; relative paths resolve from ``folder``."""
+    if data is None:
+        data = {}
+    validate(data, "trust.schema.json", source)
+    gate = data.get("gate") or {}
+    status = data.get("status") or {}
+    return Trust(
+        publishers=[_party(p, folder, f"{source} publishers[{i}]") for i, p in enumerate(data.get("publishers") or [])],
+        verifiers=[_party(p, folder, f"{source} verifiers[{i}]") for i, p in enumerate(data.get("verifiers") or [])],
+        benchmarks=[AcceptedBenchmark(str(b["id"]), str(b["version"]), b["digest"], b.get("heldOutSliceDigest"))
+                    for b in data.get("benchmarks") or []],
+        sigma_max=float(gate.get("sigmaMax", DEFAULT_SIGMA_MAX)),
+        min_games=int(gate.get("minGames", DEFAULT_MIN_GAMES)),
+        status_max_age=parse_duration(status.get("maxAge"), f"{source} status.maxAge"),
+        fail_closed=bool(status.get("failClosed", True)),
+        source=source,
+    )
+
+
+def load_trust(path: str | Path) -> Trust:
+    """Load and validate a trust file; any problem is one-line :class:`UsageError`."""
+    p = Path(path)
+    data = load_yaml_or_json_file(p, "trust file")
+    return trust_from_dict(data, p.resolve().parent, f"trust file ({p})")
+
+
+def publisher_keys(trust: Trust) -> dict[str, list[bytes]]:
+    """Ed25519 assertion keys of every trusted publisher that resolves offline."""
+    from acx_oci.trust.did import DidError, assertion_keys
+
+    out: dict[str, list[bytes]] = {}
+    for party in trust.publishers:
+        try:
+            out[party.id] = [key for _, key in assertion_keys(party.id, trust)]
+        except DidError:
+            out[party.id] = []
+    return out
