@@ -9,7 +9,7 @@ import pytest
 
 from acx_oci.crypto.keys import identity_from_seed
 from acx_oci.errors import UsageError
-from acx_oci.trust.trustfile import trustfile as trust_mod
+from acx_oci.trust import trustfile as trust_mod
 
 DK = "did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2"
 DIGEST = "sha256:" + "a" * 64
