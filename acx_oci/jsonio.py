@@ -1,7 +1,8 @@
-"""Reading JSON/YAML from outside, bounded, with one-line errors; schema checks.
+"""Parsing JSON from outside with one-line errors, and JSON Schema checks (pure: no files).
 
-Every document read at a boundary goes through here so that a malformed file
-is a :class:`UsageError` naming the file, never a traceback.
+Every document read at a boundary goes through here so that malformed input
+is a :class:`UsageError` naming what it was, never a traceback. Reading the
+bytes from disk is :mod:`acx_oci.files`'s job.
 """
 
 from __future__ import annotations
@@ -10,11 +11,9 @@ import json
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from acx_oci.errors import UsageError
 
@@ -27,38 +26,6 @@ def parse_json(raw: bytes | str, what: str) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{what}: expected JSON, found malformed input ({exc})") from exc
-
-
-def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
-    p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{what}: file not found: {p}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what}: expected a file, found a directory: {p}") from None
-    except OSError as exc:
-        raise UsageError(f"{what}: cannot read {p}: {exc.strerror}") from None
-    if len(data) > max_bytes:
-        raise UsageError(f"{what}: {p} is larger than {max_bytes} bytes")
-    return data
-
-
-def load_json_file(path: str | Path, what: str) -> Any:
-    return parse_json(read_bytes(path, what), f"{what} ({path})")
-
-
-def load_yaml_or_json_file(path: str | Path, what: str) -> Any:
-    """YAML is a superset of JSON, but JSON files get the stricter JSON parser."""
-    raw = read_bytes(path, what)
-    if str(path).endswith(".json"):
-        return parse_json(raw, f"{what} ({path})")
-    try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        raise UsageError(f"{what} ({path}): expected YAML, found malformed input ({first})") from None
 
 
 @cache

@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
-from acx_oci.crypto.keys import load_identity
 from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
 from acx_oci.model import gamerecords
 from acx_oci.services.ledger import Ledger
+from acx_oci.trust.keyfiles import load_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"

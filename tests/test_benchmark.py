@@ -14,11 +14,11 @@ from click.testing import CliRunner, Result
 from acx_oci.cli import main
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import load_identity
 from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.errors import IntegrityError, UsageError, VerificationError
 from acx_oci.oci.open import open_store
 from acx_oci.services import benchmark as bm
+from acx_oci.trust.keyfiles import load_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 

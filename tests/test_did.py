@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Party, Trust
 
@@ -116,12 +117,13 @@ def test_did_web_over_loopback_only_when_allowed(did_server: tuple[str, dict[str
     base, files = did_server
     ident, doc = _web_doc()
     files["/.well-known/did.json"] = json.dumps(doc).encode()
+    fetch = https.fetcher(max_bytes=did.MAX_DID_DOCUMENT_BYTES)
     with pytest.raises(did.DidError):
-        did.assertion_keys("did:web:v.example#key-1", None, allow_network=False, base_url=base)
-    keys = did.assertion_keys("did:web:v.example#key-1", None, allow_network=True, base_url=base)
+        did.assertion_keys("did:web:v.example#key-1", None, fetch=None, base_url=base)
+    keys = did.assertion_keys("did:web:v.example#key-1", None, fetch=fetch, base_url=base)
     assert keys == [("did:web:v.example#key-1", ident.public_bytes)]
     files["/.well-known/did.json"] = json.dumps({**doc, "id": "did:web:other.example"}).encode()
     with pytest.raises(did.DidError):
-        did.assertion_keys("did:web:v.example", None, allow_network=True, base_url=base)
+        did.assertion_keys("did:web:v.example", None, fetch=fetch, base_url=base)
     with pytest.raises(did.DidError):
-        did.assertion_keys("did:web:v.example:missing", None, allow_network=True, base_url=base)
+        did.assertion_keys("did:web:v.example:missing", None, fetch=fetch, base_url=base)

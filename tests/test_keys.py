@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
 from acx_oci.cli import main
-from acx_oci.crypto.keys import identity_from_seed, load_identity, x25519_multikey
+from acx_oci.crypto.keys import identity_from_seed, x25519_multikey
 from acx_oci.errors import UsageError
+from acx_oci.trust.keyfiles import load_identity
 
 
 def test_did_key_vectors_and_x25519_derivation(vectors: Path) -> None:

@@ -23,13 +23,13 @@ from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
 from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.keys import load_identity
 from acx_oci.model.credential import level_result, sign_credential
 from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import publish_status_list, push_attestation
+from acx_oci.trust.keyfiles import load_identity
 
 POLICY = """apiVersion: acx.dev/policy/v1
 rules:

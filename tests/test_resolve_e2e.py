@@ -18,13 +18,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import load_identity
 from acx_oci.model import credential as cred_mod
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
 from acx_oci.services.attest import AttestRequest, attest
 from acx_oci.services.attestation import publish_status_list, push_attestation
 from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust.keyfiles import load_identity
 
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
 

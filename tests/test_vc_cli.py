@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from acx_oci.cli import main
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import write_identity
+from acx_oci.trust.keyfiles import write_identity
 
 from .test_verify_forgeries import MANIFEST, NOW, ROM, World, make_world
 

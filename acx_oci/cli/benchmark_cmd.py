@@ -10,12 +10,12 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.crypto.keys import load_identity
 from acx_oci.crypto.seal import recipient_from_did_document
 from acx_oci.errors import UsageError
-from acx_oci.jsonio import load_json_file
+from acx_oci.files import load_json_file
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services import benchmark as bm
+from acx_oci.trust.keyfiles import load_identity
 
 
 @main.group()

@@ -13,11 +13,11 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import requirement_failures, resolve_loaded_cli, resolve_options
-from acx_oci.crypto.keys import load_identity
 from acx_oci.errors import IntegrityError, NotFoundError, UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
+from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
 

@@ -9,8 +9,10 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
-from acx_oci.crypto.keys import check_did, generate_identity, write_identity
+from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError
+from acx_oci.trust.did import check_did
+from acx_oci.trust.keyfiles import write_identity
 
 
 @main.command()

@@ -10,9 +10,8 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.crypto.keys import load_identity
 from acx_oci.errors import UsageError
-from acx_oci.jsonio import load_json_file
+from acx_oci.files import load_json_file
 from acx_oci.model.agentcard import build_agent_card, sign_agent_card
 from acx_oci.model.resolution import VERIFIED, Resolution
 from acx_oci.oci.ref import parse_reference
@@ -21,6 +20,7 @@ from acx_oci.oci.store import Store
 from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
 

@@ -12,8 +12,8 @@ import click
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.crypto.keys import Identity, check_did, load_identity
-from acx_oci.errors import UsageError, VerificationError
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import RegistryError, UsageError, VerificationError
 from acx_oci.evaluation.verify import (
     VerifyContext,
     VerifyResult,
@@ -21,9 +21,11 @@ from acx_oci.evaluation.verify import (
     verify_level_credential,
     verify_proof_only,
 )
-from acx_oci.jsonio import MAX_DOCUMENT_BYTES, load_json_file, parse_json, read_bytes
+from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
-from acx_oci.trust.did import controller_of
+from acx_oci.services.attestation import fetch_status_list_https
+from acx_oci.trust.did import check_did, controller_of
+from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
 
 
@@ -96,24 +98,12 @@ def _render(result: VerifyResult, as_json: bool, mode: str) -> None:
         click.echo(f"REJECTED: {', '.join(dict.fromkeys(result.codes))}")
 
 
-def _fetch_status_list(url: str, timeout: float) -> dict[str, Any] | None:
-    """HTTPS fetch of a status list credential (only with --allow-network); None when unreachable."""
-    import requests
-
-    if not url.startswith(("https://", "http://127.0.0.1", "http://localhost")):
-        return None
+def _fetch_status_list(url: str) -> dict[str, Any] | None:
+    """HTTPS fetch of a status list credential (only with --allow-network); None when unreachable (fails closed)."""
     try:
-        with requests.get(url, timeout=timeout, stream=True, allow_redirects=False,
-                          headers={"Accept": "application/vc+ld+json, application/json"}) as resp:
-            if resp.status_code != 200:
-                return None
-            body = resp.raw.read(MAX_DOCUMENT_BYTES + 1, decode_content=True)
-    except requests.RequestException:
+        return fetch_status_list_https(url)
+    except RegistryError:
         return None
-    if len(body) > MAX_DOCUMENT_BYTES:
-        return None
-    doc = parse_json(body, f"status list ({url})")
-    return doc if isinstance(doc, dict) else None
 
 
 @vc.command("verify")
@@ -161,7 +151,7 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
         entry = status[0] if isinstance(status, list) and status else status
         url = entry.get("statusListCredential") if isinstance(entry, dict) else None
         if isinstance(url, str):
-            status_list = _fetch_status_list(url, 10.0)
+            status_list = _fetch_status_list(url)
     evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
     ctx = VerifyContext(trust=trust, now=now, expected_rom_digest=rom_digest,
                         expected_manifest_digest=manifest_digest, cartridge_controller=controller,

@@ -47,7 +47,8 @@ from typing import Any
 
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.verify import parse_datetime
-from acx_oci.jsonio import load_yaml_or_json_file, validate
+from acx_oci.files import load_yaml_or_json_file
+from acx_oci.jsonio import validate
 from acx_oci.model.capability import CAREER_TIERS, TIER_FLOOR, check_task_type, to_purl
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
 from acx_oci.services.cartridge import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING

@@ -34,6 +34,7 @@ from acx_oci.errors import AcxError, UsageError
 from acx_oci.jsonio import first_error
 from acx_oci.model import statuslist
 from acx_oci.model.credential import evidence_digest, issuer_id, level_for, level_result, status_entries
+from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, Trust
 
@@ -135,7 +136,9 @@ def parse_datetime(value: Any) -> datetime | None:
 def _resolver(ctx: VerifyContext) -> KeyResolver:
     if ctx.resolve_keys is not None:
         return ctx.resolve_keys
-    return lambda ref: did.assertion_keys(ref, ctx.trust, ctx.allow_network, ctx.did_web_base_url)
+    fetch = https.fetcher(max_bytes=did.MAX_DID_DOCUMENT_BYTES, accept="application/did+json, application/json") \
+        if ctx.allow_network else None
+    return lambda ref: did.assertion_keys(ref, ctx.trust, fetch, ctx.did_web_base_url)
 
 
 # --------------------------------------------------------------------------- proofs

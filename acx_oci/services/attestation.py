@@ -18,6 +18,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.jsonio import parse_json
 from acx_oci.model.credential import issuer_id, level_result
+from acx_oci.net import https
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
     ANNOTATION_TITLE,
@@ -136,27 +137,13 @@ def fetch_status_list(store: Store, list_url: str) -> tuple[dict[str, Any], str]
     return doc, manifest.digest
 
 
-def fetch_status_list_https(url: str, timeout: float = 10.0) -> dict[str, Any] | None:
-    """GET a status list over HTTPS (only when the user allows the network); size-capped."""
-    import requests
-
-    from acx_oci.errors import RegistryError
-
-    if not url.startswith("https://"):
+def fetch_status_list_https(url: str) -> dict[str, Any] | None:
+    """GET a status list over HTTPS (only when the user allows the network); size-capped; None if absent."""
+    if not https.allowed(url):
         return None
     try:
-        with requests.get(url, timeout=(min(timeout, 3.0), timeout), stream=True,
-                          headers={"Accept": "application/vc+ld+json, application/json"}) as resp:
-            if resp.status_code == 404:
-                return None
-            if resp.status_code != 200:
-                raise RegistryError(f"status list {url}: HTTP {resp.status_code}")
-            data = b""
-            for chunk in resp.iter_content(65536):
-                data += chunk
-                if len(data) > MAX_STATUS_LIST_BYTES:
-                    raise UsageError(f"status list {url}: larger than {MAX_STATUS_LIST_BYTES} bytes")
-    except requests.RequestException as exc:
-        raise RegistryError(f"status list {url}: {type(exc).__name__}") from None
+        data = https.fetch(url, max_bytes=MAX_STATUS_LIST_BYTES, accept="application/vc+ld+json, application/json")
+    except NotFoundError:
+        return None
     doc = parse_json(data, f"status list {url}")
     return doc if isinstance(doc, dict) else None

@@ -36,7 +36,8 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import Recipient, seal, unseal
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.jsonio import load_json_file, read_bytes, validate
+from acx_oci.files import load_json_file, read_bytes
+from acx_oci.jsonio import validate
 from acx_oci.model.capability import make_record, parse_capability
 from acx_oci.oci.model import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, build_manifest
 from acx_oci.oci.store import Store

@@ -25,9 +25,10 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
 from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, check_did, did_key, ed25519_public_from_multikey, public_from_did_key
+from acx_oci.crypto.keys import Identity, did_key, ed25519_public_from_multikey, public_from_did_key
 from acx_oci.errors import AcxError, UsageError, VerificationError
-from acx_oci.jsonio import load_yaml_or_json_file, parse_json, read_bytes, validate
+from acx_oci.files import load_yaml_or_json_file, read_bytes
+from acx_oci.jsonio import parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
 from acx_oci.oci.model import (
     ANNOTATION_TITLE,
@@ -40,6 +41,7 @@ from acx_oci.oci.model import (
 )
 from acx_oci.oci.store import Store
 from acx_oci.trust import did as didmod
+from acx_oci.trust.did import check_did
 from acx_oci.trust.trustfile import Trust
 
 MEDIA_ROM = "application/vnd.acx.cartridge.rom.v1+json"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from acx_oci.crypto.dataintegrity import without_proof
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import generate_identity, write_identity
+from acx_oci.crypto.keys import generate_identity
 from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
 from acx_oci.model import credential as cred_mod
@@ -35,6 +35,7 @@ from acx_oci.services.cartridge import init_directory, load_cartridge, push_dire
 from acx_oci.services.resolve import resolve_cartridge
 from acx_oci.services.revoke import revoke
 from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust.keyfiles import write_identity
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 
 CAPABILITY = "build-dag[snowflake+airflow+dbt]@data-engineering"

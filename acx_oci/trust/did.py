@@ -1,26 +1,41 @@
 """DID resolution for the two methods we accept: did:key (local) and did:web.
 
 A did:web document comes from the trust file (offline, the default) or, only
-when the caller allows the network, over HTTPS (with a base-URL override so
-tests can serve it from loopback). A key is only usable for credentials when
+when the caller injects a fetcher (``acx_oci.net.https``), over HTTPS (with a
+base-URL override so tests can serve it from loopback); this module never
+touches the network itself. A key is only usable for credentials when
 its controller document lists it under ``assertionMethod`` — a key that is
 merely *present* in a document does not speak for the DID.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
+from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
-from acx_oci.errors import UsageError, VerificationError
+from acx_oci.errors import AcxError, UsageError, VerificationError
 
-if TYPE_CHECKING:
-    from acx_oci.trust.trustfile import Trust
+# The one DID grammar: did:key (base58btc multibase) and did:web (host, optional %3A port, path segments).
+DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
+Fetch = Callable[[str], bytes]
 
-_DID_RE = re.compile(r"^did:(key|web):[A-Za-z0-9._%:\-]+$")
+
+class DocumentSource(Protocol):
+    """Where offline DID documents come from (the trust file); kept abstract so this module stays pure."""
+
+    def did_document_for(self, did: str) -> dict[str, Any] | None: ...
+
+
+def check_did(value: str, what: str = "DID") -> str:
+    """A did:key or did:web in valid syntax, else a one-line UsageError naming ``what``."""
+    if not isinstance(value, str) or not DID_SYNTAX.match(value):
+        raise UsageError(f"{what}: expected did:key:z6Mk... or did:web:HOST[:PATH...], found {str(value)[:80]!r}")
+    return value
 MAX_DID_DOCUMENT_BYTES = 256 * 1024
 
 
@@ -41,7 +56,7 @@ def split_did_url(did_url: str) -> tuple[str, str | None]:
     if not isinstance(did_url, str):
         raise DidError(f"expected a DID URL string, found {type(did_url).__name__}")
     base, _, frag = did_url.partition("#")
-    if not _DID_RE.match(base):
+    if not DID_SYNTAX.match(base):
         raise DidError(f"unsupported or malformed DID {base[:80]!r} (did:key and did:web are supported)")
     return base, (frag or None)
 
@@ -61,21 +76,13 @@ def did_web_url(did: str, base_url: str | None = None) -> str:
     return root + suffix
 
 
-def fetch_did_web(did: str, base_url: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
-    """Fetch a did:web document over HTTPS (bounded size, no redirects to other hosts)."""
-    import json
-
-    import requests
-
+def fetch_did_web(did: str, fetch: Fetch, base_url: str | None = None) -> dict[str, Any]:
+    """Fetch a did:web document with the injected (bounded) fetcher; any failure is a :class:`DidError`."""
     url = did_web_url(did, base_url)
     try:
-        with requests.get(url, timeout=timeout, stream=True, allow_redirects=False,
-                          headers={"Accept": "application/did+json, application/json"}) as resp:
-            if resp.status_code != 200:
-                raise DidError(f"did:web {did}: GET {url} answered HTTP {resp.status_code}")
-            body = resp.raw.read(MAX_DID_DOCUMENT_BYTES + 1, decode_content=True)
-    except requests.RequestException as exc:
-        raise DidError(f"did:web {did}: cannot fetch {url}: {type(exc).__name__}") from None
+        body = fetch(url)
+    except AcxError as exc:
+        raise DidError(f"did:web {did}: cannot fetch {url}: {exc}") from None
     if len(body) > MAX_DID_DOCUMENT_BYTES:
         raise DidError(f"did:web {did}: document at {url} is larger than {MAX_DID_DOCUMENT_BYTES} bytes")
     try:
@@ -103,9 +110,9 @@ def _did_key_document(base: str) -> dict[str, Any]:
         raise DidError(f"{base[:60]}: {exc}") from None
 
 
-def resolve(did: str, trust: Trust | None = None, allow_network: bool = False,
-            base_url: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
-    """Return the DID document: did:key derived locally, did:web from trust or (if allowed) HTTPS."""
+def resolve(did: str, trust: DocumentSource | None = None, fetch: Fetch | None = None,
+            base_url: str | None = None) -> dict[str, Any]:
+    """Return the DID document: did:key derived locally, did:web from trust or (given ``fetch``) HTTPS."""
     base, _ = split_did_url(did)
     if base.startswith("did:key:"):
         return _did_key_document(base)
@@ -113,8 +120,8 @@ def resolve(did: str, trust: Trust | None = None, allow_network: bool = False,
         doc = trust.did_document_for(base)
         if doc is not None:
             return check_did_document(doc, base)
-    if allow_network:
-        return fetch_did_web(base, base_url, timeout)
+    if fetch is not None:
+        return fetch_did_web(base, fetch, base_url)
     raise DidError(f"cannot resolve {base} offline: no DID document for it in the trust file "
                    "(allow network resolution to fetch it over HTTPS)")
 
@@ -166,7 +173,7 @@ def assertion_methods(doc: dict[str, Any]) -> list[tuple[str, bytes]]:
     return out
 
 
-def assertion_keys(did_or_method: str, trust: Trust | None = None, allow_network: bool = False,
+def assertion_keys(did_or_method: str, trust: DocumentSource | None = None, fetch: Fetch | None = None,
                    base_url: str | None = None) -> list[tuple[str, bytes]]:
     """Resolve a DID (all its assertion keys) or a DID URL (that one method, if authorized).
 
@@ -175,7 +182,7 @@ def assertion_keys(did_or_method: str, trust: Trust | None = None, allow_network
     cannot be resolved.
     """
     base, frag = split_did_url(did_or_method)
-    doc = resolve(base, trust, allow_network, base_url)
+    doc = resolve(base, trust, fetch, base_url)
     keys = assertion_methods(doc)
     if frag is None:
         if not keys:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import UsageError
-from acx_oci.jsonio import load_json_file, load_yaml_or_json_file, validate
+from acx_oci.files import load_json_file, load_yaml_or_json_file
+from acx_oci.jsonio import validate
 
 DEFAULT_SIGMA_MAX = 1.5
 DEFAULT_MIN_GAMES = 30

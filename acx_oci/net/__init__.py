@@ -1,0 +1,1 @@
+"""Network edges that are not an OCI registry: one bounded HTTPS fetcher."""
