@@ -16,6 +16,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.errors import IntegrityError, UsageError, VerificationError
+from acx_oci.model import benchmark as bmodel
 from acx_oci.oci.open import open_store
 from acx_oci.services import benchmark as bm
 from acx_oci.trust.keyfiles import load_identity
@@ -28,7 +29,7 @@ def cli(*args: str) -> Result:
 
 
 def test_demo_suite_shape() -> None:
-    bench = bm.from_document(bm.demo_document())
+    bench = bmodel.from_document(bmodel.demo_document())
     ids = [t["id"] for t in bench.tasks]
     assert ids == [f"dag-{i:04d}" for i in range(1, 161)]
     diffs = [t["difficulty"] for t in bench.tasks]
@@ -43,35 +44,36 @@ def test_demo_suite_shape() -> None:
 
 
 def test_split_is_deterministic_in_suite_and_key() -> None:
-    bench = bm.from_document(bm.demo_document())
+    bench = bmodel.from_document(bmodel.demo_document())
     k1, k2 = b"\x01" * 32, b"\x02" * 32
-    pub, held = bm.split(bench, k1)
+    pub, held = bmodel.split(bench, k1)
     assert (len(pub), len(held)) == (64, 96)
-    assert bm.split(bench, k1) == (pub, held)
-    shuffled = bm.from_document({**bm.demo_document(), "tasks": list(reversed(bm.demo_document()["tasks"]))})
-    assert bm.split(shuffled, k1) == (pub, held)
-    assert {t["id"] for t in bm.split(bench, k2)[1]} != {t["id"] for t in held}
-    assert bm.held_out_slice_digest([t["id"] for t in held]) == sha256_digest(
+    assert bmodel.split(bench, k1) == (pub, held)
+    doc = bmodel.demo_document()
+    shuffled = bmodel.from_document({**doc, "tasks": list(reversed(doc["tasks"]))})
+    assert bmodel.split(shuffled, k1) == (pub, held)
+    assert {t["id"] for t in bmodel.split(bench, k2)[1]} != {t["id"] for t in held}
+    assert bmodel.held_out_slice_digest([t["id"] for t in held]) == sha256_digest(
         canonical(sorted(t["id"] for t in held)))
 
 
 def test_benchmark_digest_commits_to_held_out_content() -> None:
-    doc = bm.demo_document()
-    base = bm.from_document(doc).digest
-    _, held = bm.split(bm.from_document(doc), b"\x01" * 32)
+    doc = bmodel.demo_document()
+    base = bmodel.from_document(doc).digest
+    _, held = bmodel.split(bmodel.from_document(doc), b"\x01" * 32)
     victim = held[0]["id"]
     changed = {**doc, "tasks": [dict(t, prompt=t["prompt"] + " ") if t["id"] == victim else t for t in doc["tasks"]]}
-    assert bm.from_document(changed).digest != base
+    assert bmodel.from_document(changed).digest != base
 
 
 def test_suite_validation_errors_are_one_line() -> None:
-    doc = bm.demo_document()
+    doc = bmodel.demo_document()
     with pytest.raises(UsageError, match="difficulty"):
-        bm.from_document({**doc, "tasks": [dict(doc["tasks"][0], difficulty="hard")]})
+        bmodel.from_document({**doc, "tasks": [dict(doc["tasks"][0], difficulty="hard")]})
     with pytest.raises(UsageError, match="duplicate"):
-        bm.from_document({**doc, "tasks": [doc["tasks"][0], doc["tasks"][0]]})
+        bmodel.from_document({**doc, "tasks": [doc["tasks"][0], doc["tasks"][0]]})
     with pytest.raises(UsageError, match="capability"):
-        bm.from_document({**doc, "capability": {**doc["capability"], "id": "acx-cap:sha256:" + "0" * 64}})
+        bmodel.from_document({**doc, "capability": {**doc["capability"], "id": "acx-cap:sha256:" + "0" * 64}})
 
 
 def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
@@ -79,11 +81,11 @@ def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
     assert len(bench.tasks) == 40 and len(key) == 32
     t = bench.tasks[0]
     assert t["grader"]["kind"] == "pytest" and "_harness.py" in t["grader"]["files"]
-    assert t["grader"]["digest"] == bm.grader_digest(t["grader"]["files"])
+    assert t["grader"]["digest"] == bmodel.grader_digest(t["grader"]["files"])
     doc = bench.document()
     doc["tasks"][0]["grader"] = {**t["grader"], "files": {**t["grader"]["files"], "test_hidden.py": "x = 1\n"}}
     with pytest.raises(IntegrityError, match="grader files digest"):
-        bm.from_document(doc)
+        bmodel.from_document(doc)
 
 
 def _keys(tmp_path: Path) -> tuple[Path, Path]:
@@ -153,7 +155,7 @@ def test_demo_push_inspect_unseal(kind: str, tmp_path: Path, request: pytest.Fix
 def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None:
     ident_path, _ = _keys(tmp_path)
     ident = load_identity(f"{ident_path}.key")
-    bench = bm.from_document(bm.demo_document())
+    bench = bmodel.from_document(bmodel.demo_document())
     key = b"\x05" * 32
     pub = bm.publish_layers(bench, key, [recipient_from_identity(ident)])
     store = open_store(f"oci:{tmp_path / 'layout'}")
@@ -162,9 +164,9 @@ def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None
     public_doc: dict[str, Any] = json.loads(pub.public_slice)
     public_doc["tasks"][0]["difficulty"] = 99
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
-    layers = [store.push_blob(pub.descriptor, bm.MEDIA_DESCRIPTOR),
-              store.push_blob(canonical(public_doc), bm.MEDIA_PUBLIC),
-              store.push_blob(pub.sealed_slice, bm.MEDIA_SEALED)]
+    layers = [store.push_blob(pub.descriptor, bmodel.MEDIA_DESCRIPTOR),
+              store.push_blob(canonical(public_doc), bmodel.MEDIA_PUBLIC),
+              store.push_blob(pub.sealed_slice, bmodel.MEDIA_SEALED)]
     store.push_manifest(build_manifest("application/vnd.acx.benchmark.v1", layers),
                         "application/vnd.oci.image.manifest.v1+json", "evil")
     remote = bm.fetch(store, "evil")

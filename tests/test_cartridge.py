@@ -12,8 +12,9 @@ from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
 from acx_oci.crypto.jcs import canonical
+from acx_oci.model.rom import build_rom, sign_rom
 from acx_oci.oci.open import open_store
-from acx_oci.services.cartridge import build_rom, push_parts, read_directory, sign_rom
+from acx_oci.services.cartridge import push_parts, read_directory
 from acx_oci.trust.keyfiles import load_identity
 
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"

@@ -10,9 +10,9 @@ import pytest
 from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError, VerificationError
 from acx_oci.evaluation import engine
+from acx_oci.model import benchmark as bmodel
 from acx_oci.model import gamerecords
 from acx_oci.model import rating as ts
-from acx_oci.services import benchmark as bm
 from acx_oci.solvers import ReferenceSolver, SolverResult
 
 SEAL_KEY = bytes(range(32))
@@ -20,21 +20,21 @@ ROM = "sha256:" + hashlib.sha256(b"demo cartridge ROM").hexdigest()
 
 
 @pytest.fixture(scope="module")
-def demo() -> tuple[bm.Benchmark, list[dict[str, object]]]:
-    bench = bm.from_document(bm.demo_document())
-    _, held = bm.split(bench, SEAL_KEY)
+def demo() -> tuple[bmodel.Benchmark, list[dict[str, object]]]:
+    bench = bmodel.from_document(bmodel.demo_document())
+    _, held = bmodel.split(bench, SEAL_KEY)
     return bench, held
 
 
-def _run(demo: tuple[bm.Benchmark, list[dict[str, object]]], competence: float, games: int | None = None,
+def _run(demo: tuple[bmodel.Benchmark, list[dict[str, object]]], competence: float, games: int | None = None,
          rom: str = ROM) -> engine.Result:
     bench, held = demo
     return engine.run(rom_digest=rom, benchmark_digest=bench.digest, held_out=held,
-                      commitment_key=bm.commitment_key(SEAL_KEY), solver=ReferenceSolver(competence),
+                      commitment_key=bmodel.commitment_key(SEAL_KEY), solver=ReferenceSolver(competence),
                       params=engine.Params(games=games))
 
 
-def test_draw_order_is_the_specified_hash_order(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_draw_order_is_the_specified_hash_order(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     _, held = demo
     order = engine.draw_order(ROM, held)
     keys = [hashlib.sha256((ROM + "|draw|" + str(t["id"])).encode()).hexdigest() for t in order]
@@ -44,7 +44,7 @@ def test_draw_order_is_the_specified_hash_order(demo: tuple[bm.Benchmark, list[d
     assert [t["id"] for t in other] != [t["id"] for t in order]  # ROM-specific
 
 
-def test_weak_agent_is_not_issued_with_the_gate_reason(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_weak_agent_is_not_issued_with_the_gate_reason(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     r = _run(demo, 14, games=50)
     assert r.rated == 50 and not r.issued
     assert r.rating.sigma >= 1.5
@@ -52,7 +52,7 @@ def test_weak_agent_is_not_issued_with_the_gate_reason(demo: tuple[bm.Benchmark,
 
 
 def test_strong_agent_is_issued_principal_or_distinguished(
-        demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+        demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     r = _run(demo, 33)
     assert r.draws == r.rated == 90, "default games = min(90, held-out size)"
     assert r.issued and not r.reasons
@@ -63,20 +63,20 @@ def test_strong_agent_is_issued_principal_or_distinguished(
     assert r.params["beta"] == 25 / 6 and r.params["tau"] == 25 / 300
 
 
-def test_runs_are_reproducible(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_runs_are_reproducible(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     a, b = _run(demo, 33), _run(demo, 33)
     assert [g.predicate for g in a.games] == [g.predicate for g in b.games]
     assert a.rating == b.rating
 
 
-def test_games_and_gate_parameters(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_games_and_gate_parameters(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     with pytest.raises(UsageError, match="exceeds the 96 held-out"):
         _run(demo, 33, games=97)
     r = _run(demo, 33, games=20)
     assert not r.issued and any("fewer than minGames 30" in x for x in r.reasons)
 
 
-def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     bench, held = demo
 
     class Flaky:
@@ -96,7 +96,7 @@ def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bm.Benchmark, list[
     assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
 
 
-def test_game_records_sign_verify_and_replay(demo: tuple[bm.Benchmark, list[dict[str, object]]]) -> None:
+def test_game_records_sign_verify_and_replay(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
     r = _run(demo, 33, games=35)
     v1, v2 = generate_identity(), generate_identity("did:web:verifier.example")
     recs1 = [gamerecords.sign_game(g.predicate, v1) for g in r.games]
@@ -106,7 +106,7 @@ def test_game_records_sign_verify_and_replay(demo: tuple[bm.Benchmark, list[dict
         pred = gamerecords.verify_game(rec.raw, [v1.public_bytes], rec.digest)
         assert set(pred) == gamerecords.PREDICATE_FIELDS
         assert game.task_id.encode() not in rec.raw and game.task_id not in json.dumps(rec.envelope)
-        assert pred["taskCommitment"] == gamerecords.task_commitment(bm.commitment_key(SEAL_KEY), game.task_id)
+        assert pred["taskCommitment"] == gamerecords.task_commitment(bmodel.commitment_key(SEAL_KEY), game.task_id)
         preds.append(pred)
         with pytest.raises(VerificationError):
             gamerecords.verify_game(rec.raw, [v2.public_bytes])

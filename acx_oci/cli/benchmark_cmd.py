@@ -13,6 +13,7 @@ from acx_oci.cli.main import main
 from acx_oci.crypto.seal import recipient_from_did_document
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
+from acx_oci.model import benchmark as bmodel
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services import benchmark as bm
 from acx_oci.trust.keyfiles import load_identity
@@ -33,10 +34,10 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
     measuring build-dag[snowflake+airflow+dbt]@data-engineering. OUT_DIR gets
     benchmark.json and seal.key (random; it decides the split - keep it secret).
     """
-    doc = bm.demo_document()
+    doc = bmodel.demo_document()
     suite, key = bm.write_suite_dir(out_dir, doc)
-    bench = bm.from_document(doc)
-    held = bm.held_out_count(len(bench.tasks), bench.held_out_fraction)
+    bench = bmodel.from_document(doc)
+    held = bmodel.held_out_count(len(bench.tasks), bench.held_out_fraction)
     if as_json:
         emit_json({"id": bench.id, "version": bench.version, "taskCount": len(bench.tasks), "heldOutCount": held,
                    "benchmarkDigest": bench.digest, "capability": bench.capability, "suite": str(suite),
@@ -44,7 +45,7 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
     else:
         click.echo(f"wrote {suite} and {key}")
         click.echo(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, {held} held out")
-        click.echo(f"  measures   {bm.capability_display(bench.capability)}")
+        click.echo(f"  measures   {bmodel.capability_display(bench.capability)}")
         click.echo(f"  digest     {bench.digest}")
 
 
@@ -103,7 +104,7 @@ def benchmark_inspect(ref: str, plain_http: bool, insecure: bool, timeout: float
         emit_json(s)
         return
     click.echo(f"benchmark {s['id']}@{s['version']}  ({s['manifestDigest']})")
-    click.echo(f"  measures              {bm.capability_display(s['capability'])}")
+    click.echo(f"  measures              {bmodel.capability_display(s['capability'])}")
     click.echo(f"  tasks                 {s['taskCount']} ({s['publicCount']} public, {s['heldOutCount']} held out)")
     click.echo(f"  benchmark digest      {s['benchmarkDigest']}")
     click.echo(f"  held-out slice digest {s['heldOutSliceDigest']}")

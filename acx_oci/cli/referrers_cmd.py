@@ -14,6 +14,7 @@ from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model.agentcard import build_agent_card, sign_agent_card
 from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.model.rom import status_display
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import repair_referrers
 from acx_oci.oci.store import Store
@@ -125,7 +126,7 @@ def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tupl
 
 
 def render_resolution(resolution: Resolution) -> None:
-    sig = "warning / portable" if resolution.signature_status == "warning" else resolution.signature_status
+    sig = status_display(resolution.signature_status)
     click.echo(f"{resolution.reference}")
     click.echo(f"  manifest {resolution.manifest_digest}  ROM {resolution.rom_digest}  signature: {sig}")
     for cap in resolution.capabilities:

@@ -51,7 +51,7 @@ from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate
 from acx_oci.model.capability import CAREER_TIERS, TIER_FLOOR, check_task_type, to_purl
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
-from acx_oci.services.cartridge import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
+from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
 from acx_oci.trust.trustfile import parse_duration
 
 API_VERSION = "acx.dev/policy/v1"

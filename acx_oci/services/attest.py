@@ -24,14 +24,16 @@ from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation import engine
+from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
+from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
-from acx_oci.services.cartridge import STATUS_VALID, STATUS_WARNING, LoadedCartridge, load_cartridge
+from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.ledger import Ledger, StatusList
 from acx_oci.solvers import Solver
 
@@ -173,7 +175,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
     claimed = {c.id for c in cart.capabilities}
     if remote.capability["id"] not in claimed:
         shown = ", ".join(c.display(with_domain=True) for c in cart.capabilities) or "none"
-        reasons.append(f"capability: the cartridge does not claim {bm.capability_display(remote.capability)}, "
+        reasons.append(f"capability: the cartridge does not claim {bmodel.capability_display(remote.capability)}, "
                        f"which benchmark {remote.id}@{remote.version} measures (it claims: {shown})")
     unsealed: bm.Unsealed | None = None
     if not reasons:
@@ -263,7 +265,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             manifest_digest=cart.manifest.digest, benchmark_id=bench.id, benchmark_version=bench.version,
             benchmark_digest=bench.digest, held_out_slice_digest=unsealed.held_out_slice_digest, evidence=evidence,
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
-            achievement_name=f"ACX Level — {bm.capability_display(cap)}", credential_id=cred_id)
+            achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id)
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

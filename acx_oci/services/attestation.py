@@ -17,6 +17,7 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.jsonio import parse_json
+from acx_oci.model import rom
 from acx_oci.model.credential import issuer_id, level_result
 from acx_oci.net import https
 from acx_oci.oci.model import (
@@ -41,7 +42,7 @@ ANN_TIER = "dev.acx.level.career-tier"
 ANN_LEVEL = "dev.acx.level.acx-level"
 ANN_ISSUER = "dev.acx.level.issuer"
 ANN_BENCHMARK = "dev.acx.benchmark"
-ANN_ROM = "dev.acx.cartridge.rom-digest"
+ANN_ROM = rom.ANN_ROM
 ANN_STATUS_LIST = "dev.acx.status-list.id"
 STATUS_TAG_PREFIX = "acx-status-"
 MAX_CREDENTIAL_BYTES = 2 * 1024 * 1024

@@ -23,6 +23,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import generate_identity
 from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.resolution import CapabilityResolution, Resolution
@@ -95,7 +96,7 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     say(f"verifier  {verifier.did} (independent of the publisher)")
 
     # --- the benchmark, its held-out slice sealed to the verifier
-    doc = bm.demo_document()
+    doc = bmodel.demo_document()
     suite_dir = workdir / "benchmark"
     bm.write_suite_dir(suite_dir, doc)
     bench, seal_key = bm.load_suite_dir(suite_dir)

@@ -26,10 +26,11 @@ from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
+from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
-from acx_oci.services.cartridge import STATUS_TAMPERED, LoadedCartridge, load_cartridge
+from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.trust.trustfile import Trust
 
 DEFAULT_MAX_REFERRERS = 1000
