@@ -15,8 +15,8 @@ from acx_oci.errors import UsageError
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
 from acx_oci.solvers import CommandSolver, ReferenceSolver, Solver
+from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import parse_duration
 
 
 def _solver(kind: str, competence: float | None, agent_cmd: str | None) -> Solver:

@@ -247,7 +247,8 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
 
 def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
     """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
-    from acx_oci.model.capability import TIER_FLOOR, parse_requirement
+    from acx_oci.model.capability import parse_requirement
+    from acx_oci.model.rating import TIER_FLOOR
     from acx_oci.services.resolve import claims_for, meets
 
     failures = []

@@ -14,16 +14,11 @@ from acx_oci.cli.main import main
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.verify import (
-    VerifyContext,
-    VerifyResult,
-    parse_datetime,
-    verify_level_credential,
-    verify_proof_only,
-)
+from acx_oci.evaluation.verify import VerifyContext, VerifyResult, verify_level_credential, verify_proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
 from acx_oci.services.attestation import fetch_status_list_https
+from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust

@@ -14,7 +14,6 @@ be added without touching the create/verify flow.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,9 +22,9 @@ from typing import Any
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, b58decode, b58encode, verify_ed25519
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.timeutil import DATETIME_RE, parse_datetime
 
 PROOF_TYPE = "DataIntegrityProof"
-_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 KeyResolver = Callable[[str], "bytes | Sequence[bytes]"]
 
@@ -105,7 +104,7 @@ def create_proof(document: dict[str, Any], signer: Identity, verification_method
     """Return the proof object (with ``@context`` and ``proofValue``) for ``document``."""
     if not isinstance(document, dict):
         raise UsageError("Data Integrity: the document to sign must be a JSON object")
-    if created is not None and not _DATETIME_RE.match(created):
+    if created is not None and not DATETIME_RE.match(created):
         raise UsageError(f"Data Integrity: created must be an XML Schema dateTime (RFC 3339), found {created!r}")
     cs = _suite(cryptosuite)
     unsecured = without_proof(document)
@@ -163,15 +162,15 @@ def verify_proof(document: dict[str, Any], proof: Any, resolve_key: KeyResolver,
         return _fail(proof, "proof_invalid",
                      f"proofPurpose must be {expected_purpose}, found {proof.get('proofPurpose')!r}")
     created = proof.get("created")
-    if created is not None and (not isinstance(created, str) or not _DATETIME_RE.match(created)):
+    if created is not None and (not isinstance(created, str) or not DATETIME_RE.match(created)):
         return _fail(proof, "proof_invalid", f"proof created is not a dateTime: {str(created)[:40]!r}")
     expires = proof.get("expires")
     if expires is not None and now is not None:
-        try:
-            if _parse_dt(expires) <= now:
-                return _fail(proof, "proof_invalid", f"the proof expired at {expires}")
-        except ValueError:
+        expiry = parse_datetime(expires)
+        if expiry is None:
             return _fail(proof, "proof_invalid", "proof expires is not a dateTime")
+        if expiry <= now:
+            return _fail(proof, "proof_invalid", f"the proof expired at {expires}")
     value = proof.get("proofValue")
     if not isinstance(value, str):
         return _fail(proof, "proof_invalid", "the proof has no proofValue")
@@ -224,9 +223,3 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
-
-
-def _parse_dt(value: Any) -> datetime:
-    if not isinstance(value, str) or not _DATETIME_RE.match(value):
-        raise ValueError("not a dateTime")
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -19,10 +19,9 @@ from acx_oci.errors import UsageError
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import CERTIFIED_PASS, OUTCOMES, RATED, predicate, task_commitment
 from acx_oci.solvers import Solver
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90
-DEFAULT_SIGMA_MAX = 1.5
-DEFAULT_MIN_GAMES = 30
 
 
 def draw_key(rom_digest: str, task_id: str) -> str:

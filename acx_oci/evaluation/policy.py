@@ -46,13 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.verify import parse_datetime
 from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate
-from acx_oci.model.capability import CAREER_TIERS, TIER_FLOOR, check_task_type, to_purl
+from acx_oci.model.capability import check_task_type, to_purl
+from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
-from acx_oci.trust.trustfile import parse_duration
+from acx_oci.timeutil import parse_datetime, parse_duration
 
 API_VERSION = "acx.dev/policy/v1"
 TRUSTED_PUBLISHER = "trusted-publisher"
@@ -232,7 +232,7 @@ class CapabilityRequirement(Requirement):
         benchmark_version: str | None = None,
     ) -> None:
         if min_tier is not None and min_tier not in TIER_FLOOR:
-            raise UsageError(f"minTier {min_tier!r}: expected one of {', '.join(CAREER_TIERS)}")
+            raise UsageError(f"minTier {min_tier!r}: expected one of {', '.join(TIER_NAMES)}")
         self.task_type = task_type
         self.stack = tuple(sorted(set(stack)))
         self.domain = domain

@@ -20,7 +20,6 @@ Reason codes (stable): ``schema_invalid``, ``proof_missing``, ``proof_invalid``,
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,12 +34,12 @@ from acx_oci.jsonio import first_error
 from acx_oci.model import statuslist
 from acx_oci.model.credential import evidence_digest, issuer_id, level_for, level_result, status_entries
 from acx_oci.net import https
+from acx_oci.timeutil import parse_datetime
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, Trust
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]
 StatusCache = dict[tuple[int, str | None, str | None, str | None], tuple[list[str], bytes | None]]
-_DT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 
 @dataclass(frozen=True)
@@ -121,16 +120,6 @@ def _subject_id(credential: dict[str, Any]) -> str | None:
         subject = subject[0] if subject else None
     value = subject.get("id") if isinstance(subject, dict) else None
     return value if isinstance(value, str) else None
-
-
-def parse_datetime(value: Any) -> datetime | None:
-    """An XML Schema dateTime with a zone, or None."""
-    if not isinstance(value, str) or not _DT_RE.match(value):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _resolver(ctx: VerifyContext) -> KeyResolver:

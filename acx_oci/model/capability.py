@@ -16,6 +16,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
 from acx_oci.jsonio import validate
+from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 
 SCHEMA_VERSION = "acx.capability/1"
 
@@ -219,11 +220,6 @@ class Requirement:
     min_level: int | None
 
 
-CAREER_TIERS = ("intern", "junior", "mid", "senior", "staff", "principal", "distinguished", "legend")
-TIER_FLOOR = {"intern": 0, "junior": 5, "mid": 10, "senior": 15, "staff": 20, "principal": 25,
-              "distinguished": 30, "legend": 35}
-
-
 def parse_requirement(text: str) -> Requirement:
     tt, sep, rhs = text.partition(">=")
     if not sep or not tt.strip() or not rhs.strip():
@@ -233,5 +229,5 @@ def parse_requirement(text: str) -> Requirement:
     if rhs.isdigit():
         return Requirement(tt, None, int(rhs))
     if rhs not in TIER_FLOOR:
-        raise UsageError(f"requirement {text!r}: expected a tier ({', '.join(CAREER_TIERS)}) or a level, found {rhs!r}")
+        raise UsageError(f"requirement {text!r}: expected a tier ({', '.join(TIER_NAMES)}) or a level, found {rhs!r}")
     return Requirement(tt, rhs, None)

@@ -28,7 +28,8 @@ CAREER_TIERS: tuple[tuple[int, str], ...] = (
     (5, "junior"),
     (0, "intern"),
 )
-TIER_NAMES: tuple[str, ...] = tuple(name for _, name in reversed(CAREER_TIERS))
+TIER_NAMES: tuple[str, ...] = tuple(name for _, name in reversed(CAREER_TIERS))  # intern ... legend
+TIER_FLOOR: dict[str, int] = {name: floor for floor, name in CAREER_TIERS}  # the lowest level of each tier
 
 
 @dataclass(frozen=True)

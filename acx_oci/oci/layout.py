@@ -28,6 +28,7 @@ from acx_oci.oci.model import (
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
+    check_manifest_size,
     dump,
     media_type_of,
     parse_manifest,
@@ -109,8 +110,7 @@ class LayoutStore(ManifestReads):
             return []
         except OSError as exc:
             raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise UsageError(f"{path}: larger than {MAX_MANIFEST_BYTES} bytes")
+        check_manifest_size(raw, str(path))
         try:
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
@@ -232,8 +232,7 @@ class LayoutStore(ManifestReads):
         return self._push_manifest(raw, media_type, tag, None)
 
     def _push_manifest(self, raw: bytes, media_type: str, tag: str | None, artifact_type: str | None) -> Descriptor:
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise UsageError(f"manifest is {len(raw)} bytes; refusing manifests over {MAX_MANIFEST_BYTES}")
+        check_manifest_size(raw, "manifest")
         self._init()
         try:
             doc = json.loads(raw)

@@ -102,9 +102,14 @@ def build_manifest(
     if annotations:
         doc["annotations"] = dict(annotations)
     raw = dump(doc)
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
+    check_manifest_size(raw, "manifest")
     return raw
+
+
+def check_manifest_size(raw: bytes, what: str) -> None:
+    """The one 4 MiB manifest limit (registries refuse more; we refuse it on push and on read)."""
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise UsageError(f"{what}: {len(raw)} bytes exceeds the {MAX_MANIFEST_BYTES}-byte manifest limit")
 
 
 def build_index(manifests: list[Descriptor], annotations: dict[str, str] | None = None) -> bytes:
@@ -138,8 +143,7 @@ class Manifest:
 
 def _manifest_json(raw: bytes, what: str) -> dict[str, Any]:
     """Size-capped JSON object from manifest or index bytes."""
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise UsageError(f"{what}: {len(raw)} bytes exceeds the {MAX_MANIFEST_BYTES}-byte manifest limit")
+    check_manifest_size(raw, what)
     try:
         doc = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

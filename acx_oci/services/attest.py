@@ -36,6 +36,7 @@ from acx_oci.services.attestation import publish_status_list, push_attestation, 
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.ledger import Ledger, StatusList
 from acx_oci.solvers import Solver
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 CREDENTIAL_VALIDITY = timedelta(days=365)
@@ -64,8 +65,8 @@ class AttestRequest:
     state_dir: Path
     games: int | None = None
     cooldown: timedelta = DEFAULT_COOLDOWN
-    sigma_max: float = engine.DEFAULT_SIGMA_MAX
-    min_games: int = engine.DEFAULT_MIN_GAMES
+    sigma_max: float = DEFAULT_SIGMA_MAX
+    min_games: int = DEFAULT_MIN_GAMES
     store_options: StoreOptions = field(default_factory=StoreOptions)
     clock: Callable[[], datetime] | None = None
     progress: Callable[[int, int, str], None] | None = None  # (done, total, text)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.verify import StatusCache, VerifyContext, parse_datetime, verify_level_credential
+from acx_oci.evaluation.verify import StatusCache, VerifyContext, verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
@@ -31,6 +31,7 @@ from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
 DEFAULT_MAX_REFERRERS = 1000

@@ -16,7 +16,6 @@ Example::
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,11 @@ from typing import Any
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_file
 from acx_oci.jsonio import validate
+from acx_oci.timeutil import parse_duration
 
+# The gate (DESIGN.md): the one definition; the engine issues and consumers verify against it.
 DEFAULT_SIGMA_MAX = 1.5
 DEFAULT_MIN_GAMES = 30
-_DURATION_RE = re.compile(r"^(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 @dataclass(frozen=True)
@@ -81,26 +81,6 @@ class Trust:
             if b.id == bench_id and b.version == version:
                 return b
         return None
-
-
-def parse_duration(value: str | int | float | None, what: str = "duration") -> float | None:
-    """Seconds from ``3600``, ``"90s"``, ``"15m"``, ``"12h"``, ``"7d"``, ``"1w2d"``, ``"P7D"``-free; None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise UsageError(f"{what}: expected seconds or a duration like 12h or 7d, found {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise UsageError(f"{what}: must not be negative")
-        return float(value)
-    text = str(value).strip().lower()
-    if text.isdigit():
-        return float(text)
-    m = _DURATION_RE.match(text)
-    if not text or not m or not any(m.groups()):
-        raise UsageError(f"{what}: expected seconds or a duration like 90s, 15m, 12h, 7d, found {value!r}")
-    w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
-    return float((((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s)
 
 
 def _party(raw: dict[str, Any], folder: Path, where: str) -> Party:

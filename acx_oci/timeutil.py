@@ -1,0 +1,49 @@
+"""Timestamps and durations from outside, parsed one way everywhere (stdlib only, pure).
+
+Credentials, proofs and status lists carry XML Schema dateTimes with a zone
+(``Z`` or ``+hh:mm``, optional fractional seconds); comparing them as text
+orders ``-05:00`` wrongly, so every comparison goes through
+:func:`parse_datetime`. Durations (``90s``, ``12h``, ``7d``, ``1w2d``) come from
+flags and trust files.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from acx_oci.errors import UsageError
+
+DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+_DURATION_RE = re.compile(r"^(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def parse_datetime(value: Any) -> datetime | None:
+    """An XML Schema dateTime with a zone as an aware datetime, or None when it is not one."""
+    if not isinstance(value, str) or not DATETIME_RE.match(value):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def parse_duration(value: str | int | float | None, what: str = "duration") -> float | None:
+    """Seconds from ``3600``, ``"90s"``, ``"15m"``, ``"12h"``, ``"7d"``, ``"1w2d"``, ``"P7D"``-free; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UsageError(f"{what}: expected seconds or a duration like 12h or 7d, found {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise UsageError(f"{what}: must not be negative")
+        return float(value)
+    text = str(value).strip().lower()
+    if text.isdigit():
+        return float(text)
+    m = _DURATION_RE.match(text)
+    if not text or not m or not any(m.groups()):
+        raise UsageError(f"{what}: expected seconds or a duration like 90s, 15m, 12h, 7d, found {value!r}")
+    w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
+    return float((((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s)
