@@ -1,48 +1,107 @@
 """One exception hierarchy, rendered once by the CLI.
 
-Every error a user can cause maps to a subclass whose ``exit_code`` is the
-process exit code documented in DESIGN.md: 1 verification/policy failure,
-2 usage or bad input, 3 registry/network failure.
+Every error a user can cause maps to a class whose ``exit_code`` is the
+process exit code documented in DESIGN.md (1 verification/policy failure,
+2 usage or bad input, 3 registry/network failure) and whose ``code`` is the
+stable reason code reports and JSON output carry. Both are data on the
+*type*: nothing in acx-oci reads a reason out of a message, so rewording a
+message can never change a verdict or an exit code.
+
+The tree (as httpx draws its own)::
+
+    AcxError                        exit 2  error
+    ├── UsageError                  exit 2  bad_input
+    │   ├── SchemaError             exit 2  schema_invalid
+    │   ├── StatusListError         exit 2  status_invalid
+    │   └── PolicyUnreadable        exit 2  policy_unreadable
+    ├── NotFoundError               exit 2  not_found      (the reference names nothing)
+    │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
+    ├── VerificationError           exit 1  verification_failed
+    │   ├── IntegrityError          exit 1  digest_mismatch
+    │   └── DidError                exit 1  did_unresolvable
+    │       └── MethodNotAuthorizedError  method_not_authorized
+    └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class AcxError(Exception):
     """Base of every error acx-oci raises on purpose; the message is one line."""
 
     exit_code: int = 2
+    code: str = "error"
 
 
 class UsageError(AcxError):
     """Bad input: malformed files, wrong arguments, unsupported media types."""
 
     exit_code = 2
+    code = "bad_input"
+
+
+class SchemaError(UsageError):
+    """A document read from outside does not match its JSON Schema (or is not I-JSON)."""
+
+    code = "schema_invalid"
+
+
+class StatusListError(UsageError):
+    """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
+
+    code = "status_invalid"
+
+
+class PolicyUnreadable(UsageError):
+    """The policy cannot be evaluated for a request (e.g. the resolution failed); the gateway denies."""
+
+    code = "policy_unreadable"
+
+    def __init__(self, message: str, verdict: Any = None) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+class NotFoundError(AcxError):
+    """A manifest, blob or tag does not exist in the store: the reference names nothing (bad input)."""
+
+    exit_code = 2
+    code = "not_found"
+
+
+class LocalNotFoundError(NotFoundError):
+    """Not found in an OCI image layout on disk: a wrong path or tag is bad input, not a network failure."""
 
 
 class VerificationError(AcxError):
     """A signature, digest binding or policy did not hold."""
 
     exit_code = 1
+    code = "verification_failed"
 
 
 class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
+
+    code = "digest_mismatch"
+
+
+class DidError(VerificationError):
+    """A DID or verification method could not be resolved to a usable key."""
+
+    code = "did_unresolvable"
+
+
+class MethodNotAuthorizedError(DidError):
+    """The method exists (or not) but is not under ``assertionMethod``."""
+
+    code = "method_not_authorized"
 
 
 class RegistryError(AcxError):
     """The registry (or the network to it) failed or refused the request."""
 
     exit_code = 3
-
-
-class NotFoundError(RegistryError):
-    """A manifest, blob or tag does not exist in the store: the reference names nothing (bad input)."""
-
-    exit_code = 2
-
-
-class LocalNotFoundError(NotFoundError):
-    """Not found in an OCI image layout on disk: a wrong path or tag is bad input, not a network failure."""
-
-    exit_code = 2
+    code = "fetch_failed"

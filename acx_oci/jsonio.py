@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 
-from acx_oci.errors import UsageError
+from acx_oci.errors import SchemaError, UsageError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
@@ -104,4 +104,4 @@ def validate(instance: Any, schema_name: str, what: str) -> None:
             message = f"expected {error.validator_value}, found {type(error.instance).__name__}"
         else:
             message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
-        raise UsageError(f"{what}: invalid at {where}: {message}")
+        raise SchemaError(f"{what}: invalid at {where}: {message}")

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
-from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import gamerecords
 from acx_oci.services.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.policy import AllOf, evaluate, load_policy, policy_from_dict
+from acx_oci.evaluation.policy import evaluate, load_policy, policy_from_dict
+from acx_oci.evaluation.requirements import AllOf
 from acx_oci.model.capability import make_record
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 

@@ -23,7 +23,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
 from acx_oci.services.attest import AttestRequest, attest
 from acx_oci.services.attestation import publish_status_list, push_attestation
-from acx_oci.solvers import ReferenceSolver
+from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"

@@ -14,8 +14,8 @@ import pytest
 
 from acx_oci.crypto import dataintegrity
 from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.errors import StatusListError
 from acx_oci.model import statuslist
-from acx_oci.model.statuslist import StatusListError
 from acx_oci.trust.did import assertion_keys
 
 DOCUMENTED = {

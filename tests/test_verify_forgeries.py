@@ -20,7 +20,8 @@ from acx_oci.crypto import dataintegrity
 from acx_oci.crypto.dsse import sign_envelope
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, identity_from_seed
-from acx_oci.evaluation.verify import VerifyContext, VerifyResult, verify_level_credential
+from acx_oci.evaluation.checks import VerifyContext, VerifyResult
+from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import credential, statuslist
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 

@@ -12,9 +12,11 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
+from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
-from acx_oci.solvers import CommandSolver, ReferenceSolver, Solver
+from acx_oci.solvers.command import CommandSolver
+from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
 

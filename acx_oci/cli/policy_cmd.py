@@ -10,7 +10,8 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import resolve_loaded_cli
-from acx_oci.evaluation.policy import RequirementResult, Verdict, evaluate, load_policy
+from acx_oci.evaluation.policy import evaluate, load_policy
+from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.cartridge import load_cartridge
 from acx_oci.trust.trustfile import load_trust

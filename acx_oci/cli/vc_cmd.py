@@ -14,7 +14,8 @@ from acx_oci.cli.main import main
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.verify import VerifyContext, VerifyResult, verify_level_credential, verify_proof_only
+from acx_oci.evaluation.checks import VerifyContext, VerifyResult
+from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
 from acx_oci.services.attestation import fetch_status_list_https

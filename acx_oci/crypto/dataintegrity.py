@@ -21,7 +21,7 @@ from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, b58decode, b58encode, verify_ed25519
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, DidError, UsageError
 from acx_oci.timeutil import DATETIME_RE, parse_datetime
 
 PROOF_TYPE = "DataIntegrityProof"
@@ -197,7 +197,7 @@ def verify_proof(document: dict[str, Any], proof: Any, resolve_key: KeyResolver,
     try:
         resolved = resolve_key(vm)
     except AcxError as exc:
-        return _fail(proof, getattr(exc, "code", "proof_invalid"), str(exc))
+        return _fail(proof, exc.code if isinstance(exc, DidError) else "proof_invalid", str(exc))
     keys = [resolved] if isinstance(resolved, bytes) else list(resolved)
     if not any(cs.verify(key, signature, message) for key in keys):
         return _fail(proof, "proof_invalid", f"the {suite_name} signature does not verify with {vm}")

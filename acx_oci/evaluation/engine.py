@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import UsageError
+from acx_oci.evaluation.solver import Solver
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import CERTIFIED_PASS, OUTCOMES, RATED, predicate, task_commitment
-from acx_oci.solvers import Solver
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90

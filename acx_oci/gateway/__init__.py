@@ -94,8 +94,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError
-from acx_oci.evaluation.policy import Policy, Verdict, evaluate
-from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.evaluation.policy import Policy, evaluate
+from acx_oci.evaluation.requirements import Verdict
+from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model.credential import status_entries
 from acx_oci.oci.model import (

@@ -22,7 +22,7 @@ from typing import Any
 
 from acx_oci.crypto import dataintegrity
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import UsageError
+from acx_oci.errors import StatusListError, UsageError
 
 MIN_ENTRIES = 131_072
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # 134M entries: far above any real list
@@ -30,10 +30,6 @@ VC_V2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
 LIST_TYPE = "BitstringStatusListCredential"
 ENTRY_TYPE = "BitstringStatusListEntry"
 PURPOSES = ("revocation", "suspension", "refresh", "message")
-
-
-class StatusListError(UsageError):
-    """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
 
 
 def rfc3339(dt: datetime) -> str:

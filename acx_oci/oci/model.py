@@ -109,7 +109,7 @@ def build_manifest(
 def check_manifest_size(raw: bytes, what: str) -> None:
     """The one 4 MiB manifest limit (registries refuse more; we refuse it on push and on read)."""
     if len(raw) > MAX_MANIFEST_BYTES:
-        raise UsageError(f"{what}: {len(raw)} bytes exceeds the {MAX_MANIFEST_BYTES}-byte manifest limit")
+        raise UsageError(f"{what}: {len(raw)} bytes, over {MAX_MANIFEST_BYTES} bytes (the manifest limit)")
 
 
 def build_index(manifests: list[Descriptor], annotations: dict[str, str] | None = None) -> bytes:

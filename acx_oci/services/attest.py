@@ -24,6 +24,7 @@ from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation import engine
+from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
@@ -35,7 +36,6 @@ from acx_oci.services import benchmark as bm
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.ledger import Ledger, StatusList
-from acx_oci.solvers import Solver
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"

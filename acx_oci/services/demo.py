@@ -22,7 +22,8 @@ from acx_oci.crypto.dataintegrity import without_proof
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import generate_identity
 from acx_oci.crypto.seal import recipient_from_identity
-from acx_oci.evaluation.verify import VerifyContext, verify_level_credential
+from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model.capability import parse_capability
@@ -35,7 +36,7 @@ from acx_oci.services.attestation import push_attestation
 from acx_oci.services.cartridge import init_directory, load_cartridge, push_directory
 from acx_oci.services.resolve import resolve_cartridge
 from acx_oci.services.revoke import revoke
-from acx_oci.solvers import ReferenceSolver
+from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import write_identity
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.verify import StatusCache, VerifyContext, verify_level_credential
+from acx_oci.evaluation.checks import StatusCache, VerifyContext
+from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord

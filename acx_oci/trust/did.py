@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
-from acx_oci.errors import AcxError, UsageError, VerificationError
+from acx_oci.errors import AcxError, DidError, MethodNotAuthorizedError, UsageError
 
 # The one DID grammar: did:key (base58btc multibase) and did:web (host, optional %3A port, path segments).
 DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
@@ -36,19 +36,9 @@ def check_did(value: str, what: str = "DID") -> str:
     if not isinstance(value, str) or not DID_SYNTAX.match(value):
         raise UsageError(f"{what}: expected did:key:z6Mk... or did:web:HOST[:PATH...], found {str(value)[:80]!r}")
     return value
+
+
 MAX_DID_DOCUMENT_BYTES = 256 * 1024
-
-
-class DidError(VerificationError):
-    """A DID or verification method could not be resolved to a usable key."""
-
-    code = "did_unresolvable"
-
-
-class MethodNotAuthorizedError(DidError):
-    """The method exists (or not) but is not under ``assertionMethod``."""
-
-    code = "method_not_authorized"
 
 
 def split_did_url(did_url: str) -> tuple[str, str | None]:

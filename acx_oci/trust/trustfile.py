@@ -84,7 +84,8 @@ class Trust:
 
 
 def _party(raw: dict[str, Any], folder: Path, where: str) -> Party:
-    from acx_oci.trust.did import DidError, check_did_document
+    from acx_oci.errors import DidError
+    from acx_oci.trust.did import check_did_document
 
     did = raw["id"]
     doc_ref = raw.get("didDocument")
@@ -135,7 +136,8 @@ def load_trust(path: str | Path) -> Trust:
 
 def publisher_keys(trust: Trust) -> dict[str, list[bytes]]:
     """Ed25519 assertion keys of every trusted publisher that resolves offline."""
-    from acx_oci.trust.did import DidError, assertion_keys
+    from acx_oci.errors import DidError
+    from acx_oci.trust.did import assertion_keys
 
     out: dict[str, list[bytes]] = {}
     for party in trust.publishers:

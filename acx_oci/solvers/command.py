@@ -1,19 +1,12 @@
-"""The solver slot: what turns one drawn task into one outcome.
+"""The command solver: runs an agent command on a task and grades the submitted tree.
 
-Outcomes follow seed 003: ``certified-pass`` and ``model-fail`` are games;
-``lane-error`` (the harness or grader broke), ``withheld`` (conditions
-unproven) and ``invalid`` (an invariant fired) are recorded but never rated.
-
-* :class:`ReferenceSolver` is the deterministic stand-in of seed 000: pass iff
-  a uniform number drawn from sha256(romDigest, taskId, competence) is below the
-  TrueSkill win probability, so an agent of competence c rates near c.
-* :class:`CommandSolver` runs a real agent command in a fresh workspace with a
-  time limit and, where the kernel allows, no network (``unshare -n``, with a
-  PID namespace so nothing the agent started outlives it). It then grades a
-  *copy* of the submitted tree with the task's hidden pytest files, which live
-  in a directory the agent never saw, under flags that make pytest ignore any
-  ``conftest.py``, ini file or cache the agent planted. If the graded tree no
-  longer hashes to what was submitted, the game is ``invalid``.
+:class:`CommandSolver` runs a real agent command in a fresh workspace with a
+time limit and, where the kernel allows, no network (``unshare -n``, with a
+PID namespace so nothing the agent started outlives it). It then grades a
+*copy* of the submitted tree with the task's hidden pytest files, which live
+in a directory the agent never saw, under flags that make pytest ignore any
+``conftest.py``, ini file or cache the agent planted. If the graded tree no
+longer hashes to what was submitted, the game is ``invalid``.
 """
 
 from __future__ import annotations
@@ -21,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import shutil
 import signal
@@ -31,68 +23,19 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
-from acx_oci.model import rating as ts
+from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 
 DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_GRADER_TIME_LIMIT = 120.0
 MAX_CAPTURE = 64 * 1024
-
-
-@dataclass(frozen=True)
-class SolverResult:
-    """One task's outcome; ``transcript`` is sealed by the caller, never published in the clear."""
-
-    outcome: str
-    detail: str = ""
-    transcript: bytes | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
-
-
-class Solver(Protocol):
-    def descriptor(self) -> dict[str, Any]:
-        """What every game record names as its ``solver`` (no secrets, no task ids)."""
-        ...
-
-    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
-        ...
-
-
-# --- reference -------------------------------------------------------------------------------------------
-
-
-def reference_uniform(rom_digest: str, task_id: str, competence: float) -> float:
-    """A uniform number in [0, 1) from sha256 of JCS([tag, romDigest, taskId, competence]) (53 bits)."""
-    h = hashlib.sha256(canonical(["acx-reference-solver/v1", rom_digest, task_id, competence])).digest()
-    return (int.from_bytes(h[:8], "big") >> 11) / float(1 << 53)
-
-
-@dataclass(frozen=True)
-class ReferenceSolver:
-    """Deterministic per (ROM, task, competence): a level cannot be transplanted onto another ROM."""
-
-    competence: float
-    beta: float = ts.BETA
-
-    def __post_init__(self) -> None:
-        if not math.isfinite(self.competence):
-            raise UsageError("reference solver: competence must be a finite number")
-
-    def descriptor(self) -> dict[str, Any]:
-        c: float | int = int(self.competence) if float(self.competence).is_integer() else self.competence
-        return {"name": "reference", "version": 1, "competence": c}
-
-    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
-        u = reference_uniform(rom_digest, str(task["id"]), self.competence)
-        p = ts.win_probability(self.competence, float(task["difficulty"]), self.beta)
-        return SolverResult(CERTIFIED_PASS if u < p else MODEL_FAIL)
 
 
 # --- workspace hashing -----------------------------------------------------------------------------------

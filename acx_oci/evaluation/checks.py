@@ -1,0 +1,131 @@
+"""What a verification run reports: one :class:`Check` per rule, and the context it runs in.
+
+Shared by :mod:`verify`, :mod:`status_check` and :mod:`evidence_check`, so
+each can stay small without importing the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from acx_oci.crypto import dataintegrity
+from acx_oci.model import statuslist
+from acx_oci.net import https
+from acx_oci.trust import did
+from acx_oci.trust.trustfile import Trust
+
+KeyResolver = Callable[[str], list[tuple[str, bytes]]]
+StatusCache = dict[tuple[int, str | None, str | None, str | None], tuple[list[tuple[str, str]], bytes | None]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One rule's verdict. ``skipped`` checks pass but say why they could not run."""
+
+    name: str
+    ok: bool
+    code: str
+    message: str
+    skipped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "code": self.code, "message": self.message,
+                "skipped": self.skipped}
+
+
+@dataclass(frozen=True)
+class VerifyContext:
+    trust: Trust | None
+    now: datetime
+    expected_rom_digest: str | None = None
+    expected_manifest_digest: str | None = None
+    cartridge_controller: str | None = None
+    rom_signer: str | None = None
+    rom_signer_key: bytes | None = None  # the key the ROM signature verified with (independence by key)
+    status_list: dict[str, Any] | None = None
+    allow_unknown_status: bool = False
+    evidence: dict[str, bytes] | None = None
+    allow_network: bool = False
+    did_web_base_url: str | None = None
+    max_status_bytes: int = statuslist.DEFAULT_MAX_BYTES
+    resolve_keys: KeyResolver | None = None
+    # Memo for status-list verdicts, shared by the caller across many credentials that
+    # point at the same list object (resolve checks 1,000 credentials against one list).
+    status_cache: StatusCache | None = None
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    @property
+    def codes(self) -> list[str]:
+        return [c.code for c in self.checks if not c.ok]
+
+    @property
+    def skipped(self) -> list[str]:
+        return [c.name for c in self.checks if c.skipped]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verified": self.verified, "codes": self.codes, "checks": [c.to_json() for c in self.checks]}
+
+
+def ok(name: str, message: str) -> Check:
+    return Check(name, True, "ok", message)
+
+
+def skip(name: str, message: str) -> Check:
+    return Check(name, True, "skipped", message, skipped=True)
+
+
+def bad(name: str, code: str, message: str) -> Check:
+    return Check(name, False, code, message)
+
+
+def base(did_url: Any) -> str | None:
+    return did_url.split("#", 1)[0] if isinstance(did_url, str) else None
+
+
+def subject_id(credential: dict[str, Any]) -> str | None:
+    subject = credential.get("credentialSubject")
+    if isinstance(subject, list):
+        subject = subject[0] if subject else None
+    value = subject.get("id") if isinstance(subject, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def resolver(ctx: VerifyContext) -> KeyResolver:
+    if ctx.resolve_keys is not None:
+        return ctx.resolve_keys
+    fetch = https.fetcher(max_bytes=did.MAX_DID_DOCUMENT_BYTES, accept="application/did+json, application/json") \
+        if ctx.allow_network else None
+    return lambda ref: did.assertion_keys(ref, ctx.trust, fetch, ctx.did_web_base_url)
+
+
+def check_proofs(document: dict[str, Any], resolve: KeyResolver, now: datetime | None,
+                 name: str = "proof", issuer: str | None = None) -> list[Check]:
+    """Every proof verifies and (when ``issuer`` is given) is by a method the issuer controls."""
+    results = dataintegrity.verify(document, lambda vm: [key for _, key in resolve(vm)], now=now)
+    checks: list[Check] = []
+    failed = [r for r in results if not r.ok]
+    if failed:
+        checks.append(bad(name, failed[0].code, "; ".join(r.message for r in failed)))
+    else:
+        checks.append(ok(name, "; ".join(r.message for r in results)))
+    if issuer is not None:
+        methods = [r.verification_method for r in results]
+        foreign = [m for m in methods if base(m) != issuer]
+        if not methods or foreign:
+            checks.append(bad(f"{name}_issuer", "issuer_key_mismatch",
+                               f"the proof is by {', '.join(str(m) for m in foreign) or 'nobody'}, "
+                               f"not by a key of the issuer {issuer}"))
+        else:
+            checks.append(ok(f"{name}_issuer", f"signed by the issuer's own key ({', '.join(map(str, methods))})"))
+    return checks

@@ -1,0 +1,106 @@
+"""Evidence: the game records a credential references, checked against its digests and issuer (pure)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.dsse import verify_envelope
+from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import AcxError, UsageError
+from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, ok, skip
+from acx_oci.model.credential import evidence_digest
+
+
+def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str | None, ctx: VerifyContext,
+                    resolve: KeyResolver) -> list[Check]:
+    items = credential.get("evidence")
+    if not isinstance(items, list) or not items:
+        return [bad("evidence_digest", "evidence_mismatch", "the credential references no game-record evidence"),
+                skip("evidence_signature", "no evidence to check")]
+    supplied: dict[str, bytes] = {}
+    mismatched: list[str] = []
+    for name, blob in (ctx.evidence or {}).items():
+        actual = sha256_digest(blob)
+        supplied[actual] = blob
+        if name.startswith("sha256:") and name != actual:
+            mismatched.append(f"supplied evidence {name} hashes to {actual}")
+    envelopes: list[tuple[str, Any]] = []
+    unavailable = 0
+    for i, item in enumerate(items):
+        digest = evidence_digest(item)
+        if digest is None:
+            mismatched.append(f"evidence[{i}] names no digest")
+            continue
+        inline = item.get("acx:dsseEnvelope") if isinstance(item, dict) else None
+        if inline is not None:
+            try:
+                actual = sha256_digest(canonical(inline))
+            except UsageError:
+                actual = "(not canonicalizable)"
+            if actual != digest:
+                mismatched.append(f"evidence[{i}] inline envelope hashes to {actual}, not {digest}")
+                continue
+            envelopes.append((digest, inline))
+        elif digest in supplied:
+            try:
+                envelopes.append((digest, json.loads(supplied[digest])))
+            except ValueError:
+                mismatched.append(f"evidence {digest} is not a JSON envelope")
+        elif ctx.evidence is not None:
+            mismatched.append(f"evidence[{i}] {digest} is not among the supplied evidence")
+        else:
+            unavailable += 1
+    out: list[Check] = []
+    if mismatched:
+        out.append(bad("evidence_digest", "evidence_mismatch", "; ".join(mismatched[:5])))
+    elif not envelopes:
+        out.append(skip("evidence_digest", f"{unavailable} evidence item(s) referenced, none available to check"))
+    else:
+        note = f"; {unavailable} not available" if unavailable else ""
+        out.append(ok("evidence_digest", f"{len(envelopes)} evidence item(s) match their digests{note}"))
+    if not envelopes:
+        out.append(skip("evidence_signature", "no evidence available to check signatures"))
+        return out
+    try:
+        keys = [key for _, key in resolve(issuer)] if issuer else []
+    except AcxError as exc:
+        keys, err = [], str(exc)
+    else:
+        err = f"issuer {issuer} has no assertion key"
+    bad_sig: list[str] = []
+    bad_bind: list[str] = []
+    for digest, env in envelopes:
+        if not keys:
+            bad_sig.append(err)
+            break
+        try:
+            _, payload, _ = verify_envelope(env, keys)
+        except AcxError as exc:
+            bad_sig.append(f"{digest}: {exc}")
+            continue
+        bad_bind += _statement_binding(digest, payload, res)
+    if bad_sig:
+        out.append(bad("evidence_signature", "evidence_signature", "; ".join(bad_sig[:5])))
+    else:
+        out.append(ok("evidence_signature", f"{len(envelopes)} game record(s) signed by the issuer"))
+    if bad_bind and out[0].ok:
+        out[0] = bad("evidence_digest", "evidence_mismatch", "; ".join(bad_bind[:5]))
+    return out
+
+
+def _statement_binding(digest: str, payload: bytes, res: dict[str, Any]) -> list[str]:
+    """A game record must be about the same ROM and benchmark the credential names."""
+    try:
+        statement = json.loads(payload)
+    except ValueError:
+        return [f"{digest}: payload is not JSON"]
+    predicate = statement.get("predicate") if isinstance(statement, dict) else None
+    if not isinstance(predicate, dict):
+        return []
+    out = []
+    for key, field_ in (("romDigest", "acx:cartridgeRomDigest"), ("benchmarkDigest", "acx:benchmarkDigest")):
+        if key in predicate and predicate[key] != res.get(field_):
+            out.append(f"{digest}: game record {key} {predicate[key]} is not the credential's {res.get(field_)}")
+    return out

@@ -1,0 +1,365 @@
+"""Policy requirements and what they conclude: small combinator classes, each with one ``evaluate``.
+
+Pure: a requirement reads a :class:`~acx_oci.model.resolution.Resolution`
+(credentials that already passed every verification rule) and ``now``, and
+says whether it is met and why not, with a stable reason code.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from acx_oci.errors import UsageError
+from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
+from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
+from acx_oci.timeutil import parse_datetime
+
+API_VERSION = "acx.dev/policy/v1"
+TRUSTED_PUBLISHER = "trusted-publisher"
+
+# Requirement-level reason codes (attestation codes come from verification).
+CODE_NOT_CLAIMED = "capability_not_claimed"
+CODE_NO_ATTESTATION = "no_attestation"
+CODE_TIER_BELOW = "tier_below"
+CODE_LEVEL_BELOW = "level_below"
+CODE_ISSUER_NOT_ALLOWED = "issuer_not_allowed"
+CODE_TOO_OLD = "credential_too_old"
+CODE_BENCHMARK_MISMATCH = "benchmark_mismatch"
+CODE_PARTIAL = "resolution_partial"
+CODE_ROM_UNSIGNED = "rom_unsigned"
+CODE_ROM_TAMPERED = "rom_tampered"
+CODE_PUBLISHER_UNTRUSTED = "publisher_untrusted"
+CODE_PUBLISHER_NOT_ALLOWED = "publisher_not_allowed"
+CODE_NOT_VERIFIED = "claim_not_verified"
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Considered:
+    """One attestation a requirement looked at, and what it made of it.
+
+    ``outcome``: ``satisfies`` (passed verification and meets this
+    requirement), ``insufficient`` (passed verification, misses this
+    requirement: ``codes`` say how), ``rejected`` (failed verification:
+    ``codes`` are the verifier's), ``unmatched`` (names no claimed capability).
+    """
+
+    attestation_digest: str
+    credential_digest: str | None
+    issuer: str | None
+    outcome: str
+    codes: tuple[str, ...] = ()
+    messages: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attestationDigest": self.attestation_digest, "credentialDigest": self.credential_digest,
+                "issuer": self.issuer, "outcome": self.outcome, "codes": list(self.codes),
+                "messages": list(self.messages)}
+
+
+@dataclass(frozen=True)
+class RequirementResult:
+    """A requirement, whether it held, and why (``codes`` are empty when it did)."""
+
+    description: str
+    met: bool
+    reasons: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
+    considered: tuple[Considered, ...] = ()
+    children: tuple[RequirementResult, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"description": self.description, "met": self.met, "reasons": list(self.reasons),
+                               "codes": list(self.codes),
+                               "considered": [c.to_json() for c in self.considered]}
+        if self.children:
+            out["children"] = [c.to_json() for c in self.children]
+        return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one cartridge manifest in one repository."""
+
+    allowed: bool
+    repository: str
+    manifest_digest: str
+    rules: tuple[str, ...]
+    requirements: tuple[RequirementResult, ...]
+    notes: tuple[str, ...] = ()
+    partial: bool = False
+
+    @property
+    def unmet(self) -> list[RequirementResult]:
+        return [r for r in self.requirements if not r.met]
+
+    def summary(self) -> str:
+        """One line naming every unmet requirement and its codes (for logs and the gateway's 403)."""
+        if self.allowed:
+            return "allowed" + (f" ({self.notes[0]})" if self.notes and not self.requirements else "")
+        parts = [f"{r.description} [{', '.join(r.codes) or 'unmet'}]" for r in self.unmet]
+        return "policy not met: " + "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "allowed": self.allowed,
+            "repository": self.repository,
+            "manifestDigest": self.manifest_digest,
+            "rules": list(self.rules),
+            "requirements": [r.to_json() for r in self.requirements],
+            "partial": self.partial,
+            "notes": list(self.notes),
+        }
+
+
+# --------------------------------------------------------------------------- requirements
+
+
+class Requirement(ABC):
+    """One thing a cartridge must satisfy; subclasses are small and pure."""
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @abstractmethod
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult: ...
+
+
+class SignedBy(Requirement):
+    """The ROM signature is intact and by a trusted publisher (or one of the named DIDs).
+
+    ``trusted-publisher`` means the trust file's publishers: the resolution's
+    ``valid`` status already says exactly that. A DID list narrows (or, for a
+    publisher the trust file does not list, extends) it to those DIDs; the
+    signature must still be intact.
+    """
+
+    def __init__(self, dids: tuple[str, ...] | None = None) -> None:
+        self.dids = dids
+
+    def describe(self) -> str:
+        if self.dids is None:
+            return "ROM signed by a trusted publisher"
+        return "ROM signed by one of " + ", ".join(self.dids)
+
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        status, signer = resolution.signature_status, resolution.signer
+        if status == STATUS_UNSIGNED:
+            return RequirementResult(self.describe(), False, ("the ROM is not signed",), (CODE_ROM_UNSIGNED,))
+        if status == STATUS_TAMPERED or status not in (STATUS_VALID, STATUS_WARNING):
+            return RequirementResult(self.describe(), False,
+                                     (f"the ROM signature or a digest does not hold (status {status})",),
+                                     (CODE_ROM_TAMPERED,))
+        if self.dids is None:
+            if status == STATUS_VALID:
+                return RequirementResult(self.describe(), True, (f"signed by trusted publisher {signer}",))
+            return RequirementResult(self.describe(), False,
+                                     (f"signed by {signer}, who is not a publisher in the trust file",),
+                                     (CODE_PUBLISHER_UNTRUSTED,))
+        base = (signer or "").split("#", 1)[0]
+        if base in self.dids:
+            return RequirementResult(self.describe(), True, (f"signed by {signer}",))
+        return RequirementResult(self.describe(), False, (f"signed by {signer}, not by a DID the policy names",),
+                                 (CODE_PUBLISHER_NOT_ALLOWED,))
+
+
+class CapabilityRequirement(Requirement):
+    """A claimed capability with a VERIFIED credential meeting tier/level, issuer, age and benchmark.
+
+    The claim matches on ``taskType``, a stack that *includes* the required
+    purls, and ``domain`` when given. Only credentials that already passed
+    every verification rule can satisfy it; each one seen is reported with
+    the codes that disqualified it.
+    """
+
+    def __init__(
+        self,
+        task_type: str,
+        stack: tuple[str, ...] = (),
+        domain: str | None = None,
+        min_tier: str | None = None,
+        min_level: int | None = None,
+        issuers: tuple[str, ...] | None = None,
+        max_age_seconds: float | None = None,
+        max_age_text: str | None = None,
+        benchmark_id: str | None = None,
+        benchmark_version: str | None = None,
+    ) -> None:
+        if min_tier is not None and min_tier not in TIER_FLOOR:
+            raise UsageError(f"minTier {min_tier!r}: expected one of {', '.join(TIER_NAMES)}")
+        self.task_type = task_type
+        self.stack = tuple(sorted(set(stack)))
+        self.domain = domain
+        self.min_tier = min_tier
+        self.min_level = min_level
+        self.issuers = issuers
+        self.max_age_seconds = max_age_seconds
+        self.max_age_text = max_age_text
+        self.benchmark_id = benchmark_id
+        self.benchmark_version = benchmark_version
+
+    def describe(self) -> str:
+        out = self.task_type
+        if self.stack:
+            out += "[" + "+".join(self.stack) + "]"
+        if self.domain:
+            out += "@" + self.domain
+        conds = []
+        if self.min_tier:
+            conds.append(f">={self.min_tier}")
+        if self.min_level is not None:
+            conds.append(f"level>={self.min_level}")
+        if not conds:
+            conds.append("VERIFIED")
+        out += " " + " ".join(conds)
+        if self.issuers:
+            out += " issued by " + "|".join(self.issuers)
+        if self.max_age_seconds is not None:
+            out += f" within {self.max_age_text or f'{int(self.max_age_seconds)}s'}"
+        if self.benchmark_id:
+            out += f" on {self.benchmark_id}" + (f"@{self.benchmark_version}" if self.benchmark_version else "")
+        return out
+
+    def _floor(self) -> tuple[int, str] | None:
+        """The strictest level floor and how to say it."""
+        floors = []
+        if self.min_tier is not None:
+            floors.append((TIER_FLOOR[self.min_tier], f"tier {self.min_tier} (level {TIER_FLOOR[self.min_tier]})"))
+        if self.min_level is not None:
+            floors.append((self.min_level, f"level {self.min_level}"))
+        return max(floors) if floors else None
+
+    def _shortfalls(self, acc: AcceptedCredential, now: datetime) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        floor = self._floor()
+        if floor is not None and acc.acx_level < floor[0]:
+            code = CODE_TIER_BELOW if self.min_tier is not None else CODE_LEVEL_BELOW
+            out.append((code, f"level {acc.acx_level} ({acc.career_tier}) is below {floor[1]}"))
+        if self.issuers is not None and acc.issuer.split("#", 1)[0] not in self.issuers:
+            out.append((CODE_ISSUER_NOT_ALLOWED, f"issuer {acc.issuer} is not one the policy names"))
+        if self.max_age_seconds is not None:
+            issued = parse_datetime(acc.valid_from)
+            if issued is None:
+                out.append((CODE_TOO_OLD, f"validFrom {acc.valid_from!r} is unreadable, so its age is unknown"))
+            elif (now - issued).total_seconds() > self.max_age_seconds:
+                out.append((CODE_TOO_OLD, f"issued {acc.valid_from}, older than {self.max_age_text}"))
+        if self.benchmark_id is not None and (
+            acc.benchmark_id != self.benchmark_id
+            or (self.benchmark_version is not None and acc.benchmark_version != self.benchmark_version)
+        ):
+            want = self.benchmark_id + (f"@{self.benchmark_version}" if self.benchmark_version else "")
+            out.append((CODE_BENCHMARK_MISMATCH,
+                        f"measured on {acc.benchmark_id}@{acc.benchmark_version}, the policy wants {want}"))
+        return out
+
+    def _matches(self, task_type: str, stack: tuple[str, ...], domain: str | None) -> bool:
+        if task_type != self.task_type or not set(self.stack) <= set(stack):
+            return False
+        return self.domain is None or domain == self.domain
+
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        desc = self.describe()
+        claims = [c for c in resolution.capabilities
+                  if self._matches(c.capability.task_type, c.capability.stack, c.capability.domain)]
+        if not claims:
+            unmatched = tuple(Considered(r.digest, r.credential_digest, r.issuer, "unmatched", r.codes, r.messages)
+                              for r in resolution.unmatched)
+            return RequirementResult(
+                desc, False,
+                (f"the cartridge claims no {self.task_type} capability"
+                 + (f" whose stack includes {', '.join(self.stack)}" if self.stack else "")
+                 + (f" in domain {self.domain}" if self.domain else ""),),
+                (CODE_NOT_CLAIMED,), unmatched)
+        considered: list[Considered] = []
+        reasons: list[str] = []
+        codes: list[str] = []
+        met = False
+        for claim in claims:
+            label = claim.capability.display()
+            for acc in claim.accepted:
+                if claim.effective != VERIFIED:
+                    # accepted credentials on a claim the resolver would not verify (a tampered cartridge)
+                    considered.append(Considered(acc.attestation_digest, acc.credential_digest, acc.issuer,
+                                                 "insufficient", (CODE_NOT_VERIFIED,),
+                                                 (f"{label} is not VERIFIED ({resolution.signature_status})",)))
+                    continue
+                short = self._shortfalls(acc, now)
+                if short:
+                    considered.append(Considered(acc.attestation_digest, acc.credential_digest, acc.issuer,
+                                                 "insufficient", _unique([c for c, _ in short]),
+                                                 tuple(m for _, m in short)))
+                else:
+                    met = True
+                    considered.append(Considered(acc.attestation_digest, acc.credential_digest, acc.issuer,
+                                                 "satisfies", (),
+                                                 (f"{label}: level {acc.acx_level} ({acc.career_tier}) "
+                                                  f"by {acc.issuer} on {acc.benchmark_id}@{acc.benchmark_version}",)))
+            for rej in claim.rejected:
+                considered.append(Considered(rej.digest, rej.credential_digest, rej.issuer, "rejected",
+                                             rej.codes, rej.messages))
+        if met:
+            best = next(c for c in considered if c.outcome == "satisfies")
+            return RequirementResult(desc, True, best.messages, (), tuple(considered))
+        if not considered:
+            codes.append(CODE_NO_ATTESTATION)
+            reasons.append(f"{', '.join(c.capability.display() for c in claims)}: no level attestation found")
+        for c in considered:
+            codes += list(c.codes)
+            digest12 = c.attestation_digest.split(":", 1)[-1][:12]
+            reasons.append(f"attestation {digest12} {c.outcome}: {', '.join(c.codes) or 'no code'}")
+        if resolution.partial:
+            codes.append(CODE_PARTIAL)
+            reasons.append("the resolution is partial (a bound was hit): a qualifying attestation may be unseen")
+        return RequirementResult(desc, False, tuple(reasons), _unique(codes), tuple(considered))
+
+
+class AllOf(Requirement):
+    """Every child holds. Refuses to exist empty: an empty AND is vacuously true."""
+
+    def __init__(self, children: list[Requirement]) -> None:
+        if not children:
+            raise UsageError("policy: allOf is empty; an empty allOf would allow everything")
+        self.children = children
+
+    def describe(self) -> str:
+        return "all of: " + "; ".join(c.describe() for c in self.children)
+
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        results = tuple(c.evaluate(resolution, now) for c in self.children)
+        unmet = [r for r in results if not r.met]
+        if not unmet:
+            return RequirementResult(self.describe(), True, (f"all {len(results)} hold",), (), (), results)
+        return RequirementResult(self.describe(), False,
+                                 tuple(f"not met: {r.description}" for r in unmet),
+                                 _unique([code for r in unmet for code in r.codes]), (), results)
+
+
+class AnyOf(Requirement):
+    """At least one child holds."""
+
+    def __init__(self, children: list[Requirement]) -> None:
+        if not children:
+            raise UsageError("policy: anyOf is empty; an empty anyOf can never be met")
+        self.children = children
+
+    def describe(self) -> str:
+        return "any of: " + " | ".join(c.describe() for c in self.children)
+
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        results = tuple(c.evaluate(resolution, now) for c in self.children)
+        hit = next((r for r in results if r.met), None)
+        if hit is not None:
+            return RequirementResult(self.describe(), True, (f"met: {hit.description}",), (), (), results)
+        return RequirementResult(self.describe(), False,
+                                 tuple(f"not met: {r.description}" for r in results),
+                                 _unique([code for r in results for code in r.codes]), (), results)

@@ -1,0 +1,31 @@
+"""The solver slot: the interface the engine plays every drawn task through (pure).
+
+Outcomes follow seed 003: ``certified-pass`` and ``model-fail`` are games;
+``lane-error`` (the harness or grader broke), ``withheld`` (conditions
+unproven) and ``invalid`` (an invariant fired) are recorded but never rated.
+Concrete solvers live in :mod:`acx_oci.solvers` (they run processes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class SolverResult:
+    """One task's outcome; ``transcript`` is sealed by the caller, never published in the clear."""
+
+    outcome: str
+    detail: str = ""
+    transcript: bytes | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class Solver(Protocol):
+    def descriptor(self) -> dict[str, Any]:
+        """What every game record names as its ``solver`` (no secrets, no task ids)."""
+        ...
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        ...

@@ -1,0 +1,1 @@
+"""Placeholder: the bubblewrap sandbox lands here."""
