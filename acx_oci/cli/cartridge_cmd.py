@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +9,13 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import requirement_failures, resolve_loaded_cli, resolve_options
-from acx_oci.errors import IntegrityError, NotFoundError, UsageError, VerificationError
+from acx_oci.cli.referrers_cmd import resolve_loaded_cli, resolve_options
+from acx_oci.errors import UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory, write_directory
+from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
+from acx_oci.services.pull import check_output_dir, check_pullable, write_pull
+from acx_oci.services.resolve import requirement_failures
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
@@ -175,43 +174,16 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
     if requirements and trust_path is None:
         raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
     trust = load_trust(trust_path) if trust_path else Trust.empty()
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"pull: output directory {out} is not empty")
+    check_output_dir(out)
     store = store_for(ref, plain_http, insecure, timeout)
     loaded = load_cartridge(store, parse_reference(ref).target, trust)
-    if loaded.signature_status == "tampered":
-        raise VerificationError(f"pull: {ref} is tampered: {'; '.join(loaded.problems) or loaded.signature.reason}")
-    if loaded.signature_status == "unsigned" and not allow_unsigned:
-        raise VerificationError(f"pull: {ref} has no ROM signature (use --allow-unsigned to accept it)")
+    check_pullable(loaded, ref, allow_unsigned)
     resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
                                     allow_network, check_evidence, max_referrers)
     failures = requirement_failures(resolution, list(requirements))
     if failures:
         raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
-    # Everything goes into a sibling temp directory that is renamed into place at the end, so a
-    # digest mismatch or a missing blob halfway through leaves nothing behind.
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    try:
-        write_directory(store, loaded, staging)
-        (staging / "verified-capabilities.json").write_text(json.dumps(resolution.to_json(), indent=2) + "\n",
-                                                            "utf-8")
-        relied = [c.best for c in resolution.capabilities if c.best is not None]
-        if relied:
-            (staging / "credentials").mkdir(exist_ok=True)
-        for acc in relied:
-            dest = staging / "credentials" / (acc.credential_digest.replace(":", "-") + ".json")
-            dest.write_text(json.dumps(acc.credential, indent=2) + "\n", "utf-8")
-        if out.exists():
-            out.rmdir()  # checked empty above
-        staging.rename(out)
-    except NotFoundError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise IntegrityError(f"pull: the cartridge is incomplete in the store ({exc})") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    written = sorted(p for p in out.rglob("*") if p.is_file())
+    written = write_pull(store, loaded, resolution, out)
     if as_json:
         emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written],
                    "resolution": resolution.to_json()})

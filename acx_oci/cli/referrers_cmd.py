@@ -13,7 +13,7 @@ from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model.agentcard import build_agent_card, sign_agent_card
-from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import status_display
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import repair_referrers
@@ -243,57 +243,3 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
         emit_json({"subject": desc.digest, "before": len(before), "after": len(after), "added": added})
     else:
         click.echo(f"{desc.digest}: index had {len(before)} entries, now {len(after)} (+{len(added)})")
-
-
-def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
-    """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
-    from acx_oci.model.capability import parse_requirement
-    from acx_oci.model.rating import TIER_FLOOR
-    from acx_oci.services.resolve import claims_for, meets
-
-    failures = []
-    for text in requirements:
-        req = parse_requirement(text)
-        floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
-        caps = claims_for(resolution, req.task_type)
-        if not any(meets(c, floor, req.min_level) for c in caps):
-            best = [c.best for c in caps if c.effective == VERIFIED and c.best]
-            found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
-                     else "no verified claim" if caps else "no such claim")
-            failures.append(f"{text}: {found}")
-    return failures
-
-
-@main.command()
-@click.option("--registry", metavar="HOST:PORT", help="Use this registry instead of an on-disk OCI image layout.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where keys, cartridges, the layout and the verifier state go (default: a new temp dir).")
-@click.option("--plain-http", is_flag=True, help="Use HTTP for --registry (automatic for loopback hosts).")
-@click.option("--insecure", is_flag=True, help="Skip TLS verification for --registry.")
-def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure: bool) -> None:
-    """Earn a level, then try to fake it: the whole story, no server needed.
-
-    Creates keys, the demo benchmark (sealed to an independent verifier), a
-    weak and a strong cartridge; attests both (the weak one is refused by the
-    sigma gate, the strong one issued and pushed as an OCI referrer); resolves
-    the claim to VERIFIED; then shows a self-issued credential, a credential
-    copied onto a SAVE-edited cartridge, and a revoked one all rejected.
-    Exit 0 when every step behaved as it must, 1 otherwise.
-
-    \b
-    Example:
-      acx-oci demo
-      acx-oci demo --registry 127.0.0.1:5000 --workdir ./demo
-    """
-    import tempfile
-
-    from acx_oci.oci.store import StoreOptions
-    from acx_oci.services.demo import run_demo
-
-    base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
-    if base.exists() and any(base.iterdir()):
-        raise UsageError(f"demo: --workdir {base} is not empty")
-    result = run_demo(base, registry, StoreOptions(plain_http=plain_http, insecure=insecure), say=click.echo)
-    click.echo(f"(files in {base})")
-    if not result.ok:
-        raise SystemExit(1)

@@ -24,8 +24,9 @@ from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
-from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.capability import CapabilityRecord, parse_requirement
 from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
+from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
@@ -346,3 +347,18 @@ def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolut
 
 
 __all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]
+
+
+def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
+    """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
+    failures = []
+    for text in requirements:
+        req = parse_requirement(text)
+        floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
+        caps = claims_for(resolution, req.task_type)
+        if not any(meets(c, floor, req.min_level) for c in caps):
+            best = [c.best for c in caps if c.effective == VERIFIED and c.best]
+            found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
+                     else "no verified claim" if caps else "no such claim")
+            failures.append(f"{text}: {found}")
+    return failures

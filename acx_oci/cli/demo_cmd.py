@@ -1,0 +1,45 @@
+"""``acx-oci demo``: the whole story on an embedded OCI layout (or a registry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from acx_oci.cli.main import main
+from acx_oci.errors import UsageError
+
+
+@main.command()
+@click.option("--registry", metavar="HOST:PORT", help="Use this registry instead of an on-disk OCI image layout.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where keys, cartridges, the layout and the verifier state go (default: a new temp dir).")
+@click.option("--plain-http", is_flag=True, help="Use HTTP for --registry (automatic for loopback hosts).")
+@click.option("--insecure", is_flag=True, help="Skip TLS verification for --registry.")
+def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure: bool) -> None:
+    """Earn a level, then try to fake it: the whole story, no server needed.
+
+    Creates keys, the demo benchmark (sealed to an independent verifier), a
+    weak and a strong cartridge; attests both (the weak one is refused by the
+    sigma gate, the strong one issued and pushed as an OCI referrer); resolves
+    the claim to VERIFIED; then shows a self-issued credential, a credential
+    copied onto a SAVE-edited cartridge, and a revoked one all rejected.
+    Exit 0 when every step behaved as it must, 1 otherwise.
+
+    \b
+    Example:
+      acx-oci demo
+      acx-oci demo --registry 127.0.0.1:5000 --workdir ./demo
+    """
+    import tempfile
+
+    from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.demo import run_demo
+
+    base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
+    if base.exists() and any(base.iterdir()):
+        raise UsageError(f"demo: --workdir {base} is not empty")
+    result = run_demo(base, registry, StoreOptions(plain_http=plain_http, insecure=insecure), say=click.echo)
+    click.echo(f"(files in {base})")
+    if not result.ok:
+        raise SystemExit(1)
