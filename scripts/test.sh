@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then ruff, mypy (strict) and pytest.
+# The test command: installs what is missing, then ruff, mypy (strict), import-linter (layer contracts) and pytest.
 # The tests start their own CNCF Distribution registry on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +20,11 @@ PY=${PYTHON:-python3}
 # (Re)install when a dependency is missing or the installed acx_oci is another checkout's.
 here=$(pwd -P)
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
-if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt' >/dev/null 2>&1; then
+if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp' >/dev/null 2>&1; then
   $PY -m pip install -q -e '.[test]'
 fi
 
 $PY -m ruff check acx_oci tests benchmarks
 $PY -m mypy
+lint-imports --no-cache
 $PY -m pytest "$@"
