@@ -220,8 +220,8 @@ def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None 
             raise SandboxUnavailable("setpriv (util-linux) not found: a root verifier cannot drop privilege")
         out += [setpriv, f"--reuid={spec.host_uid}", f"--regid={spec.host_gid}", "--clear-groups"]
     uid = inside_uid(spec.host_uid if drops_privilege() else None)
-    out += [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
+    out += [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+            "--cap-drop", "ALL", "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
     if spec.rootfs is not None:
         out += ["--ro-bind", str(spec.rootfs), "/"]
     else:
@@ -233,7 +233,8 @@ def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None 
         out += ["--ro-bind", str(src), dst]
     for src, dst in spec.rw_binds:
         out += ["--bind", str(src), dst]
-    out += ["--clearenv"]
+    # bwrap's own root is an unbounded tmpfs: make it read-only (not recursive, so /tmp and rw binds stay rw).
+    out += ["--remount-ro", "/", "--clearenv"]
     for k, v in sorted(spec.env.items()):
         out += ["--setenv", k, v]
     out += ["--chdir", spec.chdir, "--", *argv]
