@@ -21,6 +21,7 @@ Layering, outermost first (every step is an ``exec``, so the pid we hold is bwra
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import selectors
@@ -202,7 +203,7 @@ def _system_root() -> list[str]:
 
 
 def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None = None,
-               group_fd: int | None = None) -> list[str]:
+               group_fd: int | None = None, info_fd: int | None = None) -> list[str]:
     """The full command line (prlimit, optional setpriv, bwrap, argv). Pure apart from reading host paths."""
     if not argv:
         raise SandboxError("sandbox: empty command")
@@ -221,7 +222,7 @@ def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None 
         out += [setpriv, f"--reuid={spec.host_uid}", f"--regid={spec.host_gid}", "--clear-groups"]
     uid = inside_uid(spec.host_uid if drops_privilege() else None)
     out += [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL", "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
+            "--cap-drop", "ALL", *(["--info-fd", str(info_fd)] if info_fd is not None else []), "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
     if spec.rootfs is not None:
         out += ["--ro-bind", str(spec.rootfs), "/"]
     else:
@@ -269,6 +270,33 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _await_namespace_end(info_r: int, limit: float = 10.0) -> None:
+    """Wait until the sandbox's pid-namespace init (bwrap's ``child-pid``) is dead or a zombie.
+
+    Killing bwrap only *signals* that init (parent-death signal); the kernel then kills and reaps every other
+    process in the namespace before init itself can exit, so once init is gone, nothing from the run is left.
+    """
+    try:
+        data = os.read(info_r, 65536)
+    except OSError:
+        data = b""
+    finally:
+        os.close(info_r)
+    try:
+        pid = int(json.loads(data.split(b"}", 1)[0] + b"}")["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        return  # bwrap never got as far as starting the namespace
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"Z", b"X"):
+            return
+        time.sleep(0.005)
+
+
 def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = None) -> SandboxResult:
     """Run ``argv`` inside the sandbox; wall-clock kill at ``time_seconds`` (default: the spec's).
 
@@ -279,14 +307,19 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
     uid = inside_uid(spec.host_uid if drops_privilege() else None)
     passwd = f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{uid}:{uid}::/tmp:/bin/sh\n".encode()
     group = f"root:x:0:\nsandbox:x:{uid}:\n".encode()
-    fds = (_data_fd(passwd), _data_fd(group))
+    info_r, info_w = os.pipe()
+    os.set_blocking(info_r, False)
+    fds = (_data_fd(passwd), _data_fd(group), info_w)
     limit = spec.time_seconds if time_seconds is None else time_seconds
     t0 = time.monotonic()
     try:
-        full = build_argv(spec, argv, passwd_fd=fds[0], group_fd=fds[1])
+        full = build_argv(spec, argv, passwd_fd=fds[0], group_fd=fds[1], info_fd=fds[2])
         proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, pass_fds=fds, env={"PATH": "/usr/bin:/bin"}, cwd="/")
-    except OSError as exc:
+    except (OSError, SandboxError) as exc:
+        os.close(info_r)
+        if isinstance(exc, SandboxError):
+            raise
         raise SandboxUnavailable(f"sandbox could not start: {type(exc).__name__}: {exc.strerror}") from exc
     finally:
         for fd in fds:
@@ -320,6 +353,7 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
             timed_out = True
     _kill_group(proc.pid)  # on timeout: the sandbox; otherwise: leftovers in bwrap's group, if any
     proc.wait()
+    _await_namespace_end(info_r)
     out, err = bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()])
     proc.stdout.close()
     proc.stderr.close()

@@ -82,6 +82,7 @@ def write(path):
 obs["host_tmp_write"] = outcome(lambda: write(os.path.join(cfg["writable_dir"], "probe-write")))
 obs["root_write"] = outcome(lambda: write("/acx-probe-write"))
 obs["usr_write"] = outcome(lambda: write("/usr/acx-probe-write"))
+obs["probe_script_write"] = outcome(lambda: open(sys.argv[0], "ab").close())
 obs["uid"] = [os.getuid(), os.geteuid(), os.getgid()]
 cap = "unknown"
 for line in open("/proc/self/status"):
@@ -204,6 +205,8 @@ def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path]) -> lis
     for key, what in (("root_write", "/"), ("usr_write", "/usr")):
         o = obs.get(key)
         out.append(_probe(f"write to {what}", "OSError|PermissionError", o, o in ("OSError", "PermissionError")))
+    o = obs.get("probe_script_write")
+    out.append(_probe("write the probe script", "OSError|PermissionError", o, o in ("OSError", "PermissionError")))
     uid = obs.get("uid")
     forbidden = {0, os.getuid()}
     ok = isinstance(uid, list) and len(uid) == 3 and all(isinstance(u, int) and u not in forbidden for u in uid)
