@@ -74,7 +74,6 @@ def test_probes_proven_and_no_secret_leaks(tmp_path: Path) -> None:
     assert any("canary" in n for n in names) and any("listener" in n for n in names)
     text = json.dumps(result)
     assert "acx-canary-" not in text and "acx-probe-marker-" not in text and "secret" not in text
-    assert not list(Path("/tmp").glob("acx-probe-*")) or True  # staging removed (others may run concurrently)
 
 
 def test_probes_detect_a_visible_key_path() -> None:
@@ -169,7 +168,8 @@ def host_plants(stage: Path) -> Iterator[dict[str, object]]:
     listener.close()
 
 
-def _agent_run(plants: dict[str, object], mode: str, marker: str, **limits: float) -> tuple[dict[str, object], bytes]:
+def _agent_run(plants: dict[str, object], mode: str, marker: str, *, time_seconds: float,
+               memory_mib: int = 2048) -> tuple[dict[str, object], bytes]:
     ws = plants["ws"]
     assert isinstance(ws, Path)
     host_tmp_file = Path("/tmp") / f"acx-escape-{marker}"
@@ -178,7 +178,8 @@ def _agent_run(plants: dict[str, object], mode: str, marker: str, **limits: floa
            "host_marker": "pytest"}
     (ws / "cfg.json").write_text(json.dumps(cfg), "utf-8")
     (ws / "agent.py").write_text(AGENT, "utf-8")
-    spec = SandboxSpec(rw_binds=((ws, "/workspace"),), chdir="/workspace", pids=32, file_size_mib=1, **limits)
+    spec = SandboxSpec(rw_binds=((ws, "/workspace"),), chdir="/workspace", pids=32, file_size_mib=1,
+                       time_seconds=time_seconds, memory_mib=memory_mib)
     give_to_sandbox(ws, spec)
     res = run(spec, ["/usr/bin/python3", "-I", "/workspace/agent.py", mode])
     assert not host_tmp_file.exists()
@@ -199,7 +200,8 @@ def test_attacking_agent_is_contained(host_plants: dict[str, object]) -> None:
     assert report["site_write"] == "FileNotFoundError"
     assert report["host_tmp_write"] == "succeeded"  # into the sandbox's own tmpfs /tmp; the host file never appears
     assert report["listener"] in ("ConnectionRefusedError", "OSError")
-    assert report["host_marker_seen"] is False and max(report["pids"]) < 10  # type: ignore[call-overload]
+    pids = report["pids"]
+    assert report["host_marker_seen"] is False and isinstance(pids, list) and max(pids) < 10
     assert report["file_size"] == "OSError"  # RLIMIT_FSIZE: EFBIG
     assert isinstance(report["forked"], int) and report["forked"] < 32  # RLIMIT_NPROC
     assert b"MemoryError" in out  # RLIMIT_AS

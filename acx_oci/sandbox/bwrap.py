@@ -222,7 +222,9 @@ def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None 
         out += [setpriv, f"--reuid={spec.host_uid}", f"--regid={spec.host_gid}", "--clear-groups"]
     uid = inside_uid(spec.host_uid if drops_privilege() else None)
     out += [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL", *(["--info-fd", str(info_fd)] if info_fd is not None else []), "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
+            "--cap-drop", "ALL", "--uid", str(uid), "--gid", str(uid), "--hostname", "sandbox"]
+    if info_fd is not None:
+        out += ["--info-fd", str(info_fd)]
     if spec.rootfs is not None:
         out += ["--ro-bind", str(spec.rootfs), "/"]
     else:

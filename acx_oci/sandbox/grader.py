@@ -82,6 +82,7 @@ def copy_tree(src: Path, dst: Path) -> None:
     Skipping changes the tree's hash, which the caller's submitted-vs-graded check then reports.
     """
     dst.mkdir(mode=0o755)
+    dst.chmod(0o755)
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         rel = Path(dirpath).relative_to(src)
         for name in sorted(dirnames + filenames):

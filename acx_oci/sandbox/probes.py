@@ -249,11 +249,12 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[st
             for f in stage.iterdir():
                 f.chmod(0o444)
             before = [_digest(c) for c in plants.canaries]
-            probe_spec = dataclasses.replace(spec, ro_binds=(*spec.ro_binds, (stage, PROBE_DIR)),
-                                             time_seconds=min(spec.time_seconds, 30.0))
+            # The game's spec plus one read-only bind for the probe; limits untouched (only the wall clock is
+            # capped for this run, so a long game limit does not make a broken probe hang the verifier).
+            probe_spec = dataclasses.replace(spec, ro_binds=(*spec.ro_binds, (stage, PROBE_DIR)))
             try:
                 res = run(probe_spec, ["/usr/bin/python3", "-I", "-S", f"{PROBE_DIR}/probe.py",
-                                       f"{PROBE_DIR}/config.json"])
+                                       f"{PROBE_DIR}/config.json"], time_seconds=min(spec.time_seconds, 30.0))
             except AcxError as exc:
                 return _failed(version, str(exc), spec)
             if res.timed_out or res.returncode != 0:
