@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from acx_oci.sandbox import (
+    SandboxError,
     SandboxSpec,
     SandboxUnavailable,
+    build_argv,
     check,
     give_to_sandbox,
     grade,
@@ -289,3 +291,32 @@ def test_grader_import_mode_ignores_submission_config(stage: Path) -> None:
     (sub / "solution.py").write_text("def add(a, b):\n    return a + b\n", "utf-8")
     res = grade(sub, tests, time_seconds=30, import_submission=True)
     assert res.passed and len(res.tests) == 3
+
+
+# --- the spec itself --------------------------------------------------------------------------------------------
+
+
+def test_probes_run_in_a_game_spec_with_a_workspace(stage: Path, tmp_path: Path) -> None:
+    ws = stage / "workspace"
+    ws.mkdir()
+    spec = SandboxSpec(rw_binds=((ws, "/workspace"),), chdir="/workspace", time_seconds=20, memory_mib=512)
+    give_to_sandbox(ws, spec)
+    result = check([tmp_path / "key"], spec)
+    assert result["proven"] is True and result["limits"]["memoryMiB"] == 512
+
+
+def test_spec_refuses_network_and_bad_binds() -> None:
+    with pytest.raises(SandboxError):
+        SandboxSpec(network="host")  # type: ignore[arg-type]
+    with pytest.raises(SandboxError):
+        SandboxSpec(ro_binds=((Path("/usr"), "relative"),))
+    with pytest.raises(SandboxError):
+        run(SandboxSpec(ro_binds=((Path("/root"), "/r"),)), ["/bin/true"])  # 0700 root: not for the sandbox uid
+
+
+def test_rootfs_replaces_the_host_root() -> None:
+    argv = build_argv(SandboxSpec(rootfs=Path("/srv/image")), ["/bin/true"])
+    i = argv.index("--ro-bind")
+    assert argv[i + 1 : i + 3] == ["/srv/image", "/"] and "/etc/alternatives" not in argv
+    assert "--unshare-all" in argv and "--die-with-parent" in argv and "--clearenv" in argv
+    assert argv[argv.index("--uid") + 1] not in ("0", str(os.getuid()))

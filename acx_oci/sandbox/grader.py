@@ -18,7 +18,9 @@ inside the pytest process. ``import_submission=True`` appends /workspace to the 
 (stdlib and pytest still win) for tests that ``import solution`` directly; that is weaker: the submission's code
 then runs inside the pytest process and could patch it. Either way the submission runs as the same sandbox uid
 as pytest, so a hostile one could race /grader-out; callers must cross-check the exit code with the report
-(:attr:`GradeResult.passed` does).
+(:attr:`GradeResult.passed` does). For the same reason the submission, while it runs at grade time, can read
+/grader/tests; hidden tests whose expected values must stay secret from the code under test need a nested
+sandbox per call (not done: ``--disable-userns`` forbids it) or a reference comparison outside the sandbox.
 """
 
 from __future__ import annotations
