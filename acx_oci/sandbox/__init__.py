@@ -1,1 +1,57 @@
-"""Placeholder: the bubblewrap sandbox lands here."""
+"""Run untrusted agent code and graders in a bubblewrap sandbox, and prove the containment per run.
+
+What it stops: reading host files outside the read-only system root and the explicit binds (keys, state,
+home, host /tmp); seeing or signalling host processes (fresh pid namespace and /proc); any network, loopback
+included (empty network namespace); writing anywhere but the rw binds and a size-capped tmpfs /tmp; running
+as root or as the verifier (unprivileged uid inside, and an unprivileged host uid when the verifier is root);
+capabilities and nested user namespaces; outliving the run (wall-clock SIGKILL of the whole pid namespace);
+runaway CPU, memory (address space), processes, open files and file size (rlimits).
+
+What it does NOT stop: kernel exploits (the kernel is shared; user namespaces widen its attack surface, and no
+seccomp filter is installed); CPU and cache side channels; denial of service the rlimits do not cover (the
+rw workspace is bounded per file, not in total; RLIMIT_NPROC is shared by every sandbox under one host uid);
+anything a hostile program does to a process of the same sandbox uid (see :mod:`.grader`).
+"""
+
+from .bwrap import (
+    INSIDE_UID,
+    MAX_CAPTURE,
+    SandboxError,
+    SandboxResult,
+    SandboxSpec,
+    SandboxUnavailable,
+    build_argv,
+    bwrap_version,
+    drops_privilege,
+    find_bwrap,
+    give_to_sandbox,
+    inside_uid,
+    run,
+    staging_dir,
+)
+from .grader import GradeResult, TestOutcome, copy_tree, grade, parse_junit, pytest_argv
+from .probes import check
+
+__all__ = [
+    "INSIDE_UID",
+    "MAX_CAPTURE",
+    "GradeResult",
+    "SandboxError",
+    "SandboxResult",
+    "SandboxSpec",
+    "SandboxUnavailable",
+    "TestOutcome",
+    "build_argv",
+    "bwrap_version",
+    "check",
+    "copy_tree",
+    "drops_privilege",
+    "find_bwrap",
+    "give_to_sandbox",
+    "grade",
+    "inside_uid",
+    "parse_junit",
+    "pytest_argv",
+    "run",
+    "staging_dir",
+]

@@ -1,0 +1,176 @@
+"""Grade a submitted tree with hidden pytest files in a separate sandbox; the submission is data, not configuration.
+
+Layout inside the grading sandbox (all host sources are fresh copies in a staging dir)::
+
+    /workspace     read-only copy of the submission
+    /grader        read-only: tests/ (the hidden files) and pytest.ini (empty, ours)
+    /grader-out    writable, owned by the sandbox uid: junit XML the host reads back
+
+pytest is Debian's (``/usr/bin/python3 -I -B -m pytest``), run from ``/grader`` with plugin autoload off,
+``--noconftest``, ``-p no:cacheprovider``, ``-c /grader/pytest.ini`` and ``--rootdir=/grader``: no file in the
+submission (conftest.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, sitecustomize.py, usercustomize.py,
+``.pth``) is ever read as configuration, because /workspace is neither the rootdir, nor on ``sys.path``, nor a
+site directory, and ``-I`` ignores PYTHON* variables and the user site.
+
+By default the hidden tests reach the submission through ``ACX_SUBMISSION``/``ACX_PYTHON`` (the bench-py
+``_harness.call_many`` runs it in a child ``python3 -I`` with cwd /workspace), so submission code never runs
+inside the pytest process. ``import_submission=True`` appends /workspace to the *end* of pytest's ``sys.path``
+(stdlib and pytest still win) for tests that ``import solution`` directly; that is weaker: the submission's code
+then runs inside the pytest process and could patch it. Either way the submission runs as the same sandbox uid
+as pytest, so a hostile one could race /grader-out; callers must cross-check the exit code with the report
+(:attr:`GradeResult.passed` does). For the same reason the submission, while it runs at grade time, can read
+/grader/tests; hidden tests whose expected values must stay secret from the code under test need a nested
+sandbox per call (not done: ``--disable-userns`` forbids it) or a reference comparison outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
+
+MAX_REPORT = 4 * 1024 * 1024
+PYTHON = "/usr/bin/python3"
+_DROP_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE")
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test case from the junit report: ``nodeid`` is ``classname::name``."""
+
+    __test__ = False  # not a pytest test class
+    nodeid: str
+    outcome: str  # passed | failed | error | skipped
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """pytest's exit code, the per-test outcomes and whether the report is consistent with that exit code."""
+
+    returncode: int
+    timed_out: bool
+    tests: tuple[TestOutcome, ...]
+    report_ok: bool
+    stdout: bytes
+    stderr: bytes
+    wall_seconds: float
+
+    def failing(self) -> frozenset[str]:
+        """Node ids that failed or errored, to compare failing sets across runs."""
+        return frozenset(t.nodeid for t in self.tests if t.outcome in ("failed", "error"))
+
+    def counts(self) -> dict[str, int]:
+        out = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+        for t in self.tests:
+            out[t.outcome] = out.get(t.outcome, 0) + 1
+        return out
+
+    @property
+    def passed(self) -> bool:
+        """Exit 0, not timed out, a parsable report with at least one test and every test passed."""
+        return (self.returncode == 0 and not self.timed_out and self.report_ok and bool(self.tests)
+                and all(t.outcome == "passed" for t in self.tests))
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy regular files, dirs and symlinks (not followed) with sandbox-readable modes; skip FIFOs/devices.
+
+    Skipping changes the tree's hash, which the caller's submitted-vs-graded check then reports.
+    """
+    dst.mkdir(mode=0o755)
+    dst.chmod(0o755)
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        rel = Path(dirpath).relative_to(src)
+        for name in sorted(dirnames + filenames):
+            s, d = Path(dirpath) / name, dst / rel / name
+            st = os.lstat(s)
+            if stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(s), d)
+            elif stat.S_ISDIR(st.st_mode):
+                d.mkdir(mode=0o755)
+                d.chmod(0o755)
+            elif stat.S_ISREG(st.st_mode):
+                shutil.copyfile(s, d, follow_symlinks=False)
+                d.chmod(0o755 if st.st_mode & 0o111 else 0o644)
+
+
+def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:
+    """Per-test outcomes and whether the report is well formed; bounded at :data:`MAX_REPORT` bytes."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_REPORT + 1)
+    except OSError:
+        return (), False
+    if len(data) > MAX_REPORT:
+        return (), False
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return (), False
+    out: list[TestOutcome] = []
+    for case in root.iter("testcase"):
+        nodeid = f"{case.get('classname', '')}::{case.get('name', '')}"
+        kinds = {child.tag for child in case}
+        outcome = ("error" if "error" in kinds else "failed" if "failure" in kinds
+                   else "skipped" if "skipped" in kinds else "passed")
+        out.append(TestOutcome(nodeid, outcome))
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    try:
+        declared = sum(int(s.get("tests", "-1")) for s in suites)
+    except ValueError:
+        return tuple(out), False
+    return tuple(out), bool(suites) and declared == len(out)
+
+
+def pytest_argv(*, import_submission: bool = False) -> list[str]:
+    """The grader's command line inside the sandbox (no part of it comes from the submission)."""
+    args = ["-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini", "--rootdir=/grader",
+            "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2", "/grader/tests"]
+    if import_submission:
+        boot = "import sys; sys.path.append('/workspace'); import pytest; sys.exit(pytest.main(sys.argv[1:]))"
+        return [PYTHON, "-I", "-B", "-c", boot, *args]
+    return [PYTHON, "-I", "-B", "-m", "pytest", *args]
+
+
+def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, time_seconds: float | None = None,
+          env: Mapping[str, str] | None = None, import_submission: bool = False) -> GradeResult:
+    """Run the hidden ``tests`` against a read-only copy of ``submission`` in its own sandbox.
+
+    ``spec`` supplies limits (its binds are not used: the grader sees only its three directories);
+    ``env`` adds variables for the tests. Raises only if the sandbox cannot start.
+    """
+    base = spec or SandboxSpec()
+    stage = staging_dir("acx-grade-")
+    try:
+        copy_tree(submission, stage / "workspace")
+        (stage / "grader").mkdir(mode=0o755)
+        copy_tree(tests, stage / "grader" / "tests")
+        (stage / "grader" / "pytest.ini").write_text("[pytest]\n", "utf-8")
+        (stage / "grader" / "pytest.ini").chmod(0o644)
+        out = stage / "out"
+        out.mkdir(mode=0o755)
+        give_to_sandbox(out, base)
+        genv = {k: v for k, v in base.env.items() if k not in _DROP_ENV}
+        genv.update(env or {})
+        genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": PYTHON, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                     "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
+        binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
+        gspec = replace(base, rootfs=None, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
+        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds)
+        cases, ok = parse_junit(out / "report.xml")
+        consistent = ok and not res.timed_out and _consistent(res.returncode, cases)
+        return GradeResult(res.returncode, res.timed_out, cases, consistent, res.stdout, res.stderr, res.wall_seconds)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _consistent(returncode: int, cases: tuple[TestOutcome, ...]) -> bool:
+    """pytest exits 0 iff nothing failed and 1 iff something did; anything else means the report is not trusted."""
+    bad = any(c.outcome in ("failed", "error") for c in cases)
+    return (returncode == 0 and not bad and bool(cases)) or (returncode == 1 and bad)
