@@ -13,6 +13,8 @@ The tree (as httpx draws its own)::
     ├── UsageError                  exit 2  bad_input
     │   ├── SchemaError             exit 2  schema_invalid
     │   ├── StatusListError         exit 2  status_invalid
+    │   ├── SandboxError            exit 2  sandbox_invalid
+    │   │   └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     │   └── PolicyUnreadable        exit 2  policy_unreadable
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
@@ -52,6 +54,18 @@ class StatusListError(UsageError):
     """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
 
     code = "status_invalid"
+
+
+class SandboxError(UsageError):
+    """The sandbox could not be built as specified (a bind source unreachable, a bad limit)."""
+
+    code = "sandbox_invalid"
+
+
+class SandboxUnavailable(SandboxError):
+    """bubblewrap (or prlimit/setpriv) is missing or cannot start here: containment cannot be provided."""
+
+    code = "containment_unproven"
 
 
 class PolicyUnreadable(UsageError):

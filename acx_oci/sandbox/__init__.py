@@ -13,13 +13,12 @@ rw workspace is bounded per file, not in total; RLIMIT_NPROC is shared by every 
 anything a hostile program does to a process of the same sandbox uid (see :mod:`.grader`).
 """
 
-from .bwrap import (
+from acx_oci.errors import SandboxError, SandboxUnavailable
+from acx_oci.sandbox.bwrap import (
     INSIDE_UID,
     MAX_CAPTURE,
-    SandboxError,
     SandboxResult,
     SandboxSpec,
-    SandboxUnavailable,
     build_argv,
     bwrap_version,
     drops_privilege,
@@ -29,8 +28,8 @@ from .bwrap import (
     run,
     staging_dir,
 )
-from .grader import GradeResult, TestOutcome, copy_tree, grade, parse_junit, pytest_argv
-from .probes import check
+from acx_oci.sandbox.grader import GradeResult, TestOutcome, copy_tree, grade, parse_junit, pytest_argv
+from acx_oci.sandbox.probes import check
 
 __all__ = [
     "INSIDE_UID",

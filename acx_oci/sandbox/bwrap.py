@@ -37,7 +37,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from ..errors import UsageError
+from acx_oci.errors import SandboxError, SandboxUnavailable
 
 INSIDE_UID = 10000
 NOBODY = 65534
@@ -46,14 +46,6 @@ MAX_CAPTURE = 64 * 1024
 ETC_ALLOW = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "python3", "python3.11",
              "nsswitch.conf", "mime.types")
 _SYSTEM_LINKS = ("bin", "lib", "lib64", "lib32", "libx32", "sbin")
-
-
-class SandboxError(UsageError):
-    """The sandbox could not be built as specified (a bind source unreachable, a bad limit)."""
-
-
-class SandboxUnavailable(SandboxError):
-    """bubblewrap (or prlimit/setpriv) is missing or cannot start here: containment cannot be provided."""
 
 
 def _freeze(env: Mapping[str, str]) -> Mapping[str, str]:

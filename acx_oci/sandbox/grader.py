@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
+from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 
 MAX_REPORT = 4 * 1024 * 1024
 PYTHON = "/usr/bin/python3"

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AcxError
-from .bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
+from acx_oci.errors import AcxError
+from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
 
 PROBE_DIR = "/.acx-probe"
 MAX_PROBE_OUTPUT = 32 * 1024
