@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import resolve_loaded_cli, resolve_options
 from acx_oci.errors import UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
+from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
 from acx_oci.services.pull import check_output_dir, check_pullable, write_pull
@@ -32,17 +34,34 @@ def cartridge() -> None:
 @click.option("--controller", metavar="DID", help="Controller DID (default: the DID of the key that signs at push).")
 @click.option("--capability", "capabilities", multiple=True, metavar="'TASKTYPE[TOKEN+TOKEN...]@DOMAIN'",
               help="A claimed capability; repeatable. Stack tokens become purls (airflow -> pkg:pypi/apache-airflow).")
+@click.option("--runtime", "runtime_cmd", metavar="'COMMAND ARGS...'",
+              help="The command a verifier runs for each task (split like a shell; signed into the ROM). "
+                   "ROM files are read-only at /rom/<path>, the task at /workspace.")
 def cartridge_init(directory: Path, cartridge_id: str, version: str, controller: str | None,
-                   capabilities: tuple[str, ...]) -> None:
+                   capabilities: tuple[str, ...], runtime_cmd: str | None) -> None:
     """Write a cartridge directory: cartridge.yaml, skills/, save.json.
+
+    With --runtime, verifiers run the ROM itself (`attest --solver rom`): put the
+    agent under skills/ (skills/agent.py is /rom/skills/agent.py inside the
+    sandbox); edit cartridge.yaml's runtime.limits and runtime.env as needed.
 
     \b
     Example:
       acx-oci cartridge init ./dag-agent --id io.github.acme/dag-agent --version 1.0.0 \\
-          --capability 'build-dag[snowflake+airflow+dbt]@data-engineering'
+          --capability 'build-dag[snowflake+airflow+dbt]@data-engineering' \\
+          --runtime 'python3 /rom/skills/agent.py'
     """
     caps = [parse_capability(c) for c in capabilities]
-    init_directory(directory, cartridge_id, version, caps, controller)
+    runtime = None
+    if runtime_cmd is not None:
+        try:
+            argv = shlex.split(runtime_cmd)
+        except ValueError as exc:
+            raise UsageError(f"--runtime: expected a command line, found unbalanced quoting ({exc})") from None
+        if not argv:
+            raise UsageError("--runtime: expected a command, found an empty string")
+        runtime = {"command": argv, "network": "none"}
+    init_directory(directory, cartridge_id, version, caps, controller, runtime)
     click.echo(f"wrote {directory}/cartridge.yaml with {len(caps)} capability claim(s)")
     for c in caps:
         click.echo(f"  - {c.display()}  verified=false")
@@ -88,6 +107,7 @@ def _trust(path: Path | None) -> Trust | None:
 
 def card(loaded: LoadedCartridge) -> dict[str, Any]:
     """The discovery card as JSON (claims only; see ``resolve`` for verified proficiency)."""
+    runtime = runtime_of(loaded.rom)
     return {
         "id": loaded.id,
         "version": loaded.version,
@@ -101,6 +121,8 @@ def card(loaded: LoadedCartridge) -> dict[str, Any]:
              "domain": c.domain, "verified": False}
             for c in loaded.capabilities
         ],
+        "runtime": None if runtime is None else {**runtime, "runtimeDigest": runtime_digest(runtime),
+                                                 "effectiveLimits": runtime_limits(runtime)},
     }
 
 
@@ -134,6 +156,12 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
         click.echo(f"  ROM digest:      {loaded.rom_digest}")
         click.echo(f"  manifest digest: {loaded.manifest.digest}")
         click.echo(f"  signature:       {loaded.status_display} ({info['signature']['reason']})")
+        rt = info["runtime"]
+        if rt is None:
+            click.echo("  runtime:         none (a verifier cannot run this ROM; only simulated levels)")
+        else:
+            click.echo(f"  runtime:         {shlex.join(rt['command'])}  (network {rt.get('network', 'none')}, "
+                       f"{rt['runtimeDigest'][:19]}…)")
         click.echo("== capabilities ==")
         for c in loaded.capabilities:
             click.echo(f"  - {c.display()}  verified=false")

@@ -44,6 +44,28 @@ STATUS_WARNING = "warning"
 STATUS_TAMPERED = "tampered"
 STATUS_UNSIGNED = "unsigned"
 
+# The runtime contract's limits: defaults when the ROM names none, and the schema's maxima.
+RUNTIME_DEFAULTS = {"timeSeconds": 60.0, "memoryMiB": 1024, "pids": 128, "diskMiB": 512}
+RUNTIME_MAXIMA = {"timeSeconds": 3600.0, "memoryMiB": 16384, "pids": 4096, "diskMiB": 65536}
+
+
+def runtime_of(rom: dict[str, Any]) -> dict[str, Any] | None:
+    """The ROM's signed runtime contract (``command``, ``env``, ``limits``, ``network``), or None."""
+    runtime = rom.get("runtime")
+    return runtime if isinstance(runtime, dict) else None
+
+
+def runtime_digest(runtime: dict[str, Any]) -> str:
+    """sha256 of the runtime's JCS: names exactly what ran, and is inside the ROM digest too."""
+    return sha256_digest(canonical(runtime))
+
+
+def runtime_limits(runtime: dict[str, Any]) -> dict[str, Any]:
+    """The effective limits: the ROM's own, else the documented defaults, never above the maxima."""
+    given = runtime.get("limits") or {}
+    return {k: min(type(v)(given.get(k, v)), RUNTIME_MAXIMA[k]) for k, v in RUNTIME_DEFAULTS.items()}
+
+
 def status_display(status: str) -> str:
     """How a signature status is shown to people: ``warning`` reads ``warning / portable``."""
     return "warning / portable" if status == STATUS_WARNING else status
@@ -68,6 +90,7 @@ def build_rom(source: CartridgeSource, controller: str) -> bytes:
         "controller": controller,
         "capabilities": [c.to_json() for c in source.capabilities],
         "policy": source.spec.get("policy") or {},
+        **({"runtime": source.spec["runtime"]} if source.spec.get("runtime") is not None else {}),
         "files": [{"path": path, "digest": sha256_digest(data), "size": len(data)} for path, data in source.files],
     }
     validate(rom, "rom.schema.json", "ROM manifest")

@@ -71,6 +71,7 @@ def init_directory(
     version: str,
     capabilities: list[CapabilityRecord],
     controller: str | None = None,
+    runtime: dict[str, Any] | None = None,
 ) -> None:
     """Write ``cartridge.yaml``, ``skills/`` and ``save.json``; refuses a non-empty directory."""
     if directory.exists() and any(directory.iterdir()):
@@ -89,6 +90,8 @@ def init_directory(
     if controller:
         check_did(controller, "--controller")
         spec["controller"] = controller
+    if runtime is not None:
+        spec["runtime"] = runtime
     validate(spec, "cartridge.schema.json", "cartridge")
     (directory / "skills").mkdir(parents=True, exist_ok=True)
     for cap in capabilities:
