@@ -29,6 +29,11 @@ from acx_oci.model import rating as ts
 PREDICATE_TYPE = "https://acx.dev/attestation/game/v1"
 PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome", "ratingBefore", "ratingAfter",
                               "romDigest", "benchmarkDigest", "solver"})
+# Present when a real run produced the game (seed 003's run conditions); absent for simulated games.
+OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor"})
+# Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):
+# everything else in a record is a function of (ROM, benchmark, solver, parameters).
+PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest")
 CERTIFIED_PASS = "certified-pass"
 MODEL_FAIL = "model-fail"
 LANE_ERROR = "lane-error"
@@ -45,10 +50,14 @@ def task_commitment(key: bytes, task_id: str) -> str:
 
 def predicate(*, game: int, task_commitment: str, difficulty: float, outcome: str, rating_before: ts.Rating,
               rating_after: ts.Rating, rom_digest: str, benchmark_digest: str,
-              solver: dict[str, Any]) -> dict[str, Any]:
+              solver: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     if outcome not in OUTCOMES:
         raise UsageError(f"game record: unknown outcome {outcome!r}")
+    unknown = set(extra or {}) - OPTIONAL_FIELDS
+    if unknown:
+        raise UsageError(f"game record: unknown fields {sorted(unknown)}")
     return {
+        **(extra or {}),
         "game": game,
         "taskCommitment": task_commitment,
         "difficulty": difficulty,
@@ -80,10 +89,10 @@ def sign_game(pred: dict[str, Any], signer: Identity) -> GameRecord:
 
 
 def _check_predicate(pred: Any) -> dict[str, Any]:
-    if not isinstance(pred, dict) or set(pred) != PREDICATE_FIELDS:
+    if not isinstance(pred, dict) or not PREDICATE_FIELDS <= set(pred) <= PREDICATE_FIELDS | OPTIONAL_FIELDS:
         got = sorted(pred) if isinstance(pred, dict) else type(pred).__name__
-        raise VerificationError(f"game record: predicate fields must be exactly {sorted(PREDICATE_FIELDS)}, "
-                                f"found {got}")
+        raise VerificationError(f"game record: predicate fields must be {sorted(PREDICATE_FIELDS)} plus any of "
+                                f"{sorted(OPTIONAL_FIELDS)}, found {got}")
     if not isinstance(pred["game"], int) or pred["game"] < 1:
         raise VerificationError("game record: game must be a positive integer")
     if pred["outcome"] not in OUTCOMES:

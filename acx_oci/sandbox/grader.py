@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
+from acx_oci.sandbox.tree import tree_digest
 
 MAX_REPORT = 4 * 1024 * 1024
 PYTHON = "/usr/bin/python3"
@@ -60,6 +61,7 @@ class GradeResult:
     stdout: bytes
     stderr: bytes
     wall_seconds: float
+    graded_digest: str = ""  # tree digest of the copy the grader saw, taken after grading
 
     def failing(self) -> frozenset[str]:
         """Node ids that failed or errored, to compare failing sets across runs."""
@@ -165,7 +167,9 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
         res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds)
         cases, ok = parse_junit(out / "report.xml")
         consistent = ok and not res.timed_out and _consistent(res.returncode, cases)
-        return GradeResult(res.returncode, res.timed_out, cases, consistent, res.stdout, res.stderr, res.wall_seconds)
+        graded = tree_digest(stage / "workspace")
+        return GradeResult(res.returncode, res.timed_out, cases, consistent, res.stdout, res.stderr, res.wall_seconds,
+                           graded)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -12,12 +12,10 @@ longer hashes to what was submitted, the game is ``invalid``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -28,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from acx_oci.sandbox.tree import tree_digest, write_files
 
 DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_GRADER_TIME_LIMIT = 120.0
@@ -39,42 +37,6 @@ MAX_CAPTURE = 64 * 1024
 
 
 # --- workspace hashing -----------------------------------------------------------------------------------
-
-
-def tree_digest(root: Path) -> str:
-    """sha256 over JCS of every entry (path, type, exec bit, content digest or link target); no links followed."""
-    entries: list[dict[str, str]] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        base = Path(dirpath)
-        for name in sorted(dirnames + filenames):
-            p = base / name
-            rel = p.relative_to(root).as_posix()
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                entries.append({"path": rel, "type": "symlink", "target": os.readlink(p)})
-            elif stat.S_ISDIR(st.st_mode):
-                entries.append({"path": rel, "type": "dir"})
-            elif stat.S_ISREG(st.st_mode):
-                h = hashlib.sha256()
-                with open(p, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(chunk)
-                entries.append({"path": rel, "type": "file", "exec": "1" if st.st_mode & 0o111 else "0",
-                                "sha256": h.hexdigest()})
-            else:
-                entries.append({"path": rel, "type": "other"})
-    entries.sort(key=lambda e: e["path"])
-    return sha256_digest(canonical(entries))
-
-
-def _write_files(root: Path, files: dict[str, str]) -> None:
-    for rel, content in files.items():
-        p = (root / rel).resolve()
-        if root.resolve() not in p.parents:
-            raise UsageError(f"task file {rel!r} leaves its directory")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, "utf-8")
 
 
 # --- command ---------------------------------------------------------------------------------------------
@@ -197,7 +159,7 @@ class CommandSolver:
         ws, taskdir, home = root / "workspace", root / "task", root / "home"
         for d in (ws, taskdir, home):
             d.mkdir()
-        _write_files(ws, (task.get("workspace") or {}).get("files") or {})
+        write_files(ws, (task.get("workspace") or {}).get("files") or {})
         (taskdir / "PROMPT.md").write_text(str(task.get("prompt", "")), "utf-8")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
                "ACX_WORKSPACE": str(ws), "ACX_PROMPT_FILE": str(taskdir / "PROMPT.md"),
@@ -227,7 +189,7 @@ class CommandSolver:
         shutil.copytree(ws, sub, symlinks=True)
         hidden.mkdir()
         ghome.mkdir()
-        _write_files(hidden, grader["files"])
+        write_files(hidden, grader["files"])
         report = groot / "report.xml"
         genv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ghome), "LANG": "C.UTF-8",
                 "ACX_SUBMISSION": str(sub), "ACX_PYTHON": self.python, "PYTHONDONTWRITEBYTECODE": "1",
