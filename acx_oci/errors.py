@@ -7,6 +7,11 @@ process exit code documented in DESIGN.md: 1 verification/policy failure,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acx_oci.evaluation.policy import Verdict
+
 
 class AcxError(Exception):
     """Base of every error acx-oci raises on purpose; the message is one line."""
@@ -28,6 +33,17 @@ class VerificationError(AcxError):
 
 class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
+
+
+class PolicyUnreadable(VerificationError):
+    """A cartridge could not be loaded for policy evaluation: the policy fails closed.
+
+    Carries the denying ``verdict`` (the gateway answers it ``403 DENIED``).
+    """
+
+    def __init__(self, message: str, verdict: Verdict) -> None:
+        super().__init__(message)
+        self.verdict = verdict
 
 
 class RegistryError(AcxError):
