@@ -13,13 +13,13 @@ The tree (as httpx draws its own)::
     ├── UsageError                  exit 2  bad_input
     │   ├── SchemaError             exit 2  schema_invalid
     │   ├── StatusListError         exit 2  status_invalid
-    │   ├── SandboxError            exit 2  sandbox_invalid
-    │   │   └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
-    │   └── PolicyUnreadable        exit 2  policy_unreadable
+    │   └── SandboxError            exit 2  sandbox_invalid
+    │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
     │   ├── IntegrityError          exit 1  digest_mismatch
+    │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
@@ -68,16 +68,6 @@ class SandboxUnavailable(SandboxError):
     code = "containment_unproven"
 
 
-class PolicyUnreadable(UsageError):
-    """The policy cannot be evaluated for a request (e.g. the resolution failed); the gateway denies."""
-
-    code = "policy_unreadable"
-
-    def __init__(self, message: str, verdict: Any = None) -> None:
-        super().__init__(message)
-        self.verdict = verdict
-
-
 class NotFoundError(AcxError):
     """A manifest, blob or tag does not exist in the store: the reference names nothing (bad input)."""
 
@@ -100,6 +90,16 @@ class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
     code = "digest_mismatch"
+
+
+class PolicyUnreadable(VerificationError):
+    """The policy cannot be evaluated for a request (the cartridge could not be loaded): fail closed, deny."""
+
+    code = "policy_unreadable"
+
+    def __init__(self, message: str, verdict: Any = None) -> None:
+        super().__init__(message)
+        self.verdict = verdict
 
 
 class DidError(VerificationError):

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services import benchmark as bm
 from acx_oci.solvers.command import CommandSolver, probe_network_isolation
-from acx_oci.sandbox.tree import tree_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "testdata" / "agents"

@@ -1,0 +1,400 @@
+"""A policy-enforcing OCI registry gateway that also serves the Referrers API.
+
+``acx-oci gateway`` sits in front of any OCI registry (the *upstream*) and
+proxies the distribution API to it unchanged — request and response bodies
+stream both ways, ``Authorization`` and ``WWW-Authenticate`` pass through, and
+upload ``Location`` / ``Link`` headers that name the upstream are rewritten to
+name the gateway — except for four things:
+
+* ``GET``/``HEAD`` of a cartridge manifest in a repository a policy rule
+  covers: the upstream answers first (so the client's own credentials decide
+  whether it may read at all), then the policy is evaluated
+  (:func:`acx_oci.services.resolve.resolve_loaded` against the upstream, then
+  :func:`acx_oci.evaluation.policy.evaluate`) and a failing cartridge is answered ``403``
+  with an OCI ``DENIED`` error naming the unmet requirements.
+* ``PUT`` of a level-attestation manifest: its credential (uploaded before the
+  manifest) and game records are fetched from the upstream and verified
+  against the subject cartridge; anything that does not verify against the
+  gateway's trust file (forged, self-issued, mis-bound, revoked...) is refused
+  ``403 DENIED`` before the upstream sees the manifest.
+* ``GET /v2/<name>/referrers/<digest>``: served natively from the upstream's
+  Referrers API or, where it has none, its ``sha256-<hex>`` fallback index plus
+  the ``acx-att-*`` own tags — so every client gets the API.
+* an accepted manifest ``PUT`` with a ``subject`` is answered with
+  ``OCI-Subject``. Clients that see that header stop maintaining the fallback
+  index, so on an upstream without the API the gateway updates the
+  ``sha256-<hex>`` index itself and gives an attestation its own tag (a
+  concurrent writer may lose an index entry, never an attestation).
+(Verdict cache and replicas: :mod:`acx_oci.gateway.cache`; the gateway's own upstream reads: ``upstream``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.errors import AcxError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
+from acx_oci.evaluation.requirements import Verdict
+from acx_oci.gateway.access import AccessLog
+from acx_oci.gateway.cache import CacheEntry, VerdictCache
+from acx_oci.gateway.config import GatewayConfig
+from acx_oci.gateway.upstream import Upstream, artifact_type_of
+from acx_oci.oci.model import (
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_CARTRIDGE,
+    MANIFEST_ACCEPT,
+    MAX_MANIFEST_BYTES,
+    MEDIA_INDEX,
+    build_index,
+)
+from acx_oci.oci.referrers import parse_own_tag
+
+log = logging.getLogger("acx_oci.gateway")
+
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+                        "trailer", "trailers", "transfer-encoding", "upgrade", "host"})
+_PATH_RE = re.compile(r"^/v2/(?P<name>.+)/(?P<kind>manifests|referrers)/(?P<ref>[^/]+)$")
+
+
+def oci_error(status: int, code: str, message: str, detail: Any = None,
+              headers: dict[str, str] | None = None) -> JSONResponse:
+    """An OCI distribution error body: ``{"errors":[{"code","message","detail"}]}``."""
+    err: dict[str, Any] = {"code": code, "message": message}
+    if detail is not None:
+        err["detail"] = detail
+    return JSONResponse({"errors": [err]}, status_code=status, headers=headers)
+
+
+def _denied_detail(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "repository": verdict.repository,
+        "manifestDigest": verdict.manifest_digest,
+        "rules": list(verdict.rules),
+        "unmet": [{"description": r.description, "codes": list(r.codes), "reasons": list(r.reasons[:10])}
+                  for r in verdict.unmet],
+    }
+
+
+class Gateway:
+    """The request handlers; one instance per process."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.origin = config.upstream_origin
+        self.upstream = Upstream(config)
+        self.cache = VerdictCache(config.fresh_seconds, config.max_age_seconds)
+        self._inflight: dict[tuple[str, str], asyncio.Task[Verdict]] = {}
+        self._client: httpx.AsyncClient | None = None
+        self.stats = {"evaluations": 0, "revalidations": 0, "fresh_hits": 0}
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise RuntimeError("gateway not started (lifespan)")
+        return self._client
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        self._client = httpx.AsyncClient(
+            verify=not self.config.insecure, follow_redirects=False,
+            timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        )
+        try:
+            yield
+        finally:
+            await self._client.aclose()
+            self._client = None
+            await to_thread.run_sync(self.upstream.close)
+
+    # ------------------------------------------------------------ plumbing
+
+    def _forward_headers(self, request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+        return [(k, v) for k, v in request.headers.items()
+                if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
+
+    def _rewrite(self, value: str, request: Request) -> str:
+        """Upstream absolute URLs in Location/Link become gateway URLs (relative ones stay)."""
+        if self.origin in value:
+            mine = f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
+            return value.replace(self.origin, mine)
+        return value
+
+    def _response_headers(self, resp: httpx.Response, request: Request,
+                          drop: tuple[str, ...] = ()) -> list[tuple[bytes, bytes]]:
+        out = []
+        for k, v in resp.headers.multi_items():
+            lk = k.lower()
+            if lk in HOP_BY_HOP or lk in drop:
+                continue
+            if lk in ("location", "link"):
+                v = self._rewrite(v, request)
+            out.append((lk.encode("latin-1"), v.encode("latin-1")))
+        return out
+
+    def _url(self, request: Request) -> str:
+        url = self.origin + request.url.path
+        if request.url.query:
+            url += "?" + request.url.query
+        return url
+
+    async def _send(self, request: Request, *, content: Any = None, drop: tuple[str, ...] = (),
+                    method: str | None = None, path: str | None = None,
+                    extra: dict[str, str] | None = None) -> httpx.Response:
+        url = self.origin + path if path is not None else self._url(request)
+        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})))
+        headers += list((extra or {}).items())
+        req = self.client.build_request(method or request.method, url, headers=headers, content=content)
+        try:
+            return await self.client.send(req, stream=True)
+        except httpx.TimeoutException:
+            raise RegistryError(f"upstream {self.config.upstream_host}: no answer within {self.config.timeout:g}s") \
+                from None
+        except httpx.HTTPError as exc:
+            raise RegistryError(f"upstream {self.config.upstream_host} unreachable ({type(exc).__name__})") from None
+
+    def _stream_back(self, resp: httpx.Response, request: Request) -> Response:
+        async def body() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in resp.aiter_raw():
+                    yield chunk
+            finally:
+                await resp.aclose()
+
+        out = StreamingResponse(body(), status_code=resp.status_code)
+        out.raw_headers = self._response_headers(resp, request)
+        return out
+
+    async def _buffered(self, resp: httpx.Response, cap: int) -> bytes | None:
+        """Read a body up to ``cap`` bytes; None (and closed) if it is larger."""
+        buf = bytearray()
+        try:
+            async for chunk in resp.aiter_raw():
+                buf += chunk
+                if len(buf) > cap:
+                    return None
+        finally:
+            await resp.aclose()
+        return bytes(buf)
+
+    # ------------------------------------------------------------ routes
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "upstream": self.origin, "cachedVerdicts": len(self.cache)})
+
+    async def readyz(self, request: Request) -> Response:
+        try:
+            resp = await self.client.get(self.origin + "/v2/")
+        except httpx.HTTPError as exc:
+            return JSONResponse({"status": "unavailable", "error": type(exc).__name__}, status_code=503)
+        ok = resp.status_code < 500
+        return JSONResponse({"status": "ok" if ok else "unavailable", "upstreamStatus": resp.status_code},
+                            status_code=200 if ok else 503)
+
+    async def handle(self, request: Request) -> Response:
+        try:
+            return await self._handle(request)
+        except PolicyUnreadable as exc:
+            request.state.decision = "denied"
+            return oci_error(403, "DENIED", f"policy cannot be evaluated: {exc}", _denied_detail(exc.verdict))
+        except AcxError as exc:
+            request.state.decision = "error"
+            if isinstance(exc, RegistryError):
+                status, code = 502, "UNAVAILABLE"
+            elif isinstance(exc, NotFoundError):
+                status, code = 404, "NAME_UNKNOWN"
+            else:
+                status, code = 400, "UNSUPPORTED"
+            return oci_error(status, code, str(exc))
+
+    async def _handle(self, request: Request) -> Response:
+        path, method = request.url.path, request.method
+        m = _PATH_RE.match(path)
+        if m is not None:
+            name, kind, ref = m.group("name"), m.group("kind"), m.group("ref")
+            if kind == "referrers" and method == "GET":
+                return await self.referrers(request, name, ref)
+            if kind == "manifests" and method in ("GET", "HEAD") and self.config.policy.covers(name):
+                return await self.pull_manifest(request, name, ref)
+            if kind == "manifests" and method == "PUT":
+                return await self.put_manifest(request, name, ref)
+            if kind == "manifests" and method == "DELETE":
+                self.cache.invalidate(name)
+        return await self.passthrough(request)
+
+    async def passthrough(self, request: Request) -> Response:
+        content = request.stream() if request.method not in ("GET", "HEAD") else None
+        resp = await self._send(request, content=content)
+        return self._stream_back(resp, request)
+
+    # ------------------------------------------------------------ pulls
+
+    async def pull_manifest(self, request: Request, name: str, ref: str) -> Response:
+        resp = await self._send(request, drop=("accept-encoding",))
+        if resp.status_code != 200:
+            return self._stream_back(resp, request)
+        headers = self._response_headers(resp, request)
+        if request.method == "HEAD":
+            await resp.aclose()
+            digest = resp.headers.get("docker-content-digest") or (ref if ref.startswith("sha256:") else None)
+            if digest is None:
+                return self._with_headers(Response(b"", status_code=200), headers)
+            check_digest(digest, "Docker-Content-Digest")
+            at = await to_thread.run_sync(self.upstream.artifact_type, name, digest)
+            body = b""
+        else:
+            raw = await self._buffered(resp, MAX_MANIFEST_BYTES)
+            if raw is None:
+                return oci_error(502, "UNAVAILABLE", "upstream manifest exceeds the 4 MiB manifest limit")
+            body, digest, at = raw, sha256_digest(raw), artifact_type_of(raw)
+        if at == ARTIFACT_CARTRIDGE:
+            verdict = await self.verdict(request, name, digest)
+            if not verdict.allowed:
+                request.state.decision = "denied"
+                return oci_error(403, "DENIED", verdict.summary(), _denied_detail(verdict))
+            request.state.decision = "allowed"
+        return self._with_headers(Response(body, status_code=200), headers)
+
+    @staticmethod
+    def _with_headers(response: Response, headers: list[tuple[bytes, bytes]]) -> Response:
+        response.raw_headers = headers
+        return response
+
+    async def verdict(self, request: Request, repository: str, digest: str) -> Verdict:
+        key = (repository, digest)
+        now = time.monotonic()
+        entry = self.cache.get(key)
+        generation = self.cache.generation(repository)
+        if entry is not None and now - entry.evaluated_at < self.config.max_age_seconds:
+            if entry.generation == generation and now - entry.checked_at < self.config.fresh_seconds:
+                self.stats["fresh_hits"] += 1
+                request.state.cache = "fresh"
+                return entry.verdict
+            fp = await to_thread.run_sync(self.upstream.fingerprint, repository, digest)
+            if fp == entry.fingerprint:
+                self.stats["revalidations"] += 1
+                request.state.cache = "revalidated"
+                self.cache.put(key, CacheEntry(fp, entry.verdict, entry.evaluated_at, time.monotonic(), generation))
+                return entry.verdict
+        request.state.cache = "miss"
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._evaluate(repository, digest, generation))
+            self._inflight[key] = task
+            task.add_done_callback(lambda _t: self._inflight.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def _evaluate(self, repository: str, digest: str, generation: int) -> Verdict:
+        self.stats["evaluations"] += 1
+        started = time.monotonic()
+        try:
+            verdict, fp = await to_thread.run_sync(self.upstream.evaluate, repository, digest)
+        except (UsageError, NotFoundError) as exc:
+            # a cartridge that cannot be read or is malformed cannot meet a policy: fail closed
+            verdict = Verdict(False, repository, digest, (), (), (f"cannot evaluate: {exc}",))
+            raise PolicyUnreadable(str(exc), verdict) from None
+        self.cache.put((repository, digest), CacheEntry(fp, verdict, started, started, generation))
+        return verdict
+
+    # ------------------------------------------------------------ pushes
+
+    async def put_manifest(self, request: Request, name: str, ref: str) -> Response:
+        body = await request.body()
+        if len(body) > MAX_MANIFEST_BYTES:
+            return oci_error(413, "SIZE_INVALID", f"manifest is {len(body)} bytes, over {MAX_MANIFEST_BYTES}")
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+        subject = None
+        if isinstance(doc, dict):
+            subj = doc.get("subject")
+            if isinstance(subj, dict) and isinstance(subj.get("digest"), str):
+                subject = subj["digest"]
+        # The same rule resolve uses (artifactType, else config.mediaType): a forger must not be able
+        # to slip an attestation past this check by moving its type into the config descriptor.
+        is_attestation = artifact_type_of(body) == ARTIFACT_ATTESTATION
+        if is_attestation:
+            problems = await to_thread.run_sync(self.upstream.verify_attestation, name, body)
+            if problems:
+                request.state.decision = "refused"
+                codes = list(dict.fromkeys(code for code, _ in problems))
+                return oci_error(
+                    403, "DENIED",
+                    f"level attestation refused: {', '.join(codes)} — " + "; ".join(m for _, m in problems[:5]),
+                    {"codes": codes, "problems": [{"code": c, "message": m} for c, m in problems]},
+                )
+            request.state.decision = "verified"
+        self.cache.invalidate(name)
+        resp = await self._send(request, content=body)
+        if resp.status_code not in (200, 201, 202) or subject is None:
+            return self._stream_back(resp, request)
+        await resp.aclose()
+        headers = self._response_headers(resp, request)
+        if not resp.headers.get("oci-subject"):
+            headers.append((b"oci-subject", subject.encode("latin-1")))
+            own = is_attestation and parse_own_tag(ref) is None
+            try:
+                await to_thread.run_sync(self.upstream.record_referrer, name, body, subject, own)
+            except AcxError as exc:
+                # the manifest is stored; its own tag or a later `referrers repair` makes it discoverable
+                log.warning("referrer index update for %s failed: %s", sha256_digest(body), exc)
+                request.state.index_error = str(exc)
+        self.cache.invalidate(name)
+        return self._with_headers(Response(b"", status_code=resp.status_code), headers)
+
+    # ------------------------------------------------------------ referrers
+
+    async def referrers(self, request: Request, name: str, digest: str) -> Response:
+        try:
+            check_digest(digest, "subject digest")
+        except UsageError as exc:
+            return oci_error(400, "DIGEST_INVALID", str(exc))
+        # The client's credentials decide whether it may read this repository at all.
+        probe = await self._send(request, method="HEAD", path=f"/v2/{name}/manifests/{digest}",
+                                 drop=("content-length", "content-type"), extra={"Accept": MANIFEST_ACCEPT})
+        await probe.aclose()
+        if probe.status_code in (401, 403):
+            return self._with_headers(Response(b"", status_code=probe.status_code),
+                                      self._response_headers(probe, request, drop=("content-length",)))
+        artifact_type = request.query_params.get("artifactType") or None
+        if probe.status_code == 404:
+            body: bytes = build_index([])
+        else:
+            body, source = await to_thread.run_sync(self.upstream.referrers_index, name, digest, artifact_type)
+            request.state.referrers_source = source
+        headers = {"Content-Type": MEDIA_INDEX, "Docker-Distribution-API-Version": "registry/2.0"}
+        if artifact_type:
+            headers["OCI-Filters-Applied"] = "artifactType"
+        return Response(body, status_code=200, headers=headers, media_type=MEDIA_INDEX)
+
+
+def create_app(config: GatewayConfig) -> tuple[ASGIApp, Gateway]:
+    """The ASGI app (access log around a Starlette app) and the handler object behind it."""
+    gw = Gateway(config)
+
+    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    app = Starlette(
+        routes=[
+            Route("/healthz", gw.healthz, methods=["GET"]),
+            Route("/readyz", gw.readyz, methods=["GET"]),
+            Route("/{path:path}", gw.handle, methods=methods),
+        ],
+        lifespan=gw.lifespan,
+    )
+    return AccessLog(app), gw

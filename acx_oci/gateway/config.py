@@ -1,0 +1,52 @@
+"""Gateway configuration: what ``acx-oci gateway`` was told (upstream, policy, trust, timings) and ``--listen``.
+
+The policy and trust objects are loaded by the CLI (``load_policy`` / ``load_trust``) and handed in already parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from acx_oci.errors import UsageError
+from acx_oci.evaluation.policy import Policy
+from acx_oci.trust.trustfile import Trust
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """Everything the gateway needs; the clock is injectable so tests can move time."""
+
+    upstream: str
+    policy: Policy
+    trust: Trust
+    timeout: float = 30.0
+    insecure: bool = False
+    fresh_seconds: float = 2.0
+    max_age_seconds: float = 300.0
+    max_referrers: int = 1000
+    clock: Callable[[], datetime] = field(default=utcnow)
+
+    @property
+    def upstream_origin(self) -> str:
+        parts = urlsplit(self.upstream)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UsageError(f"--upstream {self.upstream!r}: expected http(s)://HOST[:PORT]")
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
+    def upstream_host(self) -> str:
+        return urlsplit(self.upstream).netloc
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not host or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to 65535")
+    return host.strip("[]"), int(port)

@@ -1,0 +1,208 @@
+"""The gateway's own, synchronous reads and writes against the upstream (run in worker threads).
+
+Credentials: proxied requests carry the *client's* credentials. The gateway's
+own reads (policy evaluation, referrer listing, credential fetches) and its
+index/tag writes use the gateway's docker ``config.json`` credentials for the
+upstream, so it needs pull (and, for referrer index upkeep, push) access.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+from acx_oci.errors import NotFoundError, UsageError
+from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.evaluation.policy import evaluate
+from acx_oci.evaluation.requirements import Verdict
+from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.gateway.config import GatewayConfig
+from acx_oci.jsonio import parse_json
+from acx_oci.model.credential import status_entries
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, Descriptor, build_index, parse_manifest
+from acx_oci.oci.ref import Reference
+from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
+from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
+from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
+from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+
+_TYPE_CACHE_MAX = 10_000
+_STORES_MAX = 256
+
+
+def _status_urls(credential: dict[str, Any]) -> list[str]:
+    return [str(s["statusListCredential"]) for s in status_entries(credential)
+            if isinstance(s.get("statusListCredential"), str)]
+
+
+class Upstream:
+    """Synchronous access to the upstream through the project's own store (run in worker threads)."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        parts = urlsplit(config.upstream)
+        self.options = StoreOptions(plain_http=parts.scheme == "http", insecure=config.insecure,
+                                    timeout=config.timeout)
+        self._stores: OrderedDict[str, RegistryStore] = OrderedDict()
+        self._lock = threading.Lock()
+        self._types: OrderedDict[str, str | None] = OrderedDict()
+
+    def store(self, repository: str) -> RegistryStore:
+        with self._lock:
+            st = self._stores.get(repository)
+            if st is None:
+                st = RegistryStore(Reference(kind="registry", host=self.config.upstream_host, repository=repository),
+                                   self.options)
+                st.max_referrers = max(st.max_referrers, self.config.max_referrers)
+                self._stores[repository] = st
+                while len(self._stores) > _STORES_MAX:
+                    _, old = self._stores.popitem(last=False)
+                    old.close()
+            self._stores.move_to_end(repository)
+            return st
+
+    def close(self) -> None:
+        with self._lock:
+            for st in self._stores.values():
+                st.close()
+            self._stores.clear()
+
+    def artifact_type(self, repository: str, digest: str) -> str | None:
+        """artifactType of a manifest by digest (content-addressed, so cached for good)."""
+        with self._lock:
+            if digest in self._types:
+                return self._types[digest]
+        try:
+            raw, _, _ = self.store(repository).fetch_manifest_raw(digest)
+        except NotFoundError:
+            return None
+        at = artifact_type_of(raw)
+        with self._lock:
+            self._types[digest] = at
+            while len(self._types) > _TYPE_CACHE_MAX:
+                self._types.popitem(last=False)
+        return at
+
+    def fingerprint(self, repository: str, digest: str) -> tuple[str, ...]:
+        """What a verdict depends on besides the (immutable) manifest and the clock."""
+        st = self.store(repository)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            refs_f = pool.submit(list_referrers, st, digest, ARTIFACT_ATTESTATION)
+            tags = [t for t in st.list_tags() if t.startswith(STATUS_PREFIX)]
+            status = sorted(f"{t}={d}" for t, d in zip(tags, pool.map(self._manifest_digest(st), tags), strict=True))
+            refs = sorted(d.digest for d in refs_f.result()[0])
+        return (*refs, "|", *status)
+
+    @staticmethod
+    def _manifest_digest(st: RegistryStore) -> Callable[[str], str]:
+        def one(tag: str) -> str:
+            try:
+                return st.fetch_manifest_raw(tag)[2]
+            except NotFoundError:
+                return "gone"
+        return one
+
+    def evaluate(self, repository: str, digest: str) -> tuple[Verdict, tuple[str, ...]]:
+        """Fingerprint first, then resolve and evaluate: a change racing us only makes the entry stale."""
+        fp = self.fingerprint(repository, digest)
+        st = self.store(repository)
+        cart = load_cartridge(st, digest, self.config.trust)
+        resolution = resolve_loaded(st, cart, self.config.trust, now=self.config.clock(),
+                                    allow_unknown_status=False,
+                                    limits=ResolveLimits(max_referrers=self.config.max_referrers),
+                                    reference=f"{self.config.upstream_host}/{repository}@{digest}")
+        return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
+
+    def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:
+        """Problems (code, sentence) with a level-attestation manifest about to be PUT; empty if it verifies."""
+        try:
+            manifest = parse_manifest(raw, "level attestation")
+        except UsageError as exc:
+            return [("manifest_invalid", str(exc))]
+        if manifest.subject is None:
+            return [("subject_missing", "a level attestation must have a subject (the cartridge manifest)")]
+        layer = credential_layer(manifest)
+        if layer is None:
+            return [("schema_invalid", "expected exactly one application/vc credential layer")]
+        st = self.store(repository)
+        try:
+            cred_raw = st.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
+        except NotFoundError:
+            return [("credential_missing", f"credential blob {layer.digest} is not in {repository}; "
+                                           "upload blobs before the manifest")]
+        try:
+            credential = parse_json(cred_raw, f"credential {layer.digest}")
+        except UsageError as exc:
+            return [("schema_invalid", str(exc))]
+        if not isinstance(credential, dict):
+            return [("schema_invalid", "the credential is not a JSON object")]
+        try:
+            cart = load_cartridge(st, manifest.subject.digest, self.config.trust)
+        except NotFoundError:
+            return [("subject_missing", f"subject {manifest.subject.digest} is not a manifest in {repository}")]
+        except UsageError as exc:
+            return [("subject_not_cartridge", str(exc))]
+        status_list = None
+        for url in _status_urls(credential):
+            found = fetch_status_list(st, url)
+            if found is not None:
+                status_list = found[0]
+                break
+        evidence: dict[str, bytes] = {}
+        layers = evidence_layers(manifest)
+        if layers:
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                blobs = pool.map(lambda d: st.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES), layers)
+                evidence = {d.digest: b for d, b in zip(layers, blobs, strict=True)}
+        ctx = VerifyContext(
+            trust=self.config.trust, now=self.config.clock(), expected_rom_digest=cart.rom_digest,
+            expected_manifest_digest=manifest.subject.digest, cartridge_controller=cart.controller,
+            rom_signer=cart.signer, rom_signer_key=cart.signature.key, status_list=status_list,
+            allow_unknown_status=False, evidence=evidence,
+        )
+        result = verify_level_credential(credential, ctx)
+        return [(c.code, c.message) for c in result.checks if not c.ok]
+
+    def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
+        """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""
+        st = self.store(repository)
+        manifest = parse_manifest(raw, "referrer manifest")
+        if own_tag:
+            st.push_manifest(raw, manifest.media_type, referrer_tag(manifest.digest, subject_digest))
+        st.write_referrers_index(subject_digest, [descriptor_for_referrer(manifest)])
+
+    def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
+        refs, source = list_referrers(self.store(repository), digest, artifact_type)
+        return build_index(refs), source
+
+
+def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:
+    """The gateway's only referrers listing: the descriptors and the path the store took (api/fallback).
+
+    ``last_referrers_source`` is per-thread state of the store, so it is read here, in the listing thread.
+    """
+    refs = st.referrers(digest, artifact_type)
+    return refs, st.last_referrers_source
+
+
+def artifact_type_of(raw: bytes) -> str | None:
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:
+        return None
+    at = doc.get("artifactType")
+    if isinstance(at, str):
+        return at
+    cfg = doc.get("config")
+    mt = cfg.get("mediaType") if isinstance(cfg, dict) else None
+    return mt if isinstance(mt, str) else None
