@@ -84,6 +84,9 @@ def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bmodel.Benchmark, l
         def descriptor(self) -> dict[str, object]:
             return {"name": "flaky"}
 
+        def record_fields(self) -> dict[str, object]:
+            return {}
+
         def solve(self, task: dict[str, object], rom_digest: str) -> SolverResult:
             n = int(str(task["id"])[-1])
             return SolverResult(["lane-error", "invalid", "withheld", "certified-pass", "model-fail"][n % 5])
@@ -95,6 +98,8 @@ def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bmodel.Benchmark, l
         if g.outcome not in gamerecords.RATED:
             assert g.predicate["ratingBefore"] == g.predicate["ratingAfter"]
     assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
+    # 40% of the draws ended lane-error or withheld: the examiner is suspect, nothing is issued.
+    assert not r.issued and r.reasons[0].startswith("examiner_unreliable")
 
 
 def test_game_records_sign_verify_and_replay(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:

@@ -8,6 +8,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     keys_cmd,
     policy_cmd,
     referrers_cmd,
+    sandbox_cmd,
     vc_cmd,
 )
 from acx_oci.cli.main import main

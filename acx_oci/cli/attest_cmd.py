@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -15,24 +16,22 @@ from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
-from acx_oci.solvers.command import CommandSolver
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
 
 
-def _solver(kind: str, competence: float | None, agent_cmd: str | None) -> Solver:
+def _solver(kind: str | None, competence: float | None) -> Solver | None:
+    """None is the ROM solver (the default); ``reference`` with ``--competence`` is a simulation."""
+    if kind is None:
+        kind = "reference" if competence is not None else "rom"
     if kind == "reference":
         if competence is None:
-            raise UsageError("--solver reference needs --competence N")
-        if agent_cmd is not None:
-            raise UsageError("--agent-cmd is only for --solver command")
+            raise UsageError("--solver reference needs --competence N (the simulated agent's skill)")
         return ReferenceSolver(competence)
-    if agent_cmd is None:
-        raise UsageError("--solver command needs --agent-cmd CMD")
     if competence is not None:
-        raise UsageError("--competence is only for --solver reference")
-    return CommandSolver(agent_cmd)
+        raise UsageError("--competence is only for --solver reference (the ROM solver runs the ROM itself)")
+    return None
 
 
 def _render(outcome: AttestOutcome) -> None:
@@ -64,10 +63,12 @@ def _render(outcome: AttestOutcome) -> None:
 @click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The verifier's key (PREFIX.key): unseals the slice, signs records and the credential.")
 @click.option("--issuer", required=True, metavar="DID", help="The verifier's DID (must differ from the cartridge's).")
-@click.option("--solver", "solver_kind", type=click.Choice(["reference", "command"]), default="reference",
-              show_default=True, help="reference: deterministic stand-in; command: run a real agent.")
+@click.option("--solver", "solver_kind", type=click.Choice(["rom", "reference"]),
+              help="rom (default): run the ROM's own signed runtime in a bubblewrap sandbox whose containment is "
+                   "proven on this run; reference: a deterministic simulation (its credentials say so).")
 @click.option("--competence", type=float, help="Reference solver: the simulated agent's skill (e.g. 33).")
-@click.option("--agent-cmd", help="Command solver: shell command run in each task's fresh workspace.")
+@click.option("--jobs", type=click.IntRange(min=1, max=256), default=os.cpu_count() or 1, show_default=True,
+              help="Games played at once (ratings are computed afterwards in draw order: same result for any N).")
 @click.option("--games", type=int, help="Games to play (default min(90, held-out size)).")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path.home() / ".acx-oci" / "verifier", show_default=True,
@@ -80,8 +81,8 @@ def _render(outcome: AttestOutcome) -> None:
               help="Only write files: don't publish the status list or push the attestation.")
 @registry_options
 @json_option
-def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str,
-                   competence: float | None, agent_cmd: str | None, games: int | None, state_dir: Path,
+def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str | None,
+                   competence: float | None, jobs: int, games: int | None, state_dir: Path,
                    cooldown: str, out_dir: Path, no_push: bool, plain_http: bool, insecure: bool, timeout: float,
                    as_json: bool) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
@@ -91,18 +92,27 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     by the ROM digest, rates every game with TrueSkill and issues a signed
     level credential only if sigma < 1.5 over at least 30 games.
 
+    The ROM solver (default) runs the ROM's own runtime.command for every
+    task inside bubblewrap (no network, unprivileged, read-only /rom, a fresh
+    /workspace) and grades in a separate sandbox. Containment is proven first
+    by probes in the very same sandbox; unproven -> every game withheld,
+    NOT ISSUED containment_unproven. `acx-oci sandbox check` runs the probes
+    alone.
+
     \b
     Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
     3 registry failure.
 
     \b
     Example:
+      acx-oci attest registry.example/acme/py-agent:1.0.0 --benchmark registry.example/acme/bench-py:2026.07.1 \\
+          --key keys/verifier.key --issuer did:web:verifier.example.com --state ./state -o ./att
       acx-oci attest registry.example/acme/dag-agent:1.0.0 --benchmark registry.example/acme/bench:2026.07.1 \\
-          --key keys/verifier.key --issuer did:web:verifier.example.com --competence 33 --state ./state -o ./att
+          --key keys/verifier.key --issuer did:web:verifier.example.com --competence 33 --state ./state -o ./sim
     """
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
-    solver = _solver(solver_kind, competence, agent_cmd)
+    solver = _solver(solver_kind, competence)
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
     progress_bar: Any = None
@@ -124,6 +134,7 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     show_progress = not as_json and sys.stderr.isatty()
     req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
+                        jobs=jobs, secret_paths=(key,),
                         store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
                         progress=progress if show_progress else None, push=not no_push)
     try:

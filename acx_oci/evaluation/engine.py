@@ -11,17 +11,29 @@ and no signing here: the caller timestamps, signs and stores.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.solver import Solver
+from acx_oci.evaluation.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
-from acx_oci.model.gamerecords import CERTIFIED_PASS, OUTCOMES, RATED, predicate, task_commitment
+from acx_oci.model.gamerecords import (
+    CERTIFIED_PASS,
+    LANE_ERROR,
+    OUTCOMES,
+    RATED,
+    WITHHELD,
+    predicate,
+    task_commitment,
+)
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90
+# Reason codes that lead NOT ISSUED reasons (the text after the colon is for people).
+CONTAINMENT_UNPROVEN = "containment_unproven"
+EXAMINER_UNRELIABLE = "examiner_unreliable"
 
 
 def draw_key(rom_digest: str, task_id: str) -> str:
@@ -117,18 +129,55 @@ def gate(rating: ts.Rating, rated: int, sigma_max: float, min_games: int) -> lis
     return reasons
 
 
+def _played(solver: Solver, order: list[dict[str, Any]], rom_digest: str, jobs: int) -> Iterator[SolverResult]:
+    """Solver results in draw order; with ``jobs`` > 1 up to that many games run at once.
+
+    Games are independent once drawn, so running them in parallel changes nothing that is rated:
+    results are consumed in draw order and rated afterwards, exactly as a serial run would.
+    """
+    if jobs <= 1:
+        for task in order:
+            yield solver.solve(task, rom_digest)
+        return
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="acx-game") as pool:
+        futures = [pool.submit(solver.solve, task, rom_digest) for task in order]
+        try:
+            for fut in futures:
+                yield fut.result()
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+def review(games: list[Game], draws: int) -> list[str]:
+    """Seed 003's harness review: unproven containment, or a suspect examiner, withholds the level.
+
+    Containment takes precedence: when the sandbox was not proven every game is withheld, and the
+    examiner is not "unreliable", it never ran. Otherwise more than 10% of drawn games ending in
+    ``lane-error`` or ``withheld`` means the examiner, not the model, is in doubt.
+    """
+    if any(g.facts.get("conditions", {}).get("containment") is False for g in games):
+        return [f"{CONTAINMENT_UNPROVEN}: the sandbox's containment was not proven on this run; "
+                "every game is withheld"]
+    broken = sum(g.outcome in (LANE_ERROR, WITHHELD) for g in games)
+    if draws and broken * 10 > draws:
+        return [f"{EXAMINER_UNRELIABLE}: {broken} of {draws} drawn games ended lane-error or withheld "
+                "(more than 10%); a suspect examiner may not blame the model"]
+    return []
+
+
 def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]], commitment_key: bytes,
-        solver: Solver, params: Params = Params(),
+        solver: Solver, params: Params = Params(), jobs: int = 1,
         on_game: Callable[[Game, ts.Rating], None] | None = None) -> Result:
     """Play the first N tasks of the draw order; rate, gate, and return every game's predicate."""
     n = params.resolve_games(len(held_out))
     order = draw_order(rom_digest, held_out)[:n]
     solver_desc = solver.descriptor()
+    extra_all = solver.record_fields()
     rating = params.model.initial()
     games: list[Game] = []
     passes = rated = 0
-    for number, task in enumerate(order, 1):
-        res = solver.solve(task, rom_digest)
+    for number, (task, res) in enumerate(zip(order, _played(solver, order, rom_digest, jobs), strict=True), 1):
         if res.outcome not in OUTCOMES:
             raise UsageError(f"solver returned an unknown outcome {res.outcome!r}")
         before = rating
@@ -139,12 +188,13 @@ def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]
         pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
                          difficulty=task["difficulty"], outcome=res.outcome, rating_before=before,
                          rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
-                         solver=solver_desc)
+                         solver=solver_desc, extra={**extra_all, **({"conditions": res.facts["conditions"]}
+                                                                    if "conditions" in res.facts else {})})
         game = Game(number, str(task["id"]), res.outcome, res.detail, pred, res.transcript, dict(res.facts))
         games.append(game)
         if on_game is not None:
             on_game(game, rating)
-    reasons = gate(rating, rated, params.sigma_max, params.min_games)
+    reasons = review(games, n) or gate(rating, rated, params.sigma_max, params.min_games)
     recorded = {"games": n, "gamesRequested": params.games, "defaultMaxGames": DEFAULT_MAX_GAMES,
                 "heldOutSize": len(held_out), "sigmaMax": params.sigma_max, "minGames": params.min_games,
                 **params.model.to_json(), "draw": "sha256(romDigest|draw|taskId) ascending",

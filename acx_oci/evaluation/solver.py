@@ -27,5 +27,10 @@ class Solver(Protocol):
         """What every game record names as its ``solver`` (no secrets, no task ids)."""
         ...
 
+    def record_fields(self) -> dict[str, Any]:
+        """Fields every game record of this run carries (``runtimeDigest``, ``containment``); ``{}`` if none."""
+        ...
+
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        """Play one task; must be safe to call from several threads at once (``--jobs``)."""
         ...

@@ -10,14 +10,17 @@ cooldown per try.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from acx_oci import sandbox
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
@@ -28,14 +31,15 @@ from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
-from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING
+from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
-from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.ledger import Ledger, StatusList
+from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
@@ -60,9 +64,11 @@ class AttestRequest:
     cartridge_ref: str
     benchmark_ref: str
     verifier: Identity  # its ``did`` is the issuer
-    solver: Solver
+    solver: Solver | None  # None: the ROM solver (the ROM's own runtime, sandboxed); a Solver: a simulation
     out_dir: Path
     state_dir: Path
+    jobs: int = 1  # games played at once (rated afterwards in draw order: the same result for any value)
+    secret_paths: tuple[Path, ...] = ()  # the signing key file(s): the containment probes prove them absent
     games: int | None = None
     cooldown: timedelta = DEFAULT_COOLDOWN
     sigma_max: float = DEFAULT_SIGMA_MAX
@@ -164,7 +170,12 @@ def attest(req: AttestRequest) -> AttestOutcome:
     bench_digest = bench_store.resolve(bench_ref.target).digest
     remote = bm.fetch(bench_store, bench_digest)
     descriptor = remote.descriptor
-    solver_desc = req.solver.descriptor()
+    runtime = runtime_of(cart.rom)
+    if req.solver is not None and req.solver.descriptor().get("name") != "reference":
+        raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
+                         "may issue; nothing that signs runs another command")
+    solver_desc = req.solver.descriptor() if req.solver is not None else \
+        {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime) if runtime else None}
     pinned_cart = str(cart_ref.with_digest(cart_digest))
     outcome = AttestOutcome(REFUSED, [], cart.rom_digest, cart_digest)
 
@@ -173,6 +184,9 @@ def attest(req: AttestRequest) -> AttestOutcome:
         detail = "; ".join(cart.problems) if cart.problems else cart.signature.reason
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(verifier, cart)
+    if req.solver is None and runtime is None:
+        reasons.append("runtime: the ROM declares no runtime, so there is nothing a verifier can run; "
+                       "only a simulation (--solver reference) is possible")
     claimed = {c.id for c in cart.capabilities}
     if remote.capability["id"] not in claimed:
         shown = ", ".join(c.display(with_domain=True) for c in cart.capabilities) or "none"
@@ -214,6 +228,26 @@ def attest(req: AttestRequest) -> AttestOutcome:
     return outcome
 
 
+@contextlib.contextmanager
+def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver]:
+    """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
+
+    The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
+    if any probe succeeds (or bubblewrap is missing) the proof is ``proven: false`` and every game is withheld.
+    """
+    runtime = runtime_of(cart.rom)
+    assert runtime is not None  # refused before any attempt when absent
+    store = open_store(parse_reference(req.cartridge_ref), req.store_options)
+    rom_dir = new_rom_dir()
+    try:
+        materialize_rom(rom_files(store, cart), rom_dir / "rom")
+        secrets = (*req.secret_paths, req.state_dir)
+        proof = sandbox.check(secrets, game_spec(rom_dir / "rom", runtime))
+        yield RomSolver(rom_dir / "rom", runtime, proof)
+    finally:
+        shutil.rmtree(rom_dir, ignore_errors=True)
+
+
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          params: engine.Params, ledger: Ledger, clock: Callable[[], datetime]) -> None:
     verifier = req.verifier
@@ -226,8 +260,11 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
         if req.progress:
             req.progress(game.number, total, f"{game.outcome}  mu={rating.mu:.2f} sigma={rating.sigma:.2f}")
 
-    result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=unsealed.held_out,
-                        commitment_key=unsealed.commitment_key, solver=req.solver, params=params, on_game=on_game)
+    with contextlib.ExitStack() as stack:
+        solver = req.solver if req.solver is not None else stack.enter_context(_rom_solver(req, cart))
+        result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=unsealed.held_out,
+                            commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
+                            on_game=on_game)
     outcome.result = result
     out = req.out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -235,17 +272,23 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
     records: list[gamerecords.GameRecord] = []
     games_json = []
     for g in result.games:
-        rec = gamerecords.sign_game(g.predicate, verifier)
+        pred = dict(g.predicate)
+        sealed_transcript = None
+        if g.transcript is not None:
+            # A transcript would reveal the held-out task: sealed to the verifier, never in the clear;
+            # the record names the digest of the sealed bytes (per run: the sealing key is random).
+            sealed_transcript = canonical(seal(g.transcript, [me], TRANSCRIPT_SEAL_INFO))
+            if pred["solver"].get("name") == "rom":
+                pred["transcriptDigest"] = sha256_digest(sealed_transcript)
+        rec = gamerecords.sign_game(pred, verifier)
         records.append(rec)
         path = _write(out / "games" / f"game-{g.number:04d}.dsse.json", rec.raw)
         outcome.record_paths.append(path)
         entry: dict[str, Any] = {"game": g.number, "outcome": g.outcome, "detail": g.detail,
                                  "taskCommitment": g.predicate["taskCommitment"], "record": rec.digest,
                                  "path": str(path.relative_to(out))}
-        if g.transcript is not None:
-            # A transcript would reveal the held-out task: sealed to the verifier, never in the clear.
-            sealed = canonical(seal(g.transcript, [me], TRANSCRIPT_SEAL_INFO))
-            tpath = _write(out / "transcripts" / f"game-{g.number:04d}.sealed.json", sealed)
+        if sealed_transcript is not None:
+            tpath = _write(out / "transcripts" / f"game-{g.number:04d}.sealed.json", sealed_transcript)
             entry["transcript"] = str(tpath.relative_to(out))
         games_json.append(entry)
     outcome.reasons = list(result.reasons)

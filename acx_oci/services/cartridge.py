@@ -19,7 +19,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
 from acx_oci.files import load_yaml_or_json_file, read_bytes
 from acx_oci.jsonio import parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
@@ -308,6 +308,7 @@ def write_directory(store: Store, loaded: LoadedCartridge, out: Path) -> list[Pa
         "controller": loaded.controller,
         "capabilities": loaded.rom.get("capabilities") or [],
         "policy": loaded.rom.get("policy") or {},
+        **({"runtime": loaded.rom["runtime"]} if loaded.rom.get("runtime") is not None else {}),
     }
     (out / "cartridge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
     written.append(out / "cartridge.yaml")
@@ -323,3 +324,20 @@ def write_directory(store: Store, loaded: LoadedCartridge, out: Path) -> list[Pa
     (out / "rom.json").write_bytes(loaded.rom_bytes)
     written.append(out / "rom.json")
     return written
+
+
+def rom_files(store: Store, loaded: LoadedCartridge) -> dict[str, bytes]:
+    """The ROM's files by the paths and digests the signed ROM lists (each download digest-verified).
+
+    This is what a verifier runs: the ROM manifest is the signed truth, layer titles are not consulted.
+    """
+    if loaded.signature_status == STATUS_TAMPERED:
+        raise VerificationError("refusing to materialise a tampered ROM")
+    out: dict[str, bytes] = {}
+    for entry in loaded.rom.get("files") or []:
+        rel = safe_relative_path(str(entry["path"]))
+        data = store.fetch_blob(str(entry["digest"]), MAX_ROM_BYTES * 16)
+        if len(data) != int(entry["size"]):
+            raise IntegrityError(f"ROM file {rel}: {len(data)} bytes, the ROM lists {entry['size']}")
+        out[rel] = data
+    return out

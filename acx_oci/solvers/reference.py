@@ -40,6 +40,9 @@ class ReferenceSolver:
         c: float | int = int(self.competence) if float(self.competence).is_integer() else self.competence
         return {"name": "reference", "version": 1, "competence": c}
 
+    def record_fields(self) -> dict[str, Any]:
+        return {}
+
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
         u = reference_uniform(rom_digest, str(task["id"]), self.competence)
         p = ts.win_probability(self.competence, float(task["difficulty"]), self.beta)

@@ -1,0 +1,193 @@
+"""The ROM solver: the verifier runs the cartridge's own signed ROM, never a command it typed.
+
+For each drawn task the ROM's ``runtime.command`` (signed, inside the ROM
+digest) runs in a bubblewrap sandbox whose containment was proven on this run
+with the same spec (:func:`acx_oci.sandbox.check`): ROM files read-only at
+``/rom``, the task at ``/workspace``, the prompt at ``/task/PROMPT.md``, no
+network, an unprivileged uid, rlimits and a wall-clock kill. The submitted
+tree is then graded in a *separate* sandbox (:func:`acx_oci.sandbox.grade`):
+Debian's pytest, hidden tests read-only, the submission as data.
+
+Each game carries seed 003's run conditions, recorded separately:
+
+* ``grader`` — the graded tree hashes to the submitted one (else ``invalid``);
+* ``containment`` — the run's probe results (unproven: every game ``withheld``);
+* ``provenance`` — ``romDigest``, ``runtimeDigest``, ``taskCommitment`` are in the record;
+* ``integrity`` — a report inconsistent with pytest's exit code, or a pass on a
+  workspace the agent never changed (an *unsubmitted green*: the exam is broken),
+  is ``invalid``, never a pass;
+* ``harness`` — a grader that cannot start or times out is a ``lane-error``
+  (the engine withholds the level when more than 10% of games end so).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
+from acx_oci.model.rom import runtime_digest, runtime_limits
+from acx_oci.sandbox import SandboxSpec, give_to_sandbox, grade, run, staging_dir
+from acx_oci.sandbox.tree import tree_digest, write_files
+
+DEFAULT_GRADER_SECONDS = 120.0
+MAX_TRANSCRIPT_TEXT = 16 * 1024
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def game_spec(rom_dir: Path, runtime: dict[str, Any], *, rootfs: Path | None = None,
+              workspace: Path | None = None, task_dir: Path | None = None) -> SandboxSpec:
+    """The one sandbox spec every game of a run uses (and the containment probes run in).
+
+    ``workspace``/``task_dir`` default to empty placeholders so the probe run binds the same paths.
+    """
+    limits = runtime_limits(runtime)
+    env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+           **{str(k): str(v) for k, v in (runtime.get("env") or {}).items()},
+           "ACX_ROM": "/rom", "ACX_WORKSPACE": "/workspace", "ACX_PROMPT_FILE": "/task/PROMPT.md"}
+    ro: list[tuple[Path, str]] = [(rom_dir, "/rom")]
+    if task_dir is not None:
+        ro.append((task_dir, "/task"))
+    rw = ((workspace, "/workspace"),) if workspace is not None else ()
+    return SandboxSpec(rootfs=rootfs, ro_binds=tuple(ro), rw_binds=rw, env=env, chdir="/workspace" if rw else "/",
+                       time_seconds=float(limits["timeSeconds"]), memory_mib=int(limits["memoryMiB"]),
+                       pids=int(limits["pids"]), disk_mib=int(limits["diskMiB"]),
+                       file_size_mib=min(int(limits["diskMiB"]), 1024))
+
+
+def _text(data: bytes) -> str:
+    return data[:MAX_TRANSCRIPT_TEXT].decode("utf-8", "replace")
+
+
+def materialize_rom(files: dict[str, bytes], into: Path) -> Path:
+    """Write the (already digest-verified) ROM files read-only under ``into``; directories 0755, files 0444."""
+    into.mkdir(mode=0o755, parents=True, exist_ok=True)
+    into.chmod(0o755)
+    for rel, data in sorted(files.items()):
+        target = (into / rel).resolve()
+        if into.resolve() not in target.parents:
+            raise AcxError(f"ROM file {rel!r} leaves the ROM directory")
+        for parent in reversed(target.relative_to(into.resolve()).parents):
+            d = into / parent
+            if not d.exists():
+                d.mkdir(mode=0o755)
+                d.chmod(0o755)
+        target.write_bytes(data)
+        target.chmod(0o555 if rel.endswith((".sh", ".py")) else 0o444)
+    return into
+
+
+class RomSolver:
+    """Plays each task with the ROM's own runtime, in a sandbox proven on this run; grades in another."""
+
+    def __init__(self, rom_dir: Path, runtime: dict[str, Any], containment: dict[str, Any], *,
+                 rootfs: Path | None = None, grader_seconds: float = DEFAULT_GRADER_SECONDS) -> None:
+        self.rom_dir = rom_dir
+        self.runtime = runtime
+        self.runtime_digest = runtime_digest(runtime)
+        self.containment = containment
+        self.rootfs = rootfs
+        self.grader_seconds = grader_seconds
+
+    def descriptor(self) -> dict[str, Any]:
+        return {"name": "rom", "version": 1, "runtimeDigest": self.runtime_digest,
+                "sandbox": {"name": "bubblewrap", "version": self.containment.get("version"),
+                            "network": "none", "limits": runtime_limits(self.runtime)},
+                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests read-only, "
+                          "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
+
+    def record_fields(self) -> dict[str, Any]:
+        """What every game record of this run carries besides the outcome."""
+        return {"runtimeDigest": self.runtime_digest, "containment": self.containment}
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        if not self.containment.get("proven"):
+            failed = [p["name"] for p in self.containment.get("probes") or [] if not p.get("ok")]
+            why = ", ".join(failed) or str(self.containment.get("error") or "no proof")
+            return SolverResult(WITHHELD, f"containment unproven ({why})",
+                                facts={"conditions": {"containment": False}})
+        grader = task.get("grader") or {}
+        if grader.get("kind") != "pytest":
+            return SolverResult(LANE_ERROR, f"the rom solver cannot grade a {grader.get('kind')!r} task")
+        root = staging_dir("acx-game-")
+        try:
+            return self._play(task, rom_digest, root)
+        except (OSError, AcxError) as exc:
+            return SolverResult(LANE_ERROR, f"harness error: {type(exc).__name__}")
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    def _play(self, task: dict[str, Any], rom_digest: str, root: Path) -> SolverResult:
+        grader = task["grader"]
+        ws, taskdir, hidden = root / "workspace", root / "task", root / "hidden"
+        for d in (ws, taskdir, hidden):
+            d.mkdir(mode=0o755)
+        write_files(ws, (task.get("workspace") or {}).get("files") or {})
+        start = tree_digest(ws)
+        (taskdir / "PROMPT.md").write_text(str(task.get("prompt", "")), "utf-8")
+        (taskdir / "PROMPT.md").chmod(0o444)
+        for p in ws.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        spec = game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws, task_dir=taskdir)
+        give_to_sandbox(ws, spec)
+        limit = float(task.get("timeLimitSeconds") or spec.time_seconds)
+        agent = run(spec, list(self.runtime["command"]), time_seconds=min(limit, spec.time_seconds))
+        transcript: dict[str, Any] = {
+            "taskId": task["id"], "romDigest": rom_digest, "runtimeDigest": self.runtime_digest,
+            "agent": {"exitCode": agent.returncode, "timedOut": agent.timed_out,
+                      "seconds": round(agent.wall_seconds, 3), "stdout": _text(agent.stdout),
+                      "stderr": _text(agent.stderr)},
+        }
+        conditions: dict[str, Any] = {"containment": True}
+
+        def done(outcome: str, detail: str, **facts: Any) -> SolverResult:
+            transcript["outcome"], transcript["detail"] = outcome, detail
+            return SolverResult(outcome, detail, json.dumps(transcript, sort_keys=True).encode("utf-8"),
+                                {**facts, "conditions": conditions})
+
+        if agent.timed_out:
+            # A real result: otherwise hanging on hard tasks would keep them unrated.
+            conditions.update(grader=None, integrity=None, harness=True)
+            return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit", agentTimedOut=True)
+        submitted = tree_digest(ws)
+        transcript["workspaceDigest"] = submitted
+        write_files(hidden, grader.get("files") or {})
+        # The grader's limits and environment are the verifier's, never the ROM's (a ROM could otherwise
+        # starve its grader into lane errors, or hand it variables).
+        gseconds = float(grader.get("timeLimitSeconds") or self.grader_seconds)
+        gspec = SandboxSpec(rootfs=self.rootfs, time_seconds=gseconds, memory_mib=2048, pids=256)
+        graded = grade(ws, hidden, spec=gspec, time_seconds=gseconds)
+        transcript["grader"] = {"exitCode": graded.returncode, "timedOut": graded.timed_out,
+                                "reportConsistent": graded.report_ok, "counts": graded.counts(),
+                                "failing": sorted(graded.failing()), "stdout": _text(graded.stdout)}
+        facts = {"workspaceDigest": submitted, "gradedDigest": graded.graded_digest,
+                 "agentExit": agent.returncode}
+        conditions["grader"] = graded.graded_digest == submitted
+        conditions["harness"] = not graded.timed_out
+        expected = grader.get("expectedTests")
+        consistent = graded.report_ok and (expected is None or len(graded.tests) == expected)
+        unsubmitted_green = graded.passed and submitted == start
+        conditions["integrity"] = consistent and not unsubmitted_green
+        if not conditions["grader"]:
+            return done(INVALID, "graded tree does not hash to the submitted workspace", **facts)
+        if graded.timed_out:
+            return done(LANE_ERROR, "grader timed out", **facts)
+        if unsubmitted_green:
+            return done(INVALID, "the untouched starting tree passes: the exam is broken, not solved", **facts)
+        if not consistent:
+            if graded.returncode not in (0, 1):
+                return done(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})", **facts)
+            return done(INVALID, "the grader's report is inconsistent with its exit code or test count", **facts)
+        if graded.passed:
+            return done(CERTIFIED_PASS, "hidden tests passed", **facts)
+        return done(MODEL_FAIL, f"hidden tests failed ({len(graded.failing())} of {len(graded.tests)})", **facts)
+
+
+def new_rom_dir() -> Path:
+    """A fresh, sandbox-readable directory to materialise a ROM into."""
+    return Path(tempfile.mkdtemp(prefix="acx-rom-"))
