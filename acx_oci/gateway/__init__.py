@@ -295,7 +295,7 @@ class Upstream:
             refs_f = pool.submit(st.referrers, digest, ARTIFACT_ATTESTATION)
             tags = [t for t in st.list_tags() if t.startswith(STATUS_PREFIX)]
             status = sorted(f"{t}={d}" for t, d in zip(tags, pool.map(self._manifest_digest(st), tags), strict=True))
-            refs = sorted(d.digest for d in refs_f.result())
+            refs = sorted(d.digest for d in refs_f.result().descriptors)
         return (*refs, "|", *status)
 
     @staticmethod
@@ -378,8 +378,8 @@ class Upstream:
 
     def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
         st = self.store(repository)
-        refs = st.referrers(digest, artifact_type)
-        return build_index(refs), st.last_referrers_source
+        listing = st.referrers(digest, artifact_type)
+        return build_index(listing.descriptors), listing.source
 
 
 def _artifact_type_of(raw: bytes) -> str | None:
