@@ -160,9 +160,9 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     assert upstream.fetch_manifest(accepted.digest).subject is not None
     assert accepted.digest in [d.digest for d in upstream.read_referrers_index(subject)]
     assert referrer_tag(accepted.digest, subject) in upstream.list_tags()
-    assert [d.digest for d in upstream.referrers(subject)] == [accepted.digest]
+    assert [d.digest for d in upstream.referrers(subject).descriptors] == [accepted.digest]
     # nothing refused reached the upstream
-    assert len(upstream.referrers(subject)) == 1
+    assert len(upstream.referrers(subject).descriptors) == 1
 
     # GET referrers through the gateway: a valid OCI image index, with the artifactType filter
     url = f"http://{gw.address}/v2/lab/agent/referrers/{subject}"
@@ -210,8 +210,9 @@ def test_resolve_through_gateway_uses_native_referrers_api(world: World, gw: Run
     upstream_store = RegistryStore(parse_reference(world.ref("strong")), StoreOptions())
     r1 = resolve_cartridge(through_store, "1", trust, now=now)
     r2 = resolve_cartridge(upstream_store, "1", trust, now=now)
-    assert through_store.last_referrers_source == "api"
-    assert upstream_store.last_referrers_source == "fallback"
+    subject = through_store.resolve("1").digest
+    assert through_store.referrers(subject).source == "api"
+    assert upstream_store.referrers(subject).source == "fallback"
     assert r1.to_json() | {"reference": ""} == r2.to_json() | {"reference": ""}
 
 

@@ -145,14 +145,16 @@ def test_layout_referrers_by_subject(tmp_path: Path) -> None:
     # a referrer of the other cartridge must not show up
     s.push_referrer(build_manifest(ARTIFACT_ATTESTATION, [], subject=Descriptor(MEDIA_MANIFEST, other.digest,
                                                                                   other.size)), other.digest)
-    found = s.referrers(cart.digest)
-    assert s.last_referrers_source == "scan"
+    listing = s.referrers(cart.digest)
+    assert listing.source == "scan" and not listing.partial
+    found = listing.descriptors
     assert [d.digest for d in found] == [d.digest for d in pushed]
     assert found[0].annotations == {"n": "0"} and found[0].artifact_type == ARTIFACT_ATTESTATION
-    only = s.referrers(cart.digest, ARTIFACT_ATTESTATION)
+    only = s.referrers(cart.digest, ARTIFACT_ATTESTATION).descriptors
     assert [d.digest for d in only] == [d.digest for d in pushed[:2]]
     # a fresh store (no cache) sees the same, and they are listed in index.json
-    assert [d.digest for d in _layout(tmp_path / "lay").referrers(cart.digest)] == [d.digest for d in pushed]
+    fresh = _layout(tmp_path / "lay").referrers(cart.digest).descriptors
+    assert [d.digest for d in fresh] == [d.digest for d in pushed]
     listed = {e["digest"] for e in json.loads((tmp_path / "lay" / "index.json").read_bytes())["manifests"]}
     assert {d.digest for d in pushed} <= listed
     with pytest.raises(UsageError, match="subject must be"):

@@ -48,7 +48,7 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
     """
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
-    refs = store.referrers(desc.digest, artifact_type)
+    refs = store.referrers(desc.digest, artifact_type).descriptors
     if as_json:
         emit_json({"subject": desc.digest, "referrers": [
             {"digest": d.digest, "mediaType": d.media_type, "artifactType": d.artifact_type, "size": d.size,

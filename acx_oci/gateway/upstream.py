@@ -185,12 +185,9 @@ class Upstream:
 
 
 def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:
-    """The gateway's only referrers listing: the descriptors and the path the store took (api/fallback).
-
-    ``last_referrers_source`` is per-thread state of the store, so it is read here, in the listing thread.
-    """
-    refs = st.referrers(digest, artifact_type)
-    return refs, st.last_referrers_source
+    """The gateway's only referrers listing: the descriptors and the path the store took (api/fallback)."""
+    listing = st.referrers(digest, artifact_type)
+    return listing.descriptors, listing.source
 
 
 def artifact_type_of(raw: bytes) -> str | None:

@@ -35,7 +35,7 @@ from acx_oci.oci.model import (
 )
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
-from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads
+from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing
 
 REF_NAME = "org.opencontainers.image.ref.name"
 LAYOUT_FILE = "oci-layout"
@@ -66,8 +66,6 @@ class LayoutStore(ManifestReads):
             raise UsageError(f"{reference}: not an OCI layout reference")
         self.reference = reference
         self.root = Path(reference.path)
-        self.last_referrers_source: str | None = None
-        self.last_referrers_partial = False
         # manifest digest -> (subject, descriptor); content-addressed, so safe to remember once verified
         self._subjects: dict[str, tuple[str | None, Descriptor | None]] = {}
 
@@ -290,13 +288,11 @@ class LayoutStore(ManifestReads):
         self._subjects[manifest.digest] = (subject_digest, desc)
         return desc
 
-    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]:
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
         """Scan the manifests index.json lists for a matching ``subject`` (any tool's referrers count)."""
         check_digest(subject_digest, "subject digest")
-        self.last_referrers_source = "scan"
-        self.last_referrers_partial = False
         if not (self.root / "index.json").exists():
-            return []
+            return ReferrerListing([], "scan", False)
         found: list[Descriptor] = []
         seen: set[str] = set()
         for e in self._read_index():
@@ -309,7 +305,7 @@ class LayoutStore(ManifestReads):
             subject, desc = self._subjects[digest]
             if subject == subject_digest and desc is not None:
                 found.append(desc)
-        return filter_artifact_type(found, artifact_type)
+        return ReferrerListing(filter_artifact_type(found, artifact_type), "scan", False)
 
     def _referrer_info(self, digest: str) -> tuple[str | None, Descriptor | None]:
         """(subject digest, referrer descriptor) of a stored manifest; verified on read."""

@@ -11,15 +11,20 @@ the index.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from acx_oci.crypto.digest import check_digest
-from acx_oci.oci.model import Descriptor, Manifest
+from acx_oci.errors import NotFoundError, UsageError
+from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
+from acx_oci.oci.store import ReferrerListing
 
 REFERRER_TAG_PREFIX = "acx-att-"
 DEFAULT_MAX_TAGS_SCANNED = 10_000
 DEFAULT_MAX_REFERRERS = 10_000
+FETCH_THREADS = 8
 
 # acx-att-<16 hex of the referrer digest> or acx-att-<16 hex of subject>-<16 hex of referrer>
 _OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})$")
@@ -101,10 +106,84 @@ def next_link(header: str | None) -> str | None:
     return None
 
 
+class TagScanStore(Protocol):
+    """What ``scan_own_tags`` needs from a registry store."""
+
+    host: str
+    repository: str
+    max_tags_scanned: int
+
+    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]: ...
+
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]: ...
+
+
+# Own tags are content-named (acx-att-<hex prefix of the digest>), so what a tag pointed to can be
+# remembered process-wide (repeat discovery skips refetching): (host, repo, tag) -> (digest, subject,
+# descriptor); only entries whose digest matches the tag's prefix; cleared when it reaches the bound.
+_TAG_CACHE: dict[tuple[str, str, str], tuple[str, str | None, Descriptor]] = {}
+_TAG_CACHE_MAX = 200_000
+_CACHE_LOCK = threading.Lock()
+
+
+def scan_own_tags(store: TagScanStore, subject_digest: str, known: set[str]) -> tuple[list[Descriptor], bool]:
+    """Referrers of ``subject_digest`` under ``acx-att-`` tags but missing from ``known``; (found, partial).
+
+    ``partial`` is True when the tag listing hit ``store.max_tags_scanned``.
+    """
+    tags, truncated = store.list_tags_bounded(store.max_tags_scanned)
+    subject_hex = subject_digest.split(":", 1)[1]
+    known_prefixes = {d.split(":", 1)[1][:16] for d in known}
+    found: list[Descriptor] = []
+    todo: list[str] = []
+    for t in tags:
+        if not t.startswith(REFERRER_TAG_PREFIX):
+            continue
+        parsed = parse_own_tag(t)
+        if parsed is not None:
+            subj16, dig16 = parsed
+            if subj16 is not None and not subject_hex.startswith(subj16):
+                continue
+            if dig16 in known_prefixes:
+                continue
+        with _CACHE_LOCK:
+            hit = _TAG_CACHE.get((store.host, store.repository, t))
+        if hit is not None:
+            if hit[1] == subject_digest and hit[0] not in known:
+                found.append(hit[2])
+            continue
+        todo.append(t)
+
+    def load(t: str) -> tuple[str, str | None, Descriptor] | None:
+        try:
+            raw, _, digest = store.fetch_manifest_raw(t)
+        except NotFoundError:
+            return None
+        try:
+            m = parse_manifest(raw, f"manifest {t}")
+        except UsageError:
+            return None
+        entry = (digest, m.subject.digest if m.subject else None, descriptor_for_referrer(m))
+        parsed = parse_own_tag(t)
+        if parsed is not None and digest.split(":", 1)[1].startswith(parsed[1]):
+            with _CACHE_LOCK:
+                if len(_TAG_CACHE) >= _TAG_CACHE_MAX:
+                    _TAG_CACHE.clear()
+                _TAG_CACHE[(store.host, store.repository, t)] = entry
+        return entry
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+            for entry in pool.map(load, todo):
+                if entry is not None and entry[1] == subject_digest and entry[0] not in known:
+                    found.append(entry[2])
+    return merge_descriptors([], found), truncated
+
+
 class ReferrerIndexStore(Protocol):
     """What ``repair_referrers`` needs: stores that keep a fallback index implement it."""
 
-    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]: ...
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing: ...
 
     def read_referrers_index(self, subject_digest: str) -> list[Descriptor]: ...
 
@@ -120,11 +199,12 @@ def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor],
     """
     check_digest(subject_digest, "subject digest")
     if not (hasattr(store, "read_referrers_index") and hasattr(store, "write_referrers_index")):
-        found = list(store.referrers(subject_digest))
+        found = list(store.referrers(subject_digest).descriptors)
         return found, found
     before: list[Descriptor] = list(store.read_referrers_index(subject_digest))
-    everything: list[Descriptor] = list(store.referrers(subject_digest))
-    if getattr(store, "last_referrers_source", None) == "api":
+    listing: ReferrerListing = store.referrers(subject_digest)
+    everything = list(listing.descriptors)
+    if listing.source == "api":
         return everything, everything
     merged = merge_descriptors(before, everything)
     if len(merged) == len(before):

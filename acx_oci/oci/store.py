@@ -27,6 +27,20 @@ class StoreOptions:
     retries: int = 2  # extra attempts on 5xx / connection reset
 
 
+@dataclass(frozen=True)
+class ReferrerListing:
+    """What a store's ``referrers()`` found, and how.
+
+    ``source`` is the path used: "api" (registry Referrers API), "fallback"
+    (tag-schema index plus own tags) or "scan" (OCI image layout).
+    ``partial`` is True when a bound was hit (tags scanned, pages, entries).
+    """
+
+    descriptors: list[Descriptor]
+    source: str
+    partial: bool
+
+
 class Store(Protocol):
     """A repository in a registry, or an OCI image layout directory."""
 
@@ -74,7 +88,7 @@ class Store(Protocol):
         """Push a manifest with a ``subject`` and keep referrer discovery up to date."""
         ...
 
-    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> list[Descriptor]:
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
         """Manifests whose ``subject`` is ``subject_digest`` (API, fallback index and own tags)."""
         ...
 

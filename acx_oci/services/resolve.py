@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from acx_oci.errors import AcxError
+from acx_oci.errors import AcxError, IntegrityError
 from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
@@ -93,7 +93,7 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
             out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
             out.size += sum(len(b) for b in out.evidence.values())
     except AcxError as exc:
-        code = "digest_mismatch" if "digest mismatch" in str(exc) else "fetch_failed"
+        code = "digest_mismatch" if isinstance(exc, IntegrityError) else "fetch_failed"
         out.codes.append(code)
         out.messages.append(str(exc))
     return out
@@ -143,9 +143,10 @@ def resolve_loaded(
     notes: list[str] = []
     partial = False
     subject = cart.manifest.digest
-    refs = store.referrers(subject, ARTIFACT_ATTESTATION)
+    listing = store.referrers(subject, ARTIFACT_ATTESTATION)
+    refs = listing.descriptors
     seen = len(refs)
-    if getattr(store, "last_referrers_partial", False):
+    if listing.partial:
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:

@@ -1,0 +1,318 @@
+"""A repository in an OCI registry, spoken to over the Distribution HTTP API.
+
+We own the bytes: manifests go up and come back exactly as given, every read is
+checked against the digest that names it, blobs stream through a hash, and
+every request has explicit timeouts and a bounded number of retries. Auth
+(docker ``config.json``, credential helpers, bearer-token challenges) is done
+here on one keep-alive ``requests.Session`` rather than through oras-py: its
+auth object keeps one token per client, ignores ``DOCKER_CONFIG``, has no
+timeouts on token requests and logs instead of raising, and its transport
+re-serializes manifests and retries for minutes when a registry is down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+from urllib.parse import urljoin
+
+import requests
+
+from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.errors import IntegrityError, RegistryError, UsageError
+from acx_oci.oci.model import (
+    EMPTY_DIGEST,
+    EMPTY_JSON,
+    MANIFEST_ACCEPT,
+    MAX_MANIFEST_BYTES,
+    MEDIA_EMPTY,
+    Descriptor,
+    media_type_of,
+)
+from acx_oci.oci.ref import Reference
+from acx_oci.oci.referrers import DEFAULT_MAX_REFERRERS, DEFAULT_MAX_TAGS_SCANNED, next_link, scan_own_tags
+from acx_oci.oci.registry import referrers as _referrers
+from acx_oci.oci.registry.auth import RegistryAuth
+from acx_oci.oci.registry.referrers import FallbackScan
+from acx_oci.oci.registry.transport import CHUNK, Transport, is_loopback
+from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing, StoreOptions
+
+MAX_TAGS_LISTED = 100_000
+MANIFEST_PUT_RACE_RETRIES = 4
+
+
+class RegistryStore(ManifestReads):
+    """A repository in an OCI registry (``HOST[:PORT]/REPO``).
+
+    ``fallback_scan`` adds referrers on registries without the Referrers API
+    (by default acx's own ``acx-att-`` tags, see ``acx_oci.oci.referrers.scan_own_tags``);
+    None lists the tag-schema index alone.
+    """
+
+    def __init__(self, reference: Reference, options: StoreOptions | None = None, *,
+                 fallback_scan: FallbackScan | None = scan_own_tags) -> None:
+        if reference.kind != "registry":
+            raise UsageError(f"{reference}: not a registry reference")
+        self.reference = reference
+        self.options = options or StoreOptions()
+        host, repo = reference.host, reference.repository
+        if host in ("docker.io", "index.docker.io"):
+            host = "registry-1.docker.io"
+            if "/" not in repo:
+                repo = "library/" + repo
+        self.host = host
+        self.repository = repo
+        scheme = "http" if (self.options.plain_http or is_loopback(host)) else "https"
+        self.base = f"{scheme}://{host}/v2/{repo}/"
+        self.transport = Transport(host, self.options, RegistryAuth(host, reference.host))
+        self.fallback_scan = fallback_scan
+        self._known_blobs: set[str] = set()
+        self.max_tags_scanned = DEFAULT_MAX_TAGS_SCANNED
+        self.max_referrers = DEFAULT_MAX_REFERRERS
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> RegistryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ blobs
+
+    def _blob_url(self, digest: str) -> str:
+        return f"{self.base}blobs/{check_digest(digest, 'blob digest')}"
+
+    def blob_exists(self, digest: str) -> bool:
+        if digest in self._known_blobs:
+            return True
+        resp = self.transport.request("HEAD", self._blob_url(digest))
+        resp.close()
+        if resp.status_code == 200:
+            self._known_blobs.add(digest)
+            return True
+        if resp.status_code == 404:
+            return False
+        raise self.transport.fail(resp, f"HEAD blob {digest}")
+
+    def _upload(self, digest: str, size: int, body: bytes | Callable[[], IO[bytes]]) -> None:
+        """Monolithic upload: POST to open a session, PUT the bytes with ``?digest=``."""
+        t = self.transport
+        resp = t.request("POST", f"{self.base}blobs/uploads/", headers={"Content-Length": "0"})
+        if resp.status_code != 202:
+            raise t.fail(resp, "start blob upload")
+        resp.close()
+        location = resp.headers.get("Location")
+        if not location:
+            raise RegistryError(f"registry {self.host}: blob upload answered without a Location")
+        url = urljoin(resp.url, location)
+        resp = t.request(
+            "PUT", url, params={"digest": digest}, body=body,
+            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+        )
+        if resp.status_code not in (201, 204):
+            raise t.fail(resp, f"upload blob {digest}")
+        resp.close()
+        echoed = resp.headers.get("Docker-Content-Digest")
+        if echoed and echoed != digest:
+            raise IntegrityError(f"registry {self.host}: stored blob as {echoed}, expected {digest}")
+        self._known_blobs.add(digest)
+
+    def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        desc = Descriptor.for_bytes(media_type, data, annotations)
+        if not self.blob_exists(desc.digest):
+            self._upload(desc.digest, len(data), data)
+        return desc
+
+    def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        path = Path(path)
+        h = hashlib.sha256()
+        size = 0
+        try:
+            with path.open("rb") as f:
+                while chunk := f.read(CHUNK):
+                    h.update(chunk)
+                    size += len(chunk)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
+        digest = "sha256:" + h.hexdigest()
+        if not self.blob_exists(digest):
+            self._upload(digest, size, lambda: path.open("rb"))
+        return Descriptor(media_type, digest, size, dict(annotations or {}))
+
+    def _get_blob(self, digest: str) -> requests.Response:
+        resp = self.transport.request("GET", self._blob_url(digest))
+        if resp.status_code != 200:
+            raise self.transport.fail(resp, f"GET blob {digest}")
+        return resp
+
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
+        resp = self._get_blob(digest)
+        declared = resp.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            resp.close()
+            raise UsageError(f"blob {digest} is {declared} bytes, over the {max_bytes}-byte limit")
+        buf = bytearray()
+        h = hashlib.sha256()
+        try:
+            for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                buf += chunk
+                if len(buf) > max_bytes:
+                    raise UsageError(f"blob {digest} exceeds the {max_bytes}-byte limit")
+                h.update(chunk)
+        finally:
+            resp.close()
+        if "sha256:" + h.hexdigest() != digest:
+            raise IntegrityError(f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}")
+        return bytes(buf)
+
+    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
+        dest = Path(dest)
+        resp = self._get_blob(digest)
+        h = hashlib.sha256()
+        fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                    h.update(chunk)
+                    out.write(chunk)
+            if "sha256:" + h.hexdigest() != digest:
+                raise IntegrityError(
+                    f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}"
+                )
+            os.replace(tmp, dest)
+        except BaseException:
+            resp.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        resp.close()
+
+    # ------------------------------------------------------------------ manifests
+
+    def _manifest_url(self, target: str) -> str:
+        if ":" in target:
+            check_digest(target, "manifest digest")
+        return f"{self.base}manifests/{target}"
+
+    def put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response:
+        """PUT exact manifest bytes under ``target`` (digest or tag); the response, closed."""
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
+        for attempt in range(MANIFEST_PUT_RACE_RETRIES + 1):
+            resp = self.transport.request("PUT", self._manifest_url(target), body=raw,
+                                          headers={"Content-Type": media_type})
+            if resp.status_code in (200, 201, 202):
+                break
+            err, code = self.transport.failure(resp, f"PUT manifest {target}")
+            # CNCF Distribution 2.8 reads a blob's link file while a concurrent upload of the same
+            # blob rewrites it, and reports DIGEST_INVALID for a manifest that is fine. Our bytes
+            # hash to ``target`` (checked below), so that answer is the registry's race: retry.
+            if resp.status_code != 400 or code != "DIGEST_INVALID" or attempt == MANIFEST_PUT_RACE_RETRIES:
+                raise err
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+        resp.close()
+        digest = sha256_digest(raw)
+        echoed = resp.headers.get("Docker-Content-Digest")
+        if echoed and echoed != digest:
+            raise IntegrityError(f"registry {self.host}: stored manifest as {echoed}, expected {digest}")
+        return resp
+
+    def ensure_config_blob(self, raw: bytes) -> None:
+        """A manifest whose config is the empty descriptor needs ``{}`` really uploaded."""
+        try:
+            doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return
+        cfg = doc.get("config") if isinstance(doc, dict) else None
+        if isinstance(cfg, dict) and cfg.get("digest") == EMPTY_DIGEST:
+            self.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+
+    def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
+        self.ensure_config_blob(raw)
+        digest = sha256_digest(raw)
+        self.put_manifest(raw, media_type, tag or digest)
+        return Descriptor(media_type, digest, len(raw))
+
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        t = self.transport
+        resp = t.request("GET", self._manifest_url(target), headers={"Accept": MANIFEST_ACCEPT})
+        if resp.status_code != 200:
+            raise t.fail(resp, f"GET manifest {target}")
+        declared = resp.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > MAX_MANIFEST_BYTES:
+            resp.close()
+            raise RegistryError(f"registry {self.host}: manifest {target} is {declared} bytes, "
+                                f"over the {MAX_MANIFEST_BYTES}-byte limit")
+        content_type = resp.headers.get("Content-Type", "").split(";", 1)[0].strip()
+        header_digest = resp.headers.get("Docker-Content-Digest")
+        raw = t.read_capped(resp, MAX_MANIFEST_BYTES, f"manifest {target}")
+        digest = sha256_digest(raw)
+        expected = target if target.startswith("sha256:") else header_digest
+        if expected and expected != digest:
+            raise IntegrityError(f"manifest {target} from {self.host}: digest mismatch, expected {expected}, "
+                                 f"found {digest}")
+        return raw, media_type_of(raw, content_type), digest
+
+    # ------------------------------------------------------------------ tags
+
+    def tag(self, digest: str, tag: str) -> None:
+        raw, media_type, _ = self.fetch_manifest_raw(check_digest(digest))
+        self.put_manifest(raw, media_type, tag)
+
+    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]:
+        """Tags, following ``Link`` pages, at most ``limit``; (tags, truncated)."""
+        t = self.transport
+        url: str | None = f"{self.base}tags/list"
+        params: dict[str, str] | None = {"n": "1000"}
+        tags: list[str] = []
+        while url is not None:
+            resp = t.request("GET", url, params=params)
+            if resp.status_code == 404:
+                resp.close()
+                return tags, False
+            if resp.status_code != 200:
+                raise t.fail(resp, "list tags")
+            link = next_link(resp.headers.get("Link"))
+            body = t.read_capped(resp, 16 * 1024 * 1024, "tag list")
+            try:
+                page = json.loads(body).get("tags") or []
+            except (ValueError, AttributeError):
+                raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
+            tags += [x for x in page if isinstance(x, str)]
+            if len(tags) >= limit:
+                return tags[:limit], True
+            url = urljoin(resp.url, link) if link else None
+            params = None
+        return tags, False
+
+    def list_tags(self) -> list[str]:
+        return self.list_tags_bounded(MAX_TAGS_LISTED)[0]
+
+    # ------------------------------------------------------------------ referrers
+
+    def read_referrers_index(self, subject_digest: str) -> list[Descriptor]:
+        """Entries of the ``sha256-<hex>`` fallback index (empty if it does not exist)."""
+        return _referrers.read_index(self, subject_digest)
+
+    def write_referrers_index(self, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
+        """Merge ``entries`` into the fallback index (see ``registry.referrers.write_index``)."""
+        return _referrers.write_index(self, subject_digest, entries)
+
+    def push_referrer(self, raw: bytes, subject_digest: str, tag: str | None = None) -> Descriptor:
+        return _referrers.push_referrer(self, raw, subject_digest, tag)
+
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
+        """Referrers from the API when the registry has it; else the fallback index plus ``fallback_scan``."""
+        return _referrers.list_referrers(self, subject_digest, artifact_type, self.fallback_scan)
