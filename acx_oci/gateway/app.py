@@ -61,6 +61,7 @@ from acx_oci.oci.model import (
     MAX_MANIFEST_BYTES,
     MEDIA_INDEX,
     build_index,
+    check_manifest_size,
 )
 from acx_oci.oci.referrers import parse_own_tag
 
@@ -315,8 +316,10 @@ class Gateway:
 
     async def put_manifest(self, request: Request, name: str, ref: str) -> Response:
         body = await request.body()
-        if len(body) > MAX_MANIFEST_BYTES:
-            return oci_error(413, "SIZE_INVALID", f"manifest is {len(body)} bytes, over {MAX_MANIFEST_BYTES}")
+        try:
+            check_manifest_size(body, "manifest")
+        except UsageError as exc:
+            return oci_error(413, "SIZE_INVALID", str(exc))
         try:
             doc = json.loads(body)
         except (ValueError, UnicodeDecodeError):

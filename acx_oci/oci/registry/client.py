@@ -35,6 +35,7 @@ from acx_oci.oci.model import (
     MAX_MANIFEST_BYTES,
     MEDIA_EMPTY,
     Descriptor,
+    check_manifest_size,
     media_type_of,
 )
 from acx_oci.oci.ref import Reference
@@ -206,8 +207,7 @@ class RegistryStore(ManifestReads):
 
     def put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response:
         """PUT exact manifest bytes under ``target`` (digest or tag); the response, closed."""
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
+        check_manifest_size(raw, "manifest")
         for attempt in range(MANIFEST_PUT_RACE_RETRIES + 1):
             resp = self.transport.request("PUT", self._manifest_url(target), body=raw,
                                           headers={"Content-Type": media_type})
@@ -238,8 +238,7 @@ class RegistryStore(ManifestReads):
             self.push_blob(EMPTY_JSON, MEDIA_EMPTY)
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise UsageError(f"manifest is {len(raw)} bytes; registries refuse manifests over {MAX_MANIFEST_BYTES}")
+        check_manifest_size(raw, "manifest")
         self.ensure_config_blob(raw)
         digest = sha256_digest(raw)
         self.put_manifest(raw, media_type, tag or digest)
