@@ -103,4 +103,16 @@ def _statement_binding(digest: str, payload: bytes, res: dict[str, Any]) -> list
     for key, field_ in (("romDigest", "acx:cartridgeRomDigest"), ("benchmarkDigest", "acx:benchmarkDigest")):
         if key in predicate and predicate[key] != res.get(field_):
             out.append(f"{digest}: game record {key} {predicate[key]} is not the credential's {res.get(field_)}")
+    raw_solver = predicate.get("solver")
+    solver: dict[str, Any] = raw_solver if isinstance(raw_solver, dict) else {}
+    claimed = res.get("acx:solver", "reference")
+    if solver.get("name") != claimed:
+        out.append(f"{digest}: game record solver {solver.get('name')!r} is not the credential's {claimed!r}")
+    if claimed != "reference":
+        # A real run counts only where the record shows the sandbox was proven on that run.
+        containment = predicate.get("containment")
+        if not isinstance(containment, dict) or containment.get("proven") is not True:
+            out.append(f"{digest}: game record has no proven containment")
+        if predicate.get("runtimeDigest") != res.get("acx:runtimeDigest"):
+            out.append(f"{digest}: game record runtimeDigest is not the credential's")
     return out

@@ -92,7 +92,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
                            evidence: list[dict[str, Any]], status_entry: dict[str, Any], valid_from: datetime,
                            valid_until: datetime, achievement_name: str, credential_id: str | None = None,
                            issuer_name: str | None = None, criteria_narrative: str | None = None,
-                           achievement_description: str | None = None) -> dict[str, Any]:
+                           achievement_description: str | None = None, solver: str = "reference",
+                           runtime_digest: str | None = None) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
     for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
                         (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
@@ -124,6 +125,9 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
         "acx:benchmarkVersion": str(benchmark_version),
         "acx:benchmarkDigest": benchmark_digest,
         "acx:heldOutSliceDigest": held_out_slice_digest,
+        # What played: "rom" (the signed ROM, sandboxed, containment proven) or "reference" (a simulation).
+        "acx:solver": solver,
+        **({"acx:runtimeDigest": runtime_digest} if runtime_digest else {}),
     }
     return {
         "@context": list(CONTEXTS),

@@ -309,7 +309,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             manifest_digest=cart.manifest.digest, benchmark_id=bench.id, benchmark_version=bench.version,
             benchmark_digest=bench.digest, held_out_slice_digest=unsealed.held_out_slice_digest, evidence=evidence,
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
-            achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id)
+            achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
+            solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"))
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

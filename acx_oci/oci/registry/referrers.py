@@ -11,8 +11,10 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urljoin
+
+import requests
 
 from acx_oci.crypto.digest import check_digest
 from acx_oci.errors import NotFoundError, RegistryError, UsageError
@@ -24,10 +26,28 @@ from acx_oci.oci.referrers import (
     merge_descriptors,
     next_link,
 )
+from acx_oci.oci.registry.transport import Transport
 from acx_oci.oci.store import ReferrerListing
 
-if TYPE_CHECKING:
-    from acx_oci.oci.registry.client import RegistryStore
+
+class RegistryStore(Protocol):
+    """What the referrers paths need of :class:`acx_oci.oci.registry.client.RegistryStore` (kept abstract so
+    the client can import this module without a cycle)."""
+
+    host: str
+    base: str
+    repository: str
+    transport: Transport
+    max_referrers: int
+    max_tags_scanned: int
+
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]: ...
+
+    def put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response: ...
+
+    def ensure_config_blob(self, raw: bytes) -> None: ...
+
+    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]: ...
 
 MAX_API_PAGES = 100
 INDEX_WRITE_ATTEMPTS = 10
