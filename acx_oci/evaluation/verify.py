@@ -14,7 +14,7 @@ Reason codes (stable): ``schema_invalid``, ``proof_missing``, ``proof_invalid``,
 ``level_inconsistent``, ``rom_mismatch``, ``manifest_mismatch``,
 ``benchmark_not_accepted``, ``held_out_mismatch``, ``not_yet_valid``,
 ``expired``, ``status_unknown``, ``status_invalid``, ``status_stale``,
-``revoked``, ``suspended``, ``evidence_mismatch``, ``evidence_signature``.
+``revoked``, ``suspended``, ``evidence_mismatch``, ``evidence_signature``, ``solver_not_accepted``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from acx_oci.evaluation.status_check import check_status
 from acx_oci.jsonio import first_error
 from acx_oci.model.credential import issuer_id, level_for, level_result
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, Trust
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, Trust
 
 
 def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
@@ -71,6 +71,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     checks += _check_gates(res, ctx.trust)
     checks += _check_bindings(res, ctx)
     checks += _check_benchmark(res, ctx.trust)
+    checks.append(_check_solver(res, ctx.trust))
     checks += _check_validity(credential, ctx.now)
     checks += check_status(credential, issuer, ctx, resolve)
     checks += check_evidence(credential, res, issuer, ctx, resolve)
@@ -174,6 +175,22 @@ def _check_bindings(res: dict[str, Any], ctx: VerifyContext) -> list[Check]:
         else:
             out.append(bad(name, code, f"{what} binding mismatch: the credential names {actual}, expected {expected}"))
     return out
+
+
+def _check_solver(res: dict[str, Any], trust: Trust | None) -> Check:
+    """Only real runs count unless the consumer opted into simulations; no ``acx:solver`` is a simulation.
+
+    Credentials issued before the ROM solver existed name no solver: they were simulations or unsandboxed
+    commands, so they count only where ``reference`` is accepted.
+    """
+    solver = str(res.get("acx:solver", "reference"))
+    accepted = trust.solvers if trust is not None else DEFAULT_SOLVERS
+    if solver not in accepted:
+        what = "a simulation (reference solver)" if solver == "reference" else f"solver {solver!r}"
+        return bad("solver", "solver_not_accepted", f"the level was earned by {what}; this trust file accepts "
+                   f"only {', '.join(accepted)} (add 'reference' to solvers: to accept simulated levels)")
+    label = "the signed ROM, sandboxed" if solver == "rom" else "a simulation, accepted by this trust file"
+    return ok("solver", f"played by {label}")
 
 
 def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:

@@ -109,11 +109,13 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
         verifiers=[Party(verifier.did, verifier.did_document())],
         benchmarks=[AcceptedBenchmark(bench.id, bench.version, pushed_bench.benchmark_digest,
                                       pushed_bench.held_out_slice_digest)],
+        solvers=("rom", "reference"),  # the demo's agents are simulated: its levels are labelled so
     )
     (workdir / "trust.json").write_text(json.dumps({
         "verifiers": [{"id": verifier.did, "didDocument": "keys/verifier.did.json"}],
         "benchmarks": [{"id": bench.id, "version": bench.version, "digest": pushed_bench.benchmark_digest,
                         "heldOutSliceDigest": pushed_bench.held_out_slice_digest}],
+        "solvers": ["rom", "reference"],
     }, indent=2) + "\n")
 
     # --- two cartridges claiming the capability
@@ -168,7 +170,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     res = resolved(refs["strong"]).capabilities[0]
     b = res.best
     check("capability build-dag effective proficiency (resolved from attestation)", res.effective == "VERIFIED",
-          f"VERIFIED tier={b.career_tier} mu={b.mu:.2f} sigma={b.sigma:.3f}" if b else "unproven")
+          f"VERIFIED (simulated: reference solver) tier={b.career_tier} mu={b.mu:.2f} sigma={b.sigma:.3f}"
+          if b else "unproven")
     check("ROM signature after attaching attestation", cart.signature_status == "warning",
           f"{cart.status_display} (intact)")
     say("")
@@ -207,6 +210,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     say("")
     if result.ok:
         say("PROVABLE LEVEL OK — level earned from re-run, cryptographically verified, unfakeable")
+        say("(the demo's agents are simulated by the reference solver; `attest` on a cartridge with a runtime "
+            "runs the signed ROM itself in a proven sandbox — see the README, 'Attest a real agent')")
     else:
         failed = [label for label, ok in result.checks if not ok]
         say(f"DEMO FAILED — unexpected results: {'; '.join(failed)}")

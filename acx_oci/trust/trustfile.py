@@ -28,6 +28,7 @@ from acx_oci.timeutil import parse_duration
 # The gate (DESIGN.md): the one definition; the engine issues and consumers verify against it.
 DEFAULT_SIGMA_MAX = 1.5
 DEFAULT_MIN_GAMES = 30
+DEFAULT_SOLVERS = ("rom",)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class Trust:
     status_max_age: float | None = None
     fail_closed: bool = True
     source: str | None = None
+    # Which solvers' credentials count: only real runs (the signed ROM, sandboxed) unless the consumer
+    # opts into "reference" simulations (the demo does, and labels such levels simulated).
+    solvers: tuple[str, ...] = DEFAULT_SOLVERS
 
     @classmethod
     def empty(cls) -> Trust:
@@ -124,6 +128,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         status_max_age=parse_duration(status.get("maxAge"), f"{source} status.maxAge"),
         fail_closed=bool(status.get("failClosed", True)),
         source=source,
+        solvers=tuple(data.get("solvers") or DEFAULT_SOLVERS),
     )
 
 
