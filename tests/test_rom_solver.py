@@ -60,7 +60,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def attest(world: dict[str, Any], ref: str, out: str, *extra: str) -> Result:
     tmp = world["tmp"]
     return cli("attest", ref, "--benchmark", f"{world['layout']}:bench", "--key", f"{tmp / 'verifier'}.key",
-               "--issuer", world["did"], "--state", str(tmp / f"state-{out}"), "-o", str(tmp / out), "--json",
+               "--issuer", world["did"], "--state", str(tmp / f"state-{out}"), "-o", str(tmp / "runs" / out), "--json",
                *extra)
 
 
@@ -78,7 +78,7 @@ def test_honest_agent_runs_as_rom_in_proven_sandbox(world: dict[str, Any]) -> No
     res = attest(world, f"{world['layout']}:honest", "honest", "--games", "6", "--jobs", "2")
     summary = ok(res, 1)  # 6 games cannot pass the gate (minGames 30): NOT ISSUED, but every game was played
     assert summary["games"] == 6 and any("minGames" in r for r in summary["reasons"])
-    out = world["tmp"] / "honest"
+    out = world["tmp"] / "runs" / "honest"
     result = json.loads((out / "result.json").read_text())
     assert result["run"]["solver"]["name"] == "rom"
     assert {g["outcome"] for g in result["gameRecords"]} <= {"certified-pass", "model-fail"}
@@ -110,14 +110,15 @@ def test_jobs_do_not_change_the_result(world: dict[str, Any]) -> None:
     def stable(pred: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in pred.items() if k not in PER_RUN_FIELDS}
 
-    assert [stable(p) for p in records(world["tmp"] / "jobs1")] == [stable(p) for p in records(world["tmp"] / "jobs3")]
+    assert [stable(p) for p in records(world["tmp"] / "runs" / "jobs1")] == \
+        [stable(p) for p in records(world["tmp"] / "runs" / "jobs3")]
 
 
 def test_no_bubblewrap_means_nothing_is_signed(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     summary = ok(attest(world, f"{world['layout']}:honest", "nobwrap", "--games", "4"), 1)
     assert summary["issued"] is False and summary["reasons"][0].startswith("containment_unproven")
-    out = world["tmp"] / "nobwrap"
+    out = world["tmp"] / "runs" / "nobwrap"
     assert not (out / "credential.json").exists()
     preds = records(out)
     assert preds and all(p["outcome"] == "withheld" and p["containment"]["proven"] is False for p in preds)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -189,5 +188,5 @@ class RomSolver:
 
 
 def new_rom_dir() -> Path:
-    """A fresh, sandbox-readable directory to materialise a ROM into."""
-    return Path(tempfile.mkdtemp(prefix="acx-rom-"))
+    """A fresh directory the sandbox's unprivileged uid can read (mode 0755), to materialise a ROM into."""
+    return staging_dir("acx-rom-")
