@@ -106,10 +106,10 @@ def _statement_binding(digest: str, payload: bytes, res: dict[str, Any]) -> list
     raw_solver = predicate.get("solver")
     solver: dict[str, Any] = raw_solver if isinstance(raw_solver, dict) else {}
     claimed = res.get("acx:solver", "reference")
-    if solver.get("name") != claimed:
-        out.append(f"{digest}: game record solver {solver.get('name')!r} is not the credential's {claimed!r}")
     if claimed != "reference":
-        # A real run counts only where the record shows the sandbox was proven on that run.
+        # A real run counts only where every record shows that solver and the sandbox proven on that run.
+        if solver.get("name") != claimed:
+            out.append(f"{digest}: game record solver {solver.get('name')!r} is not the credential's {claimed!r}")
         containment = predicate.get("containment")
         if not isinstance(containment, dict) or containment.get("proven") is not True:
             out.append(f"{digest}: game record has no proven containment")
