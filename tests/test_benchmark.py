@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from acx_oci.cli import main
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import load_identity
@@ -20,11 +18,9 @@ from acx_oci.errors import IntegrityError, UsageError, VerificationError
 from acx_oci.oci.open import open_store
 from acx_oci.services import benchmark as bm
 
+from .support.cli import cli
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
 
 
 def test_demo_suite_shape() -> None:
