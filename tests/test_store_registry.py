@@ -300,7 +300,7 @@ def test_silent_registry_times_out() -> None:
 
 
 def _memprobe(mode: str, ref: str, src: Path, dest: Path) -> dict[str, Any]:
-    """Run :mod:`tests.support.memprobe` in a fresh interpreter (its own ``ru_maxrss``)."""
+    """Run :mod:`tests.support.memprobe` in a fresh interpreter (its own peak RSS, ``VmHWM``)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-m", "tests.support.memprobe", mode, ref, str(src), str(dest)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -334,7 +334,7 @@ def test_100mib_blob_streams_in_small_memory(registry: str, tmp_path: Path) -> N
     assert d.digest == "sha256:" + h.hexdigest() and d.size == 100 * 1024 * 1024
     assert dest.stat().st_size == d.size
     # RSS: push and download again in a fresh process (to a fresh repository, so it really uploads);
-    # its ru_maxrss high-water mark starts at the bare imports, unlike this long-lived pytest process.
+    # its peak RSS (VmHWM) starts at the bare imports, unlike this long-lived pytest process's ru_maxrss.
     child = _memprobe("stream", f"{registry}/test/{uuid.uuid4().hex[:10]}", src, tmp_path / "child.bin")
     assert child["digest"] == d.digest and child["size"] == d.size
     assert (tmp_path / "child.bin").stat().st_size == d.size
@@ -343,11 +343,11 @@ def test_100mib_blob_streams_in_small_memory(registry: str, tmp_path: Path) -> N
     control = _memprobe("control", f"{registry}/test/unused", src, tmp_path / "unused.bin")
     control_kib = control["after"] - control["before"]
     print(f"100 MiB: push {up:.2f}s, fetch {down:.2f}s, traced peak {peak / 2**20:.1f} MiB, "
-          f"fresh-process max RSS growth {rss_growth_kib / 1024:.1f} MiB "
-          f"(read_bytes control {control_kib / 1024:.1f} MiB)")
+          f"fresh-process peak RSS growth {rss_growth_kib / 1024:.1f} MiB "
+          f"(read_bytes control {control_kib / 1024:.1f} MiB); probe {child}")
     assert peak < 16 * 2**20
-    assert control_kib > 90 * 1024, f"control: reading the blob grew max RSS by only {control_kib} KiB"
-    assert rss_growth_kib < 48 * 1024, f"push + download grew the fresh process's max RSS by {rss_growth_kib} KiB"
+    assert control_kib > 90 * 1024, f"control: reading the blob raised peak RSS by only {control_kib} KiB"
+    assert rss_growth_kib < 48 * 1024, f"push + download raised the fresh process's peak RSS by {rss_growth_kib} KiB"
     # second push is skipped by HEAD
     assert s.push_blob_file(src, "application/octet-stream") == d
 
