@@ -36,8 +36,8 @@ from acx_oci.evaluation.policy import load_policy  # noqa: E402
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread  # noqa: E402
 from acx_oci.oci.model import MANIFEST_ACCEPT  # noqa: E402
 from acx_oci.trust.trustfile import load_trust  # noqa: E402
-from tests.registry_harness import start_registry  # noqa: E402
-from tests.test_policy_cli import build_world  # noqa: E402
+from tests.support.policy_world import build_world  # noqa: E402
+from tests.support.registry import start_registry  # noqa: E402
 
 
 def measure(client: httpx.Client, url: str, n: int, before: Callable[[], None] | None = None,

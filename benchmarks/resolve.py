@@ -45,7 +45,7 @@ from acx_oci.services.attestation import build_attestation, publish_status_list 
 from acx_oci.services.cartridge import init_directory, push_directory  # noqa: E402
 from acx_oci.services.resolve import resolve_cartridge  # noqa: E402
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust  # noqa: E402
-from tests.registry_harness import start_registry  # noqa: E402
+from tests.support.registry import start_registry  # noqa: E402
 
 BENCH_DIGEST = "sha256:" + "b" * 64
 HELD_OUT = "sha256:" + "c" * 64

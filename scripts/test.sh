@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then ruff, mypy (strict), import-linter (layer contracts) and pytest.
 # The tests start their own CNCF Distribution registry on 127.0.0.1.
+#
+# Arguments go to pytest unchanged:  scripts/test.sh -k referrers -x
+#
+# Slow tests (marker `slow`: the extra repeats 1-9 of the concurrency stress tests; repeat 0
+# always runs) are skipped by default. Enable them with any of:
+#   scripts/test.sh --runslow      ACX_SLOW=1 scripts/test.sh      CI=true scripts/test.sh
+# Only the slow ones:  scripts/test.sh --runslow -m slow
+# .ci/run exports CI=true, so CI runs everything.
+#
+# Conformance vectors: ../shared/vectors, or ACX_VECTORS=DIR. When absent, the vector tests
+# skip with a message; under CI=true (or with ACX_VECTORS set to a missing dir) they FAIL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

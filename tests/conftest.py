@@ -1,43 +1,46 @@
-"""Shared fixtures: the conformance vectors and a real local registry."""
+"""Shared fixtures: the conformance vectors and a real local registry; the ``slow`` switch.
+
+``slow`` tests (the extra repeats of the stress tests) are skipped unless ``--runslow`` is given or
+``ACX_SLOW=1`` / ``CI=true`` is set; see :mod:`tests.support.env`.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .registry_harness import Registry, registry_binary, start_registry
+from .support.env import ROOT, SLOW_SKIP_REASON, ci_enabled, slow_enabled, vectors_dir
+from .support.registry import Registry, registry_binary, start_registry
 
-ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 
 
-def _vectors_dir() -> Path | None:
-    env = os.environ.get("ACX_VECTORS")
-    if env:
-        p = Path(env)
-        if not p.is_dir():
-            raise RuntimeError(f"ACX_VECTORS={env} is set but is not a directory")
-        return p
-    p = ROOT.parent / "shared" / "vectors"
-    return p if p.is_dir() else None
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run tests marked slow (also enabled by ACX_SLOW=1 or CI=true)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if slow_enabled(config):
+        return
+    skip = pytest.mark.skip(reason=SLOW_SKIP_REASON)
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
 def vectors() -> Path:
-    """``../shared/vectors``; skip when absent (fail when ACX_VECTORS points nowhere)."""
-    p = _vectors_dir()
-    if p is None:
-        pytest.skip("conformance vectors not found: ../shared/vectors is absent (set ACX_VECTORS)")
-    return p
+    """``../shared/vectors`` or ``$ACX_VECTORS``; skip when absent, FAIL when absent under CI=true or ACX_VECTORS."""
+    return vectors_dir()
 
 
 @pytest.fixture(scope="session")
 def registry_server() -> Iterator[Registry]:
     if registry_binary() is None:
-        if os.environ.get("CI"):
+        if ci_enabled():
             raise RuntimeError("docker-registry is not installed; .ci/run must install it")
         pytest.skip("docker-registry not installed")
     reg = start_registry()

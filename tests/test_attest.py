@@ -5,63 +5,27 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from acx_oci.cli import main
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import gamerecords
 from acx_oci.services.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity
 
+from .support.attest_world import World, build_attest_world
+from .support.cli import cli, ok
+
 ROOT = Path(__file__).resolve().parent.parent
-CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
-
-
-def ok(res: Result, code: int = 0) -> Any:
-    assert res.exit_code == code, res.output
-    return json.loads(res.output) if res.output.lstrip().startswith("{") else res.output
-
-
-@dataclass
-class World:
-    tmp: Path
-    cart: str
-    bench: str
-    publisher_did: str
-    verifier: Path
-    verifier2: Path
-    verifier_did: str = "did:web:verifier.example"
-    verifier2_did: str = ""
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
-    tmp = tmp_path_factory.mktemp("attest")
-    publisher_did = ok(cli("keygen", str(tmp / "publisher"))).strip()
-    ok(cli("keygen", str(tmp / "verifier"), "--did", "did:web:verifier.example"))
-    verifier2_did = ok(cli("keygen", str(tmp / "verifier2"))).strip()
-    ok(cli("cartridge", "init", str(tmp / "agent"), "--id", "io.example/dag-agent", "--version", "1.0.0",
-           "--capability", CAP))
-    cart = ok(cli("cartridge", "push", str(tmp / "agent"), f"{registry}/acme/dag-agent:1.0.0", "--key",
-                  str(tmp / "publisher.key"), "--json"))
-    ok(cli("benchmark", "demo", str(tmp / "bench")))
-    bench = ok(cli("benchmark", "push", str(tmp / "bench"), f"{registry}/acme/bench:2026.07.1",
-                   "--seal-to", str(tmp / "verifier.did.json"), "--seal-to", str(tmp / "verifier2.did.json"),
-                   "--json"))
-    w = World(tmp, cart["reference"].split("@")[0], bench["reference"].split("@")[0], publisher_did,
-              tmp / "verifier", tmp / "verifier2", verifier2_did=verifier2_did)
-    return w
+    return build_attest_world(tmp_path_factory.mktemp("attest"), registry)
 
 
 def attest(w: World, out: str, *extra: str, verifier: Path | None = None, issuer: str | None = None,

@@ -7,14 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from acx_oci.cli import main
 from acx_oci.services.demo import run_demo
 
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
+from .support.cli import cli
 
 
 def one_line(res: Result, code: int, needle: str) -> None:

@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from acx_oci.cli import main
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import recipient_from_identity
@@ -21,11 +19,9 @@ from acx_oci.oci.open import open_store
 from acx_oci.services import benchmark as bm
 from acx_oci.trust.keyfiles import load_identity
 
+from .support.cli import cli
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
 
 
 def test_demo_suite_shape() -> None:

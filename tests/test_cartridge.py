@@ -8,21 +8,17 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from acx_oci.cli import main
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model.rom import build_rom, sign_rom
 from acx_oci.oci.open import open_store
 from acx_oci.services.cartridge import push_parts, read_directory
 from acx_oci.trust.keyfiles import load_identity
 
+from .support.cli import cli
+
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
 DISPLAY = "build-dag[pkg:generic/snowflake+pkg:pypi/apache-airflow+pkg:pypi/dbt-core]  verified=false"
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
 from acx_oci.model import credential
 
-from .test_verify_forgeries import ISSUED, make_world
+from .support.forgery_world import ISSUED, make_world
 
 
 def _validate(vectors: Path, rel: str, doc: Any) -> list[str]:

@@ -29,7 +29,8 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.resolve import resolve_cartridge
 from acx_oci.trust.trustfile import load_trust
 
-from .test_policy_cli import World, attest, build_world, cli, publish, push_cartridge, self_issued_credential
+from .support.cli import cli_expect as cli
+from .support.policy_world import World, attest, build_world, publish, push_cartridge, self_issued_credential
 
 SBOM = "application/vnd.example.sbom.v1"
 

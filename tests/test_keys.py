@@ -7,13 +7,13 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
-from acx_oci.cli import main
 from acx_oci.crypto.keys import identity_from_seed, x25519_multikey
 from acx_oci.errors import UsageError
 from acx_oci.trust.keyfiles import load_identity
+
+from .support.cli import cli
 
 
 def test_did_key_vectors_and_x25519_derivation(vectors: Path) -> None:
@@ -49,7 +49,7 @@ def test_w3c_keypair_json(vectors: Path) -> None:
 
 
 def test_keygen_writes_pem_0600_and_did_document(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["keygen", str(tmp_path / "pub")])
+    res = cli("keygen", tmp_path / "pub")
     assert res.exit_code == 0, res.output
     did = res.output.strip()
     assert did.startswith("did:key:z6Mk")
@@ -64,12 +64,12 @@ def test_keygen_writes_pem_0600_and_did_document(tmp_path: Path) -> None:
     assert doc["verificationMethod"][1]["publicKeyMultibase"].startswith("z6LS")
     assert load_identity(key).did == did
     # refuses to overwrite
-    again = CliRunner().invoke(main, ["keygen", str(tmp_path / "pub")])
+    again = cli("keygen", tmp_path / "pub")
     assert again.exit_code == 2 and "refusing to overwrite" in again.output
 
 
 def test_keygen_did_web(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["keygen", str(tmp_path / "v"), "--did", "did:web:verifier.example"])
+    res = cli("keygen", tmp_path / "v", "--did", "did:web:verifier.example")
     assert res.exit_code == 0 and res.output.strip() == "did:web:verifier.example"
     doc = json.loads((tmp_path / "v.did.json").read_text())
     assert doc["assertionMethod"] == ["did:web:verifier.example#key-1"]

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model import credential as cred_mod
@@ -26,37 +24,9 @@ from acx_oci.services.attestation import publish_status_list, push_attestation
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
-CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main_group(), list(args))
-
-
-def main_group() -> Any:
-    from acx_oci.cli import main
-
-    return main
-
-
-def ok(res: Result, code: int = 0) -> Any:
-    assert res.exit_code == code, res.output
-    text = res.output.strip()
-    return json.loads(text) if text.startswith(("{", "[")) else text
-
-
-@dataclass
-class World:
-    tmp: Path
-    registry: str
-    repo: str
-    cart: dict[str, Any]
-    bench: dict[str, Any]
-    trust: Path
-    publisher: Path
-    verifier: Path
-    verifier_did: str
-    attest_out: dict[str, Any]
+from .support.cli import cli, ok
+from .support.env import repeats
+from .support.resolve_world import World, build_resolve_world, push_cartridge
 
 
 def skopeo_raw(ref: str) -> dict[str, Any]:
@@ -66,37 +36,9 @@ def skopeo_raw(ref: str) -> dict[str, Any]:
     return doc
 
 
-def push_cartridge(tmp: Path, registry: str, repo: str, name: str, publisher: Path) -> dict[str, Any]:
-    ok(cli("cartridge", "init", str(tmp / name), "--id", f"io.example/{name}", "--version", "1.0.0",
-           "--capability", CAP))
-    pushed: dict[str, Any] = ok(cli("cartridge", "push", str(tmp / name), f"{registry}/{repo}:1.0.0",
-                                    "--key", str(publisher), "--json"))
-    return pushed
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
-    tmp = tmp_path_factory.mktemp("resolve")
-    ok(cli("keygen", str(tmp / "publisher")))
-    verifier_did = ok(cli("keygen", str(tmp / "verifier"), "--did", "did:web:verifier.acx.example"))
-    cart = push_cartridge(tmp, registry, "acx/strong", "strong", tmp / "publisher.key")
-    ok(cli("benchmark", "demo", str(tmp / "bench")))
-    bench = ok(cli("benchmark", "push", str(tmp / "bench"), f"{registry}/acx/bench:2026.07.1",
-                   "--seal-to", str(tmp / "verifier.did.json"), "--json"))
-    publisher_did = json.loads((tmp / "publisher.did.json").read_text())["id"]
-    trust = tmp / "trust.yaml"
-    trust.write_text(
-        f"publishers:\n  - id: {publisher_did}\n"
-        f"verifiers:\n  - id: {verifier_did}\n    didDocument: verifier.did.json\n"
-        f"benchmarks:\n  - id: acx-bench-dag-de\n    version: '2026.07.1'\n"
-        f"    digest: {bench['benchmarkDigest']}\n    heldOutSliceDigest: {bench['heldOutSliceDigest']}\n"
-    )
-    out = ok(cli("attest", f"{registry}/acx/strong:1.0.0", "--benchmark", f"{registry}/acx/bench:2026.07.1",
-                 "--key", str(tmp / "verifier.key"), "--issuer", verifier_did, "--competence", "33",
-                 "--state", str(tmp / "state"), "-o", str(tmp / "att"), "--json"))
-    assert out["issued"] is True and out["attestationDigest"].startswith("sha256:")
-    return World(tmp, registry, "acx/strong", cart, bench, trust, tmp / "publisher.key", tmp / "verifier.key",
-                 verifier_did, out)
+    return build_resolve_world(tmp_path_factory.mktemp("resolve"), registry)
 
 
 def resolve_json(w: World, ref: str, *extra: str) -> dict[str, Any]:
@@ -272,7 +214,7 @@ def test_unknown_status_fails_closed(world: World, tmp_path: Path) -> None:
     assert with_file["capabilities"][0]["effective"] == "VERIFIED"
 
 
-@pytest.mark.parametrize("repeat", range(10))
+@pytest.mark.parametrize("repeat", repeats(10))  # repeat 0 always; 1-9 are slow (CI)
 def test_eight_concurrent_attests_all_listed(world: World, repeat: int) -> None:
     w = world
     repo = f"acx/concurrent-{repeat}"

@@ -8,12 +8,12 @@ import http.server
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import socket
 import socketserver
 import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,8 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.registry import RegistryStore, is_loopback, parse_challenge
 from acx_oci.oci.store import StoreOptions
 
-from .registry_harness import Registry, registry_binary
+from .support.env import ROOT
+from .support.registry import Registry, registry_binary
 
 pytestmark = pytest.mark.registry
 
@@ -299,6 +301,16 @@ def test_silent_registry_times_out() -> None:
 # ---------------------------------------------------------------- streaming and concurrency
 
 
+def _memprobe(mode: str, ref: str, src: Path, dest: Path) -> dict[str, Any]:
+    """Run :mod:`tests.support.memprobe` in a fresh interpreter (its own peak RSS, ``VmHWM``)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "tests.support.memprobe", mode, ref, str(src), str(dest)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
 def test_100mib_blob_streams_in_small_memory(registry: str, tmp_path: Path) -> None:
     s = _store(registry)
     src = tmp_path / "big.bin"
@@ -309,7 +321,6 @@ def test_100mib_blob_streams_in_small_memory(registry: str, tmp_path: Path) -> N
             block = chunk[:-1] + bytes([i])
             h.update(block)
             f.write(block)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
     try:
         t = time.monotonic()
@@ -322,13 +333,23 @@ def test_100mib_blob_streams_in_small_memory(registry: str, tmp_path: Path) -> N
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    rss_growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
     assert d.digest == "sha256:" + h.hexdigest() and d.size == 100 * 1024 * 1024
     assert dest.stat().st_size == d.size
+    # RSS: push and download again in a fresh process (to a fresh repository, so it really uploads);
+    # its peak RSS (VmHWM) starts at the bare imports, unlike this long-lived pytest process's ru_maxrss.
+    child = _memprobe("stream", f"{registry}/test/{uuid.uuid4().hex[:10]}", src, tmp_path / "child.bin")
+    assert child["digest"] == d.digest and child["size"] == d.size
+    assert (tmp_path / "child.bin").stat().st_size == d.size
+    rss_growth_kib = child["after"] - child["before"]
+    # control: the same measurement does see a whole-blob load (so the bound below can fail)
+    control = _memprobe("control", f"{registry}/test/unused", src, tmp_path / "unused.bin")
+    control_kib = control["after"] - control["before"]
     print(f"100 MiB: push {up:.2f}s, fetch {down:.2f}s, traced peak {peak / 2**20:.1f} MiB, "
-          f"max RSS growth {rss_growth_kib / 1024:.1f} MiB")
+          f"fresh-process peak RSS growth {rss_growth_kib / 1024:.1f} MiB "
+          f"(read_bytes control {control_kib / 1024:.1f} MiB); probe {child}")
     assert peak < 16 * 2**20
-    assert rss_growth_kib < 48 * 1024
+    assert control_kib > 90 * 1024, f"control: reading the blob raised peak RSS by only {control_kib} KiB"
+    assert rss_growth_kib < 48 * 1024, f"push + download raised the fresh process's peak RSS by {rss_growth_kib} KiB"
     # second push is skipped by HEAD
     assert s.push_blob_file(src, "application/octet-stream") == d
 

@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from acx_oci.cli import main
 from acx_oci.crypto.jcs import canonical
 from acx_oci.trust.keyfiles import write_identity
 
-from .test_verify_forgeries import MANIFEST, NOW, ROM, World, make_world
+from .support.cli import cli
+from .support.forgery_world import MANIFEST, NOW, ROM, World, make_world
 
 
-def run(*args: str) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+def run(*args: Any) -> Any:
+    return cli(*args, catch_exceptions=False)
 
 
 def _write(path: Path, doc: Any) -> Path:
