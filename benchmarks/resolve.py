@@ -94,7 +94,8 @@ def populate(host: str, repo: str, n: int, workdir: Path) -> tuple[str, Trust]:
         store.push_manifest(raw, MEDIA_MANIFEST, referrer_tag(sha256_digest(raw), subject.digest))
     store.write_referrers_index(subject.digest, [d for _, d in built])  # type: ignore[attr-defined]
     trust = Trust(verifiers=[Party(verifier.did)],
-                  benchmarks=[AcceptedBenchmark("acx-bench-dag-de", "2026.07.1", BENCH_DIGEST, HELD_OUT)])
+                  benchmarks=[AcceptedBenchmark("acx-bench-dag-de", "2026.07.1", BENCH_DIGEST, HELD_OUT)],
+                  solvers=("rom", "reference"))
     return pushed.manifest_digest, trust
 
 

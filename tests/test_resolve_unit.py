@@ -40,7 +40,8 @@ class World:
         publish_status_list(self.store, signed)
         self.trust = Trust(verifiers=[Party(self.verifier.did)],
                            benchmarks=[AcceptedBenchmark("bench", "1", BENCH, HELD),
-                                       AcceptedBenchmark("bench", "2", BENCH, HELD)])
+                                       AcceptedBenchmark("bench", "2", BENCH, HELD)],
+                           solvers=("rom", "reference"))
         self.index = 0
 
     def attest(self, level: int, age_hours: float, *, version: str = "1", cap: CapabilityRecord = CAP,
@@ -117,7 +118,8 @@ def test_self_issuance_is_caught_by_key_not_just_by_name(tmp_path: Path) -> None
     same_key_publisher = identity_from_seed(w.verifier.seed)  # did:key of the verifier's key
     init_directory(tmp_path / "own", "io.example/own", "1.0.0", [CAP])
     w.pushed = push_directory(w.store, tmp_path / "own", same_key_publisher, "own")
-    w.trust = Trust(verifiers=[Party(verifier_web.did, verifier_web.did_document())], benchmarks=w.trust.benchmarks)
+    w.trust = Trust(verifiers=[Party(verifier_web.did, verifier_web.did_document())], benchmarks=w.trust.benchmarks,
+                    solvers=("rom", "reference"))
     url = f"https://status.example/lists/{uuid.uuid4()}"
     w.url = url
     publish_status_list(w.store, statuslist.sign_status_list(

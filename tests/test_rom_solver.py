@@ -166,3 +166,7 @@ def test_one_byte_of_runtime_changes_the_rom(world: dict[str, Any]) -> None:
     bad = verify_level_credential(cred, VerifyContext(trust, datetime.now(UTC), expected_rom_digest=c["romDigest"],
                                                       allow_unknown_status=True))
     assert "rom_mismatch" in bad.codes
+    # A consumer that did not opt into simulations does not count it at all.
+    strict = trust_from_dict({"verifiers": [{"id": world["did"]}]}, tmp)
+    assert "solver_not_accepted" in verify_level_credential(
+        cred, VerifyContext(strict, datetime.now(UTC), allow_unknown_status=True)).codes

@@ -80,6 +80,7 @@ benchmarks:
   - {{id: acx-bench-dag-de, version: "2026.07.1", digest: "{w.trust.benchmarks[0].digest}",
       heldOutSliceDigest: "{w.trust.benchmarks[0].held_out_slice_digest}"}}
 status: {{maxAge: 7d}}
+solvers: [rom, reference]
 """)
     return {"cred": _write(tmp_path / "cred.json", w.signed), "trust": tmp_path / "trust.yaml",
             "list": _write(tmp_path / "list.json", w.status_list)}

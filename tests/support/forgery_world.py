@@ -86,7 +86,7 @@ def make_world() -> World:
     trust = Trust(publishers=[Party(publisher.did)],
                   verifiers=[Party(VERIFIER_DID, _doc_with_unauthorized_key(verifier, stray))],
                   benchmarks=[AcceptedBenchmark("acx-bench-dag-de", "2026.07.1", BENCH_DIGEST, HELD_OUT)],
-                  status_max_age=7 * 86400)
+                  status_max_age=7 * 86400, solvers=("rom", "reference"))
     index = statuslist.allocate_index(statuslist.MIN_ENTRIES, set())
     status_list = statuslist.sign_status_list(
         statuslist.new_status_list(list_url=LIST_URL, issuer=VERIFIER_DID, valid_from=ISSUED),

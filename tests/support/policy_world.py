@@ -116,6 +116,7 @@ def build_world(registry: str, base: Path) -> World:
         "verifiers": [{"id": ver}],
         "benchmarks": [{"id": "acx-bench-dag-de", "version": "2026.07.1", "digest": bench["benchmarkDigest"],
                         "heldOutSliceDigest": bench["heldOutSliceDigest"]}],
+        "solvers": ["rom", "reference"],
     }))
     policy = d / "policy.yaml"
     policy.write_text(POLICY)

@@ -49,6 +49,7 @@ def build_resolve_world(tmp: Path, registry: str) -> World:
         f"verifiers:\n  - id: {verifier_did}\n    didDocument: verifier.did.json\n"
         f"benchmarks:\n  - id: acx-bench-dag-de\n    version: '2026.07.1'\n"
         f"    digest: {bench['benchmarkDigest']}\n    heldOutSliceDigest: {bench['heldOutSliceDigest']}\n"
+        "solvers: [rom, reference]\n"
     )
     out = ok(cli("attest", f"{registry}/acx/strong:1.0.0", "--benchmark", f"{registry}/acx/bench:2026.07.1",
                  "--key", str(tmp / "verifier.key"), "--issuer", verifier_did, "--competence", "33",
