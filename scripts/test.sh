@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then ruff, mypy (strict), import-linter (layer contracts) and pytest.
-# The tests start their own CNCF Distribution registry on 127.0.0.1.
+# The tests start their own CNCF Distribution registry on 127.0.0.1 and run agents in bubblewrap,
+# grading with Debian's pytest (/usr/bin/python3 -m pytest from python3-pytest).
 #
 # Arguments go to pytest unchanged:  scripts/test.sh -k referrers -x
 #
@@ -20,6 +21,8 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; f
 need=()
 command -v docker-registry >/dev/null 2>&1 || need+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} with apt"
   export DEBIAN_FRONTEND=noninteractive
