@@ -97,12 +97,13 @@ def test_fallback_listing_filter_and_skopeo(registry: str) -> None:
     a2 = _attach(s, subject, "2", subject_in_tag=True)
     sb = _attach(s, subject, "3", SBOM)
     fresh = _store(registry, "ref/basic")
-    found = fresh.referrers(subject.digest)
-    assert fresh.last_referrers_source == "fallback" and not fresh.last_referrers_partial
+    listing = fresh.referrers(subject.digest)
+    assert listing.source == "fallback" and not listing.partial
+    found = listing.descriptors
     assert [d.digest for d in found] == [a1.digest, a2.digest, sb.digest]
     assert found[0].artifact_type == ARTIFACT_ATTESTATION and found[0].annotations == {"acx.n": "1"}
-    assert [d.digest for d in fresh.referrers(subject.digest, SBOM)] == [sb.digest]
-    assert fresh.referrers("sha256:" + "0" * 64) == []
+    assert [d.digest for d in fresh.referrers(subject.digest, SBOM).descriptors] == [sb.digest]
+    assert fresh.referrers("sha256:" + "0" * 64).descriptors == []
     # the referrers tag schema index is a real OCI index other tools can read
     out = subprocess.run(
         ["skopeo", "inspect", "--raw", "--tls-verify=false",
@@ -131,7 +132,7 @@ def test_foreign_referrers_in_index_are_listed(registry: str) -> None:
     entry = Descriptor(MEDIA_MANIFEST, theirs.digest, theirs.size,
                        artifact_type="application/vnd.dev.cosign.artifact.sig.v1+json")
     s.push_manifest(build_index([*entries, entry]), MEDIA_INDEX, fallback_tag(subject.digest))
-    found = _store(registry, "ref/foreign").referrers(subject.digest)
+    found = _store(registry, "ref/foreign").referrers(subject.digest).descriptors
     assert [d.digest for d in found] == [ours.digest, theirs.digest]
 
 
@@ -165,7 +166,7 @@ def test_repair_restores_lost_entry(registry: str) -> None:
     # a concurrent writer without If-Match support overwrote the index, losing two entries
     s.push_manifest(build_index(pushed[:1]), MEDIA_INDEX, fallback_tag(subject.digest))
     assert [d.digest for d in s.read_referrers_index(subject.digest)] == [pushed[0].digest]
-    assert {d.digest for d in s.referrers(subject.digest)} == {d.digest for d in pushed}
+    assert {d.digest for d in s.referrers(subject.digest).descriptors} == {d.digest for d in pushed}
     before, after = repair_referrers(_store(registry, "ref/repair"), subject.digest)
     assert [d.digest for d in before] == [pushed[0].digest]
     assert after[0].digest == pushed[0].digest
@@ -184,11 +185,10 @@ def test_other_subjects_tags_and_scan_bound(registry: str) -> None:
     theirs = [_attach(s, c2, f"t{i}", subject_in_tag=i % 2 == 0) for i in range(4)]
     s.push_manifest(build_index([]), MEDIA_INDEX, fallback_tag(c1.digest))  # lose every c1 entry
     r = _store(registry, "ref/many")
-    assert {d.digest for d in r.referrers(c1.digest)} == {d.digest for d in mine}
-    assert {d.digest for d in r.referrers(c2.digest)} == {d.digest for d in theirs}
+    assert {d.digest for d in r.referrers(c1.digest).descriptors} == {d.digest for d in mine}
+    assert {d.digest for d in r.referrers(c2.digest).descriptors} == {d.digest for d in theirs}
     r.max_tags_scanned = 3
-    r.referrers(c1.digest)
-    assert r.last_referrers_partial
+    assert r.referrers(c1.digest).partial
 
 
 # ---------------------------------------------------------------- Referrers API client (pagination, filters)
@@ -255,10 +255,11 @@ def test_referrers_api_pagination_and_filter(apply_filter: bool) -> None:
     subject = "sha256:" + "f" * 64
     with _referrers_api(entries, apply_filter) as (host, seen):
         s = _store(host, "api/repo")
-        assert s.referrers(subject) == entries
-        assert s.last_referrers_source == "api"
+        listing = s.referrers(subject)
+        assert listing.descriptors == entries
+        assert listing.source == "api" and not listing.partial
         assert len([p for p in seen if "/referrers/" in p]) == 3  # pages of 2, 2, 1
-        got = s.referrers(subject, ARTIFACT_ATTESTATION)
+        got = s.referrers(subject, ARTIFACT_ATTESTATION).descriptors
         assert got == [e for e in entries if e.artifact_type == ARTIFACT_ATTESTATION]
         assert not any("tags/list" in p for p in seen)  # the API path does not scan tags
 
@@ -270,5 +271,6 @@ def test_squatted_fallback_tag_still_lists_own_tags(registry: str) -> None:
     squatter = build_manifest(ARTIFACT_CARTRIDGE, [s.push_blob(b"squat", "text/plain")])
     s.push_manifest(squatter, MEDIA_MANIFEST, fallback_tag(subject.digest))
     r = _store(registry, "ref/squat")
-    assert [d.digest for d in r.referrers(subject.digest)] == [ours.digest]
-    assert r.last_referrers_partial
+    listing = r.referrers(subject.digest)
+    assert [d.digest for d in listing.descriptors] == [ours.digest]
+    assert listing.partial
