@@ -132,8 +132,9 @@ def render_resolution(resolution: Resolution) -> None:
     for cap in resolution.capabilities:
         b = cap.best
         if b is not None:
+            played = "the signed ROM, sandboxed" if b.solver == "rom" else "SIMULATED (reference solver)"
             click.echo(f"  {cap.capability.display()}  VERIFIED tier={b.career_tier} mu={b.mu:.2f} "
-                       f"sigma={b.sigma:.3f} level={b.acx_level}")
+                       f"sigma={b.sigma:.3f} level={b.acx_level}  played by: {played}")
             click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
                        f"credential {b.credential_digest}")
         else:

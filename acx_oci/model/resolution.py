@@ -45,6 +45,7 @@ class AcceptedCredential:
     career_tier: str
     valid_from: str  # RFC 3339 as issued
     credential: dict[str, Any] = field(repr=False, default_factory=dict)
+    solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class CapabilityResolution:
             "mu": b.mu if b else None,
             "sigma": b.sigma if b else None,
             "games": b.games if b else None,
+            "solver": b.solver if b else None,
             "issuer": b.issuer if b else None,
             "benchmark": f"{b.benchmark_id}@{b.benchmark_version}" if b else None,
             "credentialDigest": b.credential_digest if b else None,

@@ -266,6 +266,7 @@ def resolve_loaded(
             career_tier=str(res["acx:careerTier"]),
             valid_from=str(cred.get("validFrom", "")),
             credential=cred,
+            solver=str(res.get("acx:solver", "reference")),
         )
         if cap_id in claims:
             accepted[cap_id].append(acc)
