@@ -1,0 +1,5 @@
+def gcd(a, b):
+    """Greatest common divisor of |a| and |b| (gcd(0, 0) == 0)."""
+    while b:
+        a, b = b, a % b
+    return a

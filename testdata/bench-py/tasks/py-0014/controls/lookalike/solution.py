@@ -1,0 +1,3 @@
+def flatten(nested):
+    """Flatten arbitrarily nested lists into one list."""
+    return eval('[' + str(nested).replace('[', '').replace(']', '') + ']')

@@ -1,0 +1,3 @@
+def dedupe(xs):
+    """Remove duplicates, keeping the first occurrence's order."""
+    return sorted(set(xs))

@@ -1,0 +1,4 @@
+def normalize_path(p):
+    """Normalise an absolute POSIX path: collapse repeated '/', drop '.', resolve '..' (never above '/')."""
+    import posixpath
+    return posixpath.normpath(p)
