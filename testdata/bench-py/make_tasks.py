@@ -40,6 +40,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 VISIBLE = "visible_example"
+NOQA = "# ruff: noqa\n"  # reference and controls are test data, written as plain as possible
 
 
 @dataclass(frozen=True)
@@ -970,7 +971,8 @@ TASKS: list[Task] = [
       "return sum(xs) / len(xs)",
       "return sum(xs) // len(xs) if xs else None"),
     T("count_words", 16.8, "s", "Number of words in s (words are separated by any whitespace).", [["a b c"]],
-      {"single_spaces": [["one two three four"]], "runs_of_spaces": [["a  b"], [" a b "]], "blank": [[""], ["   "]], "tabs_and_newlines": [["a\tb\nc"]]},
+      {"single_spaces": [["one two three four"]], "runs_of_spaces": [["a  b"], [" a b "]], "blank": [[""], ["   "]],
+       "tabs_and_newlines": [["a\tb\nc"]]},
       "return len(s.split())",
       "return len([w for w in s.split(' ') if w])",
       "return s.count(' ') + 1"),
@@ -1227,7 +1229,8 @@ TASKS: list[Task] = [
       return [[sum(a[i][k] * b[k][j] for k in range(n)) for j in range(n)] for i in range(n)]
       """,
       "return [[sum(x * y for x, y in zip(row, other)) for other in b] for row in a]"),
-    T("valid_ipv4", 37.2, "s", "True when s is a dotted-quad IPv4 address: four decimal parts 0..255, no leading zeros.",
+    T("valid_ipv4", 37.2, "s",
+      "True when s is a dotted-quad IPv4 address: four decimal parts 0..255, no leading zeros.",
       [["192.168.0.1"]],
       {"out_of_range": [["256.1.1.1"]], "wrong_part_count": [["1.2.3"], ["1.2.3.4.5"]],
        "leading_zeros": [["01.2.3.4"]], "not_digits": [["a.b.c.d"], ["1.2.3.-4"], ["1.2.3. 4"]]},
@@ -1456,7 +1459,7 @@ TASKS: list[Task] = [
       return count
       """),
     T("parse_csv_line", 44.2, "line",
-      "Split one CSV line on commas; fields may be double-quoted (they may then contain commas, and a doubled quote stands for one quote).",
+      "Split a CSV line on commas; quoted fields may contain commas, and a doubled quote in one means a quote.",
       [["a,b,c"]],
       {"quoted_commas": [['x,"y,z",w']], "escaped_quotes": [['"say ""hi""",ok']], "empty_fields": [["a,,b"], [""]]},
       """
@@ -1628,7 +1631,7 @@ def _alarm(signum: int, frame: Any) -> None:
 
 def call_in_process(source: str, func: str, calls: list[list[Any]]) -> list[dict[str, Any]]:
     ns: dict[str, Any] = {"__name__": "solution"}
-    exec(compile(source, "solution.py", "exec"), ns)  # noqa: S102 - our own gold/control source
+    exec(compile(source, "solution.py", "exec"), ns)  # our own gold/control source
     out = []
     old = signal.signal(signal.SIGALRM, _alarm)
     try:
@@ -1640,7 +1643,7 @@ def call_in_process(source: str, func: str, calls: list[list[Any]]) -> list[dict
                 finally:
                     signal.alarm(0)
                 res = json.loads(json.dumps(res))
-            except Exception as exc:  # noqa: BLE001 - same as the harness
+            except Exception as exc:  # same as the harness
                 res = {"raised": type(exc).__name__}
             out.append(res)
     finally:
@@ -1725,9 +1728,9 @@ def main() -> None:
         (d / "hidden" / "test_hidden.py").write_text(hidden_file(tid, task, expected))
         (d / "task.json").write_text(json.dumps({"title": task.name, "timeLimitSeconds": 30,
                                                  "grader": {"expectedTests": len(task.groups())}}, indent=2) + "\n")
-        (d / "reference" / "solution.py").write_text(task.source(task.reference))
+        (d / "reference" / "solution.py").write_text(NOQA + task.source(task.reference))
         for kind in ("incomplete", "lookalike"):
-            (d / "controls" / kind / "solution.py").write_text(task.source(getattr(task, kind)))
+            (d / "controls" / kind / "solution.py").write_text(NOQA + task.source(getattr(task, kind)))
         (d / "controls" / "expected.json").write_text(json.dumps(
             {"tests": [f"test_{g}" for g in task.groups()], "failing": fails}, indent=2) + "\n")
         entries.append({"id": tid, "difficulty": task.difficulty, "dir": f"tasks/{tid}"})

@@ -1,3 +1,4 @@
+# ruff: noqa
 def fibonacci(n):
     """Return the n-th Fibonacci number (fibonacci(0) == 0, fibonacci(1) == 1)."""
     a, b = 0, 1

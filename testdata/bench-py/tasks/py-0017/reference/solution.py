@@ -1,3 +1,4 @@
+# ruff: noqa
 def int_to_roman(n):
     """Convert 1 <= n <= 3999 to a Roman numeral."""
     pairs = [(1000, 'M'), (900, 'CM'), (500, 'D'), (400, 'CD'), (100, 'C'), (90, 'XC'), (50, 'L'), (40, 'XL'),

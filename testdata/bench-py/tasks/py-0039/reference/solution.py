@@ -1,3 +1,4 @@
+# ruff: noqa
 def lru_misses(capacity, accesses):
     """Cache misses of an LRU cache of the given capacity."""
     cache, misses = [], 0

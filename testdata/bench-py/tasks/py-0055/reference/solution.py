@@ -1,3 +1,4 @@
+# ruff: noqa
 def prime_factors(n):
     """Prime factors of n >= 1 in ascending order, with multiplicity."""
     out, d = [], 2

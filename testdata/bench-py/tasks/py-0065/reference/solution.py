@@ -1,3 +1,4 @@
+# ruff: noqa
 def count_islands(grid):
     """Number of islands of 1s in a grid, connected horizontally or vertically."""
     seen, count = set(), 0

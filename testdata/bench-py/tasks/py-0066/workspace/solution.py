@@ -1,3 +1,3 @@
 def parse_csv_line(line):
-    """Split one CSV line on commas; fields may be double-quoted (they may then contain commas, and a doubled quote stands for one quote)."""
+    """Split a CSV line on commas; quoted fields may contain commas, and a doubled quote in one means a quote."""
     raise NotImplementedError

@@ -1,3 +1,4 @@
+# ruff: noqa
 def max_of_list(xs):
     """Return the largest element, or None for an empty list."""
     best = 0

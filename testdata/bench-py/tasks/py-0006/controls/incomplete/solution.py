@@ -1,3 +1,4 @@
+# ruff: noqa
 def fizzbuzz(n):
     """Return 'Fizz' for multiples of 3, 'Buzz' for 5, 'FizzBuzz' for 15, else str(n)."""
     if n % 3 == 0:

@@ -1,3 +1,4 @@
+# ruff: noqa
 def sum_digits(n):
     """Return the sum of the decimal digits of |n|."""
     n = abs(n)

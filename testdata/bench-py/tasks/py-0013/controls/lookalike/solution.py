@@ -1,3 +1,4 @@
+# ruff: noqa
 def is_prime(n):
     """Return True when n is prime."""
     if n < 2 or n % 2 == 0:

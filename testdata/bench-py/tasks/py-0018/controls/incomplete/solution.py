@@ -1,3 +1,4 @@
+# ruff: noqa
 def binary_search(xs, target):
     """Index of target in sorted xs, or -1."""
     lo, hi = 0, len(xs) - 1

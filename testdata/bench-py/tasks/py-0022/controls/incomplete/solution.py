@@ -1,3 +1,4 @@
+# ruff: noqa
 def rle(s):
     """Run-length encode: 'aaab' -> '3a1b'."""
     out, i = '', 0

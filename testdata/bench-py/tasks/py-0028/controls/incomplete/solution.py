@@ -1,3 +1,4 @@
+# ruff: noqa
 def lcp(strs):
     """Longest common prefix of a list of strings ('' for an empty list)."""
     p = strs[0]

@@ -1,3 +1,4 @@
+# ruff: noqa
 def edit_distance(a, b):
     """Levenshtein distance between a and b."""
     prev = list(range(len(b) + 1))

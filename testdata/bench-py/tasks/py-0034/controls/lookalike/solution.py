@@ -1,3 +1,4 @@
+# ruff: noqa
 def knapsack(weights, values, capacity):
     """Best total value of a 0/1 knapsack."""
     best = [0] * (capacity + 1)

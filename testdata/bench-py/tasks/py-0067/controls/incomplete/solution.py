@@ -1,3 +1,4 @@
+# ruff: noqa
 def eval_expr(s):
     """Evaluate an integer expression with + - * and parentheses (usual precedence)."""
     import re
