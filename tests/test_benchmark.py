@@ -74,7 +74,8 @@ def test_suite_validation_errors_are_one_line() -> None:
 
 def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
     bench, key = bm.load_suite_dir(ROOT / "testdata" / "bench-py")
-    assert len(bench.tasks) == 40 and len(key) == 32
+    assert len(bench.tasks) == 67 and len(key) == 32
+    assert len(bmodel.split(bench, key)[1]) == bmodel.held_out_count(67, 0.6) == 40
     t = bench.tasks[0]
     assert t["grader"]["kind"] == "pytest" and "_harness.py" in t["grader"]["files"]
     assert t["grader"]["digest"] == bmodel.grader_digest(t["grader"]["files"])
@@ -82,6 +83,33 @@ def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
     doc["tasks"][0]["grader"] = {**t["grader"], "files": {**t["grader"]["files"], "test_hidden.py": "x = 1\n"}}
     with pytest.raises(IntegrityError, match="grader files digest"):
         bmodel.from_document(doc)
+
+
+def test_bench_py_controls_stay_outside_the_published_tasks() -> None:
+    import re
+
+    suite = ROOT / "testdata" / "bench-py"
+    bench, _ = bm.load_suite_dir(suite)
+    canaries = set()
+    for t in bench.tasks:
+        d = suite / "tasks" / t["id"]
+        meta = json.loads((d / "controls" / "expected.json").read_text())
+        hidden = t["grader"]["files"]["test_hidden.py"]
+        # one test function per behaviour (>= 2 besides the visible example), counted in task.json
+        assert t["grader"]["expectedTests"] == len(meta["tests"]) >= 3
+        assert re.findall(r"^def (test_\w+)\(", hidden, re.M) == meta["tests"]
+        canaries.update(re.findall(r"acx-canary-[0-9a-f]{24}\b", hidden))
+        # the two wrong controls fail different, non-empty, proper subsets of the hidden tests
+        inc, look = meta["failing"]["incomplete"], meta["failing"]["lookalike"]
+        assert inc and look and inc != look and set(inc) < set(meta["tests"]) and set(look) < set(meta["tests"])
+        # reference and controls exist but are never part of what is published or shown to the agent
+        published = json.dumps(t)
+        for sol in ("reference", "controls/incomplete", "controls/lookalike"):
+            src = (d / sol / "solution.py").read_text()
+            assert src.startswith("# ruff: noqa\ndef ") and src not in published
+        assert not any(k.startswith(("reference", "controls")) for k in t["workspace"]["files"])
+        assert not any(k.startswith(("reference", "controls")) for k in t["grader"]["files"])
+    assert len(canaries) == len(bench.tasks)
 
 
 def _keys(tmp_path: Path) -> tuple[Path, Path]:

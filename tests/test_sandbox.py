@@ -268,17 +268,17 @@ def test_grader_honest_passes_and_cheats_fail(stage: Path) -> None:
     sub, tests = _task(stage)
     unsolved = grade(sub, tests, time_seconds=30)
     assert not unsolved.passed and unsolved.returncode == 1 and unsolved.report_ok
-    both = {"tests.test_hidden::test_visible_example", "tests.test_hidden::test_hidden_cases"}
-    assert unsolved.failing() == both
+    every = {f"tests.test_hidden::test_{b}" for b in ("visible_example", "zero", "negative", "large", "floats")}
+    assert unsolved.failing() == every
 
     _plant_cheats(sub)
     cheated = grade(sub, tests, time_seconds=30)
-    assert not cheated.passed and cheated.failing() == both and cheated.counts()["failed"] == 2
+    assert not cheated.passed and cheated.failing() == every and cheated.counts()["failed"] == len(every)
 
     (sub / "solution.py").write_text("def add(a, b):\n    return a + b\n", "utf-8")
     honest = grade(sub, tests, time_seconds=30)  # cheats still planted: they neither help nor hurt
     assert honest.passed, honest.stdout[-2000:]
-    assert [t.outcome for t in honest.tests] == ["passed", "passed"] and honest.failing() == frozenset()
+    assert [t.outcome for t in honest.tests] == ["passed"] * len(every) and honest.failing() == frozenset()
 
 
 def test_grader_import_mode_ignores_submission_config(stage: Path) -> None:
@@ -290,7 +290,7 @@ def test_grader_import_mode_ignores_submission_config(stage: Path) -> None:
     assert not res.passed and "test_direct::test_add" in {t.split(".")[-1] for t in res.failing()}
     (sub / "solution.py").write_text("def add(a, b):\n    return a + b\n", "utf-8")
     res = grade(sub, tests, time_seconds=30, import_submission=True)
-    assert res.passed and len(res.tests) == 3
+    assert res.passed and len(res.tests) == 6
 
 
 # --- the spec itself --------------------------------------------------------------------------------------------

@@ -45,6 +45,34 @@ REPERTOIRE = {
                  "                return False\n    return not st"),
     "lcp": ("import os.path\n    return os.path.commonprefix(strs) if strs else ''"),
     "lis": "return len(set(xs))",  # wrong: counts distinct values
+    "clamp": "return min(max(x, lo), hi)",
+    "mean": "return sum(xs) / len(xs) if xs else None",
+    "count_words": "return len(s.split())",
+    "is_leap_year": "return y % 4 == 0 and y % 100 != 0",  # near miss: forgets the 400-year rule
+    "title_case": "return s.title()",  # near miss: "don't" -> "Don'T"
+    "longest_word": "return max(s.split(), key=len, default='')",
+    "hamming": ("if len(a) != len(b):\n        raise ValueError('lengths differ')\n"
+                "    return sum(x != y for x, y in zip(a, b))"),
+    "digital_root": "while n > 9:\n        n = sum(int(c) for c in str(n))\n    return n",
+    "merge_sorted": "return sorted(a + b)",
+    "rotate_list": "if not xs:\n        return []\n    k %= len(xs)\n    return xs[-k:] + xs[:-k]",
+    "pascal_row": ("row = [1]\n    for k in range(n):\n        row.append(row[-1] * (n - k) // (k + 1))\n"
+                   "    return row"),
+    "ordinal": "return str(n) + {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')",  # near miss: 11st, 12nd
+    "camel_to_snake": "return ''.join('_' + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(s))",
+    # near miss: to_base(0, b) gives ''
+    "to_base": ("digits = '0123456789abcdefghijklmnopqrstuvwxyz'\n    sign, n, out = '-' if n < 0 else '', abs(n), ''\n"
+                "    while n:\n        n, r = divmod(n, b)\n        out = digits[r] + out\n    return sign + out"),
+    "matrix_multiply": "return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]",
+    # near miss: int() accepts ' 4', '+4' and '04'
+    "valid_ipv4": ("parts = s.split('.')\n    try:\n        return len(parts) == 4 and all(0 <= int(p) <= 255 "
+                   "for p in parts)\n    except ValueError:\n        return False"),
+    "flatten_dict": ("out = {}\n    for k, v in d.items():\n        if isinstance(v, dict):\n"
+                     "            out.update({f'{k}.{k2}': v2 for k2, v2 in flatten_dict(v).items()})\n"
+                     "        else:\n            out[k] = v\n    return out"),
+    "normalize_path": ("parts = []\n    for seg in p.split('/'):\n        if seg == '..':\n"
+                       "            parts = parts[:-1]\n        elif seg not in ('', '.'):\n"
+                       "            parts.append(seg)\n    return '/' + '/'.join(parts)"),
 }
 
 

@@ -1,19 +1,37 @@
 # ruff: noqa
-"""Hidden grader for py-0001 (canary acx-canary-1070ab3e8cb8c838e75cc646)."""
+"""Hidden grader for py-0001 (canary acx-canary-1070ab3e8cb8c838e75cc646).
+
+One test per behaviour: visible_example, zero, negative, large, floats.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[1, 2]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": 3}]")
-HIDDEN = json.loads("[[0, 0], [-5, 3], [1000000000000, 1]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": 0}, {\"ok\": -2}, {\"ok\": 1000000000001}]")
+FUNC = 'add'
+CASES = json.loads("{\"visible_example\": [[1, 2]], \"zero\": [[0, 0]], \"negative\": [[-5, 3], [-2, -2]], \"large\": [[1000000000000, 1]], \"floats\": [[0.5, 0.25]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": 3}], \"zero\": [{\"ok\": 0}], \"negative\": [{\"ok\": -2}, {\"ok\": -4}], \"large\": [{\"ok\": 1000000000001}], \"floats\": [{\"ok\": 0.75}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('add', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('add', HIDDEN) == HIDDEN_EXPECTED
+def test_zero():
+    _check("zero")
+
+
+def test_negative():
+    _check("negative")
+
+
+def test_large():
+    _check("large")
+
+
+def test_floats():
+    _check("floats")

@@ -1,19 +1,37 @@
 # ruff: noqa
-"""Hidden grader for py-0006 (canary acx-canary-85eef7963965c36d3bb80ee3)."""
+"""Hidden grader for py-0006 (canary acx-canary-85eef7963965c36d3bb80ee3).
+
+One test per behaviour: visible_example, fizz, buzz, fizzbuzz, plain_number.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[3]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": \"Fizz\"}]")
-HIDDEN = json.loads("[[5], [15], [7], [30]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": \"Buzz\"}, {\"ok\": \"FizzBuzz\"}, {\"ok\": \"7\"}, {\"ok\": \"FizzBuzz\"}]")
+FUNC = 'fizzbuzz'
+CASES = json.loads("{\"visible_example\": [[3]], \"fizz\": [[9]], \"buzz\": [[5], [10]], \"fizzbuzz\": [[15], [30]], \"plain_number\": [[7]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": \"Fizz\"}], \"fizz\": [{\"ok\": \"Fizz\"}], \"buzz\": [{\"ok\": \"Buzz\"}, {\"ok\": \"Buzz\"}], \"fizzbuzz\": [{\"ok\": \"FizzBuzz\"}, {\"ok\": \"FizzBuzz\"}], \"plain_number\": [{\"ok\": \"7\"}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('fizzbuzz', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('fizzbuzz', HIDDEN) == HIDDEN_EXPECTED
+def test_fizz():
+    _check("fizz")
+
+
+def test_buzz():
+    _check("buzz")
+
+
+def test_fizzbuzz():
+    _check("fizzbuzz")
+
+
+def test_plain_number():
+    _check("plain_number")

@@ -1,19 +1,33 @@
 # ruff: noqa
-"""Hidden grader for py-0008 (canary acx-canary-4ca4474db08e386170a091ff)."""
+"""Hidden grader for py-0008 (canary acx-canary-4ca4474db08e386170a091ff).
+
+One test per behaviour: visible_example, zero, negative, large.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[123]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": 6}]")
-HIDDEN = json.loads("[[0], [-907], [99999]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": 0}, {\"ok\": 16}, {\"ok\": 45}]")
+FUNC = 'sum_digits'
+CASES = json.loads("{\"visible_example\": [[123]], \"zero\": [[0]], \"negative\": [[-907]], \"large\": [[99999]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": 6}], \"zero\": [{\"ok\": 0}], \"negative\": [{\"ok\": 16}], \"large\": [{\"ok\": 45}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('sum_digits', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('sum_digits', HIDDEN) == HIDDEN_EXPECTED
+def test_zero():
+    _check("zero")
+
+
+def test_negative():
+    _check("negative")
+
+
+def test_large():
+    _check("large")

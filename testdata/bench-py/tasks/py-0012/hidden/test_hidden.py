@@ -1,19 +1,33 @@
 # ruff: noqa
-"""Hidden grader for py-0012 (canary acx-canary-5ed4a5c34b10cb587fe045b4)."""
+"""Hidden grader for py-0012 (canary acx-canary-5ed4a5c34b10cb587fe045b4).
+
+One test per behaviour: visible_example, zeros, negative, coprime.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[12, 18]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": 6}]")
-HIDDEN = json.loads("[[0, 0], [-12, 8], [17, 5], [0, 9]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": 0}, {\"ok\": 4}, {\"ok\": 1}, {\"ok\": 9}]")
+FUNC = 'gcd'
+CASES = json.loads("{\"visible_example\": [[12, 18]], \"zeros\": [[0, 0], [0, 9]], \"negative\": [[-12, 8], [12, -8], [-4, -6]], \"coprime\": [[17, 5]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": 6}], \"zeros\": [{\"ok\": 0}, {\"ok\": 9}], \"negative\": [{\"ok\": 4}, {\"ok\": 4}, {\"ok\": 2}], \"coprime\": [{\"ok\": 1}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('gcd', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('gcd', HIDDEN) == HIDDEN_EXPECTED
+def test_zeros():
+    _check("zeros")
+
+
+def test_negative():
+    _check("negative")
+
+
+def test_coprime():
+    _check("coprime")

@@ -1,19 +1,33 @@
 # ruff: noqa
-"""Hidden grader for py-0025 (canary acx-canary-4e7d924afbeaa4ad8cea1689)."""
+"""Hidden grader for py-0025 (canary acx-canary-4e7d924afbeaa4ad8cea1689).
+
+One test per behaviour: visible_example, empty, rectangular, column.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[[[1, 2]]]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": [[1], [2]]}]")
-HIDDEN = json.loads("[[[]], [[[1, 2, 3], [4, 5, 6]]], [[[1], [2]]]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": []}, {\"ok\": [[1, 4], [2, 5], [3, 6]]}, {\"ok\": [[1, 2]]}]")
+FUNC = 'transpose'
+CASES = json.loads("{\"visible_example\": [[[[1, 2]]]], \"empty\": [[[]]], \"rectangular\": [[[[1, 2, 3], [4, 5, 6]]]], \"column\": [[[[1], [2]]]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": [[1], [2]]}], \"empty\": [{\"ok\": []}], \"rectangular\": [{\"ok\": [[1, 4], [2, 5], [3, 6]]}], \"column\": [{\"ok\": [[1, 2]]}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('transpose', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('transpose', HIDDEN) == HIDDEN_EXPECTED
+def test_empty():
+    _check("empty")
+
+
+def test_rectangular():
+    _check("rectangular")
+
+
+def test_column():
+    _check("column")

@@ -1,19 +1,37 @@
 # ruff: noqa
-"""Hidden grader for py-0026 (canary acx-canary-015077205bdbc9a12de8e8fd)."""
+"""Hidden grader for py-0026 (canary acx-canary-015077205bdbc9a12de8e8fd).
+
+One test per behaviour: visible_example, mismatched, nested, unclosed, empty.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[\"([])\"]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": true}]")
-HIDDEN = json.loads("[[\"(]\"], [\"([{}])x\"], [\"((\"], [\"}{\"], [\"\"]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": false}, {\"ok\": true}, {\"ok\": false}, {\"ok\": false}, {\"ok\": true}]")
+FUNC = 'balanced'
+CASES = json.loads("{\"visible_example\": [[\"([])\"]], \"mismatched\": [[\"(]\"], [\"}{\"]], \"nested\": [[\"([{}])x\"]], \"unclosed\": [[\"((\"]], \"empty\": [[\"\"]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": true}], \"mismatched\": [{\"ok\": false}, {\"ok\": false}], \"nested\": [{\"ok\": true}], \"unclosed\": [{\"ok\": false}], \"empty\": [{\"ok\": true}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('balanced', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('balanced', HIDDEN) == HIDDEN_EXPECTED
+def test_mismatched():
+    _check("mismatched")
+
+
+def test_nested():
+    _check("nested")
+
+
+def test_unclosed():
+    _check("unclosed")
+
+
+def test_empty():
+    _check("empty")

@@ -1,19 +1,33 @@
 # ruff: noqa
-"""Hidden grader for py-0027 (canary acx-canary-89cbe93b2718e4a7d3f5af03)."""
+"""Hidden grader for py-0027 (canary acx-canary-89cbe93b2718e4a7d3f5af03).
+
+One test per behaviour: visible_example, empty, unsorted_touching, contained.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[[[1, 3], [2, 4]]]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": [[1, 4]]}]")
-HIDDEN = json.loads("[[[]], [[[5, 6], [1, 2], [2, 3]]], [[[1, 10], [2, 3], [11, 12]]]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": []}, {\"ok\": [[1, 3], [5, 6]]}, {\"ok\": [[1, 10], [11, 12]]}]")
+FUNC = 'merge_intervals'
+CASES = json.loads("{\"visible_example\": [[[[1, 3], [2, 4]]]], \"empty\": [[[]]], \"unsorted_touching\": [[[[5, 6], [1, 2], [2, 3]]]], \"contained\": [[[[1, 10], [2, 3], [11, 12]]]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": [[1, 4]]}], \"empty\": [{\"ok\": []}], \"unsorted_touching\": [{\"ok\": [[1, 3], [5, 6]]}], \"contained\": [{\"ok\": [[1, 10], [11, 12]]}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('merge_intervals', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('merge_intervals', HIDDEN) == HIDDEN_EXPECTED
+def test_empty():
+    _check("empty")
+
+
+def test_unsorted_touching():
+    _check("unsorted_touching")
+
+
+def test_contained():
+    _check("contained")

@@ -1,19 +1,41 @@
 # ruff: noqa
-"""Hidden grader for py-0028 (canary acx-canary-f726d8360350668732b0d013)."""
+"""Hidden grader for py-0028 (canary acx-canary-f726d8360350668732b0d013).
+
+One test per behaviour: visible_example, empty, no_common, identical, single, three_strings.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[[\"flower\", \"flow\"]]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": \"flow\"}]")
-HIDDEN = json.loads("[[[]], [[\"dog\", \"racecar\"]], [[\"same\", \"same\"]], [[\"a\"]]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": \"\"}, {\"ok\": \"\"}, {\"ok\": \"same\"}, {\"ok\": \"a\"}]")
+FUNC = 'lcp'
+CASES = json.loads("{\"visible_example\": [[[\"flower\", \"flow\"]]], \"empty\": [[[]]], \"no_common\": [[[\"dog\", \"racecar\"]]], \"identical\": [[[\"same\", \"same\"]]], \"single\": [[[\"a\"]]], \"three_strings\": [[[\"flower\", \"flow\", \"flight\"]]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": \"flow\"}], \"empty\": [{\"ok\": \"\"}], \"no_common\": [{\"ok\": \"\"}], \"identical\": [{\"ok\": \"same\"}], \"single\": [{\"ok\": \"a\"}], \"three_strings\": [{\"ok\": \"fl\"}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('lcp', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('lcp', HIDDEN) == HIDDEN_EXPECTED
+def test_empty():
+    _check("empty")
+
+
+def test_no_common():
+    _check("no_common")
+
+
+def test_identical():
+    _check("identical")
+
+
+def test_single():
+    _check("single")
+
+
+def test_three_strings():
+    _check("three_strings")

@@ -1,19 +1,33 @@
 # ruff: noqa
-"""Hidden grader for py-0035 (canary acx-canary-4253a8caa15c8d3766f52f20)."""
+"""Hidden grader for py-0035 (canary acx-canary-4253a8caa15c8d3766f52f20).
+
+One test per behaviour: visible_example, no_split, empty, needs_backtracking.
+"""
 
 import json
 
 from _harness import call_many
 
-VISIBLE = json.loads("[[\"leetcode\", [\"leet\", \"code\"]]]")
-VISIBLE_EXPECTED = json.loads("[{\"ok\": true}]")
-HIDDEN = json.loads("[[\"catsandog\", [\"cats\", \"dog\", \"sand\", \"and\", \"cat\"]], [\"\", [\"a\"]], [\"aaaaaaa\", [\"aaa\", \"aaaa\"]]]")
-HIDDEN_EXPECTED = json.loads("[{\"ok\": false}, {\"ok\": true}, {\"ok\": true}]")
+FUNC = 'word_break'
+CASES = json.loads("{\"visible_example\": [[\"leetcode\", [\"leet\", \"code\"]]], \"no_split\": [[\"catsandog\", [\"cats\", \"dog\", \"sand\", \"and\", \"cat\"]]], \"empty\": [[\"\", [\"a\"]]], \"needs_backtracking\": [[\"aaaaaaa\", [\"aaa\", \"aaaa\"]]]}")
+EXPECTED = json.loads("{\"visible_example\": [{\"ok\": true}], \"no_split\": [{\"ok\": false}], \"empty\": [{\"ok\": true}], \"needs_backtracking\": [{\"ok\": true}]}")
+
+
+def _check(behaviour):
+    assert call_many(FUNC, CASES[behaviour]) == EXPECTED[behaviour]
 
 
 def test_visible_example():
-    assert call_many('word_break', VISIBLE) == VISIBLE_EXPECTED
+    _check("visible_example")
 
 
-def test_hidden_cases():
-    assert call_many('word_break', HIDDEN) == HIDDEN_EXPECTED
+def test_no_split():
+    _check("no_split")
+
+
+def test_empty():
+    _check("empty")
+
+
+def test_needs_backtracking():
+    _check("needs_backtracking")

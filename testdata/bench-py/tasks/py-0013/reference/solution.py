@@ -1,0 +1,11 @@
+# ruff: noqa
+def is_prime(n):
+    """Return True when n is prime."""
+    if n < 2:
+        return False
+    i = 2
+    while i * i <= n:
+        if n % i == 0:
+            return False
+        i += 1
+    return True

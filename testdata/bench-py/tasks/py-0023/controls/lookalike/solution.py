@@ -1,0 +1,6 @@
+# ruff: noqa
+def anagrams(a, b):
+    """True when a and b are anagrams, ignoring case and non-alphanumerics."""
+    def key(s):
+        return set(c for c in s.lower() if c.isalnum())
+    return key(a) == key(b)

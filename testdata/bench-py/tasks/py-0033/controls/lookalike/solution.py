@@ -1,0 +1,9 @@
+# ruff: noqa
+def spiral(m):
+    """Elements of a matrix in clockwise spiral order."""
+    out = []
+    m = [list(r) for r in m]
+    while m:
+        out += m.pop(0)
+        m = [list(r)[::-1] for r in zip(*m)]
+    return out

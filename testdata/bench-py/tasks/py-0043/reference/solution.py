@@ -1,0 +1,4 @@
+# ruff: noqa
+def count_words(s):
+    """Number of words in s (words are separated by any whitespace)."""
+    return len(s.split())

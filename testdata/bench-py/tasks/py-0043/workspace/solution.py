@@ -1,0 +1,3 @@
+def count_words(s):
+    """Number of words in s (words are separated by any whitespace)."""
+    raise NotImplementedError

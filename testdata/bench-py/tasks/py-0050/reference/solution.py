@@ -1,0 +1,7 @@
+# ruff: noqa
+def rotate_list(xs, k):
+    """Rotate xs right by k places (k may be negative or larger than len(xs))."""
+    if not xs:
+        return []
+    k %= len(xs)
+    return xs[-k:] + xs[:-k] if k else list(xs)

@@ -1,0 +1,5 @@
+# ruff: noqa
+def ordinal(n):
+    """English ordinal of n >= 0: 1 -> '1st', 2 -> '2nd', 11 -> '11th', 23 -> '23rd'."""
+    suffix = 'th' if n % 100 in (11, 12, 13) else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')
+    return f'{n}{suffix}'

@@ -1,0 +1,3 @@
+def normalize_path(p):
+    """Normalise an absolute POSIX path: collapse repeated '/', drop '.', resolve '..' (never above '/')."""
+    raise NotImplementedError
