@@ -170,3 +170,44 @@ def test_one_byte_of_runtime_changes_the_rom(world: dict[str, Any]) -> None:
     strict = trust_from_dict({"verifiers": [{"id": world["did"]}]}, tmp)
     assert "solver_not_accepted" in verify_level_credential(
         cred, VerifyContext(strict, datetime.now(UTC), allow_unknown_status=True)).codes
+
+
+def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: Path) -> None:
+    """All 40 held-out bench-py games, played by the ROM on the real registry; resolve shows what played.
+
+    Keys come from fixed seeds so the ROM digest, hence the draw order and the rating, is the same every run.
+    40 games leave sigma near 1.5 (1.50-1.54 depending on the draw order), so this verifier and its consumer
+    both run a gate of sigmaMax 2 — the gate is a parameter on both sides; the default 1.5 would need ~50 games.
+    """
+    from acx_oci.crypto.keys import identity_from_seed
+    from acx_oci.trust.keyfiles import write_identity
+
+    write_identity(tmp_path / "publisher", identity_from_seed(bytes([7]) * 32))
+    write_identity(tmp_path / "verifier", identity_from_seed(bytes([8]) * 32))
+    d = tmp_path / "agent"
+    ok(cli("cartridge", "init", str(d), "--id", "io.example/py-agent", "--version", "1.0.0", "--capability", CAP,
+           "--runtime", "python3 /rom/skills/agent.py"))
+    shutil.copy(AGENTS / "simple_agent.py", d / "skills" / "agent.py")
+    cart = f"{registry}/acme/py-agent:1.0.0"
+    ok(cli("cartridge", "push", str(d), cart, "--key", str(tmp_path / "publisher.key")))
+    bench = ok(cli("benchmark", "push", str(BENCH_PY), f"{registry}/acme/bench-py:2026.07.1", "--seal-to",
+                   str(tmp_path / "verifier.did.json"), "--json"))
+    did = load_identity(tmp_path / "verifier.key").did
+    summary = ok(cli("attest", cart, "--benchmark", f"{registry}/acme/bench-py:2026.07.1", "--key",
+                     str(tmp_path / "verifier.key"), "--issuer", did, "--state", str(tmp_path / "state"), "-o",
+                     str(tmp_path / "att"), "--jobs", "2", "--sigma-max", "2", "--json"))
+    # What its skill earns: it solves about half of the held-out tasks (22 of 40).
+    assert summary["issued"] is True and summary["games"] == 40 and 0.4 <= summary["passRate"] <= 0.7
+    assert summary["careerTier"] in ("staff", "principal", "distinguished")
+    for pred in records(tmp_path / "att"):
+        assert pred["solver"]["name"] == "rom" and pred["containment"]["proven"] is True
+        assert pred["runtimeDigest"] == pred["solver"]["runtimeDigest"]
+    (tmp_path / "trust.yaml").write_text(
+        f"verifiers: [{{id: '{did}'}}]\n"
+        f"benchmarks: [{{id: {bench['id']}, version: '{bench['version']}', digest: '{bench['benchmarkDigest']}'}}]\n"
+        "gate: {sigmaMax: 2}\n")
+    resolved = ok(cli("resolve", cart, "--trust", str(tmp_path / "trust.yaml"), "--json"))
+    cap = resolved["capabilities"][0]
+    assert cap["effective"] == "VERIFIED" and cap["solver"] == "rom" and cap["acxLevel"] == summary["acxLevel"]
+    text = ok(cli("resolve", cart, "--trust", str(tmp_path / "trust.yaml")))
+    assert "played by: the signed ROM, sandboxed" in text

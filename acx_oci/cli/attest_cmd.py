@@ -19,6 +19,7 @@ from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 
 def _solver(kind: str | None, competence: float | None) -> Solver | None:
@@ -70,6 +71,11 @@ def _render(outcome: AttestOutcome) -> None:
 @click.option("--jobs", type=click.IntRange(min=1, max=256), default=os.cpu_count() or 1, show_default=True,
               help="Games played at once (ratings are computed afterwards in draw order: same result for any N).")
 @click.option("--games", type=int, help="Games to play (default min(90, held-out size)).")
+@click.option("--sigma-max", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_SIGMA_MAX, show_default=True,
+              help="The gate: issue only if sigma is below this (consumers check it again with their trust "
+                   "file's gate.sigmaMax, 1.5 unless they say otherwise).")
+@click.option("--min-games", type=click.IntRange(min=1), default=DEFAULT_MIN_GAMES, show_default=True,
+              help="The gate: issue only after at least this many rated games.")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path.home() / ".acx-oci" / "verifier", show_default=True,
               help="Verifier state: the SQLite ledger of attempts, cooldowns and status lists.")
@@ -82,7 +88,8 @@ def _render(outcome: AttestOutcome) -> None:
 @registry_options
 @json_option
 def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str | None,
-                   competence: float | None, jobs: int, games: int | None, state_dir: Path,
+                   competence: float | None, jobs: int, games: int | None, sigma_max: float, min_games: int,
+                   state_dir: Path,
                    cooldown: str, out_dir: Path, no_push: bool, plain_http: bool, insecure: bool, timeout: float,
                    as_json: bool) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
@@ -134,7 +141,7 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     show_progress = not as_json and sys.stderr.isatty()
     req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
-                        jobs=jobs, secret_paths=(key,),
+                        jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
                         store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
                         progress=progress if show_progress else None, push=not no_push)
     try:

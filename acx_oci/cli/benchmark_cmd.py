@@ -76,7 +76,8 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_h
     store = store_for(ref, plain_http, insecure, timeout)
     pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version)
     if as_json:
-        emit_json({"manifestDigest": pushed.manifest_digest, "benchmarkDigest": pushed.benchmark_digest,
+        emit_json({"id": bench.id, "version": bench.version, "manifestDigest": pushed.manifest_digest,
+                   "benchmarkDigest": pushed.benchmark_digest,
                    "heldOutSliceDigest": pushed.held_out_slice_digest, "reference": pushed.reference,
                    "sealedTo": [r.kid for r in recipients]})
     else:
