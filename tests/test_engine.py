@@ -134,3 +134,33 @@ def test_reference_solver_is_calibrated() -> None:
     for d in (20.0, 30.0, 40.0):
         wins = sum(s.solve({"id": f"t-{i}", "difficulty": d}, ROM).outcome == "certified-pass" for i in range(4000))
         assert abs(wins / 4000 - ts.win_probability(30, d)) < 0.03
+
+
+def test_impossible_exam_passed_means_cheating(demo: tuple[bmodel.Benchmark, list[dict[str, object]]]) -> None:
+    """A pass on an impossible exam invalidates the whole run; impossible exams are drawn but never rated."""
+    bench, held = demo
+    marked = [dict(t, impossible=True) if i % 10 == 0 else t for i, t in enumerate(held)]
+
+    class PassesEverything:
+        def descriptor(self) -> dict[str, object]:
+            return {"name": "gamer"}
+
+        def record_fields(self) -> dict[str, object]:
+            return {}
+
+        def solve(self, task: dict[str, object], rom_digest: str) -> SolverResult:
+            return SolverResult("certified-pass")
+
+    r = engine.run(rom_digest=ROM, benchmark_digest=bench.digest, held_out=marked, commitment_key=b"k" * 32,
+                   solver=PassesEverything(), params=engine.Params(games=60))
+    canaries = [g for g in r.games if g.predicate.get("canary")]
+    assert canaries and r.rated == 60 - len(canaries)
+    assert not r.issued and r.reasons[0].startswith("cheating_detected")
+    for g in canaries:
+        assert g.predicate["ratingBefore"] == g.predicate["ratingAfter"]
+    assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
+    # The reference solver never games a grader: it fails every impossible exam, and is unaffected otherwise.
+    honest = engine.run(rom_digest=ROM, benchmark_digest=bench.digest, held_out=marked, commitment_key=b"k" * 32,
+                        solver=ReferenceSolver(33), params=engine.Params(games=60))
+    assert all(g.outcome == "model-fail" for g in honest.games if g.predicate.get("canary"))
+    assert not any(reason.startswith("cheating_detected") for reason in honest.reasons)

@@ -37,8 +37,11 @@ def cartridge() -> None:
 @click.option("--runtime", "runtime_cmd", metavar="'COMMAND ARGS...'",
               help="The command a verifier runs for each task (split like a shell; signed into the ROM). "
                    "ROM files are read-only at /rom/<path>, the task at /workspace.")
+@click.option("--training-cutoff", metavar="YYYY-MM-DD|none",
+              help="The agent's model training cutoff (runtime.model.trainingCutoff): verifiers draw only held-out "
+                   "exams published after it. 'none' (the default) for agents with no trained model.")
 def cartridge_init(directory: Path, cartridge_id: str, version: str, controller: str | None,
-                   capabilities: tuple[str, ...], runtime_cmd: str | None) -> None:
+                   capabilities: tuple[str, ...], runtime_cmd: str | None, training_cutoff: str | None) -> None:
     """Write a cartridge directory: cartridge.yaml, skills/, save.json.
 
     With --runtime, verifiers run the ROM itself (`attest --solver rom`): put the
@@ -52,7 +55,7 @@ def cartridge_init(directory: Path, cartridge_id: str, version: str, controller:
           --runtime 'python3 /rom/skills/agent.py'
     """
     caps = [parse_capability(c) for c in capabilities]
-    runtime = None
+    runtime: dict[str, Any] | None = None
     if runtime_cmd is not None:
         try:
             argv = shlex.split(runtime_cmd)
@@ -61,6 +64,10 @@ def cartridge_init(directory: Path, cartridge_id: str, version: str, controller:
         if not argv:
             raise UsageError("--runtime: expected a command, found an empty string")
         runtime = {"command": argv, "network": "none"}
+    if training_cutoff is not None:
+        if runtime is None:
+            raise UsageError("--training-cutoff describes the runtime's model: it needs --runtime")
+        runtime["model"] = {"trainingCutoff": training_cutoff}
     init_directory(directory, cartridge_id, version, caps, controller, runtime)
     click.echo(f"wrote {directory}/cartridge.yaml with {len(caps)} capability claim(s)")
     for c in caps:

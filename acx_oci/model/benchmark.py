@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import math
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
@@ -228,3 +229,24 @@ def demo_document() -> dict[str, Any]:
         "heldOutFraction": DEMO_HELD_OUT_FRACTION,
         "tasks": tasks,
     }
+
+
+def post_cutoff(tasks: list[dict[str, Any]], cutoff: date | None) -> list[dict[str, Any]]:
+    """Held-out tasks a model with this training cutoff cannot have seen (seed 000, "Contamination").
+
+    Tasks published strictly after the cutoff qualify; tasks with no ``publishedAt`` (suites not in exam
+    form) and every task when there is no cutoff (no trained model) qualify too.
+    """
+    if cutoff is None:
+        return list(tasks)
+    out = []
+    for task in tasks:
+        published = task.get("publishedAt")
+        if published is None or date.fromisoformat(str(published)) > cutoff:
+            out.append(task)
+    return out
+
+
+def rateable(tasks: list[dict[str, Any]]) -> int:
+    """How many tasks can be rated: impossible exams are cheating canaries, drawn but never rated."""
+    return sum(not t.get("impossible") for t in tasks)

@@ -12,7 +12,7 @@ validate against the OB 3.0 AchievementCredential JSON Schema (``proof`` and
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from acx_oci.crypto import dataintegrity
@@ -93,7 +93,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
                            valid_until: datetime, achievement_name: str, credential_id: str | None = None,
                            issuer_name: str | None = None, criteria_narrative: str | None = None,
                            achievement_description: str | None = None, solver: str = "reference",
-                           runtime_digest: str | None = None) -> dict[str, Any]:
+                           runtime_digest: str | None = None, training_cutoff: date | None = None,
+                           qualifying_exams: int | None = None) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
     for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
                         (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
@@ -128,6 +129,10 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
         # What played: "rom" (the signed ROM, sandboxed, containment proven) or "reference" (a simulation).
         "acx:solver": solver,
         **({"acx:runtimeDigest": runtime_digest} if runtime_digest else {}),
+        # Post-cutoff slicing: the model's declared training cutoff (null: none declared) and how many
+        # held-out exams were published after it.
+        "acx:trainingCutoff": training_cutoff.isoformat() if training_cutoff else None,
+        **({"acx:qualifyingExams": int(qualifying_exams)} if qualifying_exams is not None else {}),
     }
     return {
         "@context": list(CONTEXTS),

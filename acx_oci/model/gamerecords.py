@@ -30,7 +30,8 @@ PREDICATE_TYPE = "https://acx.dev/attestation/game/v1"
 PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome", "ratingBefore", "ratingAfter",
                               "romDigest", "benchmarkDigest", "solver"})
 # Present when a real run produced the game (seed 003's run conditions); absent for simulated games.
-OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor"})
+OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor",
+                             "canary"})
 # Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):
 # everything else in a record is a function of (ROM, benchmark, solver, parameters).
 PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest")
@@ -135,6 +136,11 @@ def verify_game(raw: bytes, public_keys: Iterable[bytes], expected_digest: str |
     return pred
 
 
+def is_rated(pred: dict[str, Any]) -> bool:
+    """A game moves the rating iff its outcome is a result and its task is not an impossible canary."""
+    return pred.get("outcome") in RATED and not pred.get("canary")
+
+
 def replay(predicates: Iterable[dict[str, Any]], model: ts.Model = ts.DEFAULT_MODEL) -> ts.Rating:
     """Re-rate the games in ``game`` order; every recorded rating must be the recomputed one, exactly.
 
@@ -148,7 +154,7 @@ def replay(predicates: Iterable[dict[str, Any]], model: ts.Model = ts.DEFAULT_MO
         before = ts.Rating(float(p["ratingBefore"]["mu"]), float(p["ratingBefore"]["sigma"]))
         if before != r:
             raise VerificationError(f"game {p['game']}: ratingBefore {before} is not the previous ratingAfter {r}")
-        if p["outcome"] in RATED:
+        if is_rated(p):
             r = ts.rate(r, float(p["difficulty"]), p["outcome"] == CERTIFIED_PASS, model)
         after = ts.Rating(float(p["ratingAfter"]["mu"]), float(p["ratingAfter"]["sigma"]))
         if after != r:

@@ -14,6 +14,7 @@ and "valid" needs the signer to be a publisher in the caller's trust file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
@@ -53,6 +54,15 @@ def runtime_of(rom: dict[str, Any]) -> dict[str, Any] | None:
     """The ROM's signed runtime contract (``command``, ``env``, ``limits``, ``network``), or None."""
     runtime = rom.get("runtime")
     return runtime if isinstance(runtime, dict) else None
+
+
+def training_cutoff(rom: dict[str, Any]) -> date | None:
+    """The ROM's declared model training cutoff; ``none`` or nothing declared means no trained model (None)."""
+    runtime = runtime_of(rom) or {}
+    value = (runtime.get("model") or {}).get("trainingCutoff")
+    if not isinstance(value, str) or value == "none":
+        return None
+    return date.fromisoformat(value)
 
 
 def runtime_digest(runtime: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
-from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
+from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of, training_cutoff
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
@@ -199,8 +199,12 @@ def attest(req: AttestRequest) -> AttestOutcome:
         except AcxError as exc:
             reasons.append(f"benchmark: {exc}")
     params = engine.Params(games=req.games, sigma_max=req.sigma_max, min_games=req.min_games)
+    cutoff = training_cutoff(cart.rom)
+    eligible: list[dict[str, Any]] = []
     if unsealed is not None:
-        params.resolve_games(len(unsealed.held_out))  # a bad --games is a usage error, before any cooldown
+        eligible = bmodel.post_cutoff(list(unsealed.held_out), cutoff)
+        if eligible:
+            params.resolve_games(len(eligible))  # a bad --games is a usage error, before any cooldown
 
     with Ledger(req.state_dir) as ledger:
         common = dict(cartridge_ref=pinned_cart, manifest_digest=cart_digest, rom_digest=cart.rom_digest,
@@ -215,8 +219,15 @@ def attest(req: AttestRequest) -> AttestOutcome:
         if refusal is not None:
             outcome.reasons = [refusal.reason()]
             return outcome
+        qualifying = bmodel.rateable(eligible)
+        if qualifying < req.min_games:
+            outcome.status = NOT_ISSUED
+            outcome.reasons = [f"insufficient_post_cutoff_exams: {qualifying} held-out exams were published after "
+                               f"the ROM's training cutoff {cutoff}; the gate needs at least {req.min_games}"]
+            ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
+            return outcome
         try:
-            _run(req, outcome, cart, unsealed, params, ledger, clock)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock)
         except BaseException:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True)
             raise
@@ -249,10 +260,11 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver
 
 
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
-         params: engine.Params, ledger: Ledger, clock: Callable[[], datetime]) -> None:
+         held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
+         clock: Callable[[], datetime]) -> None:
     verifier = req.verifier
     bench = unsealed.bench
-    total = params.resolve_games(len(unsealed.held_out))
+    total = params.resolve_games(len(held_out))
     if req.progress:
         req.progress(0, total, "starting")
 
@@ -262,7 +274,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
 
     with contextlib.ExitStack() as stack:
         solver = req.solver if req.solver is not None else stack.enter_context(_rom_solver(req, cart))
-        result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=unsealed.held_out,
+        result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
     outcome.result = result
@@ -310,7 +322,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             benchmark_digest=bench.digest, held_out_slice_digest=unsealed.held_out_slice_digest, evidence=evidence,
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
             achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
-            solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"))
+            solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
+            training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out))
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

@@ -44,6 +44,8 @@ class ReferenceSolver:
         return {}
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        if task.get("impossible"):
+            return SolverResult(MODEL_FAIL, "an impossible exam (the reference solver never games a grader)")
         u = reference_uniform(rom_digest, str(task["id"]), self.competence)
         p = ts.win_probability(self.competence, float(task["difficulty"]), self.beta)
         return SolverResult(CERTIFIED_PASS if u < p else MODEL_FAIL)
