@@ -9,7 +9,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_loaded_cli
+from acx_oci.cli.referrers_cmd import resolve_loaded_cli, status_cache_option
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -72,6 +72,7 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
               help="A signed status list file to use when the registry has none (offline); repeatable.")
 @click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
+@status_cache_option
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
