@@ -307,7 +307,14 @@ def test_status_list_rollback_push_is_refused(world: World, gw: RunningGateway, 
     out, state = tmp_path / "out", tmp_path / "state"
     att = attest(world, gw_ref, out, state)  # status list and attestation both pushed through the gateway
     old = json.loads((out / "status-list.json").read_bytes())
-    cli("revoke", att["attestationDigest"], "--key", world.dir / "ver.key", "--state", state)
+    # a second cartridge in another repository, same verifier state: the same list is published there too
+    other = f"{gw.address}/lab/rollback-other:1"
+    push_cartridge(world, tmp_path / "cart2", other, "io.github.acme/rollback-other-agent")
+    attest(world, other, tmp_path / "out2", state)
+    # revoke re-signs once and pushes that one list to both repositories through the gateway: both accepted
+    rev = json.loads(cli("revoke", att["attestationDigest"], "--key", world.dir / "ver.key", "--state", state,
+                         "--json").output)
+    assert not rev["failed"] and len([p for p in rev["published"] if "lab/rollback" in p]) == 2, rev
     new = json.loads((out / "status-list.json").read_bytes())
     old_seq, new_seq = statuslist.list_sequence(old), statuslist.list_sequence(new)
     assert new_seq > old_seq >= 1

@@ -200,10 +200,11 @@ class Upstream:
     def check_status_push(self, repository: str, raw: bytes, tag: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:
         """Problems (code, sentence) with a status list about to be PUT at ``acx-status-<uuid>``, and the detail.
 
-        The pushed list must be a status list for that tag whose proof verifies as its issuer's, and its
-        ``acx:sequence`` must be higher than both the sequence of the list upstream (when that one
-        verifies; a verified list of another issuer may not be replaced at all) and the highest this
-        gateway has accepted for the list: putting back an older list is a rollback.
+        The pushed list must be a status list for that tag whose proof verifies as its issuer's; its
+        ``acx:sequence`` must be higher than that of the list at this tag upstream (when that one
+        verifies; a verified list of another issuer may not be replaced at all) and not lower than the
+        highest this gateway has seen for the list anywhere (one signed list is published to every
+        repository the verifier attested in, so equal is fine there): an older list is a rollback.
         """
         try:
             manifest = parse_manifest(raw, "status list manifest")
@@ -248,13 +249,13 @@ class Upstream:
                     upstream_seq = statuslist.list_sequence(current)
                 except AcxError:
                     upstream_seq = 0
-        known = max(upstream_seq, self.history.highest(list_url, issuer))
+        seen = self.history.highest(list_url, issuer)
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
-                  "upstreamSequence": upstream_seq, "highestSequence": known}
-        if sequence <= known:
+                  "upstreamSequence": upstream_seq, "highestSequenceSeen": seen}
+        if sequence <= upstream_seq or sequence < seen:
             return [("status_rollback", f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is not newer "
-                                        f"than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; highest "
-                                        f"accepted {known}): putting back an older list is a rollback")], detail
+                                        f"than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; highest seen "
+                                        f"{seen}): putting back an older list is a rollback")], detail
         return [], detail
 
     def accepted_status_push(self, detail: dict[str, Any]) -> None:
