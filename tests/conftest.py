@@ -17,6 +17,15 @@ from .support.registry import Registry, registry_binary, start_registry
 TESTDATA = ROOT / "testdata"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def status_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Consumers remember status-list sequences in ``$ACX_OCI_CACHE_DIR``: a temporary one, never the real home."""
+    path = tmp_path_factory.mktemp("acx-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ACX_OCI_CACHE_DIR", str(path))
+        yield path
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False,
                      help="run tests marked slow (also enabled by ACX_SLOW=1 or CI=true)")

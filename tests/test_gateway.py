@@ -20,13 +20,25 @@ import pytest
 from acx_oci.errors import RegistryError
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MANIFEST_ACCEPT, MEDIA_INDEX, MEDIA_MANIFEST, build_manifest
+from acx_oci.model import statuslist
+from acx_oci.oci.model import (
+    ANNOTATION_TITLE,
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_STATUS_LIST,
+    MANIFEST_ACCEPT,
+    MEDIA_INDEX,
+    MEDIA_MANIFEST,
+    MEDIA_VC,
+    build_manifest,
+)
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import fallback_tag, referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attestation import fetch_status_list, publish_status_list, status_tag
 from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli_expect as cli
@@ -286,3 +298,62 @@ def test_cli_gateway_subprocess_serves_and_shuts_down_gracefully(world: World) -
     records = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     denied = [r for r in records if r["path"] == "/v2/acx/unattested/manifests/1"]
     assert denied and denied[0]["status"] == 403 and denied[0]["decision"] == "denied"
+
+
+def test_status_list_rollback_push_is_refused(world: World, gw: RunningGateway, tmp_path: Path) -> None:
+    """After `revoke`, putting the pre-revocation list back through the gateway is refused with both sequences."""
+    gw_ref = f"{gw.address}/lab/rollback:1"
+    push_cartridge(world, tmp_path / "cart", gw_ref, "io.github.acme/rollback-agent")
+    out, state = tmp_path / "out", tmp_path / "state"
+    att = attest(world, gw_ref, out, state)  # status list and attestation both pushed through the gateway
+    old = json.loads((out / "status-list.json").read_bytes())
+    # a second cartridge in another repository, same verifier state: the same list is published there too
+    other = f"{gw.address}/lab/rollback-other:1"
+    push_cartridge(world, tmp_path / "cart2", other, "io.github.acme/rollback-other-agent")
+    attest(world, other, tmp_path / "out2", state)
+    # revoke re-signs once and pushes that one list to both repositories through the gateway: both accepted
+    rev = json.loads(cli("revoke", att["attestationDigest"], "--key", world.dir / "ver.key", "--state", state,
+                         "--json").output)
+    assert not rev["failed"] and len([p for p in rev["published"] if "lab/rollback" in p]) == 2, rev
+    new = json.loads((out / "status-list.json").read_bytes())
+    old_seq, new_seq = statuslist.list_sequence(old), statuslist.list_sequence(new)
+    assert new_seq > old_seq >= 1
+    store = open_store(gw_ref)
+    with pytest.raises(RegistryError) as refused:
+        publish_status_list(store, old)
+    assert "HTTP 403" in str(refused.value) and "status_rollback" in str(refused.value)
+    # the OCI error body names both sequences
+    data = json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
+    layer = store.push_blob(data, MEDIA_VC, {ANNOTATION_TITLE: "status-list.json"})
+    raw = build_manifest(ARTIFACT_STATUS_LIST, [layer])
+    tag = status_tag(old["id"])
+    resp = httpx.put(f"http://{gw.address}/v2/lab/rollback/manifests/{tag}", content=raw,
+                     headers={"Content-Type": MEDIA_MANIFEST})
+    assert resp.status_code == 403
+    err = resp.json()["errors"][0]
+    assert err["code"] == "DENIED" and "status_rollback" in err["detail"]["codes"]
+    assert err["detail"]["pushedSequence"] == old_seq and err["detail"]["upstreamSequence"] == new_seq
+    assert f"acx:sequence {old_seq}" in err["message"] and f"acx:sequence {new_seq}" in err["message"]
+    # re-pushing the current list is no newer either; a list signed by someone else may not replace it
+    with pytest.raises(RegistryError, match="status_rollback"):
+        publish_status_list(store, new)
+    stranger = load_identity(world.dir / "pub.key")
+    forged = statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=old["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
+                                   sequence=new_seq + 100), stranger, stranger.verification_method,
+        datetime.now(UTC))
+    with pytest.raises(RegistryError, match="status_invalid"):
+        publish_status_list(store, forged)
+    # nor can the tag be deleted through the gateway to make room for the old list
+    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/rollback"), StoreOptions())
+    current = upstream.fetch_manifest_raw(tag)[2]
+    gone = httpx.delete(f"http://{gw.address}/v2/lab/rollback/manifests/{current}")
+    assert gone.status_code == 403 and gone.json()["errors"][0]["detail"]["codes"] == ["status_delete"]
+    # the upstream still holds the revoked list, and a newer one (status-refresh) goes through
+    found = fetch_status_list(upstream, old["id"])
+    assert found is not None and statuslist.list_sequence(found[0]) == new_seq
+    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)
+    found = fetch_status_list(upstream, old["id"])
+    assert found is not None and statuslist.list_sequence(found[0]) == new_seq + 1
+    resolved = cli("resolve", gw_ref, "--trust", world.trust, "--json").output
+    assert "revoked" in json.loads(resolved)["capabilities"][0]["rejected"][0]["codes"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,17 @@ import pytest
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model import credential as cred_mod
+from acx_oci.model import statuslist
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.attest import AttestRequest, attest
-from acx_oci.services.attestation import publish_status_list, push_attestation
+from acx_oci.services.attest import STATUS_LIST_VALIDITY, AttestRequest, attest
+from acx_oci.services.attestation import fetch_status_list, publish_status_list, push_attestation
+from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.services.statuscache import StatusHistory
 from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok
 from .support.env import repeats
@@ -157,7 +163,7 @@ def test_pull_require(world: World, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "build-dag>=legend" in res.output
 
 
-def test_revoke_makes_it_unproven(world: World, tmp_path: Path) -> None:
+def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World, tmp_path: Path) -> None:
     w = world
     # a second issued credential on its own cartridge, so revocation doesn't disturb the other tests
     cart = push_cartridge(w.tmp, w.registry, "acx/revokable", "revokable", w.publisher)
@@ -170,24 +176,56 @@ def test_revoke_makes_it_unproven(world: World, tmp_path: Path) -> None:
     before = offline_list.read_bytes()
     store = open_store(ref)
     old_list = json.loads(before)
+    issued_at = parse_datetime(old_list["validFrom"])
+    assert issued_at is not None
     rev = ok(cli("revoke", out["attestationDigest"], "--key", str(w.verifier), "--issuer", w.verifier_did,
                  "--state", str(w.tmp / "state"), "--json"))
     assert rev["revoked"] is True and not rev["failed"]
     assert any(cart["manifestDigest"] not in p and "acx/revokable" in p for p in rev["published"])
-    cap = resolve_json(w, ref)["capabilities"][0]
+    cap = resolve_json(w, ref)["capabilities"][0]  # this consumer (the default cache) now saw the newer list
     assert cap["effective"] == "unproven"
     assert "revoked" in cap["rejected"][0]["codes"]
     assert offline_list.read_bytes() != before  # the file publication was updated too
+    revoked_list = json.loads(offline_list.read_bytes())
+    assert statuslist.list_sequence(revoked_list) > statuslist.list_sequence(old_list) >= 1
     # rollback: the repository owner puts back the pre-revocation list (signed by the verifier)
     publish_status_list(store, old_list)
+    assert statuslist.list_sequence(fetch_status_list(store, old_list["id"])[0]) < \
+        statuslist.list_sequence(revoked_list)  # type: ignore[index]
     rolled = resolve_json(w, ref)["capabilities"][0]
-    assert rolled["effective"] == "VERIFIED"  # the residual risk the README names: only maxAge/refresh stop it
-    # ... but any fresher copy the consumer has (here: the verifier's republished file) wins
+    assert rolled["effective"] == "unproven"
+    assert "status_rollback" in rolled["rejected"][0]["codes"], rolled["rejected"]
+    assert "revoked" not in rolled["rejected"][0]["codes"]
+    assert "status_rollback" in ok(cli("resolve", ref, "--trust", str(w.trust)))  # the text output names it too
+    # ... and pull --require / policy check (the same consumer) refuse it as well
+    res = cli("pull", ref, "-o", str(tmp_path / "pulled"), "--trust", str(w.trust), "--require", "build-dag>=senior")
+    assert res.exit_code == 1 and "requirement not met" in res.output
+    # any fresher copy the consumer has (here: the verifier's republished file) still wins and shows the bit
     cap = resolve_json(w, ref, "--status-list", str(offline_list))["capabilities"][0]
     assert cap["effective"] == "unproven" and "revoked" in cap["rejected"][0]["codes"]
-    # and the verifier's refresh republishes the revoked list everywhere
+    # a first-time consumer (its own, empty cache) cannot tell the put-back list from the newest one ...
+    fresh = resolve_json(w, ref, "--status-cache", str(tmp_path / "fresh"))["capabilities"][0]
+    assert fresh["effective"] == "VERIFIED"
+    # ... until the old list's short validity runs out (one day after it was signed; the clock is injected)
+    trust = load_trust(w.trust)
+    later = issued_at + STATUS_LIST_VALIDITY + timedelta(minutes=1)
+    expired = resolve_cartridge(store, "1.0.0", trust, now=later,
+                                status_history=StatusHistory(tmp_path / "fresh-later"))
+    assert expired.capabilities[0].effective == "unproven"
+    assert "status_stale" in expired.capabilities[0].rejected[0].codes
+    # ... or, sharing nothing with the first consumer, once it has seen the newer list itself
+    cap = resolve_json(w, ref, "--status-cache", str(tmp_path / "fresh"), "--status-list",
+                       str(offline_list))["capabilities"][0]
+    assert "revoked" in cap["rejected"][0]["codes"]
+    cap = resolve_json(w, ref, "--status-cache", str(tmp_path / "fresh"))["capabilities"][0]
+    assert cap["effective"] == "unproven" and "status_rollback" in cap["rejected"][0]["codes"]
+    # the verifier's refresh republishes the revoked list everywhere, with a higher sequence again
     ok(cli("status-refresh", "--key", str(w.verifier), "--issuer", w.verifier_did, "--state", str(w.tmp / "state")))
-    assert resolve_json(w, ref)["capabilities"][0]["effective"] == "unproven"
+    refreshed = fetch_status_list(store, old_list["id"])
+    assert refreshed is not None
+    assert statuslist.list_sequence(refreshed[0]) > statuslist.list_sequence(revoked_list)
+    cap = resolve_json(w, ref)["capabilities"][0]
+    assert cap["effective"] == "unproven" and "revoked" in cap["rejected"][0]["codes"]
     # the strong cartridge (another credential in the same list) is unaffected
     assert resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
 

@@ -208,12 +208,13 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
 @json_option
 def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain_http: bool, insecure: bool,
                            timeout: float, as_json: bool) -> None:
-    """Re-sign the state's status lists (validFrom = now) and republish them everywhere.
+    """Re-sign the state's status lists (validFrom = now, next acx:sequence) and republish them everywhere.
 
-    Run it (e.g. from cron) more often than your consumers' trust-file
-    status.maxAge. A fresh list is what stops a repository owner from
-    putting back an older copy signed before a revocation. Exit 3 if any
-    place could not be updated.
+    Lists are valid for one day: run it as a scheduled job (hourly; the README
+    has a systemd timer and a cron line), and more often than your consumers'
+    trust-file status.maxAge. Without it every credential of the state fails
+    closed a day after the last re-sign. Exit 3 if any place could not be
+    updated.
 
     \b
     Example:

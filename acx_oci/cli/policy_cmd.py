@@ -9,7 +9,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_loaded_cli
+from acx_oci.cli.referrers_cmd import resolve_loaded_cli, status_cache_option
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -72,6 +72,7 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
               help="A signed status list file to use when the registry has none (offline); repeatable.")
 @click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
+@status_cache_option
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
@@ -119,17 +120,23 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
 @click.option("--insecure", is_flag=True, help="Skip TLS verification towards the upstream.")
 @click.option("--graceful", type=click.FloatRange(0), default=30.0, show_default=True,
               help="Seconds in-flight requests get to finish on SIGTERM/SIGINT.")
+@click.option("--status-cache", "status_cache_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Where the highest status-list sequences seen are remembered (default: $ACX_OCI_CACHE_DIR, "
+                   "else $XDG_CACHE_HOME/acx-oci, else ~/.cache/acx-oci).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
-            max_verdict_age: float, timeout: float, insecure: bool, graceful: float) -> None:
+            max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
+            status_cache_dir: Path | None) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
     - pulls of cartridge manifests in covered repositories must meet the policy (403 DENIED otherwise)
     - pushes of level attestations must verify against the trust file (403 DENIED otherwise)
+    - pushes of status lists (acx-status-<uuid>) must be newer (higher acx:sequence) than upstream's
     - GET /v2/<name>/referrers/<digest> is served natively, even when UPSTREAM lacks the API
     - everything else is proxied untouched; /healthz and /readyz; JSON-lines access log on stderr
 
-    Stateless apart from a verdict cache: run as many replicas as you like behind a load balancer.
+    Stateless apart from a verdict cache and the status-list sequences it has seen (--status-cache):
+    run as many replicas as you like behind a load balancer.
 
     \b
     Example:
@@ -140,7 +147,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
-                           fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age)
+                           fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
+                           status_cache_dir=status_cache_dir)
     _ = config.upstream_origin  # validate the URL before binding
     click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}", err=True)
     serve(config, listen, graceful)

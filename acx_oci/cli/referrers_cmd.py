@@ -21,6 +21,7 @@ from acx_oci.oci.store import Store
 from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.statuscache import StatusHistory
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
@@ -76,7 +77,30 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
         click.echo("(no referrers)")
 
 
+_STATUS_CACHE = "acx_oci.status_cache"
+
+
+def _remember_status_cache(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    ctx.meta[_STATUS_CACHE] = value
+
+
+def status_cache_option(func: Any) -> Any:
+    """``--status-cache DIR``: where the highest status-list sequences seen are remembered (no parameter)."""
+    return click.option("--status-cache", type=click.Path(file_okay=False, path_type=Path), expose_value=False,
+                        callback=_remember_status_cache, metavar="DIR",
+                        help="Remember the highest status-list sequence seen here, to refuse rolled-back lists "
+                             "(default: $ACX_OCI_CACHE_DIR, else $XDG_CACHE_HOME/acx-oci, else "
+                             "~/.cache/acx-oci).")(func)
+
+
+def status_history() -> StatusHistory:
+    """The consumer's status-list history: ``--status-cache DIR`` if given, else the default cache directory."""
+    ctx = click.get_current_context(silent=True)
+    return StatusHistory(ctx.meta.get(_STATUS_CACHE) if ctx is not None else None)
+
+
 def resolve_options(func: Any) -> Any:
+    func = status_cache_option(func)
     func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
                         help="Check at most this many attestations (the newest); more sets partial.")(func)
     func = click.option("--check-evidence", is_flag=True,
@@ -111,7 +135,7 @@ def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Tru
         store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(status_list_files),
         allow_unknown_status=allow_unknown_status, limits=ResolveLimits(max_referrers=max_referrers),
         check_evidence=check_evidence, fetch_remote_status=fetch_status_list_https if allow_network else None,
-        reference=ref,
+        reference=ref, status_history=status_history(),
     )
 
 

@@ -18,7 +18,7 @@ from acx_oci.trust import did
 from acx_oci.trust.trustfile import Trust
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]
-StatusCache = dict[tuple[int, str | None, str | None, str | None], tuple[list[tuple[str, str]], bytes | None]]
+StatusCache = dict[tuple[int, str | None, str | None, str | None, int], tuple[list[tuple[str, str]], bytes | None]]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class VerifyContext:
     rom_signer: str | None = None
     rom_signer_key: bytes | None = None  # the key the ROM signature verified with (independence by key)
     status_list: dict[str, Any] | None = None
+    # The highest ``acx:sequence`` this consumer has seen for the list (0: no history); a lower one is a rollback.
+    status_min_sequence: int = 0
     allow_unknown_status: bool = False
     evidence: dict[str, bytes] | None = None
     allow_network: bool = False

@@ -2,8 +2,11 @@
 
 Only the credential's own issuer may sign its status list; a list that is
 expired or older than the trust file's ``status.maxAge`` is *stale*
-(``status_stale``), any other defect is ``status_invalid``; without a usable
-list the revocation status is unknown and fails closed unless allowed.
+(``status_stale``); a list whose ``acx:sequence`` is lower than the highest
+the consumer has seen (``min_sequence``, passed in: remembering it is the
+caller's I/O) is a rollback (``status_rollback``); any other defect is
+``status_invalid``; without a usable list the revocation status is unknown and
+fails closed unless allowed.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ from acx_oci.timeutil import parse_datetime
 
 STALE = "status_stale"
 INVALID = "status_invalid"
+ROLLBACK = "status_rollback"
 
 
 def check_status_list(status_list: Any, list_url: str | None, issuer: str | None, ctx: VerifyContext,
-                      resolve: KeyResolver, purpose: str | None = None) -> list[tuple[str, str]]:
-    """Problems with the status list itself as (reason code, sentence): proof, issuer, id, purpose, age.
+                      resolve: KeyResolver, purpose: str | None = None,
+                      min_sequence: int = 0) -> list[tuple[str, str]]:
+    """Problems with the status list itself as (reason code, sentence): proof, issuer, id, purpose, age, sequence.
 
-    Expiry and age are ``status_stale`` (refresh and retry); anything else is ``status_invalid``.
+    Expiry and age are ``status_stale`` (refresh and retry); a sequence below ``min_sequence`` is
+    ``status_rollback``; anything else is ``status_invalid``.
     """
     problems: list[tuple[str, str]] = []
     if not isinstance(status_list, dict):
@@ -32,8 +38,12 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
     try:
         purposes = statuslist.list_purposes(status_list)
         statuslist.list_bits(status_list, ctx.max_status_bytes)
+        sequence = statuslist.list_sequence(status_list)
     except UsageError as exc:
         return [(INVALID, str(exc))]
+    if sequence < min_sequence:
+        problems.append((ROLLBACK, f"the status list's {statuslist.SEQUENCE} is {sequence}, lower than "
+                                   f"{min_sequence}, the highest already seen for it: an older copy was put back"))
     if list_url is not None and status_list.get("id") != list_url:
         problems.append((INVALID, f"the list's id {str(status_list.get('id'))[:80]} is not {list_url}"))
     if purpose is not None and purpose not in purposes:
@@ -82,11 +92,12 @@ def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCont
     purpose = entry.get("statusPurpose")
     list_url = url if isinstance(url, str) else None
     want_purpose = purpose if isinstance(purpose, str) else None
-    memo_key = (id(ctx.status_list), list_url, issuer, want_purpose)
+    memo_key = (id(ctx.status_list), list_url, issuer, want_purpose, ctx.status_min_sequence)
     if ctx.status_cache is not None and memo_key in ctx.status_cache:
         problems, cached_bits = ctx.status_cache[memo_key]
     else:
-        problems = check_status_list(ctx.status_list, list_url, issuer, ctx, resolve, want_purpose)
+        problems = check_status_list(ctx.status_list, list_url, issuer, ctx, resolve, want_purpose,
+                                     ctx.status_min_sequence)
         cached_bits = None
         if not problems:
             try:
@@ -96,7 +107,9 @@ def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCont
         if ctx.status_cache is not None:
             ctx.status_cache[memo_key] = (problems, cached_bits)
     if problems:
-        code = STALE if all(c == STALE for c, _ in problems) else INVALID
+        codes = {c for c, _ in problems}
+        # an unsound list's sequence means nothing, so status_invalid outranks status_rollback
+        code = INVALID if INVALID in codes else ROLLBACK if ROLLBACK in codes else STALE
         return [bad("status_list", code, "; ".join(m for _, m in problems)),
                 bad("revocation", "status_unknown", "revocation status unknown: the status list is not usable")]
     out = [ok("status_list", f"status list {url} is signed by {issuer_id(ctx.status_list)} and current")]

@@ -12,6 +12,11 @@ name the gateway — except for four things:
   (:func:`acx_oci.services.resolve.resolve_loaded` against the upstream, then
   :func:`acx_oci.evaluation.policy.evaluate`) and a failing cartridge is answered ``403``
   with an OCI ``DENIED`` error naming the unmet requirements.
+* ``PUT`` of a manifest to a status-list tag ``acx-status-<uuid>``: the list
+  must verify as its issuer's and its ``acx:sequence`` must be higher than
+  the one upstream (and than any this gateway accepted before); an older list
+  put back is refused ``403 DENIED`` (``status_rollback``, both sequences in
+  the detail). ``DELETE`` of a status-list manifest is refused likewise.
 * ``PUT`` of a level-attestation manifest: its credential (uploaded before the
   manifest) and game records are fetched from the upstream and verified
   against the subject cartridge; anything that does not verify against the
@@ -57,6 +62,7 @@ from acx_oci.gateway.upstream import Upstream, artifact_type_of
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
+    ARTIFACT_STATUS_LIST,
     MANIFEST_ACCEPT,
     MAX_MANIFEST_BYTES,
     MEDIA_INDEX,
@@ -64,6 +70,7 @@ from acx_oci.oci.model import (
     check_manifest_size,
 )
 from acx_oci.oci.referrers import parse_own_tag
+from acx_oci.services.attestation import STATUS_TAG_PREFIX
 
 log = logging.getLogger("acx_oci.gateway")
 
@@ -235,6 +242,9 @@ class Gateway:
             if kind == "manifests" and method == "PUT":
                 return await self.put_manifest(request, name, ref)
             if kind == "manifests" and method == "DELETE":
+                refused = await self.refuse_status_delete(request, name, ref)
+                if refused is not None:
+                    return refused
                 self.cache.invalidate(name)
         return await self.passthrough(request)
 
@@ -332,6 +342,17 @@ class Gateway:
         # The same rule resolve uses (artifactType, else config.mediaType): a forger must not be able
         # to slip an attestation past this check by moving its type into the config descriptor.
         is_attestation = artifact_type_of(body) == ARTIFACT_ATTESTATION
+        status_detail: dict[str, Any] | None = None
+        if ref.startswith(STATUS_TAG_PREFIX):
+            problems, detail = await to_thread.run_sync(self.upstream.check_status_push, name, body, ref)
+            status_detail = detail
+            if problems:
+                request.state.decision = "refused"
+                codes = list(dict.fromkeys(code for code, _ in problems))
+                return oci_error(
+                    403, "DENIED", f"status list refused: {', '.join(codes)} — " + "; ".join(m for _, m in problems),
+                    {"codes": codes, "problems": [{"code": c, "message": m} for c, m in problems], **detail},
+                )
         if is_attestation:
             problems = await to_thread.run_sync(self.upstream.verify_attestation, name, body)
             if problems:
@@ -345,6 +366,8 @@ class Gateway:
             request.state.decision = "verified"
         self.cache.invalidate(name)
         resp = await self._send(request, content=body)
+        if status_detail and resp.status_code in (200, 201, 202):
+            await to_thread.run_sync(self.upstream.accepted_status_push, status_detail)
         if resp.status_code not in (200, 201, 202) or subject is None:
             return self._stream_back(resp, request)
         await resp.aclose()
@@ -360,6 +383,19 @@ class Gateway:
                 request.state.index_error = str(exc)
         self.cache.invalidate(name)
         return self._with_headers(Response(b"", status_code=resp.status_code), headers)
+
+    async def refuse_status_delete(self, request: Request, name: str, ref: str) -> Response | None:
+        """A status list is replaced by a newer one, never deleted through the gateway (that would reset its
+        sequence upstream and let an older list back in)."""
+        if ref.startswith("sha256:"):
+            is_status = await to_thread.run_sync(self.upstream.artifact_type, name, ref) == ARTIFACT_STATUS_LIST
+        else:
+            is_status = ref.startswith(STATUS_TAG_PREFIX)
+        if not is_status:
+            return None
+        request.state.decision = "refused"
+        return oci_error(403, "DENIED", "status lists are not deleted through the gateway: push a newer one "
+                                        "(a higher acx:sequence) instead", {"codes": ["status_delete"]})
 
     # ------------------------------------------------------------ referrers
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from acx_oci.errors import UsageError
@@ -32,6 +33,8 @@ class GatewayConfig:
     max_age_seconds: float = 300.0
     max_referrers: int = 1000
     clock: Callable[[], datetime] = field(default=utcnow)
+    # where the gateway remembers status-list sequences (None: $ACX_OCI_CACHE_DIR, else the user cache dir)
+    status_cache_dir: Path | None = None
 
     @property
     def upstream_origin(self) -> str:

@@ -16,23 +16,39 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
-from acx_oci.errors import NotFoundError, UsageError
-from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.errors import AcxError, NotFoundError, UsageError
+from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.jsonio import parse_json
-from acx_oci.model.credential import status_entries
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, Descriptor, build_index, parse_manifest
+from acx_oci.model import statuslist
+from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.oci.model import (
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_STATUS_LIST,
+    MEDIA_MANIFEST,
+    Descriptor,
+    build_index,
+    parse_manifest,
+)
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
+from acx_oci.services.attestation import (
+    MAX_CREDENTIAL_BYTES,
+    MAX_STATUS_LIST_BYTES,
+    credential_layer,
+    evidence_layers,
+    fetch_status_list,
+    status_tag,
+)
 from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from acx_oci.services.cartridge import load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
 _STORES_MAX = 256
@@ -54,6 +70,15 @@ class Upstream:
         self._stores: OrderedDict[str, RegistryStore] = OrderedDict()
         self._lock = threading.Lock()
         self._types: OrderedDict[str, str | None] = OrderedDict()
+        self._history: StatusHistory | None = None
+
+    @property
+    def history(self) -> StatusHistory:
+        """The gateway's own memory of status-list sequences (pull verdicts and pushes), opened on first use."""
+        with self._lock:
+            if self._history is None:
+                self._history = StatusHistory(self.config.status_cache_dir)
+            return self._history
 
     def store(self, repository: str) -> RegistryStore:
         with self._lock:
@@ -118,7 +143,8 @@ class Upstream:
         resolution = resolve_loaded(st, cart, self.config.trust, now=self.config.clock(),
                                     allow_unknown_status=False,
                                     limits=ResolveLimits(max_referrers=self.config.max_referrers),
-                                    reference=f"{self.config.upstream_host}/{repository}@{digest}")
+                                    reference=f"{self.config.upstream_host}/{repository}@{digest}",
+                                    status_history=self.history)
         return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
 
     def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:
@@ -170,6 +196,76 @@ class Upstream:
         )
         result = verify_level_credential(credential, ctx)
         return [(c.code, c.message) for c in result.checks if not c.ok]
+
+    def check_status_push(self, repository: str, raw: bytes, tag: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+        """Problems (code, sentence) with a status list about to be PUT at ``acx-status-<uuid>``, and the detail.
+
+        The pushed list must be a status list for that tag whose proof verifies as its issuer's; its
+        ``acx:sequence`` must be higher than that of the list at this tag upstream (when that one
+        verifies; a verified list of another issuer may not be replaced at all) and not lower than the
+        highest this gateway has seen for the list anywhere (one signed list is published to every
+        repository the verifier attested in, so equal is fine there): an older list is a rollback.
+        """
+        try:
+            manifest = parse_manifest(raw, "status list manifest")
+        except UsageError as exc:
+            return [("manifest_invalid", str(exc))], {}
+        if manifest.artifact_type != ARTIFACT_STATUS_LIST:
+            return [("status_invalid", f"tag {tag} holds status lists ({ARTIFACT_STATUS_LIST}) only, "
+                                       f"not {manifest.artifact_type}")], {}
+        layer = credential_layer(manifest)
+        if layer is None:
+            return [("status_invalid", "expected exactly one application/vc status list layer")], {}
+        st = self.store(repository)
+        try:
+            doc = parse_json(st.fetch_blob(layer.digest, MAX_STATUS_LIST_BYTES), f"status list {layer.digest}")
+            sequence = statuslist.list_sequence(doc)
+            list_url = str(doc.get("id")) if isinstance(doc, dict) else ""
+            if status_tag(list_url) != tag:
+                raise UsageError(f"the list's id {list_url[:80]} belongs under {status_tag(list_url)}, not {tag}")
+        except NotFoundError:
+            return [("status_invalid", f"status list blob {layer.digest} is not in {repository}; "
+                                       "upload blobs before the manifest")], {}
+        except AcxError as exc:
+            return [("status_invalid", str(exc))], {}
+        issuer = issuer_id(doc)
+        bad_proofs = [c.message for c in self._proofs(doc, issuer) if not c.ok]
+        if issuer is None or bad_proofs:
+            return [("status_invalid", f"the status list's proof does not verify as its issuer {issuer}'s: "
+                                       + "; ".join(bad_proofs))], {}
+        upstream_seq = 0
+        try:
+            found = fetch_status_list(st, list_url)
+        except AcxError:
+            found = None  # an unreadable list upstream says nothing; a sound one may replace it
+        if found is not None:
+            current = found[0]
+            current_issuer = issuer_id(current)
+            if current_issuer is not None and all(c.ok for c in self._proofs(current, current_issuer)):
+                if current_issuer != issuer:
+                    return [("status_invalid", f"the list at {tag} is signed by {current_issuer}; a list signed by "
+                                               f"{issuer} may not replace it")], {}
+                try:
+                    upstream_seq = statuslist.list_sequence(current)
+                except AcxError:
+                    upstream_seq = 0
+        seen = self.history.highest(list_url, issuer)
+        detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
+                  "upstreamSequence": upstream_seq, "highestSequenceSeen": seen}
+        if sequence <= upstream_seq or sequence < seen:
+            return [("status_rollback", f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is not newer "
+                                        f"than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; highest seen "
+                                        f"{seen}): putting back an older list is a rollback")], detail
+        return [], detail
+
+    def accepted_status_push(self, detail: dict[str, Any]) -> None:
+        """Remember the sequence of a status list the upstream accepted (so deleting the tag cannot reset it)."""
+        self.history.remember(str(detail["statusList"]), str(detail["issuer"]), int(detail["pushedSequence"]),
+                              self.config.clock())
+
+    def _proofs(self, doc: dict[str, Any], issuer: str | None) -> list[Any]:
+        ctx = VerifyContext(trust=self.config.trust, now=self.config.clock())
+        return check_proofs(doc, resolver(ctx), ctx.now, name="status_list_proof", issuer=issuer)
 
     def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
         """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""

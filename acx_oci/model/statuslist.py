@@ -6,6 +6,13 @@ entries are refused (herd privacy), as are legacy lists without the ``u``
 multibase prefix. Decompression is capped so a GZIP bomb costs bounded
 memory. Indices are allocated at random so an index says nothing about issue
 order.
+
+Rollback protection (TUF's versions plus freshness): every list this project
+signs carries ``credentialSubject["acx:sequence"]``, a JSON integer that the
+issuer increases on every re-sign. It is inside the signed credential, so a
+repository owner cannot raise it; consumers remember the highest sequence they
+saw per list and refuse a lower one. A list without it (other issuers, lists
+signed before sequences existed) counts as 0.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ VC_V2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
 LIST_TYPE = "BitstringStatusListCredential"
 ENTRY_TYPE = "BitstringStatusListEntry"
 PURPOSES = ("revocation", "suspension", "refresh", "message")
+SEQUENCE = "acx:sequence"  # member of credentialSubject: the list's monotonically increasing version
+MAX_SEQUENCE = 2**53 - 1  # an I-JSON integer: exact in every JSON parser
 
 
 def rfc3339(dt: datetime) -> str:
@@ -131,8 +140,11 @@ def parse_index(value: Any, what: str = "statusListIndex") -> int:
 
 def new_status_list(*, list_url: str, issuer: str, valid_from: datetime, size: int = MIN_ENTRIES,
                     purpose: str = "revocation", valid_until: datetime | None = None,
-                    bits: bytes | None = None) -> dict[str, Any]:
-    """An unsigned ``BitstringStatusListCredential`` (VC 2.0) with all bits clear unless ``bits``."""
+                    bits: bytes | None = None, sequence: int | None = None) -> dict[str, Any]:
+    """An unsigned ``BitstringStatusListCredential`` (VC 2.0) with all bits clear unless ``bits``.
+
+    ``sequence`` (``acx:sequence`` in the subject) is the list's version: higher on every re-sign.
+    """
     if purpose not in PURPOSES:
         raise StatusListError(f"statusPurpose must be one of {', '.join(PURPOSES)}")
     data = bytes(bits) if bits is not None else bytes(empty_bits(size))
@@ -153,7 +165,22 @@ def new_status_list(*, list_url: str, issuer: str, valid_from: datetime, size: i
         "statusPurpose": purpose,
         "encodedList": encode_bits(data),
     }
+    if sequence is not None:
+        cred["credentialSubject"][SEQUENCE] = _check_sequence(sequence)
     return cred
+
+
+def _check_sequence(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEQUENCE:
+        raise StatusListError(f"status list: {SEQUENCE} must be an integer from 0 to {MAX_SEQUENCE}, "
+                              f"found {str(value)[:30]!r}")
+    return value
+
+
+def list_sequence(credential: Any) -> int:
+    """The list's ``acx:sequence``; 0 when absent (lists from before sequences, or from other issuers)."""
+    subject = list_subject(credential)
+    return _check_sequence(subject[SEQUENCE]) if SEQUENCE in subject else 0
 
 
 def list_subject(credential: Any) -> dict[str, Any]:
@@ -180,15 +207,17 @@ def list_purposes(credential: Any) -> list[str]:
 
 def with_bit(credential: dict[str, Any], index: int, value: bool = True,
              valid_from: datetime | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
-    """A copy with bit ``index`` set (revoke) and the old proof removed, ready to re-sign.
+    """A copy with bit ``index`` set (revoke), its sequence one higher and the old proof removed, ready to re-sign.
 
     ``valid_from`` (pass ``now``) refreshes the list's freshness, which
     verifiers compare against their maximum status age.
     """
     bits = bytearray(list_bits(credential, max_bytes))
     set_bit(bits, index, value)
+    sequence = list_sequence(credential) + 1
     out = dataintegrity.without_proof(credential)
-    out["credentialSubject"] = {**out["credentialSubject"], "encodedList": encode_bits(bits)}
+    out["credentialSubject"] = {**out["credentialSubject"], "encodedList": encode_bits(bits),
+                                SEQUENCE: _check_sequence(sequence)}
     if valid_from is not None:
         out["validFrom"] = rfc3339(valid_from)
     return out

@@ -45,8 +45,10 @@ from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 CREDENTIAL_VALIDITY = timedelta(days=365)
 # A signed list expires: an old copy put back by a repository owner stops verifying after this,
-# so the verifier re-signs (attest, revoke, status-refresh) well within it.
-STATUS_LIST_VALIDITY = timedelta(days=30)
+# which is all a first-time consumer (no remembered sequence) has against a rollback. One day, like
+# TUF's timestamp role: a revocation reaches every consumer within a day, and a verifier that runs
+# `acx-oci status-refresh` hourly (README: systemd timer / cron) survives a day of outages.
+STATUS_LIST_VALIDITY = timedelta(days=1)
 DEFAULT_COOLDOWN = timedelta(hours=24)
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
 
@@ -138,13 +140,14 @@ def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str
 
 
 def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: datetime) -> dict[str, Any]:
-    """The state's list as of ``now``: every revoked index set, signed by the verifier."""
+    """The state's list as of ``now``: every revoked index set, the next sequence, signed by the verifier."""
     bits = bytearray(statuslist.empty_bits(sl.size))
     for i in ledger.revoked_indices(sl.uuid):
         statuslist.set_bit(bits, i)
     return statuslist.sign_status_list(
         statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
-                                   purpose=sl.purpose, bits=bytes(bits), valid_until=now + STATUS_LIST_VALIDITY),
+                                   purpose=sl.purpose, bits=bytes(bits), valid_until=now + STATUS_LIST_VALIDITY,
+                                   sequence=ledger.next_sequence(sl.uuid)),
         verifier, verifier.verification_method, now)
 
 

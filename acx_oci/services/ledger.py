@@ -4,8 +4,9 @@ It keeps what anti-gaming needs to outlive one process: every attempt (run
 or refused), the cooldown per (ROM digest, benchmark digest) that every run
 starts whether it issued or not - so resubmitting until lucky costs a
 cooldown per try - and the state's status list (random UUID, randomly
-allocated indices, every place the signed list was published) so ``revoke``
-can flip one bit and re-publish it everywhere. Times are passed in (``now``).
+allocated indices, every place the signed list was published, and the
+``acx:sequence`` it was last signed with) so ``revoke`` can flip one bit and
+re-publish it everywhere with a higher sequence. Times are passed in (``now``).
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ class Ledger:
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(status_lists)")}
         if "issuer" not in columns:  # states written before lists were kept per issuer
             self.db.execute("ALTER TABLE status_lists ADD COLUMN issuer TEXT")
+        if "sequence" not in columns:  # states written before lists carried a sequence: their lists count as 0
+            self.db.execute("ALTER TABLE status_lists ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0")
 
     def __enter__(self) -> Ledger:
         return self
@@ -278,6 +281,30 @@ class Ledger:
                             (new, base_url.rstrip("/") + "/" + new, _ts(now), size, purpose, issuer))
             row = self.db.execute("SELECT * FROM status_lists WHERE uuid = ?", (new,)).fetchone()
         return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])
+
+    def next_sequence(self, list_uuid: str) -> int:
+        """Raise the list's ``acx:sequence`` by one and return it: call once per re-sign (attest, revoke, refresh).
+
+        Atomic, so two processes re-signing the same state never sign the same sequence twice.
+        """
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = self.db.execute("UPDATE status_lists SET sequence = sequence + 1 WHERE uuid = ?", (list_uuid,))
+            if cur.rowcount != 1:
+                raise UsageError(f"ledger: unknown status list {list_uuid}")
+            row = self.db.execute("SELECT sequence FROM status_lists WHERE uuid = ?", (list_uuid,)).fetchone()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return int(row[0])
+
+    def sequence(self, list_uuid: str) -> int:
+        """The sequence the list was last signed with (0: never signed with one)."""
+        row = self.db.execute("SELECT sequence FROM status_lists WHERE uuid = ?", (list_uuid,)).fetchone()
+        if row is None:
+            raise UsageError(f"ledger: unknown status list {list_uuid}")
+        return int(row[0])
 
     def allocate(self, list_uuid: str, credential_id: str, now: datetime, attempt_id: int | None = None,
                  randbelow: Callable[[int], int] = secrets.randbelow) -> int:

@@ -4,7 +4,8 @@ For every level attestation that refers to the cartridge manifest: fetch the
 manifest and credential (in parallel, digest-verified, bounded in count,
 bytes and time), find the credential's status list (the cartridge's
 repository first, then files given by the user, then HTTPS when allowed),
-and run every verification rule. A claim is VERIFIED only when a credential
+and run every verification rule (a list older than the highest sequence this
+consumer remembers, ``StatusHistory``, is a rollback). A claim is VERIFIED only when a credential
 that passed all of them names it; the newest valid credential per capability
 and benchmark wins, and the highest level among those is the effective one.
 """
@@ -33,6 +34,7 @@ from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.statuscache import StatusHistory
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
@@ -111,6 +113,14 @@ def _status_index(credential: dict[str, Any]) -> int | None:
     return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
 
 
+def _sequence(status_list: dict[str, Any]) -> int:
+    """A list's ``acx:sequence`` for ordering copies; -1 when malformed (it loses, and fails its check)."""
+    try:
+        return statuslist.list_sequence(status_list)
+    except AcxError:
+        return -1
+
+
 def _evidence_bound(credential: dict[str, Any], present: set[str]) -> list[str]:
     """Evidence the credential names that is neither inline nor a layer of its attestation."""
     missing = []
@@ -136,8 +146,14 @@ def resolve_loaded(
     check_evidence: bool = False,
     fetch_remote_status: StatusFetcher | None = None,
     reference: str = "",
+    status_history: StatusHistory | None = None,
 ) -> Resolution:
-    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load)."""
+    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load).
+
+    ``status_history`` is what this consumer remembers of status lists: a list whose sequence is
+    below the highest seen is refused (``status_rollback``), and every list that verified raises
+    the mark. Without it only the lists found in this run count (a first-time consumer).
+    """
     lim = limits or ResolveLimits()
     started = time.monotonic()
     notes: list[str] = []
@@ -199,17 +215,28 @@ def resolve_loaded(
         A revocation never clears a bit, so a list that shows the bit set wins
         (its proof and issuer are still checked): a repository owner who puts
         back an older, pre-revocation copy of the verifier's list loses to any
-        fresher copy the user supplies or fetches. Against an owner and no
-        other source, ``status.maxAge`` and ``acx-oci status-refresh`` are the
-        defence.
+        fresher copy the user supplies or fetches. Otherwise (and among those
+        with the bit set) the highest ``acx:sequence`` wins, then the latest
+        ``validFrom``; against an owner and no other source, the remembered
+        sequence and the list's one-day validity are the defence.
         """
         found = status_candidates(url)
         index = _status_index(credential)
         revoking = [c for c in found if bit_is_set(c, index)]
-        if revoking:
-            return revoking[0]
         floor = datetime.min.replace(tzinfo=UTC)
-        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or floor, default=None)
+        return max(revoking or found, key=lambda c: (_sequence(c), parse_datetime(c.get("validFrom")) or floor),
+                   default=None)
+
+    highest_seen: dict[tuple[str, str], int] = {}
+    newly_seen: dict[tuple[str, str], int] = {}
+
+    def min_sequence(url: str, issuer: str | None) -> int:
+        """The highest sequence this consumer has seen for ``url`` as signed by ``issuer`` (0: none)."""
+        if status_history is None or issuer is None:
+            return 0
+        if (url, issuer) not in highest_seen:
+            highest_seen[(url, issuer)] = status_history.highest(url, issuer)
+        return highest_seen[(url, issuer)]
 
     claims = {c.id: c for c in cart.capabilities}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
@@ -229,15 +256,21 @@ def resolve_loaded(
             url = _status_url(cred)
             key = (item.credential_digest, url)
             if key not in verdicts:
+                chosen = status_list_for(cred, url) if url else None
                 ctx = VerifyContext(
                     trust=trust, now=now, expected_rom_digest=cart.rom_digest, expected_manifest_digest=subject,
                     cartridge_controller=cart.controller, rom_signer=cart.signer,
                     rom_signer_key=cart.signature.key,
-                    status_list=status_list_for(cred, url) if url else None,
+                    status_list=chosen, status_min_sequence=min_sequence(url, issuer) if url else 0,
                     allow_unknown_status=allow_unknown_status, allow_network=fetch_remote_status is not None,
                     evidence=item.evidence, status_cache=status_cache,
                 )
-                failed = [c for c in verify_level_credential(cred, ctx).checks if not c.ok]
+                checks = verify_level_credential(cred, ctx).checks
+                if url and issuer and chosen is not None and any(
+                        c.name == "status_list" and c.ok and not c.skipped for c in checks):
+                    # the list verified as the issuer's and is not older than what we knew: remember it
+                    newly_seen[(url, issuer)] = max(newly_seen.get((url, issuer), 0), _sequence(chosen))
+                failed = [c for c in checks if not c.ok]
                 verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
             vcodes, vmsgs = verdicts[key]
             codes += vcodes
@@ -299,6 +332,11 @@ def resolve_loaded(
     if done < len(refs):
         partial = True
         notes.append(f"checked {done} of {len(refs)} attestations")
+
+    if status_history is not None:
+        for (url, issuer), seq in newly_seen.items():
+            if seq > highest_seen.get((url, issuer), 0):
+                status_history.remember(url, issuer, seq, now)
 
     tampered = cart.signature_status == STATUS_TAMPERED
     if tampered:

@@ -1,0 +1,98 @@
+"""What a consumer remembers about status lists: the highest ``acx:sequence`` seen per list (SQLite).
+
+A list put back by whoever controls a repository is an older list, signed by
+the verifier and so still verifying; its sequence is lower than one this
+consumer has already seen, and :mod:`acx_oci.evaluation.status_check` refuses
+it (``status_rollback``) when given that sequence as ``min_sequence``.
+
+Entries are keyed by list URL *and* the list's issuer: a sequence is recorded
+only from a list whose proof verified as its issuer's, so a stranger's list at
+the same URL cannot raise (and so jam) the mark kept for the real issuer.
+
+Where: ``--status-cache DIR``, else ``$ACX_OCI_CACHE_DIR``, else
+``$XDG_CACHE_HOME/acx-oci``, else ``~/.cache/acx-oci``; the file is
+``status.sqlite``. Each call opens its own short connection, so one instance
+may be shared by threads (the gateway resolves in worker threads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from acx_oci.errors import UsageError
+
+CACHE_ENV = "ACX_OCI_CACHE_DIR"
+DB_FILE = "status.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS status_sequences (
+    list_url TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (list_url, issuer)
+);
+"""
+
+
+def default_cache_dir() -> Path:
+    """``$ACX_OCI_CACHE_DIR``, else ``$XDG_CACHE_HOME/acx-oci``, else ``~/.cache/acx-oci``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "acx-oci"
+
+
+class StatusHistory:
+    """The highest sequence seen per (list URL, issuer), persisted in ``DIR/status.sqlite``."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else default_cache_dir()
+        self.path = self.directory / DB_FILE
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(f"status cache {self.path}: cannot open it ({exc}); choose another directory with "
+                             f"--status-cache DIR or ${CACHE_ENV}") from None
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One short connection: committed on success, rolled back on error, always closed."""
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                db.execute("PRAGMA journal_mode=WAL")
+                yield db
+        finally:
+            db.close()
+
+    def highest(self, list_url: str, issuer: str) -> int:
+        """The highest sequence seen for this list from this issuer; 0 with no history."""
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT sequence FROM status_sequences WHERE list_url = ? AND issuer = ?",
+                                 (list_url, issuer)).fetchone()
+        except sqlite3.Error as exc:
+            raise UsageError(f"status cache {self.path}: {exc}") from None
+        return int(row[0]) if row is not None else 0
+
+    def remember(self, list_url: str, issuer: str, sequence: int, now: datetime | None = None) -> None:
+        """Record ``sequence`` unless a higher one is already known (never lowers the mark)."""
+        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
+        try:
+            with self._connect() as db:
+                db.execute("INSERT INTO status_sequences (list_url, issuer, sequence, seen_at) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (list_url, issuer) DO UPDATE SET sequence = excluded.sequence, "
+                           "seen_at = excluded.seen_at WHERE excluded.sequence > status_sequences.sequence",
+                           (list_url, issuer, sequence, when))
+        except sqlite3.Error as exc:
+            raise UsageError(f"status cache {self.path}: {exc}") from None
