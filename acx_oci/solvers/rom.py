@@ -23,7 +23,6 @@ Each game carries seed 003's run conditions, recorded separately:
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
 from acx_oci.sandbox import SandboxSpec, give_to_sandbox, grade, run, staging_dir
-from acx_oci.sandbox.tree import tree_digest, write_files
+from acx_oci.sandbox.tree import TreeRefused, remove_tree, tree_digest, write_files
 
 DEFAULT_GRADER_SECONDS = 120.0
 MAX_TRANSCRIPT_TEXT = 16 * 1024
@@ -119,7 +118,7 @@ class RomSolver:
         except (OSError, AcxError) as exc:
             return SolverResult(LANE_ERROR, f"harness error: {type(exc).__name__}")
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
     def _play(self, task: dict[str, Any], rom_digest: str, root: Path) -> SolverResult:
         grader = task["grader"]
@@ -153,7 +152,12 @@ class RomSolver:
             # A real result: otherwise hanging on hard tasks would keep them unrated.
             conditions.update(grader=None, integrity=None, harness=True)
             return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit", agentTimedOut=True)
-        submitted = tree_digest(ws)
+        try:
+            submitted = tree_digest(ws)
+        except TreeRefused as exc:
+            # The agent's own doing (and never walked to the end): a fail, not a lane error it could choose.
+            conditions.update(grader=None, integrity=None, harness=True)
+            return done(MODEL_FAIL, f"submission not gradable: {exc}")
         transcript["workspaceDigest"] = submitted
         write_files(hidden, grader.get("files") or {})
         # The grader's limits and environment are the verifier's, never the ROM's (a ROM could otherwise
