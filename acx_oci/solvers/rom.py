@@ -10,12 +10,12 @@ Debian's pytest, hidden tests read-only, the submission as data.
 
 Each game carries seed 003's run conditions, recorded separately:
 
-* ``grader`` — the graded tree hashes to the submitted one (else ``invalid``);
+* ``grader`` — the graded tree hashes to the submitted one (else ``model-fail``: only the agent's files differ);
 * ``containment`` — the run's probe results (unproven: every game ``withheld``);
 * ``provenance`` — ``romDigest``, ``runtimeDigest``, ``taskCommitment`` are in the record;
-* ``integrity`` — a report inconsistent with pytest's exit code, or a pass on a
-  workspace the agent never changed (an *unsubmitted green*: the exam is broken),
-  is ``invalid``, never a pass;
+* ``integrity`` — a report inconsistent with pytest's exit code is ``model-fail``
+  (the submission shares pytest's uid), a pass on a workspace the agent never
+  changed (an *unsubmitted green*: the exam is broken) is ``invalid``; never a pass;
 * ``harness`` — a grader that cannot start or times out is a ``lane-error``
   (the engine withholds the level when more than 10% of games end so).
 """
@@ -176,8 +176,11 @@ class RomSolver:
         consistent = graded.report_ok and (expected is None or len(graded.tests) == expected)
         unsubmitted_green = graded.passed and submitted == start
         conditions["integrity"] = consistent and not unsubmitted_green
+        # The graded copy is read-only and the host's own: a mismatch comes from what the agent left (FIFOs,
+        # devices), and a report inconsistent with exit 0/1 from the submission (same uid as pytest) wrecking
+        # it. Both are the model's fail: as ``invalid`` (unrated) they let an agent drop any task it cannot solve.
         if not conditions["grader"]:
-            return done(INVALID, "graded tree does not hash to the submitted workspace", **facts)
+            return done(MODEL_FAIL, "graded tree does not hash to the submitted workspace", **facts)
         if graded.timed_out:
             return done(LANE_ERROR, "grader timed out", **facts)
         if unsubmitted_green:
@@ -185,7 +188,7 @@ class RomSolver:
         if not consistent:
             if graded.returncode not in (0, 1):
                 return done(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})", **facts)
-            return done(INVALID, "the grader's report is inconsistent with its exit code or test count", **facts)
+            return done(MODEL_FAIL, "the grader's report is inconsistent with its exit code or test count", **facts)
         if graded.passed:
             return done(CERTIFIED_PASS, "hidden tests passed", **facts)
         return done(MODEL_FAIL, f"hidden tests failed ({len(graded.failing())} of {len(graded.tests)})", **facts)
