@@ -60,20 +60,12 @@ def test_a_fifo_in_the_workspace_is_a_fail_not_an_unrated_invalid(play: Any) -> 
 
 REPORT_TAMPER_AGENT = r'''
 sol = """
-import os, subprocess
-def add(a, b):
-    if os.fork() == 0:  # outlive this call; wreck pytest's junit report once it is written
-        os.setsid()
-        import time
-        for _ in range(4000):
-            try:
-                if os.path.getsize("/grader-out/report.xml") > 0:
-                    time.sleep(0.05)
-                    open("/grader-out/report.xml", "w").close()
-            except OSError:
-                pass
-            time.sleep(0.005)
-        os._exit(0)
+import os
+def add(a, b):  # runs at grade time as pytest's uid: send pytest's junit report to /dev/null
+    try:
+        os.symlink("/dev/null", "/grader-out/report.xml")
+    except OSError:
+        pass
     return 0
 """
 open("/workspace/solution.py", "w").write(sol)
@@ -81,7 +73,7 @@ open("/workspace/solution.py", "w").write(sol)
 
 
 def test_a_wrecked_report_is_a_fail_not_an_unrated_invalid(play: Any) -> None:
-    """The submission (pytest's uid) empties /grader-out/report.xml after pytest wrote it: used to be ``invalid``."""
+    """The submission (pytest's uid) points /grader-out/report.xml at /dev/null: the game used to be ``invalid``."""
     res = play(REPORT_TAMPER_AGENT)
     assert res.outcome == MODEL_FAIL and "inconsistent" in res.detail, res.detail
 
@@ -106,3 +98,68 @@ def test_a_non_utf8_name_is_a_fail_not_a_lane_error(play: Any) -> None:
     """A non-UTF-8 file name made the tree digest raise: a lane error the agent chose (unrated)."""
     res = play("open(b'/workspace/\\xff.txt', 'wb').write(b'x')\n")
     assert res.outcome == MODEL_FAIL, res.detail
+
+
+# --- reading the hidden tests at grade time ---------------------------------------------------------------------
+
+PEEK_SOLUTION = r'''
+import glob, json, re
+_M = {}
+for f in glob.glob("/grader/**/*.py", recursive=True) + glob.glob("/tmp/**/*.py", recursive=True):
+    src = open(f).read()
+    vals = dict(re.findall(r'^(\w+) = json\.loads\((".*")\)$', src, re.M))
+    for k, v in vals.items():
+        if k + "_EXPECTED" in vals:
+            ins, outs = json.loads(json.loads(v)), json.loads(json.loads(vals[k + "_EXPECTED"]))
+            _M.update((json.dumps(a), o) for a, o in zip(ins, outs))
+
+def __getattr__(name):  # any task's function: replay the expected value
+    def f(*args):
+        o = _M[json.dumps(list(args))]
+        if "raised" in o:
+            raise type(o["raised"], (Exception,), {})()
+        return o["ok"]
+    return f
+'''
+PEEK_AGENT = f"open('/workspace/solution.py', 'w').write({PEEK_SOLUTION!r})\n"
+
+
+@pytest.mark.parametrize("tid", ["py-0001", "py-0007"])
+def test_a_submission_reading_the_hidden_tests_does_not_pass(play: Any, tid: str) -> None:
+    """A universal 20-line cheat (no task solved) read /grader/tests at grade time and replayed the expected values:
+    ``certified-pass`` on every task. The tests now arrive on stdin and are deleted once pytest collected them."""
+    res = play(PEEK_AGENT, tid)
+    assert res.outcome == MODEL_FAIL, res.detail
+
+
+MEM_AGENT = r'''
+sol = """
+import os
+def add(a, b):
+    seen = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmd = fh.read()
+                    if not cmd.startswith(b"/usr/bin/python3") or b"pytest.main" not in cmd:
+                        continue
+                with open(f"/proc/{pid}/maps") as m:
+                    start = int(m.readline().split("-")[0], 16)
+                with open(f"/proc/{pid}/mem", "rb") as fh:
+                    fh.seek(start)
+                    fh.read(16)
+                seen.append("read")
+            except OSError:
+                seen.append("denied")
+    return 3 if seen and "read" not in seen else -1
+"""
+open("/workspace/solution.py", "w").write(sol)
+'''
+
+
+def test_the_submission_cannot_read_pytests_memory(play: Any) -> None:
+    """pytest's process (holding the tests once their files are gone) is non-dumpable: the same-uid submission
+    cannot read its /proc/PID/mem (``add`` returns the right answer for the visible case only when denied)."""
+    res = play(MEM_AGENT)
+    assert res.outcome == MODEL_FAIL and "1 of 2" in res.detail, res.detail
