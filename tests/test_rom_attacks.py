@@ -163,3 +163,38 @@ def test_the_submission_cannot_read_pytests_memory(play: Any) -> None:
     cannot read its /proc/PID/mem (``add`` returns the right answer for the visible case only when denied)."""
     res = play(MEM_AGENT)
     assert res.outcome == MODEL_FAIL and "1 of 2" in res.detail, res.detail
+
+
+# --- the ROM itself ---------------------------------------------------------------------------------------------
+
+
+def test_rom_files_are_bounded_in_total_before_any_fetch(tmp_path: Path) -> None:
+    """A signed ROM may list 10,000 entries naming one 64 MiB blob: rom_files read them all into memory
+    (640 GB). The declared total is now refused before anything is fetched."""
+    import dataclasses
+
+    from click.testing import CliRunner
+
+    from acx_oci.cli import main
+    from acx_oci.errors import UsageError
+    from acx_oci.model.rom import MAX_ROM_BYTES
+    from acx_oci.oci.open import open_store
+    from acx_oci.services.cartridge import load_cartridge, rom_files
+
+    def cli(*args: str) -> None:
+        res = CliRunner().invoke(main, list(args))
+        assert res.exit_code == 0, res.output
+
+    cli("keygen", str(tmp_path / "pub"))
+    cli("cartridge", "init", str(tmp_path / "c"), "--id", "io.example/big", "--version", "1.0.0", "--capability",
+        "implement-feature[python+pytest]@software-engineering", "--runtime", "python3 /rom/skills/agent.py")
+    (tmp_path / "c" / "skills" / "agent.py").write_text("print('hi')\n", "utf-8")
+    cli("cartridge", "push", str(tmp_path / "c"), f"oci:{tmp_path / 'layout'}:big", "--key", str(tmp_path / "pub.key"))
+    store = open_store(f"oci:{tmp_path / 'layout'}:big")
+    loaded = load_cartridge(store, "big", None)
+    entry = dict(loaded.rom["files"][0], size=16 * MAX_ROM_BYTES)
+    assert rom_files(store, loaded)  # the honest ROM materialises
+    files = [dict(entry, path=f"skills/f{i}") for i in range(10_000)]
+    huge = dataclasses.replace(loaded, rom={**loaded.rom, "files": files})
+    with pytest.raises(UsageError, match="total"):
+        rom_files(store, huge)
