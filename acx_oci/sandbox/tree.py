@@ -16,16 +16,12 @@ from pathlib import Path
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import TreeRefused, UsageError
 
 #: Bounds on a tree the host walks (an agent's workspace): past them the tree is refused, not walked on.
 MAX_TREE_ENTRIES = 100_000
 MAX_TREE_DEPTH = 64
 MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
-
-
-class TreeRefused(AcxError):
-    """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
 
 
 def _walk_error(exc: OSError) -> None:

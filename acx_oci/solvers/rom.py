@@ -26,12 +26,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acx_oci.errors import AcxError
+from acx_oci.errors import AcxError, TreeRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
 from acx_oci.sandbox import SandboxSpec, give_to_sandbox, grade, run, staging_dir
-from acx_oci.sandbox.tree import TreeRefused, remove_tree, tree_digest, write_files
+from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
 
 DEFAULT_GRADER_SECONDS = 120.0
 MAX_TRANSCRIPT_TEXT = 16 * 1024
