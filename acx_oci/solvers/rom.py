@@ -6,7 +6,7 @@ with the same spec (:func:`acx_oci.sandbox.check`): ROM files read-only at
 ``/rom``, the task at ``/workspace``, the prompt at ``/task/PROMPT.md``, no
 network, an unprivileged uid, rlimits and a wall-clock kill. The submitted
 tree is then graded in a *separate* sandbox (:func:`acx_oci.sandbox.grade`):
-Debian's pytest, hidden tests read-only, the submission as data.
+Debian's pytest, hidden tests hidden from the submission, the submission as data.
 
 Each game carries seed 003's run conditions, recorded separately:
 
@@ -96,7 +96,8 @@ class RomSolver:
         return {"name": "rom", "version": 1, "runtimeDigest": self.runtime_digest,
                 "sandbox": {"name": "bubblewrap", "version": self.containment.get("version"),
                             "network": "none", "limits": runtime_limits(self.runtime)},
-                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests read-only, "
+                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests on stdin and deleted "
+                          "after collection (pytest non-dumpable), "
                           "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
 
     def record_fields(self) -> dict[str, Any]:
