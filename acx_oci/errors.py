@@ -15,6 +15,7 @@ The tree (as httpx draws its own)::
     │   ├── StatusListError         exit 2  status_invalid
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
+    ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
@@ -66,6 +67,12 @@ class SandboxUnavailable(SandboxError):
     """bubblewrap (or prlimit/setpriv) is missing or cannot start here: containment cannot be provided."""
 
     code = "containment_unproven"
+
+
+class TreeRefused(AcxError):
+    """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
+
+    code = "tree_refused"
 
 
 class NotFoundError(AcxError):

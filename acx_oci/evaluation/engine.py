@@ -21,6 +21,7 @@ from acx_oci.evaluation.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import (
     CERTIFIED_PASS,
+    INVALID,
     LANE_ERROR,
     OUTCOMES,
     RATED,
@@ -164,14 +165,14 @@ def review(games: list[Game], draws: int) -> list[str]:
 
     Containment takes precedence: when the sandbox was not proven every game is withheld, and the
     examiner is not "unreliable", it never ran. Otherwise more than 10% of drawn games ending in
-    ``lane-error`` or ``withheld`` means the examiner, not the model, is in doubt.
+    ``lane-error``, ``withheld`` or ``invalid`` (all unrated) means the examiner, not the model, is in doubt.
     """
     if any(g.facts.get("conditions", {}).get("containment") is False for g in games):
         return [f"{CONTAINMENT_UNPROVEN}: the sandbox's containment was not proven on this run; "
                 "every game is withheld"]
-    broken = sum(g.outcome in (LANE_ERROR, WITHHELD) for g in games)
+    broken = sum(g.outcome in (LANE_ERROR, WITHHELD, INVALID) for g in games)
     if draws and broken * 10 > draws:
-        return [f"{EXAMINER_UNRELIABLE}: {broken} of {draws} drawn games ended lane-error or withheld "
+        return [f"{EXAMINER_UNRELIABLE}: {broken} of {draws} drawn games ended lane-error, withheld or invalid "
                 "(more than 10%); a suspect examiner may not blame the model"]
     return []
 

@@ -38,6 +38,8 @@ ANN_VERSION = "dev.acx.cartridge.version"
 ANN_ROM = "dev.acx.cartridge.rom-digest"
 MAX_ROM_BYTES = 4 * 1024 * 1024
 MAX_ROM_FILES = 10_000
+#: What a verifier materialises of one ROM's files at most (sum of the signed sizes).
+MAX_ROM_FILES_TOTAL = 64 * MAX_ROM_BYTES
 MAX_SAVE_BYTES = 16 * 1024 * 1024
 
 STATUS_VALID = "valid"

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import IO, Literal
 
 from acx_oci.errors import SandboxError, SandboxUnavailable
 
@@ -291,8 +291,12 @@ def _await_namespace_end(info_r: int, limit: float = 10.0) -> None:
         time.sleep(0.005)
 
 
-def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = None) -> SandboxResult:
+def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = None,
+        stdin_data: bytes | None = None) -> SandboxResult:
     """Run ``argv`` inside the sandbox; wall-clock kill at ``time_seconds`` (default: the spec's).
+
+    ``stdin_data`` is the program's stdin (an unlinked host temp file, so it never appears in the sandbox's
+    file system); default: ``/dev/null``.
 
     Raises :class:`SandboxUnavailable`/:class:`SandboxError` only when it cannot start; anything the sandboxed
     program does (including bwrap's own setup failing, exit 1 with ``bwrap:`` on stderr) is in the result.
@@ -306,9 +310,15 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
     fds = (_data_fd(passwd), _data_fd(group), info_w)
     limit = spec.time_seconds if time_seconds is None else time_seconds
     t0 = time.monotonic()
+    stdin: int | IO[bytes] = subprocess.DEVNULL
     try:
+        if stdin_data is not None:
+            fh = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
+            stdin = fh
+            fh.write(stdin_data)
+            fh.seek(0)
         full = build_argv(spec, argv, passwd_fd=fds[0], group_fd=fds[1], info_fd=fds[2])
-        proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(full, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, pass_fds=fds, env={"PATH": "/usr/bin:/bin"}, cwd="/")
     except (OSError, SandboxError) as exc:
         os.close(info_r)
@@ -318,6 +328,8 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
     finally:
         for fd in fds:
             os.close(fd)
+        if not isinstance(stdin, int):
+            stdin.close()
     deadline = t0 + limit
     bufs: dict[int, bytearray] = {}
     timed_out = False

@@ -2,29 +2,33 @@
 
 Layout inside the grading sandbox (all host sources are fresh copies in a staging dir)::
 
-    /workspace     read-only copy of the submission
-    /grader        read-only: tests/ (the hidden files) and pytest.ini (empty, ours)
-    /grader-out    writable, owned by the sandbox uid: junit XML the host reads back
+    /workspace          read-only copy of the submission
+    /grader             read-only: pytest.ini (empty, ours)
+    /grader-out         writable, owned by the sandbox uid: junit XML the host reads back
+    /tmp/acx-grader     tests/ (the hidden files), written by pytest's process from stdin, gone after collection
 
-pytest is Debian's (``/usr/bin/python3 -I -B -m pytest``), run from ``/grader`` with plugin autoload off,
-``--noconftest``, ``-p no:cacheprovider``, ``-c /grader/pytest.ini`` and ``--rootdir=/grader``: no file in the
-submission (conftest.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, sitecustomize.py, usercustomize.py,
-``.pth``) is ever read as configuration, because /workspace is neither the rootdir, nor on ``sys.path``, nor a
-site directory, and ``-I`` ignores PYTHON* variables and the user site.
+pytest is Debian's (``/usr/bin/python3 -I -B``, :data:`BOOT`, then ``pytest.main``), run from ``/grader`` with
+plugin autoload off, ``--noconftest``, ``-p no:cacheprovider``, ``-c /grader/pytest.ini`` and
+``--rootdir=/tmp/acx-grader``: no file in the submission (conftest.py, pytest.ini, tox.ini, setup.cfg,
+pyproject.toml, sitecustomize.py, usercustomize.py, ``.pth``) is ever read as configuration, because /workspace is
+neither the rootdir, nor on ``sys.path``, nor a site directory, and ``-I`` ignores PYTHON* variables and the user site.
 
 By default the hidden tests reach the submission through ``ACX_SUBMISSION``/``ACX_PYTHON`` (the bench-py
 ``_harness.call_many`` runs it in a child ``python3 -I`` with cwd /workspace), so submission code never runs
 inside the pytest process. ``import_submission=True`` appends /workspace to the *end* of pytest's ``sys.path``
 (stdlib and pytest still win) for tests that ``import solution`` directly; that is weaker: the submission's code
-then runs inside the pytest process and could patch it. Either way the submission runs as the same sandbox uid
-as pytest, so a hostile one could race /grader-out; callers must cross-check the exit code with the report
-(:attr:`GradeResult.passed` does). For the same reason the submission, while it runs at grade time, can read
-/grader/tests; hidden tests whose expected values must stay secret from the code under test need a nested
-sandbox per call (not done: ``--disable-userns`` forbids it) or a reference comparison outside the sandbox.
+then runs inside the pytest process and could patch it or read the tests from its memory. Either way the
+submission runs as the same sandbox uid as pytest, so a hostile one could race /grader-out; callers must
+cross-check the exit code with the report (:attr:`GradeResult.passed` does). The hidden tests (expected values)
+are kept from a submission run in a child process: they are never a file in a bind, their copy in the sandbox's
+/tmp is deleted once pytest has imported them (before any test runs), and pytest's process is non-dumpable, so
+the same-uid submission cannot ptrace it or read its memory or fds. Hidden tests must therefore not read their
+own files (data fixtures, lazy imports) while they run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -130,14 +134,57 @@ def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:
     return tuple(out), bool(suites) and declared == len(out)
 
 
+#: Inside the grading sandbox, before pytest: make this process non-dumpable (a same-uid submission can then
+#: neither ptrace it nor read its /proc/PID/mem, fd or environ), read the hidden tests from stdin (an unlinked
+#: host file) into a private dir in the sandbox's /tmp, point stdin at /dev/null, and delete that dir once
+#: pytest has collected (imported) them: the submission only runs after collection, and finds no test file.
+BOOT = r"""
+import ctypes, json, os, shutil, sys
+if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+    sys.exit("grader: prctl(PR_SET_DUMPABLE) failed")
+files = json.loads(sys.stdin.buffer.read())
+null = os.open("/dev/null", os.O_RDONLY)
+os.dup2(null, 0)
+os.close(null)
+root = os.path.join("/tmp", "acx-grader")
+os.mkdir(root, 0o700)
+for rel, data in files.items():
+    path = os.path.join(root, "tests", rel)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(data)
+if IMPORT_SUBMISSION:
+    sys.path.append("/workspace")
+import pytest
+
+class Hide:
+    def pytest_collection_finish(self, session):
+        shutil.rmtree(root)
+
+sys.exit(pytest.main(sys.argv[1:], plugins=[Hide()]))
+"""
+
+
 def pytest_argv(*, import_submission: bool = False) -> list[str]:
-    """The grader's command line inside the sandbox (no part of it comes from the submission)."""
-    args = ["-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini", "--rootdir=/grader",
-            "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2", "/grader/tests"]
-    if import_submission:
-        boot = "import sys; sys.path.append('/workspace'); import pytest; sys.exit(pytest.main(sys.argv[1:]))"
-        return [PYTHON, "-I", "-B", "-c", boot, *args]
-    return [PYTHON, "-I", "-B", "-m", "pytest", *args]
+    """The grader's command line inside the sandbox (no part of it comes from the submission).
+
+    The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
+    """
+    boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission)))
+    return [PYTHON, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
+            "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2",
+            "/tmp/acx-grader/tests"]
+
+
+def tests_payload(tests: Path) -> bytes:
+    """The hidden test files (UTF-8 text, regular files only) as the JSON the grader's boot reads on stdin."""
+    files: dict[str, str] = {}
+    for dirpath, _, filenames in os.walk(tests, followlinks=False):
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                files[p.relative_to(tests).as_posix()] = p.read_text("utf-8")
+    return json.dumps(files, sort_keys=True).encode("utf-8")
 
 
 def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, time_seconds: float | None = None,
@@ -152,7 +199,6 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
     try:
         copy_tree(submission, stage / "workspace")
         (stage / "grader").mkdir(mode=0o755)
-        copy_tree(tests, stage / "grader" / "tests")
         (stage / "grader" / "pytest.ini").write_text("[pytest]\n", "utf-8")
         (stage / "grader" / "pytest.ini").chmod(0o644)
         out = stage / "out"
@@ -164,7 +210,8 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
                      "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
         binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
         gspec = replace(base, rootfs=None, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
-        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds)
+        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds,
+                                 stdin_data=tests_payload(tests))
         cases, ok = parse_junit(out / "report.xml")
         consistent = ok and not res.timed_out and _consistent(res.returncode, cases)
         graded = tree_digest(stage / "workspace")

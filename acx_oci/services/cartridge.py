@@ -29,6 +29,7 @@ from acx_oci.model.rom import (
     ANN_VERSION,
     MAX_ROM_BYTES,
     MAX_ROM_FILES,
+    MAX_ROM_FILES_TOTAL,
     MAX_SAVE_BYTES,
     MEDIA_ROM,
     MEDIA_ROM_FILE,
@@ -122,6 +123,8 @@ def read_directory(directory: Path) -> CartridgeSource:
                 files.append((rel, read_bytes(p, "ROM file", MAX_ROM_BYTES * 16)))
     if len(files) > MAX_ROM_FILES:
         raise UsageError(f"cartridge: {len(files)} files under skills/ (at most {MAX_ROM_FILES})")
+    if sum(len(data) for _, data in files) > MAX_ROM_FILES_TOTAL:
+        raise UsageError(f"cartridge: files under skills/ exceed {MAX_ROM_FILES_TOTAL} bytes in total")
     save_path = directory / "save.json"
     save = read_bytes(save_path, "save.json", MAX_SAVE_BYTES) if save_path.exists() else b"{}\n"
     parse_json(save, f"save.json ({directory})")
@@ -333,8 +336,14 @@ def rom_files(store: Store, loaded: LoadedCartridge) -> dict[str, bytes]:
     """
     if loaded.signature_status == STATUS_TAMPERED:
         raise VerificationError("refusing to materialise a tampered ROM")
+    entries = loaded.rom.get("files") or []
+    # Each file is capped, but a signed ROM may list 10,000 entries (all one 64 MiB blob): bound the total
+    # by the declared sizes (each checked against its bytes below) before fetching anything into memory.
+    declared = sum(int(e.get("size") or 0) for e in entries)
+    if declared > MAX_ROM_FILES_TOTAL:
+        raise UsageError(f"ROM files total {declared} bytes (at most {MAX_ROM_FILES_TOTAL})")
     out: dict[str, bytes] = {}
-    for entry in loaded.rom.get("files") or []:
+    for entry in entries:
         rel = safe_relative_path(str(entry["path"]))
         data = store.fetch_blob(str(entry["digest"]), MAX_ROM_BYTES * 16)
         if len(data) != int(entry["size"]):

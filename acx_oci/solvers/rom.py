@@ -6,16 +6,16 @@ with the same spec (:func:`acx_oci.sandbox.check`): ROM files read-only at
 ``/rom``, the task at ``/workspace``, the prompt at ``/task/PROMPT.md``, no
 network, an unprivileged uid, rlimits and a wall-clock kill. The submitted
 tree is then graded in a *separate* sandbox (:func:`acx_oci.sandbox.grade`):
-Debian's pytest, hidden tests read-only, the submission as data.
+Debian's pytest, hidden tests hidden from the submission, the submission as data.
 
 Each game carries seed 003's run conditions, recorded separately:
 
-* ``grader`` — the graded tree hashes to the submitted one (else ``invalid``);
+* ``grader`` — the graded tree hashes to the submitted one (else ``model-fail``: only the agent's files differ);
 * ``containment`` — the run's probe results (unproven: every game ``withheld``);
 * ``provenance`` — ``romDigest``, ``runtimeDigest``, ``taskCommitment`` are in the record;
-* ``integrity`` — a report inconsistent with pytest's exit code, or a pass on a
-  workspace the agent never changed (an *unsubmitted green*: the exam is broken),
-  is ``invalid``, never a pass;
+* ``integrity`` — a report inconsistent with pytest's exit code is ``model-fail``
+  (the submission shares pytest's uid), a pass on a workspace the agent never
+  changed (an *unsubmitted green*: the exam is broken) is ``invalid``; never a pass;
 * ``harness`` — a grader that cannot start or times out is a ``lane-error``
   (the engine withholds the level when more than 10% of games end so).
 """
@@ -23,16 +23,15 @@ Each game carries seed 003's run conditions, recorded separately:
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-from acx_oci.errors import AcxError
+from acx_oci.errors import AcxError, TreeRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
 from acx_oci.sandbox import SandboxSpec, give_to_sandbox, grade, run, staging_dir
-from acx_oci.sandbox.tree import tree_digest, write_files
+from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
 
 DEFAULT_GRADER_SECONDS = 120.0
 MAX_TRANSCRIPT_TEXT = 16 * 1024
@@ -97,7 +96,8 @@ class RomSolver:
         return {"name": "rom", "version": 1, "runtimeDigest": self.runtime_digest,
                 "sandbox": {"name": "bubblewrap", "version": self.containment.get("version"),
                             "network": "none", "limits": runtime_limits(self.runtime)},
-                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests read-only, "
+                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests on stdin and deleted "
+                          "after collection (pytest non-dumpable), "
                           "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
 
     def record_fields(self) -> dict[str, Any]:
@@ -119,7 +119,7 @@ class RomSolver:
         except (OSError, AcxError) as exc:
             return SolverResult(LANE_ERROR, f"harness error: {type(exc).__name__}")
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
     def _play(self, task: dict[str, Any], rom_digest: str, root: Path) -> SolverResult:
         grader = task["grader"]
@@ -153,7 +153,12 @@ class RomSolver:
             # A real result: otherwise hanging on hard tasks would keep them unrated.
             conditions.update(grader=None, integrity=None, harness=True)
             return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit", agentTimedOut=True)
-        submitted = tree_digest(ws)
+        try:
+            submitted = tree_digest(ws)
+        except TreeRefused as exc:
+            # The agent's own doing (and never walked to the end): a fail, not a lane error it could choose.
+            conditions.update(grader=None, integrity=None, harness=True)
+            return done(MODEL_FAIL, f"submission not gradable: {exc}")
         transcript["workspaceDigest"] = submitted
         write_files(hidden, grader.get("files") or {})
         # The grader's limits and environment are the verifier's, never the ROM's (a ROM could otherwise
@@ -172,8 +177,11 @@ class RomSolver:
         consistent = graded.report_ok and (expected is None or len(graded.tests) == expected)
         unsubmitted_green = graded.passed and submitted == start
         conditions["integrity"] = consistent and not unsubmitted_green
+        # The graded copy is read-only and the host's own: a mismatch comes from what the agent left (FIFOs,
+        # devices), and a report inconsistent with exit 0/1 from the submission (same uid as pytest) wrecking
+        # it. Both are the model's fail: as ``invalid`` (unrated) they let an agent drop any task it cannot solve.
         if not conditions["grader"]:
-            return done(INVALID, "graded tree does not hash to the submitted workspace", **facts)
+            return done(MODEL_FAIL, "graded tree does not hash to the submitted workspace", **facts)
         if graded.timed_out:
             return done(LANE_ERROR, "grader timed out", **facts)
         if unsubmitted_green:
@@ -181,7 +189,7 @@ class RomSolver:
         if not consistent:
             if graded.returncode not in (0, 1):
                 return done(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})", **facts)
-            return done(INVALID, "the grader's report is inconsistent with its exit code or test count", **facts)
+            return done(MODEL_FAIL, "the grader's report is inconsistent with its exit code or test count", **facts)
         if graded.passed:
             return done(CERTIFIED_PASS, "hidden tests passed", **facts)
         return done(MODEL_FAIL, f"hidden tests failed ({len(graded.failing())} of {len(graded.tests)})", **facts)
