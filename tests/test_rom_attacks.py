@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,7 @@ def test_a_fifo_in_the_workspace_is_a_fail_not_an_unrated_invalid(play: Any) -> 
 REPORT_TAMPER_AGENT = r'''
 sol = """
 import os
+import re
 def add(a, b):  # runs at grade time as pytest's uid: send pytest's junit report to /dev/null
     try:
         os.symlink("/dev/null", "/grader-out/report.xml")
@@ -162,7 +164,8 @@ def test_the_submission_cannot_read_pytests_memory(play: Any) -> None:
     """pytest's process (holding the tests once their files are gone) is non-dumpable: the same-uid submission
     cannot read its /proc/PID/mem (``add`` returns the right answer for the visible case only when denied)."""
     res = play(MEM_AGENT)
-    assert res.outcome == MODEL_FAIL and "1 of 2" in res.detail, res.detail
+    failed, total = map(int, re.search(r"\((\d+) of (\d+)\)", res.detail).groups())  # type: ignore[union-attr]
+    assert res.outcome == MODEL_FAIL and failed == total - 1, res.detail  # only the visible example passed
 
 
 # --- the ROM itself ---------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from acx_oci import sandbox
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
@@ -39,7 +38,7 @@ from acx_oci.services import benchmark as bm
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.ledger import Ledger, StatusList
-from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
+from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
@@ -255,8 +254,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver
     rom_dir = new_rom_dir()
     try:
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
-        secrets = (*req.secret_paths, req.state_dir)
-        proof = sandbox.check(secrets, game_spec(rom_dir / "rom", runtime))
+        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime)
         yield RomSolver(rom_dir / "rom", runtime, proof)
     finally:
         shutil.rmtree(rom_dir, ignore_errors=True)

@@ -30,7 +30,7 @@ from acx_oci.errors import AcxError, TreeRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
-from acx_oci.sandbox import SandboxSpec, give_to_sandbox, grade, run, staging_dir
+from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, staging_dir
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
 
 DEFAULT_GRADER_SECONDS = 120.0
@@ -40,10 +40,8 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 def game_spec(rom_dir: Path, runtime: dict[str, Any], *, rootfs: Path | None = None,
               workspace: Path | None = None, task_dir: Path | None = None) -> SandboxSpec:
-    """The one sandbox spec every game of a run uses (and the containment probes run in).
-
-    ``workspace``/``task_dir`` default to empty placeholders so the probe run binds the same paths.
-    """
+    """The one sandbox spec every game of a run uses (and the containment probes run in: see :func:`prove`,
+    which binds an empty placeholder workspace and task directory where the games bind theirs)."""
     limits = runtime_limits(runtime)
     env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            **{str(k): str(v) for k, v in (runtime.get("env") or {}).items()},
@@ -56,6 +54,34 @@ def game_spec(rom_dir: Path, runtime: dict[str, Any], *, rootfs: Path | None = N
                        time_seconds=float(limits["timeSeconds"]), memory_mib=int(limits["memoryMiB"]),
                        pids=int(limits["pids"]), disk_mib=int(limits["diskMiB"]),
                        file_size_mib=min(int(limits["diskMiB"]), 1024))
+
+
+def grader_spec(rootfs: Path | None, seconds: float = DEFAULT_GRADER_SECONDS) -> SandboxSpec:
+    """The grading sandbox's limits: the verifier's, never the ROM's (the probes run in it too)."""
+    return SandboxSpec(rootfs=rootfs, time_seconds=seconds, memory_mib=2048, pids=256)
+
+
+def prove(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], rootfs: Path | None = None
+          ) -> dict[str, Any]:
+    """Containment proof for a run: the probes in the games' exact spec (with a placeholder workspace and
+    task directory bound where the games bind theirs) and in the grader's spec; proven only if both are."""
+    stage = staging_dir("acx-probe-binds-")
+    try:
+        ws, task = stage / "workspace", stage / "task"
+        ws.mkdir(mode=0o755)
+        task.mkdir(mode=0o755)
+        spec = game_spec(rom_dir, runtime, rootfs=rootfs, workspace=ws, task_dir=task)
+        give_to_sandbox(ws, spec)
+        game = check(secrets, spec)
+        grading = check(secrets, grader_spec(rootfs))
+    finally:
+        remove_tree(stage)
+    probes = [*game.get("probes", []), *({**p, "name": f"grader sandbox: {p['name']}"}
+                                          for p in grading.get("probes", []))]
+    proof = {**game, "probes": probes, "proven": bool(game.get("proven")) and bool(grading.get("proven"))}
+    if grading.get("error") and not game.get("error"):
+        proof["error"] = f"grader sandbox: {grading['error']}"
+    return proof
 
 
 def _text(data: bytes) -> str:
@@ -164,7 +190,7 @@ class RomSolver:
         # The grader's limits and environment are the verifier's, never the ROM's (a ROM could otherwise
         # starve its grader into lane errors, or hand it variables).
         gseconds = float(grader.get("timeLimitSeconds") or self.grader_seconds)
-        gspec = SandboxSpec(rootfs=self.rootfs, time_seconds=gseconds, memory_mib=2048, pids=256)
+        gspec = grader_spec(self.rootfs, gseconds)
         graded = grade(ws, hidden, spec=gspec, time_seconds=gseconds)
         transcript["grader"] = {"exitCode": graded.returncode, "timedOut": graded.timed_out,
                                 "reportConsistent": graded.report_ok, "counts": graded.counts(),
