@@ -114,7 +114,7 @@ def failures(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for stage in CERTIFYING:
         st = record["stages"][stage]
-        if st.get("ok"):
+        if st.get("ok") or st.get("skipped"):
             continue
         facts = [k for k, v in st.items() if k != "ok" and v is False]
         facts += [f"{k}={v}" for k, v in st.items() if k in ("trivialExploits", "findings", "problems") and v]
