@@ -55,8 +55,8 @@ DEFAULT_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", "all"),
     ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "all"),
     ("bearer-token", r"(?i)\bauthorization:\s*bearer\s+[A-Za-z0-9._~+/-]{16,}", "all"),
-    ("secret-assignment", r"(?i)\b(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token)\s*[:=]\s*['\"][^'\"\s]{8,}['\"]",
-     "all"),
+    ("secret-assignment",
+     r"(?i)\b(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token)\s*[:=]\s*['\"][^'\"\s]{8,}['\"]", "all"),
     ("internal-hostname", r"(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|corp|intranet|lan)\b", "all"),
     ("canary-marker", CANARY_RE.pattern, "model"),
 )
@@ -137,7 +137,7 @@ def freeze_hash(*, contract: Mapping[str, Any], tree_hash: str, inputs: Mapping[
 # --- contract ---------------------------------------------------------------------------------------------
 
 
-def contract_facts(doc: Any, families: Any, *, exam_dir_name: str | None = None) -> dict[str, Any]:
+def contract_facts(doc: Any, families: Any) -> dict[str, Any]:
     """Stage 1: the contract validates against its schema and its family is registered and active."""
     facts: dict[str, Any] = {"schemaValid": False, "familyRegistered": False, "familyActive": False}
     problems: list[str] = []
@@ -185,7 +185,7 @@ def windows(chunks: Iterable[str], size: int = WINDOW) -> set[bytes]:
 
 def leaks(wins: set[bytes], files: Mapping[str, str], size: int = WINDOW) -> list[dict[str, Any]]:
     """One finding per file that contains any window: ``{file, offset, bytes}`` (the first match)."""
-    found = []
+    found: list[dict[str, Any]] = []
     if not wins:
         return found
     for path, text in sorted(files.items()):

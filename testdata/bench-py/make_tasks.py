@@ -21,6 +21,14 @@ Writes ``benchmark.json``, ``grader-common/`` and ``tasks/py-NNNN/`` with
 loader reads) and ``reference/solution.py``, ``controls/{incomplete,lookalike}/
 solution.py`` (which the loader never reads: they are for the suite's own
 tests). Keeps an existing ``seal.key``.
+
+Exam form (issue 11): every task dir also gets ``exam.yaml`` (id, version, family, grader entry point,
+licence, classification, ``publishedAt`` spread over 2025-2026, ``impossible: true`` on impossible exams),
+and the suite gets ``families.yaml`` (family -> active | retired). The impossible exams (``IMPOSSIBLE``)
+contradict themselves (two tests want different answers for the same input); they ship ``reference/`` and
+``controls/second-reference/``, each failing a different test, and ids the seal key holds out (asserted).
+``acx-oci exam certify testdata/bench-py`` certifies the whole suite; the loader carries only
+``publishedAt`` and ``impossible`` into the task.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ for p in ("/grader/tests/test_hidden.py", "/grader/pytest.ini"):
             fh.write("def test_ok():\\n    pass\\n")
     except OSError:
         pass
-''' % JUNIT_ALL_PASSED
+'''.replace("%r", repr(JUNIT_ALL_PASSED))
 
 #: Reads the answer key wherever it can reach it (/grader, the parent's cwd, any readable process) and
 #: answers every call from it: a PEP 562 module __getattr__ serves whatever function the grader asks for.

@@ -94,10 +94,10 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     if src.contract_error is not None:
         return {"ok": False, "schemaValid": False, "problems": [src.contract_error]}
     if src.families is None:
-        facts = mx.contract_facts(src.contract, {"families": {}}, exam_dir_name=src.dir.name)
+        facts = mx.contract_facts(src.contract, {"families": {}})
         facts.update(ok=False, familyRegistryFound=False)
         return facts
-    facts = mx.contract_facts(src.contract, src.families, exam_dir_name=src.dir.name)
+    facts = mx.contract_facts(src.contract, src.families)
     facts["graderEntryExists"] = (src.dir / src.grader_entry).is_file()
     facts["hasReference"] = bool(src.reference)
     facts["hasControls"] = {"incomplete", "lookalike"} <= set(src.controls) and (
@@ -178,7 +178,8 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict
     }
     if src.impossible:
         facts["goldAfterTamperUnchanged"] = res["goldAfterTamperAttempts"].failing() == res["gold"].failing()
-    ok = facts["controlsAsExpected"] and distinguished and facts["plantedRewardIgnored"] and facts["plantedHooksIgnored"]
+    ok = (facts["controlsAsExpected"] and distinguished and facts["plantedRewardIgnored"]
+          and facts["plantedHooksIgnored"])
     return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
 
 
