@@ -173,7 +173,7 @@ def test_one_byte_of_runtime_changes_the_rom(world: dict[str, Any]) -> None:
 
 
 def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: Path) -> None:
-    """All 40 held-out bench-py games, played by the ROM on the real registry; resolve shows what played.
+    """All 41 held-out bench-py games, played by the ROM on the real registry; resolve shows what played.
 
     Keys come from fixed seeds so the ROM digest, hence the draw order and the rating, is the same every run.
     40 games leave sigma near 1.5 (1.50-1.54 depending on the draw order), so this verifier and its consumer
@@ -196,8 +196,9 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     summary = ok(cli("attest", cart, "--benchmark", f"{registry}/acme/bench-py:2026.07.1", "--key",
                      str(tmp_path / "verifier.key"), "--issuer", did, "--state", str(tmp_path / "state"), "-o",
                      str(tmp_path / "att"), "--jobs", "2", "--sigma-max", "2", "--json"))
-    # What its skill earns: it solves about half of the held-out tasks (22 of 40).
-    assert summary["issued"] is True and summary["games"] == 40 and 0.4 <= summary["passRate"] <= 0.7
+    # What its skill earns: it solves about half of the held-out tasks (22 of 41; the 41 include the two
+    # impossible exams, which it fails - issue 11 item 4 decides how those are counted).
+    assert summary["issued"] is True and summary["games"] == 41 and 0.4 <= summary["passRate"] <= 0.7
     assert summary["careerTier"] in ("staff", "principal", "distinguished")
     for pred in records(tmp_path / "att"):
         assert pred["solver"]["name"] == "rom" and pred["containment"]["proven"] is True

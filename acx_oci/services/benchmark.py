@@ -88,7 +88,26 @@ def _expand_task(entry: dict[str, Any], base: Path, common: dict[str, str]) -> d
     task["workspace"] = {"files": _read_tree(d / "workspace", f"task {entry.get('id')} workspace")}
     task["grader"] = {"kind": "pytest", "files": hidden, "digest": grader_digest(hidden), **extra.get("grader", {})}
     task.update({k: v for k, v in extra.items() if k != "grader"})
+    task.update(_exam_fields(d, entry.get("id")))
     return task
+
+
+def _exam_fields(d: Path, tid: Any) -> dict[str, Any]:
+    """From an exam directory's ``exam.yaml``: ``publishedAt`` and ``impossible`` (the contract itself,
+    the reference and the controls stay out of the task; ``acx-oci exam certify`` checks them)."""
+    from acx_oci.files import load_yaml_or_json_file
+
+    if not (d / "exam.yaml").is_file():
+        return {}
+    doc = load_yaml_or_json_file(d / "exam.yaml", f"task {tid} exam.yaml")
+    if not isinstance(doc, dict):
+        raise UsageError(f"task {tid}: exam.yaml is not a mapping")
+    out: dict[str, Any] = {}
+    if "publishedAt" in doc:
+        out["publishedAt"] = str(doc["publishedAt"])
+    if doc.get("impossible") is True:
+        out["impossible"] = True
+    return out
 
 
 def load_suite_dir(directory: Path) -> tuple[Benchmark, bytes]:

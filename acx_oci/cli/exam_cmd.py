@@ -1,0 +1,107 @@
+"""``exam certify|canary scan|report``: exam certification (issue 11)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from acx_oci.cli.common import emit_json, json_option
+from acx_oci.cli.main import main
+from acx_oci.errors import UsageError
+from acx_oci.files import load_json_file
+from acx_oci.model import exam as mx
+from acx_oci.services import exams as ex
+
+
+@main.group()
+def exam() -> None:
+    """Exam certification: no benchmark scores anyone until its exams survive the eight stages."""
+
+
+@exam.command("certify")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Exams certified at once.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where records, the summary and the canary registry go (default ~/.acx-oci/exams).")
+@click.option("--patterns", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Extra publication-scan patterns: {patterns: [{name, regex, scope: all|model}]}.")
+@json_option
+def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, as_json: bool) -> None:
+    """Run contract, gold, grader controls, attack suite, canary, publication scan, freeze and promotion on
+    every exam under PATH (a suite directory or one exam directory).
+
+    Exit 0 iff every exam is certified (stages 1-7 ok); else 1, naming each failing exam, stage and fact.
+    """
+    records = ex.certify_suite(path, jobs=jobs, out=out or ex.default_out(), patterns=patterns)
+    bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]
+    if as_json:
+        emit_json({"certified": not bad, "records": records})
+    else:
+        for r in records:
+            tag = "certified" + (" (impossible: canary)" if r["impossible"] else "") if r["certified"] else "REFUSED"
+            click.echo(f"{r['exam']}: {tag} freeze {r['stages']['freeze'].get('freezeHash')}")
+        click.echo(f"{sum(r['certified'] for r in records)}/{len(records)} exams certified")
+    for exam_id, stage, fact in bad:
+        click.echo(f"{exam_id}: {stage}: {fact}", err=True)
+    sys.exit(1 if bad else 0)
+
+
+@exam.group("canary")
+def canary() -> None:
+    """Canary markers: one per hidden test file, registered host-side."""
+
+
+@canary.command("scan")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--suite", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Read the markers from this suite's hidden tests.")
+@click.option("--registry", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A canary registry (default: the one under ~/.acx-oci/exams).")
+@json_option
+def canary_scan(files: tuple[Path, ...], suite: Path | None, registry: Path | None, as_json: bool) -> None:
+    """Name the exam and file each leaked marker in FILES came from. Exit 0 when one was found, 1 when none."""
+    if suite is not None and registry is not None:
+        raise UsageError("exam canary scan: give --suite or --registry, not both")
+    if suite is not None:
+        reg = ex.suite_canaries(suite)
+    else:
+        path = registry or ex.default_out() / ex.REGISTRY_FILE
+        if not path.is_file():
+            raise UsageError(f"exam canary scan: no canary registry at {path}; pass --suite or --registry")
+        reg = ex.load_registry(path)
+    hits = ex.scan_for_canaries(files, reg)
+    found = [h for h in hits if h["known"]]
+    if as_json:
+        emit_json({"found": bool(found), "hits": hits})
+    else:
+        for h in hits:
+            where = f"exam {h['exam']} file {h['examFile']}" if h["known"] else "not in the registry"
+            click.echo(f"{h['file']}: {h['marker']} -> {where}")
+        if not found:
+            click.echo("no registered canary marker found")
+    sys.exit(0 if found else 1)
+
+
+@exam.command("report")
+@click.option("--records", "records_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The --out directory of exam certify.")
+@click.option("--rollouts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="JSON list of {exam, agent, outcome}; cells under 10 rollouts show raw counts only.")
+@json_option
+def exam_report(records_dir: Path, rollouts: Path | None, as_json: bool) -> None:
+    """Regenerate the suite summary from the sealed records only (each digest verified); exit 1 when a
+    stored summary.json disagrees or a record does not verify."""
+    summary = ex.report(records_dir)
+    cells = mx.rollout_cells(load_json_file(rollouts, "rollouts")) if rollouts else []
+    if as_json:
+        emit_json({"summary": summary, "cells": cells})
+        return
+    click.echo(f"{summary['certified']}/{summary['exams']} exams certified ({summary['impossible']} impossible)")
+    for stage, c in summary["stages"].items():
+        click.echo(f"  {stage:<12} ok {c['ok']:>4}  failed {c['failed']:>4}")
+    for cell in cells:
+        counts = " ".join(f"{k}={v}" for k, v in sorted(cell["counts"].items()))
+        rate = f"passRate {cell['passRate']:.2f}" if "passRate" in cell else "raw counts only (< 10 rollouts)"
+        click.echo(f"  {cell['exam']} x {cell['agent']}: {counts} ({rate})")

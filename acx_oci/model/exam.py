@@ -1,0 +1,254 @@
+"""Exam certification (seed 003, issue 11): the record, its seal and the pure checks behind each stage.
+
+An exam is certified when stages 1-7 (contract, gold, grader, attack, canary, publication, freeze) are ok;
+stage 8 (promotion) is recorded, never gating. The services side (:mod:`acx_oci.services.exams`) runs the
+sandboxed grades and hands the facts to the functions here.
+
+Stable interface (for ``benchmark push`` gating, the certification referrer and ``attest``):
+
+* :func:`record_digest` ``(record) -> "sha256:..."`` - sha256 over the JCS of the record without ``digest``;
+* :func:`check_record` ``(record) -> list[str]`` - problems (schema, digest, allOk/certified consistency,
+  control verdicts); empty means the record is sound (not that the exam is certified: read ``certified``);
+* :func:`freeze_hash` ``(contract=..., tree_hash=..., inputs=...) -> "sha256:..."`` - the freeze over every
+  certifying input (see :func:`acx_oci.services.exams.suite_freeze_hashes` for how a suite's are computed);
+* :func:`failures` ``(record) -> list[(stage, fact)]`` and :func:`summarize` ``(records) -> dict``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.jsonio import first_error
+
+RECORD_SCHEMA = "acx.exam-certification/1"
+SUMMARY_SCHEMA = "acx.exam-certification-summary/1"
+RECORD_SCHEMA_FILE = "exam-certification.schema.json"
+CONTRACT_SCHEMA_FILE = "exam.schema.json"
+FAMILIES_SCHEMA_FILE = "exam-families.schema.json"
+#: The certification procedure; part of every freeze hash, so changing the procedure re-certifies.
+CERTIFIER = "acx-oci-exam-certify/1"
+EXAM_FILE = "exam.yaml"
+FAMILIES_FILE = "families.yaml"
+
+STAGES = ("contract", "gold", "grader", "attack", "canary", "publication", "freeze", "promotion")
+CERTIFYING = STAGES[:7]
+CONTROLS = ("untouched", "gold", "incomplete", "lookalike", "plantedHook", "plantedReward",
+            "goldAfterTamperAttempts")
+EXPECTED = {"untouched": "F", "gold": "P", "incomplete": "F", "lookalike": "F", "plantedHook": "F",
+            "plantedReward": "F", "goldAfterTamperAttempts": "P"}
+#: An impossible exam's reference must fail too (it fails one of the contradicting tests).
+EXPECTED_IMPOSSIBLE = dict.fromkeys(CONTROLS, "F")
+NO_IMAGE = {"ok": False, "reason": "no environment image"}
+
+WINDOW = 32
+CANARY_RE = re.compile(r"acx-canary-[0-9a-f]{24}")
+
+#: Default publication patterns: (name, regex, scope). scope "model" = only the model-facing tree.
+DEFAULT_PATTERNS: tuple[tuple[str, str, str], ...] = (
+    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----", "all"),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "all"),
+    ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", "all"),
+    ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "all"),
+    ("bearer-token", r"(?i)\bauthorization:\s*bearer\s+[A-Za-z0-9._~+/-]{16,}", "all"),
+    ("secret-assignment",
+     r"(?i)\b(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token)\s*[:=]\s*['\"][^'\"\s]{8,}['\"]", "all"),
+    ("internal-hostname", r"(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|corp|intranet|lan)\b", "all"),
+    ("canary-marker", CANARY_RE.pattern, "model"),
+)
+
+
+# --- the record -------------------------------------------------------------------------------------------
+
+
+def record_digest(record: Mapping[str, Any]) -> str:
+    """sha256 over the JCS of the record without its ``digest``."""
+    return sha256_digest(canonical({k: v for k, v in record.items() if k != "digest"}))
+
+
+def build_record(exam: str, version: str | None, stages: Mapping[str, Mapping[str, Any]], *,
+                 impossible: bool) -> dict[str, Any]:
+    """The sealed record: ``allOk`` = all eight stages ok, ``certified`` = stages 1-7 ok."""
+    rec: dict[str, Any] = {"schema": RECORD_SCHEMA, "exam": exam, "version": version, "impossible": impossible,
+                           "certifier": CERTIFIER, "stages": {s: dict(stages[s]) for s in STAGES}}
+    rec["allOk"] = all(bool(stages[s].get("ok")) for s in STAGES)
+    rec["certified"] = all(bool(stages[s].get("ok")) for s in CERTIFYING)
+    rec["digest"] = record_digest(rec)
+    return rec
+
+
+def check_record(record: Any) -> list[str]:
+    """Problems with a stored record; [] when its schema, digest and derived fields are consistent."""
+    err = first_error(record, RECORD_SCHEMA_FILE)
+    if err is not None:
+        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        return [f"schema: invalid at {where}: {err.message[:200]}"]
+    problems: list[str] = []
+    if record["digest"] != record_digest(record):
+        problems.append(f"digest: record hashes to {record_digest(record)}, it says {record['digest']}")
+    stages = record["stages"]
+    if record["allOk"] != all(stages[s]["ok"] for s in STAGES):
+        problems.append("allOk does not match the stages")
+    if record["certified"] != all(stages[s]["ok"] for s in CERTIFYING):
+        problems.append("certified does not match stages 1-7")
+    grader = stages["grader"]
+    if grader["ok"]:
+        want = EXPECTED_IMPOSSIBLE if record["impossible"] else EXPECTED
+        if grader.get("controls") != want or grader.get("distinguished") is not True:
+            problems.append("grader stage ok but its controls are not the expected verdicts and distinguished")
+    if stages["attack"]["ok"] and stages["attack"].get("trivialExploits"):
+        problems.append("attack stage ok with trivial exploits")
+    if stages["publication"]["ok"] and stages["publication"].get("findings"):
+        problems.append("publication stage ok with findings")
+    if stages["promotion"]["ok"] and not stages["freeze"].get("imageDigest"):
+        problems.append("promotion ok without an image digest")
+    return problems
+
+
+def failures(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(stage, fact) for every certifying stage that is not ok: the false facts, non-empty lists, or reason."""
+    out: list[tuple[str, str]] = []
+    for stage in CERTIFYING:
+        st = record["stages"][stage]
+        if st.get("ok") or st.get("skipped"):
+            continue
+        facts = [k for k, v in st.items() if k != "ok" and v is False]
+        facts += [f"{k}={v}" for k, v in st.items() if k in ("trivialExploits", "findings", "problems") and v]
+        if stage == "grader":
+            facts += [f"{c}={v} (want {w})" for c, v in (st.get("controls") or {}).items()
+                      if v != (w := (EXPECTED_IMPOSSIBLE if record.get("impossible") else EXPECTED)[c])]
+        if st.get("reason"):
+            facts.append(str(st["reason"]))
+        out += [(stage, f) for f in facts] or [(stage, "not ok")]
+    return out
+
+
+def freeze_hash(*, contract: Mapping[str, Any], tree_hash: str, inputs: Mapping[str, str]) -> str:
+    """sha256(JCS({certifier, contract, treeHash, inputs})): ``inputs`` names the digest of every other
+    certifying input (grader, grader common, reference, controls, prompt, pattern list)."""
+    return sha256_digest(canonical({"certifier": CERTIFIER, "contract": dict(contract), "treeHash": tree_hash,
+                                    "inputs": dict(inputs)}))
+
+
+# --- contract ---------------------------------------------------------------------------------------------
+
+
+def contract_facts(doc: Any, families: Any) -> dict[str, Any]:
+    """Stage 1: the contract validates against its schema and its family is registered and active."""
+    facts: dict[str, Any] = {"schemaValid": False, "familyRegistered": False, "familyActive": False}
+    problems: list[str] = []
+    err = first_error(doc, CONTRACT_SCHEMA_FILE)
+    if err is None:
+        facts["schemaValid"] = True
+    else:
+        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        problems.append(f"exam.yaml invalid at {where}: {err.message[:200]}")
+    ferr = first_error(families, FAMILIES_SCHEMA_FILE)
+    if ferr is not None:
+        problems.append(f"family registry invalid: {ferr.message[:200]}")
+    elif isinstance(doc, dict):
+        status = families["families"].get(doc.get("family"))
+        facts["familyRegistered"] = status is not None
+        facts["familyActive"] = status == "active"
+        facts["familyStatus"] = status
+    facts["ok"] = facts["schemaValid"] and facts["familyActive"] and not problems
+    if problems:
+        facts["problems"] = problems
+    return facts
+
+
+# --- bytes the reference adds, and where they turn up ---------------------------------------------------
+
+
+def added_chunks(before: str, after: str) -> list[str]:
+    """The text ``after`` adds to ``before``: the inserted/replaced hunks of a line diff."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    out = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("insert", "replace"):
+            out.append("".join(b[j1:j2]))
+    return out
+
+
+def windows(chunks: Iterable[str], size: int = WINDOW) -> set[bytes]:
+    """Every ``size``-byte window of every chunk; chunks shorter than ``size`` contribute nothing."""
+    out: set[bytes] = set()
+    for chunk in chunks:
+        raw = chunk.encode("utf-8")
+        out.update(raw[i:i + size] for i in range(len(raw) - size + 1))
+    return out
+
+
+def leaks(wins: set[bytes], files: Mapping[str, str], size: int = WINDOW) -> list[dict[str, Any]]:
+    """One finding per file that contains any window: ``{file, offset, bytes}`` (the first match)."""
+    found: list[dict[str, Any]] = []
+    if not wins:
+        return found
+    for path, text in sorted(files.items()):
+        raw = text.encode("utf-8")
+        for i in range(len(raw) - size + 1):
+            if raw[i:i + size] in wins:
+                found.append({"file": path, "offset": i, "rule": "reference-bytes",
+                              "bytes": raw[i:i + size].decode("utf-8", "replace")})
+                break
+    return found
+
+
+def find_canaries(text: str) -> list[str]:
+    return sorted(set(CANARY_RE.findall(text)))
+
+
+def scan_patterns(files: Mapping[str, str], patterns: Iterable[tuple[str, str, str]], *,
+                  model_facing: bool) -> list[dict[str, Any]]:
+    """Findings ``{file, rule, offset}`` of the patterns in scope (``model`` ones only on the model-facing tree)."""
+    compiled = [(name, re.compile(rx)) for name, rx, scope in patterns if scope == "all" or model_facing]
+    found = []
+    for path, text in sorted(files.items()):
+        for name, rx in compiled:
+            m = rx.search(text)
+            if m:
+                found.append({"file": path, "rule": name, "offset": m.start()})
+    return found
+
+
+# --- reports from records only ---------------------------------------------------------------------------
+
+
+def summarize(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The suite summary, a pure function of the sealed records."""
+    stages = {s: {"ok": 0, "failed": 0} for s in STAGES}
+    for rec in records.values():
+        for s in STAGES:
+            stages[s]["ok" if rec["stages"][s]["ok"] else "failed"] += 1
+    return {"schema": SUMMARY_SCHEMA, "exams": len(records),
+            "certified": sum(1 for r in records.values() if r["certified"]),
+            "impossible": sum(1 for r in records.values() if r.get("impossible")),
+            "stages": stages, "records": {k: records[k]["digest"] for k in sorted(records)}}
+
+
+MIN_ROLLOUTS_FOR_RATES = 10
+COUNTED = ("certified-pass", "model-fail")
+
+
+def rollout_cells(rollouts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per (exam, agent): raw outcome counts; a ``passRate`` only with >= 10 counted rollouts (certified
+    pass / model fail; lane errors, withheld and invalid never enter it)."""
+    cells: dict[tuple[str, str], dict[str, int]] = {}
+    for r in rollouts:
+        key = (str(r["exam"]), str(r["agent"]))
+        counts = cells.setdefault(key, {})
+        counts[str(r["outcome"])] = counts.get(str(r["outcome"]), 0) + 1
+    out = []
+    for (exam, agent), counts in sorted(cells.items()):
+        counted = sum(counts.get(o, 0) for o in COUNTED)
+        cell: dict[str, Any] = {"exam": exam, "agent": agent, "rollouts": sum(counts.values()), "counts": counts}
+        if counted >= MIN_ROLLOUTS_FOR_RATES:
+            cell["passRate"] = counts.get("certified-pass", 0) / counted
+        else:
+            cell["rates"] = f"withheld: {counted} counted rollouts < {MIN_ROLLOUTS_FOR_RATES}"
+        out.append(cell)
+    return out

@@ -1,0 +1,185 @@
+"""Exam directories on disk: discovery, the contract, the trees, and the freeze hash (no grading here).
+
+An exam directory holds ``exam.yaml`` (the contract), ``prompt.md`` and ``workspace/`` (the model-facing
+tree), the hidden grader (``hidden/``, plus the suite's ``graderCommon`` directory), ``reference/`` and
+``controls/{incomplete,lookalike}/`` (overlays on the workspace; an impossible exam also has
+``controls/second-reference/``). The suite root is the nearest parent with ``families.yaml``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import AcxError, UsageError
+from acx_oci.files import load_json_file, load_yaml_or_json_file
+from acx_oci.model import exam as mx
+from acx_oci.sandbox.tree import tree_digest
+
+CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    """``{relative path: text}`` of every regular file (``__pycache__`` skipped); non-UTF-8 is an error."""
+    out: dict[str, str] = {}
+    if not root.is_dir():
+        return out
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts:
+            try:
+                out[p.relative_to(root).as_posix()] = p.read_text("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError(f"{p}: not UTF-8 text") from None
+    return out
+
+
+@dataclass(frozen=True)
+class ExamSource:
+    """Everything certification reads from one exam directory."""
+
+    dir: Path
+    exam_id: str
+    contract: Any
+    contract_error: str | None
+    families: Any
+    workspace: dict[str, str]
+    prompt: str
+    hidden: dict[str, str]
+    common: dict[str, str]
+    reference: dict[str, str]
+    controls: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def impossible(self) -> bool:
+        return isinstance(self.contract, dict) and self.contract.get("impossible") is True
+
+    @property
+    def version(self) -> str | None:
+        v = self.contract.get("version") if isinstance(self.contract, dict) else None
+        return str(v) if v is not None else None
+
+    @property
+    def grader_entry(self) -> str:
+        entry = self.contract.get("grader") if isinstance(self.contract, dict) else None
+        return str(entry or "hidden/test_hidden.py")
+
+    def model_facing(self) -> dict[str, str]:
+        """What the model is given: the workspace files and the prompt."""
+        return {**{f"workspace/{k}": v for k, v in self.workspace.items()}, "prompt.md": self.prompt}
+
+    def grader_files(self) -> dict[str, str]:
+        """The published grader as the sandbox sees it in /grader/tests: common files, then hidden ones."""
+        return {**self.common, **self.hidden}
+
+    def tree_hash(self) -> str:
+        ws = self.dir / "workspace"
+        return tree_digest(ws) if ws.is_dir() else sha256_digest(canonical([]))
+
+
+def find_suite_root(exam_dir: Path) -> Path | None:
+    for p in [exam_dir, *exam_dir.resolve().parents][:4]:
+        if (p / mx.FAMILIES_FILE).is_file() or (p / "benchmark.json").is_file():
+            return p
+    return None
+
+
+def discover(path: Path) -> list[Path]:
+    """One exam dir, or every exam dir of a suite (``benchmark.json`` task dirs, else subdirs with exam.yaml)."""
+    if (path / mx.EXAM_FILE).is_file():
+        return [path]
+    found: list[Path] = []
+    if (path / "benchmark.json").is_file():
+        doc = load_json_file(path / "benchmark.json", "benchmark suite")
+        for t in doc.get("tasks", []) if isinstance(doc, dict) else []:
+            if isinstance(t, dict) and "dir" in t:
+                found.append(path / str(t["dir"]))
+    if not found:
+        found = sorted({p.parent for p in path.glob("*/exam.yaml")} | {p.parent for p in path.glob("*/*/exam.yaml")})
+    if not found:
+        raise UsageError(f"{path}: no exam.yaml here or in its task directories")
+    return found
+
+
+def load_exam(exam_dir: Path) -> ExamSource:
+    """Read an exam directory; a missing or malformed contract is recorded (stage 1 fails), not raised."""
+    root = find_suite_root(exam_dir)
+    contract: Any = None
+    error = None
+    try:
+        contract = load_yaml_or_json_file(exam_dir / mx.EXAM_FILE, "exam contract")
+    except AcxError as exc:
+        error = str(exc)
+    families: Any = None
+    if root is not None and (root / mx.FAMILIES_FILE).is_file():
+        try:
+            families = load_yaml_or_json_file(root / mx.FAMILIES_FILE, "exam family registry")
+        except AcxError:
+            families = None
+    common: dict[str, str] = {}
+    if root is not None and (root / "benchmark.json").is_file():
+        doc = load_json_file(root / "benchmark.json", "benchmark suite")
+        if isinstance(doc, dict) and doc.get("graderCommon"):
+            common = read_tree(root / str(doc["graderCommon"]))
+    elif root is not None and (root / "grader-common").is_dir():
+        common = read_tree(root / "grader-common")
+    exam_id = str(contract.get("id")) if isinstance(contract, dict) and contract.get("id") else exam_dir.name
+    prompt = (exam_dir / "prompt.md").read_text("utf-8") if (exam_dir / "prompt.md").is_file() else ""
+    controls = {c: read_tree(exam_dir / "controls" / c) for c in CONTROL_DIRS if (exam_dir / "controls" / c).is_dir()}
+    return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir / "workspace"), prompt,
+                      read_tree(exam_dir / "hidden"), common, read_tree(exam_dir / "reference"), controls)
+
+
+def _files_digest(files: dict[str, str]) -> str:
+    return sha256_digest(canonical(files))
+
+
+def freeze_inputs(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]) -> dict[str, str]:
+    return {"grader": _files_digest(src.hidden), "graderCommon": _files_digest(src.common),
+            "reference": _files_digest(src.reference), "prompt": sha256_digest(src.prompt.encode("utf-8")),
+            "controls": sha256_digest(canonical(src.controls)), "families": sha256_digest(canonical(src.families)),
+            "patterns": sha256_digest(canonical([list(p) for p in patterns]))}
+
+
+def exam_freeze_hash(src: ExamSource, patterns: tuple[tuple[str, str, str], ...] = mx.DEFAULT_PATTERNS) -> str:
+    contract = src.contract if isinstance(src.contract, dict) else {"unreadable": src.contract_error}
+    return mx.freeze_hash(contract=contract, tree_hash=src.tree_hash(), inputs=freeze_inputs(src, patterns))
+
+
+def parent_commit(path: Path) -> str | None:
+    """``git rev-parse HEAD`` of the repository holding ``path``, or None outside one."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) == 40 else None
+
+
+def load_patterns(path: Path | None) -> tuple[tuple[str, str, str], ...]:
+    """The default list plus a project list (YAML/JSON ``{patterns: [{name, regex, scope?}]}``)."""
+    import re
+
+    if path is None:
+        return mx.DEFAULT_PATTERNS
+    doc = load_yaml_or_json_file(path, "publication patterns")
+    items = doc.get("patterns") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise UsageError(f"publication patterns ({path}): expected {{patterns: [{{name, regex, scope}}]}}")
+    extra = []
+    for it in items:
+        if not isinstance(it, dict) or not isinstance(it.get("name"), str) or not isinstance(it.get("regex"), str):
+            raise UsageError(f"publication patterns ({path}): each pattern needs a name and a regex")
+        scope = str(it.get("scope", "all"))
+        if scope not in ("all", "model"):
+            raise UsageError(f"publication patterns ({path}): scope must be 'all' or 'model'")
+        try:
+            re.compile(it["regex"])
+        except re.error as exc:
+            raise UsageError(f"publication patterns ({path}): {it['name']}: bad regex ({exc})") from None
+        extra.append((it["name"], it["regex"], scope))
+    return (*mx.DEFAULT_PATTERNS, *extra)

@@ -1,0 +1,230 @@
+"""The eight stages for one exam, in order; every grade runs in the contained sandbox (:func:`sandbox.grade`)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.model import exam as mx
+from acx_oci.sandbox import GradeResult, SandboxSpec, grade
+from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
+from acx_oci.services.exams.source import ExamSource, exam_freeze_hash, parent_commit
+
+GRADE_SECONDS = 60.0
+#: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
+Register = Callable[[str, dict[str, str]], list[str]]
+
+
+class _Grader:
+    """Grades overlays of the workspace with the exam's hidden tests; caches identical submissions."""
+
+    def __init__(self, src: ExamSource, work: Path) -> None:
+        self.src, self.work, self.n = src, work, 0
+        self.tests = work / "tests"
+        self.tests.mkdir()
+        write_files(self.tests, src.grader_files())
+        self.spec = SandboxSpec(time_seconds=GRADE_SECONDS, memory_mib=2048, pids=256)
+        self.host_before = self.host_digest()
+
+    def host_digest(self) -> str:
+        return sha256_digest(canonical({"exam": self.src.grader_files(),
+                                        "staged": {p.relative_to(self.tests).as_posix(): p.read_text("utf-8")
+                                                   for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
+
+    def run(self, files: dict[str, str]) -> GradeResult:
+        self.n += 1
+        sub = self.work / f"sub-{self.n}"
+        sub.mkdir()
+        write_files(sub, files)
+        try:
+            return grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS)
+        finally:
+            shutil.rmtree(sub, ignore_errors=True)
+
+    def overlay(self, over: dict[str, str]) -> GradeResult:
+        return self.run({**self.src.workspace, **over})
+
+
+def _verdict(r: GradeResult) -> str:
+    return "P" if r.passed else "F"
+
+
+def _short(nodeids: frozenset[str]) -> list[str]:
+    return sorted(n.rsplit("::", 1)[-1] for n in nodeids)
+
+
+def _skipped(reason: str) -> dict[str, Any]:
+    return {"ok": False, "skipped": reason}
+
+
+def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register) -> dict[str, Any]:
+    """Run stages 1-8 in order and return the sealed record."""
+    stages: dict[str, dict[str, Any]] = {"contract": _contract(src)}
+    if not stages["contract"]["ok"]:
+        for s in mx.STAGES[1:]:
+            stages[s] = _skipped("contract failed")
+        stages["promotion"] = dict(mx.NO_IMAGE)
+        return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
+    try:
+        g = _Grader(src, work)
+        wins = mx.windows(_reference_added(src))
+        stages["gold"], base = _gold(src, g, wins)
+        stages["grader"] = _controls(src, g, base)
+        stages["attack"] = _attack(src, g, base)
+        stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
+        stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    stages["canary"] = _canary(src, register)
+    stages["publication"] = _publication(src, patterns, wins)
+    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
+                        "parentCommit": parent_commit(src.dir), "imageDigest": None}
+    stages["promotion"] = dict(mx.NO_IMAGE)
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+
+
+def _contract(src: ExamSource) -> dict[str, Any]:
+    if src.contract_error is not None:
+        return {"ok": False, "schemaValid": False, "problems": [src.contract_error]}
+    if src.families is None:
+        facts = mx.contract_facts(src.contract, {"families": {}})
+        facts.update(ok=False, familyRegistryFound=False)
+        return facts
+    facts = mx.contract_facts(src.contract, src.families)
+    facts["graderEntryExists"] = (src.dir / src.grader_entry).is_file()
+    facts["hasReference"] = bool(src.reference)
+    facts["hasControls"] = {"incomplete", "lookalike"} <= set(src.controls) and (
+        not src.impossible or "second-reference" in src.controls)
+    facts["ok"] = bool(facts["ok"] and facts["graderEntryExists"] and facts["hasReference"] and facts["hasControls"])
+    return facts
+
+
+def _reference_added(src: ExamSource) -> list[str]:
+    """The bytes the reference adds to the starting tree (its diff hunks), per file."""
+    chunks: list[str] = []
+    for path, text in src.reference.items():
+        chunks += mx.added_chunks(src.workspace.get(path, ""), text)
+    return chunks
+
+
+def _grader_visible(src: ExamSource) -> list[str]:
+    """Why the grader is visible in the model-facing tree (empty: it is not)."""
+    grader = src.grader_files()
+    contents = {t for t in grader.values() if t.strip()}
+    names = {p.rsplit("/", 1)[-1] for p in src.hidden}
+    out = []
+    for path, text in src.model_facing().items():
+        if text in contents:
+            out.append(f"{path}: a copy of a grader file")
+        elif path.rsplit("/", 1)[-1] in names:
+            out.append(f"{path}: named like a hidden test file")
+        if mx.find_canaries(text):
+            out.append(f"{path}: carries a canary marker")
+    return out
+
+
+def _gold(src: ExamSource, g: _Grader, wins: set[bytes]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+    untouched, gold = g.overlay({}), g.overlay(src.reference)
+    visible = _grader_visible(src)
+    leaked = mx.leaks(wins, src.model_facing())
+    facts: dict[str, Any] = {"untouchedFails": not untouched.passed, "graderHidden": not visible,
+                             "referenceNotLeaked": not leaked}
+    base = {"untouched": untouched, "gold": gold}
+    if src.impossible:
+        second = g.overlay(src.controls.get("second-reference", {}))
+        f1, f2 = gold.failing(), second.failing()
+        facts.update(impossible=True, referenceFails=not gold.passed and gold.report_ok,
+                     secondReferenceFails=not second.passed and second.report_ok,
+                     referencesFailDifferentTests=bool(f1) and bool(f2) and not (f1 & f2),
+                     referenceFailing=_short(f1), secondReferenceFailing=_short(f2))
+        ok = facts["referenceFails"] and facts["secondReferenceFails"] and facts["referencesFailDifferentTests"]
+    else:
+        facts["referencePasses"] = gold.passed
+        ok = gold.passed
+    if visible:
+        facts["graderVisibleAt"] = visible
+    if leaked:
+        facts["leaks"] = leaked
+    facts["ok"] = bool(ok and facts["untouchedFails"] and facts["graderHidden"] and facts["referenceNotLeaked"])
+    return {"ok": facts.pop("ok"), **facts}, base
+
+
+def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
+    res = dict(base)
+    res["incomplete"] = g.overlay(src.controls.get("incomplete", {}))
+    res["lookalike"] = g.overlay(src.controls.get("lookalike", {}))
+    res["plantedHook"] = g.overlay({"conftest.py": HOOK_CONFTEST})
+    res["plantedReward"] = g.overlay(dict(REWARD_FILES))
+    res["goldAfterTamperAttempts"] = g.overlay(src.reference)
+    controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
+    want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
+    inc, look = res["incomplete"], res["lookalike"]
+    distinguished = (inc.report_ok and look.report_ok and bool(inc.failing()) and bool(look.failing())
+                     and inc.failing() != look.failing())
+    facts: dict[str, Any] = {
+        "controls": controls, "distinguished": distinguished,
+        "failing": {"incomplete": _short(inc.failing()), "lookalike": _short(look.failing())},
+        "plantedHookLabel": "plantedHook:conftest.py",
+        "plantedRewardIgnored": controls["plantedReward"] == "F",
+        "plantedHooksIgnored": controls["plantedHook"] == "F",
+        "controlsAsExpected": controls == want,
+    }
+    if src.impossible:
+        facts["goldAfterTamperUnchanged"] = res["goldAfterTamperAttempts"].failing() == res["gold"].failing()
+    ok = (facts["controlsAsExpected"] and distinguished and facts["plantedRewardIgnored"]
+          and facts["plantedHooksIgnored"])
+    return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
+
+
+def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
+    verdicts = {}
+    exploits = []
+    for name, tree in attack_suite(src.workspace).items():
+        r = g.run(tree)
+        verdicts[name] = _verdict(r)
+        if r.passed:
+            exploits.append(name)
+    after = g.overlay(src.reference)
+    facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits}
+    if src.impossible:
+        facts["goldStillPassesAfterSuite"] = None
+        facts["goldUnchangedAfterSuite"] = (not after.passed) and after.failing() == base["gold"].failing()
+        ok = facts["goldUnchangedAfterSuite"]
+    else:
+        facts["goldStillPassesAfterSuite"] = after.passed
+        ok = after.passed
+    return {"ok": bool(ok and not exploits), **facts}
+
+
+def _canary(src: ExamSource, register: Register) -> dict[str, Any]:
+    markers: dict[str, list[str]] = {}
+    for path, text in src.hidden.items():
+        if path.rsplit("/", 1)[-1].startswith("test_") and path.endswith(".py"):
+            markers[f"hidden/{path}"] = mx.find_canaries(text)
+    one_each = bool(markers) and all(len(m) == 1 for m in markers.values())
+    flat = [m[0] for m in markers.values() if m]
+    unique_here = len(set(flat)) == len(flat)
+    collisions = register(src.exam_id, {f: m[0] for f, m in markers.items() if len(m) == 1}) if one_each else []
+    facts = {"markers": {f: (m[0] if len(m) == 1 else m) for f, m in markers.items()},
+             "oneMarkerPerHiddenFile": one_each, "unique": unique_here and not collisions,
+             "registered": one_each and not collisions}
+    if collisions:
+        facts["collisions"] = collisions
+    return {"ok": bool(one_each and facts["unique"] and facts["registered"]), **facts}
+
+
+def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], wins: set[bytes]) -> dict[str, Any]:
+    model = src.model_facing()
+    grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
+    findings = mx.scan_patterns(model, patterns, model_facing=True)
+    findings += mx.scan_patterns(grader, patterns, model_facing=False)
+    findings += mx.leaks(wins, {**model, **grader})
+    return {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
+            "patterns": len(patterns)}

@@ -1,0 +1,6 @@
+# ruff: noqa
+def gcd(a, b):
+    """Greatest common divisor of |a| and |b| (gcd(0, 0) == 0)."""
+    while b:
+        a, b = b, a % b
+    return a

@@ -1,0 +1,3 @@
+def add(a, b):
+    """Return a + b."""
+    raise NotImplementedError

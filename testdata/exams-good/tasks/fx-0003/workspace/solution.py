@@ -1,0 +1,3 @@
+def round_half(x):
+    """Round x to the nearest integer."""
+    raise NotImplementedError

@@ -1,0 +1,227 @@
+"""Exam certification (issue 11): the eight stages on real bubblewrap graders, the refusals, canaries, reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acx_oci.cli import main
+from acx_oci.errors import IntegrityError, UsageError
+from acx_oci.model import benchmark as bmodel
+from acx_oci.model import exam as mx
+from acx_oci.sandbox import find_bwrap
+from acx_oci.services import benchmark as bm
+from acx_oci.services import exams as ex
+
+from .conftest import TESTDATA
+
+GOOD = TESTDATA / "exams-good"
+BROKEN = TESTDATA / "exams-broken"
+BENCH_PY = TESTDATA / "bench-py"
+
+#: fixture -> (stage, fact) the refusal must name
+REFUSALS = {
+    "untouched-passes": ("gold", "untouchedFails"),
+    "reference-fails": ("gold", "referencePasses"),
+    "grader-in-tree": ("gold", "graderHidden"),
+    "reference-leak": ("gold", "referenceNotLeaked"),
+    "controls-same": ("grader", "distinguished"),
+    "trusts-conftest": ("grader", "plantedHooksIgnored"),
+    "trusts-reward": ("grader", "plantedRewardIgnored"),
+    "family-retired": ("contract", "familyActive"),
+}
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args))
+    if res.exception and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
+    find_bwrap()
+    out = tmp_path_factory.mktemp("exam-good")
+    code, stdout, stderr = cli("exam", "certify", str(GOOD), "--jobs", "3", "--out", str(out), "--json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["certified"] is True
+    return out, {r["exam"]: r for r in doc["records"]}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, dict]]:
+    out = tmp_path_factory.mktemp("exam-broken")
+    code, stdout, stderr = cli("exam", "certify", str(BROKEN), "--jobs", "4", "--out", str(out), "--json")
+    return code, stderr, {r["exam"]: r for r in json.loads(stdout)["records"]}
+
+
+@needs_bwrap
+def test_good_fixture_certifies_with_seven_controls_and_distinguished(good: tuple[Path, dict[str, dict]]) -> None:
+    out, recs = good
+    assert sorted(recs) == ["fx-0001", "fx-0002", "fx-0003"]
+    rec = recs["fx-0001"]
+    assert mx.check_record(rec) == [] and rec["digest"] == mx.record_digest(rec)
+    assert rec["certified"] is True and rec["allOk"] is False  # promotion is recorded, never gating
+    g = rec["stages"]["grader"]
+    assert g["controls"] == {"untouched": "F", "gold": "P", "incomplete": "F", "lookalike": "F",
+                             "plantedHook": "F", "plantedReward": "F", "goldAfterTamperAttempts": "P"}
+    assert g["distinguished"] is True and g["failing"]["incomplete"] != g["failing"]["lookalike"]
+    assert g["hostGraderUnchanged"] and g["plantedRewardIgnored"] and g["plantedHooksIgnored"]
+    gold = rec["stages"]["gold"]
+    assert gold["referencePasses"] and gold["untouchedFails"] and gold["graderHidden"] and gold["referenceNotLeaked"]
+    assert rec["stages"]["attack"]["trivialExploits"] == [] and rec["stages"]["attack"]["goldStillPassesAfterSuite"]
+    assert set(rec["stages"]["attack"]["probes"]) >= {"rewriteTests", "deleteTests", "collectionHooks",
+                                                       "pthAndSitecustomize", "answerKey", "writeOutside"}
+    fr = rec["stages"]["freeze"]
+    assert fr["imageDigest"] is None and fr["freezeHash"].startswith("sha256:")
+    assert rec["stages"]["promotion"] == {"ok": False, "reason": "no environment image"}
+    # the impossible exam is certified as a canary: both references fail, each a different test
+    imp = recs["fx-0003"]
+    assert imp["impossible"] is True and imp["certified"] is True
+    ig = imp["stages"]["gold"]
+    assert ig["referenceFails"] and ig["secondReferenceFails"] and ig["referencesFailDifferentTests"]
+    assert not set(ig["referenceFailing"]) & set(ig["secondReferenceFailing"])
+    assert imp["stages"]["grader"]["controls"]["gold"] == "F"
+    # records live under --out, never in the suite; freeze hashes recompute without running anything
+    assert not list(GOOD.rglob("records")) and not list(GOOD.rglob("canaries.json"))
+    assert ex.suite_freeze_hashes(GOOD) == {k: r["stages"]["freeze"]["freezeHash"] for k, r in recs.items()}
+    assert ex.load_records(out).keys() == recs.keys()
+
+
+@needs_bwrap
+def test_certification_is_cached_by_freeze_hash(good: tuple[Path, dict[str, dict]]) -> None:
+    out, recs = good
+    import time
+
+    t0 = time.monotonic()
+    again = ex.certify_suite(GOOD, jobs=1, out=out)
+    assert time.monotonic() - t0 < 5  # nothing graded again
+    assert {r["exam"]: r["digest"] for r in again} == {k: r["digest"] for k, r in recs.items()}
+
+
+@needs_bwrap
+def test_refusal_fixtures_name_stage_and_fact(broken: tuple[int, str, dict[str, dict]]) -> None:
+    code, stderr, recs = broken
+    assert code == 1 and sorted(recs) == sorted(REFUSALS)
+    for exam_id, (stage, fact) in REFUSALS.items():
+        rec = recs[exam_id]
+        assert rec["certified"] is False and mx.check_record(rec) == []
+        assert rec["stages"][stage]["ok"] is False and rec["stages"][stage][fact] is False, exam_id
+        assert f"{exam_id}: {stage}: {fact}" in stderr.splitlines(), exam_id
+    # the contract is validated before anything else runs
+    assert recs["family-retired"]["stages"]["gold"] == {"ok": False, "skipped": "contract failed"}
+    # a grader inside the model-facing tree is an answer key the attack suite finds
+    assert "answerKey" in recs["grader-in-tree"]["stages"]["attack"]["trivialExploits"]
+    assert recs["reference-leak"]["stages"]["gold"]["leaks"][0]["file"] == "workspace/NOTES.md"
+
+
+@needs_bwrap
+def test_leaked_marker_is_traced_to_exam_and_file(good: tuple[Path, dict[str, dict]], tmp_path: Path) -> None:
+    out, recs = good
+    marker = recs["fx-0002"]["stages"]["canary"]["markers"]["hidden/test_hidden.py"]
+    leak = tmp_path / "scraped.txt"
+    leak.write_text(f"some scraped corpus text ... {marker} ... more text\n")
+    code, stdout, _ = cli("exam", "canary", "scan", str(leak), "--registry", str(out / "canaries.json"), "--json")
+    assert code == 0
+    hit = json.loads(stdout)["hits"][0]
+    assert (hit["exam"], hit["examFile"], hit["marker"]) == ("fx-0002", "hidden/test_hidden.py", marker)
+    code, stdout, _ = cli("exam", "canary", "scan", str(leak), "--suite", str(GOOD))
+    assert code == 0 and "exam fx-0002 file fx-0002/hidden/test_hidden.py" in stdout
+    clean = tmp_path / "clean.txt"
+    clean.write_text("nothing here\n")
+    assert cli("exam", "canary", "scan", str(clean), "--suite", str(GOOD))[0] == 1
+    # the registry is host-only: it is not in the suite, and no marker appears in a model-facing tree
+    assert all(marker not in p.read_text() for p in GOOD.rglob("workspace/*"))
+
+
+@needs_bwrap
+def test_report_regenerates_from_records_and_refuses_disagreement(good: tuple[Path, dict[str, dict]],
+                                                                  tmp_path: Path) -> None:
+    out, _ = good
+    copy = tmp_path / "records"
+    shutil.copytree(out, copy)
+    code, stdout, _ = cli("exam", "report", "--records", str(copy), "--json")
+    summary = json.loads(stdout)["summary"]
+    assert code == 0 and summary["certified"] == summary["exams"] == 3 and summary["impossible"] == 1
+    assert summary["stages"]["promotion"] == {"ok": 0, "failed": 3}
+    stored = json.loads((copy / "summary.json").read_text())
+    (copy / "summary.json").write_text(json.dumps({**stored, "certified": 4}))
+    code, _, stderr = cli("exam", "report", "--records", str(copy))
+    assert code == 1 and "disagrees" in stderr
+    (copy / "summary.json").write_text(json.dumps(stored))
+    rec_path = copy / "records" / "fx-0001.json"
+    rec = json.loads(rec_path.read_text())
+    rec["stages"]["gold"]["referencePasses"] = False  # edited after sealing
+    rec_path.write_text(json.dumps(rec))
+    with pytest.raises(IntegrityError, match="digest"):
+        ex.report(copy)
+
+
+def test_rollout_cells_show_raw_counts_below_ten() -> None:
+    rolls = [{"exam": "e", "agent": "a", "outcome": "certified-pass"}] * 3 + \
+            [{"exam": "e", "agent": "a", "outcome": "model-fail"}] * 2 + \
+            [{"exam": "e", "agent": "b", "outcome": "certified-pass"}] * 6 + \
+            [{"exam": "e", "agent": "b", "outcome": "model-fail"}] * 4 + \
+            [{"exam": "e", "agent": "b", "outcome": "lane-error"}] * 5
+    a, b = mx.rollout_cells(rolls)
+    assert a["counts"] == {"certified-pass": 3, "model-fail": 2} and "passRate" not in a
+    assert b["passRate"] == 0.6 and b["rollouts"] == 15
+
+
+def test_record_digest_and_checks_are_pure() -> None:
+    stages = {s: {"ok": True} for s in mx.STAGES}
+    stages["grader"] = {"ok": True, "controls": dict(mx.EXPECTED), "distinguished": True}
+    stages["promotion"] = dict(mx.NO_IMAGE)
+    rec = mx.build_record("x", "1", stages, impossible=False)
+    assert rec["certified"] and not rec["allOk"] and mx.check_record(rec) == []
+    assert mx.check_record({**rec, "certified": False})  # digest and derived field both wrong
+    forged = {**rec, "stages": {**rec["stages"], "grader": {"ok": True, "controls": {}, "distinguished": True}}}
+    forged["digest"] = mx.record_digest(forged)
+    assert any("controls" in p for p in mx.check_record(forged))
+
+
+def test_reference_windows_ignore_short_shared_bytes() -> None:
+    stub = 'def f(x):\n    """Return the thing."""\n    raise NotImplementedError\n'
+    ref = 'def f(x):\n    """Return the thing."""\n    return sorted(set(x), key=lambda v: (len(str(v)), v))\n'
+    wins = mx.windows(mx.added_chunks(stub, ref))
+    assert mx.leaks(wins, {"ws/solution.py": stub}) == []  # the shared stub and docstring are not a finding
+    hit = mx.leaks(wins, {"notes.md": "try: return sorted(set(x), key=lambda v: (len(str(v)), v))"})
+    assert hit and hit[0]["file"] == "notes.md"
+    assert mx.leaks(wins, {"n": "return sorted(set(x))"}) == []  # < 32 bytes
+
+
+def test_bench_py_is_in_exam_form_with_impossible_exams_held_out() -> None:
+    bench, key = bm.load_suite_dir(BENCH_PY)
+    _, held = bmodel.split(bench, key)
+    impossible = sorted(t["id"] for t in bench.tasks if t.get("impossible"))
+    assert len(impossible) >= 2 and set(impossible) <= {t["id"] for t in held}
+    dates = sorted(t["publishedAt"] for t in bench.tasks)
+    assert dates[0].startswith("2025") and dates[-1].startswith("2026")
+    for t in bench.tasks:  # the contract, reference and controls never enter the task
+        assert not {"reference", "controls", "family", "licence"} & set(t)
+
+
+def test_out_inside_the_suite_is_refused(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(GOOD, suite)
+    with pytest.raises(UsageError, match="inside the suite"):
+        ex.certify_suite(suite, jobs=1, out=suite / "state")
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_bench_py_certifies_every_exam(tmp_path: Path) -> None:
+    code, stdout, stderr = cli("exam", "certify", str(BENCH_PY), "--jobs", "2", "--out", str(tmp_path), "--json")
+    assert code == 0, stderr
+    recs = {r["exam"]: r for r in json.loads(stdout)["records"]}
+    assert len(recs) == 69 and all(r["certified"] for r in recs.values())
+    assert sum(r["impossible"] for r in recs.values()) == 2
+    assert all(r["stages"]["grader"]["distinguished"] for r in recs.values())
