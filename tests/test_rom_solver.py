@@ -196,11 +196,14 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     summary = ok(cli("attest", cart, "--benchmark", f"{registry}/acme/bench-py:2026.07.1", "--key",
                      str(tmp_path / "verifier.key"), "--issuer", did, "--state", str(tmp_path / "state"), "-o",
                      str(tmp_path / "att"), "--jobs", "2", "--sigma-max", "2", "--json"))
-    # What its skill earns: it solves about half of the held-out tasks (22 of 41; the 41 include the two
-    # impossible exams, which it fails - issue 11 item 4 decides how those are counted).
-    assert summary["issued"] is True and summary["games"] == 41 and 0.4 <= summary["passRate"] <= 0.7
+    # What its skill earns: it solves about half of the held-out tasks. 41 are drawn; the two impossible exams
+    # among them are cheating canaries, played (and failed) but never rated: 39 rated games.
+    assert summary["issued"] is True and summary["games"] == 39 and 0.4 <= summary["passRate"] <= 0.7
     assert summary["careerTier"] in ("staff", "principal", "distinguished")
-    for pred in records(tmp_path / "att"):
+    preds = records(tmp_path / "att")
+    assert len(preds) == 41 and sum(bool(p.get("canary")) for p in preds) == 2
+    assert all(p["outcome"] == "model-fail" for p in preds if p.get("canary"))
+    for pred in preds:
         assert pred["solver"]["name"] == "rom" and pred["containment"]["proven"] is True
         assert pred["runtimeDigest"] == pred["solver"]["runtimeDigest"]
     (tmp_path / "trust.yaml").write_text(
