@@ -81,8 +81,8 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     ok(cli("keygen", str(tmp / "publisher")))
     ok(cli("keygen", str(tmp / "keys" / "verifier")))
     layout = f"oci:{tmp / 'layout'}"
-    ok(cli("benchmark", "push", str(ROOT / "testdata" / "bench-py"), f"{layout}:bench", "--seal-to",
-           str(tmp / "keys" / "verifier.did.json")))
+    ok(cli("benchmark", "push", str(ROOT / "testdata" / "bench-py"), f"{layout}:bench", "--allow-uncertified",
+           "--seal-to", str(tmp / "keys" / "verifier.did.json")))
     state = tmp / "state"
     state.mkdir()
     canary = "acx-host-canary-" + secrets.token_hex(16)

@@ -55,18 +55,46 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
 @click.option("--seal-to", "seal_to", multiple=True, required=True, metavar="VERIFIER.did.json",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A verifier's DID document; the held-out slice is sealed to its keyAgreement key. Repeatable.")
+@click.option("--certifications", "records_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where `acx-oci exam certify --out` wrote the sealed records (default: ~/.acx-oci/exams).")
+@click.option("--certifier-key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Signs the suite's exam certification (pushed as a referrer of the benchmark).")
+@click.option("--allow-uncertified", is_flag=True,
+              help="Push a suite in exam form even if an exam is uncertified or changed since certification; "
+                   "recorded in the benchmark and in every credential issued off it.")
 @registry_options
 @json_option
-def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_http: bool, insecure: bool,
+def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records_dir: Path | None,
+                   certifier_key: Path | None, allow_uncertified: bool, plain_http: bool, insecure: bool,
                    timeout: float, as_json: bool) -> None:
     """Split the suite in DIRECTORY, seal the held-out slice, push it to REF.
 
     REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to the version).
+    A suite in exam form (tasks/*/exam.yaml) must be certified: every exam's
+    sealed record certified and its freeze hash unchanged (else exit 1 naming
+    each exam); the certification, signed with --certifier-key, is pushed as
+    a referrer of the benchmark (artifactType application/vnd.acx.exam-certification.v1).
 
     \b
     Example:
-      acx-oci benchmark push ./bench registry.example/acme/bench:2026.07.1 --seal-to keys/verifier.did.json
+      acx-oci exam certify ./bench-py --out ./certs
+      acx-oci benchmark push ./bench-py registry.example/acme/bench-py:2026.07.1 \\
+          --seal-to keys/verifier.did.json --certifications ./certs --certifier-key keys/certifier.key
     """
+    from acx_oci.errors import VerificationError
+    from acx_oci.services import certification as cert
+    from acx_oci.services.exams import default_out
+
+    check = cert.check_suite(directory, records_dir or default_out())
+    if check.exam_form and check.problems and not allow_uncertified:
+        raise VerificationError(f"benchmark push: {len(check.problems)} exam(s) not certified: "
+                                + "; ".join(check.problems[:10]))
+    certifier = load_identity(certifier_key) if certifier_key else None
+    if check.certified and certifier is None and not allow_uncertified:
+        raise UsageError("benchmark push: the suite is certified; sign its certification with --certifier-key "
+                         "(or push it as uncertified with --allow-uncertified)")
+    state = "not-exam-form" if not check.exam_form else \
+        "certified" if check.certified and certifier is not None else "uncertified-allowed"
     bench, key = bm.load_suite_dir(directory)
     recipients = [recipient_from_did_document(load_json_file(p, "verifier DID document"), f"DID document {p}")
                   for p in seal_to]
@@ -74,9 +102,15 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_h
     if reference.digest:
         raise UsageError(f"benchmark push: expected a tag, not a digest, in {ref!r}")
     store = store_for(ref, plain_http, insecure, timeout)
-    pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version)
+    pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version, state)
+    cert_digest = None
+    if state == "certified" and certifier is not None and pushed.descriptor is not None:
+        pred = cert.summary_predicate(bench.id, bench.version, bench.digest, certifier.did, check.records)
+        cert_digest = cert.push_certification(store, pushed.descriptor, pred, check.records, certifier).digest
     if as_json:
         emit_json({"id": bench.id, "version": bench.version, "manifestDigest": pushed.manifest_digest,
+                   "examCertification": state, "certificationDigest": cert_digest,
+                   "uncertified": check.problems,
                    "benchmarkDigest": pushed.benchmark_digest,
                    "heldOutSliceDigest": pushed.held_out_slice_digest, "reference": pushed.reference,
                    "sealedTo": [r.kid for r in recipients]})
@@ -85,6 +119,9 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], plain_h
         click.echo(f"  benchmark digest:      {pushed.benchmark_digest}")
         click.echo(f"  held-out slice digest: {pushed.held_out_slice_digest}")
         click.echo(f"  sealed to:             {', '.join(r.kid for r in recipients)}")
+        click.echo(f"  exam certification:    {state}" + (f" (referrer {cert_digest})" if cert_digest else ""))
+        for problem in check.problems:
+            click.echo(f"    uncertified: {problem}")
 
 
 @benchmark.command("inspect")

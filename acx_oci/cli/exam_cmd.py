@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from acx_oci.cli.common import emit_json, json_option
+from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
@@ -105,3 +105,63 @@ def exam_report(records_dir: Path, rollouts: Path | None, as_json: bool) -> None
         counts = " ".join(f"{k}={v}" for k, v in sorted(cell["counts"].items()))
         rate = f"passRate {cell['passRate']:.2f}" if "passRate" in cell else "raw counts only (< 10 rollouts)"
         click.echo(f"  {cell['exam']} x {cell['agent']}: {counts} ({rate})")
+
+
+@exam.command("verify")
+@click.argument("bench_ref")
+@click.option("--trust", "trust_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Trust file: DID documents for did:web certifiers, and benchmarks[].certifiedBy to require.")
+@registry_options
+@json_option
+def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insecure: bool, timeout: float,
+                as_json: bool) -> None:
+    """Audit a benchmark's signed exam certification (a referrer of its manifest).
+
+    Verifies the certifier's signature over the summary, that it names this
+    benchmark manifest and suite digest, and (with --trust) that the certifier
+    is one the trust file requires for this benchmark. Exit 0 verified, 1 not.
+
+    \b
+    Example:
+      acx-oci exam verify registry.example/acme/bench-py:2026.07.1 --trust trust.yaml
+    """
+    from acx_oci.errors import VerificationError
+    from acx_oci.model import benchmark as bmodel
+    from acx_oci.oci.ref import parse_reference
+    from acx_oci.services import benchmark as bm
+    from acx_oci.services import certification as cert
+    from acx_oci.trust.trustfile import load_trust
+
+    trust = load_trust(trust_path) if trust_path else None
+    store = store_for(bench_ref, plain_http, insecure, timeout)
+    remote = bm.fetch(store, parse_reference(bench_ref).target)
+    state = remote.manifest.annotations.get(bmodel.ANN_CERTIFICATION, "not-exam-form")
+    bench_digest = str(remote.descriptor["benchmarkDigest"])
+    found, problems = cert.find_certification(store, remote.manifest.digest, bench_digest, None, trust)
+    required: tuple[str, ...] = ()
+    if trust is not None:
+        accepted = trust.benchmark(remote.id, remote.version)
+        required = accepted.certified_by if accepted else ()
+    trusted = found is not None and (not required or found.certifier in required)
+    if as_json:
+        emit_json({"benchmark": f"{remote.id}@{remote.version}", "manifestDigest": remote.manifest.digest,
+                   "examCertification": state, "verified": trusted,
+                   "certification": {"digest": found.digest, "certifier": found.certifier,
+                                     "summary": found.predicate.get("summary"),
+                                     "exams": len(found.predicate.get("exams") or {})} if found else None,
+                   "requiredCertifiers": list(required), "problems": problems})
+    else:
+        click.echo(f"benchmark {remote.id}@{remote.version} ({remote.manifest.digest}): {state}")
+        if found is not None:
+            exams = found.predicate.get("exams") or {}
+            click.echo(f"  certification {found.digest}")
+            click.echo(f"  certified by {found.certifier}: {sum(e['certified'] for e in exams.values())}/"
+                       f"{len(exams)} exams certified")
+        for problem in problems:
+            click.echo(f"  rejected: {problem}")
+        if found is not None and not trusted:
+            click.echo(f"  certifier {found.certifier} is not one the trust file requires ({', '.join(required)})")
+    if not trusted:
+        if as_json:
+            raise SystemExit(1)
+        raise VerificationError(f"exam verify: {bench_ref} has no trusted, verifying exam certification")

@@ -217,7 +217,23 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
                         f"heldOutSliceDigest {held} differs from the pinned {accepted.held_out_slice_digest}"))
     else:
         out.append(ok("held_out_slice", f"heldOutSliceDigest matches the pinned {held}"))
+    out.append(_check_exam_certification(res, accepted.certified_by))
     return out
+
+
+def _check_exam_certification(res: dict[str, Any], certified_by: tuple[str, ...]) -> Check:
+    """A trust file may require the benchmark's exams to be certified by one of named certifiers."""
+    if not certified_by:
+        return skip("exam_certification", "the trust file requires no exam certification for this benchmark")
+    state, certifier = res.get("acx:examCertification"), res.get("acx:examCertifier")
+    if state != "certified" or not res.get("acx:examCertificationDigest"):
+        return bad("exam_certification", "exam_uncertified",
+                   f"the benchmark's exams were not certified when this level was issued ({state or 'unknown'}); "
+                   f"the trust file requires certification by {', '.join(certified_by)}")
+    if certifier not in certified_by:
+        return bad("exam_certification", "exam_uncertified",
+                   f"the exams were certified by {certifier}, not by {', '.join(certified_by)}")
+    return ok("exam_certification", f"exams certified by {certifier} ({res.get('acx:examCertificationDigest')})")
 
 
 def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:

@@ -51,6 +51,8 @@ ANN_VERSION = "dev.acx.benchmark.version"
 ANN_CAPABILITY = "dev.acx.benchmark.capability"
 ANN_DIGEST = "dev.acx.benchmark.digest"
 ANN_HELD_OUT = "dev.acx.benchmark.held-out-slice-digest"
+# certified (a signed certification referrer exists) | uncertified-allowed | not-exam-form
+ANN_CERTIFICATION = "dev.acx.benchmark.exam-certification"
 
 SEAL_INFO = b"acx-oci/benchmark-held-out-slice/v1"
 SEAL_KEY_FILE = "seal.key"

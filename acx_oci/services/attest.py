@@ -35,6 +35,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
+from acx_oci.services import certification
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.ledger import Ledger, StatusList
@@ -200,6 +201,11 @@ def attest(req: AttestRequest) -> AttestOutcome:
             unsealed = bm.unseal_remote(remote, verifier)
         except AcxError as exc:
             reasons.append(f"benchmark: {exc}")
+    exam_cert: dict[str, Any] = {}
+    if unsealed is not None:
+        exam_cert, problem = _exam_certification(bench_store, remote, unsealed)
+        if problem:
+            reasons.append(problem)
     params = engine.Params(games=req.games, sigma_max=req.sigma_max, min_games=req.min_games)
     cutoff = training_cutoff(cart.rom)
     eligible: list[dict[str, Any]] = []
@@ -229,7 +235,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
             return outcome
         try:
-            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert)
         except BaseException:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True)
             raise
@@ -239,6 +245,22 @@ def attest(req: AttestRequest) -> AttestOutcome:
                               mu=r.rating.mu, sigma=r.rating.sigma, games=r.rated, acx_level=r.level,
                               credential_id=str(outcome.credential["id"]) if outcome.credential else None)
     return outcome
+
+
+def _exam_certification(store: Any, remote: bm.RemoteBenchmark, unsealed: bm.Unsealed
+                        ) -> tuple[dict[str, Any], str | None]:
+    """What the benchmark says of its exams, checked before any game: a certified suite must carry a signed
+    certification referrer covering every held-out exam; the credential names it (or the allowance)."""
+    state = remote.manifest.annotations.get(bmodel.ANN_CERTIFICATION, "not-exam-form")
+    if state != "certified":
+        return {"acx:examCertification": state}, None
+    found, problems = certification.find_certification(
+        store, remote.manifest.digest, unsealed.bench.digest, [str(t["id"]) for t in unsealed.held_out])
+    if found is None:
+        return {}, ("exam_certification: the benchmark says it is certified, but no certification referrer "
+                    f"verifies ({'; '.join(problems[:3]) or 'none found'})")
+    return {"acx:examCertification": "certified", "acx:examCertificationDigest": found.digest,
+            "acx:examCertifier": found.certifier}, None
 
 
 @contextlib.contextmanager
@@ -262,7 +284,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver
 
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
-         clock: Callable[[], datetime]) -> None:
+         clock: Callable[[], datetime], exam_cert: dict[str, Any]) -> None:
     verifier = req.verifier
     bench = unsealed.bench
     total = params.resolve_games(len(held_out))
@@ -324,7 +346,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
             achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
             solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
-            training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out))
+            training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out),
+            exam_certification=exam_cert)
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

@@ -17,6 +17,7 @@ from acx_oci.files import load_json_file, read_bytes
 from acx_oci.jsonio import validate
 from acx_oci.model.benchmark import (
     ANN_CAPABILITY,
+    ANN_CERTIFICATION,
     ANN_DIGEST,
     ANN_HELD_OUT,
     ANN_ID,
@@ -167,10 +168,11 @@ class PushedBenchmark:
     benchmark_digest: str
     held_out_slice_digest: str
     reference: str
+    descriptor: Descriptor | None = None  # the benchmark manifest's descriptor (the certification's subject)
 
 
 def push(store: Store, bench: Benchmark, seal_key: bytes, recipients: list[Recipient],
-         tag: str | None) -> PushedBenchmark:
+         tag: str | None, certification: str = "not-exam-form") -> PushedBenchmark:
     """Push config ``{}`` first (Distribution insists), then the layers, then the manifest."""
     pub = publish_layers(bench, seal_key, recipients)
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
@@ -182,11 +184,11 @@ def push(store: Store, bench: Benchmark, seal_key: bytes, recipients: list[Recip
     d = pub.descriptor_doc
     manifest = build_manifest(ARTIFACT_BENCHMARK, layers, annotations={
         ANN_ID: bench.id, ANN_VERSION: bench.version, ANN_CAPABILITY: bench.capability_id,
-        ANN_DIGEST: d["benchmarkDigest"], ANN_HELD_OUT: d["heldOutSliceDigest"],
+        ANN_DIGEST: d["benchmarkDigest"], ANN_HELD_OUT: d["heldOutSliceDigest"], ANN_CERTIFICATION: certification,
     })
     desc = store.push_manifest(manifest, "application/vnd.oci.image.manifest.v1+json", tag)
     ref = store.reference.with_tag(tag).with_digest(desc.digest) if tag else store.reference.with_digest(desc.digest)
-    return PushedBenchmark(desc.digest, d["benchmarkDigest"], d["heldOutSliceDigest"], str(ref))
+    return PushedBenchmark(desc.digest, d["benchmarkDigest"], d["heldOutSliceDigest"], str(ref), desc)
 
 
 @dataclass(frozen=True)

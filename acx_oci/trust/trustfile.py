@@ -45,6 +45,7 @@ class AcceptedBenchmark:
     version: str
     digest: str
     held_out_slice_digest: str | None = None
+    certified_by: tuple[str, ...] = ()  # exam certifiers whose certification this consumer requires
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
     return Trust(
         publishers=[_party(p, folder, f"{source} publishers[{i}]") for i, p in enumerate(data.get("publishers") or [])],
         verifiers=[_party(p, folder, f"{source} verifiers[{i}]") for i, p in enumerate(data.get("verifiers") or [])],
-        benchmarks=[AcceptedBenchmark(str(b["id"]), str(b["version"]), b["digest"], b.get("heldOutSliceDigest"))
+        benchmarks=[AcceptedBenchmark(str(b["id"]), str(b["version"]), b["digest"], b.get("heldOutSliceDigest"),
+                                      tuple(b.get("certifiedBy") or ()))
                     for b in data.get("benchmarks") or []],
         sigma_max=float(gate.get("sigmaMax", DEFAULT_SIGMA_MAX)),
         min_games=int(gate.get("minGames", DEFAULT_MIN_GAMES)),

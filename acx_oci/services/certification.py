@@ -1,0 +1,181 @@
+"""Exam certification travels with the benchmark: a signed Referrer of the benchmark manifest.
+
+``benchmark push`` checks a suite in exam form against the sealed certification records (each record's
+digest, ``certified``, and its freeze hash recomputed from the suite now: an exam that changed since it was
+certified counts as uncertified) and refuses any uncertified exam unless ``--allow-uncertified``. The
+certifier signs the summary — every exam's record digest, freeze hash and verdict — as a DSSE envelope over
+an in-toto Statement whose subject is the benchmark manifest, pushed as a referrer
+(``artifactType: application/vnd.acx.exam-certification.v1``) with the records as layers.
+
+``attest`` reads that referrer before running, verifies it (signature by the certifier DID it names, subject =
+the benchmark manifest, every exam of the suite certified) and names it in the credential
+(``acx:examCertificationDigest``, ``acx:examCertifier``); consumers may require certifiers per benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
+from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import AcxError, UsageError, VerificationError
+from acx_oci.jsonio import parse_json
+from acx_oci.model import exam as exam_model
+from acx_oci.oci.model import (
+    ANNOTATION_TITLE,
+    EMPTY_JSON,
+    MEDIA_DSSE,
+    MEDIA_EMPTY,
+    MEDIA_MANIFEST,
+    Descriptor,
+    build_manifest,
+)
+from acx_oci.oci.referrers import referrer_tag
+from acx_oci.oci.store import Store
+from acx_oci.services.exams import load_records, suite_freeze_hashes
+from acx_oci.trust.did import assertion_keys
+from acx_oci.trust.trustfile import Trust
+
+ARTIFACT_EXAM_CERTIFICATION = "application/vnd.acx.exam-certification.v1"
+PREDICATE_EXAM_CERTIFICATION = "https://acx.dev/attestation/exam-certification/v1"
+MEDIA_RECORD = "application/vnd.acx.exam-certification-record.v1+json"
+MAX_CERTIFICATION_BYTES = 4 * 1024 * 1024
+MAX_CERTIFICATIONS = 16
+
+
+@dataclass(frozen=True)
+class SuiteCheck:
+    """Which exams of a suite are certified now; ``exam_form`` False for suites not in exam form."""
+
+    exam_form: bool
+    records: dict[str, dict[str, Any]]
+    problems: list[str]
+
+    @property
+    def certified(self) -> bool:
+        return self.exam_form and not self.problems
+
+
+def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
+    """Every exam of the suite has a sealed record that is certified and whose freeze hash still matches."""
+    hashes = suite_freeze_hashes(directory)
+    if not hashes:
+        return SuiteCheck(False, {}, [])
+    try:
+        records = load_records(records_dir) if records_dir.is_dir() else {}
+    except AcxError as exc:
+        return SuiteCheck(True, {}, [f"certification records in {records_dir}: {exc}"])
+    problems: list[str] = []
+    chosen: dict[str, dict[str, Any]] = {}
+    for exam_id, freeze in sorted(hashes.items()):
+        rec = records.get(exam_id)
+        if rec is None:
+            problems.append(f"exam {exam_id}: no certification record (run: acx-oci exam certify)")
+            continue
+        if exam_model.check_record(rec):
+            problems.append(f"exam {exam_id}: record is malformed ({'; '.join(exam_model.check_record(rec))})")
+            continue
+        if rec["stages"]["freeze"].get("freezeHash") != freeze:
+            problems.append(f"exam {exam_id}: its files changed since it was certified (freeze hash differs)")
+            continue
+        if not rec.get("certified"):
+            failed = ", ".join(f"{stage}.{fact}" for stage, fact in exam_model.failures(rec)) or "not certified"
+            problems.append(f"exam {exam_id}: not certified ({failed})")
+            continue
+        chosen[exam_id] = rec
+    return SuiteCheck(True, chosen, problems)
+
+
+def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certifier: str,
+                      records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    exams = {eid: {"recordDigest": rec["digest"], "freezeHash": rec["stages"]["freeze"]["freezeHash"],
+                   "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
+                   "promoted": bool(rec["stages"].get("promotion", {}).get("ok"))}
+             for eid, rec in sorted(records.items())}
+    return {"certifier": certifier, "benchmark": {"id": bench_id, "version": version,
+                                                  "benchmarkDigest": benchmark_digest},
+            "exams": exams, "summary": exam_model.summarize(records)}
+
+
+def push_certification(store: Store, bench_manifest: Descriptor, predicate: dict[str, Any],
+                       records: dict[str, dict[str, Any]], certifier: Identity) -> Descriptor:
+    """Sign the summary (subject: the benchmark manifest) and push it, with the records, as a referrer."""
+    st = statement([subject_for_digest("benchmark", bench_manifest.digest)], PREDICATE_EXAM_CERTIFICATION,
+                   predicate)
+    envelope = canonical(sign_envelope(statement_bytes(st), PAYLOAD_TYPE_INTOTO, certifier))
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    layers = [store.push_blob(envelope, MEDIA_DSSE, {ANNOTATION_TITLE: "certification.dsse.json"})]
+    for eid, rec in sorted(records.items()):
+        layers.append(store.push_blob(canonical(rec), MEDIA_RECORD, {ANNOTATION_TITLE: f"{eid}.record.json"}))
+    subject = Descriptor(MEDIA_MANIFEST, bench_manifest.digest, bench_manifest.size)
+    raw = build_manifest(ARTIFACT_EXAM_CERTIFICATION, layers, subject=subject,
+                         annotations={"dev.acx.exam-certification.certifier": certifier.did,
+                                      "dev.acx.exam-certification.exams": str(len(records))})
+    return store.push_referrer(raw, bench_manifest.digest, referrer_tag(sha256_digest(raw), bench_manifest.digest))
+
+
+@dataclass(frozen=True)
+class Certification:
+    """A verified certification referrer: who certified, which exams, and the manifest digest that names it."""
+
+    digest: str
+    certifier: str
+    predicate: dict[str, Any]
+
+
+def verify_envelope_for(envelope_bytes: bytes, bench_manifest_digest: str, benchmark_digest: str,
+                        trust: Trust | None = None) -> tuple[str, dict[str, Any]]:
+    """Check a certification envelope: signed by the certifier it names, about this benchmark manifest."""
+    env = parse_json(envelope_bytes, "exam certification")
+    _, payload = envelope_payload(env)
+    st = parse_json(payload, "exam certification statement")
+    if not isinstance(st, dict) or st.get("predicateType") != PREDICATE_EXAM_CERTIFICATION:
+        raise VerificationError("exam certification: not an exam-certification statement")
+    subjects = {"sha256:" + str((s.get("digest") or {}).get("sha256")) for s in st.get("subject") or []
+                if isinstance(s, dict)}
+    pred = st.get("predicate") if isinstance(st.get("predicate"), dict) else {}
+    assert isinstance(pred, dict)
+    if bench_manifest_digest not in subjects:
+        raise VerificationError("exam certification: it certifies another benchmark manifest")
+    if (pred.get("benchmark") or {}).get("benchmarkDigest") != benchmark_digest:
+        raise VerificationError("exam certification: its benchmarkDigest is not this benchmark's")
+    certifier = pred.get("certifier")
+    if not isinstance(certifier, str):
+        raise VerificationError("exam certification: names no certifier")
+    keys = [k for _, k in assertion_keys(certifier, trust)]
+    verify_envelope(env, keys)
+    return certifier, pred
+
+
+def find_certification(store: Store, bench_manifest_digest: str, benchmark_digest: str,
+                       held_out_ids: list[str] | None = None, trust: Trust | None = None
+                       ) -> tuple[Certification | None, list[str]]:
+    """The first certification referrer that verifies and covers every exam (``held_out_ids``, if given)."""
+    problems: list[str] = []
+    listing = store.referrers(bench_manifest_digest, ARTIFACT_EXAM_CERTIFICATION)
+    for desc in listing.descriptors[:MAX_CERTIFICATIONS]:
+        try:
+            manifest = store.fetch_manifest(desc.digest)
+            dsse = [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
+            if len(dsse) != 1:
+                raise UsageError("expected one DSSE layer")
+            certifier, pred = verify_envelope_for(store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES),
+                                                  bench_manifest_digest, benchmark_digest, trust)
+            exams = pred.get("exams") or {}
+            missing = [i for i in held_out_ids or [] if not (exams.get(i) or {}).get("certified")]
+            if missing:
+                raise VerificationError(f"exam(s) not certified: {', '.join(sorted(missing)[:5])}")
+            return Certification(desc.digest, certifier, pred), problems
+        except AcxError as exc:
+            problems.append(f"{desc.digest}: {exc}")
+    return None, problems
+
+
+def render(cert: Certification) -> str:
+    return json.dumps({"digest": cert.digest, "certifier": cert.certifier, **cert.predicate}, indent=2)

@@ -1,0 +1,111 @@
+"""Certification travels with the benchmark: a signed referrer; push gates on it; attest and consumers read it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.evaluation.checks import VerifyContext
+from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust.trustfile import trust_from_dict
+from tests.support.cli import cli, ok
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = ROOT / "testdata" / "exams-good"
+AGENT = ROOT / "testdata" / "agents" / "simple_agent.py"
+CAP = "implement-feature[python]@software-engineering"
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory: pytest.TempPathFactory, registry: str) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("certpush")
+    suite = tmp / "suite"
+    shutil.copytree(GOOD, suite)
+    for name in ("publisher", "verifier", "certifier", "other"):
+        ok(cli("keygen", str(tmp / name)))
+    ok(cli("exam", "certify", str(suite), "--out", str(tmp / "certs"), "--jobs", "2", "--json"))
+    d = tmp / "agent"
+    ok(cli("cartridge", "init", str(d), "--id", "io.example/fx-agent", "--version", "1.0.0", "--capability", CAP,
+           "--runtime", "python3 /rom/skills/agent.py"))
+    shutil.copy(AGENT, d / "skills" / "agent.py")
+    cart = f"{registry}/certs/agent:1.0.0"
+    ok(cli("cartridge", "push", str(d), cart, "--key", str(tmp / "publisher.key")))
+    return {"tmp": tmp, "suite": suite, "registry": registry, "cart": cart,
+            "verifier": load_identity(tmp / "verifier.key").did, "certifier": load_identity(tmp / "certifier.key").did,
+            "other": load_identity(tmp / "other.key").did}
+
+
+def _push(w: dict[str, Any], suite: Path, tag: str, *extra: str, code: int = 0) -> dict[str, Any]:
+    return dict(ok(cli("benchmark", "push", str(suite), f"{w['registry']}/certs/bench:{tag}", "--seal-to",
+                       str(w["tmp"] / "verifier.did.json"), "--certifications", str(w["tmp"] / "certs"), *extra,
+                       "--json"), code)) if code == 0 else {"output": cli(
+        "benchmark", "push", str(suite), f"{w['registry']}/certs/bench:{tag}", "--seal-to",
+        str(w["tmp"] / "verifier.did.json"), "--certifications", str(w["tmp"] / "certs"), *extra).output}
+
+
+def _attest(w: dict[str, Any], tag: str) -> dict[str, Any]:
+    out = w["tmp"] / f"att-{tag}"
+    ok(cli("attest", w["cart"], "--benchmark", f"{w['registry']}/certs/bench:{tag}", "--key",
+           str(w["tmp"] / "verifier.key"), "--issuer", w["verifier"], "--state", str(w["tmp"] / f"state-{tag}"),
+           "-o", str(out), "--min-games", "1", "--sigma-max", "100", "--json"))
+    return dict(json.loads((out / "credential.json").read_text()))
+
+
+def _codes(w: dict[str, Any], cred: dict[str, Any], certified_by: list[str]) -> list[str]:
+    res = cred["credentialSubject"]["result"][0]
+    trust = trust_from_dict({"verifiers": [{"id": w["verifier"]}], "solvers": ["rom"],
+                             "gate": {"sigmaMax": 100, "minGames": 1},
+                             "benchmarks": [{"id": res["acx:benchmarkId"], "version": res["acx:benchmarkVersion"],
+                                             "digest": res["acx:benchmarkDigest"], "certifiedBy": certified_by}]},
+                            w["tmp"])
+    return verify_level_credential(cred, VerifyContext(trust, datetime.now(UTC), allow_unknown_status=True)).codes
+
+
+def test_certified_suite_pushes_a_signed_certification_referrer(certified: dict[str, Any]) -> None:
+    w = certified
+    pushed = _push(w, w["suite"], "certified", "--certifier-key", str(w["tmp"] / "certifier.key"))
+    assert pushed["examCertification"] == "certified" and pushed["certificationDigest"].startswith("sha256:")
+    raw = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false",
+                          f"docker://{w['registry']}/certs/bench@{pushed['certificationDigest']}"],
+                         capture_output=True, check=True, timeout=60).stdout
+    manifest = json.loads(raw)
+    assert manifest["artifactType"] == "application/vnd.acx.exam-certification.v1"
+    assert manifest["subject"]["digest"] == pushed["manifestDigest"]
+    listed = ok(cli("discover", f"{w['registry']}/certs/bench:certified", "--json"))
+    assert pushed["certificationDigest"] in json.dumps(listed)
+    verified = ok(cli("exam", "verify", f"{w['registry']}/certs/bench:certified", "--json"))
+    assert verified["verified"] is True and verified["certification"]["certifier"] == w["certifier"]
+    # The credential names the certification; a consumer requiring this certifier accepts it, another does not.
+    cred = _attest(w, "certified")
+    res = cred["credentialSubject"]["result"][0]
+    assert res["acx:examCertification"] == "certified" and res["acx:examCertifier"] == w["certifier"]
+    assert res["acx:examCertificationDigest"] == pushed["certificationDigest"]
+    assert "exam_uncertified" not in _codes(w, cred, [w["certifier"]])
+    assert "exam_uncertified" in _codes(w, cred, [w["other"]])
+
+
+def test_a_changed_exam_is_uncertified_and_refused(certified: dict[str, Any]) -> None:
+    w = certified
+    changed = w["tmp"] / "changed"
+    shutil.copytree(w["suite"], changed)
+    stub = next((changed / "tasks" / "fx-0002" / "workspace").glob("*.py"))
+    stub.write_text(stub.read_text() + "\n# edited after certification\n")
+    out = _push(w, changed, "changed", "--certifier-key", str(w["tmp"] / "certifier.key"), code=1)["output"]
+    assert "fx-0002" in out and "changed since it was certified" in out
+    # --allow-uncertified pushes it, and says so in every credential issued off it.
+    pushed = _push(w, changed, "changed", "--allow-uncertified")
+    assert pushed["examCertification"] == "uncertified-allowed" and pushed["certificationDigest"] is None
+    cred = _attest(w, "changed")
+    assert cred["credentialSubject"]["result"][0]["acx:examCertification"] == "uncertified-allowed"
+    assert "exam_uncertified" in _codes(w, cred, [w["certifier"]])
+    failed = cli("exam", "verify", f"{w['registry']}/certs/bench:changed")
+    assert failed.exit_code == 1
