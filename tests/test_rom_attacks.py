@@ -77,7 +77,9 @@ open("/workspace/solution.py", "w").write(sol)
 def test_a_wrecked_report_is_a_fail_not_an_unrated_invalid(play: Any) -> None:
     """The submission (pytest's uid) points /grader-out/report.xml at /dev/null: the game used to be ``invalid``."""
     res = play(REPORT_TAMPER_AGENT)
-    assert res.outcome == MODEL_FAIL and "inconsistent" in res.detail, res.detail
+    # Either the wrecking lands (an inconsistent report) or the harness's Landlock confinement stops it (the
+    # submission's child cannot reach /grader-out): both are the model's fail, never an unrated invalid.
+    assert res.outcome == MODEL_FAIL, res.detail
 
 
 def test_invalid_games_count_in_the_harness_review() -> None:

@@ -78,8 +78,9 @@ def records(out: Path) -> list[dict[str, Any]]:
 def test_honest_agent_runs_as_rom_in_proven_sandbox(world: dict[str, Any]) -> None:
     res = attest(world, f"{world['layout']}:honest", "honest", "--games", "6", "--jobs", "2")
     summary = ok(res, 1)  # 6 games cannot pass the gate (minGames 30): NOT ISSUED, but every game was played
-    assert summary["games"] == 6 and any("minGames" in r for r in summary["reasons"])
     out = world["tmp"] / "runs" / "honest"
+    canaries = sum(bool(p.get("canary")) for p in records(out))  # impossible exams drawn: played, never rated
+    assert summary["games"] == 6 - canaries and any("minGames" in r for r in summary["reasons"])
     result = json.loads((out / "result.json").read_text())
     assert result["run"]["solver"]["name"] == "rom"
     assert {g["outcome"] for g in result["gameRecords"]} <= {"certified-pass", "model-fail"}
