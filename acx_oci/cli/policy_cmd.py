@@ -9,7 +9,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_loaded_cli
+from acx_oci.cli.referrers_cmd import NO_REPLAY_HELP, resolve_loaded_cli
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -72,16 +72,18 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
               help="A signed status list file to use when the registry has none (offline); repeatable.")
 @click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
-                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, plain_http: bool,
-                 insecure: bool, timeout: float, as_json: bool) -> None:
+                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, no_replay: bool,
+                 plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Check REF against a policy: exit 0 if allowed, 1 if denied (unmet requirements are listed).
 
-    Every attestation is verified first (the same checks as `resolve`);
-    revocation fails closed: a credential whose status list cannot be found
-    does not count.
+    Every attestation is verified first (the same checks as `resolve`, including
+    the replay of the deciding credentials' game records unless --no-replay,
+    which is weaker); revocation fails closed: a credential whose status list
+    cannot be found does not count.
 
     \b
     Example:
@@ -95,7 +97,7 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     cart = load_cartridge(store, parsed.target, trust)
     # revocation fails closed under a policy: no --allow-unknown-status here
     resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, False, allow_network, False,
-                                    max_referrers)
+                                    max_referrers, no_replay)
     verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
     if as_json:
         emit_json(verdict.to_json())
@@ -119,8 +121,9 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
 @click.option("--insecure", is_flag=True, help="Skip TLS verification towards the upstream.")
 @click.option("--graceful", type=click.FloatRange(0), default=30.0, show_default=True,
               help="Seconds in-flight requests get to finish on SIGTERM/SIGINT.")
+@click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP + " Applies to pulls and to attestation pushes.")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
-            max_verdict_age: float, timeout: float, insecure: bool, graceful: float) -> None:
+            max_verdict_age: float, timeout: float, insecure: bool, graceful: float, no_replay: bool) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -140,7 +143,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
-                           fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age)
+                           fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age, replay=not no_replay)
     _ = config.upstream_origin  # validate the URL before binding
-    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}", err=True)
+    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
+               + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
     serve(config, listen, graceful)

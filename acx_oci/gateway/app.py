@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import time
@@ -54,6 +53,7 @@ from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.upstream import Upstream, artifact_type_of
+from acx_oci.jsonio import DuplicateMemberError, loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
@@ -321,7 +321,11 @@ class Gateway:
         except UsageError as exc:
             return oci_error(413, "SIZE_INVALID", str(exc))
         try:
-            doc = json.loads(body)
+            doc = loads_ijson(body)
+        except DuplicateMemberError as exc:
+            # Two readers of the same bytes must not see two different manifests (I-JSON).
+            request.state.decision = "refused"
+            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
         except (ValueError, UnicodeDecodeError):
             doc = None
         subject = None

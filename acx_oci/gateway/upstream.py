@@ -8,7 +8,6 @@ upstream, so it needs pull (and, for referrer index upkeep, push) access.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,8 +21,8 @@ from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.jsonio import parse_json
-from acx_oci.model.credential import status_entries
+from acx_oci.jsonio import loads_ijson, parse_json
+from acx_oci.model.credential import level_result, status_entries
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, Descriptor, build_index, parse_manifest
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
@@ -32,6 +31,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
 from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.replay import ReplayJob, replay_jobs
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 
 _TYPE_CACHE_MAX = 10_000
@@ -118,7 +118,8 @@ class Upstream:
         resolution = resolve_loaded(st, cart, self.config.trust, now=self.config.clock(),
                                     allow_unknown_status=False,
                                     limits=ResolveLimits(max_referrers=self.config.max_referrers),
-                                    reference=f"{self.config.upstream_host}/{repository}@{digest}")
+                                    reference=f"{self.config.upstream_host}/{repository}@{digest}",
+                                    replay=self.config.replay)
         return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
 
     def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:
@@ -169,7 +170,19 @@ class Upstream:
             allow_unknown_status=False, evidence=evidence,
         )
         result = verify_level_credential(credential, ctx)
-        return [(c.code, c.message) for c in result.checks if not c.ok]
+        problems = [(c.code, c.message) for c in result.checks if not c.ok]
+        claimed = {c.id: c for c in cart.capabilities}
+        cap_id = (level_result(credential) or {}).get("acx:capabilityId")
+        if cap_id not in claimed:
+            problems.append(("capability_mismatch", f"the credential is for capability {cap_id}, which the subject "
+                                                    "cartridge does not claim"))
+        if self.config.replay and not problems:
+            # The same replay resolve does, over the records this push carries (already fetched above).
+            job = ReplayJob(manifest.digest, credential, layer.digest, tuple(d.digest for d in layers), evidence)
+            verdict = replay_jobs(st, [job], self.config.trust, self.config.clock())[manifest.digest]
+            if not verdict.ok:
+                problems.append((verdict.code, verdict.message))
+        return problems
 
     def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
         """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""
@@ -192,7 +205,7 @@ def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) ->
 
 def artifact_type_of(raw: bytes) -> str | None:
     try:
-        doc = json.loads(raw)
+        doc = loads_ijson(raw)
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.errors import AcxError, IntegrityError
-from acx_oci.evaluation.checks import StatusCache, VerifyContext
+from acx_oci.evaluation.checks import Check, StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
@@ -29,10 +29,17 @@ from acx_oci.model.credential import evidence_digest, issuer_id, level_result, s
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
+from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
+from acx_oci.services.attestation import (
+    ANN_CAPABILITY,
+    MAX_CREDENTIAL_BYTES,
+    credential_layer,
+    evidence_layers,
+    fetch_status_list,
+)
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.replay import ReplayJob, replay_jobs
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
@@ -55,6 +62,7 @@ class _Fetched:
     credential: dict[str, Any] | None = None
     credential_digest: str | None = None
     evidence_present: set[str] = field(default_factory=set)
+    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order
     evidence: dict[str, bytes] | None = None
     codes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -89,6 +97,7 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
             out.messages.append("the credential is not a JSON object")
         ev_layers = evidence_layers(manifest)
         out.evidence_present = {e.digest for e in ev_layers}
+        out.evidence_order = tuple(e.digest for e in ev_layers)
         if with_evidence:
             out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
             out.size += sum(len(b) for b in out.evidence.values())
@@ -136,8 +145,13 @@ def resolve_loaded(
     check_evidence: bool = False,
     fetch_remote_status: StatusFetcher | None = None,
     reference: str = "",
+    replay: bool = True,
 ) -> Resolution:
-    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load)."""
+    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load).
+
+    With ``replay`` (the default) every credential that decides the answer is re-derived from its game
+    records (:mod:`acx_oci.services.replay`); ``replay=False`` believes a trusted key's numbers as signed.
+    """
     lim = limits or ResolveLimits()
     started = time.monotonic()
     notes: list[str] = []
@@ -150,7 +164,8 @@ def resolve_loaded(
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:
-        refs = sorted(refs, key=lambda d: d.annotations.get("org.opencontainers.image.created", ""), reverse=True)
+        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or _FLOOR,
+                                           d.digest), reverse=True)
         refs = refs[: lim.max_referrers]
         partial = True
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
@@ -208,22 +223,30 @@ def resolve_loaded(
         revoking = [c for c in found if bit_is_set(c, index)]
         if revoking:
             return revoking[0]
-        floor = datetime.min.replace(tzinfo=UTC)
-        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or floor, default=None)
+        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or _FLOOR, default=None)
 
     claims = {c.id: c for c in cart.capabilities}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
     rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
     unmatched: list[Rejection] = []
     verdicts: dict[tuple[str | None, str | None], tuple[list[str], list[str]]] = {}
+    fetched: dict[str, _Fetched] = {}  # attestation digest -> what was fetched (for replay)
     status_cache: StatusCache = {}
 
     def judge(item: _Fetched) -> None:
         """Verify one fetched attestation (runs on the main thread while others download)."""
         cred = item.credential
         res = (level_result(cred) or {}) if cred else {}
-        cap_id = str(res.get("acx:capabilityId") or item.descriptor.annotations.get("dev.acx.capability.id", ""))
+        # The claim a credential counts for is the one its signed acx:capabilityId names, never the
+        # (unsigned) annotation: one offered for another claim is a capability_mismatch there.
+        cap_id = str(res.get("acx:capabilityId") or "")
         codes, messages = list(item.codes), list(item.messages)
+        offered = item.descriptor.annotations.get(ANN_CAPABILITY, "")
+        if cap_id not in claims and offered in claims:
+            codes.append("capability_mismatch")
+            messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is for "
+                            f"capability {cap_id or '(none)'}")
+            cap_id = offered
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
             url = _status_url(cred)
@@ -270,6 +293,7 @@ def resolve_loaded(
         )
         if cap_id in claims:
             accepted[cap_id].append(acc)
+            fetched[acc.attestation_digest] = item
         else:
             unmatched.append(Rejection(item.descriptor.digest, ("capability_not_claimed",),
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
@@ -303,14 +327,22 @@ def resolve_loaded(
     tampered = cart.signature_status == STATUS_TAMPERED
     if tampered:
         notes.append("the cartridge is tampered: no claim can be verified")
+    if replay and not tampered:
+        replayed = _replay_deciding(store, accepted, fetched, trust, now, lim.workers,
+                                    fetch_remote_status is not None)
+        for cid, failures in replayed.items():
+            rejected[cid] += failures
+    elif not replay:
+        notes.append(NO_REPLAY_NOTE)
     results = []
     for cid, cap in claims.items():
         newest: dict[tuple[str, str], AcceptedCredential] = {}
         for acc in accepted[cid]:
             k = (acc.benchmark_id, acc.benchmark_version)
-            if k not in newest or acc.valid_from > newest[k].valid_from:
+            if k not in newest or _order(acc) > _order(newest[k]):
                 newest[k] = acc
-        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, a.valid_from), reverse=True))
+        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, _instant(a), a.credential_digest),
+                               reverse=True))
         best = winners[0] if winners and not tampered else None
         results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
                                             tuple(sorted(rejected[cid], key=lambda r: r.digest))))
@@ -326,7 +358,77 @@ def resolve_loaded(
         referrers_seen=seen,
         partial=partial,
         notes=tuple(notes),
+        replayed=replay,
     )
+
+
+NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "
+                  "trusted key signed were believed as signed (weaker)")
+_FLOOR = datetime.min.replace(tzinfo=UTC)
+
+
+def _instant(acc: AcceptedCredential) -> datetime:
+    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
+    return parse_datetime(acc.valid_from) or _FLOOR
+
+
+def _order(acc: AcceptedCredential) -> tuple[datetime, int, str]:
+    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
+    return _instant(acc), acc.acx_level, acc.credential_digest
+
+
+def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
+    """Who must replay next in one (capability, benchmark) group, walked newest first.
+
+    The newest credential that replays decides the group; every credential newer than it, or as new,
+    must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
+    """
+    need: list[AcceptedCredential] = []
+    decided: datetime | None = None
+    frontier: datetime | None = None
+    for acc in sorted(group, key=_order, reverse=True):
+        t = _instant(acc)
+        if (decided is not None and t < decided) or (frontier is not None and t < frontier):
+            break
+        verdict = done.get(acc.attestation_digest)
+        if verdict is None:
+            need.append(acc)
+            frontier = t if frontier is None else frontier
+        elif verdict.ok and decided is None:
+            decided = t
+    return need
+
+
+def _replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]], fetched: dict[str, _Fetched],
+                     trust: Trust, now: datetime, workers: int, allow_network: bool) -> dict[str, list[Rejection]]:
+    """Replay the deciding credentials of every claim and benchmark; drop (and return) those that fail."""
+    done: dict[str, Check] = {}
+    while True:
+        need: list[AcceptedCredential] = []
+        for accs in accepted.values():
+            groups: dict[tuple[str, str], list[AcceptedCredential]] = {}
+            for acc in accs:
+                groups.setdefault((acc.benchmark_id, acc.benchmark_version), []).append(acc)
+            for group in groups.values():
+                need += _to_replay(group, done)
+        if not need:
+            break
+        jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest,
+                          fetched[a.attestation_digest].evidence_order, fetched[a.attestation_digest].evidence)
+                for a in need]
+        done.update(replay_jobs(store, jobs, trust, now, workers=workers, allow_network=allow_network))
+    failed: dict[str, list[Rejection]] = {}
+    for cid, accs in accepted.items():
+        keep = []
+        for acc in accs:
+            verdict = done.get(acc.attestation_digest)
+            if verdict is not None and not verdict.ok:
+                failed.setdefault(cid, []).append(Rejection(acc.attestation_digest, (verdict.code,),
+                                                            (verdict.message,), acc.credential_digest, acc.issuer))
+            else:
+                keep.append(acc)
+        accs[:] = keep
+    return failed
 
 
 def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:
