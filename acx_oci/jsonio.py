@@ -15,17 +15,9 @@ from typing import Any
 
 import jsonschema
 
-from acx_oci.errors import SchemaError, UsageError
+from acx_oci.errors import DuplicateMemberError, SchemaError, UsageError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
-
-
-class DuplicateMemberError(ValueError):
-    """An object names the same member twice (not I-JSON, RFC 7493 section 2.3)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"duplicate member name {json.dumps(name, ensure_ascii=False)[:200]}")
-        self.name = name
 
 
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -51,7 +43,7 @@ def parse_json(raw: bytes | str, what: str) -> Any:
     try:
         return loads_ijson(raw)
     except DuplicateMemberError as exc:
-        raise SchemaError(f"{what}: schema_invalid: {exc}") from None
+        raise DuplicateMemberError(exc.name, f"{what}: schema_invalid") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{what}: expected JSON, found malformed input ({exc})") from exc
 

@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload
-from acx_oci.errors import AcxError, VerificationError
+from acx_oci.crypto.dsse import envelope_payload, verify_envelope
+from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.evaluation.evidence_check import _statement_binding
 from acx_oci.jsonio import loads_ijson
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import evidence_digest, level_result
-from acx_oci.model.gamerecords import CERTIFIED_PASS, RATED, verify_game
+from acx_oci.model.gamerecords import CERTIFIED_PASS, RATED, game_predicate
 
 MISMATCH = "evidence_mismatch"
 SIGNATURE = "evidence_signature"
@@ -99,10 +99,16 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
         if actual != digest:
             return bad(NAME, MISMATCH, _field(f"evidence[{i}] digest", digest, actual))
         try:
-            pred = verify_game(raw, keys)
-        except VerificationError as exc:
-            code = SIGNATURE if "signature" in str(exc) else MISMATCH
-            return bad(NAME, code, f"evidence[{i}] {digest}: {exc}")
+            envelope = loads_ijson(raw)
+            ptype, payload = envelope_payload(envelope)
+        except (ValueError, UnicodeDecodeError, AcxError) as exc:
+            return bad(NAME, MISMATCH, f"evidence[{i}] {digest}: not a DSSE envelope ({exc})")
+        try:
+            verify_envelope(envelope, keys)
+        except AcxError as exc:
+            return bad(NAME, SIGNATURE, f"evidence[{i}] {digest}: not signed by the issuer ({exc})")
+        try:
+            pred = game_predicate(ptype, payload)
         except AcxError as exc:
             return bad(NAME, MISMATCH, f"evidence[{i}] {digest}: {exc}")
         item = items[i] if i < len(items) else None
@@ -114,7 +120,6 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
         for key, field_ in (("romDigest", "acx:cartridgeRomDigest"), ("benchmarkDigest", "acx:benchmarkDigest")):
             if pred[key] != res.get(field_):
                 return bad(NAME, MISMATCH, f"game {n}: " + _field(f"{key} ({field_})", res.get(field_), pred[key]))
-        _, payload = envelope_payload(loads_ijson(raw))  # verify_game checked its signature
         binding = _statement_binding(digest, payload, res)
         if binding:
             return bad(NAME, MISMATCH, f"game {n}: {binding[0]}")

@@ -47,13 +47,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import AcxError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
+from acx_oci.errors import AcxError, DuplicateMemberError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.upstream import Upstream, artifact_type_of
-from acx_oci.jsonio import DuplicateMemberError, loads_ijson
+from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,

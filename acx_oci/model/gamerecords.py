@@ -115,6 +115,11 @@ def verify_game(raw: bytes, public_keys: Iterable[bytes], expected_digest: str |
         raise VerificationError(f"game record: bytes digest to {sha256_digest(raw)}, expected {expected_digest}")
     envelope = parse_json(raw, "game record")
     ptype, payload, _ = verify_envelope(envelope, public_keys)
+    return game_predicate(ptype, payload)
+
+
+def game_predicate(ptype: str, payload: bytes) -> dict[str, Any]:
+    """The predicate of a game record whose envelope signature was already verified (statement shape checked)."""
     if ptype != PAYLOAD_TYPE_INTOTO:
         raise VerificationError(f"game record: payloadType {ptype!r}, expected {PAYLOAD_TYPE_INTOTO}")
     st = parse_json(payload, "game record payload")

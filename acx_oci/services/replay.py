@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.crypto.jcs import canonical
@@ -24,8 +24,10 @@ from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, VerifyContext, resolver
 from acx_oci.evaluation.replay import inline_record, record_digests, replay_credential
 from acx_oci.model.credential import issuer_id
+from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES
+from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
 MAX_CACHED_VERDICTS = 4096
@@ -147,3 +149,77 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
         if not transient:
             _cache_put(ck, verdict)
     return verdicts
+
+
+# --------------------------------------------------------------- which credentials decide
+
+FLOOR = datetime.min.replace(tzinfo=UTC)
+
+
+def instant(acc: AcceptedCredential) -> datetime:
+    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
+    return parse_datetime(acc.valid_from) or FLOOR
+
+
+def order_key(acc: AcceptedCredential) -> tuple[datetime, int, str]:
+    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
+    return instant(acc), acc.acx_level, acc.credential_digest
+
+
+def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
+    """Who must replay next in one (capability, benchmark) group, walked newest first.
+
+    The newest credential that replays decides the group; every credential newer than it, or as new,
+    must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
+    """
+    need: list[AcceptedCredential] = []
+    decided: datetime | None = None
+    frontier: datetime | None = None
+    for acc in sorted(group, key=order_key, reverse=True):
+        t = instant(acc)
+        if (decided is not None and t < decided) or (frontier is not None and t < frontier):
+            break
+        verdict = done.get(acc.attestation_digest)
+        if verdict is None:
+            need.append(acc)
+            frontier = t if frontier is None else frontier
+        elif verdict.ok and decided is None:
+            decided = t
+    return need
+
+
+def replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]],
+                    records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]],
+                    trust: Trust, now: datetime, workers: int = 8,
+                    allow_network: bool = False) -> dict[str, list[Rejection]]:
+    """Replay the deciding credentials of every claim and benchmark; drop (and return) those that fail.
+
+    ``accepted`` (claim id -> credentials that passed every other check) is edited in place;
+    ``records`` gives, per attestation digest, its game-record layers and any bytes already fetched.
+    """
+    done: dict[str, Check] = {}
+    while True:
+        need: list[AcceptedCredential] = []
+        for accs in accepted.values():
+            groups: dict[tuple[str, str], list[AcceptedCredential]] = {}
+            for acc in accs:
+                groups.setdefault((acc.benchmark_id, acc.benchmark_version), []).append(acc)
+            for group in groups.values():
+                need += _to_replay(group, done)
+        if not need:
+            break
+        jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest, *records[a.attestation_digest])
+                for a in need]
+        done.update(replay_jobs(store, jobs, trust, now, workers=workers, allow_network=allow_network))
+    failed: dict[str, list[Rejection]] = {}
+    for cid, accs in accepted.items():
+        keep = []
+        for acc in accs:
+            verdict = done.get(acc.attestation_digest)
+            if verdict is not None and not verdict.ok:
+                failed.setdefault(cid, []).append(Rejection(acc.attestation_digest, (verdict.code,),
+                                                            (verdict.message,), acc.credential_digest, acc.issuer))
+            else:
+                keep.append(acc)
+        accs[:] = keep
+    return failed

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from acx_oci.errors import AcxError, IntegrityError
-from acx_oci.evaluation.checks import Check, StatusCache, VerifyContext
+from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
@@ -39,7 +39,7 @@ from acx_oci.services.attestation import (
     fetch_status_list,
 )
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
-from acx_oci.services.replay import ReplayJob, replay_jobs
+from acx_oci.services.replay import FLOOR, instant, order_key, replay_deciding
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
@@ -164,7 +164,7 @@ def resolve_loaded(
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:
-        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or _FLOOR,
+        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or FLOOR,
                                            d.digest), reverse=True)
         refs = refs[: lim.max_referrers]
         partial = True
@@ -223,7 +223,7 @@ def resolve_loaded(
         revoking = [c for c in found if bit_is_set(c, index)]
         if revoking:
             return revoking[0]
-        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or _FLOOR, default=None)
+        return max(found, key=lambda c: parse_datetime(c.get("validFrom")) or FLOOR, default=None)
 
     claims = {c.id: c for c in cart.capabilities}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
@@ -328,8 +328,8 @@ def resolve_loaded(
     if tampered:
         notes.append("the cartridge is tampered: no claim can be verified")
     if replay and not tampered:
-        replayed = _replay_deciding(store, accepted, fetched, trust, now, lim.workers,
-                                    fetch_remote_status is not None)
+        records = {k: (f.evidence_order, f.evidence) for k, f in fetched.items()}
+        replayed = replay_deciding(store, accepted, records, trust, now, lim.workers, fetch_remote_status is not None)
         for cid, failures in replayed.items():
             rejected[cid] += failures
     elif not replay:
@@ -339,9 +339,9 @@ def resolve_loaded(
         newest: dict[tuple[str, str], AcceptedCredential] = {}
         for acc in accepted[cid]:
             k = (acc.benchmark_id, acc.benchmark_version)
-            if k not in newest or _order(acc) > _order(newest[k]):
+            if k not in newest or order_key(acc) > order_key(newest[k]):
                 newest[k] = acc
-        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, _instant(a), a.credential_digest),
+        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, instant(a), a.credential_digest),
                                reverse=True))
         best = winners[0] if winners and not tampered else None
         results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
@@ -364,71 +364,6 @@ def resolve_loaded(
 
 NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "
                   "trusted key signed were believed as signed (weaker)")
-_FLOOR = datetime.min.replace(tzinfo=UTC)
-
-
-def _instant(acc: AcceptedCredential) -> datetime:
-    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
-    return parse_datetime(acc.valid_from) or _FLOOR
-
-
-def _order(acc: AcceptedCredential) -> tuple[datetime, int, str]:
-    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
-    return _instant(acc), acc.acx_level, acc.credential_digest
-
-
-def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
-    """Who must replay next in one (capability, benchmark) group, walked newest first.
-
-    The newest credential that replays decides the group; every credential newer than it, or as new,
-    must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
-    """
-    need: list[AcceptedCredential] = []
-    decided: datetime | None = None
-    frontier: datetime | None = None
-    for acc in sorted(group, key=_order, reverse=True):
-        t = _instant(acc)
-        if (decided is not None and t < decided) or (frontier is not None and t < frontier):
-            break
-        verdict = done.get(acc.attestation_digest)
-        if verdict is None:
-            need.append(acc)
-            frontier = t if frontier is None else frontier
-        elif verdict.ok and decided is None:
-            decided = t
-    return need
-
-
-def _replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]], fetched: dict[str, _Fetched],
-                     trust: Trust, now: datetime, workers: int, allow_network: bool) -> dict[str, list[Rejection]]:
-    """Replay the deciding credentials of every claim and benchmark; drop (and return) those that fail."""
-    done: dict[str, Check] = {}
-    while True:
-        need: list[AcceptedCredential] = []
-        for accs in accepted.values():
-            groups: dict[tuple[str, str], list[AcceptedCredential]] = {}
-            for acc in accs:
-                groups.setdefault((acc.benchmark_id, acc.benchmark_version), []).append(acc)
-            for group in groups.values():
-                need += _to_replay(group, done)
-        if not need:
-            break
-        jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest,
-                          fetched[a.attestation_digest].evidence_order, fetched[a.attestation_digest].evidence)
-                for a in need]
-        done.update(replay_jobs(store, jobs, trust, now, workers=workers, allow_network=allow_network))
-    failed: dict[str, list[Rejection]] = {}
-    for cid, accs in accepted.items():
-        keep = []
-        for acc in accs:
-            verdict = done.get(acc.attestation_digest)
-            if verdict is not None and not verdict.ok:
-                failed.setdefault(cid, []).append(Rejection(acc.attestation_digest, (verdict.code,),
-                                                            (verdict.message,), acc.credential_digest, acc.issuer))
-            else:
-                keep.append(acc)
-        accs[:] = keep
-    return failed
 
 
 def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:
