@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.errors import AcxError, IntegrityError
+from acx_oci.errors import AcxError, IntegrityError, SchemaError
 from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
@@ -102,7 +102,8 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
             out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
             out.size += sum(len(b) for b in out.evidence.values())
     except AcxError as exc:
-        code = "digest_mismatch" if isinstance(exc, IntegrityError) else "fetch_failed"
+        # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
+        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
         out.codes.append(code)
         out.messages.append(str(exc))
     return out
