@@ -12,6 +12,7 @@ The tree (as httpx draws its own)::
     AcxError                        exit 2  error
     ├── UsageError                  exit 2  bad_input
     │   ├── SchemaError             exit 2  schema_invalid
+    │   │   └── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
     │   ├── StatusListError         exit 2  status_invalid
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
@@ -49,6 +50,15 @@ class SchemaError(UsageError):
     """A document read from outside does not match its JSON Schema (or is not I-JSON)."""
 
     code = "schema_invalid"
+
+
+class DuplicateMemberError(SchemaError, ValueError):
+    """A JSON object names the same member twice (not I-JSON, RFC 7493 section 2.3)."""
+
+    def __init__(self, name: str, what: str | None = None) -> None:
+        shown = name if len(name) <= 200 else name[:200] + "…"
+        super().__init__(f"{what + ': ' if what else ''}duplicate member name \"{shown}\"")
+        self.name = name
 
 
 class StatusListError(UsageError):

@@ -15,15 +15,35 @@ from typing import Any
 
 import jsonschema
 
-from acx_oci.errors import SchemaError, UsageError
+from acx_oci.errors import DuplicateMemberError, SchemaError, UsageError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateMemberError(key)
+        out[key] = value
+    return out
+
+
+def loads_ijson(raw: bytes | str) -> Any:
+    """``json.loads`` that refuses duplicate member names (raises :class:`DuplicateMemberError`, a ValueError)."""
+    return json.loads(raw, object_pairs_hook=_unique_members)
+
+
 def parse_json(raw: bytes | str, what: str) -> Any:
-    """Parse JSON bytes; raise UsageError naming ``what`` when they are not JSON."""
+    """Parse JSON from outside as I-JSON; malformed input is a UsageError naming ``what``.
+
+    Duplicate member names are a :class:`SchemaError` (``schema_invalid``): two readers of
+    ``{"acx:acxLevel": 5, "acx:acxLevel": 40}`` may each see a different level.
+    """
     try:
-        return json.loads(raw)
+        return loads_ijson(raw)
+    except DuplicateMemberError as exc:
+        raise DuplicateMemberError(exc.name, f"{what}: schema_invalid") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{what}: expected JSON, found malformed input ({exc})") from exc
 

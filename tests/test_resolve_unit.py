@@ -9,16 +9,17 @@ from pathlib import Path
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, generate_identity
-from acx_oci.model import gamerecords, statuslist
-from acx_oci.model import rating as ts
+from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord, parse_capability
-from acx_oci.model.credential import evidence_item, issue
+from acx_oci.model.credential import issue
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import publish_status_list, push_attestation
 from acx_oci.services.cartridge import init_directory, push_directory
 from acx_oci.services.resolve import ResolveLimits, resolve_cartridge
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+
+from .support.games import play_level
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 BENCH = "sha256:" + "b" * 64
@@ -47,23 +48,17 @@ class World:
     def attest(self, level: int, age_hours: float, *, version: str = "1", cap: CapabilityRecord = CAP,
                signer: Identity | None = None) -> str:
         signer = signer or self.verifier
-        mu, sigma = level + 3 * 1.2 + 0.1, 1.2
-        game = gamerecords.sign_game(gamerecords.predicate(
-            game=1, task_commitment="hmac-sha256:" + "0" * 64, difficulty=30.0, outcome="certified-pass",
-            rating_before=ts.Rating(25.0, 25 / 3), rating_after=ts.Rating(mu, sigma),
-            rom_digest=self.pushed.rom_digest, benchmark_digest=BENCH, solver={"kind": "reference"}), signer)
+        played = play_level(signer, self.pushed.rom_digest, BENCH, level)
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
         cred = issue(signer=signer, issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
-                     rating_mu=mu, rating_sigma=sigma, games_played=90, acx_level=level,
-                     career_tier=ts.career_tier(level), pass_rate=0.5, rom_digest=self.pushed.rom_digest,
+                     **played.claims(), rom_digest=self.pushed.rom_digest,
                      manifest_digest=self.pushed.manifest_digest, benchmark_id="bench", benchmark_version=version,
-                     benchmark_digest=BENCH, held_out_slice_digest=HELD,
-                     evidence=[evidence_item(game.raw, game=1)],
+                     benchmark_digest=BENCH, held_out_slice_digest=HELD, evidence=played.evidence(),
                      status_entry=statuslist.status_entry(self.url, self.index), valid_from=when,
                      valid_until=when + timedelta(days=30), achievement_name="level")
         desc = push_attestation(self.store, self.store.resolve(self.pushed.manifest_digest), canonical(cred),
-                                [game.raw])
+                                played.raws)
         return desc.digest
 
 

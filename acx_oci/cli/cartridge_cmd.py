@@ -190,7 +190,7 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
 @json_option
 def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, ...], allow_unsigned: bool,
          status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
-         max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+         no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Pull a cartridge with its verified capabilities, digest- and signature-checked.
 
     Writes the cartridge directory (cartridge.yaml, skills/, save.json, rom.json),
@@ -214,7 +214,7 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
     loaded = load_cartridge(store, parse_reference(ref).target, trust)
     check_pullable(loaded, ref, allow_unsigned)
     resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
-                                    allow_network, check_evidence, max_referrers)
+                                    allow_network, check_evidence, max_referrers, no_replay)
     failures = requirement_failures(resolution, list(requirements))
     if failures:
         raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
@@ -229,3 +229,6 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
             b = cap.best
             state = f"VERIFIED tier={b.career_tier} level={b.acx_level}" if b else "unproven"
             click.echo(f"  {cap.capability.display()}  {state}")
+        if not resolution.replayed:
+            click.echo("  note: replay was off (--no-replay): levels were believed as signed, not re-derived "
+                       "from the game records (weaker)")

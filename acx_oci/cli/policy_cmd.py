@@ -9,7 +9,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_loaded_cli, status_cache_option
+from acx_oci.cli.referrers_cmd import NO_REPLAY_HELP, resolve_loaded_cli, status_cache_option
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -73,16 +73,18 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
 @click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
 @status_cache_option
+@click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
-                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, plain_http: bool,
-                 insecure: bool, timeout: float, as_json: bool) -> None:
+                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, no_replay: bool,
+                 plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Check REF against a policy: exit 0 if allowed, 1 if denied (unmet requirements are listed).
 
-    Every attestation is verified first (the same checks as `resolve`);
-    revocation fails closed: a credential whose status list cannot be found
-    does not count.
+    Every attestation is verified first (the same checks as `resolve`, including
+    the replay of the deciding credentials' game records unless --no-replay,
+    which is weaker); revocation fails closed: a credential whose status list
+    cannot be found does not count.
 
     \b
     Example:
@@ -96,7 +98,7 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     cart = load_cartridge(store, parsed.target, trust)
     # revocation fails closed under a policy: no --allow-unknown-status here
     resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, False, allow_network, False,
-                                    max_referrers)
+                                    max_referrers, no_replay)
     verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
     if as_json:
         emit_json(verdict.to_json())
@@ -123,9 +125,10 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
 @click.option("--status-cache", "status_cache_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Where the highest status-list sequences seen are remembered (default: $ACX_OCI_CACHE_DIR, "
                    "else $XDG_CACHE_HOME/acx-oci, else ~/.cache/acx-oci).")
+@click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP + " Applies to pulls and to attestation pushes.")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
-            status_cache_dir: Path | None) -> None:
+            status_cache_dir: Path | None, no_replay: bool) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -148,7 +151,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
-                           status_cache_dir=status_cache_dir)
+                           status_cache_dir=status_cache_dir, replay=not no_replay)
     _ = config.upstream_origin  # validate the URL before binding
-    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}", err=True)
+    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
+               + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
     serve(config, listen, graceful)

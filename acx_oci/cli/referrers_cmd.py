@@ -77,6 +77,11 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
         click.echo("(no referrers)")
 
 
+NO_REPLAY_HELP = ("WEAKER: do not re-derive the deciding credentials' levels from their game records; believe the "
+                  "numbers a trusted key signed (a stolen or careless verifier key could then inflate a level). "
+                  "Shown as replayed: false in the output.")
+
+
 _STATUS_CACHE = "acx_oci.status_cache"
 
 
@@ -101,6 +106,7 @@ def status_history() -> StatusHistory:
 
 def resolve_options(func: Any) -> Any:
     func = status_cache_option(func)
+    func = click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)(func)
     func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
                         help="Check at most this many attestations (the newest); more sets partial.")(func)
     func = click.option("--check-evidence", is_flag=True,
@@ -129,23 +135,23 @@ def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
 
 def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust,
                        status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool,
-                       check_evidence: bool, max_referrers: int) -> Resolution:
+                       check_evidence: bool, max_referrers: int, no_replay: bool = False) -> Resolution:
     """What every resolving command does with its shared options (see ``resolve_options``)."""
     return resolve_loaded(
         store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(status_list_files),
         allow_unknown_status=allow_unknown_status, limits=ResolveLimits(max_referrers=max_referrers),
         check_evidence=check_evidence, fetch_remote_status=fetch_status_list_https if allow_network else None,
-        reference=ref, status_history=status_history(),
+        reference=ref, status_history=status_history(), replay=not no_replay,
     )
 
 
 def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tuple[Path, ...],
                    allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
-                   max_referrers: int) -> tuple[Resolution, dict[str, Any]]:
+                   max_referrers: int, no_replay: bool = False) -> tuple[Resolution, dict[str, Any]]:
     """Load + resolve; returns the resolution and the cartridge's ROM (for cards)."""
     cart = load_cartridge(store, parse_reference(ref).target, trust)
     resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, allow_unknown_status,
-                                    allow_network, check_evidence, max_referrers)
+                                    allow_network, check_evidence, max_referrers, no_replay)
     return resolution, cart.rom
 
 
@@ -171,6 +177,8 @@ def render_resolution(resolution: Resolution) -> None:
         click.echo(f"  (attestation {r.digest} names no claimed capability: {', '.join(r.codes)})")
     for note in resolution.notes:
         click.echo(f"  note: {note}")
+    if resolution.replayed:
+        click.echo("  replayed: every deciding credential's level was re-derived from its game records")
     if resolution.partial:
         click.echo("  PARTIAL: a bound was hit; the answer may be incomplete")
 
@@ -183,8 +191,8 @@ def render_resolution(resolution: Resolution) -> None:
 @registry_options
 @json_option
 def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], allow_unknown_status: bool,
-            allow_network: bool, check_evidence: bool, max_referrers: int, plain_http: bool, insecure: bool,
-            timeout: float, as_json: bool) -> None:
+            allow_network: bool, check_evidence: bool, no_replay: bool, max_referrers: int, plain_http: bool,
+            insecure: bool, timeout: float, as_json: bool) -> None:
     """Turn REF's capability claims into verified proficiency (or say why not).
 
     Every level attestation referring to the cartridge is verified: proof,
@@ -192,6 +200,9 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
     ROM- and manifest-digest binding, accepted benchmark, validity dates and
     revocation (status list from the registry, --status-list, or HTTPS with
     --allow-network; unknown status fails closed unless --allow-unknown-status).
+    The credentials that decide the answer are then replayed: their game
+    records are fetched, signature-checked and re-rated, and any number that
+    differs is evidence_mismatch (--no-replay skips this; weaker).
 
     \b
     Example:
@@ -201,7 +212,7 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
-                                   check_evidence, max_referrers)
+                                   check_evidence, max_referrers, no_replay)
     if as_json:
         emit_json(resolution.to_json())
     else:
@@ -220,8 +231,8 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
 @registry_options
 @json_option
 def agent_card(ref: str, trust_path: Path, sign_key: Path | None, status_list_files: tuple[Path, ...],
-               allow_unknown_status: bool, allow_network: bool, check_evidence: bool, max_referrers: int,
-               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+               allow_unknown_status: bool, allow_network: bool, check_evidence: bool, no_replay: bool,
+               max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension.
 
     \b
@@ -231,7 +242,7 @@ def agent_card(ref: str, trust_path: Path, sign_key: Path | None, status_list_fi
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, rom = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
-                                     check_evidence, max_referrers)
+                                     check_evidence, max_referrers, no_replay)
     card = build_agent_card(resolution, rom, ref)
     if sign_key is not None:
         card = sign_agent_card(card, load_identity(sign_key))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
@@ -10,6 +9,7 @@ from acx_oci.crypto.dsse import verify_envelope
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, ok, skip
+from acx_oci.jsonio import loads_ijson
 from acx_oci.model.credential import evidence_digest
 
 
@@ -45,7 +45,7 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
             envelopes.append((digest, inline))
         elif digest in supplied:
             try:
-                envelopes.append((digest, json.loads(supplied[digest])))
+                envelopes.append((digest, loads_ijson(supplied[digest])))
             except ValueError:
                 mismatched.append(f"evidence {digest} is not a JSON envelope")
         elif ctx.evidence is not None:
@@ -93,7 +93,7 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
 def _statement_binding(digest: str, payload: bytes, res: dict[str, Any]) -> list[str]:
     """A game record must be about the same ROM and benchmark the credential names."""
     try:
-        statement = json.loads(payload)
+        statement = loads_ijson(payload)
     except ValueError:
         return [f"{digest}: payload is not JSON"]
     predicate = statement.get("predicate") if isinstance(statement, dict) else None

@@ -176,10 +176,11 @@ def evaluate(policy: Policy, repository: str, resolution: Resolution, now: datet
     notes = list(resolution.notes)
     if not rules:
         return Verdict(True, repo, resolution.manifest_digest, (), (),
-                       (f"no rule covers repository {repo}; allowed", *notes), resolution.partial)
+                       (f"no rule covers repository {repo}; allowed", *notes), resolution.partial,
+                       resolution.replayed)
     results = tuple(req.evaluate(resolution, now) for rule in rules for req in rule.requirements)
     return Verdict(all(r.met for r in results), repo, resolution.manifest_digest,
-                   tuple(r.name for r in rules), results, tuple(notes), resolution.partial)
+                   tuple(r.name for r in rules), results, tuple(notes), resolution.partial, resolution.replayed)
 
 
 __all__ = [

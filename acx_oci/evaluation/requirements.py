@@ -98,6 +98,7 @@ class Verdict:
     requirements: tuple[RequirementResult, ...]
     notes: tuple[str, ...] = ()
     partial: bool = False
+    replayed: bool = True  # the deciding credentials were re-derived from their game records
 
     @property
     def unmet(self) -> list[RequirementResult]:
@@ -118,6 +119,7 @@ class Verdict:
             "rules": list(self.rules),
             "requirements": [r.to_json() for r in self.requirements],
             "partial": self.partial,
+            "replayed": self.replayed,
             "notes": list(self.notes),
         }
 

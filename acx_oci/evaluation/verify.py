@@ -14,7 +14,9 @@ Reason codes (stable): ``schema_invalid``, ``proof_missing``, ``proof_invalid``,
 ``level_inconsistent``, ``rom_mismatch``, ``manifest_mismatch``,
 ``benchmark_not_accepted``, ``held_out_mismatch``, ``not_yet_valid``,
 ``expired``, ``status_unknown``, ``status_invalid``, ``status_stale``,
-``revoked``, ``suspended``, ``evidence_mismatch``, ``evidence_signature``, ``solver_not_accepted``.
+``revoked``, ``suspended``, ``evidence_mismatch``, ``evidence_signature``, ``solver_not_accepted``,
+``capability_mismatch`` (the trust file's ``benchmarks[].capability`` is not the credential's capability;
+resolve also uses it when a credential is offered for a claim it is not about).
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ from acx_oci.evaluation.checks import (
 from acx_oci.evaluation.evidence_check import check_evidence
 from acx_oci.evaluation.status_check import check_status
 from acx_oci.jsonio import first_error
+from acx_oci.model.capability import parse_capability
 from acx_oci.model.credential import issuer_id, level_for, level_result
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, Trust
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, AcceptedBenchmark, Trust
 
 
 def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
@@ -218,6 +221,8 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     else:
         out.append(ok("held_out_slice", f"heldOutSliceDigest matches the pinned {held}"))
     out.append(_check_exam_certification(res, accepted.certified_by))
+    if accepted.capability is not None:
+        out.append(_check_benchmark_capability(res, accepted))
     return out
 
 
@@ -234,6 +239,27 @@ def _check_exam_certification(res: dict[str, Any], certified_by: tuple[str, ...]
         return bad("exam_certification", "exam_uncertified",
                    f"the exams were certified by {certifier}, not by {', '.join(certified_by)}")
     return ok("exam_certification", f"exams certified by {certifier} ({res.get('acx:examCertificationDigest')})")
+
+
+def capability_id_of(text: str) -> str | None:
+    """A trust file's capability (an ``acx-cap:`` id or the display form) as an id; None if unreadable."""
+    if text.startswith("acx-cap:"):
+        return text
+    try:
+        return parse_capability(text).id
+    except AcxError:
+        return None
+
+
+def _check_benchmark_capability(res: dict[str, Any], accepted: AcceptedBenchmark) -> Check:
+    """The benchmark must measure the capability the credential is for (when the trust file says which)."""
+    claimed = res.get("acx:capabilityId")
+    want = capability_id_of(accepted.capability or "")
+    if want is None or claimed != want:
+        return bad("benchmark_capability", "capability_mismatch",
+                   f"the credential is for capability {claimed}, but benchmark {accepted.id}@{accepted.version} "
+                   f"measures {accepted.capability}" + (f" ({want})" if want and want != accepted.capability else ""))
+    return ok("benchmark_capability", f"benchmark {accepted.id}@{accepted.version} measures {accepted.capability}")
 
 
 def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import time
@@ -53,12 +52,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import AcxError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
+from acx_oci.errors import AcxError, DuplicateMemberError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.upstream import Upstream, artifact_type_of
+from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
@@ -331,7 +331,11 @@ class Gateway:
         except UsageError as exc:
             return oci_error(413, "SIZE_INVALID", str(exc))
         try:
-            doc = json.loads(body)
+            doc = loads_ijson(body)
+        except DuplicateMemberError as exc:
+            # Two readers of the same bytes must not see two different manifests (I-JSON).
+            request.state.decision = "refused"
+            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
         except (ValueError, UnicodeDecodeError):
             doc = None
         subject = None

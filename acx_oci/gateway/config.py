@@ -32,6 +32,8 @@ class GatewayConfig:
     fresh_seconds: float = 2.0
     max_age_seconds: float = 300.0
     max_referrers: int = 1000
+    # Re-derive deciding credentials (pulls) and pushed attestations from their game records; off is weaker.
+    replay: bool = True
     clock: Callable[[], datetime] = field(default=utcnow)
     # where the gateway remembers status-list sequences (None: $ACX_OCI_CACHE_DIR, else the user cache dir)
     status_cache_dir: Path | None = None

@@ -8,7 +8,6 @@ upstream, so it needs pull (and, for referrer index upkeep, push) access.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,9 +21,9 @@ from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.jsonio import parse_json
+from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.model.credential import issuer_id, level_result, status_entries
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
@@ -47,6 +46,7 @@ from acx_oci.services.attestation import (
 )
 from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.replay import ReplayJob, replay_jobs
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
 
@@ -144,7 +144,7 @@ class Upstream:
                                     allow_unknown_status=False,
                                     limits=ResolveLimits(max_referrers=self.config.max_referrers),
                                     reference=f"{self.config.upstream_host}/{repository}@{digest}",
-                                    status_history=self.history)
+                                    status_history=self.history, replay=self.config.replay)
         return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
 
     def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:
@@ -195,7 +195,19 @@ class Upstream:
             allow_unknown_status=False, evidence=evidence,
         )
         result = verify_level_credential(credential, ctx)
-        return [(c.code, c.message) for c in result.checks if not c.ok]
+        problems = [(c.code, c.message) for c in result.checks if not c.ok]
+        claimed = {c.id: c for c in cart.capabilities}
+        cap_id = (level_result(credential) or {}).get("acx:capabilityId")
+        if cap_id not in claimed:
+            problems.append(("capability_mismatch", f"the credential is for capability {cap_id}, which the subject "
+                                                    "cartridge does not claim"))
+        if self.config.replay and not problems:
+            # The same replay resolve does, over the records this push carries (already fetched above).
+            job = ReplayJob(manifest.digest, credential, layer.digest, tuple(d.digest for d in layers), evidence)
+            verdict = replay_jobs(st, [job], self.config.trust, self.config.clock())[manifest.digest]
+            if not verdict.ok:
+                problems.append((verdict.code, verdict.message))
+        return problems
 
     def check_status_push(self, repository: str, raw: bytes, tag: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:
         """Problems (code, sentence) with a status list about to be PUT at ``acx-status-<uuid>``, and the detail.
@@ -288,7 +300,7 @@ def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) ->
 
 def artifact_type_of(raw: bytes) -> str | None:
     try:
-        doc = json.loads(raw)
+        doc = loads_ijson(raw)
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:

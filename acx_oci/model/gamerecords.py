@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from acx_oci.crypto.intoto import STATEMENT_TYPE, statement, statement_bytes, su
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import UsageError, VerificationError
+from acx_oci.jsonio import parse_json
 from acx_oci.model import rating as ts
 
 PREDICATE_TYPE = "https://acx.dev/attestation/game/v1"
@@ -114,17 +114,16 @@ def verify_game(raw: bytes, public_keys: Iterable[bytes], expected_digest: str |
     """Verify a record's bytes (digest, signature, statement shape); return its predicate."""
     if expected_digest is not None and sha256_digest(raw) != expected_digest:
         raise VerificationError(f"game record: bytes digest to {sha256_digest(raw)}, expected {expected_digest}")
-    try:
-        envelope = json.loads(raw)
-    except ValueError:
-        raise VerificationError("game record: not JSON") from None
+    envelope = parse_json(raw, "game record")
     ptype, payload, _ = verify_envelope(envelope, public_keys)
+    return game_predicate(ptype, payload)
+
+
+def game_predicate(ptype: str, payload: bytes) -> dict[str, Any]:
+    """The predicate of a game record whose envelope signature was already verified (statement shape checked)."""
     if ptype != PAYLOAD_TYPE_INTOTO:
         raise VerificationError(f"game record: payloadType {ptype!r}, expected {PAYLOAD_TYPE_INTOTO}")
-    try:
-        st = json.loads(payload)
-    except ValueError:
-        raise VerificationError("game record: payload is not JSON") from None
+    st = parse_json(payload, "game record payload")
     if not isinstance(st, dict) or st.get("_type") != STATEMENT_TYPE or st.get("predicateType") != PREDICATE_TYPE:
         raise VerificationError(f"game record: expected an in-toto Statement v1 with predicateType {PREDICATE_TYPE}")
     pred = _check_predicate(st.get("predicate"))

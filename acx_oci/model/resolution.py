@@ -96,10 +96,13 @@ class Resolution:
     referrers_seen: int
     partial: bool  # a bound (count, bytes, time) was hit: the answer may be incomplete
     notes: tuple[str, ...] = ()
+    # Whether the deciding credentials were re-derived from their game records (off: --no-replay, weaker).
+    replayed: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
             "reference": self.reference,
+            "replayed": self.replayed,
             "manifestDigest": self.manifest_digest,
             "romDigest": self.rom_digest,
             "signature": {"status": self.signature_status, "signer": self.signer},

@@ -21,6 +21,7 @@ from typing import Any
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import IntegrityError, LocalNotFoundError, UsageError
+from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     EMPTY_JSON,
     MAX_MANIFEST_BYTES,
@@ -110,9 +111,9 @@ class LayoutStore(ManifestReads):
             raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
         check_manifest_size(raw, str(path))
         try:
-            doc = json.loads(raw)
+            doc = loads_ijson(raw)
         except (ValueError, UnicodeDecodeError):
-            raise UsageError(f"{path}: not JSON") from None
+            raise UsageError(f"{path}: not I-JSON") from None
         ms = doc.get("manifests") if isinstance(doc, dict) else None
         if not isinstance(ms, list) or not all(isinstance(m, dict) for m in ms):
             raise UsageError(f"{path}: expected an image index with a manifests array")
@@ -311,7 +312,7 @@ class LayoutStore(ManifestReads):
         """(subject digest, referrer descriptor) of a stored manifest; verified on read."""
         raw = self._read_manifest_blob(digest)
         try:
-            doc = json.loads(raw)
+            doc = loads_ijson(raw)
         except (ValueError, UnicodeDecodeError):
             return None, None
         subject = subject_digest_of(doc)

@@ -12,6 +12,7 @@ from typing import Any
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import UsageError
+from acx_oci.jsonio import loads_ijson, parse_json
 
 MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -144,10 +145,7 @@ class Manifest:
 def _manifest_json(raw: bytes, what: str) -> dict[str, Any]:
     """Size-capped JSON object from manifest or index bytes."""
     check_manifest_size(raw, what)
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what}: expected JSON, found malformed bytes ({exc})") from None
+    doc = parse_json(raw, what)
     if not isinstance(doc, dict):
         raise UsageError(f"{what}: expected a JSON object")
     return doc
@@ -156,7 +154,7 @@ def _manifest_json(raw: bytes, what: str) -> dict[str, Any]:
 def media_type_of(raw: bytes, default: str) -> str:
     """The ``mediaType`` a manifest declares about itself, else ``default`` (e.g. Content-Type)."""
     try:
-        doc = json.loads(raw)
+        doc = loads_ijson(raw)
     except (ValueError, UnicodeDecodeError):
         return default
     mt = doc.get("mediaType") if isinstance(doc, dict) else None

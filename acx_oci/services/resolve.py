@@ -17,10 +17,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from acx_oci.errors import AcxError, IntegrityError
+from acx_oci.errors import AcxError, IntegrityError, SchemaError
 from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.jsonio import parse_json
@@ -30,10 +30,17 @@ from acx_oci.model.credential import evidence_digest, issuer_id, level_result, s
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
+from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers, fetch_status_list
+from acx_oci.services.attestation import (
+    ANN_CAPABILITY,
+    MAX_CREDENTIAL_BYTES,
+    credential_layer,
+    evidence_layers,
+    fetch_status_list,
+)
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.replay import FLOOR, instant, order_key, replay_deciding
 from acx_oci.services.statuscache import StatusHistory
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
@@ -57,6 +64,7 @@ class _Fetched:
     credential: dict[str, Any] | None = None
     credential_digest: str | None = None
     evidence_present: set[str] = field(default_factory=set)
+    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order
     evidence: dict[str, bytes] | None = None
     codes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -91,11 +99,13 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
             out.messages.append("the credential is not a JSON object")
         ev_layers = evidence_layers(manifest)
         out.evidence_present = {e.digest for e in ev_layers}
+        out.evidence_order = tuple(e.digest for e in ev_layers)
         if with_evidence:
             out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
             out.size += sum(len(b) for b in out.evidence.values())
     except AcxError as exc:
-        code = "digest_mismatch" if isinstance(exc, IntegrityError) else "fetch_failed"
+        # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
+        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
         out.codes.append(code)
         out.messages.append(str(exc))
     return out
@@ -147,12 +157,16 @@ def resolve_loaded(
     fetch_remote_status: StatusFetcher | None = None,
     reference: str = "",
     status_history: StatusHistory | None = None,
+    replay: bool = True,
 ) -> Resolution:
     """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load).
 
     ``status_history`` is what this consumer remembers of status lists: a list whose sequence is
     below the highest seen is refused (``status_rollback``), and every list that verified raises
     the mark. Without it only the lists found in this run count (a first-time consumer).
+
+    With ``replay`` (the default) every credential that decides the answer is re-derived from its game
+    records (:mod:`acx_oci.services.replay`); ``replay=False`` believes a trusted key's numbers as signed.
     """
     lim = limits or ResolveLimits()
     started = time.monotonic()
@@ -166,7 +180,8 @@ def resolve_loaded(
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:
-        refs = sorted(refs, key=lambda d: d.annotations.get("org.opencontainers.image.created", ""), reverse=True)
+        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or FLOOR,
+                                           d.digest), reverse=True)
         refs = refs[: lim.max_referrers]
         partial = True
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
@@ -223,8 +238,7 @@ def resolve_loaded(
         found = status_candidates(url)
         index = _status_index(credential)
         revoking = [c for c in found if bit_is_set(c, index)]
-        floor = datetime.min.replace(tzinfo=UTC)
-        return max(revoking or found, key=lambda c: (_sequence(c), parse_datetime(c.get("validFrom")) or floor),
+        return max(revoking or found, key=lambda c: (_sequence(c), parse_datetime(c.get("validFrom")) or FLOOR),
                    default=None)
 
     highest_seen: dict[tuple[str, str], int] = {}
@@ -243,14 +257,23 @@ def resolve_loaded(
     rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
     unmatched: list[Rejection] = []
     verdicts: dict[tuple[str | None, str | None], tuple[list[str], list[str]]] = {}
+    fetched: dict[str, _Fetched] = {}  # attestation digest -> what was fetched (for replay)
     status_cache: StatusCache = {}
 
     def judge(item: _Fetched) -> None:
         """Verify one fetched attestation (runs on the main thread while others download)."""
         cred = item.credential
         res = (level_result(cred) or {}) if cred else {}
-        cap_id = str(res.get("acx:capabilityId") or item.descriptor.annotations.get("dev.acx.capability.id", ""))
+        # The claim a credential counts for is the one its signed acx:capabilityId names, never the
+        # (unsigned) annotation: one offered for another claim is a capability_mismatch there.
+        cap_id = str(res.get("acx:capabilityId") or "")
         codes, messages = list(item.codes), list(item.messages)
+        offered = item.descriptor.annotations.get(ANN_CAPABILITY, "")
+        if cap_id not in claims and offered in claims:
+            codes.append("capability_mismatch")
+            messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is for "
+                            f"capability {cap_id or '(none)'}")
+            cap_id = offered
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
             url = _status_url(cred)
@@ -303,6 +326,7 @@ def resolve_loaded(
         )
         if cap_id in claims:
             accepted[cap_id].append(acc)
+            fetched[acc.attestation_digest] = item
         else:
             unmatched.append(Rejection(item.descriptor.digest, ("capability_not_claimed",),
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
@@ -341,14 +365,22 @@ def resolve_loaded(
     tampered = cart.signature_status == STATUS_TAMPERED
     if tampered:
         notes.append("the cartridge is tampered: no claim can be verified")
+    if replay and not tampered:
+        records = {k: (f.evidence_order, f.evidence) for k, f in fetched.items()}
+        replayed = replay_deciding(store, accepted, records, trust, now, lim.workers, fetch_remote_status is not None)
+        for cid, failures in replayed.items():
+            rejected[cid] += failures
+    elif not replay:
+        notes.append(NO_REPLAY_NOTE)
     results = []
     for cid, cap in claims.items():
         newest: dict[tuple[str, str], AcceptedCredential] = {}
         for acc in accepted[cid]:
             k = (acc.benchmark_id, acc.benchmark_version)
-            if k not in newest or acc.valid_from > newest[k].valid_from:
+            if k not in newest or order_key(acc) > order_key(newest[k]):
                 newest[k] = acc
-        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, a.valid_from), reverse=True))
+        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, instant(a), a.credential_digest),
+                               reverse=True))
         best = winners[0] if winners and not tampered else None
         results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
                                             tuple(sorted(rejected[cid], key=lambda r: r.digest))))
@@ -364,7 +396,12 @@ def resolve_loaded(
         referrers_seen=seen,
         partial=partial,
         notes=tuple(notes),
+        replayed=replay,
     )
+
+
+NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "
+                  "trusted key signed were believed as signed (weaker)")
 
 
 def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:

@@ -10,7 +10,6 @@ merely *present* in a document does not speak for the DID.
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any, Protocol
 
 from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
 from acx_oci.errors import AcxError, DidError, MethodNotAuthorizedError, UsageError
+from acx_oci.jsonio import loads_ijson
 
 # The one DID grammar: did:key (base58btc multibase) and did:web (host, optional %3A port, path segments).
 DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
@@ -76,7 +76,7 @@ def fetch_did_web(did: str, fetch: Fetch, base_url: str | None = None) -> dict[s
     if len(body) > MAX_DID_DOCUMENT_BYTES:
         raise DidError(f"did:web {did}: document at {url} is larger than {MAX_DID_DOCUMENT_BYTES} bytes")
     try:
-        doc = json.loads(body)
+        doc = loads_ijson(body)
     except ValueError:
         raise DidError(f"did:web {did}: document at {url} is not JSON") from None
     return check_did_document(doc, did)

@@ -9,7 +9,8 @@ Example::
 
     publishers: [{id: did:key:z6Mk...}]
     verifiers:  [{id: did:web:verifier.example, didDocument: verifier.did.json}]
-    benchmarks: [{id: acx-bench-dag-de, version: 2026.07.1, digest: sha256:..., heldOutSliceDigest: sha256:...}]
+    benchmarks: [{id: acx-bench-dag-de, version: 2026.07.1, digest: sha256:..., heldOutSliceDigest: sha256:...,
+                  capability: "build-dag[snowflake+airflow+dbt]@data-engineering"}]
     gate:   {sigmaMax: 1.5, minGames: 30}
     status: {maxAge: 7d, failClosed: true}
 """
@@ -46,6 +47,9 @@ class AcceptedBenchmark:
     digest: str
     held_out_slice_digest: str | None = None
     certified_by: tuple[str, ...] = ()  # exam certifiers whose certification this consumer requires
+    # The capability the benchmark measures, as an id (acx-cap:sha256:...) or display form
+    # (build-dag[airflow]@data-engineering); a credential on it must be for that capability.
+    capability: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         publishers=[_party(p, folder, f"{source} publishers[{i}]") for i, p in enumerate(data.get("publishers") or [])],
         verifiers=[_party(p, folder, f"{source} verifiers[{i}]") for i, p in enumerate(data.get("verifiers") or [])],
         benchmarks=[AcceptedBenchmark(str(b["id"]), str(b["version"]), b["digest"], b.get("heldOutSliceDigest"),
-                                      tuple(b.get("certifiedBy") or ()))
+                                      tuple(b.get("certifiedBy") or ()), b.get("capability"))
                     for b in data.get("benchmarks") or []],
         sigma_max=float(gate.get("sigmaMax", DEFAULT_SIGMA_MAX)),
         min_games=int(gate.get("minGames", DEFAULT_MIN_GAMES)),

@@ -1,0 +1,225 @@
+"""Fetch the game records of the credentials that decide an answer and replay them.
+
+The pure comparison lives in :mod:`acx_oci.evaluation.replay`; this module
+gets the bytes (the attestation's DSSE layers, digest-verified by the store,
+or the envelope a credential carries inline), in parallel and deduplicated
+across credentials, and keeps a bounded in-process cache of verdicts keyed by
+the credential digest (plus the attestation's record layers and the issuer
+keys the verdict was reached with), so a gateway or a long-lived process
+replays each credential once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.checks import Check, VerifyContext, resolver
+from acx_oci.evaluation.replay import inline_record, record_digests, replay_credential
+from acx_oci.model.credential import issuer_id
+from acx_oci.model.resolution import AcceptedCredential, Rejection
+from acx_oci.oci.store import Store
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES
+from acx_oci.timeutil import parse_datetime
+from acx_oci.trust.trustfile import Trust
+
+MAX_CACHED_VERDICTS = 4096
+_CacheKey = tuple[str, tuple[bytes, ...], tuple[str, ...]]
+_cache: OrderedDict[_CacheKey, Check] = OrderedDict()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """One credential to replay: its digest, the attestation's record layers, any bytes already fetched."""
+
+    key: str  # the caller's handle (e.g. the attestation digest)
+    credential: dict[str, Any]
+    credential_digest: str
+    layer_digests: tuple[str, ...]
+    evidence: dict[str, bytes] | None = None
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def cached_verdicts() -> int:
+    with _lock:
+        return len(_cache)
+
+
+def _cache_get(key: _CacheKey) -> Check | None:
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+        return hit
+
+
+def _cache_put(key: _CacheKey, verdict: Check) -> None:
+    with _lock:
+        _cache[key] = verdict
+        _cache.move_to_end(key)
+        while len(_cache) > MAX_CACHED_VERDICTS:
+            _cache.popitem(last=False)
+
+
+def issuer_keys(credential: dict[str, Any], trust: Trust, now: datetime, allow_network: bool = False) -> list[bytes]:
+    """The issuer's assertion keys as the trust file (or did:web with the network allowed) gives them."""
+    issuer = issuer_id(credential)
+    if issuer is None:
+        return []
+    try:
+        return [key for _, key in resolver(VerifyContext(trust=trust, now=now, allow_network=allow_network))(issuer)]
+    except AcxError:
+        return []
+
+
+def _planned(job: ReplayJob) -> list[tuple[str | None, bytes | None, bool]]:
+    """Per evidence item: (digest, bytes in hand, must fetch from the store)."""
+    items = job.credential.get("evidence") or []
+    layers = set(job.layer_digests)
+    out: list[tuple[str | None, bytes | None, bool]] = []
+    for i, digest in enumerate(record_digests(job.credential)):
+        inline = inline_record(items[i]) if i < len(items) else None
+        if digest is None:
+            out.append((None, None, False))
+        elif inline is not None:
+            try:
+                out.append((digest, canonical(inline), False))
+            except AcxError:
+                out.append((digest, None, False))
+        elif job.evidence is not None and digest in job.evidence:
+            out.append((digest, job.evidence[digest], False))
+        else:
+            out.append((digest, None, digest in layers))
+    return out
+
+
+def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: datetime, *, workers: int = 8,
+                allow_network: bool = False) -> dict[str, Check]:
+    """Replay every job (records fetched in parallel, deduplicated); ``{job.key: verdict}``."""
+    verdicts: dict[str, Check] = {}
+    todo: list[tuple[ReplayJob, _CacheKey, list[bytes]]] = []
+    keys_by_issuer: dict[str | None, list[bytes]] = {}
+    for job in jobs:
+        issuer = issuer_id(job.credential)
+        if issuer not in keys_by_issuer:
+            keys_by_issuer[issuer] = issuer_keys(job.credential, trust, now, allow_network)
+        keys = keys_by_issuer[issuer]
+        ck: _CacheKey = (job.credential_digest, tuple(sorted(keys)), job.layer_digests)
+        hit = _cache_get(ck)
+        if hit is not None:
+            verdicts[job.key] = hit
+        else:
+            todo.append((job, ck, keys))
+    if not todo:
+        return verdicts
+    plans = {job.key: _planned(job) for job, _, _ in todo}
+    wanted = sorted({d for plan in plans.values() for d, raw, fetch in plan if fetch and raw is None and d})
+    fetched: dict[str, bytes | None] = {}
+
+    def get(digest: str) -> tuple[str, bytes | None]:
+        try:
+            return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
+        except AcxError:
+            return digest, None
+
+    if wanted:
+        if len(wanted) == 1 or workers <= 1:
+            fetched = dict(map(get, wanted))
+        else:
+            with ThreadPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
+                fetched = dict(pool.map(get, wanted))
+    for job, ck, keys in todo:
+        plan = plans[job.key]
+        records = [raw if raw is not None else (fetched.get(d) if d and fetch else None) for d, raw, fetch in plan]
+        verdict = replay_credential(job.credential, records, keys, layer_digests=job.layer_digests)
+        verdicts[job.key] = verdict
+        transient = any(fetch and fetched.get(d or "") is None for d, raw, fetch in plan if raw is None)
+        if not transient:
+            _cache_put(ck, verdict)
+    return verdicts
+
+
+# --------------------------------------------------------------- which credentials decide
+
+FLOOR = datetime.min.replace(tzinfo=UTC)
+
+
+def instant(acc: AcceptedCredential) -> datetime:
+    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
+    return parse_datetime(acc.valid_from) or FLOOR
+
+
+def order_key(acc: AcceptedCredential) -> tuple[datetime, int, str]:
+    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
+    return instant(acc), acc.acx_level, acc.credential_digest
+
+
+def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
+    """Who must replay next in one (capability, benchmark) group, walked newest first.
+
+    The newest credential that replays decides the group; every credential newer than it, or as new,
+    must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
+    """
+    need: list[AcceptedCredential] = []
+    decided: datetime | None = None
+    frontier: datetime | None = None
+    for acc in sorted(group, key=order_key, reverse=True):
+        t = instant(acc)
+        if (decided is not None and t < decided) or (frontier is not None and t < frontier):
+            break
+        verdict = done.get(acc.attestation_digest)
+        if verdict is None:
+            need.append(acc)
+            frontier = t if frontier is None else frontier
+        elif verdict.ok and decided is None:
+            decided = t
+    return need
+
+
+def replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]],
+                    records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]],
+                    trust: Trust, now: datetime, workers: int = 8,
+                    allow_network: bool = False) -> dict[str, list[Rejection]]:
+    """Replay the deciding credentials of every claim and benchmark; drop (and return) those that fail.
+
+    ``accepted`` (claim id -> credentials that passed every other check) is edited in place;
+    ``records`` gives, per attestation digest, its game-record layers and any bytes already fetched.
+    """
+    done: dict[str, Check] = {}
+    while True:
+        need: list[AcceptedCredential] = []
+        for accs in accepted.values():
+            groups: dict[tuple[str, str], list[AcceptedCredential]] = {}
+            for acc in accs:
+                groups.setdefault((acc.benchmark_id, acc.benchmark_version), []).append(acc)
+            for group in groups.values():
+                need += _to_replay(group, done)
+        if not need:
+            break
+        jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest, *records[a.attestation_digest])
+                for a in need]
+        done.update(replay_jobs(store, jobs, trust, now, workers=workers, allow_network=allow_network))
+    failed: dict[str, list[Rejection]] = {}
+    for cid, accs in accepted.items():
+        keep = []
+        for acc in accs:
+            verdict = done.get(acc.attestation_digest)
+            if verdict is not None and not verdict.ok:
+                failed.setdefault(cid, []).append(Rejection(acc.attestation_digest, (verdict.code,),
+                                                            (verdict.message,), acc.credential_digest, acc.issuer))
+            else:
+                keep.append(acc)
+        accs[:] = keep
+    return failed
