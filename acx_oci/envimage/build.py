@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
-import json
+import io
 import os
 import shutil
 import subprocess
@@ -220,7 +220,7 @@ def repack(src_tar: Path, out_gz: Path, *, epoch: int) -> Layer:
         packages: list[str] = []
         with out_gz.open("wb") as raw:
             outer = _Tee(raw)
-            gz = gzip.GzipFile(filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=outer,  # type: ignore[arg-type]
+            gz = gzip.GzipFile(filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=outer,
                                mtime=0)
             inner = _Tee(gz)  # type: ignore[arg-type]
             with tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT) as out:  # type: ignore[call-overload]
@@ -252,22 +252,13 @@ def repack(src_tar: Path, out_gz: Path, *, epoch: int) -> Layer:
                         if name == "var/lib/dpkg/status":
                             body = fh.read()
                             packages = parse_dpkg_status(body.decode("utf-8", "replace"))
-                            fh = _BytesReader(body)
-                        out.addfile(info, fh)
+                            out.addfile(info, io.BytesIO(body))
+                        else:
+                            out.addfile(info, fh)
                     else:
                         out.addfile(info)
             gz.close()
     return Layer(out_gz, outer.digest, outer.size, inner.digest, inner.size, len(order), packages)
-
-
-class _BytesReader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def read(self, n: int = -1) -> bytes:
-        end = len(self.data) if n < 0 else self.pos + n
-        chunk, self.pos = self.data[self.pos:end], min(end, len(self.data))
-        return chunk
 
 
 def image_config(layer: Layer, *, epoch: int, suite: str, include: Sequence[str]) -> bytes:
