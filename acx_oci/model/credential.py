@@ -94,7 +94,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
                            issuer_name: str | None = None, criteria_narrative: str | None = None,
                            achievement_description: str | None = None, solver: str = "reference",
                            runtime_digest: str | None = None, training_cutoff: date | None = None,
-                           qualifying_exams: int | None = None) -> dict[str, Any]:
+                           qualifying_exams: int | None = None,
+                           image_digests: list[str] | None = None) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
     for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
                         (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
@@ -133,6 +134,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
         # held-out exams were published after it.
         "acx:trainingCutoff": training_cutoff.isoformat() if training_cutoff else None,
         **({"acx:qualifyingExams": int(qualifying_exams)} if qualifying_exams is not None else {}),
+        # Environment images: the manifest digests of the root file systems the games ran in (absent: host).
+        **({"acx:imageDigests": sorted(set(image_digests))} if image_digests else {}),
     }
     return {
         "@context": list(CONTEXTS),
