@@ -126,8 +126,10 @@ def remove_tree(path: Path) -> None:
     if stat.S_ISDIR(st.st_mode):
         for dirpath, dirnames, _ in os.walk(path):  # a removed tree may hold read-only directories
             for d in dirnames:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(dirpath, d), 0o755, follow_symlinks=False)
+                full = os.path.join(dirpath, d)
+                if not os.path.islink(full):  # os.walk lists links to directories too: never follow one
+                    with contextlib.suppress(OSError):
+                        os.chmod(full, 0o755)
         shutil.rmtree(path)
     else:
         os.unlink(path)
@@ -250,7 +252,7 @@ class Unpacker:
     def _write(self, tf: tarfile.TarFile, m: tarfile.TarInfo, path: Path, mode: int, where: str) -> None:
         self.stats.bytes += m.size
         if self.stats.bytes > self.limits.max_bytes:
-            raise ImageUnsafe(f"{where}: files add up past the {self.limits.max_bytes}-byte bound")
+            raise ImageUnsafe(f"{where}: decompresses past the {self.limits.max_bytes}-byte bound (at {m.name!r})")
         src = tf.extractfile(m)
         assert src is not None
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
