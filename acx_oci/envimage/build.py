@@ -109,7 +109,7 @@ def mmdebstrap_argv(suite: str, include: Sequence[str], out_tar: Path, *, mirror
     marker = dump({"suite": suite, "include": sorted(include)}).decode()
     hook = (f"printf '%s\\n' '{marker}' > \"$1/{MARKER}\"; "
             "rm -f \"$1/etc/resolv.conf\" \"$1/etc/hostname\"")
-    argv = [exe, f"--variant={variant}", "--skip=output/dev", "--customize-hook=" + hook]
+    argv = [exe, f"--variant={variant}", "--format=tar", "--skip=output/dev", "--customize-hook=" + hook]
     if include:
         argv.append("--include=" + ",".join(include))
     argv += [suite, str(out_tar)]
