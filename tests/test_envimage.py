@@ -38,6 +38,7 @@ from acx_oci.envimage.unpack import symlink_escapes
 from acx_oci.errors import ImageUnsafe, IntegrityError
 from acx_oci.oci.model import MEDIA_MANIFEST, dump
 from acx_oci.oci.open import open_store
+from acx_oci.sandbox import staging_dir
 from acx_oci.services.environment import environment_problems
 from acx_oci.trust.keyfiles import load_identity
 
@@ -322,7 +323,8 @@ def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path) -> N
     assert not os.path.exists("/etc/acx-oci-image")  # only the image has the marker
     source = (AGENTS / "simple_agent.py").read_text().replace(
         "from __future__ import annotations\n", "from __future__ import annotations\n\n" + PROBE_AGENT_PREFIX, 1)
-    os.environ["ACX_OCI_CACHE_DIR"] = str(tmp_path / "cache")
+    cache = staging_dir("acx-test-imgcache-")  # 0755 under /tmp: the sandbox's uid must reach the root
+    os.environ["ACX_OCI_CACHE_DIR"] = str(cache)
     try:
         w = _world(tmp_path, env_image["ref"], env_image["digest"], source)
         res = _attest(w, "--games", "3", "--jobs", "2")
@@ -338,11 +340,16 @@ def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path) -> N
             assert "ACX-PROBE /usr/bin/python3.11 True" in t["agent"]["stdout"], t["agent"]
             assert t["grader"]["exitCode"] in (0, 1) and t["grader"]["reportConsistent"]
         digest = env_image["digest"]
-        assert (tmp_path / "cache" / digest.split(":")[1] / "rootfs").is_dir()
-        hit = prepare(env_image["ref"], cache_dir=tmp_path / "cache")
-        assert hit.cache_hit
+        assert (cache / digest.split(":")[1] / "rootfs").is_dir()
+        hit = prepare(env_image["ref"], cache_dir=cache)
+        assert hit.cache_hit and hit.image_digest == digest
+        credential = json.loads((tmp_path / "run" / "credential.json").read_bytes()) \
+            if (tmp_path / "run" / "credential.json").exists() else None
+        assert credential is None  # 3 games: not issued (the gate); acx:imageDigests is covered by the unit test
     finally:
         os.environ.pop("ACX_OCI_CACHE_DIR", None)
+        prune(cache, 0)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.mark.slow
@@ -355,3 +362,36 @@ def test_building_twice_reports_both_digests(tmp_path: Path) -> None:
     out = json.loads(res.output)
     assert len(out["digests"]) == 2 and out["reproducible"] is (out["digests"][0] == out["digests"][1])
     assert out["reproducible"], out  # mmdebstrap + SOURCE_DATE_EPOCH + our repack: bit for bit here
+
+
+def test_credential_names_the_images_its_games_ran_in() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from acx_oci.jsonio import first_error
+    from acx_oci.model import credential
+    from acx_oci.services.environment import image_digests
+
+    from .support.forgery_world import make_world
+
+    w = make_world()
+    now = datetime(2026, 7, 1, tzinfo=UTC)
+    preds = [{"containment": {"imageDigest": D1}}, {"containment": {"imageDigest": D0}}, {"containment": {}}]
+    assert image_digests(preds) == [D0, D1]
+    base: dict[str, Any] = {
+        "issuer_did": "did:web:v.example", "subject_id": "urn:x", "capability_id": "c", "rating_mu": 30.0,
+        "rating_sigma": 1.0, "games_played": 90, "acx_level": 27, "career_tier": "principal", "pass_rate": 0.5,
+        "rom_digest": D1, "manifest_digest": D1, "benchmark_id": "b", "benchmark_version": "1",
+        "benchmark_digest": D1, "held_out_slice_digest": D1, "evidence": [w.signed["evidence"][1]],
+        "status_entry": w.signed["credentialStatus"], "valid_from": now, "valid_until": now + timedelta(days=1),
+        "achievement_name": "x"}
+    with_images = credential.build_level_credential(**base, image_digests=image_digests(preds))
+    without = credential.build_level_credential(**base)
+    assert credential.level_result(with_images)["acx:imageDigests"] == [D0, D1]  # type: ignore[index]
+    assert "acx:imageDigests" not in credential.level_result(without)  # type: ignore[operator]
+    signed = credential.sign_credential(with_images, w.verifier, w.verifier.verification_method, now)
+    assert first_error(signed, "level-credential.schema.json") is None
+    bad = credential.sign_credential({**with_images, "credentialSubject": {
+        **with_images["credentialSubject"], "result": [{**credential.level_result(with_images),  # type: ignore[dict-item]
+                                                        "acx:imageDigests": ["sha256:nope"]}]}},
+        w.verifier, w.verifier.verification_method, now)
+    assert "sha256:nope" in str(first_error(bad, "level-credential.schema.json"))
