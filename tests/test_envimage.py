@@ -304,8 +304,11 @@ def test_built_image_is_a_plain_oci_image_with_one_layer(env_image: dict[str, An
     if shutil.which("skopeo") is None:
         pytest.skip("skopeo not installed")
     ref = env_image["ref"]
-    raw = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
-                         capture_output=True, check=True, timeout=60).stdout
+    pinned = ref.split(":py@", 1)[0] + "@" + env_image["digest"]  # skopeo takes a tag or a digest, not both
+    res = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{pinned}"],
+                         capture_output=True, timeout=60, check=False)
+    assert res.returncode == 0, res.stderr
+    raw = res.stdout
     doc = json.loads(raw)
     assert hashlib.sha256(raw).hexdigest() == env_image["digest"].split(":")[1]
     assert doc["mediaType"] == MEDIA_MANIFEST and "artifactType" not in doc
