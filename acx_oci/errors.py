@@ -21,6 +21,7 @@ The tree (as httpx draws its own)::
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
     │   ├── IntegrityError          exit 1  digest_mismatch
+    │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
@@ -107,6 +108,12 @@ class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
     code = "digest_mismatch"
+
+
+class ImageUnsafe(VerificationError):
+    """An environment image cannot be unpacked safely (escaping names or links, over a bound, bad diff_id)."""
+
+    code = "image_unsafe"
 
 
 class PolicyUnreadable(VerificationError):

@@ -314,9 +314,16 @@ def test_spec_refuses_network_and_bad_binds() -> None:
         run(SandboxSpec(ro_binds=((Path("/root"), "/r"),)), ["/bin/true"])  # 0700 root: not for the sandbox uid
 
 
-def test_rootfs_replaces_the_host_root() -> None:
-    argv = build_argv(SandboxSpec(rootfs=Path("/srv/image")), ["/bin/true"])
+def test_rootfs_replaces_the_host_root(tmp_path: Path) -> None:
+    image = tmp_path / "image"
+    for d in ("usr", "etc", "proc", "tmp"):
+        (image / d).mkdir(parents=True)
+    (image / "bin").symlink_to("usr/bin")
+    argv = build_argv(SandboxSpec(rootfs=image), ["/bin/true"])
     i = argv.index("--ro-bind")
-    assert argv[i + 1 : i + 3] == ["/srv/image", "/"] and "/etc/alternatives" not in argv
+    # each top-level entry bound (symlinks recreated); the image's /proc and /tmp replaced, never bound
+    assert argv[i + 1 : i + 3] == [str(image / "etc"), "/etc"] and [str(image / "usr"), "/usr"] == argv[i + 4 : i + 6]
+    assert argv[argv.index("--symlink") + 1 : argv.index("--symlink") + 3] == ["usr/bin", "/bin"]
+    assert str(image / "proc") not in argv and str(image / "tmp") not in argv and "/etc/alternatives" not in argv
     assert "--unshare-all" in argv and "--die-with-parent" in argv and "--clearenv" in argv
     assert argv[argv.index("--uid") + 1] not in ("0", str(os.getuid()))

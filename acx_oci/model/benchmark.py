@@ -67,7 +67,7 @@ DEMO_MIN_DIFFICULTY = 15.0
 DEMO_MAX_DIFFICULTY = 48.0
 DEMO_HELD_OUT_FRACTION = 0.6
 
-_META_KEYS = ("schema", "id", "version", "name", "description", "capability", "heldOutFraction")
+_META_KEYS = ("schema", "id", "version", "name", "description", "capability", "heldOutFraction", "environment")
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
                            achievement_description: str | None = None, solver: str = "reference",
                            runtime_digest: str | None = None, training_cutoff: date | None = None,
                            qualifying_exams: int | None = None,
-                           exam_certification: dict[str, Any] | None = None) -> dict[str, Any]:
+                           exam_certification: dict[str, Any] | None = None,
+                           image_digests: list[str] | None = None) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
     for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
                         (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
@@ -137,6 +138,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
         # The benchmark's exam certification: certified (with the referrer's digest and certifier),
         # uncertified-allowed (pushed with --allow-uncertified) or not-exam-form.
         **(exam_certification or {}),
+        # Environment images: the manifest digests of the root file systems the games ran in (absent: host).
+        **({"acx:imageDigests": sorted(set(image_digests))} if image_digests else {}),
     }
     return {
         "@context": list(CONTEXTS),

@@ -194,6 +194,30 @@ def _system_root() -> list[str]:
     return args
 
 
+def _image_root(rootfs: Path) -> list[str]:
+    """An unpacked image as ``/``: each top-level entry bound read-only (symlinks recreated) on bwrap's own root.
+
+    Binding the entries rather than the directory itself leaves bwrap's root free for the mount points it
+    creates (``/proc``, ``/dev``, ``/tmp``, ``/rom``, ``/workspace``, ...), so the image needs none of them and
+    nothing is ever created inside it. The image's ``/proc``, ``/dev`` and ``/tmp`` are replaced, never bound.
+    """
+    args: list[str] = []
+    try:
+        names = sorted(os.listdir(rootfs))
+    except OSError as exc:
+        raise SandboxError(f"sandbox: rootfs {rootfs} cannot be listed ({exc.strerror})") from None
+    for name in names:
+        if name in ("proc", "dev", "tmp"):
+            continue
+        host = rootfs / name
+        st = os.lstat(host)
+        if stat.S_ISLNK(st.st_mode):
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+            args += ["--ro-bind", str(host), f"/{name}"]
+    return args
+
+
 def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None = None,
                group_fd: int | None = None, info_fd: int | None = None) -> list[str]:
     """The full command line (prlimit, optional setpriv, bwrap, argv). Pure apart from reading host paths."""
@@ -218,7 +242,7 @@ def build_argv(spec: SandboxSpec, argv: Sequence[str], *, passwd_fd: int | None 
     if info_fd is not None:
         out += ["--info-fd", str(info_fd)]
     if spec.rootfs is not None:
-        out += ["--ro-bind", str(spec.rootfs), "/"]
+        out += _image_root(spec.rootfs)
     else:
         out += _system_root()
     if passwd_fd is not None and group_fd is not None:

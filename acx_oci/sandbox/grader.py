@@ -191,7 +191,8 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
           env: Mapping[str, str] | None = None, import_submission: bool = False) -> GradeResult:
     """Run the hidden ``tests`` against a read-only copy of ``submission`` in its own sandbox.
 
-    ``spec`` supplies limits (its binds are not used: the grader sees only its three directories);
+    ``spec`` supplies limits and the root (``spec.rootfs``: an environment image, whose own python3 and pytest
+    then grade; else the host's); its binds are not used: the grader sees only its three directories;
     ``env`` adds variables for the tests. Raises only if the sandbox cannot start.
     """
     base = spec or SandboxSpec()
@@ -209,7 +210,7 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
         genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": PYTHON, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                      "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
         binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
-        gspec = replace(base, rootfs=None, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
+        gspec = replace(base, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
         res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds,
                                  stdin_data=tests_payload(tests))
         cases, ok = parse_junit(out / "report.xml")

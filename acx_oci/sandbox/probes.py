@@ -185,15 +185,35 @@ def _probe(name: str, expected: str, observed: Any, ok: bool) -> dict[str, Any]:
     return {"name": name, "expected": expected, "observed": observed, "ok": bool(ok)}
 
 
-def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path]) -> list[dict[str, Any]]:
+def _absent(observed: Any, host_path: Path, spec: SandboxSpec) -> bool:
+    """The host path is not reachable inside: not found, or — with an image root — blocked by the image's own dir.
+
+    With an environment image as ``/``, a path like ``/root/x`` names the *image's* ``/root`` (0700, another
+    owner), so the probe sees ``PermissionError``. That proves absence too when the path is under no bind and
+    the image itself holds no such entry: the only ``/root`` inside is the image's.
+    """
+    if observed == "FileNotFoundError":
+        return True
+    if observed != "PermissionError" or spec.rootfs is None:
+        return False
+    inside = str(host_path)
+    if any(inside == dst or inside.startswith(dst.rstrip("/") + "/") for _, dst in (*spec.ro_binds, *spec.rw_binds)):
+        return False
+    return not os.path.lexists(spec.rootfs / inside.lstrip("/"))
+
+
+def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path],
+              spec: SandboxSpec | None = None) -> list[dict[str, Any]]:
+    spec = spec or SandboxSpec()
     out = [_probe(f"control:{k}", "true", v, v) for k, v in sorted(plants.controls.items())]
     labels = ["canary in host /tmp", "canary in verifier home"]
-    for i in range(len(plants.canaries)):
+    absent = "FileNotFoundError" if spec.rootfs is None else "FileNotFoundError|PermissionError (image's own dir)"
+    for i, c in enumerate(plants.canaries):
         o = obs.get(f"canary_{i}")
-        out.append(_probe(f"read {labels[min(i, 1)]}", "FileNotFoundError", o, o == "FileNotFoundError"))
+        out.append(_probe(f"read {labels[min(i, 1)]}", absent, o, _absent(o, c, spec)))
     for i, k in enumerate(keys):
         o = obs.get(f"key_path_{i}")
-        out.append(_probe(f"stat verifier path {k.name or k}", "FileNotFoundError", o, o == "FileNotFoundError"))
+        out.append(_probe(f"stat verifier path {k.name or k}", absent, o, _absent(o, k, spec)))
     o = obs.get("host_processes")
     out.append(_probe("see a host process in /proc", "marker not visible", o, o == "marker not visible"))
     o = obs.get("host_listener")
@@ -267,7 +287,7 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[st
                 return _failed(version, "probe output is not JSON", spec)
             if not isinstance(obs, dict):
                 return _failed(version, "probe output is not an object", spec)
-            probes = _verdicts(obs, plants, keys)
+            probes = _verdicts(obs, plants, keys, spec)
             unchanged = [_digest(c) for c in plants.canaries] == before
             probes.append(_probe("host canaries unchanged", "true", unchanged, unchanged))
             result = {"sandbox": "bubblewrap", "version": version, "probes": probes,

@@ -24,6 +24,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
+from acx_oci.envimage import prepare_image
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
@@ -38,6 +39,7 @@ from acx_oci.services import benchmark as bm
 from acx_oci.services import certification
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
+from acx_oci.services.environment import benchmark_image, environment_problems, image_digests
 from acx_oci.services.ledger import Ledger, StatusList
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
@@ -187,6 +189,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
         detail = "; ".join(cart.problems) if cart.problems else cart.signature.reason
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(verifier, cart)
+    reasons += environment_problems(descriptor["benchmark"], runtime)
     if req.solver is None and runtime is None:
         reasons.append("runtime: the ROM declares no runtime, so there is nothing a verifier can run; "
                        "only a simulation (--solver reference) is possible")
@@ -264,7 +267,7 @@ def _exam_certification(store: Any, remote: bm.RemoteBenchmark, unsealed: bm.Uns
 
 
 @contextlib.contextmanager
-def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver]:
+def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
     The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
@@ -276,8 +279,11 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge) -> Iterator[RomSolver
     rom_dir = new_rom_dir()
     try:
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime)
-        yield RomSolver(rom_dir / "rom", runtime, proof)
+        # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
+        rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
+        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs)
+        proof["imageDigest"] = image_digest
+        yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs)
     finally:
         shutil.rmtree(rom_dir, ignore_errors=True)
 
@@ -296,7 +302,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             req.progress(game.number, total, f"{game.outcome}  mu={rating.mu:.2f} sigma={rating.sigma:.2f}")
 
     with contextlib.ExitStack() as stack:
-        solver = req.solver if req.solver is not None else stack.enter_context(_rom_solver(req, cart))
+        solver = req.solver if req.solver is not None else \
+            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta)))
         result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
@@ -347,7 +354,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
             solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
             training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out),
-            exam_certification=exam_cert)
+            exam_certification=exam_cert, image_digests=image_digests(g.predicate for g in result.games))
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

@@ -1,0 +1,101 @@
+"""``acx-oci env build|pull|prune``: environment images (pinned root file systems) as plain OCI images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.main import main
+from acx_oci.envimage import cache as envcache
+from acx_oci.envimage.build import build_image
+from acx_oci.oci.store import StoreOptions
+
+
+@main.group("env")
+def env_group() -> None:
+    """Environment images: the root file system exams and ROMs run in."""
+
+
+def _options(plain_http: bool, insecure: bool, timeout: float) -> StoreOptions:
+    return StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
+
+
+@env_group.command("build")
+@click.argument("ref")
+@click.option("--suite", default="bookworm", show_default=True, help="Debian suite for mmdebstrap.")
+@click.option("--include", default="python3,python3-pytest", show_default=True,
+              help="Comma-separated packages to install (besides the apt variant's essentials).")
+@click.option("--mirror", default=None, help="Debian mirror URL (default: apt's configuration).")
+@click.option("--epoch", type=int, default=None,
+              help="SOURCE_DATE_EPOCH for mmdebstrap and the mtime clamp (default: $SOURCE_DATE_EPOCH, else "
+                   "2024-01-01).")
+@click.option("--twice", is_flag=True, help="Build a second time from scratch and report whether the digests match.")
+@registry_options
+@json_option
+def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int | None, twice: bool,
+              plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """Build a minimal Debian root with mmdebstrap and push it to REF as a one-layer OCI image.
+
+    \b
+    Example:
+      acx-oci env build localhost:5000/acme/env:bookworm-py --include python3,python3-pytest --json
+      acx-oci env build oci:./images:bookworm-py --twice
+    """
+    packages = [p.strip() for p in include.split(",") if p.strip()]
+    opts = _options(plain_http, insecure, timeout)
+    first = build_image(ref, suite=suite, include=packages, epoch=epoch, mirror=mirror, store_options=opts)
+    out = first.to_json()
+    if twice:
+        second = build_image(ref, suite=suite, include=packages, epoch=first.epoch, mirror=mirror, store_options=opts)
+        out["rebuild"] = second.to_json()
+        out["digests"] = [first.manifest_digest, second.manifest_digest]
+        out["reproducible"] = first.manifest_digest == second.manifest_digest
+    if as_json:
+        emit_json(out)
+        return
+    click.echo(f"pushed {first.reference}")
+    click.echo(f"  layer {first.layer_digest} ({first.layer_size} bytes gzip, {first.uncompressed_size} tar, "
+               f"{first.entries} entries), {len(first.packages)} packages, SOURCE_DATE_EPOCH={first.epoch}")
+    click.echo(f"  seconds: {first.seconds}")
+    if twice:
+        click.echo(f"  rebuild {out['digests'][1]}: {'identical' if out['reproducible'] else 'DIFFERENT'}")
+
+
+@env_group.command("pull")
+@click.argument("ref")
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
+              help="Cache directory (default: $ACX_OCI_CACHE_DIR, /var/cache/acx-oci/images for root, "
+                   "else ~/.cache/acx-oci/images).")
+@registry_options
+@json_option
+def env_pull(ref: str, cache_dir: Path | None, plain_http: bool, insecure: bool, timeout: float,
+             as_json: bool) -> None:
+    """Pull REF by digest and unpack it safely into the cache (a cache hit does nothing).
+
+    Reports the image digest, the root, whether it was a cache hit, and how many device nodes were skipped
+    and set-uid/set-gid bits stripped.
+    """
+    p = envcache.prepare(ref, _options(plain_http, insecure, timeout), cache_dir=cache_dir)
+    if as_json:
+        emit_json(p.to_json())
+        return
+    info = p.info
+    click.echo(f"{p.image_digest}  {'cache hit' if p.cache_hit else 'unpacked'}  {p.root}")
+    click.echo(f"  {info.get('entries')} entries, {info.get('bytes')} bytes, devices skipped "
+               f"{info.get('devicesSkipped')}, set-id bits stripped {info.get('setidStripped')}")
+
+
+@env_group.command("prune")
+@click.option("--max-size", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Keep at most this many bytes of unpacked images (least recently used go first; 0: all).")
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None, help="Cache directory.")
+@json_option
+def env_prune(max_size: int, cache_dir: Path | None, as_json: bool) -> None:
+    """Remove unpacked images from the cache (and leftovers of interrupted unpacks)."""
+    res = envcache.prune(cache_dir, max_size)
+    if as_json:
+        emit_json(res)
+        return
+    click.echo(f"{res['cache']}: removed {len(res['removed'])}, kept {res['kept']} ({res['bytes']} bytes)")
