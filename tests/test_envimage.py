@@ -398,3 +398,25 @@ def test_credential_names_the_images_its_games_ran_in() -> None:
                                                         "acx:imageDigests": ["sha256:nope"]}]}},
         w.verifier, w.verifier.verification_method, now)
     assert "sha256:nope" in str(first_error(bad, "level-credential.schema.json"))
+
+
+@pytest.mark.slow
+def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage 8: the whole chain re-run inside the pinned image; the records name exactly that image."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(staging_dir("acx-test-promote-")))
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "testdata" / "exams-good", suite)
+    pinned = env_image["ref"].split(":py@", 1)[0] + "@" + env_image["digest"]
+    res = cli("exam", "certify", str(suite), "--out", str(tmp_path / "promoted"), "--image", pinned, "--json")
+    assert res.exit_code == 0, res.output
+    for rec in json.loads(res.output)["records"]:
+        assert rec["stages"]["freeze"]["imageDigest"] == env_image["digest"]
+        assert rec["stages"]["promotion"]["ok"] is True
+        assert rec["stages"]["promotion"]["imageDigest"] == env_image["digest"]
+    plain = cli("exam", "certify", str(suite), "--out", str(tmp_path / "plain"), "--json")
+    assert plain.exit_code == 0, plain.output
+    for rec in json.loads(plain.output)["records"]:
+        assert rec["stages"]["freeze"]["imageDigest"] is None and rec["stages"]["promotion"]["ok"] is False

@@ -27,14 +27,34 @@ def exam() -> None:
               help="Where records, the summary and the canary registry go (default ~/.acx-oci/exams).")
 @click.option("--patterns", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Extra publication-scan patterns: {patterns: [{name, regex, scope: all|model}]}.")
+@click.option("--promote", is_flag=True,
+              help="Stage 8: run the whole chain inside the suite's declared environment image (benchmark.json "
+                   "environment.image) or --image, with no network; the records name the image.")
+@click.option("--image", "image_ref", metavar="REF@sha256:...|sha256:...",
+              help="The environment image to promote in (implies --promote; what the records then name).")
+@registry_options
 @json_option
-def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, as_json: bool) -> None:
+def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, promote: bool,
+                 image_ref: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Run contract, gold, grader controls, attack suite, canary, publication scan, freeze and promotion on
     every exam under PATH (a suite directory or one exam directory).
 
     Exit 0 iff every exam is certified (stages 1-7 ok); else 1, naming each failing exam, stage and fact.
+    Promotion is recorded, never gating: without an image every record says imageDigest null.
+
+    \b
+    Example:
+      acx-oci exam certify testdata/bench-py --out ./certs --jobs 2
+      acx-oci exam certify testdata/bench-py --out ./certs --image localhost:5000/acx/env@sha256:...
     """
-    records = ex.certify_suite(path, jobs=jobs, out=out or ex.default_out(), patterns=patterns)
+    image = None
+    if promote or image_ref:
+        from acx_oci.envimage import prepare_image
+        from acx_oci.oci.store import StoreOptions
+
+        ref = image_ref or _declared_image(path)
+        image = prepare_image(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    records = ex.certify_suite(path, jobs=jobs, out=out or ex.default_out(), patterns=patterns, image=image)
     bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]
     if as_json:
         emit_json({"certified": not bad, "records": records})
@@ -46,6 +66,16 @@ def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None,
     for exam_id, stage, fact in bad:
         click.echo(f"{exam_id}: {stage}: {fact}", err=True)
     sys.exit(1 if bad else 0)
+
+
+def _declared_image(path: Path) -> str:
+    """The suite's ``benchmark.json`` environment image, for ``--promote`` without ``--image``."""
+    suite = path / "benchmark.json" if (path / "benchmark.json").is_file() else path.parent.parent / "benchmark.json"
+    doc = load_json_file(suite, "benchmark.json") if suite.is_file() else {}
+    image = ((doc or {}).get("environment") or {}).get("image") if isinstance(doc, dict) else None
+    if not isinstance(image, str):
+        raise UsageError(f"exam certify --promote: {path} declares no environment image; give --image REF")
+    return image
 
 
 @exam.group("canary")

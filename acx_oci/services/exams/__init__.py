@@ -75,8 +75,12 @@ def _inside(child: Path, parent: Path) -> bool:
     return c == p or p in c.parents
 
 
-def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None) -> list[dict[str, Any]]:
-    """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id."""
+def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
+                  image: tuple[Path, str] | None = None) -> list[dict[str, Any]]:
+    """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
+
+    ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
+    """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
     if _inside(out, suite_root) or _inside(out, path):
@@ -90,13 +94,14 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
 
     def one(src: Any) -> dict[str, Any]:
         fh = exam_freeze_hash(src, pats)
-        cached = out / "by-freeze" / f"{fh.split(':', 1)[1]}.json"
+        key = fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
+        cached = out / "by-freeze" / f"{key}.json"
         if cached.is_file():
             rec = load_json_file(cached, "cached certification record")
             if not mx.check_record(rec) and rec["exam"] == src.exam_id:
                 _write_json(out / "records" / f"{src.exam_id}.json", rec)
                 return dict(rec)
-        rec = certify_exam(src, pats, registry.register)
+        rec = certify_exam(src, pats, registry.register, image)
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
         if rec["stages"]["freeze"].get("freezeHash") == fh:
             _write_json(cached, rec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,13 @@ Register = Callable[[str, dict[str, str]], list[str]]
 class _Grader:
     """Grades overlays of the workspace with the exam's hidden tests; caches identical submissions."""
 
-    def __init__(self, src: ExamSource, work: Path) -> None:
+    def __init__(self, src: ExamSource, work: Path, rootfs: Path | None = None) -> None:
         self.src, self.work, self.n = src, work, 0
         self.tests = work / "tests"
         self.tests.mkdir()
         write_files(self.tests, src.grader_files())
-        self.spec = SandboxSpec(time_seconds=GRADE_SECONDS, memory_mib=2048, pids=256)
+        # With an environment image (promotion) every grade of the chain runs with the image as /.
+        self.spec = SandboxSpec(rootfs=rootfs, time_seconds=GRADE_SECONDS, memory_mib=2048, pids=256)
         self.host_before = self.host_digest()
 
     def host_digest(self) -> str:
@@ -63,8 +65,14 @@ def _skipped(reason: str) -> dict[str, Any]:
     return {"ok": False, "skipped": reason}
 
 
-def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register) -> dict[str, Any]:
-    """Run stages 1-8 in order and return the sealed record."""
+def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
+                 image: tuple[Path, str] | None = None) -> dict[str, Any]:
+    """Run stages 1-8 in order and return the sealed record.
+
+    ``image`` (unpacked root, manifest digest) is promotion: the whole chain runs inside that image, with no
+    network, and the record names it (``freeze.imageDigest``, ``promotion``). Without one the record says
+    ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed from elsewhere.
+    """
     stages: dict[str, dict[str, Any]] = {"contract": _contract(src)}
     if not stages["contract"]["ok"]:
         for s in mx.STAGES[1:]:
@@ -73,7 +81,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
-        g = _Grader(src, work)
+        g = _Grader(src, work, image[0] if image else None)
         wins = mx.windows(_reference_added(src))
         stages["gold"], base = _gold(src, g, wins)
         stages["grader"] = _controls(src, g, base)
@@ -85,8 +93,13 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["canary"] = _canary(src, register)
     stages["publication"] = _publication(src, patterns, wins)
     stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
-                        "parentCommit": parent_commit(src.dir), "imageDigest": None}
-    stages["promotion"] = dict(mx.NO_IMAGE)
+                        "parentCommit": parent_commit(src.dir), "imageDigest": image[1] if image else None}
+    if image is None:
+        stages["promotion"] = dict(mx.NO_IMAGE)
+    else:
+        chain_ok = all(stages[s].get("ok") for s in mx.STAGES if s != "promotion")
+        stages["promotion"] = {"ok": bool(chain_ok), "imageDigest": image[1],
+                               "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
