@@ -260,7 +260,8 @@ def _world(tmp: Path, image: str | None, rom_digest: str | None, agent_source: s
     layout = f"oci:{tmp / 'layout'}"
     _cartridge(tmp, "agent", agent_source, layout, rom_digest)
     bench = _bench_with_image(tmp, image)
-    res = cli("benchmark", "push", str(bench), f"{layout}:bench", "--seal-to", str(tmp / "verifier.did.json"))
+    res = cli("benchmark", "push", str(bench), f"{layout}:bench", "--seal-to", str(tmp / "verifier.did.json"),
+              "--allow-uncertified")
     assert res.exit_code == 0, res.output
     return {"tmp": tmp, "layout": layout, "did": load_identity(f"{tmp / 'verifier'}.key").did}
 
