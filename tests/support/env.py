@@ -32,7 +32,7 @@ def slow_enabled(config: pytest.Config) -> bool:
     return bool(config.getoption("--runslow")) or ci_enabled() or _truthy("ACX_SLOW")
 
 
-SLOW_SKIP_REASON = "slow (stress repeats, full certification, image builds); enable with --runslow, ACX_SLOW=1 or CI=true"
+SLOW_SKIP_REASON = "slow (stress repeats, full certification, image builds): --runslow, ACX_SLOW=1 or CI=true"
 
 
 def repeats(n: int) -> list[Any]:
