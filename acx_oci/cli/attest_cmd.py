@@ -85,13 +85,25 @@ def _render(outcome: AttestOutcome) -> None:
               help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json.")
 @click.option("--no-push", is_flag=True,
               help="Only write files: don't publish the status list or push the attestation.")
+@click.option("--baseline", "baseline_ref", metavar="CART_REF",
+              help="Regression acceptance: an earlier version of the same cartridge (reference, or a sha256: "
+                   "manifest digest in this cartridge's repository) with a credential on this benchmark from this "
+                   "issuer. Default: the ROM's policy.verification.regression.baseline.")
+@click.option("--baseline-competence", type=float,
+              help="Reference solver with --baseline: the baseline's simulated skill (required with --competence).")
+@click.option("--regression-tolerance", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="With --baseline: NOT ISSUED regression if the new R (held-out, or held-in) is below the "
+                   "baseline's by more than this. 1.0 is one level, the smallest change a credential shows; it is "
+                   "strict: R varies by about 1.1-1.3 from draw to draw, so an equally good agent fails it about "
+                   "half the time on the demo benchmark (about 9% at 3.0).")
 @registry_options
 @json_option
 def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str | None,
                    competence: float | None, jobs: int, games: int | None, sigma_max: float, min_games: int,
                    state_dir: Path,
-                   cooldown: str, out_dir: Path, no_push: bool, plain_http: bool, insecure: bool, timeout: float,
-                   as_json: bool) -> None:
+                   cooldown: str, out_dir: Path, no_push: bool, baseline_ref: str | None,
+                   baseline_competence: float | None, regression_tolerance: float, plain_http: bool,
+                   insecure: bool, timeout: float, as_json: bool) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -105,6 +117,12 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     by probes in the very same sandbox; unproven -> every game withheld,
     NOT ISSUED containment_unproven. `acx-oci sandbox check` runs the probes
     alone.
+
+    With --baseline (regression acceptance) the same attest also plays the
+    new and the baseline ROM on the public (held-in) slice and compares both
+    with the baseline's own credential from this issuer: a drop of more than
+    --regression-tolerance on either -> NOT ISSUED regression; otherwise the
+    credential names the baseline (acx:baseline) and acx:heldInR.
 
     \b
     Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
@@ -120,6 +138,9 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
     solver = _solver(solver_kind, competence)
+    if baseline_competence is not None and solver is None:
+        raise UsageError("--baseline-competence is only for --solver reference")
+    baseline_solver = ReferenceSolver(baseline_competence) if baseline_competence is not None else None
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
     progress_bar: Any = None
@@ -143,7 +164,9 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
                         jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
                         store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
-                        progress=progress if show_progress else None, push=not no_push)
+                        progress=progress if show_progress else None, push=not no_push,
+                        baseline_ref=baseline_ref, baseline_solver=baseline_solver,
+                        regression_tolerance=regression_tolerance)
     try:
         outcome = attest(req)
     finally:

@@ -96,7 +96,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
                            runtime_digest: str | None = None, training_cutoff: date | None = None,
                            qualifying_exams: int | None = None,
                            exam_certification: dict[str, Any] | None = None,
-                           image_digests: list[str] | None = None) -> dict[str, Any]:
+                           image_digests: list[str] | None = None,
+                           extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
     for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
                         (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
@@ -140,6 +141,8 @@ def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: s
         **(exam_certification or {}),
         # Environment images: the manifest digests of the root file systems the games ran in (absent: host).
         **({"acx:imageDigests": sorted(set(image_digests))} if image_digests else {}),
+        # Further acx: fields (attest --baseline: acx:heldInR and acx:baseline).
+        **{k: v for k, v in (extra or {}).items() if k.startswith("acx:")},
     }
     return {
         "@context": list(CONTEXTS),

@@ -37,6 +37,7 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services import certification
+from acx_oci.services import regression as regr
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.environment import benchmark_image, environment_problems, image_digests
@@ -81,6 +82,9 @@ class AttestRequest:
     clock: Callable[[], datetime] | None = None
     progress: Callable[[int, int, str], None] | None = None  # (done, total, text)
     push: bool = True  # publish the status list and push the attestation next to the cartridge
+    baseline_ref: str | None = None  # attest --baseline (else the ROM's policy.verification.regression.baseline)
+    baseline_solver: Solver | None = None  # the baseline's simulation when ``solver`` is the reference solver
+    regression_tolerance: float = regr.DEFAULT_TOLERANCE
 
 
 @dataclass
@@ -183,6 +187,10 @@ def attest(req: AttestRequest) -> AttestOutcome:
         {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime) if runtime else None}
     pinned_cart = str(cart_ref.with_digest(cart_digest))
     outcome = AttestOutcome(REFUSED, [], cart.rom_digest, cart_digest)
+    baseline_ref = req.baseline_ref or regr.policy_baseline(cart.rom)
+    if baseline_ref and req.solver is not None and req.baseline_solver is None:
+        raise UsageError("attest --baseline with the reference solver needs --baseline-competence N "
+                         "(the baseline's simulated skill)")
 
     reasons: list[str] = []
     if cart.signature_status not in (STATUS_VALID, STATUS_WARNING):
@@ -204,6 +212,14 @@ def attest(req: AttestRequest) -> AttestOutcome:
             unsealed = bm.unseal_remote(remote, verifier)
         except AcxError as exc:
             reasons.append(f"benchmark: {exc}")
+    baseline: regr.Baseline | None = None
+    if baseline_ref and not reasons:
+        baseline, problems = regr.load_baseline(baseline_ref, req.cartridge_ref, cart, req.store_options,
+                                                 rom_solver=req.solver is None)
+        if baseline is not None and not problems:
+            problems = regr.find_credential(baseline, verifier, remote, reference=req.solver is not None,
+                                            now=clock())
+        reasons += problems
     exam_cert: dict[str, Any] = {}
     if unsealed is not None:
         exam_cert, problem = _exam_certification(bench_store, remote, unsealed)
@@ -238,7 +254,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
             return outcome
         try:
-            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline)
         except BaseException:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True)
             raise
@@ -266,8 +282,23 @@ def _exam_certification(store: Any, remote: bm.RemoteBenchmark, unsealed: bm.Uns
             "acx:examCertifier": found.certifier}, None
 
 
+def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, baseline: regr.Baseline,
+             solver: Solver, stack: contextlib.ExitStack, new_out: float) -> tuple[list[str], dict[str, Any]]:
+    """Both ROMs on the public (held-in) slice with the same kind of solver; the regression verdict."""
+    held = {str(t["id"]) for t in unsealed.held_out}
+    public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
+    base_solver = req.baseline_solver if req.solver is not None else \
+        stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store))
+    assert base_solver is not None and baseline.held_out_r is not None
+    new_in = regr.held_in_r(cart.rom_digest, unsealed, public, solver, req.jobs)
+    base_in = regr.held_in_r(baseline.cart.rom_digest, unsealed, public, base_solver, req.jobs)
+    regressed = regr.judge(new_out, new_in, baseline.held_out_r, base_in, req.regression_tolerance)
+    return regressed, {"acx:heldInR": new_in, "acx:baseline": regr.credential_field(baseline, base_in)}
+
+
 @contextlib.contextmanager
-def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None) -> Iterator[RomSolver]:
+def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None,
+                store: Any = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
     The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
@@ -275,7 +306,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     """
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
-    store = open_store(parse_reference(req.cartridge_ref), req.store_options)
+    store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
     rom_dir = new_rom_dir()
     try:
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
@@ -290,7 +321,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
 
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
-         clock: Callable[[], datetime], exam_cert: dict[str, Any]) -> None:
+         clock: Callable[[], datetime], exam_cert: dict[str, Any], baseline: regr.Baseline | None = None) -> None:
     verifier = req.verifier
     bench = unsealed.bench
     total = params.resolve_games(len(held_out))
@@ -307,6 +338,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
         result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
+        regressed, held_in = _held_in(req, cart, unsealed, baseline, solver, stack,
+                                                result.conservative) if baseline else ([], {})
     outcome.result = result
     out = req.out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -333,10 +366,10 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             tpath = _write(out / "transcripts" / f"game-{g.number:04d}.sealed.json", sealed_transcript)
             entry["transcript"] = str(tpath.relative_to(out))
         games_json.append(entry)
-    outcome.reasons = list(result.reasons)
-    outcome.status = ISSUED if result.issued else NOT_ISSUED
+    outcome.reasons = regressed + list(result.reasons)
+    outcome.status = ISSUED if result.issued and not regressed else NOT_ISSUED
     now = clock()
-    if result.issued:
+    if outcome.status == ISSUED:
         sl = ledger.status_list(now, status_base_url(verifier.did), issuer=verifier.did)
         cred_id = f"urn:uuid:{uuid.uuid4()}"
         index = ledger.allocate(sl.uuid, cred_id, now, outcome.attempt_id)
@@ -354,7 +387,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
             solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
             training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out),
-            exam_certification=exam_cert, image_digests=image_digests(g.predicate for g in result.games))
+            exam_certification=exam_cert, image_digests=image_digests(g.predicate for g in result.games),
+            extra=held_in)
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)
@@ -387,6 +421,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
                       "benchmarkDigest": bench.digest, "heldOutSliceDigest": unsealed.held_out_slice_digest,
                       "capability": bench.capability},
         "run": result.summary(),
+        **({"regression": held_in} if held_in else {}),
         "gameRecords": games_json,
         "statusList": str(outcome.status_list_path) if outcome.status_list_path else None,
     }

@@ -84,7 +84,8 @@ def init_directory(
         "capabilities": [c.to_json() for c in capabilities],
         "policy": {
             "verification": {
-                "regression": {"heldInSuite": None, "heldOutSuite": None, "acceptIf": "no-regression"}
+                "regression": {"heldInSuite": None, "heldOutSuite": None, "acceptIf": "no-regression",
+                               "baseline": None}
             }
         },
     }

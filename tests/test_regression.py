@@ -1,0 +1,152 @@
+"""``attest --baseline``: regression acceptance on held-in and held-out (the reference solver, an OCI layout)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .support.attest_world import CAP
+from .support.cli import cli, ok
+
+
+@dataclass
+class RWorld:
+    tmp: Path
+    bench: str
+    v1: str
+    v2: str
+    other: str
+    verifier_did: str = "did:web:verifier.example"
+
+
+def _push_cart(tmp: Path, name: str, cid: str, version: str) -> str:
+    ok(cli("cartridge", "init", str(tmp / name), "--id", cid, "--version", version, "--capability", CAP))
+    ok(cli("cartridge", "push", str(tmp / name), f"oci:{tmp / 'carts'}:{name}", "--key", str(tmp / "publisher.key")))
+    return f"oci:{tmp / 'carts'}:{name}"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> RWorld:
+    tmp = tmp_path_factory.mktemp("regression")
+    ok(cli("keygen", str(tmp / "publisher"), "--did", "did:web:publisher.example"))  # fixed ROM digests
+    ok(cli("keygen", str(tmp / "verifier"), "--did", "did:web:verifier.example"))
+    ok(cli("keygen", str(tmp / "verifier2")))
+    ok(cli("benchmark", "demo", str(tmp / "bench")))
+    (tmp / "bench" / "seal.key").write_text("11" * 32 + "\n")  # a fixed split: the same R values every run
+    ok(cli("benchmark", "push", str(tmp / "bench"), f"oci:{tmp / 'bench-layout'}:2026.07.1",
+           "--seal-to", str(tmp / "verifier.did.json"), "--seal-to", str(tmp / "verifier2.did.json")))
+    w = RWorld(tmp, f"oci:{tmp / 'bench-layout'}:2026.07.1",
+               _push_cart(tmp, "v1", "io.example/dag-agent", "1.0.0"),
+               _push_cart(tmp, "v2", "io.example/dag-agent", "1.1.0"),
+               _push_cart(tmp, "other", "io.example/other-agent", "0.9.0"))
+    code, base = attest(w, w.v1, "base", "--competence", "33")
+    assert code == 0, base
+    return w
+
+
+def attest(w: RWorld, cart: str, out: str, *extra: str, verifier: str = "verifier",
+           issuer: str | None = None) -> tuple[int, dict[str, Any]]:
+    res = cli("attest", cart, "--benchmark", w.bench, "--key", str(w.tmp / f"{verifier}.key"),
+              "--issuer", issuer or w.verifier_did, "--state", str(w.tmp / f"state-{verifier}"),
+              "-o", str(w.tmp / out), "--cooldown", "0", "--json", *extra)
+    try:
+        return res.exit_code, json.loads(res.output)
+    except json.JSONDecodeError:
+        return res.exit_code, {"output": res.output}
+
+
+def _cred(w: RWorld, out: str) -> dict[str, Any]:
+    cred = json.loads((w.tmp / out / "credential.json").read_text())
+    return dict(cred["credentialSubject"]["result"][0])
+
+
+def test_a_rom_that_got_worse_is_not_issued(world: RWorld) -> None:
+    code, res = attest(world, world.v2, "worse", "--competence", "20", "--baseline", world.v1,
+                       "--baseline-competence", "33")
+    assert code == 1, res
+    assert res["issued"] is False and res["credential"] is None
+    (reason,) = [r for r in res["reasons"] if r.startswith("regression:")]
+    assert "held-out R" in reason and "held-in R" in reason and reason.count("vs baseline") == 2
+    result = json.loads((world.tmp / "worse" / "result.json").read_text())
+    assert result["regression"]["acx:heldInR"] < result["regression"]["acx:baseline"]["heldInR"] - 1.0
+
+
+@pytest.mark.parametrize(("competence", "tolerance"), [("34", "1"), ("33", "3")])
+def test_a_rom_that_did_not_get_worse_is_issued_naming_the_baseline(world: RWorld, competence: str,
+                                                                     tolerance: str) -> None:
+    out = f"same-{competence}"
+    code, res = attest(world, world.v2, out, "--competence", competence, "--baseline", world.v1,
+                       "--baseline-competence", "33", "--regression-tolerance", tolerance)
+    assert code == 0, res["reasons"]
+    result = _cred(world, out)
+    base = _cred(world, "base")
+    baseline = result["acx:baseline"]
+    att = json.loads((world.tmp / "base" / "result.json").read_text())
+    assert baseline["romDigest"] == att["romDigest"] != res["romDigest"]
+    assert baseline["credentialDigest"].startswith("sha256:")
+    assert baseline["heldOutR"] == pytest.approx(base["acx:ratingMu"] - 3 * base["acx:ratingSigma"])
+    assert isinstance(result["acx:heldInR"], float) and result["acx:heldInR"] >= baseline["heldInR"] - float(tolerance)
+    # It names the credential the baseline's attestation carries (pushed as the bytes of credential.json).
+    pushed = (world.tmp / "base" / "credential.json").read_bytes()
+    assert baseline["credentialDigest"] == "sha256:" + hashlib.sha256(pushed).hexdigest()
+
+
+def test_the_default_tolerance_is_within_run_to_run_noise(world: RWorld) -> None:
+    """An equally good agent (33 -> 33) on this fixed split: held-in R 26.93 vs 29.26, a drop of 2.3 that is
+    pure draw noise (R's sd is about 1.1-1.3 here), so the default 1.0 reads it as a regression (README)."""
+    code, res = attest(world, world.v2, "same-33-default", "--competence", "33", "--baseline", world.v1,
+                       "--baseline-competence", "33")
+    assert code == 1 and res["reasons"][0].startswith("regression:"), res
+
+
+def test_a_baseline_of_another_cartridge_is_refused(world: RWorld) -> None:
+    code, res = attest(world, world.v2, "other-id", "--competence", "33", "--baseline", world.other,
+                       "--baseline-competence", "33")
+    assert code == 2 and "io.example/other-agent" in res["reasons"][0], res
+    assert not (world.tmp / "other-id" / "games").exists()  # nothing was played
+    # A later version is no baseline either.
+    code, res = attest(world, world.v1, "later", "--competence", "33", "--baseline", world.v2,
+                       "--baseline-competence", "33")
+    assert code == 2 and "not earlier" in res["reasons"][0], res
+
+
+def test_no_baseline_credential_from_this_verifier_is_refused(world: RWorld) -> None:
+    did2 = (world.tmp / "verifier2.did.json")
+    issuer = json.loads(did2.read_text())["id"]
+    code, res = attest(world, world.v2, "nocred", "--competence", "33", "--baseline", world.v1,
+                       "--baseline-competence", "33", verifier="verifier2", issuer=issuer)
+    assert code == 2, res
+    assert "has no valid credential" in res["reasons"][0] and "attest the baseline first" in res["reasons"][0]
+
+
+def test_the_reference_solver_needs_the_baseline_competence(world: RWorld) -> None:
+    code, res = attest(world, world.v2, "nocomp", "--competence", "33", "--baseline", world.v1)
+    assert code == 2 and "--baseline-competence" in res["output"]
+
+
+def test_the_roms_policy_names_the_baseline(world: RWorld) -> None:
+    import yaml
+
+    ok(cli("cartridge", "init", str(world.tmp / "v3"), "--id", "io.example/dag-agent", "--version", "1.2.0",
+           "--capability", CAP))
+    spec_path = world.tmp / "v3" / "cartridge.yaml"
+    spec = yaml.safe_load(spec_path.read_text())
+    assert spec["policy"]["verification"]["regression"]["baseline"] is None  # written by init, unset
+    spec["policy"]["verification"]["regression"]["baseline"] = world.v1
+    spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    ok(cli("cartridge", "push", str(world.tmp / "v3"), f"oci:{world.tmp / 'carts'}:v3", "--key",
+           str(world.tmp / "publisher.key")))
+    # (v3's ROM digest names a temporary path, so its R values vary per run: wide margins either way)
+    code, res = attest(world, f"oci:{world.tmp / 'carts'}:v3", "policy", "--competence", "40",
+                       "--baseline-competence", "33")
+    assert code == 0, res
+    base = json.loads((world.tmp / "base" / "result.json").read_text())
+    assert _cred(world, "policy")["acx:baseline"]["romDigest"] == base["romDigest"]
+    code, res = attest(world, f"oci:{world.tmp / 'carts'}:v3", "policy-worse", "--competence", "15",
+                       "--baseline-competence", "33")
+    assert code == 1 and res["reasons"][0].startswith("regression:"), res
