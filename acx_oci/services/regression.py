@@ -7,11 +7,10 @@ the baseline's held-out R; the baseline ROM and the new ROM are both played on t
 (held-in) slice in the same attest, with the same kind of solver, for the held-in comparison. The new
 ROM is NOT ISSUED ``regression`` if either R fell by more than the tolerance.
 
-The tolerance (default 1.0 level of R = mu - 3 sigma) is the smallest change a credential shows
-(``acxLevel`` rounds R). It is strict: R is an estimate (on the DAG demo, 90 held-out and 64 held-in games,
-its run-to-run sd is about 1.1 and 1.3), so an equally good agent is read as a regression about half the
-time at 1.0, about 9% at 3.0 (README, "Regression acceptance"). Raise ``--regression-tolerance`` to trade
-sensitivity for fewer false refusals.
+The tolerance defaults to 3.0 levels of R = mu - 3 sigma: R is an estimate (on the DAG demo, 90 held-out
+and 64 held-in games, its run-to-run sd is about 1.1 and 1.3), so an equally good agent is read as a
+regression about 9% of the time at 3.0 and about half the time at 1.0, the smallest change a credential
+shows (README, "Regression acceptance").
 """
 
 from __future__ import annotations
