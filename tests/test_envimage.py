@@ -321,14 +321,14 @@ def test_built_image_is_a_plain_oci_image_with_one_layer(env_image: dict[str, An
 
 
 @pytest.mark.slow
-def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path) -> None:
+def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
     assert not os.path.exists("/etc/acx-oci-image")  # only the image has the marker
     source = (AGENTS / "simple_agent.py").read_text().replace(
         "from __future__ import annotations\n", "from __future__ import annotations\n\n" + PROBE_AGENT_PREFIX, 1)
     cache = staging_dir("acx-test-imgcache-")  # 0755 under /tmp: the sandbox's uid must reach the root
-    os.environ["ACX_OCI_CACHE_DIR"] = str(cache)
+    monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(cache))  # restored afterwards: other tests rely on conftest's
     try:
         w = _world(tmp_path, env_image["ref"], env_image["digest"], source)
         res = _attest(w, "--games", "3", "--jobs", "2")
@@ -351,7 +351,6 @@ def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path) -> N
             if (tmp_path / "run" / "credential.json").exists() else None
         assert credential is None  # 3 games: not issued (the gate); acx:imageDigests is covered by the unit test
     finally:
-        os.environ.pop("ACX_OCI_CACHE_DIR", None)
         prune(cache, 0)
         shutil.rmtree(cache, ignore_errors=True)
 
