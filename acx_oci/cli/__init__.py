@@ -4,6 +4,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     attest_cmd,
     benchmark_cmd,
     cartridge_cmd,
+    copy_cmd,
     demo_cmd,
     env_cmd,
     exam_cmd,

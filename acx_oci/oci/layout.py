@@ -159,6 +159,10 @@ class LayoutStore(ManifestReads):
     def _has_blob(self, digest: str) -> bool:
         return self._blob_path(digest).is_file()
 
+    def blob_exists(self, digest: str) -> bool:
+        """Whether the blob is stored (by name; reads verify the bytes)."""
+        return self._has_blob(digest)
+
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         desc = Descriptor.for_bytes(media_type, data, annotations)
         self._init()

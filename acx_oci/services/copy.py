@@ -1,0 +1,264 @@
+"""``acx-oci copy``: a verified mirror of a cartridge, its attestations and their status lists.
+
+``oras cp -r`` and ``skopeo copy`` move bytes; neither knows that a level
+attestation is worth nothing without the status list its credential points to
+(``acx-status-<uuid>`` in the same repository), and neither verifies anything.
+Here every manifest and blob is read digest-verified and written as the exact
+same bytes (so digests, and the credentials' bindings to them, survive), the
+status lists the copied credentials name go along under the same tag, and on
+a registry without the Referrers API the ``sha256-<hex>`` index is written
+with full descriptors. With a trust file the source is resolved first (and
+``only_verified`` keeps just the attestations that passed), and the
+destination is resolved afterwards: a copy that does not give the same answer
+is a failure, not a mirror.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from acx_oci.errors import NotFoundError, UsageError, VerificationError
+from acx_oci.jsonio import parse_json
+from acx_oci.model.credential import status_entries
+from acx_oci.model.resolution import Resolution
+from acx_oci.model.rom import STATUS_TAMPERED
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, ARTIFACT_STATUS_LIST
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import Reference, parse_reference
+from acx_oci.oci.referrers import referrer_tag
+from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci.transfer import (
+    CopyPlan,
+    PlannedManifest,
+    Progress,
+    close_stores,
+    copy_blobs,
+    plan_tree,
+    push_manifests,
+    read_referrer,
+)
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, status_tag
+from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.statuscache import StatusHistory
+from acx_oci.trust.trustfile import Trust
+
+ACX_ARTIFACT_PREFIX = "application/vnd.acx."
+MAX_REFERRER_DEPTH = 2  # referrers of the subject, and referrers of those (e.g. a signature on an attestation)
+
+
+@dataclass
+class CopyRequest:
+    source: str
+    destination: str
+    now: datetime
+    trust: Trust | None = None
+    only_verified: bool = False
+    store_options: StoreOptions | None = None
+    status_history: StatusHistory | None = None
+    limits: ResolveLimits | None = None
+    progress: Progress | None = None
+
+
+@dataclass
+class CopyOutcome:
+    source: str
+    destination: str
+    subject: str
+    artifact_type: str | None
+    manifests: int = 0
+    blobs: int = 0
+    blobs_copied: int = 0
+    bytes_copied: int = 0
+    bytes_total: int = 0
+    referrers: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    status_lists: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    source_verdict: dict[str, Any] | None = None
+    destination_same: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source, "destination": self.destination, "subject": self.subject,
+            "artifactType": self.artifact_type, "manifests": self.manifests, "blobs": self.blobs,
+            "blobsCopied": self.blobs_copied, "bytesCopied": self.bytes_copied, "bytesTotal": self.bytes_total,
+            "referrers": self.referrers, "skipped": self.skipped, "statusLists": self.status_lists,
+            "verified": self.source_verdict, "destinationResolvesSame": self.destination_same,
+            "notes": self.notes,
+        }
+
+
+def verdict(resolution: Resolution) -> dict[str, Any]:
+    """What a copy must preserve: the signature status and, per claim, the answer and what it rests on."""
+    return {
+        "signature": resolution.signature_status,
+        "capabilities": [{"id": c.capability.id, "effective": c.effective,
+                          "acxLevel": c.best.acx_level if c.best else None,
+                          "credentialDigest": c.best.credential_digest if c.best else None,
+                          "attestationDigest": c.best.attestation_digest if c.best else None}
+                         for c in resolution.capabilities],
+    }
+
+
+def _destination_tag(src: Reference, dst: Reference) -> str | None:
+    if dst.digest is not None:
+        raise UsageError(f"copy: destination {dst}: give a tag or none (the digest is the source's), not a digest")
+    return dst.tag or src.tag
+
+
+def _rejected(resolution: Resolution) -> dict[str, str]:
+    """Attestation digest -> why it did not resolve as verified."""
+    out: dict[str, str] = {}
+    for cap in resolution.capabilities:
+        for r in cap.rejected:
+            out.setdefault(r.digest, ", ".join(r.codes))
+    for r in resolution.unmatched:
+        out.setdefault(r.digest, ", ".join(r.codes))
+    return out
+
+
+def _resolve(store: Store, target: str, req: CopyRequest, trust: Trust) -> Resolution:
+    cart = load_cartridge(store, target, trust)
+    return resolve_loaded(store, cart, trust, now=req.now, limits=req.limits, status_history=req.status_history,
+                          reference=str(store.reference))
+
+
+def _status_urls(src: Store, item: PlannedManifest) -> list[str]:
+    """The status lists an attestation's credential points to (read from the source, digest-verified)."""
+    if item.manifest is None:
+        return []
+    layer = credential_layer(item.manifest)
+    if layer is None:
+        return []
+    doc = parse_json(src.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES), f"credential {layer.digest}")
+    return [str(e["statusListCredential"]) for e in status_entries(doc)
+            if isinstance(e.get("statusListCredential"), str)]
+
+
+class _Planner:
+    """Walks the source: subject, referrers (recursively, bounded), then the status lists they name."""
+
+    def __init__(self, src: Store, req: CopyRequest, outcome: CopyOutcome, exclude: dict[str, str] | None) -> None:
+        self.src, self.req, self.outcome, self.exclude = src, req, outcome, exclude
+        self.plan = CopyPlan()
+        self.status_urls: dict[str, None] = {}
+        self.attestations: list[str] = []
+        self.seen: set[str] = set()
+
+    def tick(self, text: str) -> None:
+        if self.req.progress is not None:
+            self.req.progress(0, 0, text)
+
+    def referrers_of(self, subject: str, depth: int) -> None:
+        listing = self.src.referrers(subject)
+        if listing.partial:
+            self.outcome.notes.append(f"the source hit a bound listing the referrers of {subject}: the copy may "
+                                      "be incomplete")
+        for desc in listing.descriptors:
+            if desc.digest in self.seen:
+                continue
+            self.seen.add(desc.digest)
+            self.tick(f"planning: {len(self.plan.manifests)} manifests")
+            item = read_referrer(self.src, desc.digest, subject)
+            artifact_type = item.manifest.artifact_type if item.manifest else None
+            if artifact_type == ARTIFACT_ATTESTATION and self.exclude is not None and desc.digest in self.exclude:
+                self.outcome.skipped.append({"digest": desc.digest, "artifactType": artifact_type,
+                                             "reason": self.exclude[desc.digest]})
+                continue
+            if (artifact_type or "").startswith(ACX_ARTIFACT_PREFIX):
+                item.tag = referrer_tag(item.digest, subject)  # as acx-oci pushes them: discovery reads both
+            self.plan.add_image(item)
+            self.outcome.referrers.append({"digest": item.digest, "artifactType": artifact_type, "subject": subject})
+            if artifact_type == ARTIFACT_ATTESTATION:
+                self.attestations.append(item.digest)
+                for url in _status_urls(self.src, item):
+                    self.status_urls.setdefault(url)
+            if depth + 1 < MAX_REFERRER_DEPTH:
+                self.referrers_of(item.digest, depth + 1)
+
+    def status_lists(self) -> None:
+        for url in self.status_urls:
+            try:
+                tag = status_tag(url)
+            except UsageError as exc:
+                self.outcome.notes.append(f"status list {url}: {exc} (not copied)")
+                continue
+            try:
+                item = plan_tree(self.src, tag, self.plan, tag)
+            except NotFoundError:
+                self.outcome.notes.append(f"status list {url}: no {tag} in the source; resolving the copy needs "
+                                          "it from elsewhere (--status-list or --allow-network)")
+                continue
+            found = item.manifest.artifact_type if item.manifest else None
+            if found != ARTIFACT_STATUS_LIST:
+                raise VerificationError(f"{tag} in the source: expected artifactType {ARTIFACT_STATUS_LIST}, "
+                                        f"found {found}")
+            self.outcome.status_lists.append(tag)
+
+
+def copy_artifact(req: CopyRequest) -> CopyOutcome:
+    """Plan (read and verify everything), copy blobs, push manifests, then check the destination."""
+    if req.only_verified and req.trust is None:
+        raise UsageError("copy: --only-verified needs --trust FILE (to know what verifies)")
+    src_ref, dst_ref = parse_reference(req.source), parse_reference(req.destination)
+    tag = _destination_tag(src_ref, dst_ref)
+    src, dst = open_store(src_ref, req.store_options), open_store(dst_ref, req.store_options)
+    try:
+        return _copy(req, src, dst, src_ref.target, tag)
+    finally:
+        close_stores(src, dst)
+
+
+def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None) -> CopyOutcome:
+    planner_plan = CopyPlan()
+    subject = plan_tree(src, target, planner_plan, tag)
+    artifact_type = subject.manifest.artifact_type if subject.manifest else None
+    outcome = CopyOutcome(str(src.reference), str(dst.reference.with_tag(tag).with_digest(subject.digest)),
+                          subject.digest, artifact_type)
+    resolution: Resolution | None = None
+    if req.trust is not None:
+        if artifact_type != ARTIFACT_CARTRIDGE:
+            if req.only_verified:
+                raise UsageError(f"copy --only-verified: {req.source} is {artifact_type}, not a cartridge")
+            outcome.notes.append(f"not a cartridge ({artifact_type}): copied digest-verified, nothing resolved")
+        else:
+            resolution = _resolve(src, subject.digest, req, req.trust)
+            if resolution.signature_status == STATUS_TAMPERED:
+                raise VerificationError(f"copy: {req.source} is tampered; refusing to mirror it")
+            if req.only_verified and resolution.partial:
+                raise VerificationError("copy --only-verified: the source resolution hit a bound (partial); "
+                                        "raise --max-referrers or copy without --only-verified")
+    planner = _Planner(src, req, outcome, _rejected(resolution) if req.only_verified and resolution else None)
+    planner.plan = planner_plan
+    planner.seen.add(subject.digest)
+    planner.referrers_of(subject.digest, 0)
+    planner.status_lists()
+    if resolution is not None:
+        rejected = _rejected(resolution)
+        outcome.source_verdict = {
+            **verdict(resolution),
+            "attestations": len(planner.attestations) + len(outcome.skipped),
+            "verifiedAttestations": len([d for d in planner.attestations if d not in rejected]),
+            "rejectedAttestations": len({d for d in rejected if d in planner.attestations}
+                                        | {s["digest"] for s in outcome.skipped}),
+        }
+    plan = planner.plan
+    outcome.blobs, outcome.bytes_total = len(plan.blobs), plan.total_bytes
+    counts = copy_blobs(src, dst, plan, req.progress)
+    outcome.blobs_copied, outcome.bytes_copied = counts.blobs_copied, counts.bytes_copied
+    if req.progress is not None:
+        req.progress(plan.total_bytes, plan.total_bytes, f"pushing {len(plan.manifests)} manifests")
+    outcome.manifests = push_manifests(dst, plan)
+    if resolution is not None and req.trust is not None:
+        after = _resolve(dst, subject.digest, req, req.trust)
+        outcome.destination_same = verdict(after) == verdict(resolution)
+        if not outcome.destination_same:
+            raise VerificationError(f"copy: {outcome.destination} does not resolve as {req.source} does "
+                                    f"(source {verdict(resolution)}, copy {verdict(after)})")
+    return outcome
+
+
+__all__ = ["CopyOutcome", "CopyRequest", "copy_artifact", "verdict"]
