@@ -1,0 +1,147 @@
+"""``acx-oci copy`` on a real CNCF Distribution registry (no Referrers API: tag-schema fallback).
+
+Registry -> ``oci:`` layout -> a second repository: every copy resolves exactly as the source (ignoring the
+reference), the layout resolves with the network off (``unshare -n``), digests and status tags survive,
+and ``--only-verified`` leaves a rejected attestation behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.crypto.jcs import canonical
+from acx_oci.model import credential as cred_mod
+from acx_oci.oci.open import open_store
+from acx_oci.oci.referrers import fallback_tag
+from acx_oci.services.attestation import push_attestation, status_tag
+from acx_oci.trust.keyfiles import load_identity
+
+from .support.cli import cli, ok
+from .support.env import ROOT
+from .support.resolve_world import World, build_resolve_world
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    return build_resolve_world(tmp_path_factory.mktemp("copy"), registry)
+
+
+def resolved(w: World, ref: str) -> dict[str, Any]:
+    doc: dict[str, Any] = ok(cli("resolve", ref, "--trust", str(w.trust), "--json"))
+    doc.pop("reference")
+    return doc
+
+
+def _status_url(w: World) -> str:
+    cred = json.loads((w.tmp / "att" / "credential.json").read_text())
+    url: str = cred["credentialStatus"]["statusListCredential"]
+    return url
+
+
+def _unshare() -> list[str] | None:
+    for argv in (["unshare", "-n"], ["unshare", "-rn"]):
+        if shutil.which("unshare") and subprocess.run([*argv, "true"], capture_output=True).returncode == 0:
+            return argv
+    return None
+
+
+def test_registry_to_layout_to_registry_resolves_the_same(world: World, tmp_path: Path) -> None:
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    layout = tmp_path / "bundle"
+    mirror = f"{w.registry}/mirror/strong"
+    before = resolved(w, src)
+    assert before["capabilities"][0]["effective"] == "VERIFIED"
+
+    out = ok(cli("copy", src, f"oci:{layout}", "--trust", w.trust, "--json"))
+    assert out["subject"] == w.cart["manifestDigest"] and out["destinationResolvesSame"] is True
+    assert w.attest_out["attestationDigest"] in [r["digest"] for r in out["referrers"]]
+    tag = status_tag(_status_url(w))
+    assert out["statusLists"] == [tag] and out["skipped"] == []
+    assert out["blobsCopied"] == out["blobs"] > 3 and out["bytesCopied"] == out["bytesTotal"]
+    assert resolved(w, f"oci:{layout}:1.0.0") == before
+
+    back = ok(cli("copy", f"oci:{layout}:1.0.0", mirror, "--trust", w.trust, "--json"))
+    assert back["subject"] == w.cart["manifestDigest"] and back["destinationResolvesSame"] is True
+    assert resolved(w, f"{mirror}:1.0.0") == before
+
+    # exact bytes: the cartridge, the attestation and the status list keep their digests
+    src_store, dst_store = open_store(src), open_store(f"{mirror}:1.0.0")
+    for target in ("1.0.0", w.attest_out["attestationDigest"], tag):
+        assert src_store.fetch_manifest_raw(target)[0] == dst_store.fetch_manifest_raw(target)[0]
+    # the mirror has the tag-schema index with full descriptors, and acx's own referrer tag
+    index = dst_store.read_referrers_index(w.cart["manifestDigest"])  # type: ignore[attr-defined]
+    entry = next(d for d in index if d.digest == w.attest_out["attestationDigest"])
+    assert entry.artifact_type == "application/vnd.acx.level-attestation.v1"
+    assert entry.annotations["dev.acx.level.career-tier"] == w.attest_out["careerTier"]
+    assert fallback_tag(w.cart["manifestDigest"]) in dst_store.list_tags()
+
+    # a second copy finds everything already there
+    again = ok(cli("copy", src, mirror, "--json"))
+    assert again["blobsCopied"] == 0 and again["bytesCopied"] == 0 and again["destinationResolvesSame"] is None
+
+    # the air-gap bundle resolves with no network at all
+    unshare = _unshare()
+    if unshare is None:
+        pytest.skip("unshare -n is not permitted here")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([*unshare, sys.executable, "-m", "acx_oci", "resolve", f"oci:{layout}:1.0.0",
+                           "--trust", str(w.trust), "--json"], capture_output=True, env=env, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr.decode()
+    offline = json.loads(proc.stdout)
+    offline.pop("reference")
+    assert offline == before
+    # and really offline: the registry is unreachable from inside the namespace
+    proc = subprocess.run([*unshare, sys.executable, "-m", "acx_oci", "resolve", src, "--trust", str(w.trust)],
+                          capture_output=True, env=env, cwd=str(ROOT))
+    assert proc.returncode == 3, proc.stderr.decode()
+
+
+def test_only_verified_leaves_rejected_attestations_behind(world: World, tmp_path: Path) -> None:
+    w = world
+    repo = "acx/mixed"
+    # the same cartridge in another repository, plus a credential its publisher issued to itself
+    ok(cli("copy", f"{w.registry}/{w.repo}:1.0.0", f"{w.registry}/{repo}:1.0.0", "--trust", w.trust))
+    honest = json.loads((w.tmp / "att" / "credential.json").read_text())
+    publisher = load_identity(w.publisher)
+    forged = {k: v for k, v in honest.items() if k != "proof"}
+    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
+    forged["id"] = "urn:uuid:00000000-0000-4000-8000-0000000000c0"
+    signed = cred_mod.sign_credential(forged, publisher, publisher.verification_method, honest["validFrom"])
+    store = open_store(f"{w.registry}/{repo}")
+    bad = push_attestation(store, store.resolve(w.cart["manifestDigest"]), canonical(signed), []).digest
+    before = resolved(w, f"{w.registry}/{repo}:1.0.0")
+    assert bad in [r["digest"] for r in before["capabilities"][0]["rejected"]]
+
+    layout = tmp_path / "verified"
+    out = ok(cli("copy", f"{w.registry}/{repo}:1.0.0", f"oci:{layout}", "--trust", w.trust, "--only-verified",
+                 "--json"))
+    assert [s["digest"] for s in out["skipped"]] == [bad] and "issuer_untrusted" in out["skipped"][0]["reason"]
+    copied = [r["digest"] for r in out["referrers"]]
+    assert w.attest_out["attestationDigest"] in copied and bad not in copied
+    assert out["destinationResolvesSame"] is True
+    after = resolved(w, f"oci:{layout}:1.0.0")
+    assert after["capabilities"][0]["effective"] == "VERIFIED"
+    assert after["capabilities"][0]["rejected"] == [] and after["referrersSeen"] == before["referrersSeen"] - 1
+    # without --only-verified everything goes, the rejected one included
+    full = ok(cli("copy", f"{w.registry}/{repo}:1.0.0", f"oci:{tmp_path / 'all'}", "--json"))
+    assert bad in [r["digest"] for r in full["referrers"]] and full["skipped"] == []
+
+
+def test_copy_usage_errors(world: World, tmp_path: Path) -> None:
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    res = cli("copy", src, f"oci:{tmp_path / 'x'}", "--only-verified")
+    assert res.exit_code == 2 and "--only-verified needs --trust" in res.output
+    res = cli("copy", src, f"{w.registry}/elsewhere@{w.cart['manifestDigest']}")
+    assert res.exit_code == 2 and "not a digest" in res.output
+    res = cli("copy", f"{w.registry}/{w.repo}:no-such-tag", f"oci:{tmp_path / 'y'}")
+    assert res.exit_code == 2, res.output
