@@ -49,13 +49,17 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
     """
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
-    refs = store.referrers(desc.digest, artifact_type).descriptors
+    listing = store.referrers(desc.digest, artifact_type)
+    refs = listing.descriptors
     if as_json:
-        emit_json({"subject": desc.digest, "referrers": [
-            {"digest": d.digest, "mediaType": d.media_type, "artifactType": d.artifact_type, "size": d.size,
-             "annotations": d.annotations} for d in refs]})
+        emit_json({"subject": desc.digest, "source": listing.source, "partial": listing.partial,
+                   "classifiedByManifest": listing.classified, "notes": list(listing.notes), "referrers": [
+                       {"digest": d.digest, "mediaType": d.media_type, "artifactType": d.artifact_type,
+                        "size": d.size, "annotations": d.annotations} for d in refs]})
         return
     click.echo(f"{ref} ({desc.digest})")
+    for note in listing.notes:
+        click.echo(f"note: {note}")
     by_type: dict[str, list[Any]] = {}
     for d in refs:
         by_type.setdefault(d.artifact_type or "(none)", []).append(d)

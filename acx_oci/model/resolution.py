@@ -98,6 +98,8 @@ class Resolution:
     notes: tuple[str, ...] = ()
     # Whether the deciding credentials were re-derived from their game records (off: --no-replay, weaker).
     replayed: bool = True
+    # Referrers the store's listing did not type (skopeo copies, go-containerregistry), typed by their manifests.
+    classified_by_manifest: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,6 +113,7 @@ class Resolution:
             "unmatched": [{"digest": r.digest, "codes": list(r.codes), "messages": list(r.messages)}
                           for r in self.unmatched],
             "referrersSeen": self.referrers_seen,
+            "classifiedByManifest": self.classified_by_manifest,
             "partial": self.partial,
             "notes": list(self.notes),
         }

@@ -25,6 +25,8 @@ from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     EMPTY_JSON,
     MAX_MANIFEST_BYTES,
+    MEDIA_DOCKER_LIST,
+    MEDIA_DOCKER_MANIFEST,
     MEDIA_EMPTY,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
@@ -32,6 +34,7 @@ from acx_oci.oci.model import (
     check_manifest_size,
     dump,
     media_type_of,
+    parse_index,
     parse_manifest,
 )
 from acx_oci.oci.ref import Reference
@@ -42,7 +45,10 @@ REF_NAME = "org.opencontainers.image.ref.name"
 LAYOUT_FILE = "oci-layout"
 LAYOUT_JSON = b'{"imageLayoutVersion":"1.0.0"}'
 CHUNK = 1024 * 1024
-_MANIFEST_TYPES = frozenset({MEDIA_MANIFEST, "application/vnd.docker.distribution.manifest.v2+json"})
+_MANIFEST_TYPES = frozenset({MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST})
+_INDEX_TYPES = frozenset({MEDIA_INDEX, MEDIA_DOCKER_LIST})
+MAX_INDEX_DEPTH = 4
+MAX_WALKED = 100_000
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -69,6 +75,7 @@ class LayoutStore(ManifestReads):
         self.root = Path(reference.path)
         # manifest digest -> (subject, descriptor); content-addressed, so safe to remember once verified
         self._subjects: dict[str, tuple[str | None, Descriptor | None]] = {}
+        self._children: dict[str, list[tuple[str, str]]] = {}  # index digest -> its entries (verified once)
 
     # ------------------------------------------------------------------ layout files
 
@@ -294,23 +301,64 @@ class LayoutStore(ManifestReads):
         return desc
 
     def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
-        """Scan the manifests index.json lists for a matching ``subject`` (any tool's referrers count)."""
+        """Every manifest reachable from index.json whose ``subject`` is ``subject_digest``.
+
+        Reachable means listed in index.json or in an image index it lists, at any depth up to
+        ``MAX_INDEX_DEPTH``: skopeo copies a ``sha256-<hex>`` tag-schema index in as one tagged
+        entry, ORAS lists referrers at the top; both are found, and any tool's referrers count.
+        A nested entry whose blob is missing (a partial copy) is skipped; at most
+        ``MAX_WALKED`` manifests are read (more sets partial).
+        """
         check_digest(subject_digest, "subject digest")
         if not (self.root / "index.json").exists():
             return ReferrerListing([], "scan", False)
         found: list[Descriptor] = []
-        seen: set[str] = set()
-        for e in self._read_index():
-            digest = str(e["digest"])
-            if digest in seen or e.get("mediaType") not in _MANIFEST_TYPES:
-                continue
-            seen.add(digest)
+        manifests, partial = self._reachable_manifests()
+        for digest, top in manifests:
             if digest not in self._subjects:
-                self._subjects[digest] = self._referrer_info(digest)
+                try:
+                    self._subjects[digest] = self._referrer_info(digest)
+                except LocalNotFoundError:
+                    if top:
+                        raise
+                    continue
             subject, desc = self._subjects[digest]
             if subject == subject_digest and desc is not None:
                 found.append(desc)
-        return ReferrerListing(filter_artifact_type(found, artifact_type), "scan", False)
+        return ReferrerListing(filter_artifact_type(found, artifact_type), "scan", partial)
+
+    def _reachable_manifests(self) -> tuple[list[tuple[str, bool]], bool]:
+        """(image manifest digest, listed at the top?) reachable from index.json; (found, partial)."""
+        out: list[tuple[str, bool]] = []
+        seen: set[str] = set()
+        level: list[tuple[str, str]] = [(str(e["digest"]), str(e.get("mediaType", ""))) for e in self._read_index()]
+        partial = False
+        for depth in range(MAX_INDEX_DEPTH + 1):
+            nested: list[tuple[str, str]] = []
+            for digest, media_type in level:
+                if digest in seen:
+                    continue
+                seen.add(digest)
+                if len(seen) > MAX_WALKED:
+                    return out, True
+                if media_type in _MANIFEST_TYPES:
+                    out.append((digest, depth == 0))
+                elif media_type in _INDEX_TYPES:
+                    nested += self._index_children(digest)
+            if not nested:
+                return out, partial
+            level = nested
+        return out, True
+
+    def _index_children(self, digest: str) -> list[tuple[str, str]]:
+        """(digest, media type) of an image index blob's entries; none if the blob is missing or not an index."""
+        if digest not in self._children:
+            try:
+                entries = parse_index(self._read_manifest_blob(digest), f"index {digest}")
+            except (LocalNotFoundError, UsageError):
+                entries = []
+            self._children[digest] = [(d.digest, d.media_type) for d in entries]
+        return self._children[digest]
 
     def _referrer_info(self, digest: str) -> tuple[str | None, Descriptor | None]:
         """(subject digest, referrer descriptor) of a stored manifest; verified on read."""

@@ -34,11 +34,16 @@ class ReferrerListing:
     ``source`` is the path used: "api" (registry Referrers API), "fallback"
     (tag-schema index plus own tags) or "scan" (OCI image layout).
     ``partial`` is True when a bound was hit (tags scanned, pages, entries).
+    ``classified`` counts referrers whose type came from their own manifest because
+    the listing's ``artifactType`` was missing or unusable (see ``acx_oci.oci.classify``);
+    ``notes`` says so in words.
     """
 
     descriptors: list[Descriptor]
     source: str
     partial: bool
+    classified: int = 0
+    notes: tuple[str, ...] = ()
 
 
 class Store(Protocol):

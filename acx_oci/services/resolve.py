@@ -176,6 +176,7 @@ def resolve_loaded(
     listing = store.referrers(subject, ARTIFACT_ATTESTATION)
     refs = listing.descriptors
     seen = len(refs)
+    notes += listing.notes
     if listing.partial:
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
@@ -397,6 +398,7 @@ def resolve_loaded(
         partial=partial,
         notes=tuple(notes),
         replayed=replay,
+        classified_by_manifest=listing.classified,
     )
 
 

@@ -18,6 +18,7 @@ import requests
 
 from acx_oci.crypto.digest import check_digest
 from acx_oci.errors import NotFoundError, RegistryError, UsageError
+from acx_oci.oci.classify import classification_note, classify_referrers
 from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_INDEX, Descriptor, build_index, parse_index, parse_manifest
 from acx_oci.oci.referrers import (
     descriptor_for_referrer,
@@ -76,8 +77,13 @@ def set_api_support(host: str, supported: bool) -> None:
 
 
 def referrers_api(store: RegistryStore, subject_digest: str,
-                  artifact_type: str | None) -> tuple[list[Descriptor], bool] | None:
-    """(referrers, partial) via ``GET /v2/<name>/referrers/<digest>``; None when the registry lacks the API."""
+                  artifact_type: str | None) -> tuple[list[Descriptor], bool, bool] | None:
+    """(referrers, partial, filtered) via ``GET /v2/<name>/referrers/<digest>``; None without the API.
+
+    ``filtered`` is True when the registry says it applied the ``artifactType`` filter
+    (``OCI-Filters-Applied``); otherwise the entries are as listed, for the caller to
+    classify and filter (go-containerregistry ignores the filter).
+    """
     if api_support(store.host) is False:
         return None
     t = store.transport
@@ -85,6 +91,7 @@ def referrers_api(store: RegistryStore, subject_digest: str,
     params = {"artifactType": artifact_type} if artifact_type else None
     out: list[Descriptor] = []
     pages = 0
+    filtered = artifact_type is not None
     while url is not None:
         resp = t.request("GET", url, params=params, headers={"Accept": MEDIA_INDEX})
         if resp.status_code in _UNSUPPORTED_REFERRERS_STATUS and pages == 0:
@@ -93,7 +100,7 @@ def referrers_api(store: RegistryStore, subject_digest: str,
             return None
         if resp.status_code != 200:
             raise t.fail(resp, f"GET referrers {subject_digest}")
-        filtered = "artifacttype" in resp.headers.get("OCI-Filters-Applied", "").lower()
+        filtered = filtered and "artifacttype" in resp.headers.get("OCI-Filters-Applied", "").lower()
         link = next_link(resp.headers.get("Link"))
         body = t.read_capped(resp, MAX_MANIFEST_BYTES, "referrers response")
         try:
@@ -105,13 +112,13 @@ def referrers_api(store: RegistryStore, subject_digest: str,
             raise RegistryError(f"registry {store.host}: referrers page {pages + 1} is not an image index") \
                 from None
         set_api_support(store.host, True)
-        out += entries if filtered else filter_artifact_type(entries, artifact_type)
+        out += entries
         pages += 1
         if len(out) >= store.max_referrers or (link and pages >= MAX_API_PAGES):
-            return out[: store.max_referrers], True
+            return out[: store.max_referrers], True, filtered
         url = urljoin(resp.url, link) if link else None
         params = None
-    return out, False
+    return out, False, filtered
 
 
 def read_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
@@ -189,12 +196,18 @@ def list_referrers(store: RegistryStore, subject_digest: str, artifact_type: str
 
     With the API the registry indexes every manifest with a ``subject``
     itself (no read-merge-write to lose), so ``scan`` only runs on the
-    fallback path.
+    fallback path. Either way, entries listed without a usable
+    ``artifactType`` are classified by their manifests before filtering
+    (see :mod:`acx_oci.oci.classify`); the count and a note are in the listing.
     """
     check_digest(subject_digest, "subject digest")
     api = referrers_api(store, subject_digest, artifact_type)
     if api is not None:
-        return ReferrerListing(merge_descriptors([], api[0]), "api", api[1])
+        entries, partial, filtered = api
+        if filtered:
+            return ReferrerListing(merge_descriptors([], entries), "api", partial)
+        return _classified_listing(store, subject_digest, merge_descriptors([], entries), [], artifact_type,
+                                   "api", partial)
     partial = False
     try:
         index = read_index(store, subject_digest)
@@ -205,8 +218,21 @@ def list_referrers(store: RegistryStore, subject_digest: str, artifact_type: str
     if scan is not None:
         extra, truncated = scan(store, subject_digest, {d.digest for d in index})
         partial = partial or truncated
-    everything = merge_descriptors(index, extra)
+    return _classified_listing(store, subject_digest, index, extra, artifact_type, "fallback", partial)
+
+
+def _classified_listing(store: RegistryStore, subject_digest: str, listed: list[Descriptor],
+                        own: list[Descriptor], artifact_type: str | None, source: str,
+                        partial: bool) -> ReferrerListing:
+    """Classify ``listed`` (``own`` came from manifests already), bound, filter, note."""
+    if len(listed) > store.max_referrers:
+        partial = True
+        listed = listed[: store.max_referrers]
+    c = classify_referrers(store, subject_digest, listed)
+    everything = merge_descriptors(c.descriptors, own)
     if len(everything) > store.max_referrers:
         partial = True
         everything = everything[: store.max_referrers]
-    return ReferrerListing(filter_artifact_type(everything, artifact_type), "fallback", partial)
+    note = classification_note(c.classified, c.dropped, c.truncated)
+    return ReferrerListing(filter_artifact_type(everything, artifact_type), source, partial or c.truncated,
+                           c.classified, (note,) if note else ())
