@@ -16,7 +16,7 @@ from acx_oci.model.agentcard import build_agent_card, sign_agent_card
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import status_display
 from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import repair_referrers
+from acx_oci.oci.referrers import repair_changes, repair_referrers
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
@@ -264,10 +264,14 @@ def referrers() -> None:
 @registry_options
 @json_option
 def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
-    """Rewrite REF's sha256-<hex> fallback index so it lists every referrer its own tags show.
+    """Rewrite REF's sha256-<hex> fallback index: every referrer its own tags show, each fully described.
 
     Needed after concurrent writers on registries that ignore If-Match (CNCF
     Distribution): an index write can lose another writer's entry, never its tag.
+    And after `skopeo copy --all` of the index, which drops artifactType: such
+    entries are classified by fetching their manifests (digest-verified) and get
+    their artifactType and annotations back; entries whose manifest names another
+    subject are removed.
 
     \b
     Example:
@@ -278,8 +282,17 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
     if parse_reference(ref).kind == "oci":
         raise UsageError("referrers repair: an OCI image layout finds referrers by subject; nothing to repair")
     before, after = repair_referrers(store, desc.digest)
-    added = sorted({d.digest for d in after} - {d.digest for d in before})
+    added, restored, removed = repair_changes(before, after)
     if as_json:
-        emit_json({"subject": desc.digest, "before": len(before), "after": len(after), "added": added})
-    else:
-        click.echo(f"{desc.digest}: index had {len(before)} entries, now {len(after)} (+{len(added)})")
+        emit_json({"subject": desc.digest, "before": len(before), "after": len(after), "added": added,
+                   "classifiedByManifest": restored, "removed": removed})
+        return
+    click.echo(f"{desc.digest}: index had {len(before)} entries, now {len(after)} (+{len(added)})")
+    if restored:
+        click.echo(f"  {len(restored)} entr{'y' if len(restored) == 1 else 'ies'} classified by manifest "
+                   "(artifactType and annotations restored):")
+        by_digest = {d.digest: d for d in after}
+        for digest in restored:
+            click.echo(f"    {digest}  {by_digest[digest].artifact_type}")
+    if removed:
+        click.echo(f"  {len(removed)} removed (their manifest names another subject): {', '.join(removed)}")

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 
 from acx_oci.crypto.digest import check_digest
 from acx_oci.errors import NotFoundError, UsageError
-from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
+from acx_oci.oci.classify import classify_referrers
+from acx_oci.oci.model import MEDIA_INDEX, Descriptor, Manifest, build_index, parse_manifest
 from acx_oci.oci.store import ReferrerListing
 
 REFERRER_TAG_PREFIX = "acx-att-"
@@ -191,7 +192,14 @@ class ReferrerIndexStore(Protocol):
 
 
 def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor], list[Descriptor]]:
-    """Rewrite the fallback index so it lists every referrer discovery finds.
+    """Rewrite the fallback index so it lists every referrer discovery finds, each fully described.
+
+    Entries that lost ``artifactType`` (``skopeo copy --all`` drops it) or carry
+    a config media type in its place get their ``artifactType`` and annotations
+    back from their own manifests (:func:`acx_oci.oci.classify.classify_referrers`,
+    digest-verified, one fetch per such entry); entries whose manifest names
+    another subject are removed. A merge would keep the stripped entries (it
+    keeps what the index has per digest), so then the index is replaced.
 
     Returns (entries before, entries after). Stores that need no index (an OCI
     image layout, or a registry with the Referrers API) report the referrers
@@ -206,8 +214,22 @@ def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor],
     everything = list(listing.descriptors)
     if listing.source == "api":
         return everything, everything
-    merged = merge_descriptors(before, everything)
-    if len(merged) == len(before):
+    typed = classify_referrers(store, subject_digest, before, max_fetches=max(1, len(before))).descriptors
+    merged = merge_descriptors(typed, everything)
+    if merged == before:
         return before, before
+    if typed != before:
+        store.put_manifest(build_index(merged), MEDIA_INDEX, fallback_tag(subject_digest))
     after: list[Descriptor] = list(store.write_referrers_index(subject_digest, merged))
     return before, after
+
+
+def repair_changes(before: list[Descriptor], after: list[Descriptor]) -> tuple[list[str], list[str], list[str]]:
+    """(added, restored, removed) digests between two index listings; restored = same digest, now described
+    differently (``artifactType`` or annotations put back from the manifest)."""
+    old = {d.digest: d for d in before}
+    new = {d.digest: d for d in after}
+    added = sorted(set(new) - set(old))
+    restored = sorted(d for d in set(new) & set(old) if new[d] != old[d])
+    removed = sorted(set(old) - set(new))
+    return added, restored, removed
