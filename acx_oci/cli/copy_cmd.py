@@ -51,8 +51,10 @@ class _Bar:
 
 def _render(out: CopyOutcome) -> None:
     click.echo(f"copied {out.source} -> {out.destination}")
-    click.echo(f"  {out.manifests} manifests, {out.blobs} blobs ({out.blobs_copied} copied, "
-               f"{out.bytes_copied} of {out.bytes_total} bytes; the rest were already there)")
+    mounted = f", {out.blobs_mounted} mounted within the registry" if out.blobs_mounted else ""
+    present = out.blobs - out.blobs_copied - out.blobs_mounted
+    click.echo(f"  {out.manifests} manifests, {out.blobs} blobs ({out.blobs_copied} copied{mounted}, "
+               f"{present} already there; {out.bytes_copied} of {out.bytes_total} bytes moved)")
     kinds: dict[str, int] = {}
     for r in out.referrers:
         kinds[str(r["artifactType"])] = kinds.get(str(r["artifactType"]), 0) + 1

@@ -41,7 +41,7 @@ from acx_oci.oci.store import Store
 MAX_INDEX_DEPTH = 4
 MAX_PLAN_MANIFESTS = 10_000
 STREAM_THRESHOLD = 8 * 1024 * 1024  # blobs above this go through a temporary file, not memory
-BLOB_WORKERS = 4
+BLOB_WORKERS = 8
 
 # (bytes done, bytes total, what is happening)
 Progress = Callable[[int, int, str], None]
@@ -136,6 +136,19 @@ def _blob_exists(dst: Store, digest: str) -> bool:
     return isinstance(dst, RegistryStore | LayoutStore) and dst.blob_exists(digest)
 
 
+def _mount(src: Store, dst: Store, digest: str) -> bool:
+    """Cross-repository mount within one registry (no bytes move; the registry links its own
+    content-addressed blob). False when not applicable or refused (then the bytes are copied)."""
+    if not (isinstance(src, RegistryStore) and isinstance(dst, RegistryStore)) or src.host != dst.host \
+            or src.repository == dst.repository:
+        return False
+    resp = dst.transport.request("POST", f"{dst.base}blobs/uploads/", params={"mount": digest, "from": src.repository},
+                                 headers={"Content-Length": "0"})
+    resp.close()
+    echoed = resp.headers.get("Docker-Content-Digest")
+    return resp.status_code == 201 and (echoed is None or echoed == digest)
+
+
 def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     """One blob across, exact bytes: verified on read, and the destination must name it the same."""
     if desc.size > STREAM_THRESHOLD:
@@ -158,6 +171,7 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
 @dataclass
 class CopyCounts:
     blobs_copied: int = 0
+    blobs_mounted: int = 0
     blobs_present: int = 0
     bytes_copied: int = 0
     manifests: int = 0
@@ -174,12 +188,15 @@ def copy_blobs(src: Store, dst: Store, plan: CopyPlan, progress: Progress | None
     def one(desc: Descriptor) -> None:
         nonlocal done
         present = _blob_exists(dst, desc.digest)
-        if not present:
+        mounted = not present and _mount(src, dst, desc.digest)
+        if not (present or mounted):
             _copy_blob(src, dst, desc)
         with lock:
             done += desc.size
             if present:
                 counts.blobs_present += 1
+            elif mounted:
+                counts.blobs_mounted += 1
             else:
                 counts.blobs_copied += 1
                 counts.bytes_copied += desc.size

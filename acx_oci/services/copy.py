@@ -71,6 +71,7 @@ class CopyOutcome:
     manifests: int = 0
     blobs: int = 0
     blobs_copied: int = 0
+    blobs_mounted: int = 0
     bytes_copied: int = 0
     bytes_total: int = 0
     referrers: list[dict[str, Any]] = field(default_factory=list)
@@ -84,7 +85,8 @@ class CopyOutcome:
         return {
             "source": self.source, "destination": self.destination, "subject": self.subject,
             "artifactType": self.artifact_type, "manifests": self.manifests, "blobs": self.blobs,
-            "blobsCopied": self.blobs_copied, "bytesCopied": self.bytes_copied, "bytesTotal": self.bytes_total,
+            "blobsCopied": self.blobs_copied, "blobsMounted": self.blobs_mounted,
+            "bytesCopied": self.bytes_copied, "bytesTotal": self.bytes_total,
             "referrers": self.referrers, "skipped": self.skipped, "statusLists": self.status_lists,
             "verified": self.source_verdict, "destinationResolvesSame": self.destination_same,
             "notes": self.notes,
@@ -249,6 +251,7 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
     outcome.blobs, outcome.bytes_total = len(plan.blobs), plan.total_bytes
     counts = copy_blobs(src, dst, plan, req.progress)
     outcome.blobs_copied, outcome.bytes_copied = counts.blobs_copied, counts.bytes_copied
+    outcome.blobs_mounted = counts.blobs_mounted
     if req.progress is not None:
         req.progress(plan.total_bytes, plan.total_bytes, f"pushing {len(plan.manifests)} manifests")
     outcome.manifests = push_manifests(dst, plan)
