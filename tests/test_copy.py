@@ -145,3 +145,36 @@ def test_copy_usage_errors(world: World, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "not a digest" in res.output
     res = cli("copy", f"{w.registry}/{w.repo}:no-such-tag", f"oci:{tmp_path / 'y'}")
     assert res.exit_code == 2, res.output
+
+
+def test_a_corrupt_blob_stops_the_copy_before_any_manifest(world: World, tmp_path: Path) -> None:
+    w = world
+    layout = tmp_path / "bundle"
+    ok(cli("copy", f"{w.registry}/{w.repo}:1.0.0", f"oci:{layout}", "--quiet"))
+    game = next(p for p in (layout / "blobs" / "sha256").iterdir()
+                if p.read_bytes().startswith(b"{") and b"payloadType" in p.read_bytes())
+    game.write_bytes(game.read_bytes().replace(b"payload", b"PAYLOAD", 1))
+    dest = f"{w.registry}/corrupt/strong"
+    res = cli("copy", f"oci:{layout}:1.0.0", dest)
+    assert res.exit_code == 1 and "digest mismatch" in res.output, res.output
+    assert open_store(dest).list_tags() == []  # blobs go first: no manifest, no tag, no half-made mirror
+
+
+def test_progress_reports_every_byte_and_same_registry_copies_mount(world: World, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from acx_oci.services.copy import CopyRequest, copy_artifact
+    from acx_oci.trust.trustfile import load_trust
+
+    w = world
+    events: list[tuple[int, int, str]] = []
+    out = copy_artifact(CopyRequest(f"{w.registry}/{w.repo}:1.0.0", f"{w.registry}/mounted/strong",
+                                    datetime.now(UTC), trust=load_trust(w.trust),
+                                    progress=lambda d, t, s: events.append((d, t, s))))
+    assert out.destination_same is True
+    assert out.blobs_mounted == out.blobs and out.blobs_copied == 0 and out.bytes_copied == 0
+    byte_events = [e for e in events if e[1] > 0]
+    assert byte_events[-1][0] == byte_events[-1][1] == out.bytes_total > 0
+    done = [d for d, _, s in byte_events if s.startswith("blob ")]
+    assert done == sorted(done) and len(done) == out.blobs
+    assert any(s.startswith("planning") for _, _, s in events)
