@@ -19,6 +19,7 @@ import pytest
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model import credential as cred_mod
+from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
 from acx_oci.services.attestation import push_attestation, status_tag
@@ -178,3 +179,46 @@ def test_progress_reports_every_byte_and_same_registry_copies_mount(world: World
     done = [d for d, _, s in byte_events if s.startswith("blob ")]
     assert done == sorted(done) and len(done) == out.blobs
     assert any(s.startswith("planning") for _, _, s in events)
+
+
+def test_any_referrer_chain_and_image_index_copy_between_layouts_and_registry(registry: str, tmp_path: Path) -> None:
+    """Non-acx referrers (a signature on a signature), and an image index with its children, all keep their
+    digests; a registry destination gets the tag-schema index with each referrer's artifactType."""
+    from acx_oci.oci.model import MEDIA_INDEX, MEDIA_MANIFEST, build_index, build_manifest
+
+    src = open_store(f"oci:{tmp_path / 'src'}")
+    layer = src.push_blob(b"payload", "application/octet-stream")
+    subject = src.push_manifest(build_manifest("application/vnd.example.thing", [layer]), MEDIA_MANIFEST, "v1")
+    sig_layer = src.push_blob(b"sig-1", "application/octet-stream")
+    sig = src.push_referrer(build_manifest("application/vnd.example.sig", [sig_layer], subject=subject,
+                                           annotations={"who": "a"}), subject.digest)
+    countersig = src.push_referrer(build_manifest("application/vnd.example.sig", [src.push_blob(
+        b"sig-2", "application/octet-stream")], subject=Descriptor(MEDIA_MANIFEST, sig.digest, sig.size)),
+        sig.digest)
+    other = src.push_manifest(build_manifest("application/vnd.example.thing", [sig_layer]), MEDIA_MANIFEST)
+    index = src.push_manifest(build_index([subject, other]), MEDIA_INDEX, "multi")
+
+    out = ok(cli("copy", f"oci:{tmp_path / 'src'}:v1", f"oci:{tmp_path / 'dst'}", "--json"))
+    assert {r["digest"] for r in out["referrers"]} == {sig.digest, countersig.digest}
+    assert out["statusLists"] == [] and out["verified"] is None
+    dst = open_store(f"oci:{tmp_path / 'dst'}")
+    assert [d.digest for d in dst.referrers(sig.digest).descriptors] == [countersig.digest]
+
+    reg = f"{registry}/generic/thing"
+    ok(cli("copy", f"oci:{tmp_path / 'dst'}:v1", reg, "--quiet"))
+    store = open_store(f"{reg}:v1")
+    entries = store.read_referrers_index(subject.digest)  # type: ignore[attr-defined]
+    assert [(d.digest, d.artifact_type, d.annotations.get("who")) for d in entries] == \
+        [(sig.digest, "application/vnd.example.sig", "a")]
+    assert [d.digest for d in store.referrers(sig.digest).descriptors] == [countersig.digest]
+    assert not any(t.startswith("acx-att-") for t in store.list_tags())  # own tags only for acx artifacts
+
+    multi = ok(cli("copy", f"oci:{tmp_path / 'src'}:multi", f"{reg}:multi", "--json"))
+    assert multi["subject"] == index.digest and multi["manifests"] >= 3
+    assert store.fetch_manifest_raw("multi")[0] == src.fetch_manifest_raw("multi")[0]
+    assert store.fetch_manifest_raw(other.digest)[0] == src.fetch_manifest_raw(other.digest)[0]
+    # --trust on something that is not a cartridge: copied, said so, nothing resolved
+    (tmp_path / "trust.yaml").write_text("publishers: []\n")
+    noted = ok(cli("copy", f"oci:{tmp_path / 'src'}:v1", f"oci:{tmp_path / 'x'}", "--trust",
+                   tmp_path / "trust.yaml", "--json"))
+    assert any("not a cartridge" in n for n in noted["notes"]) and noted["verified"] is None
