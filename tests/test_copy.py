@@ -222,3 +222,21 @@ def test_any_referrer_chain_and_image_index_copy_between_layouts_and_registry(re
     noted = ok(cli("copy", f"oci:{tmp_path / 'src'}:v1", f"oci:{tmp_path / 'x'}", "--trust",
                    tmp_path / "trust.yaml", "--json"))
     assert any("not a cartridge" in n for n in noted["notes"]) and noted["verified"] is None
+
+
+def test_bogus_index_entries_are_noted_not_copied(registry: str, tmp_path: Path) -> None:
+    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+
+    src = open_store(f"{registry}/bogus/thing")
+    layer = src.push_blob(b"payload", "application/octet-stream")
+    subject = src.push_manifest(build_manifest("application/vnd.example.thing", [layer]), MEDIA_MANIFEST, "v1")
+    elsewhere = src.push_manifest(build_manifest("application/vnd.example.thing", [layer],
+                                                 annotations={"n": "2"}), MEDIA_MANIFEST, "v2")
+    stray = src.push_manifest(build_manifest("application/vnd.example.sig", [layer], subject=elsewhere),
+                              MEDIA_MANIFEST)
+    # listed with an artifactType (so discovery does not classify it) in the subject's index
+    src.write_referrers_index(subject.digest, [  # type: ignore[attr-defined]
+        Descriptor(MEDIA_MANIFEST, stray.digest, stray.size, artifact_type="application/vnd.example.sig")])
+    out = ok(cli("copy", f"{registry}/bogus/thing:v1", f"oci:{tmp_path / 'dst'}", "--json"))
+    assert out["referrers"] == []
+    assert any(stray.digest in n and "names" in n for n in out["notes"]), out["notes"]

@@ -122,14 +122,13 @@ def plan_tree(src: Store, target: str, plan: CopyPlan, tag: str | None = None, *
 
 
 def read_referrer(src: Store, digest: str, subject: str) -> PlannedManifest:
-    """A referrer of ``subject``, read and checked (not yet planned); its index entry comes from its own
-    manifest, never from the source's listing (which a ``skopeo copy`` may have stripped)."""
+    """A listed referrer of ``subject``, read digest-verified (not yet planned); its index entry comes from
+    its own manifest, never from the source's listing (which a ``skopeo copy`` may have stripped).
+    ``subject`` on the result is what the manifest names (the caller drops one naming another)."""
     raw, media_type, actual = src.fetch_manifest_raw(digest)
     manifest = parse_manifest(raw, f"referrer {digest}")
-    if manifest.subject is None or manifest.subject.digest != subject:
-        raise IntegrityError(f"referrer {digest}: its subject is "
-                             f"{manifest.subject.digest if manifest.subject else None}, not {subject}")
-    return PlannedManifest(raw, media_type, actual, None, subject, descriptor_for_referrer(manifest), manifest)
+    named = manifest.subject.digest if manifest.subject else None
+    return PlannedManifest(raw, media_type, actual, None, named, descriptor_for_referrer(manifest), manifest)
 
 
 def _blob_exists(dst: Store, digest: str) -> bool:

@@ -164,7 +164,15 @@ class _Planner:
                 continue
             self.seen.add(desc.digest)
             self.tick(f"planning: {len(self.plan.manifests)} manifests")
-            item = read_referrer(self.src, desc.digest, subject)
+            try:
+                item = read_referrer(self.src, desc.digest, subject)
+            except NotFoundError:
+                self.outcome.notes.append(f"referrer {desc.digest} is listed but missing in the source: not copied")
+                continue
+            if item.subject != subject:
+                self.outcome.notes.append(f"referrer {desc.digest} is listed for {subject} but names "
+                                          f"{item.subject}: not copied")
+                continue
             artifact_type = item.manifest.artifact_type if item.manifest else None
             if artifact_type == ARTIFACT_ATTESTATION and self.exclude is not None and desc.digest in self.exclude:
                 self.outcome.skipped.append({"digest": desc.digest, "artifactType": artifact_type,
