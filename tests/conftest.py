@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .support.env import ROOT, SLOW_SKIP_REASON, ci_enabled, slow_enabled, vectors_dir
-from .support.registry import Registry, registry_binary, start_registry
+from .support.registry import Registry, ggcr_binary, registry_binary, start_ggcr, start_registry
 
 TESTDATA = ROOT / "testdata"
 
@@ -63,3 +63,38 @@ def registry_server() -> Iterator[Registry]:
 def registry(registry_server: Registry) -> str:
     """``127.0.0.1:PORT`` of a real CNCF Distribution registry with fresh storage."""
     return registry_server.host
+
+
+@pytest.fixture(scope="session")
+def ggcr_server() -> Iterator[Registry]:
+    """go-containerregistry's registry with the Referrers API (built once, cached; see scripts/build-ggcr.sh).
+
+    Skips when it cannot be built (no network to Debian's mirror) unless CI=true, where that fails.
+    """
+    try:
+        binary = ggcr_binary()
+    except (RuntimeError, OSError) as exc:
+        if ci_enabled():
+            raise
+        pytest.skip(f"ggcr registry unavailable: {exc}")
+    reg = start_ggcr(binary)
+    try:
+        yield reg
+    finally:
+        reg.stop()
+
+
+@pytest.fixture(scope="session")
+def ggcr(ggcr_server: Registry) -> str:
+    """``127.0.0.1:PORT`` of go-containerregistry's registry: Referrers API, listing reports the config media
+    type as artifactType, no artifactType filter, no OCI-Subject header."""
+    return ggcr_server.host
+
+
+REGISTRY_KINDS = ["distribution", "ggcr"]
+
+
+@pytest.fixture(params=REGISTRY_KINDS)
+def any_registry(request: pytest.FixtureRequest) -> str:
+    """The test runs twice: on CNCF Distribution (tag-schema fallback) and on ggcr (native Referrers API)."""
+    return str(request.getfixturevalue("registry" if request.param == "distribution" else "ggcr"))

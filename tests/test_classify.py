@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from acx_oci.errors import NotFoundError
 from acx_oci.oci.classify import CONFIG_MEDIA_TYPES, classify_referrers, needs_classification
 from acx_oci.oci.layout import LayoutStore
 from acx_oci.oci.model import (
@@ -137,3 +138,25 @@ def test_skopeo_copied_tag_schema_index_into_layout(registry: str, tmp_path: Pat
     assert [d.digest for d in listing.descriptors] == [att.digest] and listing.classified == 1
     lay = LayoutStore(parse_reference(f"oci:{tmp_path / 'lay'}"))
     assert [d.digest for d in lay.referrers(subject.digest, ARTIFACT_ATTESTATION).descriptors] == [att.digest]
+
+
+def test_ggcr_listing_with_config_media_type_is_classified(ggcr: str) -> None:
+    """go-containerregistry lists ``artifactType: application/vnd.oci.empty.v1+json`` (the config's type)
+    for every OCI 1.1 artifact, ignores the filter and sends no OCI-Subject: the client classifies and
+    filters itself."""
+    s = _store(ggcr, "classify/ggcr", scan=True)
+    subject = _cartridge(s)
+    att = s.push_referrer(_referrer_raw(s, subject, "1"), subject.digest)
+    sbom = s.push_referrer(_referrer_raw(s, subject, "2", SBOM), subject.digest)
+    raw = s.transport.request("GET", f"{s.base}referrers/{subject.digest}",
+                              params={"artifactType": ARTIFACT_ATTESTATION}).content
+    listed = json.loads(raw)["manifests"]
+    assert {m["artifactType"] for m in listed} == {MEDIA_EMPTY} and len(listed) == 2  # what ggcr says
+    fresh = _store(ggcr, "classify/ggcr", scan=True)
+    listing = fresh.referrers(subject.digest, ARTIFACT_ATTESTATION)
+    assert listing.source == "api" and [d.digest for d in listing.descriptors] == [att.digest]
+    assert listing.descriptors[0].annotations == {"acx.n": "1"} and listing.classified == 2
+    assert {d.digest: d.artifact_type for d in fresh.referrers(subject.digest).descriptors} == {
+        att.digest: ARTIFACT_ATTESTATION, sbom.digest: SBOM}
+    with pytest.raises(NotFoundError):  # the API path wrote no fallback index
+        fresh.fetch_manifest_raw(fallback_tag(subject.digest))

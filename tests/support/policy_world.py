@@ -52,6 +52,7 @@ class World:
     policy: Path
     digests: dict[str, str] = field(default_factory=dict)  # name -> cartridge manifest digest
     attestations: dict[str, str] = field(default_factory=dict)  # name -> attestation digest
+    kind: str = "distribution"  # the registry: "distribution" (tag-schema fallback) or "ggcr" (Referrers API)
 
     def ref(self, name: str, host: str | None = None) -> str:
         return f"{host or self.registry}/acx/{name}:1"

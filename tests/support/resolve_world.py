@@ -24,6 +24,7 @@ class World:
     verifier: Path
     verifier_did: str
     attest_out: dict[str, Any]
+    kind: str = "distribution"  # the registry: "distribution" (tag-schema fallback) or "ggcr" (Referrers API)
 
 
 def push_cartridge(tmp: Path, registry: str, repo: str, name: str, publisher: Path) -> dict[str, Any]:
