@@ -20,7 +20,7 @@ from .env import ROOT, ci_enabled
 def _cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "acx-oci-tests" / "oras"
+    return base / "acx-oci" / "oras"
 
 
 def oras_binary() -> str:
