@@ -284,3 +284,23 @@ def test_layout_to_the_second_registry_with_the_referrers_api_and_back(world: Wo
     back = tmp_path / "back"
     ok(cli("copy", f"{ggcr}/mirror/strong:1.0.0", f"oci:{back}", "--trust", w.trust, "--quiet"))
     assert resolved(w, f"oci:{back}:1.0.0") == before
+
+
+def test_a_stale_copy_never_rolls_back_the_mirrors_status_list(world: World, tmp_path: Path) -> None:
+    """Runs last in the module: it re-signs the world's status list (a newer sequence everywhere after it)."""
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    stale = tmp_path / "stale"
+    mirror = f"{w.registry}/fresh/strong"
+    ok(cli("copy", src, f"oci:{stale}", "--quiet"))
+    ok(cli("copy", src, mirror, "--quiet"))
+    tag = status_tag(_status_url(w))
+    old = open_store(mirror).resolve(tag).digest
+    ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", w.tmp / "state"))
+    newer = ok(cli("copy", src, mirror, "--json"))  # the source's newer list replaces the mirror's
+    assert newer["statusLists"] == [tag] and open_store(mirror).resolve(tag).digest != old
+    fresh = open_store(mirror).resolve(tag).digest
+    back = ok(cli("copy", f"oci:{stale}:1.0.0", mirror, "--json"))  # the stale bundle must not put back the old
+    assert back["statusLists"] == [] and any("destination's is newer" in n for n in back["notes"]), back
+    assert open_store(mirror).resolve(tag).digest == fresh
+    assert resolved(w, f"{mirror}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.errors import NotFoundError, UsageError, VerificationError
+from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
 from acx_oci.jsonio import parse_json
+from acx_oci.model import statuslist
 from acx_oci.model.credential import status_entries
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, ARTIFACT_STATUS_LIST
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
 from acx_oci.oci.referrers import referrer_tag
@@ -39,7 +40,7 @@ from acx_oci.oci.transfer import (
     push_manifests,
     read_referrer,
 )
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, status_tag
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.cartridge import load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
@@ -189,7 +190,8 @@ class _Planner:
             if depth + 1 < MAX_REFERRER_DEPTH:
                 self.referrers_of(item.digest, depth + 1)
 
-    def status_lists(self) -> None:
+    def status_lists(self, dst: Store) -> None:
+        """Plan each named list by digest under its tag, unless the destination holds a newer one."""
         for url in self.status_urls:
             try:
                 tag = status_tag(url)
@@ -197,16 +199,38 @@ class _Planner:
                 self.outcome.notes.append(f"status list {url}: {exc} (not copied)")
                 continue
             try:
-                item = plan_tree(self.src, tag, self.plan, tag)
-            except NotFoundError:
+                published = fetch_status_list(self.src, url)
+            except UsageError as exc:
+                raise VerificationError(f"{tag} in the source: {exc}") from None
+            if published is None:
                 self.outcome.notes.append(f"status list {url}: no {tag} in the source; resolving the copy needs "
                                           "it from elsewhere (--status-list or --allow-network)")
                 continue
-            found = item.manifest.artifact_type if item.manifest else None
-            if found != ARTIFACT_STATUS_LIST:
-                raise VerificationError(f"{tag} in the source: expected artifactType {ARTIFACT_STATUS_LIST}, "
-                                        f"found {found}")
+            newer = _newer_in(dst, url, published)
+            if newer is not None:
+                self.outcome.notes.append(f"status list {tag}: the destination's is newer (sequence {newer[0]} > "
+                                          f"{newer[1]}); kept it (a mirror never rolls a list back)")
+                continue
+            plan_tree(self.src, published[1], self.plan, tag)
             self.outcome.status_lists.append(tag)
+
+
+def _newer_in(dst: Store, url: str, published: tuple[dict[str, Any], str]) -> tuple[int, int] | None:
+    """(destination sequence, source sequence) when the destination already has a newer list, else None.
+
+    Re-copying from a stale source must not put back a list from before a revocation.
+    """
+    try:
+        there = fetch_status_list(dst, url)
+    except AcxError:
+        return None  # something unusable under the tag: the source's list replaces it
+    if there is None or there[1] == published[1]:
+        return None
+    try:
+        mine, theirs = statuslist.list_sequence(there[0]), statuslist.list_sequence(published[0])
+    except AcxError:
+        return None
+    return (mine, theirs) if mine > theirs else None
 
 
 def copy_artifact(req: CopyRequest) -> CopyOutcome:
@@ -245,7 +269,7 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
     planner.plan = planner_plan
     planner.seen.add(subject.digest)
     planner.referrers_of(subject.digest, 0)
-    planner.status_lists()
+    planner.status_lists(dst)
     if resolution is not None:
         rejected = _rejected(resolution)
         outcome.source_verdict = {
