@@ -124,3 +124,26 @@ def test_oras_cp_r_verified_before_and_after_repair(world: World, tmp_path: Path
     # ORAS wrote the index itself, with artifactType: nothing needed classifying
     entry = next(e for e in _index(w, repo) if e["digest"] == w.attest_out["attestationDigest"])
     assert entry["artifactType"] == ATTESTATION
+
+
+def test_oras_reads_our_bundle_and_we_read_oras_layouts(world: World, tmp_path: Path) -> None:
+    """``acx-oci copy``'s air-gap bundle is an ordinary OCI layout to ORAS, and a layout ORAS wrote
+    (``oras cp -r --to-oci-layout`` plus the status tag) resolves like the source."""
+    w = world
+    binary = oras_binary()
+    home = tmp_path / "home"
+    home.mkdir()
+    src = f"{w.registry}/{w.repo}"
+    bundle = tmp_path / "bundle"
+    ok(cli("copy", f"{src}:1.0.0", f"oci:{bundle}", "--quiet"))
+    found = json.loads(oras(binary, home, "discover", "--oci-layout", f"{bundle}:1.0.0", "--format", "json"))
+    listed = {m["digest"]: m.get("artifactType") for m in found["manifests"]}
+    assert listed == {w.attest_out["attestationDigest"]: ATTESTATION}
+
+    layout = tmp_path / "oras-layout"
+    status = _tags(w)[2]
+    oras(binary, home, "cp", "-r", "--from-plain-http", "--to-oci-layout", f"{src}:1.0.0", f"{layout}:1.0.0")
+    oras(binary, home, "cp", "--from-plain-http", "--to-oci-layout", f"{src}:{status}", f"{layout}:{status}")
+    theirs = _resolve(w, f"oci:{layout}:1.0.0")
+    source = _resolve(w, f"{src}:1.0.0")
+    assert theirs["capabilities"] == source["capabilities"] and theirs["capabilities"][0]["effective"] == "VERIFIED"
