@@ -5,6 +5,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     benchmark_cmd,
     cartridge_cmd,
     demo_cmd,
+    doctor_cmd,
     env_cmd,
     exam_cmd,
     keys_cmd,
