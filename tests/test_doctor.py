@@ -4,12 +4,18 @@
 from __future__ import annotations
 
 import base64
+import http.server
 import json
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import requests
 
-from acx_oci.oci.model import ARTIFACT_CARTRIDGE, MEDIA_MANIFEST, build_manifest
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, MEDIA_MANIFEST, Descriptor, build_manifest
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry import client as registry_client
@@ -67,3 +73,67 @@ def test_tag_listing_pages_with_last_when_the_registry_sends_no_link(ggcr: str,
     monkeypatch.setattr(registry_client, "TAGS_PAGE", 2)
     assert s.list_tags() == names
     assert s.list_tags_bounded(3) == (names[:3], True)
+
+
+@contextmanager
+def _false_200_front(upstream: str) -> Iterator[str]:
+    """A reverse proxy in front of real Distribution whose referrers endpoint answers 200 with an HTML page
+    (what some CDNs and single-page-app hosts do for unknown paths)."""
+
+    class Front(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _relay(self) -> None:
+            if "/referrers/" in self.path:
+                body = b"<html><body>Welcome</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length) if length else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+            resp = requests.request(self.command, f"http://{upstream}{self.path}", data=data, headers=headers,
+                                    allow_redirects=False, timeout=30)
+            self.send_response(resp.status_code)
+            for k, v in resp.headers.items():
+                if k.lower() in ("content-length", "transfer-encoding", "connection", "content-encoding"):
+                    continue
+                self.send_header(k, v.replace(f"http://{upstream}", f"http://{self.headers['Host']}"))
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(resp.content)
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _relay
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+
+    srv = Server(("127.0.0.1", 0), Front)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_doctor_spots_a_false_200(registry: str) -> None:
+    with _false_200_front(registry) as front:
+        doc = ok(cli("doctor", front, "--json", "--no-size-probe"))
+        # and the client treats it as no API: the tag-schema fallback still lists the referrer
+        s = RegistryStore(parse_reference(f"{front}/doctor/false200"), StoreOptions())
+        d = s.push_manifest(build_manifest(ARTIFACT_CARTRIDGE, [s.push_blob(b"f", "text/plain")]), MEDIA_MANIFEST)
+        subject = Descriptor(MEDIA_MANIFEST, d.digest, d.size)
+        att = s.push_referrer(build_manifest(ARTIFACT_ATTESTATION, [], subject=subject), d.digest)
+        listing = RegistryStore(parse_reference(f"{front}/doctor/false200"), StoreOptions()).referrers(d.digest)
+        assert listing.source == "fallback" and [x.digest for x in listing.descriptors] == [att.digest]
+    assert doc["referrersFalse200"] is True and doc["referrersApi"] is False and doc["mode"] == "tag-schema"
+    assert doc["referrersArtifactType"] is None and doc["artifactTypeFilter"] is None
+    assert any("not an image index" in n for n in doc["notes"])
