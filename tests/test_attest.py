@@ -13,6 +13,7 @@ import pytest
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import gamerecords
+from acx_oci.oci.open import open_store
 from acx_oci.services.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity
 
@@ -165,3 +166,20 @@ def test_nothing_that_signs_runs_a_typed_command(tmp_path: Path) -> None:
     res = cli("attest", "oci:x:y", "--benchmark", "oci:x:z", "--key", __file__, "--issuer", "did:key:z6Mk",
               "--agent-cmd", "true", "-o", str(tmp_path / "o"))
     assert res.exit_code == 2 and "--agent-cmd" in res.output
+
+
+def test_attest_publishes_on_a_registry_with_the_referrers_api(tmp_path_factory: pytest.TempPathFactory,
+                                                               ggcr: str) -> None:
+    """On go-containerregistry's registry (Referrers API, no OCI-Subject header, config media type listed
+    as artifactType): attest publishes through the API path and the attestation is discoverable by type."""
+    w = build_attest_world(tmp_path_factory.mktemp("attest-ggcr"), ggcr)
+    code, strong = attest(w, "strong", "--competence", "33", state="state-strong")
+    assert code == 0 and strong["issued"], strong
+    listed = ok(cli("discover", w.cart, "--json", "--artifact-type", "application/vnd.acx.level-attestation.v1"))
+    assert listed["source"] == "api" and listed["classifiedByManifest"] == 1
+    assert [r["digest"] for r in listed["referrers"]] == [strong["attestationDigest"]]
+    assert listed["referrers"][0]["annotations"]["dev.acx.level.career-tier"] == strong["careerTier"]
+    repo = w.cart.rsplit(":", 1)[0]
+    tags = open_store(repo).list_tags()
+    assert any(t.startswith("acx-status-") for t in tags)  # the status list went to the cartridge's repository
+    assert not any(t.startswith("sha256-") for t in tags)  # and no tag-schema index was needed

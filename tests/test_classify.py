@@ -160,3 +160,15 @@ def test_ggcr_listing_with_config_media_type_is_classified(ggcr: str) -> None:
         att.digest: ARTIFACT_ATTESTATION, sbom.digest: SBOM}
     with pytest.raises(NotFoundError):  # the API path wrote no fallback index
         fresh.fetch_manifest_raw(fallback_tag(subject.digest))
+
+
+def test_unknown_repository_on_ggcr_does_not_mark_the_host_without_api(ggcr: str) -> None:
+    """ggcr answers 404 NAME_UNKNOWN for a repository that holds nothing: that says nothing about the host."""
+    from acx_oci.oci.registry.referrers import api_support
+
+    s = _store(ggcr, "classify/api-known")
+    subject = _cartridge(s)
+    s.referrers(subject.digest)
+    assert api_support(ggcr) is True
+    empty = _store(ggcr, f"classify/nothing-{uuid.uuid4().hex[:8]}").referrers("sha256:" + "1" * 64)
+    assert empty.descriptors == [] and api_support(ggcr) is True

@@ -274,3 +274,22 @@ def test_squatted_fallback_tag_still_lists_own_tags(registry: str) -> None:
     listing = r.referrers(subject.digest)
     assert [d.digest for d in listing.descriptors] == [ours.digest]
     assert listing.partial
+
+
+def test_push_and_list_by_type_on_both_registries(any_registry: str, request: pytest.FixtureRequest) -> None:
+    """The same client code on Distribution (tag-schema fallback) and ggcr (Referrers API that lists the
+    config media type, ignores the filter and sends no OCI-Subject): same referrers, same types."""
+    repo = f"ref/both-{uuid.uuid4().hex[:8]}"
+    s = _store(any_registry, repo)
+    subject = _cartridge(s)
+    atts = {_attach(s, subject, str(i), subject_in_tag=True).digest for i in range(3)}
+    sbom = _attach(s, subject, "sbom", SBOM)
+    fresh = _store(any_registry, repo)
+    listing = fresh.referrers(subject.digest, ARTIFACT_ATTESTATION)
+    assert {d.digest for d in listing.descriptors} == atts and not listing.partial
+    assert all(d.artifact_type == ARTIFACT_ATTESTATION and "acx.n" in d.annotations for d in listing.descriptors)
+    assert [d.digest for d in fresh.referrers(subject.digest, SBOM).descriptors] == [sbom.digest]
+    kind = request.node.callspec.params["any_registry"]
+    assert listing.source == ("api" if kind == "ggcr" else "fallback")
+    assert listing.classified == (4 if kind == "ggcr" else 0)  # ggcr listed all four as the empty config type
+

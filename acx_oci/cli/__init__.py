@@ -6,6 +6,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     cartridge_cmd,
     copy_cmd,
     demo_cmd,
+    doctor_cmd,
     env_cmd,
     exam_cmd,
     keys_cmd,

@@ -47,6 +47,7 @@ from acx_oci.oci.registry.transport import CHUNK, Transport, is_loopback
 from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing, StoreOptions
 
 MAX_TAGS_LISTED = 100_000
+TAGS_PAGE = 1000
 MANIFEST_PUT_RACE_RETRIES = 4
 
 
@@ -271,10 +272,15 @@ class RegistryStore(ManifestReads):
         self.put_manifest(raw, media_type, tag)
 
     def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]:
-        """Tags, following ``Link`` pages, at most ``limit``; (tags, truncated)."""
+        """Tags, following ``Link`` pages, at most ``limit``; (tags, truncated).
+
+        A full page without ``Link`` (go-containerregistry honours ``n`` but sends none) is
+        followed by ``?n=&last=<last tag>``, as the distribution spec describes; a page that
+        does not move past ``last`` ends the listing.
+        """
         t = self.transport
         url: str | None = f"{self.base}tags/list"
-        params: dict[str, str] | None = {"n": "1000"}
+        params: dict[str, str] | None = {"n": str(TAGS_PAGE)}
         tags: list[str] = []
         while url is not None:
             resp = t.request("GET", url, params=params)
@@ -289,11 +295,19 @@ class RegistryStore(ManifestReads):
                 page = json.loads(body).get("tags") or []
             except (ValueError, AttributeError):
                 raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
-            tags += [x for x in page if isinstance(x, str)]
+            page = [x for x in page if isinstance(x, str)]
+            last = params.get("last") if params else None
+            if last is not None and page and page[0] <= last:
+                break  # the registry ignored ``last``: no progress, stop rather than loop
+            tags += page
             if len(tags) >= limit:
                 return tags[:limit], True
-            url = urljoin(resp.url, link) if link else None
-            params = None
+            if link:
+                url, params = urljoin(resp.url, link), None
+            elif len(page) >= TAGS_PAGE and params is not None:
+                url, params = f"{self.base}tags/list", {"n": str(TAGS_PAGE), "last": page[-1]}
+            else:
+                url = None
         return tags, False
 
     def list_tags(self) -> list[str]:

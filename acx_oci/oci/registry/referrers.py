@@ -95,8 +95,11 @@ def referrers_api(store: RegistryStore, subject_digest: str,
     while url is not None:
         resp = t.request("GET", url, params=params, headers={"Accept": MEDIA_INDEX})
         if resp.status_code in _UNSUPPORTED_REFERRERS_STATUS and pages == 0:
-            resp.close()
-            set_api_support(store.host, False)
+            _, code = t.failure(resp, f"GET referrers {subject_digest}")
+            # a JSON NAME_UNKNOWN is about this repository (go-containerregistry answers so for one
+            # that holds nothing yet), not about the host: use the fallback now, remember nothing
+            if not (resp.status_code == 404 and code == "NAME_UNKNOWN"):
+                set_api_support(store.host, False)
             return None
         if resp.status_code != 200:
             raise t.fail(resp, f"GET referrers {subject_digest}")

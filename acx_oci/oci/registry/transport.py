@@ -114,8 +114,11 @@ class Transport:
         params: dict[str, str] | None = None,
         body: Body = None,
         stream: bool = True,
+        answer_challenge: bool = True,
     ) -> requests.Response:
         """Send with auth, explicit timeouts and bounded retries; map failures to RegistryError.
+
+        ``answer_challenge=False`` returns a 401 as it came (``doctor`` reads its challenge).
 
         Connection failures are not retried (an unreachable registry is reported
         within the connect timeout); 5xx and connections reset mid-request are,
@@ -168,7 +171,7 @@ class Transport:
             finally:
                 if handle is not None:
                     handle.close()
-            if resp.status_code == 401 and not authed:
+            if resp.status_code == 401 and not authed and answer_challenge:
                 authed = True
                 challenge = resp.headers.get("WWW-Authenticate", "")
                 resp.close()
