@@ -304,3 +304,17 @@ def test_a_stale_copy_never_rolls_back_the_mirrors_status_list(world: World, tmp
     assert back["statusLists"] == [] and any("destination's is newer" in n for n in back["notes"]), back
     assert open_store(mirror).resolve(tag).digest == fresh
     assert resolved(w, f"{mirror}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
+
+
+def test_progress_bar_counts_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    from acx_oci.cli.copy_cmd import _Bar
+
+    bar = _Bar()
+    bar(0, 0, "planning: 3 manifests")
+    bar(512, 1024, "blob 0123456789ab")
+    task = bar.progress.tasks[0]
+    assert (task.completed, task.total, task.description) == (512, 1024, "blob 0123456789ab")
+    bar(1024, 1024, "pushing 3 manifests")
+    assert bar.progress.tasks[0].finished
+    bar.stop()
+    assert capsys.readouterr().out == ""  # the bar never touches stdout (--json output stays clean)
