@@ -170,6 +170,11 @@ class LayoutStore(ManifestReads):
         """Whether the blob is stored (by name; reads verify the bytes)."""
         return self._has_blob(digest)
 
+    def blob_file(self, digest: str) -> Path:
+        """Where the blob ``digest`` lives (the layout is created): a verified stream may be renamed there."""
+        self._init()
+        return self._blob_path(digest)
+
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         desc = Descriptor.for_bytes(media_type, data, annotations)
         self._init()

@@ -150,6 +150,13 @@ def _mount(src: Store, dst: Store, digest: str) -> bool:
 
 def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     """One blob across, exact bytes: verified on read, and the destination must name it the same."""
+    if desc.size > STREAM_THRESHOLD and isinstance(dst, LayoutStore):
+        dest = dst.blob_file(desc.digest)  # streamed to a temporary file beside it, renamed once verified
+        src.fetch_blob_to_file(desc.digest, dest)
+        if dest.stat().st_size != desc.size:
+            dest.unlink()
+            raise IntegrityError(f"blob {desc.digest}: {desc.size} bytes in its descriptor, not what was read")
+        return
     if desc.size > STREAM_THRESHOLD:
         with tempfile.TemporaryDirectory(prefix="acx-copy-") as tmp:
             path = Path(tmp) / "blob"
