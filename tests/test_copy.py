@@ -318,3 +318,20 @@ def test_progress_bar_counts_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     assert bar.progress.tasks[0].finished
     bar.stop()
     assert capsys.readouterr().out == ""  # the bar never touches stdout (--json output stays clean)
+
+
+def test_large_blobs_stream_both_ways(registry: str, tmp_path: Path) -> None:
+    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci.transfer import STREAM_THRESHOLD
+
+    data = os.urandom(STREAM_THRESHOLD + 4096)
+    (tmp_path / "big.bin").write_bytes(data)
+    src = open_store(f"{registry}/big/thing")
+    layer = src.push_blob_file(tmp_path / "big.bin", "application/octet-stream")
+    src.push_manifest(build_manifest("application/vnd.example.big", [layer]), MEDIA_MANIFEST, "v1")
+    ok(cli("copy", f"{registry}/big/thing:v1", f"oci:{tmp_path / 'bundle'}", "--quiet"))
+    assert open_store(f"oci:{tmp_path / 'bundle'}").fetch_blob(layer.digest, len(data)) == data
+    assert not [p for p in (tmp_path / "bundle" / "blobs" / "sha256").iterdir() if p.name.startswith(".")]
+    out = ok(cli("copy", f"oci:{tmp_path / 'bundle'}:v1", f"{registry}/big/again", "--json"))
+    assert out["bytesCopied"] >= len(data)
+    assert open_store(f"{registry}/big/again").fetch_blob(layer.digest, len(data)) == data
