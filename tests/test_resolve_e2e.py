@@ -185,6 +185,25 @@ def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World
     cap = resolve_json(w, ref)["capabilities"][0]  # this consumer (the default cache) now saw the newer list
     assert cap["effective"] == "unproven"
     assert "revoked" in cap["rejected"][0]["codes"]
+    # resolve --require: exit 1, and the failure names the reason (revoked), not only "no verified claim"
+    req = cli("resolve", ref, "--trust", str(w.trust), "--require", "build-dag>=senior")
+    assert req.exit_code == 1 and "REQUIREMENT NOT MET build-dag>=senior" in req.output
+    assert "rejected: " in req.output and "revoked" in req.output.split("REQUIREMENT NOT MET", 1)[1]
+    req_json = json.loads(cli("resolve", ref, "--trust", str(w.trust), "--require", "build-dag>=senior",
+                              "--json").output)
+    assert req_json["requirements"]["required"] == ["build-dag>=senior"]
+    assert "revoked" in req_json["requirements"]["unmet"][0]
+    # pull --json prints JSON on failure too, with the reason and the exit code
+    pulled = cli("pull", ref, "-o", str(tmp_path / "p0"), "--trust", str(w.trust), "--require", "build-dag>=senior",
+                 "--json")
+    assert pulled.exit_code == 1
+    doc = json.loads(pulled.output)
+    assert doc["pulled"] is False and doc["error"]["exitCode"] == 1 and "revoked" in doc["error"]["message"]
+    assert "revoked" in doc["requirements"]["unmet"][0] and not (tmp_path / "p0").exists()
+    assert ok(cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust), "--require", "build-dag>=senior",
+                  "--json"))["requirements"]["unmet"] == []
+    bad_input = json.loads(cli("pull", f"{w.registry}/acx/absent:1.0.0", "-o", str(tmp_path / "p1"), "--json").output)
+    assert bad_input["pulled"] is False and bad_input["error"]["exitCode"] == 2
     assert offline_list.read_bytes() != before  # the file publication was updated too
     revoked_list = json.loads(offline_list.read_bytes())
     assert statuslist.list_sequence(revoked_list) > statuslist.list_sequence(old_list) >= 1

@@ -187,12 +187,14 @@ def render_resolution(resolution: Resolution) -> None:
 @click.argument("ref")
 @click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Trust file: trusted verifiers, accepted benchmarks, gate, status policy.")
+@click.option("--require", "requirements", multiple=True, metavar="'TASKTYPE>=TIER'",
+              help="Exit 1 unless this claim resolves VERIFIED at this tier (or level, 'TASKTYPE>=L7'); repeatable.")
 @resolve_options
 @registry_options
 @json_option
-def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], allow_unknown_status: bool,
-            allow_network: bool, check_evidence: bool, no_replay: bool, max_referrers: int, plain_http: bool,
-            insecure: bool, timeout: float, as_json: bool) -> None:
+def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_list_files: tuple[Path, ...],
+            allow_unknown_status: bool, allow_network: bool, check_evidence: bool, no_replay: bool,
+            max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Turn REF's capability claims into verified proficiency (or say why not).
 
     Every level attestation referring to the cartridge is verified: proof,
@@ -207,17 +209,30 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
     \b
     Example:
       acx-oci resolve registry.example/acme/dag-agent:1.0.0 --trust trust.yaml
-      acx-oci resolve oci:./layout:1.0.0 --trust trust.yaml --status-list status-list.json --json
+      acx-oci resolve registry.example/acme/dag-agent:1.0.0 --trust trust.yaml --require 'build-dag>=senior'
+
+    \b
+    Exit codes: 0 resolved (every --require met), 1 a --require unmet or the
+    ROM tampered, 2 bad input, 3 registry failure.
     """
+    from acx_oci.model.capability import parse_requirement
+    from acx_oci.services.resolve import requirement_failures
+
+    for text in requirements:
+        parse_requirement(text)  # a malformed requirement is bad input before any network
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
                                    check_evidence, max_referrers, no_replay)
+    failures = requirement_failures(resolution, list(requirements))
     if as_json:
-        emit_json(resolution.to_json())
+        emit_json({**resolution.to_json(), **({"requirements": {"required": list(requirements),
+                                                                "unmet": failures}} if requirements else {})})
     else:
         render_resolution(resolution)
-    if resolution.signature_status == "tampered":
+        for failure in failures:
+            click.echo(f"  REQUIREMENT NOT MET {failure}")
+    if resolution.signature_status == "tampered" or failures:
         raise SystemExit(1)
 
 
