@@ -16,7 +16,8 @@ DIGEST = "sha256:" + "ab" * 32
 
 def test_loader_keeps_versions_and_only_versions_as_text() -> None:
     doc = load_yaml("version: 1\nsigmaMax: 1.50\nbenchmarks:\n  - {id: b, version: 1.10}\n"
-                    "  - {id: c, version: 2026.10}\nnested: {benchmarkVersion: 3.0, count: 3.0}\nquoted: {version: '1.2'}\n")
+                    "  - {id: c, version: 2026.10}\nnested: {benchmarkVersion: 3.0, count: 3.0}\n"
+                    "quoted: {version: '1.2'}\n")
     assert doc["version"] == "1" and doc["sigmaMax"] == 1.5
     assert [b["version"] for b in doc["benchmarks"]] == ["1.10", "2026.10"]
     assert doc["nested"] == {"benchmarkVersion": "3.0", "count": 3.0}
