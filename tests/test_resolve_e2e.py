@@ -93,6 +93,35 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     assert not verify_agent_card(card, load_identity(w.verifier).public_bytes)
 
 
+def test_agent_card_out_well_known_and_verify(world: World, tmp_path: Path) -> None:
+    w = world
+    ref = f"{w.registry}/{w.repo}:1.0.0"
+    site = tmp_path / "site"
+    assert "wrote" in ok(cli("agent-card", ref, "--trust", str(w.trust), "--sign", str(w.verifier), "--out", site))
+    path = site / ".well-known" / "agent-card.json"
+    card = json.loads(path.read_text())
+    assert card["signatures"] and card["skills"][0]["id"]
+    verified = ok(cli("agent-card", "verify", path, "--trust", str(w.trust)))
+    assert verified.startswith(f"VERIFIED agent card signed by {w.verifier_did}#")
+    assert ok(cli("agent-card", "verify", path, "--did-document", w.tmp / "verifier.did.json", "--json"))["verified"]
+    offline = cli("agent-card", "verify", path)  # a did:web signer with no document and no network
+    assert offline.exit_code == 1 and "cannot resolve" in offline.output
+    card["skills"][0]["name"] = "forged"
+    path.write_text(json.dumps(card))
+    forged = cli("agent-card", "verify", path, "--trust", str(w.trust))
+    assert forged.exit_code == 1 and "does not verify" in forged.output
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps({k: v for k, v in card.items() if k != "signatures"}))
+    res = cli("agent-card", "verify", unsigned)
+    assert res.exit_code == 1 and "no EdDSA signature" in res.output
+    # a did:key signer verifies offline; a trust file that does not name it refuses it
+    ok(cli("keygen", tmp_path / "stranger"))
+    ok(cli("agent-card", "show", ref, "--trust", str(w.trust), "--sign", tmp_path / "stranger.key", "--out", site))
+    assert ok(cli("agent-card", "verify", path)).startswith("VERIFIED agent card signed by did:key:")
+    stranger = cli("agent-card", "verify", path, "--trust", str(w.trust))
+    assert stranger.exit_code == 1 and "not in the trust file" in stranger.output
+
+
 def test_untrusted_resolver_sees_unproven(world: World, tmp_path: Path) -> None:
     w = world
     (tmp_path / "empty.yaml").write_text("publishers: []\n")
