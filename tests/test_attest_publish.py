@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,11 @@ def test_registry_killed_after_the_games_then_publish(own_registry: list[Registr
     games[3].write_bytes(games[3].read_bytes().replace(b'"payload"', b'"payload" ', 1))
     bad = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", state)
     assert bad.exit_code == 1 and "not the ones the credential names" in bad.output
+    # A result that already counted keeps its cooldown when a later --publish meets a dead registry.
+    kill(own_registry[-1])
+    down = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", state)
+    assert down.exit_code == 3, down.output
+    assert _attempt(state)[0] is True and _attempt(state)[3] is True
 
 
 def test_out_is_optional_run_folder_in_state(registry: str, tmp_path: Path) -> None:
@@ -120,3 +126,27 @@ def test_out_is_optional_run_folder_in_state(registry: str, tmp_path: Path) -> N
     assert usage.exit_code == 2 and "takes no CARTRIDGE_REF" in usage.output
     missing = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", tmp_path / "st")
     assert missing.exit_code == 2 and "no credential.json" in missing.output
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_failed_push_keeps_an_attempt_that_already_counted(tmp_path: Path, counted: bool) -> None:
+    """A fresh run's failed push starts no cooldown; a --no-push run (already counted) keeps its cooldown."""
+    from acx_oci.errors import PublicationFailed, RegistryError
+    from acx_oci.services.publish import publish_attempt
+
+    now = datetime.now(UTC)
+    with Ledger(tmp_path / "state") as led:
+        attempt_id, refusal = led.begin_attempt(
+            now=now, cooldown=timedelta(hours=24), cartridge_ref="r/c@sha256:" + "0" * 64,
+            manifest_digest="sha256:" + "0" * 64, rom_digest="sha256:" + "1" * 64, benchmark_id="b",
+            benchmark_version="1", benchmark_digest="sha256:" + "2" * 64, issuer="did:key:z", solver={})
+        assert refusal is None
+        led.finish_attempt(attempt_id, now=now, issued=True, reasons=[], starts_cooldown=counted)
+
+        def dead() -> Any:
+            raise RegistryError("127.0.0.1:1: connection refused")
+
+        with pytest.raises(PublicationFailed, match="attest --publish"):
+            publish_attempt(led, attempt_id, tmp_path / "out", dead, counted=counted)
+        (a,) = led.attempts()
+    assert a.publication == "pending" and a.starts_cooldown is counted

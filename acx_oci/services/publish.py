@@ -91,9 +91,12 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
 
 
 def publish_attempt(ledger: Ledger, attempt_id: int, out_dir: Path, push: Callable[[], Published],
-                    key_hint: str = "--key KEY") -> Published:
-    """Run ``push`` for an issued attempt: ``pending`` (no cooldown) until the registry took everything."""
-    ledger.set_publication(attempt_id, PENDING, starts_cooldown=False)
+                    key_hint: str = "--key KEY", counted: bool = False) -> Published:
+    """Run ``push`` for an issued attempt: ``pending`` (no cooldown) until the registry took everything.
+
+    ``counted``: the attempt already started its cooldown (a ``--no-push`` run): a failed push keeps it.
+    """
+    ledger.set_publication(attempt_id, PENDING, starts_cooldown=counted)
     try:
         published = push()
     except RegistryError as exc:
@@ -203,7 +206,8 @@ def publish_folder(out_dir: Path, verifier: Identity, state_dir: Path, now: date
         list_file.write_bytes(list_bytes)
         ledger.record_publication(sl.uuid, list_file.resolve().as_uri(), sha256_digest(list_bytes), now)
         return publish_attempt(ledger, attempt.id, out_dir, lambda: push_result(
-            store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress))
+            store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress),
+            counted=attempt.starts_cooldown)
 
 
 def new_run_dir(state_dir: Path, now: datetime | None = None) -> Path:
