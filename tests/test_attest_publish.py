@@ -150,3 +150,27 @@ def test_failed_push_keeps_an_attempt_that_already_counted(tmp_path: Path, count
             publish_attempt(led, attempt_id, tmp_path / "out", dead, counted=counted)
         (a,) = led.attempts()
     assert a.publication == "pending" and a.starts_cooldown is counted
+
+
+def test_registry_failure_during_the_games_is_not_an_attempt(registry: str, tmp_path: Path) -> None:
+    """A lane error mid-run (here: the solver's registry fetch fails) aborts with no cooldown; a retry may run."""
+    from dataclasses import dataclass
+
+    from acx_oci.errors import RegistryError
+
+    @dataclass(frozen=True)
+    class LaneDies(ReferenceSolver):
+        def solve(self, task: dict[str, Any], rom_digest: str) -> Any:
+            raise RegistryError(f"{registry}: 503 Service Unavailable")
+
+    w = build_attest_world(tmp_path, registry)
+    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
+    req = AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident, solver=LaneDies(33),
+                        out_dir=tmp_path / "out", state_dir=tmp_path / "state", jobs=1)
+    with pytest.raises(RegistryError):
+        attest(req)
+    with Ledger(tmp_path / "state") as led:
+        (a,) = led.attempts()
+    assert (a.state, a.starts_cooldown) == ("aborted", False)
+    req.solver, req.out_dir = ReferenceSolver(33), tmp_path / "out2"
+    assert attest(req).status == "issued"  # the retry is not refused by a cooldown
