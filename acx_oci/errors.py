@@ -26,6 +26,7 @@ The tree (as httpx draws its own)::
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
+        └── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; no cooldown)
 """
 
 from __future__ import annotations
@@ -143,3 +144,9 @@ class RegistryError(AcxError):
 
     exit_code = 3
     code = "fetch_failed"
+
+
+class PublicationFailed(RegistryError):
+    """The registry failed while an issued result was pushed: kept on disk for ``attest --publish``."""
+
+    code = "publish_failed"

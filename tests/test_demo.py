@@ -39,3 +39,18 @@ def test_demo_refuses_non_empty_workdir(tmp_path: Path) -> None:
     proc = run_demo("--workdir", str(tmp_path))
     assert proc.returncode == 2 and "not empty" in proc.stderr
     assert (tmp_path / "x").read_text() == "keep me"
+
+
+def test_demo_cleans_its_temporary_folder_unless_keep(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the child's temp dir; this process's environment is untouched
+    proc = subprocess.run([sys.executable, "-m", "acx_oci", "demo"], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "temporary files removed" in proc.stdout and list(tmp_path.glob("acx-demo-*")) == []
+    proc = subprocess.run([sys.executable, "-m", "acx_oci", "demo", "--keep"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (kept,) = tmp_path.glob("acx-demo-*")
+    assert f"(files in {kept})" in proc.stdout and (kept / "oci" / "strong" / "index.json").exists()

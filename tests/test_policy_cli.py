@@ -64,3 +64,17 @@ def test_bad_policy_file_is_usage_error(world: World, tmp_path: Path) -> None:
     bad.write_text("apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: [\"acx/*\"]\n    require: {allOf: []}\n")
     res = cli("policy", "check", world.ref("strong"), "--policy", bad, "--trust", world.trust, ok=(2,))
     assert "allOf" in res.output and "empty" in res.output
+
+
+def test_uncovered_default_is_printed_and_deny_denies(world: World, tmp_path: Path) -> None:
+    res = check(world, "unattested", "--repository", "elsewhere/agent")
+    assert "repositories no rule covers: allow (implicit" in res.output
+    deny = tmp_path / "deny.yaml"
+    deny.write_text(world.policy.read_text() + "default: deny\n")
+    res = cli("policy", "check", world.ref("unattested"), "--policy", deny, "--trust", world.trust,
+              "--repository", "elsewhere/agent", ok=(1,))
+    assert "denied by the policy's default (default: deny)" in res.output
+    assert "repositories no rule covers: deny (set in the policy)" in res.output
+    doc = json.loads(cli("policy", "check", world.ref("strong"), "--policy", deny, "--trust", world.trust,
+                         "--json", ok=(0,)).output)
+    assert doc["allowed"] is True and doc["policyDefault"] == "deny"  # covered repositories: the rules decide

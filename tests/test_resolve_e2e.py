@@ -107,6 +107,35 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     assert not verify_agent_card(card, load_identity(w.verifier).public_bytes)
 
 
+def test_agent_card_out_well_known_and_verify(world: World, tmp_path: Path) -> None:
+    w = world
+    ref = f"{w.registry}/{w.repo}:1.0.0"
+    site = tmp_path / "site"
+    assert "wrote" in ok(cli("agent-card", ref, "--trust", str(w.trust), "--sign", str(w.verifier), "--out", site))
+    path = site / ".well-known" / "agent-card.json"
+    card = json.loads(path.read_text())
+    assert card["signatures"] and card["skills"][0]["id"]
+    verified = ok(cli("agent-card", "verify", path, "--trust", str(w.trust)))
+    assert verified.startswith(f"VERIFIED agent card signed by {w.verifier_did}#")
+    assert ok(cli("agent-card", "verify", path, "--did-document", w.tmp / "verifier.did.json", "--json"))["verified"]
+    offline = cli("agent-card", "verify", path)  # a did:web signer with no document and no network
+    assert offline.exit_code == 1 and "cannot resolve" in offline.output
+    card["skills"][0]["name"] = "forged"
+    path.write_text(json.dumps(card))
+    forged = cli("agent-card", "verify", path, "--trust", str(w.trust))
+    assert forged.exit_code == 1 and "does not verify" in forged.output
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps({k: v for k, v in card.items() if k != "signatures"}))
+    res = cli("agent-card", "verify", unsigned)
+    assert res.exit_code == 1 and "no EdDSA signature" in res.output
+    # a did:key signer verifies offline; a trust file that does not name it refuses it
+    ok(cli("keygen", tmp_path / "stranger"))
+    ok(cli("agent-card", "show", ref, "--trust", str(w.trust), "--sign", tmp_path / "stranger.key", "--out", site))
+    assert ok(cli("agent-card", "verify", path)).startswith("VERIFIED agent card signed by did:key:")
+    stranger = cli("agent-card", "verify", path, "--trust", str(w.trust))
+    assert stranger.exit_code == 1 and "not in the trust file" in stranger.output
+
+
 def test_untrusted_resolver_sees_unproven(world: World, tmp_path: Path) -> None:
     w = world
     (tmp_path / "empty.yaml").write_text("publishers: []\n")
@@ -199,6 +228,25 @@ def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World
     cap = resolve_json(w, ref)["capabilities"][0]  # this consumer (the default cache) now saw the newer list
     assert cap["effective"] == "unproven"
     assert "revoked" in cap["rejected"][0]["codes"]
+    # resolve --require: exit 1, and the failure names the reason (revoked), not only "no verified claim"
+    req = cli("resolve", ref, "--trust", str(w.trust), "--require", "build-dag>=senior")
+    assert req.exit_code == 1 and "REQUIREMENT NOT MET build-dag>=senior" in req.output
+    assert "rejected: " in req.output and "revoked" in req.output.split("REQUIREMENT NOT MET", 1)[1]
+    req_json = json.loads(cli("resolve", ref, "--trust", str(w.trust), "--require", "build-dag>=senior",
+                              "--json").output)
+    assert req_json["requirements"]["required"] == ["build-dag>=senior"]
+    assert "revoked" in req_json["requirements"]["unmet"][0]
+    # pull --json prints JSON on failure too, with the reason and the exit code
+    pulled = cli("pull", ref, "-o", str(tmp_path / "p0"), "--trust", str(w.trust), "--require", "build-dag>=senior",
+                 "--json")
+    assert pulled.exit_code == 1
+    doc = json.loads(pulled.output)
+    assert doc["pulled"] is False and doc["error"]["exitCode"] == 1 and "revoked" in doc["error"]["message"]
+    assert "revoked" in doc["requirements"]["unmet"][0] and not (tmp_path / "p0").exists()
+    assert ok(cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust), "--require", "build-dag>=senior",
+                  "--json"))["requirements"]["unmet"] == []
+    bad_input = json.loads(cli("pull", f"{w.registry}/acx/absent:1.0.0", "-o", str(tmp_path / "p1"), "--json").output)
+    assert bad_input["pulled"] is False and bad_input["error"]["exitCode"] == 2
     assert offline_list.read_bytes() != before  # the file publication was updated too
     revoked_list = json.loads(offline_list.read_bytes())
     assert statuslist.list_sequence(revoked_list) > statuslist.list_sequence(old_list) >= 1

@@ -1,6 +1,7 @@
 """Thin CLI: parse, call the library, render. Each module registers its commands."""
 
 from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side effects)
+    agentcard_cmd,
     attest_cmd,
     benchmark_cmd,
     cartridge_cmd,

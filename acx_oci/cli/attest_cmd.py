@@ -6,16 +6,17 @@ import os
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
+from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.publish import new_run_dir, run_issuer
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
@@ -47,6 +48,8 @@ def _render(outcome: AttestOutcome) -> None:
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
+    if outcome.publication_error:
+        click.echo(f"  NOT PUBLISHED: {outcome.publication_error}")
     click.echo(f"  ROM digest: {outcome.rom_digest}")
     if outcome.credential_path:
         click.echo(f"  credential:  {outcome.credential_path}")
@@ -59,11 +62,12 @@ def _render(outcome: AttestOutcome) -> None:
 
 
 @main.command("attest")
-@click.argument("cartridge_ref")
-@click.option("--benchmark", "benchmark_ref", required=True, metavar="BENCH_REF", help="The benchmark artifact.")
+@click.argument("cartridge_ref", required=False)
+@click.option("--benchmark", "benchmark_ref", metavar="BENCH_REF", help="The benchmark artifact (required).")
 @click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The verifier's key (PREFIX.key): unseals the slice, signs records and the credential.")
-@click.option("--issuer", required=True, metavar="DID", help="The verifier's DID (must differ from the cartridge's).")
+@click.option("--issuer", metavar="DID",
+              help="The verifier's DID, must differ from the cartridge's (required; with --publish: the run's).")
 @click.option("--solver", "solver_kind", type=click.Choice(["rom", "reference"]),
               help="rom (default): run the ROM's own signed runtime in a bubblewrap sandbox whose containment is "
                    "proven on this run; reference: a deterministic simulation (its credentials say so).")
@@ -81,8 +85,13 @@ def _render(outcome: AttestOutcome) -> None:
               help="Verifier state: the SQLite ledger of attempts, cooldowns and status lists.")
 @click.option("--cooldown", default="24h", show_default=True, metavar="DURATION",
               help="Minimum time between attempts on one ROM and benchmark (e.g. 12h, 7d; 0 disables).")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json.")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json "
+                   "(default: a new run folder under STATE/runs/, printed).")
+@click.option("--publish", "publish_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              metavar="OUT_DIR",
+              help="Push an already signed result (an earlier run whose push failed, or --no-push): re-verified "
+                   "against the cartridge, idempotent (same credential, same attestation digest); no games.")
 @click.option("--no-push", is_flag=True,
               help="Only write files: don't publish the status list or push the attestation.")
 @click.option("--baseline", "baseline_ref", metavar="CART_REF",
@@ -97,10 +106,10 @@ def _render(outcome: AttestOutcome) -> None:
                    "an equally good agent is wrongly refused about 9% of the time at 3.0, 48% at 1.0.")
 @registry_options
 @json_option
-def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: str, solver_kind: str | None,
-                   competence: float | None, jobs: int, games: int | None, sigma_max: float, min_games: int,
-                   state_dir: Path,
-                   cooldown: str, out_dir: Path, no_push: bool, baseline_ref: str | None,
+def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
+                   solver_kind: str | None, competence: float | None, jobs: int, games: int | None, sigma_max: float,
+                   min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None, publish_dir: Path | None,
+                   no_push: bool, baseline_ref: str | None,
                    baseline_competence: float | None, regression_tolerance: float, plain_http: bool,
                    insecure: bool, timeout: float, as_json: bool) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
@@ -123,9 +132,14 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     --regression-tolerance on either -> NOT ISSUED regression; otherwise the
     credential names the baseline (acx:baseline) and acx:heldInR.
 
+    A registry failure while pushing the issued result is not an attempt:
+    no cooldown starts, the signed result stays in the output folder, and
+    `attest --publish OUT_DIR --key KEY` pushes it later.
+
     \b
-    Exit codes: 0 issued, 1 not issued, 2 refused before running (or bad input),
-    3 registry failure.
+    Exit codes: 0 issued, 1 not issued (or --publish: the folder does not
+    verify), 2 refused before running (or bad input), 3 registry failure
+    (nothing counted as an attempt).
 
     \b
     Example:
@@ -133,7 +147,22 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
           --key keys/verifier.key --issuer did:web:verifier.example.com --state ./state -o ./att
       acx-oci attest registry.example/acme/dag-agent:1.0.0 --benchmark registry.example/acme/bench:2026.07.1 \\
           --key keys/verifier.key --issuer did:web:verifier.example.com --competence 33 --state ./state -o ./sim
+      acx-oci attest --publish ./att --key keys/verifier.key --state ./state
     """
+    options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
+    if publish_dir is not None:
+        if cartridge_ref or benchmark_ref or out_dir:
+            raise UsageError("attest --publish OUT_DIR takes no CARTRIDGE_REF, --benchmark or -o: the folder names "
+                             "its cartridge")
+        _publish_command(publish_dir, key, issuer, state_dir, options, as_json)
+        return
+    if not cartridge_ref or not benchmark_ref or not issuer:
+        raise UsageError("attest: expected CARTRIDGE_REF, --benchmark BENCH_REF and --issuer DID "
+                         "(or --publish OUT_DIR)")
+    if out_dir is None:
+        out_dir = new_run_dir(state_dir)
+        if not as_json:
+            click.echo(f"output: {out_dir}", err=True)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
     solver = _solver(solver_kind, competence)
@@ -142,40 +171,48 @@ def attest_command(cartridge_ref: str, benchmark_ref: str, key: Path, issuer: st
     baseline_solver = ReferenceSolver(baseline_competence) if baseline_competence is not None else None
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
-    progress_bar: Any = None
-    task_id: Any = None
-
-    def progress(done: int, total: int, text: str) -> None:
-        nonlocal progress_bar, task_id
-        if progress_bar is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            progress_bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                    TextColumn("{task.description}"), transient=True,
-                                    console=Console(stderr=True))
-            progress_bar.start()
-            task_id = progress_bar.add_task("", total=total)
-        progress_bar.update(task_id, completed=done, description=text)
-
     show_progress = not as_json and sys.stderr.isatty()
+    progress = ProgressDisplay()
     req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
                         jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
-                        store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
+                        store_options=options,
                         progress=progress if show_progress else None, push=not no_push,
                         baseline_ref=baseline_ref, baseline_solver=baseline_solver,
                         regression_tolerance=regression_tolerance)
     try:
         outcome = attest(req)
     finally:
-        if progress_bar is not None:
-            progress_bar.stop()
+        progress.stop()
     if as_json:
-        emit_json(outcome.to_json())
+        emit_json({**outcome.to_json(), "outDir": str(out_dir)})
     else:
         _render(outcome)
     sys.exit(outcome.exit_code)
+
+
+def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Path, options: StoreOptions,
+                     as_json: bool) -> None:
+    from datetime import UTC, datetime
+
+    from acx_oci.services.publish import publish_folder
+
+    if issuer is None:  # the run's issuer, as result.json recorded it
+        issuer = run_issuer(out_dir)
+    ident = load_identity(key, did=issuer)
+    progress = ProgressDisplay()
+    try:
+        published = publish_folder(out_dir, ident, state_dir, datetime.now(UTC), options,
+                                   progress if not as_json and sys.stderr.isatty() else None)
+    finally:
+        progress.stop()
+    if as_json:
+        emit_json(published.to_json())
+        return
+    click.echo(f"PUBLISHED {published.credential_id}")
+    click.echo(f"  credential:  {published.credential_digest}")
+    click.echo(f"  attestation: {published.attestation_digest} (referrer of {published.cartridge_ref})")
+    click.echo(f"  status list: {published.status_list_ref}")
 
 
 @main.command("revoke")

@@ -11,7 +11,7 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import resolve_loaded_cli, resolve_options
-from acx_oci.errors import UsageError, VerificationError
+from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
 from acx_oci.oci.ref import parse_reference
@@ -202,25 +202,19 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
       acx-oci pull registry.example/acx/dag-agent:1.0.0 -o ./agent --trust trust.yaml \\
           --require 'build-dag>=senior'
     """
-    from acx_oci.model.capability import parse_requirement
-
-    for text in requirements:
-        parse_requirement(text)
-    if requirements and trust_path is None:
-        raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
-    trust = load_trust(trust_path) if trust_path else Trust.empty()
-    check_output_dir(out)
-    store = store_for(ref, plain_http, insecure, timeout)
-    loaded = load_cartridge(store, parse_reference(ref).target, trust)
-    check_pullable(loaded, ref, allow_unsigned)
-    resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
-                                    allow_network, check_evidence, max_referrers, no_replay)
-    failures = requirement_failures(resolution, list(requirements))
-    if failures:
-        raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
-    written = write_pull(store, loaded, resolution, out)
+    failed: dict[str, Any] = {"pulled": False, "reference": ref}
+    try:
+        loaded, resolution, written = _pull(ref, out, trust_path, requirements, allow_unsigned, status_list_files,
+                                            allow_unknown_status, allow_network, check_evidence, no_replay,
+                                            max_referrers, plain_http, insecure, timeout, failed)
+    except AcxError as exc:
+        if not as_json:
+            raise
+        # --json: a machine reading stdout gets JSON on failure too (and the same exit code)
+        emit_json({**failed, "error": {"code": exc.code, "message": str(exc), "exitCode": exc.exit_code}})
+        raise SystemExit(exc.exit_code) from None
     if as_json:
-        emit_json({**card(loaded), "output": str(out), "files": [str(p) for p in written],
+        emit_json({**card(loaded), "pulled": True, "output": str(out), "files": [str(p) for p in written],
                    "resolution": resolution.to_json()})
     else:
         click.echo(f"pulled {loaded.id}@{loaded.version} ({loaded.manifest.digest}) into {out}")
@@ -232,3 +226,30 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
         if not resolution.replayed:
             click.echo("  note: replay was off (--no-replay): levels were believed as signed, not re-derived "
                        "from the game records (weaker)")
+
+
+def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, ...], allow_unsigned: bool,
+          status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
+          no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool, timeout: float,
+          failed: dict[str, Any]) -> tuple[LoadedCartridge, Any, list[Path]]:
+    """Everything ``pull`` checks, then the write; what is known so far goes into ``failed`` for --json."""
+    from acx_oci.model.capability import parse_requirement
+
+    for text in requirements:
+        parse_requirement(text)
+    if requirements and trust_path is None:
+        raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
+    trust = load_trust(trust_path) if trust_path else Trust.empty()
+    check_output_dir(out)
+    store = store_for(ref, plain_http, insecure, timeout)
+    loaded = load_cartridge(store, parse_reference(ref).target, trust)
+    failed.update(manifestDigest=loaded.manifest.digest, signature=loaded.signature_status)
+    check_pullable(loaded, ref, allow_unsigned)
+    resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
+                                    allow_network, check_evidence, max_referrers, no_replay)
+    failures = requirement_failures(resolution, list(requirements))
+    if failures:
+        failed.update(requirements={"required": list(requirements), "unmet": failures},
+                      resolution=resolution.to_json())
+        raise VerificationError("pull: requirement not met, nothing written: " + "; ".join(failures))
+    return loaded, resolution, write_pull(store, loaded, resolution, out)

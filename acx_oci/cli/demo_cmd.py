@@ -16,7 +16,8 @@ from acx_oci.errors import UsageError
               help="Where keys, cartridges, the layout and the verifier state go (default: a new temp dir).")
 @click.option("--plain-http", is_flag=True, help="Use HTTP for --registry (automatic for loopback hosts).")
 @click.option("--insecure", is_flag=True, help="Skip TLS verification for --registry.")
-def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure: bool) -> None:
+@click.option("--keep", is_flag=True, help="Keep the temporary folder (without --workdir it is removed at the end).")
+def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure: bool, keep: bool) -> None:
     """Earn a level, then try to fake it: the whole story, no server needed.
 
     Creates keys, the demo benchmark (sealed to an independent verifier), a
@@ -29,8 +30,10 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     \b
     Example:
       acx-oci demo
+      acx-oci demo --keep
       acx-oci demo --registry 127.0.0.1:5000 --workdir ./demo
     """
+    import shutil
     import tempfile
 
     from acx_oci.oci.store import StoreOptions
@@ -39,7 +42,12 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
     if base.exists() and any(base.iterdir()):
         raise UsageError(f"demo: --workdir {base} is not empty")
-    result = run_demo(base, registry, StoreOptions(plain_http=plain_http, insecure=insecure), say=click.echo)
-    click.echo(f"(files in {base})")
+    temporary = workdir is None and not keep
+    try:
+        result = run_demo(base, registry, StoreOptions(plain_http=plain_http, insecure=insecure), say=click.echo)
+    finally:
+        if temporary:
+            shutil.rmtree(base, ignore_errors=True)
+    click.echo(f"(files in {base})" if not temporary else "(temporary files removed; --keep keeps them)")
     if not result.ok:
         raise SystemExit(1)

@@ -101,9 +101,10 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
                                     max_referrers, no_replay)
     verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
     if as_json:
-        emit_json(verdict.to_json())
+        emit_json({**verdict.to_json(), "policyDefault": pol.default})
     else:
         render_verdict(ref, verdict)
+        click.echo(f"  policy: {pol.describe_default()}")
     if not verdict.allowed:
         raise SystemExit(1)
 
@@ -155,4 +156,5 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     _ = config.upstream_origin  # validate the URL before binding
     click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
                + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
+    click.echo(f"acx-oci gateway: {config.policy.describe_default()}", err=True)
     serve(config, listen, graceful)

@@ -1,4 +1,4 @@
-"""``discover``, ``resolve``, ``agent-card`` and ``referrers repair``."""
+"""``discover``, ``resolve`` and ``referrers repair`` (``agent-card`` is in agentcard_cmd)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from acx_oci.cli.common import emit_json, json_option, registry_options, store_f
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
-from acx_oci.model.agentcard import build_agent_card, sign_agent_card
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import status_display
 from acx_oci.oci.ref import parse_reference
@@ -22,7 +21,6 @@ from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
-from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
 
@@ -191,12 +189,14 @@ def render_resolution(resolution: Resolution) -> None:
 @click.argument("ref")
 @click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Trust file: trusted verifiers, accepted benchmarks, gate, status policy.")
+@click.option("--require", "requirements", multiple=True, metavar="'TASKTYPE>=TIER'",
+              help="Exit 1 unless this claim resolves VERIFIED at this tier (or level, 'TASKTYPE>=L7'); repeatable.")
 @resolve_options
 @registry_options
 @json_option
-def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], allow_unknown_status: bool,
-            allow_network: bool, check_evidence: bool, no_replay: bool, max_referrers: int, plain_http: bool,
-            insecure: bool, timeout: float, as_json: bool) -> None:
+def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_list_files: tuple[Path, ...],
+            allow_unknown_status: bool, allow_network: bool, check_evidence: bool, no_replay: bool,
+            max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Turn REF's capability claims into verified proficiency (or say why not).
 
     Every level attestation referring to the cartridge is verified: proof,
@@ -211,47 +211,31 @@ def resolve(ref: str, trust_path: Path, status_list_files: tuple[Path, ...], all
     \b
     Example:
       acx-oci resolve registry.example/acme/dag-agent:1.0.0 --trust trust.yaml
-      acx-oci resolve oci:./layout:1.0.0 --trust trust.yaml --status-list status-list.json --json
+      acx-oci resolve registry.example/acme/dag-agent:1.0.0 --trust trust.yaml --require 'build-dag>=senior'
+
+    \b
+    Exit codes: 0 resolved (every --require met), 1 a --require unmet or the
+    ROM tampered, 2 bad input, 3 registry failure.
     """
+    from acx_oci.model.capability import parse_requirement
+    from acx_oci.services.resolve import requirement_failures
+
+    for text in requirements:
+        parse_requirement(text)  # a malformed requirement is bad input before any network
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
                                    check_evidence, max_referrers, no_replay)
+    failures = requirement_failures(resolution, list(requirements))
     if as_json:
-        emit_json(resolution.to_json())
+        emit_json({**resolution.to_json(), **({"requirements": {"required": list(requirements),
+                                                                "unmet": failures}} if requirements else {})})
     else:
         render_resolution(resolution)
-    if resolution.signature_status == "tampered":
+        for failure in failures:
+            click.echo(f"  REQUIREMENT NOT MET {failure}")
+    if resolution.signature_status == "tampered" or failures:
         raise SystemExit(1)
-
-
-@main.command("agent-card")
-@click.argument("ref")
-@click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Trust file: trusted verifiers and accepted benchmarks.")
-@click.option("--sign", "sign_key", type=click.Path(dir_okay=False, path_type=Path),
-              help="Sign the card (JWS, EdDSA) with this key.")
-@resolve_options
-@registry_options
-@json_option
-def agent_card(ref: str, trust_path: Path, sign_key: Path | None, status_list_files: tuple[Path, ...],
-               allow_unknown_status: bool, allow_network: bool, check_evidence: bool, no_replay: bool,
-               max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
-    """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension.
-
-    \b
-    Example:
-      acx-oci agent-card registry.example/acme/dag-agent:1.0.0 --trust trust.yaml --sign keys/publisher.key
-    """
-    trust = load_trust(trust_path)
-    store = store_for(ref, plain_http, insecure, timeout)
-    resolution, rom = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
-                                     check_evidence, max_referrers, no_replay)
-    card = build_agent_card(resolution, rom, ref)
-    if sign_key is not None:
-        card = sign_agent_card(card, load_identity(sign_key))
-    emit_json(card)
-    _ = as_json  # the card is JSON either way
 
 
 @main.group()

@@ -11,6 +11,7 @@ so ``policy check`` and the gateway cannot disagree.
 Example::
 
     apiVersion: acx.dev/policy/v1
+    default: allow          # repositories no rule covers: allow or deny
     rules:
       - repositories: ["acx/*"]
         require:
@@ -76,17 +77,28 @@ class Rule:
         return any(fnmatch.fnmatchcase(repository, pattern) for pattern in self.repositories)
 
 
+ALLOW, DENY = "allow", "deny"
+
+
 @dataclass(frozen=True)
 class Policy:
     rules: tuple[Rule, ...]
     source: str = "policy"
     document: dict[str, Any] = field(default_factory=dict, repr=False)
+    default: str = ALLOW  # what a repository no rule covers gets (``default:`` in the file)
+    default_explicit: bool = False
 
     def rules_for(self, repository: str) -> list[Rule]:
         return [r for r in self.rules if r.covers(repository.strip("/"))]
 
     def covers(self, repository: str) -> bool:
-        return bool(self.rules_for(repository))
+        """Whether the policy decides for this repository: a rule covers it, or uncovered ones are denied."""
+        return bool(self.rules_for(repository)) or self.default == DENY
+
+    def describe_default(self) -> str:
+        """One line for ``policy check`` and the gateway's startup: never leave the default implicit to a reader."""
+        how = "set in the policy" if self.default_explicit else "implicit: write `default: allow` or `default: deny`"
+        return f"repositories no rule covers: {self.default} ({how})"
 
 
 def _check_combinators(node: Any, where: str) -> None:
@@ -158,7 +170,8 @@ def policy_from_dict(data: Any, source: str = "policy") -> Policy:
     for i, raw in enumerate(data["rules"]):
         name = str(raw.get("name") or f"rules[{i}]")
         rules.append(Rule(name, tuple(raw["repositories"]), tuple(_parts(raw["require"], f"{source}: rules/{i}"))))
-    return Policy(tuple(rules), source, data)
+    default = data.get("default")
+    return Policy(tuple(rules), source, data, default or ALLOW, default is not None)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -175,8 +188,10 @@ def evaluate(policy: Policy, repository: str, resolution: Resolution, now: datet
     rules = policy.rules_for(repo)
     notes = list(resolution.notes)
     if not rules:
-        return Verdict(True, repo, resolution.manifest_digest, (), (),
-                       (f"no rule covers repository {repo}; allowed", *notes), resolution.partial,
+        allowed = policy.default == ALLOW
+        note = f"no rule covers repository {repo}; {'allowed' if allowed else 'denied'} by the policy's default " \
+               f"(default: {policy.default})"
+        return Verdict(allowed, repo, resolution.manifest_digest, (), (), (note, *notes), resolution.partial,
                        resolution.replayed)
     results = tuple(req.evaluate(resolution, now) for rule in rules for req in rule.requirements)
     return Verdict(all(r.met for r in results), repo, resolution.manifest_digest,

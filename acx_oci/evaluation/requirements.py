@@ -109,7 +109,7 @@ class Verdict:
         if self.allowed:
             return "allowed" + (f" ({self.notes[0]})" if self.notes and not self.requirements else "")
         parts = [f"{r.description} [{', '.join(r.codes) or 'unmet'}]" for r in self.unmet]
-        return "policy not met: " + "; ".join(parts)
+        return "policy not met: " + ("; ".join(parts) or (self.notes[0] if self.notes else "denied"))
 
     def to_json(self) -> dict[str, Any]:
         return {

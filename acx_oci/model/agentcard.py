@@ -107,3 +107,33 @@ def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
         except (KeyError, AttributeError, ValueError):
             continue
     return False
+
+
+def card_signers(card: Any) -> list[str]:
+    """The ``kid`` of every signature's protected header (a DID URL), in order; malformed entries are skipped."""
+    kids = []
+    for entry in (card.get("signatures") or []) if isinstance(card, dict) else []:
+        try:
+            header = json.loads(_b64url_decode(entry["protected"]))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            continue
+        if isinstance(header, dict) and header.get("alg") == "EdDSA" and isinstance(header.get("kid"), str):
+            kids.append(header["kid"])
+    return kids
+
+
+def verify_signed_by(card: dict[str, Any], kid: str, public_keys: list[bytes]) -> bool:
+    """Whether a signature whose header names ``kid`` verifies under one of ``public_keys``."""
+    body = {k: v for k, v in card.items() if k != "signatures"}
+    for entry in card.get("signatures") or []:
+        try:
+            header = json.loads(_b64url_decode(entry["protected"]))
+            if not isinstance(header, dict) or header.get("kid") != kid or header.get("alg") != "EdDSA":
+                continue
+            signing_input = entry["protected"].encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")
+            signature = _b64url_decode(entry["signature"])
+        except (KeyError, TypeError, AttributeError, ValueError):
+            continue
+        if any(verify_ed25519(key, signature, signing_input) for key in public_keys):
+            return True
+    return False

@@ -25,7 +25,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
 from acx_oci.envimage import prepare_image
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, RegistryError, UsageError
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
@@ -37,21 +37,17 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services import certification
+from acx_oci.services import publish as pub
 from acx_oci.services import regression as regr
-from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.environment import benchmark_image, environment_problems, image_digests
-from acx_oci.services.ledger import Ledger, StatusList
+from acx_oci.services.ledger import Ledger
+from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list  # noqa: F401 (re-exported)
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 CREDENTIAL_VALIDITY = timedelta(days=365)
-# A signed list expires: an old copy put back by a repository owner stops verifying after this,
-# which is all a first-time consumer (no remembered sequence) has against a rollback. One day, like
-# TUF's timestamp role: a revocation reaches every consumer within a day, and a verifier that runs
-# `acx-oci status-refresh` hourly (README: systemd timer / cron) survives a day of outages.
-STATUS_LIST_VALIDITY = timedelta(days=1)
 DEFAULT_COOLDOWN = timedelta(hours=24)
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
 
@@ -102,10 +98,12 @@ class AttestOutcome:
     credential: dict[str, Any] | None = None
     attestation_digest: str | None = None
     status_list_ref: str | None = None
+    push: Callable[[], pub.Published] | None = None  # set by the run, called once the attempt is logged
+    publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, no cooldown
 
     @property
     def exit_code(self) -> int:
-        return {ISSUED: 0, NOT_ISSUED: 1}.get(self.status, 2)
+        return 3 if self.publication_error else {ISSUED: 0, NOT_ISSUED: 1}.get(self.status, 2)
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -124,6 +122,7 @@ class AttestOutcome:
             "credential": str(self.credential_path) if self.credential_path else None,
             "attestationDigest": self.attestation_digest,
             "statusListRef": self.status_list_ref,
+            **({"publicationError": self.publication_error} if self.publication_error else {}),
         }
 
 
@@ -143,18 +142,6 @@ def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str
         problems.append(f"independence: the ROM was signed with the issuer's own key ({verifier.did_key}); "
                         "a cartridge cannot be graded by its own author")
     return problems
-
-
-def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: datetime) -> dict[str, Any]:
-    """The state's list as of ``now``: every revoked index set, the next sequence, signed by the verifier."""
-    bits = bytearray(statuslist.empty_bits(sl.size))
-    for i in ledger.revoked_indices(sl.uuid):
-        statuslist.set_bit(bits, i)
-    return statuslist.sign_status_list(
-        statuslist.new_status_list(list_url=sl.url, issuer=verifier.did, valid_from=now, size=sl.size,
-                                   purpose=sl.purpose, bits=bytes(bits), valid_until=now + STATUS_LIST_VALIDITY,
-                                   sequence=ledger.next_sequence(sl.uuid)),
-        verifier, verifier.verification_method, now)
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -255,15 +242,30 @@ def attest(req: AttestRequest) -> AttestOutcome:
             return outcome
         try:
             _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline)
-        except BaseException:
-            ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True)
+        except BaseException as exc:  # a registry failure is a lane error, not an attempt: no cooldown
+            ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True,
+                                  starts_cooldown=not isinstance(exc, RegistryError))
             raise
         r = outcome.result
         assert r is not None
         ledger.finish_attempt(attempt_id, now=clock(), issued=outcome.status == ISSUED, reasons=outcome.reasons,
                               mu=r.rating.mu, sigma=r.rating.sigma, games=r.rated, acx_level=r.level,
                               credential_id=str(outcome.credential["id"]) if outcome.credential else None)
+        if outcome.push is not None:
+            _publish(req, outcome, ledger, attempt_id)
     return outcome
+
+
+def _publish(req: AttestRequest, outcome: AttestOutcome, ledger: Ledger, attempt_id: int) -> None:
+    assert outcome.push is not None
+    hint = " ".join([f"--key {req.secret_paths[0]}" if req.secret_paths else "--key KEY", f"--state {req.state_dir}"])
+    try:
+        published = pub.publish_attempt(ledger, attempt_id, req.out_dir, outcome.push, hint)
+    except RegistryError as exc:
+        outcome.publication_error = str(exc)
+        return
+    outcome.attestation_digest = published.attestation_digest
+    outcome.status_list_ref = published.status_list_ref
 
 
 def _exam_certification(store: Any, remote: bm.RemoteBenchmark, unsealed: bm.Unsealed
@@ -399,16 +401,10 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
                                   now)
         ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
         if req.push:
-            # The list goes up first, so no resolver ever sees the credential without its status.
-            cart_store = open_store(parse_reference(req.cartridge_ref), req.store_options)
-            list_desc = publish_status_list(cart_store, signed_list)
-            location = str(cart_store.reference.with_tag(status_tag(sl.url)))
-            ledger.record_publication(sl.uuid, location, list_desc.digest, now)
-            att = push_attestation(cart_store, cart.manifest.descriptor, credential_bytes, [r.raw for r in records])
-            outcome.attestation_digest = att.digest
-            outcome.status_list_ref = location
-            ledger.record_credential(cred_id, sha256_digest(credential_bytes), now, att.digest,
-                                     str(cart_store.reference.with_digest(att.digest)))
+            raws = [r.raw for r in records]
+            outcome.push = lambda: pub.push_result(
+                open_store(parse_reference(req.cartridge_ref), req.store_options), cart.manifest.descriptor, ledger,
+                sl, signed_list, credential_bytes, raws, cred_id, now, req.progress)
     doc = {
         **outcome.to_json(),
         "issuer": verifier.did,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
@@ -64,22 +65,30 @@ def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
 
 
 def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
-                     envelopes: list[bytes]) -> Descriptor:
+                     envelopes: list[bytes], on_blob: Callable[[int, str], None] | None = None) -> Descriptor:
     """Push credential + game records as a referrer of ``subject`` (with its own tag)."""
-    raw, _ = build_attestation(store, subject, credential_bytes, envelopes)
+    raw, _ = build_attestation(store, subject, credential_bytes, envelopes, on_blob)
     return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 
-def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
-                      envelopes: list[bytes]) -> tuple[bytes, Descriptor]:
-    """Upload the layers and return the attestation manifest bytes (not yet pushed)."""
+def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes, envelopes: list[bytes],
+                      on_blob: Callable[[int, str], None] | None = None) -> tuple[bytes, Descriptor]:
+    """Upload the layers and return the attestation manifest bytes (not yet pushed).
+
+    ``on_blob(done, title)`` after each layer: a push of 90 game records takes seconds, say so.
+    """
     credential = parse_json(credential_bytes, "credential")
     if not isinstance(credential, dict):
         raise UsageError("credential: expected a JSON object")
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
     layers = [store.push_blob(credential_bytes, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})]
+    if on_blob:
+        on_blob(1, "credential.json")
     for i, env in enumerate(envelopes, 1):
-        layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: f"game-{i:04d}.dsse.json"}))
+        title = f"game-{i:04d}.dsse.json"
+        layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: title}))
+        if on_blob:
+            on_blob(i + 1, title)
     subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
     annotations = attestation_annotations(credential)
     raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj, annotations=annotations)

@@ -113,6 +113,9 @@ class Attempt:
     games: int | None
     acx_level: int | None
     credential_id: str | None
+    # None: nothing to publish (or a state from before this column); "pending": issued, signed, not yet (fully)
+    # pushed - no cooldown until it is; "published": pushed (the cooldown counts from started_at).
+    publication: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,7 +126,7 @@ class Attempt:
             "benchmarkVersion": self.benchmark_version, "benchmarkDigest": self.benchmark_digest,
             "issuer": self.issuer, "solver": self.solver, "state": self.state, "reasons": self.reasons,
             "mu": self.mu, "sigma": self.sigma, "games": self.games, "acxLevel": self.acx_level,
-            "credentialId": self.credential_id,
+            "credentialId": self.credential_id, "publication": self.publication,
         }
 
 
@@ -136,7 +139,7 @@ def _attempt(row: sqlite3.Row) -> Attempt:
         benchmark_digest=row["benchmark_digest"], issuer=row["issuer"], solver=json.loads(row["solver"]),
         state=row["state"], starts_cooldown=bool(row["starts_cooldown"]), reasons=json.loads(row["reasons"]),
         mu=row["mu"], sigma=row["sigma"], games=row["games"], acx_level=row["acx_level"],
-        credential_id=row["credential_id"],
+        credential_id=row["credential_id"], publication=row["publication"],
     )
 
 
@@ -179,6 +182,8 @@ class Ledger:
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(status_lists)")}
         if "issuer" not in columns:  # states written before lists were kept per issuer
             self.db.execute("ALTER TABLE status_lists ADD COLUMN issuer TEXT")
+        if "publication" not in {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}:
+            self.db.execute("ALTER TABLE attempts ADD COLUMN publication TEXT")
         if "sequence" not in columns:  # states written before lists carried a sequence: their lists count as 0
             self.db.execute("ALTER TABLE status_lists ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0")
 
@@ -242,12 +247,30 @@ class Ledger:
     def finish_attempt(self, attempt_id: int, *, now: datetime, issued: bool, reasons: list[str],
                        mu: float | None = None, sigma: float | None = None, games: int | None = None,
                        acx_level: int | None = None, credential_id: str | None = None,
-                       aborted: bool = False) -> None:
+                       aborted: bool = False, starts_cooldown: bool = True) -> None:
+        """``starts_cooldown=False``: a lane error (the registry failed), not an attempt - no cooldown."""
         state = "aborted" if aborted else "issued" if issued else "not-issued"
         self.db.execute(
             "UPDATE attempts SET finished_at = ?, state = ?, reasons = ?, mu = ?, sigma = ?, games = ?,"
-            " acx_level = ?, credential_id = ? WHERE id = ?",
-            (_ts(now), state, json.dumps(reasons), mu, sigma, games, acx_level, credential_id, attempt_id))
+            " acx_level = ?, credential_id = ?, starts_cooldown = ? WHERE id = ?",
+            (_ts(now), state, json.dumps(reasons), mu, sigma, games, acx_level, credential_id,
+             1 if starts_cooldown else 0, attempt_id))
+
+    def set_publication(self, attempt_id: int, publication: str, *, starts_cooldown: bool) -> None:
+        """``pending`` (no cooldown: a result the registry never took is not an attempt) or ``published``."""
+        self.db.execute("UPDATE attempts SET publication = ?, starts_cooldown = ? WHERE id = ?",
+                        (publication, 1 if starts_cooldown else 0, attempt_id))
+
+    def attempt_of_credential(self, credential_id: str) -> Attempt | None:
+        row = self.db.execute("SELECT * FROM attempts WHERE credential_id = ?", (credential_id,)).fetchone()
+        return _attempt(row) if row is not None else None
+
+    def later_runs(self, attempt: Attempt) -> list[Attempt]:
+        """Runs on the same ROM and benchmark that played after ``attempt`` (a newer run supersedes it)."""
+        rows = self.db.execute("SELECT * FROM attempts WHERE rom_digest = ? AND benchmark_digest = ? AND id > ? "
+                               "AND state IN ('running', 'issued', 'not-issued') ORDER BY id",
+                               (attempt.rom_digest, attempt.benchmark_digest, attempt.id)).fetchall()
+        return [_attempt(r) for r in rows]
 
     def attempts(self, rom_digest: str | None = None) -> list[Attempt]:
         if rom_digest is None:

@@ -437,7 +437,9 @@ def requirement_failures(resolution: Resolution, requirements: list[str]) -> lis
         caps = claims_for(resolution, req.task_type)
         if not any(meets(c, floor, req.min_level) for c in caps):
             best = [c.best for c in caps if c.effective == VERIFIED and c.best]
+            codes = sorted({c for cap in caps for r in cap.rejected for c in r.codes})  # say *why* (e.g. revoked)
             found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
-                     else "no verified claim" if caps else "no such claim")
+                     else f"no verified claim ({'rejected: ' + ', '.join(codes) if codes else 'no attestation'})"
+                     if caps else "no such claim")
             failures.append(f"{text}: {found}")
     return failures

@@ -20,9 +20,9 @@ from acx_oci.errors import AcxError, UsageError
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import signed_status_list
 from acx_oci.services.attestation import publish_status_list
 from acx_oci.services.ledger import Ledger
+from acx_oci.services.publish import signed_status_list
 
 
 @dataclass
