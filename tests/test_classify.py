@@ -185,11 +185,12 @@ def test_resolve_after_skopeo_copy_is_verified_and_says_it_classified(registry: 
     tags = _store(registry, w.repo).list_tags()
     status = [t for t in tags if t.startswith("acx-status-")]
     wanted = ["1.0.0", fallback_tag(w.cart["manifestDigest"]), *status]
+    layout = tmp_path / "layout"
     for tag in wanted:
-        out = subprocess.run(["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false",
-                              f"docker://{src}:{tag}", f"docker://{registry}/copied/strong:{tag}"],
-                             capture_output=True, timeout=120)
-        assert out.returncode == 0, out.stderr.decode()
+        for dst in (f"docker://{registry}/copied/strong:{tag}", f"oci:{layout}:{tag}"):
+            out = subprocess.run(["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false",
+                                  f"docker://{src}:{tag}", dst], capture_output=True, timeout=120)
+            assert out.returncode == 0, out.stderr.decode()
     assert not any(t.startswith("acx-att-") for t in _store(registry, "copied/strong").list_tags())
     doc = ok(cli("resolve", f"{registry}/copied/strong:1.0.0", "--trust", str(w.trust), "--json"))
     assert doc["capabilities"][0]["effective"] == "VERIFIED", doc
@@ -197,3 +198,6 @@ def test_resolve_after_skopeo_copy_is_verified_and_says_it_classified(registry: 
     assert any("classified by fetching their manifests" in n for n in doc["notes"])
     human = ok(cli("resolve", f"{registry}/copied/strong:1.0.0", "--trust", str(w.trust)))
     assert "VERIFIED" in human and "note: 1 referrer(s) listed without a usable artifactType" in human
+    # the same copy as an oci: layout: the attestation is found inside the tag-schema index
+    lay = ok(cli("resolve", f"oci:{layout}:1.0.0", "--trust", str(w.trust), "--json"))
+    assert lay["capabilities"][0]["effective"] == "VERIFIED" and lay["referrersSeen"] == 1, lay
