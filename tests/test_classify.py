@@ -28,6 +28,9 @@ from acx_oci.oci.referrers import fallback_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
 
+from .support.cli import cli, ok
+from .support.resolve_world import build_resolve_world
+
 SBOM = "application/vnd.example.sbom.v1"
 
 
@@ -172,3 +175,29 @@ def test_unknown_repository_on_ggcr_does_not_mark_the_host_without_api(ggcr: str
     assert api_support(ggcr) is True
     empty = _store(ggcr, f"classify/nothing-{uuid.uuid4().hex[:8]}").referrers("sha256:" + "1" * 64)
     assert empty.descriptors == [] and api_support(ggcr) is True
+
+
+def test_resolve_after_skopeo_copy_is_verified_and_says_it_classified(registry: str, tmp_path: Path) -> None:
+    """``skopeo copy --all`` of the cartridge, its ``sha256-<hex>`` index and its status tag (no acx-att- tags):
+    resolve stays VERIFIED, with ``classifiedByManifest`` and a note, not unproven with ``referrersSeen: 0``."""
+    w = build_resolve_world(tmp_path, registry)
+    src = f"{registry}/{w.repo}"
+    tags = _store(registry, w.repo).list_tags()
+    status = [t for t in tags if t.startswith("acx-status-")]
+    wanted = ["1.0.0", fallback_tag(w.cart["manifestDigest"]), *status]
+    layout = tmp_path / "layout"
+    for tag in wanted:
+        for dst in (f"docker://{registry}/copied/strong:{tag}", f"oci:{layout}:{tag}"):
+            out = subprocess.run(["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false",
+                                  f"docker://{src}:{tag}", dst], capture_output=True, timeout=120)
+            assert out.returncode == 0, out.stderr.decode()
+    assert not any(t.startswith("acx-att-") for t in _store(registry, "copied/strong").list_tags())
+    doc = ok(cli("resolve", f"{registry}/copied/strong:1.0.0", "--trust", str(w.trust), "--json"))
+    assert doc["capabilities"][0]["effective"] == "VERIFIED", doc
+    assert doc["referrersSeen"] == 1 and doc["classifiedByManifest"] == 1
+    assert any("classified by fetching their manifests" in n for n in doc["notes"])
+    human = ok(cli("resolve", f"{registry}/copied/strong:1.0.0", "--trust", str(w.trust)))
+    assert "VERIFIED" in human and "note: 1 referrer(s) listed without a usable artifactType" in human
+    # the same copy as an oci: layout: the attestation is found inside the tag-schema index
+    lay = ok(cli("resolve", f"oci:{layout}:1.0.0", "--trust", str(w.trust), "--json"))
+    assert lay["capabilities"][0]["effective"] == "VERIFIED" and lay["referrersSeen"] == 1, lay
