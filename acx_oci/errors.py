@@ -26,6 +26,7 @@ The tree (as httpx draws its own)::
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
+        └── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
 """
 
 from __future__ import annotations
@@ -143,3 +144,9 @@ class RegistryError(AcxError):
 
     exit_code = 3
     code = "fetch_failed"
+
+
+class DeadlineExceeded(RegistryError):
+    """The whole operation's wall-clock deadline (``--deadline``) passed; outstanding requests were cut."""
+
+    code = "deadline_exceeded"
