@@ -78,6 +78,15 @@ class FaultProxy:
             self.rules.clear()
 
     def stop(self) -> None:
+        async def shutdown() -> None:
+            if self._server is not None:
+                self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
@@ -92,6 +101,7 @@ class FaultProxy:
         self._loop.run_until_complete(start())
         self._ready.set()
         self._loop.run_forever()
+        self._loop.close()
 
     def _decide(self, method: str, path: str) -> Rule | None:
         with self._lock:
