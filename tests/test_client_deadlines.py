@@ -136,7 +136,7 @@ def test_library_deadline_returns_partial_on_time(world: World, proxy: FaultProx
 
 def test_without_faults_resolve_still_verifies(world: World, proxy: FaultProxy) -> None:
     """The guard costs nothing when nothing is slow: through the proxy, untouched, the claim verifies."""
-    code, took, err = run_cli("resolve", f"{proxy.host}/{world.repo}:1.0.0", "--trust", world.trust,
+    code, _, err = run_cli("resolve", f"{proxy.host}/{world.repo}:1.0.0", "--trust", world.trust,
                               "--deadline", "20")
     assert code == 0, err
     assert all(a == "pass" for _, _, a in proxy.log)

@@ -66,7 +66,7 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
             out.codes.append("schema_invalid")
             out.messages.append("the attestation has no single application/vc credential layer")
             return out
-        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
+        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES, size=layer.size)
         out.size += len(raw)
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
@@ -78,7 +78,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         out.evidence_present = {e.digest for e in ev_layers}
         out.evidence_order = tuple(e.digest for e in ev_layers)
         if with_evidence:
-            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
+            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES, size=e.size)
+                            for e in ev_layers}
             out.size += sum(len(b) for b in out.evidence.values())
     except DeadlineExceeded:
         out.cut = True

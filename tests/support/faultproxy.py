@@ -13,9 +13,10 @@ what happens to that exchange:
 - ``trickle``: forward, send the answer one byte per ``interval`` seconds
   (status line and headers too: a slow-retrieval server);
 - ``truncate``: forward, send the first ``after`` bytes of the answer, close;
-- ``extra``: forward, declare and send ``extra`` more body bytes than
-  upstream did (a body that streams past its descriptor size); combine with
-  ``interval`` to trickle those.
+- ``extra``: forward, then send ``extra`` more body bytes than upstream did
+  (a body that streams past its descriptor size), close-delimited (no
+  Content-Length) unless ``declare``, which announces the longer length;
+  with ``interval`` > 0 the extra bytes trickle.
 
 Runs its own event loop in a daemon thread; ``log`` records (method, path, action).
 """
@@ -42,6 +43,7 @@ class Rule:
     interval: float = 1.0
     after: int = 0
     extra: int = 0
+    declare: bool = False
     seen: int = field(default=0, compare=False)
 
     def matches(self, method: str, path: str) -> bool:
@@ -170,7 +172,10 @@ class FaultProxy:
             m = re.search(r"(?im)^content-length:\s*(\d+)", text)
             declared = int(m.group(1)) if m else 0
             body = await up.readexactly(declared)
-            text = re.sub(r"(?im)^content-length:\s*\d+", f"Content-Length: {declared + rule.extra}", text)
+            if rule.declare:
+                text = re.sub(r"(?im)^content-length:\s*\d+", f"Content-Length: {declared + rule.extra}", text)
+            else:
+                text = re.sub(r"(?im)^content-length:\s*\d+\r\n", "", text)
             payload = text.encode("latin-1") + body + b"x" * rule.extra
             if rule.interval <= 0:
                 writer.write(payload)

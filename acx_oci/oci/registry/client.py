@@ -44,7 +44,15 @@ from acx_oci.oci.registry import referrers as _referrers
 from acx_oci.oci.registry.auth import RegistryAuth
 from acx_oci.oci.registry.referrers import FallbackScan
 from acx_oci.oci.registry.transport import CHUNK, Transport, is_loopback
-from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing, StoreOptions
+from acx_oci.oci.store import (
+    DEFAULT_MAX_BLOB_BYTES,
+    ManifestReads,
+    ReferrerListing,
+    StoreOptions,
+    blob_limit,
+    check_complete,
+    check_received,
+)
 
 MAX_TAGS_LISTED = 100_000
 MANIFEST_PUT_RACE_RETRIES = 4
@@ -117,7 +125,7 @@ class RegistryStore(ManifestReads):
             raise RegistryError(f"registry {self.host}: blob upload answered without a Location")
         url = urljoin(resp.url, location)
         resp = t.request(
-            "PUT", url, params={"digest": digest}, body=body,
+            "PUT", url, params={"digest": digest}, body=body, size=size,
             headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
         )
         if resp.status_code not in (201, 204):
@@ -150,53 +158,66 @@ class RegistryStore(ManifestReads):
             self._upload(digest, size, lambda: path.open("rb"))
         return Descriptor(media_type, digest, size, dict(annotations or {}))
 
-    def _get_blob(self, digest: str) -> requests.Response:
-        resp = self.transport.request("GET", self._blob_url(digest))
+    def _get_blob(self, digest: str, size: int = 0) -> requests.Response:
+        resp = self.transport.request("GET", self._blob_url(digest), size=size)
         if resp.status_code != 200:
             raise self.transport.fail(resp, f"GET blob {digest}")
         return resp
 
-    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
-        resp = self._get_blob(digest)
-        declared = resp.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > max_bytes:
+    def _open_limited(self, digest: str, size: int | None, max_bytes: int) -> tuple[requests.Response, int]:
+        """GET a blob and the most bytes it may have; a Content-Length over that is refused before reading."""
+        limit = blob_limit(digest, size, max_bytes)
+        resp = self._get_blob(digest, size or 0)
+        declared = resp.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
             resp.close()
-            raise UsageError(f"blob {digest} is {declared} bytes, over the {max_bytes}-byte limit")
+            check_received(digest, int(declared), size, limit)
+        return resp, limit
+
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        resp, limit = self._open_limited(digest, size, max_bytes)
         buf = bytearray()
         h = hashlib.sha256()
         try:
             for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                check_received(digest, len(buf) + len(chunk), size, limit)
                 buf += chunk
-                if len(buf) > max_bytes:
-                    raise UsageError(f"blob {digest} exceeds the {max_bytes}-byte limit")
                 h.update(chunk)
         finally:
             resp.close()
+        check_complete(digest, len(buf), size)
         if "sha256:" + h.hexdigest() != digest:
             raise IntegrityError(f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}")
         return bytes(buf)
 
-    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
+    def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
+                           max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+        """Stream to a temporary next to ``dest``; never more than promised is written, nothing is left on failure
+        (a signal that raises, as the CLI's SIGTERM handler does, is a failure too)."""
         dest = Path(dest)
-        resp = self._get_blob(digest)
+        resp, limit = self._open_limited(digest, size, max_bytes)
         h = hashlib.sha256()
+        written = 0
         fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                    written += len(chunk)
+                    check_received(digest, written, size, limit)
                     h.update(chunk)
                     out.write(chunk)
+            check_complete(digest, written, size)
             if "sha256:" + h.hexdigest() != digest:
                 raise IntegrityError(
                     f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}"
                 )
             os.replace(tmp, dest)
         except BaseException:
-            resp.close()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        resp.close()
+        finally:
+            resp.close()
 
     # ------------------------------------------------------------------ manifests
 
