@@ -26,6 +26,7 @@ The tree (as httpx draws its own)::
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
+        ├── ConnectionLost          exit 3  fetch_failed   (reset or closed mid-request: a retry may work)
         └── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
 """
 
@@ -144,6 +145,11 @@ class RegistryError(AcxError):
 
     exit_code = 3
     code = "fetch_failed"
+
+
+class ConnectionLost(RegistryError):
+    """The connection broke after it was opened (reset, closed mid-answer): unlike a refused connect,
+    worth retrying — an upload then starts a new session."""
 
 
 class DeadlineExceeded(RegistryError):

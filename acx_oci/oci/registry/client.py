@@ -27,7 +27,7 @@ from urllib.parse import urljoin
 import requests
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import IntegrityError, RegistryError, UsageError
+from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
 from acx_oci.oci.model import (
     EMPTY_DIGEST,
     EMPTY_JSON,
@@ -43,7 +43,7 @@ from acx_oci.oci.referrers import DEFAULT_MAX_REFERRERS, DEFAULT_MAX_TAGS_SCANNE
 from acx_oci.oci.registry import referrers as _referrers
 from acx_oci.oci.registry.auth import RegistryAuth
 from acx_oci.oci.registry.referrers import FallbackScan
-from acx_oci.oci.registry.transport import CHUNK, Transport, is_loopback
+from acx_oci.oci.registry.transport import CHUNK, RETRY_STATUS, Transport, is_loopback
 from acx_oci.oci.store import (
     DEFAULT_MAX_BLOB_BYTES,
     ManifestReads,
@@ -53,6 +53,7 @@ from acx_oci.oci.store import (
     check_complete,
     check_received,
 )
+from acx_oci.timeutil import current_deadline
 
 MAX_TAGS_LISTED = 100_000
 MANIFEST_PUT_RACE_RETRIES = 4
@@ -114,7 +115,27 @@ class RegistryStore(ManifestReads):
         raise self.transport.fail(resp, f"HEAD blob {digest}")
 
     def _upload(self, digest: str, size: int, body: bytes | Callable[[], IO[bytes]]) -> None:
-        """Monolithic upload: POST to open a session, PUT the bytes with ``?digest=``."""
+        """Upload a blob, starting a fresh upload session on each retry.
+
+        A connection lost mid-PUT or a 5xx leaves the registry's session in an
+        unknown state (Distribution answers a second PUT to it with
+        BLOB_UPLOAD_UNKNOWN), so a retry starts again from POST, after a bounded,
+        jittered backoff and only while the deadline leaves time. Nothing refers
+        to the blob until every blob is in and the manifest goes up, last.
+        """
+        attempts = max(0, self.options.retries)
+        attempt = 0
+        while True:
+            failure = self._upload_once(digest, size, body)
+            if failure is None:
+                return  # not yet "known": the check before the manifest goes up asks the registry (HEAD)
+            if attempt >= attempts or not self.transport.backoff(attempt + 1, current_deadline()):
+                raise failure
+            attempt += 1
+
+    def _upload_once(self, digest: str, size: int, body: bytes | Callable[[], IO[bytes]]) -> RegistryError | None:
+        """One monolithic upload (POST a session, PUT the bytes with ``?digest=``); a retryable failure is
+        returned, any other raised."""
         t = self.transport
         resp = t.request("POST", f"{self.base}blobs/uploads/", headers={"Content-Length": "0"})
         if resp.status_code != 202:
@@ -124,17 +145,23 @@ class RegistryStore(ManifestReads):
         if not location:
             raise RegistryError(f"registry {self.host}: blob upload answered without a Location")
         url = urljoin(resp.url, location)
-        resp = t.request(
-            "PUT", url, params={"digest": digest}, body=body, size=size,
-            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
-        )
+        try:
+            resp = t.request(
+                "PUT", url, params={"digest": digest}, body=body, size=size, retry=False,
+                headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+            )
+        except ConnectionLost as exc:
+            return exc
         if resp.status_code not in (201, 204):
-            raise t.fail(resp, f"upload blob {digest}")
+            err, code = t.failure(resp, f"upload blob {digest}")
+            if resp.status_code in RETRY_STATUS or code == "BLOB_UPLOAD_UNKNOWN":
+                return err if isinstance(err, RegistryError) else RegistryError(str(err))
+            raise err
         resp.close()
         echoed = resp.headers.get("Docker-Content-Digest")
         if echoed and echoed != digest:
             raise IntegrityError(f"registry {self.host}: stored blob as {echoed}, expected {digest}")
-        self._known_blobs.add(digest)
+        return None
 
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         desc = Descriptor.for_bytes(media_type, data, annotations)
@@ -249,14 +276,28 @@ class RegistryStore(ManifestReads):
         return resp
 
     def ensure_config_blob(self, raw: bytes) -> None:
-        """A manifest whose config is the empty descriptor needs ``{}`` really uploaded."""
+        """Before a manifest goes up: upload ``{}`` if its config is the empty descriptor, and check that
+        every blob it names is in the registry (uploaded by us, or found by HEAD).
+
+        Manifest last, after its blobs are verified, so a push cut short never leaves a visible manifest
+        whose blobs are missing (not every registry checks this itself; Distribution does).
+        """
         try:
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return
-        cfg = doc.get("config") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict):
+            return
+        cfg = doc.get("config")
         if isinstance(cfg, dict) and cfg.get("digest") == EMPTY_DIGEST:
             self.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+        named = [cfg] if isinstance(cfg, dict) else []
+        named += [ly for ly in doc.get("layers") or [] if isinstance(ly, dict)]
+        for d in named:
+            digest = d.get("digest")
+            if isinstance(digest, str) and not self.blob_exists(digest):
+                raise RegistryError(f"registry {self.host}: refusing to push a manifest whose blob {digest} "
+                                    "is not in the registry")
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
         check_manifest_size(raw, "manifest")

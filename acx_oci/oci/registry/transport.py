@@ -19,7 +19,7 @@ from typing import IO, Any
 import requests
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from acx_oci.errors import AcxError, DeadlineExceeded, NotFoundError, RegistryError
+from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, NotFoundError, RegistryError
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
@@ -119,6 +119,7 @@ class Transport:
         body: Body = None,
         stream: bool = True,
         size: int = 0,
+        retry: bool = True,
     ) -> requests.Response:
         """Send with auth, explicit timeouts and bounded retries; map failures to RegistryError.
 
@@ -129,9 +130,10 @@ class Transport:
         keeps its guard until it is closed (``read_capped``/``chunks`` close it).
         Connection failures are not retried (an unreachable registry is reported
         within the connect timeout); 5xx and connections reset mid-request are,
-        ``options.retries`` times with short jittered backoff, while time remains.
+        ``options.retries`` times with short jittered backoff, while time remains
+        (``retry=False``: not at all, for callers that must restart a sequence).
         """
-        attempts_left = max(0, self.options.retries)
+        attempts_left = max(0, self.options.retries) if retry else 0
         authed = False
         attempt = 0
         while True:
@@ -199,7 +201,7 @@ class Transport:
                 if attempt < attempts_left and self.backoff(attempt + 1, deadline):
                     attempt += 1
                     continue
-                raise RegistryError(
+                raise ConnectionLost(
                     f"registry {self.host}: connection lost during {method} {self.path(url)}"
                 ) from None
             except requests.exceptions.RequestException as exc:
@@ -247,8 +249,8 @@ class Transport:
         entry = self._guards.get(id(resp))
         if entry is not None and entry[0].fired:
             return self.cut_error(entry[0], entry[1], what, entry[2])
-        return RegistryError(f"registry {self.host}: {what}: connection failed while reading "
-                             f"({exc.__class__.__name__})")
+        return ConnectionLost(f"registry {self.host}: {what}: connection failed while reading "
+                              f"({exc.__class__.__name__})")
 
     @staticmethod
     def backoff(attempt: int, deadline: Deadline | None = None) -> bool:
