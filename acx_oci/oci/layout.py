@@ -40,6 +40,7 @@ from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
 from acx_oci.oci.store import (
     DEFAULT_MAX_BLOB_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
     ManifestReads,
     ReferrerListing,
     blob_limit,
@@ -249,7 +250,7 @@ class LayoutStore(ManifestReads):
         return self._read_verified(digest, max_bytes, "blob", size)
 
     def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
-                           max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         dest = Path(dest)
         limit = blob_limit(digest, size, max_bytes)
         h = hashlib.sha256()

@@ -15,7 +15,8 @@ from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
 from acx_oci.oci.ref import Reference
 
-DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024  # read into memory
+DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024  # streamed to a file when no descriptor size is given
 
 
 def blob_limit(digest: str, size: int | None, max_bytes: int) -> int:
@@ -81,7 +82,7 @@ class Store(Protocol):
         ...
 
     def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
-                           max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         """Stream a blob to ``dest``, stopping at ``size`` (else ``max_bytes``); verified before it is moved
         into place, and no temporary left behind on any failure."""
         ...

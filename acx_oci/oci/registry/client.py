@@ -46,6 +46,7 @@ from acx_oci.oci.registry.referrers import FallbackScan
 from acx_oci.oci.registry.transport import CHUNK, RETRY_STATUS, Transport, is_loopback
 from acx_oci.oci.store import (
     DEFAULT_MAX_BLOB_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
     ManifestReads,
     ReferrerListing,
     StoreOptions,
@@ -218,7 +219,7 @@ class RegistryStore(ManifestReads):
         return bytes(buf)
 
     def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
-                           max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         """Stream to a temporary next to ``dest``; never more than promised is written, nothing is left on failure
         (a signal that raises, as the CLI's SIGTERM handler does, is a failure too)."""
         dest = Path(dest)

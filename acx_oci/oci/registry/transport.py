@@ -29,6 +29,7 @@ CHUNK = 1024 * 1024
 POOL_SIZE = 32
 ERROR_BODY_CAP = 64 * 1024
 RETRY_STATUS = frozenset({500, 502, 503, 504})
+CUT_GRACE = 0.05  # seconds the guard waits past a request's end before cutting it
 MIN_RATE = 1024 * 1024  # bytes/s a blob transfer may average before its request is cut (slow retrieval)
 
 Body = bytes | Callable[[], IO[bytes]] | None
@@ -152,7 +153,7 @@ class Transport:
                 until = min(until, deadline.at)
             left = max(0.01, until - time.monotonic())
             timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
-            guard = arm(until)
+            guard = arm(until + CUT_GRACE)  # a silent server trips the read timeout first (clearer message)
             if callable(body):
                 handle = body()
                 data = handle
@@ -239,7 +240,7 @@ class Transport:
 
     def cut_error(self, guard: Guard, deadline: Deadline | None, what: str, limit: float) -> RegistryError:
         """The error for a request whose guard cut it: the operation's deadline, or this request's time limit."""
-        if deadline is not None and deadline.at <= guard.until + 0.001:
+        if deadline is not None and deadline.at <= guard.until - CUT_GRACE + 0.001:
             return self.deadline_error(deadline, what)
         return RegistryError(f"registry {self.host}: {what} not completed within {limit:g} s "
                              "(--timeout bounds each request's total time)")
