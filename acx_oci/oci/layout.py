@@ -238,7 +238,7 @@ class LayoutStore(ManifestReads):
             data: bytes = f.read((cap if size is None else size) + 1)
         if size is not None and len(data) != size:
             raise IntegrityError(f"{self.root}: {what} {digest}: {'more' if len(data) > size else 'fewer'} "
-                                 f"bytes than the {size} its descriptor gives")
+                                 f"bytes than the {size} its descriptor gives (digest mismatch)")
         if len(data) > cap:
             raise UsageError(f"{self.root}: {what} {digest} exceeds the {cap}-byte limit")
         actual = sha256_digest(data)

@@ -31,13 +31,13 @@ def check_received(digest: str, received: int, size: int | None, limit: int) -> 
     if received <= limit:
         return
     if size is not None:
-        raise IntegrityError(f"blob {digest}: more bytes than the {size} its descriptor gives")
+        raise IntegrityError(f"blob {digest}: more bytes than the {size} its descriptor gives (digest mismatch)")
     raise UsageError(f"blob {digest} exceeds the {limit}-byte limit")
 
 
 def check_complete(digest: str, received: int, size: int | None) -> None:
     if size is not None and received != size:
-        raise IntegrityError(f"blob {digest}: {received} bytes, its descriptor gives {size}")
+        raise IntegrityError(f"blob {digest}: {received} bytes, its descriptor gives {size} (digest mismatch)")
 
 
 @dataclass(frozen=True)
