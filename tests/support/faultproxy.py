@@ -18,7 +18,7 @@ what happens to that exchange:
   Content-Length) unless ``declare``, which announces the longer length;
   with ``interval`` > 0 the extra bytes trickle.
 
-Runs its own event loop in a daemon thread; ``log`` records (method, path, action).
+Runs its own event loop in a daemon thread; ``log`` records (method, path, action), ``stamps`` when.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,7 @@ class FaultProxy:
         self.upstream = (host, int(port))
         self.rules: list[Rule] = []
         self.log: list[tuple[str, str, str]] = []
+        self.stamps: list[float] = []  # time.monotonic() of each request in ``log``, as it arrived
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -107,6 +109,7 @@ class FaultProxy:
 
     def _decide(self, method: str, path: str) -> Rule | None:
         with self._lock:
+            self.stamps.append(time.monotonic())
             for rule in self.rules:
                 if rule.matches(method, path):
                     self.log.append((method, path, rule.action))
