@@ -99,11 +99,13 @@ def test_library_read_stops_at_the_descriptor_size(pushed: dict[str, object], pr
     assert (tmp_path / "blob").stat().st_size == layer.size
 
 
-def test_sigterm_mid_download_leaves_nothing(pushed: dict[str, object], proxy: FaultProxy,
-                                             tmp_path: Path) -> None:
-    """The layer trickles; SIGTERM while it downloads: exit 143, no output dir, no staging, no temporary."""
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGTERM, 143, "terminated"),
+                                                   (signal.SIGINT, 130, "interrupted")], ids=["TERM", "INT"])
+def test_signal_mid_download_leaves_nothing(sig: signal.Signals, code: int, said: str, pushed: dict[str, object],
+                                            proxy: FaultProxy, tmp_path: Path) -> None:
+    """The layer trickles; SIGTERM (or Ctrl-C) while it downloads: no output dir, no staging, no temporary."""
     layer = pushed["files"][0]  # type: ignore[index]
-    proxy.add("trickle", method="GET", path=f"/blobs/{layer.digest}", interval=0.5)
+    proxy.add("trickle", method="GET", path=f"/blobs/{layer.digest}", interval=0.5, head_fast=True)
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -117,14 +119,15 @@ def test_sigterm_mid_download_leaves_nothing(pushed: dict[str, object], proxy: F
         time.sleep(1.5)  # a few bytes in: the staging directory and the blob's temporary exist now
         assert proc.poll() is None
         assert any(p.name.startswith(".out.partial-") for p in work.iterdir()), leftovers(work)
-        proc.send_signal(signal.SIGTERM)
+        assert list(work.glob(".out.partial-*/**/.acx-blob-*")), leftovers(work)  # the blob's temporary
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 143, err
-    assert "terminated" in err
+    assert proc.returncode == code, err
+    assert said in err
     assert leftovers(work) == []
 
 

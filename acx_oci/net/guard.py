@@ -97,7 +97,8 @@ class _Watchdog:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="acx-net-guard", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if self._heap[0][2] is guard:  # only an earlier end changes how long the watchdog sleeps
+                self._cond.notify()
 
     def _run(self) -> None:
         while True:

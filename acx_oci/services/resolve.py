@@ -300,6 +300,9 @@ def _resolve(
         replayed = replay_deciding(store, accepted, records, trust, now, lim.workers, fetch_remote_status is not None)
         for cid, failures in replayed.items():
             rejected[cid] += failures
+        if deadline.expired():  # records cut short fail their replay: say why they may be missing
+            partial = True
+            notes.append(time_bound_note(deadline) + " (while replaying game records)")
     elif not replay:
         notes.append(NO_REPLAY_NOTE)
     results = []

@@ -11,7 +11,8 @@ what happens to that exchange:
 - ``status``: drain the request body, answer ``status`` without forwarding;
 - ``delay``: wait ``seconds``, then forward;
 - ``trickle``: forward, send the answer one byte per ``interval`` seconds
-  (status line and headers too: a slow-retrieval server);
+  (status line and headers too: a slow-retrieval server; with ``head_fast``
+  the head goes at once and only the body trickles);
 - ``truncate``: forward, send the first ``after`` bytes of the answer, close;
 - ``extra``: forward, then send ``extra`` more body bytes than upstream did
   (a body that streams past its descriptor size), close-delimited (no
@@ -45,6 +46,7 @@ class Rule:
     after: int = 0
     extra: int = 0
     declare: bool = False
+    head_fast: bool = False
     seen: int = field(default=0, compare=False)
 
     def matches(self, method: str, path: str) -> bool:
@@ -65,6 +67,7 @@ class FaultProxy:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._server: asyncio.base_events.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
         self._thread = threading.Thread(target=self._run, daemon=True, name="faultproxy")
         self._thread.start()
         self._ready.wait(10)
@@ -83,12 +86,15 @@ class FaultProxy:
 
     def stop(self) -> None:
         async def shutdown() -> None:
+            """Abort every connection and let each handler end on its own (cancelling them makes asyncio's
+            stream callback log a CancelledError)."""
             if self._server is not None:
                 self._server.close()
+            for w in list(self._writers):
+                w.transport.abort()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
 
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -119,6 +125,7 @@ class FaultProxy:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_writer: asyncio.StreamWriter | None = None
+        self._writers.add(writer)
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
@@ -140,6 +147,7 @@ class FaultProxy:
                 assert rule is not None
                 await asyncio.sleep(rule.seconds)
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            self._writers.add(up_writer)
             forwarded = lines[0] + "\r\n" + "\r\n".join(headers) + "\r\nConnection: close\r\n\r\n"
             up_writer.write(forwarded.encode("latin-1"))
             if action == "reset":
@@ -163,8 +171,10 @@ class FaultProxy:
             pass
         finally:
             for w in (writer, up_writer):
-                if w is not None and not w.is_closing():
-                    w.close()
+                if w is not None:
+                    self._writers.discard(w)
+                    if not w.is_closing():
+                        w.close()
 
     async def _answer(self, rule: Rule | None, action: str, up: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> None:
@@ -201,7 +211,10 @@ class FaultProxy:
             return
         if action == "trickle":
             assert rule is not None
-            for i in range(len(payload)):
+            first = len(head) if rule.head_fast else 0
+            writer.write(payload[:first])
+            await writer.drain()
+            for i in range(first, len(payload)):
                 writer.write(payload[i : i + 1])
                 await writer.drain()
                 await asyncio.sleep(rule.interval)
