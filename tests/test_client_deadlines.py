@@ -167,3 +167,18 @@ def test_https_fetcher_cuts_a_trickled_answer(proxy: FaultProxy) -> None:
     assert took < 1.5 + 0.5, f"took {took:.2f} s"
     with deadline_scope(Deadline.after(1.0)), pytest.raises(DeadlineExceeded):
         https.fetch(f"http://{proxy.host}/v2/", max_bytes=1024, deadline=10)
+
+
+def test_deadline_scope_nests_to_the_earliest() -> None:
+    """An inner scope can shorten the operation's deadline, never extend it; leaving it restores the outer."""
+    outer = Deadline.after(5)
+    with deadline_scope(outer):
+        with deadline_scope(Deadline.after(60)) as inner:
+            assert inner is outer
+        with deadline_scope(Deadline.after(1)) as shorter:
+            assert shorter is not None and shorter.at < outer.at
+        with deadline_scope(None) as same:
+            assert same is outer
+    with deadline_scope(None) as nothing:
+        assert nothing is None
+    assert Deadline.after(0).expired() and Deadline.after(0).remaining() == 0
