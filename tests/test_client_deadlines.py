@@ -164,7 +164,7 @@ def test_https_fetcher_cuts_a_trickled_answer(proxy: FaultProxy) -> None:
     with pytest.raises(RegistryError, match=r"not received within 1\.5 s"):
         https.fetch(f"http://{proxy.host}/v2/", max_bytes=1024, deadline=1.5)
     took = time.monotonic() - start
-    assert took < 1.5 + 0.5, f"took {took:.2f} s"
+    assert took < 1.5 + 1, f"took {took:.2f} s"
     with deadline_scope(Deadline.after(1.0)), pytest.raises(DeadlineExceeded):
         https.fetch(f"http://{proxy.host}/v2/", max_bytes=1024, deadline=10)
 
