@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.errors import NotFoundError
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.errors import NotFoundError, RegistryError
+from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
+from acx_oci.oci.referrers import fallback_tag
 from acx_oci.oci.store import StoreOptions
 
 from .support.cli import cli, ok
@@ -140,3 +143,28 @@ def test_an_upload_the_registry_only_claims_is_caught_before_the_manifest(own_re
     proxy.clear()
     ok(cli("cartridge", "push", d, f"{proxy.host}/acx/liar:1.0.0", "--key", key))
     assert visible_and_complete(own_registry.host, "acx/liar", "1.0.0") is True
+
+
+def test_referrer_push_with_faults_never_lists_an_incomplete_referrer(own_registry: Registry,
+                                                                       proxy: FaultProxy) -> None:
+    """A referrer (as attestations are pushed): its layer upload is reset once, the fallback index write
+    fails for good; the referrer manifest is complete wherever it is visible, and a re-push lists it."""
+    repo = "acx/referrer"
+    direct = open_store(f"{own_registry.host}/{repo}:subject", StoreOptions())
+    layer = direct.push_blob(secrets.token_bytes(1024), "application/octet-stream")
+    subject = direct.push_manifest(build_manifest("application/vnd.example.subject", [layer]),
+                                   MEDIA_MANIFEST, "subject")
+    via = open_store(f"{proxy.host}/{repo}:subject", StoreOptions())
+    proxy.add("reset", method="PUT", path=UPLOAD_PUT, nth=1, after=64 * 1024)
+    proxy.add("status", method="PUT", path=f"/manifests/{fallback_tag(subject.digest)}", status=503)
+    payload = via.push_blob(secrets.token_bytes(512 * 1024), "application/vnd.example.payload")
+    assert [a for _, _, a in proxy.log].count("reset") == 1
+    raw = build_manifest("application/vnd.example.referrer", [payload], subject=subject)
+    with pytest.raises(RegistryError, match="HTTP 503"):
+        via.push_referrer(raw, subject.digest)
+    referrer = direct.fetch_manifest(sha256_digest(raw))  # the manifest went up: its blobs are all there
+    assert all(direct.blob_exists(d.digest) for d in (referrer.config, *referrer.layers))
+    assert sha256_digest(raw) not in {d.digest for d in direct.referrers(subject.digest).descriptors}
+    proxy.clear()
+    via.push_referrer(raw, subject.digest)
+    assert sha256_digest(raw) in {d.digest for d in direct.referrers(subject.digest).descriptors}

@@ -28,6 +28,8 @@ DEFAULT_DEADLINE = 300.0
 
 @dataclass
 class ResolveLimits:
+    """Bounds on one resolution: a registry with a million referrers or a slow one still gets an answer."""
+
     max_referrers: int = DEFAULT_MAX_REFERRERS
     max_bytes: int = DEFAULT_MAX_BYTES
     deadline_seconds: float = DEFAULT_DEADLINE
@@ -36,6 +38,8 @@ class ResolveLimits:
 
 @dataclass
 class Fetched:
+    """One attestation as fetched on a worker thread, judged later on the caller's."""
+
     descriptor: Descriptor
     credential: dict[str, Any] | None = None
     credential_digest: str | None = None
