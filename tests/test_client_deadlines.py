@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import DeadlineExceeded, RegistryError
-from acx_oci.net import https
+from acx_oci.net import guard, https
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.cartridge import load_cartridge
@@ -182,3 +182,17 @@ def test_deadline_scope_nests_to_the_earliest() -> None:
     with deadline_scope(None) as nothing:
         assert nothing is None
     assert Deadline.after(0).expired() and Deadline.after(0).remaining() == 0
+
+
+def test_guard_fires_once_and_released_guards_are_pruned() -> None:
+    """The watchdog fires a guard at its time, never a released one, and drops released ones in bulk."""
+    released = [guard.arm(time.monotonic() + 0.2) for _ in range(guard.PRUNE_AT)]
+    for g in released:
+        g.release()
+    live = guard.arm(time.monotonic() + 0.2)
+    assert len(guard._WATCHDOG._heap) < guard.PRUNE_AT
+    end = time.monotonic() + 5
+    while not live.fired and time.monotonic() < end:
+        time.sleep(0.02)
+    assert live.fired
+    assert not any(g.fired for g in released)

@@ -26,6 +26,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 _local = threading.local()
+PRUNE_AT = 4096
 
 
 class Guard:
@@ -57,6 +58,10 @@ class Guard:
             for conn in self._conns:
                 if getattr(conn, "_acx_guard", None) is self:  # not since reused by a later request
                     _cut(conn)
+
+    @property
+    def released(self) -> bool:
+        return self._done
 
     def release(self) -> None:
         """The request is over: never touch its (possibly pooled, reused) connections again."""
@@ -93,6 +98,9 @@ class _Watchdog:
 
     def arm(self, guard: Guard) -> None:
         with self._cond:
+            if len(self._heap) >= PRUNE_AT:  # released guards wait for their time in the heap: drop them
+                self._heap = [e for e in self._heap if not e[2].released]
+                heapq.heapify(self._heap)
             heapq.heappush(self._heap, (guard.until, next(self._seq), guard))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="acx-net-guard", daemon=True)
