@@ -26,7 +26,9 @@ The tree (as httpx draws its own)::
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
-        └── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; no cooldown)
+        ├── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; no cooldown)
+        ├── ConnectionLost          exit 3  fetch_failed   (reset or closed mid-request: a retry may work)
+        └── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
 """
 
 from __future__ import annotations
@@ -150,3 +152,14 @@ class PublicationFailed(RegistryError):
     """The registry failed while an issued result was pushed: kept on disk for ``attest --publish``."""
 
     code = "publish_failed"
+
+
+class ConnectionLost(RegistryError):
+    """The connection broke after it was opened (reset, closed mid-answer): unlike a refused connect,
+    worth retrying — an upload then starts a new session."""
+
+
+class DeadlineExceeded(RegistryError):
+    """The whole operation's wall-clock deadline (``--deadline``) passed; outstanding requests were cut."""
+
+    code = "deadline_exceeded"

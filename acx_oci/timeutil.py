@@ -4,12 +4,18 @@ Credentials, proofs and status lists carry XML Schema dateTimes with a zone
 (``Z`` or ``+hh:mm``, optional fractional seconds); comparing them as text
 orders ``-05:00`` wrongly, so every comparison goes through
 :func:`parse_datetime`. Durations (``90s``, ``12h``, ``7d``, ``1w2d``) come from
-flags and trust files.
+flags and trust files. A :class:`Deadline` is a point on the monotonic clock that
+network code consults (the ambient one comes from :func:`deadline_scope`).
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -47,3 +53,51 @@ def parse_duration(value: str | int | float | None, what: str = "duration") -> f
         raise UsageError(f"{what}: expected seconds or a duration like 90s, 15m, 12h, 7d, found {value!r}")
     w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
     return float((((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A wall-clock budget as a point on the monotonic clock (immune to clock steps).
+
+    ``seconds`` is the budget it was made with, kept for messages ("the 20 s deadline").
+    """
+
+    at: float
+    seconds: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + max(0.0, seconds), seconds)
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def earliest(self, other: Deadline | None) -> Deadline:
+        return self if other is None or self.at <= other.at else other
+
+
+_SCOPE: ContextVar[Deadline | None] = ContextVar("acx_deadline", default=None)
+
+
+def current_deadline() -> Deadline | None:
+    """The deadline of the operation this thread is working for (None: only per-request timeouts)."""
+    return _SCOPE.get()
+
+
+@contextmanager
+def deadline_scope(deadline: Deadline | None) -> Iterator[Deadline | None]:
+    """Run the block under ``deadline`` (or the enclosing one when that is earlier).
+
+    Ambient rather than a parameter because stores are called through a small
+    protocol that has no room for it; worker threads start with an empty
+    context, so code that fans out enters the scope again in each task.
+    """
+    effective = deadline.earliest(_SCOPE.get()) if deadline is not None else _SCOPE.get()
+    token = _SCOPE.set(effective)
+    try:
+        yield effective
+    finally:
+        _SCOPE.reset(token)

@@ -104,7 +104,7 @@ def _render(outcome: AttestOutcome) -> None:
               help="With --baseline: NOT ISSUED regression if the new R (held-out, or held-in) is below the "
                    "baseline's by more than this (levels of R). R varies by about 1.1-1.3 from draw to draw, so "
                    "an equally good agent is wrongly refused about 9% of the time at 3.0, 48% at 1.0.")
-@registry_options
+@registry_options(deadline=0)
 @json_option
 def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
                    solver_kind: str | None, competence: float | None, jobs: int, games: int | None, sigma_max: float,

@@ -10,7 +10,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_loaded_cli, resolve_options
+from acx_oci.cli.referrers_cmd import check_deadline, resolve_loaded_cli, resolve_options
 from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
@@ -247,6 +247,7 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
     check_pullable(loaded, ref, allow_unsigned)
     resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
                                     allow_network, check_evidence, max_referrers, no_replay)
+    check_deadline(resolution, "pull: nothing written")
     failures = requirement_failures(resolution, list(requirements))
     if failures:
         failed.update(requirements={"required": list(requirements), "unmet": failures},

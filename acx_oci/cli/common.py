@@ -2,26 +2,65 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import click
 
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.timeutil import Deadline, deadline_scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def registry_options(func: F) -> F:
-    """``--plain-http`` / ``--insecure`` / ``--timeout`` for commands that reach a registry."""
-    func = click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-                        help="Seconds per registry request (connecting is capped at 3 s).")(func)
-    func = click.option("--insecure", is_flag=True, help="Skip TLS certificate verification.")(func)
-    func = click.option("--plain-http", is_flag=True,
-                        help="Use HTTP instead of HTTPS (automatic for loopback hosts).")(func)
-    return func
+DEFAULT_DEADLINE = 20.0
+
+
+def _with_deadline(func: F, default: float) -> F:
+    """Add ``--deadline`` and run the command under it (the ambient :class:`Deadline` the stores obey)."""
+
+    @functools.wraps(func)
+    def run(*args: Any, deadline_seconds: float, **kwargs: Any) -> Any:
+        with deadline_scope(Deadline.after(deadline_seconds) if deadline_seconds > 0 else None):
+            return func(*args, **kwargs)
+
+    what = ("the whole command" if default else
+            "the network part; the command also does long local work, so 0 (none) is the default")
+    return click.option(
+        "--deadline", "deadline_seconds", type=click.FloatRange(min=0), default=default, show_default=True,
+        help=f"Seconds for {what}: requests still outstanding then are cancelled (exit 3; a resolution "
+             "already under way is reported partial). 0: no overall deadline.")(run)  # type: ignore[return-value]
+
+
+@overload
+def registry_options(func: F) -> F: ...
+
+
+@overload
+def registry_options(*, deadline: float) -> Callable[[F], F]: ...
+
+
+def registry_options(func: F | None = None, *, deadline: float = DEFAULT_DEADLINE) -> F | Callable[[F], F]:
+    """``--plain-http`` / ``--insecure`` / ``--timeout`` / ``--deadline`` for commands that reach a registry.
+
+    ``@registry_options`` gives the 20 s default deadline; ``@registry_options(deadline=0)`` none,
+    for commands that run games or build images between their requests.
+    """
+
+    def decorate(f: F) -> F:
+        f = _with_deadline(f, deadline)
+        f = click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+                         help="Seconds for each registry request in total, body included (blobs get 1 s more "
+                              "per MiB; connecting is capped at 3 s).")(f)
+        f = click.option("--insecure", is_flag=True, help="Skip TLS certificate verification.")(f)
+        f = click.option("--plain-http", is_flag=True,
+                         help="Use HTTP instead of HTTPS (automatic for loopback hosts).")(f)
+        return f
+
+    return decorate(func) if func is not None else decorate
 
 
 def json_option(func: F) -> F:

@@ -32,7 +32,7 @@ def _options(plain_http: bool, insecure: bool, timeout: float) -> StoreOptions:
               help="SOURCE_DATE_EPOCH for mmdebstrap and the mtime clamp (default: $SOURCE_DATE_EPOCH, else "
                    "2024-01-01).")
 @click.option("--twice", is_flag=True, help="Build a second time from scratch and report whether the digests match.")
-@registry_options
+@registry_options(deadline=0)
 @json_option
 def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int | None, twice: bool,
               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
@@ -68,7 +68,7 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache directory (default: $ACX_OCI_CACHE_DIR, /var/cache/acx-oci/images for root, "
                    "else ~/.cache/acx-oci/images).")
-@registry_options
+@registry_options(deadline=600)
 @json_option
 def env_pull(ref: str, cache_dir: Path | None, plain_http: bool, insecure: bool, timeout: float,
              as_json: bool) -> None:

@@ -32,7 +32,7 @@ def exam() -> None:
                    "environment.image) or --image, with no network; the records name the image.")
 @click.option("--image", "image_ref", metavar="REF@sha256:...|sha256:...",
               help="The environment image to promote in (implies --promote; what the records then name).")
-@registry_options
+@registry_options(deadline=0)
 @json_option
 def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, promote: bool,
                  image_ref: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:

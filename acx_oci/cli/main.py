@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -13,10 +15,27 @@ from acx_oci import __version__
 from acx_oci.errors import AcxError
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so every ``finally`` runs (temporaries and partial pulls removed)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 class AcxGroup(click.Group):
     """A click group that turns our exceptions into one line and an exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return self._invoke(ctx)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            return self._invoke(ctx)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AcxError as exc:
@@ -36,6 +55,9 @@ class AcxGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except Terminated:
+            click.echo("terminated", err=True)
+            sys.exit(143)
         except Exception as exc:  # a bug, not a user error: say so, briefly
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()

@@ -9,7 +9,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import NO_REPLAY_HELP, resolve_loaded_cli, status_cache_option
+from acx_oci.cli.referrers_cmd import NO_REPLAY_HELP, check_deadline, resolve_loaded_cli, status_cache_option
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -105,6 +105,7 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     else:
         render_verdict(ref, verdict)
         click.echo(f"  policy: {pol.describe_default()}")
+    check_deadline(resolution, "policy check: no verdict")
     if not verdict.allowed:
         raise SystemExit(1)
 

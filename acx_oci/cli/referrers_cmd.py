@@ -10,7 +10,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.errors import UsageError
+from acx_oci.errors import DeadlineExceeded, UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import status_display
@@ -21,6 +21,7 @@ from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
+from acx_oci.timeutil import current_deadline
 from acx_oci.trust.trustfile import Trust, load_trust
 
 
@@ -135,6 +136,13 @@ def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
     return lists
 
 
+def check_deadline(resolution: Resolution, what: str) -> None:
+    """Exit 3 when the command's ``--deadline`` cut the resolution short (it is partial for that reason)."""
+    deadline = current_deadline()
+    if resolution.partial and deadline is not None and deadline.expired():
+        raise DeadlineExceeded(f"{what}: the {deadline.seconds:g} s deadline (--deadline) passed")
+
+
 def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust,
                        status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool,
                        check_evidence: bool, max_referrers: int, no_replay: bool = False) -> Resolution:
@@ -234,6 +242,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
         render_resolution(resolution)
         for failure in failures:
             click.echo(f"  REQUIREMENT NOT MET {failure}")
+    check_deadline(resolution, "resolve: the result above is partial")
     if resolution.signature_status == "tampered" or failures:
         raise SystemExit(1)
 

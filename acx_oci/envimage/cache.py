@@ -158,10 +158,12 @@ def unpack_image(store: Store, image: ImageManifest, cache: Path, *, limits: Lim
             mt = str(layer.get("mediaType"))
             if mt not in GZIP_LAYERS + TAR_LAYERS:
                 raise ImageUnsafe(f"{where}: unsupported layer media type {mt}")
-            if int(layer.get("size") or 0) > limits.max_bytes:
+            lsize = int(layer.get("size") or 0)
+            if lsize > limits.max_bytes:
                 raise ImageUnsafe(f"{where}: {layer.get('size')} bytes, over the {limits.max_bytes}-byte bound")
             blob = tmp / "layer.blob"
-            store.fetch_blob_to_file(ldigest, blob)  # digest-verified before it is used
+            # digest-verified before it is used; the read stops at the size the manifest gives
+            store.fetch_blob_to_file(ldigest, blob, size=lsize, max_bytes=limits.max_bytes)
             with blob.open("rb") as fh:
                 unpacker.layer(fh, gzipped=mt in GZIP_LAYERS, where=where, diff_id=str(diff_ids[i - 1]))
             blob.unlink()

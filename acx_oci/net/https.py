@@ -1,8 +1,10 @@
 """The one HTTPS fetcher for DID documents, status lists and anything else fetched by URL.
 
 Every fetch outside a registry goes through :func:`fetch`, so all of them have
-the same bounds: a connect timeout, a wall-clock deadline for the whole body
-(a server that trickles one byte a second is cut off, not waited on), a byte
+the same bounds: a connect timeout, a wall-clock deadline for the whole
+exchange, headers included (a server that trickles one byte a second is cut
+off by :mod:`acx_oci.net.guard`, not waited on; the operation's ambient
+deadline when it is earlier), a byte
 cap read without buffering more than the cap, no redirects (a redirect could
 move a did:web lookup to another host), and only ``https://`` unless the
 caller names a loopback base for tests.
@@ -16,7 +18,9 @@ from collections.abc import Callable
 
 import requests
 
-from acx_oci.errors import NotFoundError, RegistryError, UsageError
+from acx_oci.errors import DeadlineExceeded, NotFoundError, RegistryError, UsageError
+from acx_oci.net.guard import GuardedAdapter, arm
+from acx_oci.timeutil import current_deadline
 
 CONNECT_TIMEOUT = 3.0
 DEFAULT_DEADLINE = 10.0
@@ -43,10 +47,20 @@ def fetch(url: str, *, max_bytes: int, accept: str = "application/json",
     """
     if not allowed(url):
         raise UsageError(f"{url[:120]}: expected an https:// URL (plain http only on loopback)")
-    start = time.monotonic()
+    ambient = current_deadline()
+    if ambient is not None and ambient.expired():
+        raise DeadlineExceeded(f"GET {url}: the {ambient.seconds:g} s deadline (--deadline) passed first")
+    until = time.monotonic() + deadline if ambient is None else min(time.monotonic() + deadline, ambient.at)
+    left = max(0.01, until - time.monotonic())
+    guard = arm(until)
+    session = requests.Session()
+    session.mount("http://", GuardedAdapter(max_retries=0))
+    session.mount("https://", GuardedAdapter(max_retries=0))
     try:
-        with requests.get(url, timeout=(CONNECT_TIMEOUT, deadline), stream=True, allow_redirects=False,
-                          headers={"Accept": accept}) as resp:
+        with guard:
+            resp = session.get(url, timeout=(min(CONNECT_TIMEOUT, left), left), stream=True, allow_redirects=False,
+                               headers={"Accept": accept})
+        with resp:
             if resp.status_code in (404, 410):
                 raise NotFoundError(f"GET {url}: HTTP {resp.status_code}")
             if resp.status_code != 200:
@@ -56,10 +70,15 @@ def fetch(url: str, *, max_bytes: int, accept: str = "application/json",
                 body += chunk
                 if len(body) > max_bytes:
                     raise UsageError(f"GET {url}: larger than {max_bytes} bytes")
-                if time.monotonic() - start > deadline:
-                    raise RegistryError(f"GET {url}: body not received within {deadline:g} s")
     except requests.RequestException as exc:
+        if guard.fired and ambient is not None and ambient.at <= until:
+            raise DeadlineExceeded(f"GET {url}: the {ambient.seconds:g} s deadline (--deadline) passed") from None
+        if guard.fired:
+            raise RegistryError(f"GET {url}: not received within {deadline:g} s") from None
         raise RegistryError(f"GET {url}: {type(exc).__name__}") from None
+    finally:
+        guard.release()
+        session.close()
     return bytes(body)
 
 

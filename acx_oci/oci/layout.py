@@ -10,10 +10,12 @@ or processes) never lose entries. Every read is digest-verified.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +41,15 @@ from acx_oci.oci.model import (
 )
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, filter_artifact_type, subject_digest_of
-from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing
+from acx_oci.oci.store import (
+    DEFAULT_MAX_BLOB_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    ManifestReads,
+    ReferrerListing,
+    blob_limit,
+    check_complete,
+    check_received,
+)
 
 REF_NAME = "org.opencontainers.image.ref.name"
 LAYOUT_FILE = "oci-layout"
@@ -49,6 +59,12 @@ _MANIFEST_TYPES = frozenset({MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST})
 _INDEX_TYPES = frozenset({MEDIA_INDEX, MEDIA_DOCKER_LIST})
 MAX_INDEX_DEPTH = 4
 MAX_WALKED = 100_000
+
+
+def _kind(mode: int) -> str:
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -164,7 +180,11 @@ class LayoutStore(ManifestReads):
     # ------------------------------------------------------------------ blobs
 
     def _has_blob(self, digest: str) -> bool:
-        return self._blob_path(digest).is_file()
+        """Present as a regular file (a symlink is not a blob: a push replaces it)."""
+        try:
+            return stat.S_ISREG(os.lstat(self._blob_path(digest)).st_mode)
+        except OSError:
+            return False
 
     def blob_exists(self, digest: str) -> bool:
         """Whether the blob is stored (by name; reads verify the bytes)."""
@@ -205,15 +225,36 @@ class LayoutStore(ManifestReads):
         return Descriptor(media_type, digest, size, dict(annotations or {}))
 
     def _open_blob(self, digest: str) -> Any:
+        """Open a blob file that is a regular file, never through a symlink (a FIFO does not block the open).
+
+        A layout is a directory anyone may have written: a blob that is a link to
+        ``/dev/zero`` or to a file outside the layout, or a FIFO, is refused, not read.
+        """
+        path = self._blob_path(digest)
         try:
-            return self._blob_path(digest).open("rb")
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             raise LocalNotFoundError(f"{self.root}: blob {digest} not found") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UsageError(f"{self.root}: blob {digest}: expected a regular file, found a symlink") from None
+            raise UsageError(f"{self.root}: blob {digest}: cannot open ({exc.strerror})") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise UsageError(f"{self.root}: blob {digest}: expected a regular file, found {_kind(mode)}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
 
-    def _read_verified(self, digest: str, cap: int, what: str) -> bytes:
-        """Read at most ``cap`` bytes of a blob and check them against ``digest``."""
+    def _read_verified(self, digest: str, cap: int, what: str, size: int | None = None) -> bytes:
+        """Read at most ``cap`` bytes (exactly ``size`` when the descriptor gives it) and check the digest."""
+        if size is not None and size > cap:
+            raise UsageError(f"{self.root}: {what} {digest} is {size} bytes, over the {cap}-byte limit")
         with self._open_blob(digest) as f:
-            data: bytes = f.read(cap + 1)
+            data: bytes = f.read((cap if size is None else size) + 1)
+        if size is not None and len(data) != size:
+            raise IntegrityError(f"{self.root}: {what} {digest}: {'more' if len(data) > size else 'fewer'} "
+                                 f"bytes than the {size} its descriptor gives (digest mismatch)")
         if len(data) > cap:
             raise UsageError(f"{self.root}: {what} {digest} exceeds the {cap}-byte limit")
         actual = sha256_digest(data)
@@ -221,18 +262,24 @@ class LayoutStore(ManifestReads):
             raise IntegrityError(f"{self.root}: {what} {digest}: digest mismatch, found {actual}")
         return data
 
-    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
-        return self._read_verified(digest, max_bytes, "blob")
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        return self._read_verified(digest, max_bytes, "blob", size)
 
-    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
+    def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         dest = Path(dest)
+        limit = blob_limit(digest, size, max_bytes)
         h = hashlib.sha256()
         fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
         try:
             with self._open_blob(digest) as src, os.fdopen(fd, "wb") as out:
+                written = 0
                 while chunk := src.read(CHUNK):
+                    written += len(chunk)
+                    check_received(digest, written, size, limit)
                     h.update(chunk)
                     out.write(chunk)
+                check_complete(digest, written, size)
             if "sha256:" + h.hexdigest() != digest:
                 raise IntegrityError(f"{self.root}: blob {digest}: digest mismatch, found sha256:{h.hexdigest()}")
             os.replace(tmp, dest)

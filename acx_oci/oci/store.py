@@ -11,10 +11,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
 from acx_oci.oci.ref import Reference
 
-DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024  # read into memory
+DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024  # streamed to a file when no descriptor size is given
+
+
+def blob_limit(digest: str, size: int | None, max_bytes: int) -> int:
+    """How many bytes a blob read may take: the descriptor's size when known (within the cap), else the cap."""
+    if size is not None and size > max_bytes:
+        raise UsageError(f"blob {digest} is {size} bytes by its descriptor, over the {max_bytes}-byte limit")
+    return max_bytes if size is None else size
+
+
+def check_received(digest: str, received: int, size: int | None, limit: int) -> None:
+    """Stop a read the moment it passes what was promised (before the excess is kept or written)."""
+    if received <= limit:
+        return
+    if size is not None:
+        raise IntegrityError(f"blob {digest}: more bytes than the {size} its descriptor gives (digest mismatch)")
+    raise UsageError(f"blob {digest} exceeds the {limit}-byte limit")
+
+
+def check_complete(digest: str, received: int, size: int | None) -> None:
+    if size is not None and received != size:
+        raise IntegrityError(f"blob {digest}: {received} bytes, its descriptor gives {size} (digest mismatch)")
 
 
 @dataclass(frozen=True)
@@ -59,12 +82,14 @@ class Store(Protocol):
         """Upload a file without reading it whole into memory."""
         ...
 
-    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
-        """Read a blob, refusing more than ``max_bytes``; digest-verified."""
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        """Read a blob, refusing more than ``max_bytes`` (or than ``size``, its descriptor's); digest-verified."""
         ...
 
-    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
-        """Stream a blob to ``dest`` (verified before it is moved into place)."""
+    def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        """Stream a blob to ``dest``, stopping at ``size`` (else ``max_bytes``); verified before it is moved
+        into place, and no temporary left behind on any failure."""
         ...
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:

@@ -141,7 +141,7 @@ def fetch_status_list(store: Store, list_url: str) -> tuple[dict[str, Any], str]
     layer = credential_layer(manifest)
     if layer is None:
         raise UsageError(f"{tag}: expected one {MEDIA_VC} layer")
-    doc = parse_json(store.fetch_blob(layer.digest, MAX_STATUS_LIST_BYTES), f"status list {tag}")
+    doc = parse_json(store.fetch_blob(layer.digest, MAX_STATUS_LIST_BYTES, size=layer.size), f"status list {tag}")
     if not isinstance(doc, dict):
         raise UsageError(f"status list {tag}: expected a JSON object")
     return doc, manifest.digest

@@ -231,7 +231,7 @@ def _layer(manifest: Manifest, media_type: str, where: str) -> Descriptor:
 def _json_blob(store: Store, desc: Descriptor, what: str) -> Any:
     from acx_oci.jsonio import parse_json
 
-    return parse_json(store.fetch_blob(desc.digest, MAX_SLICE_BYTES), what)
+    return parse_json(store.fetch_blob(desc.digest, MAX_SLICE_BYTES, size=desc.size), what)
 
 
 def fetch(store: Store, target: str) -> RemoteBenchmark:

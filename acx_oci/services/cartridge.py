@@ -241,7 +241,7 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
         raise UsageError(f"{store.reference}: expected exactly one ROM layer ({MEDIA_ROM}), found {len(roms)}")
     if roms[0].size > MAX_ROM_BYTES:
         raise UsageError(f"{store.reference}: ROM layer is {roms[0].size} bytes (at most {MAX_ROM_BYTES})")
-    rom_bytes = store.fetch_blob(roms[0].digest, MAX_ROM_BYTES)
+    rom_bytes = store.fetch_blob(roms[0].digest, MAX_ROM_BYTES, size=roms[0].size)
     rom = parse_json(rom_bytes, "ROM manifest")
     validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
     problems: list[str] = []
@@ -258,7 +258,7 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
     sigs = _role_layers(manifest, MEDIA_DSSE)
     if len(sigs) > 1:
         problems.append("more than one ROM signature layer")
-    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024) if sigs else None
+    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024, size=sigs[0].size) if sigs else None
     signature = check_signature(rom_bytes, sig_bytes, trust)
     saves = _role_layers(manifest, MEDIA_SAVE)
     caps = tuple(
@@ -319,10 +319,10 @@ def write_directory(store: Store, loaded: LoadedCartridge, out: Path) -> list[Pa
     for rel, layer in zip(paths, loaded.file_layers, strict=True):
         dest = out / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        store.fetch_blob_to_file(layer.digest, dest)
+        store.fetch_blob_to_file(layer.digest, dest, size=layer.size)
         written.append(dest)
     if loaded.save_layer is not None:
-        save = store.fetch_blob(loaded.save_layer.digest, MAX_SAVE_BYTES)
+        save = store.fetch_blob(loaded.save_layer.digest, MAX_SAVE_BYTES, size=loaded.save_layer.size)
         (out / "save.json").write_bytes(save)
         written.append(out / "save.json")
     (out / "rom.json").write_bytes(loaded.rom_bytes)

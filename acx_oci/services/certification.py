@@ -165,7 +165,8 @@ def find_certification(store: Store, bench_manifest_digest: str, benchmark_diges
             dsse = [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
             if len(dsse) != 1:
                 raise UsageError("expected one DSSE layer")
-            certifier, pred = verify_envelope_for(store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES),
+            envelope = store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES, size=dsse[0].size)
+            certifier, pred = verify_envelope_for(envelope,
                                                   bench_manifest_digest, benchmark_digest, trust)
             exams = pred.get("exams") or {}
             missing = [i for i in held_out_ids or [] if not (exams.get(i) or {}).get("certified")]

@@ -27,7 +27,7 @@ from acx_oci.model.credential import issuer_id
 from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES
-from acx_oci.timeutil import parse_datetime
+from acx_oci.timeutil import current_deadline, deadline_scope, parse_datetime
 from acx_oci.trust.trustfile import Trust
 
 MAX_CACHED_VERDICTS = 4096
@@ -127,10 +127,12 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
     plans = {job.key: _planned(job) for job, _, _ in todo}
     wanted = sorted({d for plan in plans.values() for d, raw, fetch in plan if fetch and raw is None and d})
     fetched: dict[str, bytes | None] = {}
+    deadline = current_deadline()  # worker threads start with an empty context: carry it over
 
     def get(digest: str) -> tuple[str, bytes | None]:
         try:
-            return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
+            with deadline_scope(deadline):
+                return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
         except AcxError:
             return digest, None
 

@@ -12,103 +12,29 @@ and benchmark wins, and the highest level among those is the effective one.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.errors import AcxError, IntegrityError, SchemaError
+from acx_oci.errors import AcxError, DeadlineExceeded
 from acx_oci.evaluation.checks import StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
-from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord, parse_requirement
 from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTESTATION, Descriptor
-from acx_oci.oci.store import Store
-from acx_oci.services.attestation import (
-    ANN_CAPABILITY,
-    MAX_CREDENTIAL_BYTES,
-    credential_layer,
-    evidence_layers,
-    fetch_status_list,
-)
+from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTESTATION
+from acx_oci.oci.store import ReferrerListing, Store
+from acx_oci.services.attestation import ANN_CAPABILITY, fetch_status_list
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.replay import FLOOR, instant, order_key, replay_deciding
+from acx_oci.services.resolve_fetch import Fetched as _Fetched
+from acx_oci.services.resolve_fetch import ResolveLimits, fetch_and_judge, time_bound_note
 from acx_oci.services.statuscache import StatusHistory
-from acx_oci.timeutil import parse_datetime
+from acx_oci.timeutil import Deadline, current_deadline, deadline_scope, parse_datetime
 from acx_oci.trust.trustfile import Trust
-
-DEFAULT_MAX_REFERRERS = 1000
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-DEFAULT_DEADLINE = 300.0
-
-
-@dataclass
-class ResolveLimits:
-    max_referrers: int = DEFAULT_MAX_REFERRERS
-    max_bytes: int = DEFAULT_MAX_BYTES
-    deadline_seconds: float = DEFAULT_DEADLINE
-    workers: int = 8
-
-
-@dataclass
-class _Fetched:
-    descriptor: Descriptor
-    credential: dict[str, Any] | None = None
-    credential_digest: str | None = None
-    evidence_present: set[str] = field(default_factory=set)
-    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order
-    evidence: dict[str, bytes] | None = None
-    codes: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
-    size: int = 0
-
-
-def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool) -> _Fetched:
-    out = _Fetched(desc)
-    try:
-        manifest = store.fetch_manifest(desc.digest)
-        out.size += len(manifest.raw)
-        if manifest.artifact_type != ARTIFACT_ATTESTATION:
-            out.codes.append("not_an_attestation")
-            out.messages.append(f"artifactType is {manifest.artifact_type}")
-            return out
-        if manifest.subject is None or manifest.subject.digest != subject_digest:
-            out.codes.append("subject_mismatch")
-            out.messages.append(f"the attestation's subject is {manifest.subject.digest if manifest.subject else None},"
-                                f" not the cartridge manifest {subject_digest}")
-        layer = credential_layer(manifest)
-        if layer is None:
-            out.codes.append("schema_invalid")
-            out.messages.append("the attestation has no single application/vc credential layer")
-            return out
-        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
-        out.size += len(raw)
-        doc = parse_json(raw, f"credential {layer.digest}")
-        out.credential = doc if isinstance(doc, dict) else None
-        out.credential_digest = layer.digest
-        if out.credential is None:
-            out.codes.append("schema_invalid")
-            out.messages.append("the credential is not a JSON object")
-        ev_layers = evidence_layers(manifest)
-        out.evidence_present = {e.digest for e in ev_layers}
-        out.evidence_order = tuple(e.digest for e in ev_layers)
-        if with_evidence:
-            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES) for e in ev_layers}
-            out.size += sum(len(b) for b in out.evidence.values())
-    except AcxError as exc:
-        # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
-        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
-        out.codes.append(code)
-        out.messages.append(str(exc))
-    return out
 
 
 def _status_url(credential: dict[str, Any]) -> str | None:
@@ -144,22 +70,36 @@ def _evidence_bound(credential: dict[str, Any], present: set[str]) -> list[str]:
 StatusFetcher = Callable[[str], dict[str, Any] | None]
 
 
-def resolve_loaded(
+def resolve_loaded(store: Store, cart: LoadedCartridge, trust: Trust, *, limits: ResolveLimits | None = None,
+                   **kwargs: Any) -> Resolution:
+    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load); see :func:`_resolve`.
+
+    ``limits.deadline_seconds`` (or the caller's ambient deadline, when earlier) is enforced: fetches
+    in flight are cut when it passes and the resolution comes back ``partial`` with the reason.
+    """
+    lim = limits or ResolveLimits()
+    deadline = Deadline.after(lim.deadline_seconds).earliest(current_deadline())
+    with deadline_scope(deadline):
+        return _resolve(store, cart, trust, lim=lim, deadline=deadline, **kwargs)
+
+
+def _resolve(
     store: Store,
     cart: LoadedCartridge,
     trust: Trust,
     *,
+    lim: ResolveLimits,
+    deadline: Deadline,
     now: datetime,
     status_lists: list[dict[str, Any]] | None = None,
     allow_unknown_status: bool = False,
-    limits: ResolveLimits | None = None,
     check_evidence: bool = False,
     fetch_remote_status: StatusFetcher | None = None,
     reference: str = "",
     status_history: StatusHistory | None = None,
     replay: bool = True,
 ) -> Resolution:
-    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load).
+    """Resolve a loaded cartridge under ``deadline`` (entered as the ambient scope by the caller).
 
     ``status_history`` is what this consumer remembers of status lists: a list whose sequence is
     below the highest seen is refused (``status_rollback``), and every list that verified raises
@@ -168,16 +108,18 @@ def resolve_loaded(
     With ``replay`` (the default) every credential that decides the answer is re-derived from its game
     records (:mod:`acx_oci.services.replay`); ``replay=False`` believes a trusted key's numbers as signed.
     """
-    lim = limits or ResolveLimits()
-    started = time.monotonic()
     notes: list[str] = []
     partial = False
     subject = cart.manifest.digest
-    listing = store.referrers(subject, ARTIFACT_ATTESTATION)
+    try:
+        listing = store.referrers(subject, ARTIFACT_ATTESTATION)
+    except DeadlineExceeded:
+        listing, partial = ReferrerListing(descriptors=[], source="none", partial=True), True
+        notes.append(time_bound_note(deadline) + " (while listing referrers)")
     refs = listing.descriptors
     seen = len(refs)
     notes += listing.notes
-    if listing.partial:
+    if not partial and listing.partial:
         partial = True
         notes.append("the store hit a bound while listing referrers (tags or pages)")
     if len(refs) > lim.max_referrers:
@@ -333,27 +275,10 @@ def resolve_loaded(
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
                                        item.credential_digest, issuer))
 
-    done = 0
-    total = 0
-    with ThreadPoolExecutor(max_workers=max(1, lim.workers)) as pool:
-        futures = [pool.submit(_fetch_one, store, d, subject, check_evidence) for d in refs]
-        try:
-            remaining = max(0.0, lim.deadline_seconds - (time.monotonic() - started))
-            for fut in as_completed(futures, timeout=remaining):
-                item = fut.result()
-                total += item.size
-                done += 1
-                judge(item)
-                if total > lim.max_bytes:
-                    partial = True
-                    notes.append(f"stopped after {total} bytes (byte bound {lim.max_bytes})")
-                    break
-        except FuturesTimeout:
-            partial = True
-            notes.append(f"stopped at the time bound ({lim.deadline_seconds:.0f} s)")
-        finally:
-            for fut in futures:
-                fut.cancel()
+    done, bound_notes = fetch_and_judge(store, refs, subject, check_evidence, lim, deadline, judge)
+    if bound_notes:
+        partial = True
+        notes += bound_notes
     if done < len(refs):
         partial = True
         notes.append(f"checked {done} of {len(refs)} attestations")
@@ -366,11 +291,19 @@ def resolve_loaded(
     tampered = cart.signature_status == STATUS_TAMPERED
     if tampered:
         notes.append("the cartridge is tampered: no claim can be verified")
-    if replay and not tampered:
+    if replay and not tampered and deadline.expired():
+        partial = True
+        notes.append("the time bound passed before the deciding credentials were replayed: none counts")
+        for accs in accepted.values():
+            accs.clear()
+    elif replay and not tampered:
         records = {k: (f.evidence_order, f.evidence) for k, f in fetched.items()}
         replayed = replay_deciding(store, accepted, records, trust, now, lim.workers, fetch_remote_status is not None)
         for cid, failures in replayed.items():
             rejected[cid] += failures
+        if deadline.expired():  # records cut short fail their replay: say why they may be missing
+            partial = True
+            notes.append(time_bound_note(deadline) + " (while replaying game records)")
     elif not replay:
         notes.append(NO_REPLAY_NOTE)
     results = []

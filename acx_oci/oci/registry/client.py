@@ -27,7 +27,7 @@ from urllib.parse import urljoin
 import requests
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import IntegrityError, RegistryError, UsageError
+from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
 from acx_oci.oci.model import (
     EMPTY_DIGEST,
     EMPTY_JSON,
@@ -43,8 +43,18 @@ from acx_oci.oci.referrers import DEFAULT_MAX_REFERRERS, DEFAULT_MAX_TAGS_SCANNE
 from acx_oci.oci.registry import referrers as _referrers
 from acx_oci.oci.registry.auth import RegistryAuth
 from acx_oci.oci.registry.referrers import FallbackScan
-from acx_oci.oci.registry.transport import CHUNK, Transport, is_loopback
-from acx_oci.oci.store import DEFAULT_MAX_BLOB_BYTES, ManifestReads, ReferrerListing, StoreOptions
+from acx_oci.oci.registry.transport import CHUNK, RETRY_STATUS, Transport, is_loopback
+from acx_oci.oci.store import (
+    DEFAULT_MAX_BLOB_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    ManifestReads,
+    ReferrerListing,
+    StoreOptions,
+    blob_limit,
+    check_complete,
+    check_received,
+)
+from acx_oci.timeutil import current_deadline
 
 MAX_TAGS_LISTED = 100_000
 TAGS_PAGE = 1000
@@ -107,7 +117,27 @@ class RegistryStore(ManifestReads):
         raise self.transport.fail(resp, f"HEAD blob {digest}")
 
     def _upload(self, digest: str, size: int, body: bytes | Callable[[], IO[bytes]]) -> None:
-        """Monolithic upload: POST to open a session, PUT the bytes with ``?digest=``."""
+        """Upload a blob, starting a fresh upload session on each retry.
+
+        A connection lost mid-PUT or a 5xx leaves the registry's session in an
+        unknown state (Distribution answers a second PUT to it with
+        BLOB_UPLOAD_UNKNOWN), so a retry starts again from POST, after a bounded,
+        jittered backoff and only while the deadline leaves time. Nothing refers
+        to the blob until every blob is in and the manifest goes up, last.
+        """
+        attempts = max(0, self.options.retries)
+        attempt = 0
+        while True:
+            failure = self._upload_once(digest, size, body)
+            if failure is None:
+                return  # not yet "known": the check before the manifest goes up asks the registry (HEAD)
+            if attempt >= attempts or not self.transport.backoff(attempt + 1, current_deadline()):
+                raise failure
+            attempt += 1
+
+    def _upload_once(self, digest: str, size: int, body: bytes | Callable[[], IO[bytes]]) -> RegistryError | None:
+        """One monolithic upload (POST a session, PUT the bytes with ``?digest=``); a retryable failure is
+        returned, any other raised."""
         t = self.transport
         resp = t.request("POST", f"{self.base}blobs/uploads/", headers={"Content-Length": "0"})
         if resp.status_code != 202:
@@ -117,17 +147,23 @@ class RegistryStore(ManifestReads):
         if not location:
             raise RegistryError(f"registry {self.host}: blob upload answered without a Location")
         url = urljoin(resp.url, location)
-        resp = t.request(
-            "PUT", url, params={"digest": digest}, body=body,
-            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
-        )
+        try:
+            resp = t.request(
+                "PUT", url, params={"digest": digest}, body=body, size=size, retry=False,
+                headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+            )
+        except ConnectionLost as exc:
+            return exc
         if resp.status_code not in (201, 204):
-            raise t.fail(resp, f"upload blob {digest}")
+            err, code = t.failure(resp, f"upload blob {digest}")
+            if resp.status_code in RETRY_STATUS or code == "BLOB_UPLOAD_UNKNOWN":
+                return err if isinstance(err, RegistryError) else RegistryError(str(err))
+            raise err
         resp.close()
         echoed = resp.headers.get("Docker-Content-Digest")
         if echoed and echoed != digest:
             raise IntegrityError(f"registry {self.host}: stored blob as {echoed}, expected {digest}")
-        self._known_blobs.add(digest)
+        return None
 
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         desc = Descriptor.for_bytes(media_type, data, annotations)
@@ -151,53 +187,66 @@ class RegistryStore(ManifestReads):
             self._upload(digest, size, lambda: path.open("rb"))
         return Descriptor(media_type, digest, size, dict(annotations or {}))
 
-    def _get_blob(self, digest: str) -> requests.Response:
-        resp = self.transport.request("GET", self._blob_url(digest))
+    def _get_blob(self, digest: str, size: int = 0) -> requests.Response:
+        resp = self.transport.request("GET", self._blob_url(digest), size=size)
         if resp.status_code != 200:
             raise self.transport.fail(resp, f"GET blob {digest}")
         return resp
 
-    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> bytes:
-        resp = self._get_blob(digest)
-        declared = resp.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > max_bytes:
+    def _open_limited(self, digest: str, size: int | None, max_bytes: int) -> tuple[requests.Response, int]:
+        """GET a blob and the most bytes it may have; a Content-Length over that is refused before reading."""
+        limit = blob_limit(digest, size, max_bytes)
+        resp = self._get_blob(digest, size or 0)
+        declared = resp.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
             resp.close()
-            raise UsageError(f"blob {digest} is {declared} bytes, over the {max_bytes}-byte limit")
+            check_received(digest, int(declared), size, limit)
+        return resp, limit
+
+    def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        resp, limit = self._open_limited(digest, size, max_bytes)
         buf = bytearray()
         h = hashlib.sha256()
         try:
             for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                check_received(digest, len(buf) + len(chunk), size, limit)
                 buf += chunk
-                if len(buf) > max_bytes:
-                    raise UsageError(f"blob {digest} exceeds the {max_bytes}-byte limit")
                 h.update(chunk)
         finally:
             resp.close()
+        check_complete(digest, len(buf), size)
         if "sha256:" + h.hexdigest() != digest:
             raise IntegrityError(f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}")
         return bytes(buf)
 
-    def fetch_blob_to_file(self, digest: str, dest: Path) -> None:
+    def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
+                           max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        """Stream to a temporary next to ``dest``; never more than promised is written, nothing is left on failure
+        (a signal that raises, as the CLI's SIGTERM handler does, is a failure too)."""
         dest = Path(dest)
-        resp = self._get_blob(digest)
+        resp, limit = self._open_limited(digest, size, max_bytes)
         h = hashlib.sha256()
+        written = 0
         fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
+                    written += len(chunk)
+                    check_received(digest, written, size, limit)
                     h.update(chunk)
                     out.write(chunk)
+            check_complete(digest, written, size)
             if "sha256:" + h.hexdigest() != digest:
                 raise IntegrityError(
                     f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}"
                 )
             os.replace(tmp, dest)
         except BaseException:
-            resp.close()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        resp.close()
+        finally:
+            resp.close()
 
     # ------------------------------------------------------------------ manifests
 
@@ -229,14 +278,28 @@ class RegistryStore(ManifestReads):
         return resp
 
     def ensure_config_blob(self, raw: bytes) -> None:
-        """A manifest whose config is the empty descriptor needs ``{}`` really uploaded."""
+        """Before a manifest goes up: upload ``{}`` if its config is the empty descriptor, and check that
+        every blob it names is in the registry (uploaded by us, or found by HEAD).
+
+        Manifest last, after its blobs are verified, so a push cut short never leaves a visible manifest
+        whose blobs are missing (not every registry checks this itself; Distribution does).
+        """
         try:
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return
-        cfg = doc.get("config") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict):
+            return
+        cfg = doc.get("config")
         if isinstance(cfg, dict) and cfg.get("digest") == EMPTY_DIGEST:
             self.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+        named = [cfg] if isinstance(cfg, dict) else []
+        named += [ly for ly in doc.get("layers") or [] if isinstance(ly, dict)]
+        for d in named:
+            digest = d.get("digest")
+            if isinstance(digest, str) and not self.blob_exists(digest):
+                raise RegistryError(f"registry {self.host}: refusing to push a manifest whose blob {digest} "
+                                    "is not in the registry")
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
         check_manifest_size(raw, "manifest")

@@ -1,5 +1,6 @@
 """HTTP transport for one registry: a keep-alive ``requests.Session``, explicit timeouts,
-bounded retries, bounded reads, and the mapping of failures to ``RegistryError``.
+bounded retries, bounded reads, a wall-clock bound on every request (``acx_oci.net.guard``),
+and the mapping of failures to ``RegistryError``.
 
 Failures are classified by exception type and HTTP status, never by message text.
 """
@@ -16,17 +17,20 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import requests
-from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from acx_oci.errors import AcxError, NotFoundError, RegistryError
+from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, NotFoundError, RegistryError
+from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
+from acx_oci.timeutil import Deadline, current_deadline
 
 CHUNK = 1024 * 1024
 POOL_SIZE = 32
 ERROR_BODY_CAP = 64 * 1024
 RETRY_STATUS = frozenset({500, 502, 503, 504})
+CUT_GRACE = 0.05  # seconds the guard waits past a request's end before cutting it
+MIN_RATE = 1024 * 1024  # bytes/s a blob transfer may average before its request is cut (slow retrieval)
 
 Body = bytes | Callable[[], IO[bytes]] | None
 
@@ -96,7 +100,8 @@ class Transport:
         self.auth = auth
         self.timeout = (min(options.timeout, 3.0), options.timeout)
         self.session = requests.Session()
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
+        adapter = GuardedAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
+        self._guards: dict[int, tuple[Guard, Deadline | None, float]] = {}
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.verify = not options.insecure
@@ -114,17 +119,25 @@ class Transport:
         params: dict[str, str] | None = None,
         body: Body = None,
         stream: bool = True,
+        size: int = 0,
+        retry: bool = True,
         answer_challenge: bool = True,
     ) -> requests.Response:
         """Send with auth, explicit timeouts and bounded retries; map failures to RegistryError.
 
         ``answer_challenge=False`` returns a 401 as it came (``doctor`` reads its challenge).
 
+        Each attempt, body included, must finish within ``options.timeout`` (plus
+        ``size`` bytes at :data:`MIN_RATE` for blob transfers) and before the
+        operation's ambient :class:`~acx_oci.timeutil.Deadline`: a guard cuts its
+        sockets then, however slowly the server trickles. The returned response
+        keeps its guard until it is closed (``read_capped``/``chunks`` close it).
         Connection failures are not retried (an unreachable registry is reported
         within the connect timeout); 5xx and connections reset mid-request are,
-        ``options.retries`` times with short jittered backoff.
+        ``options.retries`` times with short jittered backoff, while time remains
+        (``retry=False``: not at all, for callers that must restart a sequence).
         """
-        attempts_left = max(0, self.options.retries)
+        attempts_left = max(0, self.options.retries) if retry else 0
         authed = False
         attempt = 0
         while True:
@@ -134,59 +147,123 @@ class Transport:
                 hdrs["Authorization"] = sent
             handle: IO[bytes] | None = None
             data: Any = body
+            limit = self.options.timeout + size / MIN_RATE
+            deadline = current_deadline()
+            until = time.monotonic() + limit
+            if deadline is not None:
+                if deadline.expired():
+                    raise self.deadline_error(deadline, f"{method} {self.path(url)}")
+                until = min(until, deadline.at)
+            left = max(0.01, until - time.monotonic())
+            timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
+            guard = arm(until + CUT_GRACE)  # a silent server trips the read timeout first (clearer message)
             if callable(body):
                 handle = body()
                 data = handle
             try:
-                resp = self.session.request(
-                    method, url, headers=hdrs, params=params, data=data, stream=stream,
-                    timeout=self.timeout, allow_redirects=True,
-                )
+                with guard:
+                    resp = self.session.request(
+                        method, url, headers=hdrs, params=params, data=data, stream=stream,
+                        timeout=timeout, allow_redirects=True,
+                    )
+                    if resp.status_code == 401 and not authed and answer_challenge:
+                        authed = True
+                        challenge = resp.headers.get("WWW-Authenticate", "")
+                        resp.close()
+                        self.auth.answer(challenge, sent, self.session, timeout)
+                        guard.release()
+                        continue
             except requests.exceptions.ConnectTimeout:
+                guard.release()
+                if guard.fired:
+                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(
-                    f"registry {self.host} unreachable: connect timed out after {self.timeout[0]:g}s"
+                    f"registry {self.host} unreachable: connect timed out after {timeout[0]:g}s"
                 ) from None
             except requests.exceptions.SSLError as exc:
+                guard.release()
+                if guard.fired:
+                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(
                     f"registry {self.host}: TLS error ({one_line(str(exc.__class__.__name__))}); "
                     "use --insecure to skip verification or --plain-http for HTTP"
                 ) from None
             except requests.exceptions.ReadTimeout:
+                guard.release()
+                if guard.fired or (deadline is not None and deadline.expired()):
+                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(
-                    f"registry {self.host}: no response within {self.timeout[1]:g}s ({method} {self.path(url)})"
+                    f"registry {self.host}: no response within {timeout[1]:g}s ({method} {self.path(url)})"
                 ) from None
             except requests.exceptions.ConnectionError as exc:
+                guard.release()
+                if guard.fired:
+                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 reason = connect_reason(exc)
                 if reason is not None:
                     raise RegistryError(f"registry {self.host} unreachable: {reason}") from None
-                if attempt < attempts_left:
+                if attempt < attempts_left and self.backoff(attempt + 1, deadline):
                     attempt += 1
-                    self.backoff(attempt)
                     continue
-                raise RegistryError(
+                raise ConnectionLost(
                     f"registry {self.host}: connection lost during {method} {self.path(url)}"
                 ) from None
             except requests.exceptions.RequestException as exc:
+                guard.release()
+                if guard.fired:
+                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(f"registry {self.host}: {exc.__class__.__name__} during {method}") from None
+            except BaseException:
+                guard.release()
+                raise
             finally:
                 if handle is not None:
                     handle.close()
-            if resp.status_code == 401 and not authed and answer_challenge:
-                authed = True
-                challenge = resp.headers.get("WWW-Authenticate", "")
+            if resp.status_code in RETRY_STATUS and attempt < attempts_left and self.backoff(attempt + 1, deadline):
                 resp.close()
-                self.auth.answer(challenge, sent, self.session, self.timeout)
-                continue
-            if resp.status_code in RETRY_STATUS and attempt < attempts_left:
-                resp.close()
+                guard.release()
                 attempt += 1
-                self.backoff(attempt)
                 continue
+            self._guards[id(resp)] = (guard, deadline, limit)
+            closer = resp.close
+
+            def close(closer: Callable[[], None] = closer, guard: Guard = guard, key: int = id(resp)) -> None:
+                try:
+                    closer()
+                finally:
+                    guard.release()
+                    self._guards.pop(key, None)
+
+            resp.close = close  # type: ignore[method-assign]
             return resp
 
+    def deadline_error(self, deadline: Deadline, what: str) -> DeadlineExceeded:
+        return DeadlineExceeded(f"registry {self.host}: the {deadline.seconds:g} s deadline (--deadline) passed "
+                                f"before {what} completed")
+
+    def cut_error(self, guard: Guard, deadline: Deadline | None, what: str, limit: float) -> RegistryError:
+        """The error for a request whose guard cut it: the operation's deadline, or this request's time limit."""
+        if deadline is not None and deadline.at <= guard.until - CUT_GRACE + 0.001:
+            return self.deadline_error(deadline, what)
+        return RegistryError(f"registry {self.host}: {what} not completed within {limit:g} s "
+                             "(--timeout bounds each request's total time)")
+
+    def broken(self, resp: requests.Response, what: str, exc: BaseException) -> RegistryError:
+        """The error for a body read that failed: cut by our guard (time) or the connection broke."""
+        entry = self._guards.get(id(resp))
+        if entry is not None and entry[0].fired:
+            return self.cut_error(entry[0], entry[1], what, entry[2])
+        return ConnectionLost(f"registry {self.host}: {what}: connection failed while reading "
+                              f"({exc.__class__.__name__})")
+
     @staticmethod
-    def backoff(attempt: int) -> None:
-        time.sleep(min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0))
+    def backoff(attempt: int, deadline: Deadline | None = None) -> bool:
+        """Sleep before retry ``attempt``; False (no sleep) when the deadline would pass first."""
+        pause = min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0)
+        if deadline is not None and deadline.remaining() <= pause:
+            return False
+        time.sleep(pause)
+        return True
 
     @staticmethod
     def path(url: str) -> str:
@@ -231,15 +308,14 @@ class Transport:
                         return bytes(buf[:cap])
                     raise RegistryError(f"registry {self.host}: {what}: response exceeds the {cap}-byte limit")
         except requests.exceptions.RequestException as exc:
-            raise RegistryError(f"registry {self.host}: {what}: connection failed while reading "
-                                f"({exc.__class__.__name__})") from None
+            raise self.broken(resp, what, exc) from None
         finally:
             resp.close()
         return bytes(buf)
 
     def chunks(self, resp: requests.Response, what: str) -> Iterator[bytes]:
+        """The body in pieces of at most :data:`CHUNK` bytes (cut by the request's guard like any read)."""
         try:
             yield from resp.iter_content(CHUNK)
         except requests.exceptions.RequestException as exc:
-            raise RegistryError(f"registry {self.host}: {what}: connection failed while reading "
-                                f"({exc.__class__.__name__})") from None
+            raise self.broken(resp, what, exc) from None

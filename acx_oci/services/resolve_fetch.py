@@ -1,0 +1,136 @@
+"""Fetching a cartridge's attestations for resolve: in parallel, bounded in count, bytes and time.
+
+The time bound is a :class:`~acx_oci.timeutil.Deadline` entered as the ambient
+scope of every fetch, so the registry transport cuts a fetch in flight when it
+passes (a trickling registry cannot hold a worker); the pool is then abandoned,
+not joined, and what was not judged by then makes the result ``partial``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from acx_oci.errors import AcxError, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.jsonio import parse_json
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
+from acx_oci.oci.store import Store
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers
+from acx_oci.timeutil import Deadline, deadline_scope
+
+DEFAULT_MAX_REFERRERS = 1000
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+DEFAULT_DEADLINE = 300.0
+
+
+@dataclass
+class ResolveLimits:
+    """Bounds on one resolution: a registry with a million referrers or a slow one still gets an answer."""
+
+    max_referrers: int = DEFAULT_MAX_REFERRERS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    deadline_seconds: float = DEFAULT_DEADLINE
+    workers: int = 8
+
+
+@dataclass
+class Fetched:
+    """One attestation as fetched on a worker thread, judged later on the caller's."""
+
+    descriptor: Descriptor
+    credential: dict[str, Any] | None = None
+    credential_digest: str | None = None
+    evidence_present: set[str] = field(default_factory=set)
+    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order
+    evidence: dict[str, bytes] | None = None
+    codes: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    size: int = 0
+    cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
+
+
+def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool) -> Fetched:
+    out = Fetched(desc)
+    try:
+        manifest = store.fetch_manifest(desc.digest)
+        out.size += len(manifest.raw)
+        if manifest.artifact_type != ARTIFACT_ATTESTATION:
+            out.codes.append("not_an_attestation")
+            out.messages.append(f"artifactType is {manifest.artifact_type}")
+            return out
+        if manifest.subject is None or manifest.subject.digest != subject_digest:
+            out.codes.append("subject_mismatch")
+            out.messages.append(f"the attestation's subject is {manifest.subject.digest if manifest.subject else None},"
+                                f" not the cartridge manifest {subject_digest}")
+        layer = credential_layer(manifest)
+        if layer is None:
+            out.codes.append("schema_invalid")
+            out.messages.append("the attestation has no single application/vc credential layer")
+            return out
+        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES, size=layer.size)
+        out.size += len(raw)
+        doc = parse_json(raw, f"credential {layer.digest}")
+        out.credential = doc if isinstance(doc, dict) else None
+        out.credential_digest = layer.digest
+        if out.credential is None:
+            out.codes.append("schema_invalid")
+            out.messages.append("the credential is not a JSON object")
+        ev_layers = evidence_layers(manifest)
+        out.evidence_present = {e.digest for e in ev_layers}
+        out.evidence_order = tuple(e.digest for e in ev_layers)
+        if with_evidence:
+            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES, size=e.size)
+                            for e in ev_layers}
+            out.size += sum(len(b) for b in out.evidence.values())
+    except DeadlineExceeded:
+        out.cut = True
+    except AcxError as exc:
+        # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
+        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
+        out.codes.append(code)
+        out.messages.append(str(exc))
+    return out
+
+
+def time_bound_note(deadline: Deadline) -> str:
+    return f"stopped at the time bound ({deadline.seconds:g} s); outstanding fetches were cancelled"
+
+
+def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
+                    deadline: Deadline, judge: Callable[[Fetched], None]) -> tuple[int, list[str]]:
+    """Fetch ``refs`` on ``lim.workers`` threads and ``judge`` each on this thread as it arrives.
+
+    Returns (how many were judged, notes on any bound hit). At the deadline the
+    pool is shut down without waiting: queued fetches are cancelled and the ones
+    in flight are cut by their transport guards.
+    """
+    notes: list[str] = []
+    done = 0
+    total = 0
+
+    def task(desc: Descriptor) -> Fetched:
+        with deadline_scope(deadline):
+            return fetch_one(store, desc, subject, with_evidence)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, lim.workers))
+    futures = [pool.submit(task, d) for d in refs]
+    try:
+        for fut in as_completed(futures, timeout=deadline.remaining()):
+            item = fut.result()
+            if item.cut or deadline.expired():
+                notes.append(time_bound_note(deadline))
+                break
+            total += item.size
+            done += 1
+            judge(item)
+            if total > lim.max_bytes:
+                notes.append(f"stopped after {total} bytes (byte bound {lim.max_bytes})")
+                break
+    except FuturesTimeout:
+        notes.append(time_bound_note(deadline))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return done, notes
