@@ -190,7 +190,7 @@ class _Placement:
                     break
                 if not self.in_flight:
                     raise RuntimeError(f"game {i + 1} is neither placed nor done")  # a bug, never a verdict
-                done, _ = wait(list(self.in_flight), timeout=5.0, return_when="FIRST_COMPLETED")
+                done = self._wait()
                 for fut in done:
                     self._collect(fut, self.in_flight.pop(fut))
                 if done or self._healthy():
@@ -204,6 +204,15 @@ class _Placement:
                         self._give(j, SolverResult(LANE_ERROR, "could not be placed: no Dask worker for "
                                                    f"{PLACEMENT_TIMEOUT:g}s"))
             yield self.ready.pop(i)
+
+    def _wait(self) -> set[Future[Any]]:
+        """Futures done within a few seconds (none on a timeout: the caller checks the cluster is alive)."""
+        try:
+            with self.client.as_current():  # wait() looks for a default client; ours is not the default
+                done, _ = wait(list(self.in_flight), timeout=5.0, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return set()
+        return set(done)
 
     def _healthy(self) -> list[str]:
         return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad]
@@ -248,6 +257,8 @@ class _Placement:
 
     def _withhold(self, i: int) -> None:
         last = list(self.bad.values())[-1]
+        refused = self.unproven_on.setdefault(i, [])  # every worker it could go to proved nothing
+        refused += sorted({str(v["worker"]) for v in self.bad.values()} - set(refused))
         failed = [p["name"] for p in last["containment"].get("probes") or [] if not p.get("ok")]
         why = ", ".join(failed) or str(last["containment"].get("error") or "no proof")
         self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({why})",
