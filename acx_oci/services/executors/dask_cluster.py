@@ -28,7 +28,7 @@ from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.cartridge import LoadedCartridge, rom_files
-from acx_oci.services.executors import ExecutorSpec
+from acx_oci.services.executors.spec import ExecutorSpec
 from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
 from acx_oci.solvers.rom import rom_descriptor
 
