@@ -218,7 +218,7 @@ class _Placement:
         return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad]
 
     def _place(self, i: int) -> None:
-        healthy = self._healthy()
+        healthy = self._healthy() if self.bad else []  # asking the scheduler costs a round trip: only when needed
         if self.bad and not healthy:
             self._withhold(i)
             return
