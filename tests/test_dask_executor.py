@@ -25,7 +25,7 @@ from acx_oci.model.gamerecords import PER_RUN_FIELDS
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli, ok
-from .support.dask_cluster import Cluster, start_cluster
+from .support.dask_cluster import Cluster, start_cluster, tls_files
 from .support.env import ROOT
 
 AGENTS = ROOT / "testdata" / "agents"
@@ -200,3 +200,30 @@ def test_a_worker_killed_mid_game_has_its_game_replayed(world: dict[str, Any], l
         assert p["executor"]["retriedFrom"] == ["doomed"] and p["executor"]["attempts"] == 2
         assert p["executor"]["worker"] in ("w1", "w2") and p["containment"]["proven"] is True
     assert all(p["executor"]["worker"] != "doomed" or not p.get("retriedFrom") for p in preds)
+
+
+def test_tls_with_the_verifiers_certificate(world: dict[str, Any], local: dict[str, Any],
+                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+    d = tmp_path_factory.mktemp("tls-cluster")
+    tls = tls_files(d / "pki")
+    c = start_cluster(d, tls=tls)
+    try:
+        assert c.address.startswith("tls://127.0.0.1:")
+        c.add_worker("t1")
+        summary = ok(cli(*attest_args(world, "tls", "--executor", c.url, "--executor-ca", str(tls["ca"]),
+                                      "--executor-cert", str(tls["cert"]), "--executor-key", str(tls["key"]))), 1)
+        # Without the verifier's certificate there is no TLS client: a usage error, nothing attempted.
+        bare = cli(*attest_args(world, "tls-nocert", "--executor", c.url, "--timeout", "3"))
+        # A certificate from another CA: the scheduler does not accept it (exit 3), nothing attempted.
+        other = tls_files(d / "other-pki")
+        stranger = cli(*attest_args(world, "tls-other", "--executor", c.url, "--timeout", "3", "--executor-ca",
+                                    str(other["ca"]), "--executor-cert", str(other["cert"]), "--executor-key",
+                                    str(other["key"])))
+    finally:
+        c.stop()
+    same_answer(summary, local["summary"])
+    preds = records(world, "tls")
+    assert stable(preds) == stable(local["records"]) and {p["executor"]["worker"] for p in preds} == {"t1"}
+    assert bare.exit_code == 2 and "--executor-cert" in bare.output, bare.output
+    assert stranger.exit_code == 3 and "no Dask scheduler answers" in stranger.output, stranger.output
+    assert not (world["tmp"] / "state-tls-nocert").exists() and not (world["tmp"] / "state-tls-other").exists()

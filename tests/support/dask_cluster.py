@@ -31,16 +31,19 @@ class Cluster:
     scheduler: subprocess.Popen[bytes]
     address: str  # tcp://127.0.0.1:PORT
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    tls: list[str] = field(default_factory=list)  # --tls-ca-file/--tls-cert/--tls-key for every process
 
     @property
     def url(self) -> str:
+        if self.address.startswith("tls://"):
+            return "dask+tls://" + self.address.removeprefix("tls://")
         return "dask://" + self.address.removeprefix("tcp://")
 
     def add_worker(self, name: str, env: dict[str, str] | None = None, timeout: float = 60.0) -> None:
         log = (self.dir / f"{name}.log").open("wb")
         proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
                                  str(self.dir / "scheduler.json"), "--name", name, "--nthreads", "1", "--no-nanny",
-                                 "--no-dashboard", "--local-directory", str(self.dir / name)],
+                                 "--no-dashboard", "--local-directory", str(self.dir / name), *self.tls],
                                 env=_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.workers[name] = proc
         self._wait_for(name, timeout)
@@ -73,12 +76,50 @@ class Cluster:
                 proc.wait()
 
 
-def start_cluster(d: Path, timeout: float = 60.0) -> Cluster:
+def tls_files(d: Path) -> dict[str, Path]:
+    """A throwaway CA and one certificate (127.0.0.1, localhost) for scheduler, workers and the verifier."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "acx test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
+    import ipaddress
+
+    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(2).not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+                           False)
+            .sign(ca_key, hashes.SHA256()))
     d.mkdir(parents=True, exist_ok=True)
+    files = {"ca": d / "ca.pem", "cert": d / "cert.pem", "key": d / "key.pem"}
+    files["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files["cert"].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    files["key"].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+    return files
+
+
+def start_cluster(d: Path, timeout: float = 60.0, tls: dict[str, Path] | None = None) -> Cluster:
+    """A scheduler on 127.0.0.1 (TLS with ``tls``' CA and certificate when given), no workers yet."""
+    d.mkdir(parents=True, exist_ok=True)
+    tls_args = ["--tls-ca-file", str(tls["ca"]), "--tls-cert", str(tls["cert"]), "--tls-key", str(tls["key"])] \
+        if tls else []
     sfile = d / "scheduler.json"
     log = (d / "scheduler.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                             "--port", "0", "--no-dashboard", "--scheduler-file", str(sfile)],
+                             "--port", "0", "--no-dashboard", "--scheduler-file", str(sfile),
+                             *(["--protocol", "tls", *tls_args] if tls else [])],
                             env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout
     while not sfile.exists() or not sfile.read_text().strip():
@@ -87,4 +128,4 @@ def start_cluster(d: Path, timeout: float = 60.0) -> Cluster:
             raise RuntimeError(f"dask scheduler did not start: {(d / 'scheduler.log').read_text()[-2000:]}")
         time.sleep(0.1)
     time.sleep(0.1)
-    return Cluster(d, proc, str(json.loads(sfile.read_text())["address"]))
+    return Cluster(d, proc, str(json.loads(sfile.read_text())["address"]), tls=tls_args)

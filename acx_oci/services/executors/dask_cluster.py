@@ -22,7 +22,7 @@ from typing import Any
 from distributed import Client, Future, wait
 from distributed.security import Security
 
-from acx_oci.errors import RegistryError
+from acx_oci.errors import RegistryError, UsageError
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
@@ -46,6 +46,9 @@ class DaskExecutor:
             given = {k: v for k, v in (("tls_ca_file", spec.ca_file), ("tls_client_cert", spec.cert_file),
                                        ("tls_client_key", spec.key_file)) if v}
             security = Security(require_encryption=True, **given)
+            if not (getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)):
+                raise UsageError(f"--executor {spec.address}: TLS needs the verifier's CA and certificate "
+                                 "(--executor-ca, --executor-cert, --executor-key, or Dask's distributed.comm.tls)")
         try:
             self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
