@@ -145,14 +145,23 @@ def test_a_worker_without_bubblewrap_plays_nothing(world: dict[str, Any], local:
     assert events[-1]["workers"]["nobwrap"] == {"done": 0, "running": 0, "healthy": False}
 
 
-def test_only_unhealthy_workers_means_containment_unproven(world: dict[str, Any],
-                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_no_worker_at_all_is_lane_error_and_only_unhealthy_ones_containment_unproven(
+        world: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from acx_oci.services.executors import dask_cluster
+
+    monkeypatch.setattr(dask_cluster, "PLACEMENT_TIMEOUT", 1.0)
     c = start_cluster(tmp_path_factory.mktemp("bad-cluster"))
     try:
+        empty = ok(cli(*attest_args(world, "noworker", "--executor", c.url)), 1)
         c.add_worker("nobwrap", env=no_bwrap_env(world["tmp"]))
         summary = ok(cli(*attest_args(world, "unproven", "--executor", c.url)), 1)
     finally:
         c.stop()
+    # Nobody to play: every game lane-error (a harness fault, never the model's), the examiner is unreliable.
+    assert empty["games"] == 0 and empty["reasons"][0].startswith("examiner_unreliable")
+    assert {p["outcome"] for p in records(world, "noworker")} == {"lane-error"}
+    assert all("could not be placed" in g["detail"] for g in
+               json.loads((world["tmp"] / "runs" / "noworker" / "result.json").read_text())["gameRecords"])
     assert summary["issued"] is False and summary["reasons"][0].startswith("containment_unproven")
     assert summary["games"] == 0 and not (world["tmp"] / "runs" / "unproven" / "credential.json").exists()
     preds = records(world, "unproven")

@@ -157,7 +157,7 @@ class DaskSolver:
         client = self.executor.client
         tracker = _Tracker(uuid.uuid4().hex[:16], len(tasks), self.executor.on_progress)
         client.subscribe_topic(EVENT_TOPIC, tracker.on_event)
-        bundle = client.scatter(self.bundle, broadcast=True, hash=False)
+        bundle = self._scatter()
         places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs))
         try:
             tracker.report()
@@ -165,13 +165,23 @@ class DaskSolver:
         finally:
             client.unsubscribe_topic(EVENT_TOPIC)
             places.cancel()
-            bundle.release()
+            if bundle is not None:
+                bundle.release()
+
+    def _scatter(self) -> Future[Any] | None:
+        """The bundle, sent once to every worker (tasks then refer to it); None when no worker comes."""
+        client = self.executor.client
+        try:
+            client.wait_for_workers(1, timeout=PLACEMENT_TIMEOUT)
+            return client.scatter(self.bundle, broadcast=True, hash=False)  # type: ignore[no-any-return]
+        except (TimeoutError, ValueError):
+            return None
 
 
 class _Placement:
     """The submit / collect / re-queue loop of one run; results leave in the order of ``tasks``."""
 
-    def __init__(self, client: Client, bundle: Future[Any], tasks: list[dict[str, Any]], rom_digest: str,
+    def __init__(self, client: Client, bundle: Future[Any] | None, tasks: list[dict[str, Any]], rom_digest: str,
                  tracker: _Tracker, jobs: int) -> None:
         self.client, self.bundle, self.tasks, self.rom_digest = client, bundle, tasks, rom_digest
         self.tracker, self.jobs = tracker, jobs
@@ -182,6 +192,7 @@ class _Placement:
         self.unproven_on: dict[int, list[str]] = {}
         self.lost: dict[int, int] = {}
         self.submissions = 0
+        self.stranded = bundle is None
 
     def results(self) -> Iterator[SolverResult]:
         idle_since: float | None = None
@@ -201,6 +212,7 @@ class _Placement:
                     continue
                 idle_since = idle_since or time.monotonic()
                 if time.monotonic() - idle_since > PLACEMENT_TIMEOUT:
+                    self.stranded = True  # later games fail at once while there is still no worker
                     for fut, j in list(self.in_flight.items()):
                         fut.cancel()
                         self.in_flight.pop(fut)
@@ -212,7 +224,8 @@ class _Placement:
         """Futures done within a few seconds (none on a timeout: the caller checks the cluster is alive)."""
         try:
             with self.client.as_current():  # wait() looks for a default client; ours is not the default
-                done, _ = wait(list(self.in_flight), timeout=5.0, return_when="FIRST_COMPLETED")
+                done, _ = wait(list(self.in_flight), timeout=min(5.0, PLACEMENT_TIMEOUT),
+                               return_when="FIRST_COMPLETED")
         except TimeoutError:
             return set()
         return set(done)
@@ -221,7 +234,11 @@ class _Placement:
         return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad]
 
     def _place(self, i: int) -> None:
-        healthy = self._healthy() if self.bad else []  # asking the scheduler costs a round trip: only when needed
+        # Asking the scheduler costs a round trip: only once a worker is excluded or none was there.
+        healthy = self._healthy() if self.bad or self.stranded else []
+        if self.bundle is None or (self.stranded and not healthy and not self.bad):
+            self._give(i, SolverResult(LANE_ERROR, f"could not be placed: no Dask worker for {PLACEMENT_TIMEOUT:g}s"))
+            return
         if self.bad and not healthy:
             self._withhold(i)
             return
