@@ -25,6 +25,7 @@ Run: python benchmarks/attest.py [--games 40] [--tasks 70] [--rows rom,dask]
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import shutil
 import statistics
@@ -158,10 +159,15 @@ def dask_row(games: int, tasks: int) -> None:
         finally:
             cluster.stop()
         same = all(r1[k] == r[k] for r in (r2, rd) for k in ("mu", "sigma", "acxLevel"))
+        placed: dict[str, int] = {}
+        for p in (tmp / "att-2-dask" / "games").glob("*.dsse.json"):
+            pred = json.loads(base64.b64decode(json.loads(p.read_bytes())["payload"]))["predicate"]
+            placed[pred["executor"]["worker"]] = placed.get(pred["executor"]["worker"], 0) + 1
         print(f"Dask row: {games} games of an agent sleeping 0.5 s per task ({r1['games']} rated):")
         print(f"  local --jobs 1: {t1:7.2f} s   1.00x (floor)")
         print(f"  local --jobs 2: {t2:7.2f} s   {t1 / t2:4.2f}x (target >= 1.6x)")
-        print(f"  dask, 2 workers: {td:6.2f} s   {t1 / td:4.2f}x (target >= 1.6x); same mu/sigma/level: {same}")
+        print(f"  dask, 2 workers: {td:6.2f} s   {t1 / td:4.2f}x (target >= 1.6x); same mu/sigma/level: {same}; "
+              f"games per worker: {dict(sorted(placed.items()))}")
         print(f"  Dask dispatch per game: empty-task round trip median {statistics.median(trips) * 1000:.1f} ms; "
               f"dask vs local --jobs 2: {(td - t2) / games * 1000:+.0f} ms per game "
               "(includes proving containment once per worker)")
