@@ -89,3 +89,27 @@ def test_a_worker_checks_every_digest_before_use() -> None:
     with pytest.raises(IntegrityError, match="ROM bytes digest"):
         checked_files(RomBundle(other, bundle.rom_digest, bundle.files))
     assert json.loads(rom_bytes)["id"] == "io.example/a"
+
+
+def test_json_events_report_progress_for_the_local_pool(tmp_path: Path) -> None:
+    """``--json-events``: one JSON line per progress step on stderr, in the cluster's shape; stdout stays the result."""
+    assert cli("keygen", tmp_path / "v").exit_code == 0 and cli("keygen", tmp_path / "p").exit_code == 0
+    did = load_identity(tmp_path / "v.key").did
+    layout = f"oci:{tmp_path / 'layout'}"
+    cap = "build-dag[snowflake+airflow+dbt]@data-engineering"
+    assert cli("cartridge", "init", tmp_path / "a", "--id", "io.example/a", "--version", "1.0.0", "--capability",
+               cap).exit_code == 0
+    assert cli("cartridge", "push", tmp_path / "a", f"{layout}:a", "--key", tmp_path / "p.key").exit_code == 0
+    assert cli("benchmark", "demo", tmp_path / "bench").exit_code == 0
+    assert cli("benchmark", "push", tmp_path / "bench", f"{layout}:b", "--seal-to", tmp_path / "v.did.json",
+               "--allow-uncertified").exit_code == 0
+    res = cli("attest", f"{layout}:a", "--benchmark", f"{layout}:b", "--key", tmp_path / "v.key", "--issuer", did,
+              "--competence", "33", "--games", "5", "--jobs", "2", "--state", tmp_path / "s", "-o", tmp_path / "o",
+              "--json", "--json-events")
+    assert res.exit_code == 1, res.output  # 5 games: below the gate
+    assert json.loads(res.stdout)["games"] == 5
+    events = [json.loads(line) for line in res.stderr.splitlines()]
+    assert [e["done"] for e in events] == [0, 1, 2, 3, 4, 5]
+    assert events[0] == {"event": "progress", "executor": "local", "total": 5, "done": 0, "running": 2, "queued": 3,
+                         "workers": {"local": {"done": 0, "running": 2, "healthy": True}}}
+    assert events[-1]["queued"] == 0 and events[-1]["running"] == 0
