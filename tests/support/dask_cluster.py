@@ -44,7 +44,8 @@ class Cluster:
         proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
                                  str(self.dir / "scheduler.json"), "--name", name, "--nthreads", "1", "--no-nanny",
                                  "--no-dashboard", "--local-directory", str(self.dir / name), *self.tls],
-                                env=_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                env=_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=self.dir)  # not the checkout: `python -m` puts the cwd on sys.path
         self.workers[name] = proc
         self._wait_for(name, timeout)
 
@@ -120,7 +121,7 @@ def start_cluster(d: Path, timeout: float = 60.0, tls: dict[str, Path] | None = 
     proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
                              "--port", "0", "--no-dashboard", "--scheduler-file", str(sfile),
                              *(["--protocol", "tls", *tls_args] if tls else [])],
-                            env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=d)
     deadline = time.monotonic() + timeout
     while not sfile.exists() or not sfile.read_text().strip():
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -56,6 +56,17 @@ class DaskExecutor:
                                 f"({type(exc).__name__})") from None
         self.spec = spec
         self.on_progress: Progress | None = None
+        self.sandbox_versions()  # workers that cannot run acx-oci fail here, before any attempt is logged
+
+    def sandbox_versions(self) -> set[str]:
+        """``bwrap --version`` on the workers now (asking each one also shows it can import acx-oci)."""
+        try:
+            found = self.client.run(sandbox_version)
+        except Exception as exc:  # whatever a worker raised (ModuleNotFoundError: acx-oci not installed there)
+            raise UsageError(f"--executor {self.spec.address}: a worker cannot run acx-oci "
+                             f"({type(exc).__name__}: {str(exc)[:120]}); install acx-oci[dask] on every "
+                             "worker") from None
+        return {str(v) for v in found.values() if v}
 
     def threads(self) -> int:
         """Game slots on the cluster now (the default ``--jobs`` with a Dask executor)."""
@@ -141,7 +152,7 @@ class DaskSolver:
 
     def __init__(self, executor: DaskExecutor, bundle: RomBundle, runtime: dict[str, Any]) -> None:
         self.executor, self.bundle, self.runtime = executor, bundle, runtime
-        versions = {v for v in executor.client.run(sandbox_version).values() if v}
+        versions = executor.sandbox_versions()
         self._version = "; ".join(sorted(versions)) if versions else None
 
     def descriptor(self) -> dict[str, Any]:
