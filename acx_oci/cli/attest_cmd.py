@@ -6,10 +6,12 @@ import os
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, open_from_options, progress_text
 from acx_oci.cli.main import main
 from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
@@ -72,8 +74,9 @@ def _render(outcome: AttestOutcome) -> None:
               help="rom (default): run the ROM's own signed runtime in a bubblewrap sandbox whose containment is "
                    "proven on this run; reference: a deterministic simulation (its credentials say so).")
 @click.option("--competence", type=float, help="Reference solver: the simulated agent's skill (e.g. 33).")
-@click.option("--jobs", type=click.IntRange(min=1, max=256), default=os.cpu_count() or 1, show_default=True,
-              help="Games played at once (ratings are computed afterwards in draw order: same result for any N).")
+@click.option("--jobs", type=click.IntRange(min=1, max=256),
+              help="Games played at once (ratings are computed afterwards in draw order: same result for any N). "
+                   "Default: the CPUs here, or with --executor dask the cluster's worker threads.")
 @click.option("--games", type=int, help="Games to play (default min(90, held-out size)).")
 @click.option("--sigma-max", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_SIGMA_MAX, show_default=True,
               help="The gate: issue only if sigma is below this (consumers check it again with their trust "
@@ -104,14 +107,15 @@ def _render(outcome: AttestOutcome) -> None:
               help="With --baseline: NOT ISSUED regression if the new R (held-out, or held-in) is below the "
                    "baseline's by more than this (levels of R). R varies by about 1.1-1.3 from draw to draw, so "
                    "an equally good agent is wrongly refused about 9% of the time at 3.0, 48% at 1.0.")
+@executor_options
 @registry_options(deadline=0)
 @json_option
 def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
-                   solver_kind: str | None, competence: float | None, jobs: int, games: int | None, sigma_max: float,
-                   min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None, publish_dir: Path | None,
-                   no_push: bool, baseline_ref: str | None,
+                   solver_kind: str | None, competence: float | None, jobs: int | None, games: int | None,
+                   sigma_max: float, min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None,
+                   publish_dir: Path | None, no_push: bool, baseline_ref: str | None,
                    baseline_competence: float | None, regression_tolerance: float, plain_http: bool,
-                   insecure: bool, timeout: float, as_json: bool) -> None:
+                   insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -171,19 +175,40 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     baseline_solver = ReferenceSolver(baseline_competence) if baseline_competence is not None else None
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
+    if solver is not None and executor_opts["executor"] != "local":
+        raise UsageError("--executor: only the ROM solver plays on a cluster (a simulation is computed here)")
+    executor = open_from_options(executor_opts, timeout) if solver is None else None
+    jobs = jobs or (executor.threads() if executor is not None else os.cpu_count() or 1)
+    events = bool(executor_opts["json_events"])
     show_progress = not as_json and sys.stderr.isatty()
-    progress = ProgressDisplay()
+    display = ProgressDisplay()
+
+    def on_cluster(snap: dict[str, Any]) -> None:
+        if events:
+            emit_event(snap)
+        display.cluster = progress_text(snap)
+
+    def progress(done: int, total: int, text: str) -> None:
+        if events and executor is None and not text.startswith("uploaded"):
+            emit_event(local_snapshot(done, total, jobs or 1))
+        if show_progress:
+            display(done, total, text)
+
+    if executor is not None:
+        executor.on_progress = on_cluster
     req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
                         out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
                         jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
                         store_options=options,
-                        progress=progress if show_progress else None, push=not no_push,
+                        progress=progress if show_progress or events else None, push=not no_push, executor=executor,
                         baseline_ref=baseline_ref, baseline_solver=baseline_solver,
                         regression_tolerance=regression_tolerance)
     try:
         outcome = attest(req)
     finally:
-        progress.stop()
+        display.stop()
+        if executor is not None:
+            executor.close()
     if as_json:
         emit_json({**outcome.to_json(), "outDir": str(out_dir)})
     else:

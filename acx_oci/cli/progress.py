@@ -15,6 +15,7 @@ class ProgressDisplay:
     def __init__(self) -> None:
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
+        self.cluster = ""  # per-worker counts from a Dask executor, shown after the games bar's text
 
     def __call__(self, done: int, total: int, text: str) -> None:
         phase = "upload" if text.startswith("uploaded") else "games"
@@ -28,6 +29,8 @@ class ProgressDisplay:
             self._bar.start()
         if phase not in self._tasks:
             self._tasks[phase] = self._bar.add_task("", total=total, phase=phase)
+        if phase == "games" and self.cluster:
+            text = f"{text}  {self.cluster}"
         self._bar.update(self._tasks[phase], completed=done, total=total, description=text)
 
     def stop(self) -> None:

@@ -137,6 +137,10 @@ def _played(solver: Solver, order: list[dict[str, Any]], rom_digest: str, jobs: 
     Games are independent once drawn, so running them in parallel changes nothing that is rated:
     results are consumed in draw order and rated afterwards, exactly as a serial run would.
     """
+    batch = getattr(solver, "solve_all", None)
+    if batch is not None:  # a solver that places games itself (a cluster): it yields in draw order too
+        yield from batch(order, rom_digest, jobs)
+        return
     if jobs <= 1:
         for task in order:
             yield solver.solve(task, rom_digest)
@@ -200,8 +204,9 @@ def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]
         pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
                          difficulty=task["difficulty"], outcome=res.outcome, rating_before=before,
                          rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
-                         solver=solver_desc, extra={**extra_all, **({"conditions": res.facts["conditions"]}
-                                                                    if "conditions" in res.facts else {}),
+                         solver=solver_desc, extra={**extra_all, **res.facts.get("record", {}),
+                                                    **({"conditions": res.facts["conditions"]}
+                                                       if "conditions" in res.facts else {}),
                                                     **({"canary": True} if canary else {})})
         game = Game(number, str(task["id"]), res.outcome, res.detail, pred, res.transcript, dict(res.facts))
         games.append(game)

@@ -14,7 +14,11 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class SolverResult:
-    """One task's outcome; ``transcript`` is sealed by the caller, never published in the clear."""
+    """One task's outcome; ``transcript`` is sealed by the caller, never published in the clear.
+
+    ``facts["record"]``, when present, holds this game's own record fields (``containment``, ``executor``):
+    on a cluster each game carries the proof and the name of the worker that played it.
+    """
 
     outcome: str
     detail: str = ""
@@ -32,5 +36,9 @@ class Solver(Protocol):
         ...
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
-        """Play one task; must be safe to call from several threads at once (``--jobs``)."""
+        """Play one task; must be safe to call from several threads at once (``--jobs``).
+
+        A solver may also offer ``solve_all(tasks, rom_digest, jobs)``, an iterator of results in the order
+        of ``tasks``: the engine then lets it place the games itself (a Dask cluster) and rates as usual.
+        """
         ...

@@ -69,6 +69,7 @@ class AttestRequest:
     out_dir: Path
     state_dir: Path
     jobs: int = 1  # games played at once (rated afterwards in draw order: the same result for any value)
+    executor: Any = None  # None: a local pool; a services.executors.dask_cluster.DaskExecutor: a Dask cluster
     secret_paths: tuple[Path, ...] = ()  # the signing key file(s): the containment probes prove them absent
     games: int | None = None
     cooldown: timedelta = DEFAULT_COOLDOWN
@@ -309,6 +310,9 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
+    if req.executor is not None:  # the ROM travels (digest-checked there); each worker proves its own sandbox
+        yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options)
+        return
     rom_dir = new_rom_dir()
     try:
         materialize_rom(rom_files(store, cart), rom_dir / "rom")

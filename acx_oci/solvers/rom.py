@@ -84,6 +84,16 @@ def prove(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], roo
     return proof
 
 
+def rom_descriptor(runtime: dict[str, Any], sandbox_version: str | None) -> dict[str, Any]:
+    """The ``solver`` every record of a ROM run names: the same wherever the games are played."""
+    return {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime),
+            "sandbox": {"name": "bubblewrap", "version": sandbox_version,
+                        "network": "none", "limits": runtime_limits(runtime)},
+            "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests on stdin and deleted "
+                      "after collection (pytest non-dumpable), "
+                      "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
+
+
 def _text(data: bytes) -> str:
     return data[:MAX_TRANSCRIPT_TEXT].decode("utf-8", "replace")
 
@@ -119,12 +129,7 @@ class RomSolver:
         self.grader_seconds = grader_seconds
 
     def descriptor(self) -> dict[str, Any]:
-        return {"name": "rom", "version": 1, "runtimeDigest": self.runtime_digest,
-                "sandbox": {"name": "bubblewrap", "version": self.containment.get("version"),
-                            "network": "none", "limits": runtime_limits(self.runtime)},
-                "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests on stdin and deleted "
-                          "after collection (pytest non-dumpable), "
-                          "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
+        return rom_descriptor(self.runtime, self.containment.get("version"))
 
     def record_fields(self) -> dict[str, Any]:
         """What every game record of this run carries besides the outcome."""

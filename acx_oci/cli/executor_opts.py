@@ -1,0 +1,73 @@
+"""``attest --executor``: the options that say where games are played, and the cluster's progress line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from acx_oci.services.executors import open_executor, parse_executor
+
+if TYPE_CHECKING:
+    from acx_oci.services.executors.dask_cluster import DaskExecutor
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def executor_options(func: F) -> F:
+    opts = [
+        click.option("--executor", "executor", default="local", show_default=True, metavar="local|dask://HOST:PORT",
+                     help="Where games are played: local (a pool of --jobs), dask://HOST:PORT (a Dask scheduler, plain "
+                          "TCP: loopback only unless --allow-plaintext-executor) or dask+tls://HOST:PORT. Workers need "
+                          "acx-oci[dask] and bubblewrap; held-out tasks travel to them, the signing key never does."),
+        click.option("--executor-ca", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="dask+tls: the CA that signed the scheduler's certificate (else Dask's TLS config)."),
+        click.option("--executor-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="dask+tls: the verifier's client certificate (PEM)."),
+        click.option("--executor-key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="dask+tls: the client certificate's private key (PEM)."),
+        click.option("--allow-plaintext-executor", is_flag=True,
+                     help="Allow dask:// (unencrypted) to a non-loopback scheduler: held-out tasks cross it in the "
+                          "clear."),
+        click.option("--json-events", is_flag=True,
+                     help="Write progress as JSON lines on stderr: games done / running / queued, per worker."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def open_from_options(kw: dict[str, Any], timeout: float) -> DaskExecutor | None:
+    """Parse and connect before anything is attempted: a bad address or a missing extra costs no cooldown."""
+    spec = parse_executor(str(kw["executor"]), allow_plaintext=bool(kw["allow_plaintext_executor"]),
+                          ca_file=_s(kw["executor_ca"]), cert_file=_s(kw["executor_cert"]),
+                          key_file=_s(kw["executor_key"]))
+    return open_executor(spec, timeout)
+
+
+def _s(p: Path | None) -> str | None:
+    return str(p) if p is not None else None
+
+
+def progress_text(snap: dict[str, Any]) -> str:
+    """``w1 3✓ 1▶ · w2 2✓ 1▶ · queued 5``: done and running per worker (``✗`` unproven), then the queue."""
+    parts = [f"{name} {w['done']}✓ {w['running']}▶" + ("" if w["healthy"] else " ✗unproven")
+             for name, w in snap["workers"].items()]
+    return " · ".join([*parts, f"queued {snap['queued']}"])
+
+
+def emit_event(snap: dict[str, Any]) -> None:
+    sys.stderr.write(json.dumps(snap, sort_keys=True) + "\n")
+    sys.stderr.flush()
+
+
+def local_snapshot(done: int, total: int, jobs: int) -> dict[str, Any]:
+    """The local pool in the cluster's shape: one worker, ``local``, with up to ``jobs`` games running."""
+    running = min(jobs, total - done)
+    return {"event": "progress", "executor": "local", "total": total, "done": done, "running": running,
+            "queued": total - done - running,
+            "workers": {"local": {"done": done, "running": running, "healthy": True}}}

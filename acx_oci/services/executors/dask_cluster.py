@@ -1,0 +1,314 @@
+"""The verifier's side of a Dask run: place each drawn game on a worker, get it back, hand it to the engine.
+
+Only task material, the ROM (digest-checked on the worker) and sandbox settings travel; results come back
+unsigned and the engine rates them in draw order, so a cluster changes nothing that is rated. Each game's
+record carries the containment proof and the name of the worker that played it (``containment``,
+``executor``: per-run fields). A worker whose probes fail is excluded (its games re-queued with a worker
+restriction that leaves it out); with no healthy worker left a game ends ``withheld``. A game whose worker
+is lost mid-game is replayed elsewhere (Dask reschedules it; a ``KilledWorker`` is resubmitted) at most
+:data:`MAX_ATTEMPTS` times, and the record names the workers it was lost on; a game that cannot be placed at
+all (no worker for :data:`PLACEMENT_TIMEOUT` seconds) ends ``lane-error``, never a model fail.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from distributed import Client, Future, wait
+from distributed.security import Security
+
+from acx_oci.errors import RegistryError, UsageError
+from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
+from acx_oci.model.rom import runtime_digest, runtime_of
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.cartridge import LoadedCartridge, rom_files
+from acx_oci.services.executors.spec import ExecutorSpec
+from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
+from acx_oci.solvers.rom import rom_descriptor
+
+MAX_ATTEMPTS = 3  # starts of one game (a lost worker costs one); then lane-error
+PLACEMENT_TIMEOUT = 60.0  # seconds without any worker before waiting games end lane-error
+Progress = Callable[[dict[str, Any]], None]
+
+
+class DaskExecutor:
+    """A connected client of the verifier's scheduler (TLS with the verifier's certificate, or loopback TCP)."""
+
+    def __init__(self, spec: ExecutorSpec, timeout: float = 10.0) -> None:
+        security: Security | None = None
+        if spec.tls:
+            given = {k: v for k, v in (("tls_ca_file", spec.ca_file), ("tls_client_cert", spec.cert_file),
+                                       ("tls_client_key", spec.key_file)) if v}
+            security = Security(require_encryption=True, **given)
+            if not (getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)):
+                raise UsageError(f"--executor {spec.address}: TLS needs the verifier's CA and certificate "
+                                 "(--executor-ca, --executor-cert, --executor-key, or Dask's distributed.comm.tls)")
+        try:
+            self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise RegistryError(f"--executor: no Dask scheduler answers at {spec.address} "
+                                f"({type(exc).__name__})") from None
+        self.spec = spec
+        self.on_progress: Progress | None = None
+        self.sandbox_versions()  # workers that cannot run acx-oci fail here, before any attempt is logged
+
+    def sandbox_versions(self) -> set[str]:
+        """``bwrap --version`` on the workers now (asking each one also shows it can import acx-oci)."""
+        try:
+            found = self.client.run(sandbox_version)
+        except Exception as exc:  # whatever a worker raised (ModuleNotFoundError: acx-oci not installed there)
+            raise UsageError(f"--executor {self.spec.address}: a worker cannot run acx-oci "
+                             f"({type(exc).__name__}: {str(exc)[:120]}); install acx-oci[dask] on every "
+                             "worker") from None
+        return {str(v) for v in found.values() if v}
+
+    def threads(self) -> int:
+        """Game slots on the cluster now (the default ``--jobs`` with a Dask executor)."""
+        return sum(int(w.get("nthreads", 1)) for w in self.client.scheduler_info()["workers"].values()) or 1
+
+    def rom_solver(self, cart: LoadedCartridge, store: Any, image: str | None, secret_paths: tuple[Any, ...],
+                   store_options: StoreOptions) -> DaskSolver:
+        runtime = runtime_of(cart.rom)
+        assert runtime is not None
+        bundle = RomBundle.build(cart.rom_bytes, cart.rom_digest, rom_files(store, cart), secret_paths=secret_paths,
+                                 image=image, store_options=store_options)
+        return DaskSolver(self, bundle, runtime)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class _Tracker:
+    """Who is playing what, from the workers' start events and the results (thread-safe: events arrive on
+    the client's own thread)."""
+
+    def __init__(self, run: str, total: int, notify: Progress | None) -> None:
+        self.run, self.total, self.notify = run, total, notify
+        self.lock = threading.Lock()
+        self.started: dict[int, list[str]] = {}  # game -> worker names that started it, in order
+        self.running: dict[str, set[int]] = {}
+        self.done: dict[str, int] = {}
+        self.finished: set[int] = set()
+        self.unhealthy: set[str] = set()
+
+    def on_event(self, event: Any) -> None:
+        msg = event[1] if isinstance(event, tuple) else event
+        if not isinstance(msg, dict) or msg.get("run") != self.run or msg.get("event") != "started":
+            return
+        game, name = int(msg["game"]), str(msg["name"])
+        with self.lock:
+            if game in self.finished:
+                return
+            self.started.setdefault(game, []).append(name)
+            for games in self.running.values():
+                games.discard(game)  # one game runs in one place at a time: an earlier start was lost
+            self.running.setdefault(name, set()).add(game)
+        self.report()
+
+    def finish(self, game: int, name: str | None) -> list[str]:
+        """Mark a game done; the workers it was lost on before ``name`` finished it."""
+        with self.lock:
+            self.finished.add(game)
+            for games in self.running.values():
+                games.discard(game)
+            earlier = list(self.started.get(game, []))
+            if name is not None:
+                self.done[name] = self.done.get(name, 0) + 1
+                if name in earlier:
+                    earlier.reverse()
+                    earlier.remove(name)  # the last start on the finishing worker is this attempt
+                    earlier.reverse()
+        self.report()
+        return earlier
+
+    def mark_unhealthy(self, name: str) -> None:
+        with self.lock:
+            self.unhealthy.add(name)
+        self.report()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            names = sorted(set(self.running) | set(self.done) | self.unhealthy)
+            running = sum(len(g) for g in self.running.values())
+            done = len(self.finished)
+            workers = {n: {"done": self.done.get(n, 0), "running": len(self.running.get(n, ())),
+                           "healthy": n not in self.unhealthy} for n in names}
+        return {"event": "progress", "executor": "dask", "total": self.total, "done": done, "running": running,
+                "queued": max(0, self.total - done - running), "workers": workers}
+
+    def report(self) -> None:
+        if self.notify is not None:
+            self.notify(self.snapshot())
+
+
+class DaskSolver:
+    """The ROM solver on a cluster: the same descriptor and records as the local one, games placed by Dask."""
+
+    def __init__(self, executor: DaskExecutor, bundle: RomBundle, runtime: dict[str, Any]) -> None:
+        self.executor, self.bundle, self.runtime = executor, bundle, runtime
+        versions = executor.sandbox_versions()
+        self._version = "; ".join(sorted(versions)) if versions else None
+
+    def descriptor(self) -> dict[str, Any]:
+        return rom_descriptor(self.runtime, self._version)
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"runtimeDigest": runtime_digest(self.runtime)}  # containment: per game, the worker's own
+
+    def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        return next(self.solve_all([task], rom_digest, 1))
+
+    def solve_all(self, tasks: list[dict[str, Any]], rom_digest: str, jobs: int) -> Iterator[SolverResult]:
+        client = self.executor.client
+        tracker = _Tracker(uuid.uuid4().hex[:16], len(tasks), self.executor.on_progress)
+        client.subscribe_topic(EVENT_TOPIC, tracker.on_event)
+        bundle = self._scatter()
+        places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs))
+        try:
+            tracker.report()
+            yield from places.results()
+        finally:
+            client.unsubscribe_topic(EVENT_TOPIC)
+            places.cancel()
+            if bundle is not None:
+                bundle.release()
+
+    def _scatter(self) -> Future[Any] | None:
+        """The bundle, sent once to every worker (tasks then refer to it); None when no worker comes."""
+        client = self.executor.client
+        try:
+            client.wait_for_workers(1, timeout=PLACEMENT_TIMEOUT)
+            return client.scatter(self.bundle, broadcast=True, hash=False)  # type: ignore[no-any-return]
+        except (TimeoutError, ValueError):
+            return None
+
+
+class _Placement:
+    """The submit / collect / re-queue loop of one run; results leave in the order of ``tasks``."""
+
+    def __init__(self, client: Client, bundle: Future[Any] | None, tasks: list[dict[str, Any]], rom_digest: str,
+                 tracker: _Tracker, jobs: int) -> None:
+        self.client, self.bundle, self.tasks, self.rom_digest = client, bundle, tasks, rom_digest
+        self.tracker, self.jobs = tracker, jobs
+        self.pending: deque[int] = deque(range(len(tasks)))
+        self.in_flight: dict[Future[Any], int] = {}
+        self.ready: dict[int, SolverResult] = {}
+        self.bad: dict[str, dict[str, Any]] = {}  # address -> the failed proof (and the worker's name)
+        self.unproven_on: dict[int, list[str]] = {}
+        self.lost: dict[int, int] = {}
+        self.submissions = 0
+        self.stranded = bundle is None
+
+    def results(self) -> Iterator[SolverResult]:
+        idle_since: float | None = None
+        for i in range(len(self.tasks)):
+            while i not in self.ready:
+                while self.pending and len(self.in_flight) < self.jobs:
+                    self._place(self.pending.popleft())
+                if i in self.ready:
+                    break
+                if not self.in_flight:
+                    raise RuntimeError(f"game {i + 1} is neither placed nor done")  # a bug, never a verdict
+                done = self._wait()
+                for fut in done:
+                    self._collect(fut, self.in_flight.pop(fut))
+                if done or self._healthy():
+                    idle_since = None
+                    continue
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since > PLACEMENT_TIMEOUT:
+                    self.stranded = True  # later games fail at once while there is still no worker
+                    for fut, j in list(self.in_flight.items()):
+                        fut.cancel()
+                        self.in_flight.pop(fut)
+                        self._give(j, SolverResult(LANE_ERROR, "could not be placed: no Dask worker for "
+                                                   f"{PLACEMENT_TIMEOUT:g}s"))
+            yield self.ready.pop(i)
+
+    def _wait(self) -> set[Future[Any]]:
+        """Futures done within a few seconds (none on a timeout: the caller checks the cluster is alive)."""
+        try:
+            with self.client.as_current():  # wait() looks for a default client; ours is not the default
+                done, _ = wait(list(self.in_flight), timeout=min(5.0, PLACEMENT_TIMEOUT),
+                               return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return set()
+        return set(done)
+
+    def _healthy(self) -> list[str]:
+        return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad]
+
+    def _place(self, i: int) -> None:
+        # Asking the scheduler costs a round trip: only once a worker is excluded or none was there.
+        healthy = self._healthy() if self.bad or self.stranded else []
+        if self.bundle is None or (self.stranded and not healthy and not self.bad):
+            self._give(i, SolverResult(LANE_ERROR, f"could not be placed: no Dask worker for {PLACEMENT_TIMEOUT:g}s"))
+            return
+        if self.bad and not healthy:
+            self._withhold(i)
+            return
+        restrict: dict[str, Any] = {"workers": healthy, "allow_other_workers": False} if self.bad else {}
+        self.submissions += 1
+        fut = self.client.submit(play_game, self.bundle, self.tasks[i], self.rom_digest, self.tracker.run, i + 1,
+                                 key=f"acx-game-{self.tracker.run}-{i + 1}-{self.submissions}", pure=False,
+                                 **restrict)
+        self.in_flight[fut] = i
+
+    def _collect(self, fut: Future[Any], i: int) -> None:
+        if fut.status == "finished":
+            val = fut.result()
+            fut.release()
+            if val.get("status") == UNPROVEN:
+                self.bad[str(val["address"])] = val
+                self.unproven_on.setdefault(i, []).append(str(val["worker"]))
+                self.tracker.mark_unhealthy(str(val["worker"]))
+                self.pending.appendleft(i)  # re-queued on the workers left
+                return
+            res: SolverResult = val["result"]
+            self._give(i, res, val)
+            return
+        exc = fut.exception() if fut.status == "error" else None
+        fut.release()
+        name = type(exc).__name__ if exc is not None else "cancelled"
+        if exc is None or name in ("KilledWorker", "CommClosedError"):
+            self.lost[i] = self.lost.get(i, 0) + 1
+            if len(self.tracker.started.get(i + 1, [])) + self.lost[i] <= MAX_ATTEMPTS:
+                self.pending.appendleft(i)
+                return
+            self._give(i, SolverResult(LANE_ERROR, f"worker lost {self.lost[i]} time(s) mid-game; not replayed "
+                                                   f"more than {MAX_ATTEMPTS} times"))
+            return
+        self._give(i, SolverResult(LANE_ERROR, f"harness error on the worker: {name}: {str(exc)[:200]}"))
+
+    def _withhold(self, i: int) -> None:
+        last = list(self.bad.values())[-1]
+        refused = self.unproven_on.setdefault(i, [])  # every worker it could go to proved nothing
+        refused += sorted({str(v["worker"]) for v in self.bad.values()} - set(refused))
+        failed = [p["name"] for p in last["containment"].get("probes") or [] if not p.get("ok")]
+        why = ", ".join(failed) or str(last["containment"].get("error") or "no proof")
+        self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({why})",
+                                   facts={"conditions": {"containment": False}}), last)
+
+    def _give(self, i: int, res: SolverResult, val: dict[str, Any] | None = None) -> None:
+        worker = str(val["worker"]) if val and res.outcome != WITHHELD else None
+        earlier = self.tracker.finish(i + 1, worker)
+        executor: dict[str, Any] = {"name": "dask", "worker": worker, "attempts": len(earlier) + 1}
+        if earlier:
+            executor["retriedFrom"] = earlier
+        if self.unproven_on.get(i):
+            executor["unprovenOn"] = self.unproven_on[i]
+        record: dict[str, Any] = {"executor": executor}
+        if val is not None:
+            record["containment"] = val["containment"]
+        self.ready[i] = SolverResult(res.outcome, res.detail, res.transcript, {**res.facts, "record": record})
+
+    def cancel(self) -> None:
+        for fut in self.in_flight:
+            fut.cancel()
+        self.in_flight.clear()

@@ -1,0 +1,60 @@
+"""The ``--executor`` address, parsed (pure): which scheme, which host, whether plain TCP may be used."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from acx_oci.errors import UsageError
+
+LOCAL = "local"
+DASK_EXTRA = "pip install 'acx-oci[dask]'"
+_SCHEMES = {"dask": "tcp", "dask+tls": "tls"}
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    kind: str  # "local" | "dask"
+    address: str | None = None  # the scheduler, as Dask spells it: tcp://host:port or tls://host:port
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.address and self.address.startswith("tls://"))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_executor(text: str, *, allow_plaintext: bool = False, ca_file: str | None = None,
+                   cert_file: str | None = None, key_file: str | None = None) -> ExecutorSpec:
+    """``local``, ``dask://HOST:PORT`` or ``dask+tls://HOST:PORT``; anything else is a usage error."""
+    if text == LOCAL:
+        if ca_file or cert_file or key_file:
+            raise UsageError("--executor-ca/--executor-cert/--executor-key are for --executor dask+tls://HOST:PORT")
+        return ExecutorSpec(LOCAL)
+    parts = urlsplit(text)
+    scheme = _SCHEMES.get(parts.scheme)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if scheme is None or not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
+        raise UsageError(f"--executor: expected local, dask://HOST:PORT or dask+tls://HOST:PORT, found {text!r}")
+    host = parts.hostname
+    if scheme == "tcp" and not is_loopback(host) and not allow_plaintext:
+        raise UsageError(f"--executor {text}: plain TCP to a non-loopback host would carry held-out tasks in the "
+                         "clear; use dask+tls://, or --allow-plaintext-executor on a network you trust")
+    if scheme == "tcp" and (ca_file or cert_file or key_file):
+        raise UsageError("--executor-ca/--executor-cert/--executor-key need a dask+tls:// executor")
+    shown = f"[{host}]" if ":" in host else host
+    return ExecutorSpec("dask", f"{scheme}://{shown}:{port}", ca_file, cert_file, key_file)
