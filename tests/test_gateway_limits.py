@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import resource
 import select
+import selectors
+import shutil
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,13 +216,118 @@ def test_a_1_5_gb_chunked_manifest_put_is_413_in_bounded_memory(registry: str, f
         total = 1536 * 1024 * 1024
         status, sent = proc.chunked_put("/v2/plain/big/manifests/huge", total)
         peak = proc.peak_rss_kib()
+        # a client that ignores the answer and keeps sending: cut after the lingering bound, memory still flat
+        _, blind_sent = proc.chunked_put("/v2/plain/big/manifests/huge", total, watch=False)
+        blind_peak = proc.peak_rss_kib()
         # a 300 MB blob upload through the gateway streams too (monolithic PUT, chunked)
         blob_status = proc.blob_upload("plain/big", 300 * 1024 * 1024)
         blob_peak = proc.peak_rss_kib()
     print(f"1.5 GB manifest PUT: HTTP {status} after {sent / 2**20:.0f} MiB sent; gateway peak RSS "
-          f"{peak / 1024:.1f} MB; after a 300 MB blob upload {blob_peak / 1024:.1f} MB")
+          f"{peak / 1024:.1f} MB; a blind sender cut after {blind_sent / 2**20:.0f} MiB, peak "
+          f"{blind_peak / 1024:.1f} MB; after a 300 MB blob upload {blob_peak / 1024:.1f} MB")
     assert status == 413
     assert sent < total  # the client saw the answer and stopped
     assert peak < 150 * 1024
+    assert blind_sent < 256 * 2**20  # 4 MiB read, 16 MiB drained, then closed (plus socket buffers)
+    assert blind_peak < 150 * 1024
     assert blob_status == 201
     assert blob_peak < 150 * 1024
+
+
+def _push_image(registry: str, repository: str, tag: str) -> None:
+    """A plain OCI image (config + one layer) for skopeo to inspect."""
+    import gzip
+    import io
+    import tarfile
+
+    st = RegistryStore(parse_reference(f"{registry}/{repository}"), StoreOptions(plain_http=True))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("hello.txt")
+        info.size = 6
+        tar.addfile(info, io.BytesIO(b"hello\n"))
+    layer = st.push_blob(gzip.compress(buf.getvalue(), mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip")
+    config = st.push_blob(json.dumps({"architecture": "amd64", "os": "linux",
+                                      "rootfs": {"type": "layers", "diff_ids": []}}).encode(),
+                          "application/vnd.oci.image.config.v1+json")
+    manifest = {"schemaVersion": 2, "mediaType": MEDIA_MANIFEST,
+                "config": {"mediaType": config.media_type, "digest": config.digest, "size": config.size},
+                "layers": [{"mediaType": layer.media_type, "digest": layer.digest, "size": layer.size}]}
+    st.push_manifest(json.dumps(manifest).encode(), MEDIA_MANIFEST, tag)
+
+
+def _skopeo_inspect(address: str, ref: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    started = time.monotonic()
+    done = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://{address}/{ref}"],
+                          capture_output=True, timeout=60)
+    return done, time.monotonic() - started
+
+
+HALF_OPEN = 5000
+DEADLINE = 5.0
+
+
+@pytest.mark.slow
+def test_5000_half_open_connections_do_not_keep_skopeo_out(registry: str, files: tuple[Path, Path]) -> None:
+    """Acceptance: N half-sent requests held open (N = 5,000, or what RLIMIT_NOFILE allows both processes);
+    a compliant ``skopeo inspect`` through the gateway still succeeds within 2 s, and every half-open
+    connection is closed by the gateway at its request-receipt deadline (3 s here)."""
+    if shutil.which("skopeo") is None:
+        pytest.skip("skopeo not installed")
+    _push_image(registry, "plain/img", "1")
+    soft = raise_nofile_limit()  # this process holds the client ends
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # the gateway raises its soft limit to the same hard one
+    n = min(HALF_OPEN, soft - 512, connection_budget(ServerLimits(), hard) - 64)
+    assert n >= 500, f"RLIMIT_NOFILE {soft} leaves room for only {n} half-open connections"
+    with GatewayProcess(registry, files, "--header-timeout", str(DEADLINE)) as proc:
+        _, baseline = _skopeo_inspect(proc.address, "plain/img:1")
+        socks: list[tuple[socket.socket, float]] = []
+        try:
+            for i in range(n):
+                s = proc.connect()
+                s.sendall(b"GET /v2/plain/img/manifests/1 HTTP/1.1\r\nHost: x\r\nX-Half-Open: %d" % i)
+                socks.append((s, time.monotonic()))
+            opened = time.monotonic()
+            accepted = proc.wait_open_fds(n)  # the flood is held by the gateway, not queued in the kernel
+            done, elapsed = _skopeo_inspect(proc.address, "plain/img:1")
+            rss = proc.peak_rss_kib()
+            closes = _wait_closed(socks, socks[-1][1] + DEADLINE + 5.0)
+        finally:
+            for s, _ in socks:
+                s.close()
+    late = [c - t for (_, t), c in zip(socks, closes, strict=True) if c is not None]
+    print(f"{n} half-open connections opened in {opened - socks[0][1]:.2f}s, held by the gateway after "
+          f"{accepted - socks[0][1]:.2f}s; skopeo inspect {elapsed:.2f}s "
+          f"(without them {baseline:.2f}s); closed after {min(late):.2f}-{max(late):.2f}s "
+          f"(deadline {DEADLINE}s); gateway peak RSS {rss / 1024:.0f} MB")
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert json.loads(done.stdout)["Architecture"] == "amd64"
+    assert elapsed < 2.0
+    assert len(late) == n, f"{n - len(late)} half-open connections still open {DEADLINE + 5}s after the last opened"
+    assert min(late) >= DEADLINE - 0.2  # not before the deadline...
+    assert max(late) < DEADLINE + 3.0  # ...and promptly at it
+
+
+def _wait_closed(socks: list[tuple[socket.socket, float]], until: float) -> list[float | None]:
+    """When each socket saw the server close it (EOF or reset), or None if it did not by ``until``."""
+    closes: list[float | None] = [None] * len(socks)
+    sel = selectors.DefaultSelector()
+    for i, (s, _) in enumerate(socks):
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, i)
+    left = len(socks)
+    while left and time.monotonic() < until:
+        for key, _ in sel.select(timeout=0.2):
+            i = int(key.data)
+            try:
+                data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+            except BlockingIOError:
+                continue
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                closes[i] = time.monotonic()
+                sel.unregister(key.fileobj)
+                left -= 1
+    sel.close()
+    return closes
