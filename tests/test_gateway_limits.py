@@ -78,7 +78,8 @@ def _read_response(sock: socket.socket) -> tuple[bytes, bytes]:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, body = data.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
     while len(body) < length:
         body += sock.recv(65536)
     return head, body
