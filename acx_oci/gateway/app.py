@@ -57,7 +57,7 @@ from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.pool import UpstreamTransport
+from acx_oci.gateway.pool import NoCookies, UpstreamTransport
 from acx_oci.gateway.upstream import Upstream, artifact_type_of
 from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
@@ -123,7 +123,7 @@ class Gateway:
             verify=not self.config.insecure, follow_redirects=False,
             timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
             transport=UpstreamTransport(verify=not self.config.insecure, timeout=self.config.timeout,
-                                        connect_timeout=min(self.config.timeout, 5.0)),
+                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookies(),
         )
         try:
             yield

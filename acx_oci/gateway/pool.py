@@ -18,14 +18,28 @@ use (requests, responses, errors), so only the wire is replaced:
 from __future__ import annotations
 
 import asyncio
+import http.cookiejar
 import ssl
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
 _HEAD_LIMIT = 64 * 1024
 _READ = 64 * 1024
 _NO_BODY_STATUS = frozenset({204, 304})
+
+
+class NoCookies(http.cookiejar.CookieJar):
+    """A cookie jar that keeps nothing: the gateway's one upstream client serves every client, so a cookie the
+    upstream sets for one must reach that client (it does, in the proxied headers) and never ride along on
+    another client's requests (httpx's default jar would store it and send it with every later request)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        return None
 
 
 class _Conn:
