@@ -9,7 +9,8 @@ Measured, each as the median (and p90) of a manifest GET by tag over one
 keep-alive ``httpx.Client``:
 
 - floor:       the cartridge manifest straight from the upstream;
-- proxy:       a non-cartridge manifest through the gateway (the cost of proxying alone);
+- proxy hop:   the same manifest through a gateway whose policy covers no repository (proxying alone);
+- non-cartridge: a benchmark manifest in a covered repository (proxy + reading its type; no verdict);
 - cached:      the cartridge through the gateway, verdict fresh in the cache (no upstream calls but the GET);
 - revalidated: the cartridge, cached verdict but its fingerprint re-listed (``--fresh 0``);
 - cold:        the cartridge, verdict cache emptied before every request (full resolve + evaluate).
@@ -78,12 +79,12 @@ def report(rows: list[tuple[str, list[float]]], args: argparse.Namespace, run: i
     meds = {name: statistics.median(xs) for name, xs in rows}
     floor = meds["floor (upstream direct)"]
     print(f"run {run + 1}: manifest GET of a cartridge with 1 attestation; n={args.n} interleaved"
-          + (f" (cold n={args.n_cold})" if len(rows) > 4 else ""))
+          + (f" (cold n={args.n_cold})" if len(rows) > 5 else ""))
     print(f"{'path':32} {'median ms':>10} {'p90 ms':>8} {'ratio':>7} {'added ms':>9}")
     for name, xs in rows:
         med = meds[name]
         print(f"{name:32} {med * 1000:10.2f} {p90(xs) * 1000:8.2f} {med / floor:6.2f}x {(med - floor) * 1000:9.2f}")
-    proxy, cached = meds["proxy only (non-cartridge)"], meds["cached verdict (fresh)"]
+    proxy, cached = meds["proxy hop (not covered)"], meds["cached verdict (fresh)"]
     print(f"targets: proxy hop {proxy / floor:.2f}x the floor (<= 1.6x), "
           f"cached verdict {cached / proxy:.2f}x the proxy hop (<= 1.25x)")
 
@@ -106,11 +107,16 @@ def main() -> None:
                                                   fresh_seconds=3600.0, max_age_seconds=3600.0))
             reval = start_in_thread(GatewayConfig(upstream=upstream, policy=policy, trust=trust,
                                                   fresh_seconds=0.0, max_age_seconds=3600.0))
-            gateways += [fresh, reval]
+            nothing = Path(tmp) / "covers-nothing.yaml"
+            nothing.write_text('apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: ["no-such-repo/*"]\n'
+                               '    require: {signedBy: trusted-publisher}\n')
+            plain = start_in_thread(GatewayConfig(upstream=upstream, policy=load_policy(nothing), trust=trust))
+            gateways += [fresh, reval, plain]
             path = "/v2/acx/strong/manifests/1"
-            names = ["floor (upstream direct)", "proxy only (non-cartridge)", "cached verdict (fresh)",
-                     "cached verdict (revalidated)"]
-            urls = [f"{upstream}{path}", f"http://{fresh.address}/v2/acx/bench/manifests/2026.07.1",
+            names = ["floor (upstream direct)", "proxy hop (not covered)", "non-cartridge (covered)",
+                     "cached verdict (fresh)", "cached verdict (revalidated)"]
+            urls = [f"{upstream}{path}", f"http://{plain.address}{path}",
+                    f"http://{fresh.address}/v2/acx/bench/manifests/2026.07.1",
                     f"http://{fresh.address}{path}", f"http://{reval.address}{path}"]
             with httpx.Client() as client:
                 for url in urls:
@@ -119,7 +125,7 @@ def main() -> None:
                     rows = list(zip(names, interleaved(client, urls, args.n), strict=True))
                     if run == args.repeat - 1:
                         rows.append(("cold verdict (full resolve)",
-                                     measure(client, urls[2], args.n_cold, fresh.gateway.cache.clear)))
+                                     measure(client, urls[3], args.n_cold, fresh.gateway.cache.clear)))
                     report(rows, args, run)
             print(f"evaluations: fresh gateway {fresh.gateway.stats}, revalidating gateway {reval.gateway.stats}")
     finally:
