@@ -12,6 +12,7 @@ import select
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -69,13 +70,14 @@ class GatewayProcess:
     """Start the gateway CLI in front of ``registry``; sample its RSS until closed."""
 
     def __init__(self, registry: str, files: tuple[Path, Path], *extra: str) -> None:
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115  # read by log() after close; deleted when collected
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         policy, trust = files
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "acx_oci", "gateway", "--upstream", f"http://{registry}", "--listen", self.address,
              "--policy", str(policy), "--trust", str(trust), *extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=self._log,  # a file, not a pipe: a full pipe would stall the gateway
         )
         self.sampled_kib = 0
         self._stop = threading.Event()
@@ -90,8 +92,8 @@ class GatewayProcess:
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
                 self.close()
+                err = self.log()
                 raise RuntimeError(f"gateway did not start: {err[-2000:]}")
             time.sleep(0.05)
         self._sampler.start()
@@ -109,8 +111,11 @@ class GatewayProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
+
+    def log(self) -> str:
+        """The gateway's stderr so far (access log, warnings)."""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
 
     def _sample(self) -> None:
         while not self._stop.is_set():
