@@ -201,6 +201,25 @@ def test_at_the_connection_limit_the_oldest_half_open_connection_is_dropped(regi
         running.stop()
 
 
+def test_a_flood_three_times_the_limit_displaces_itself(registry: str, files: tuple[Path, Path]) -> None:
+    running = _start(registry, files, ServerLimits(header_seconds=60.0, max_connections=100))
+    try:
+        socks = []
+        for _ in range(300):
+            s = _connect(running.address)
+            s.sendall(b"GET /v2/ HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        time.sleep(0.5)
+        with httpx.Client(timeout=5) as client:
+            assert client.get(f"http://{running.address}/healthz").status_code == 200
+        assert running.guard.dropped >= 200
+        assert running.guard.open <= 100
+        for s in socks:
+            s.close()
+    finally:
+        running.stop()
+
+
 def test_soft_nofile_limit_is_raised_to_the_hard_limit() -> None:
     soft = raise_nofile_limit()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
