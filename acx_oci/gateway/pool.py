@@ -55,10 +55,6 @@ class _Conn:
         self.writer.close()
 
 
-class _Stale(Exception):
-    """A reused connection closed before a byte of the response: safe to retry a resendable request."""
-
-
 class UpstreamTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 to one upstream over pooled asyncio streams (see the module docstring)."""
 
@@ -105,22 +101,28 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
                 if conn.reader.at_eof() or conn.writer.is_closing():
                     conn.close()
                     continue
-                try:
-                    return await self._exchange(conn, request, reused=resendable)
-                except _Stale:
-                    conn.close()
-            return await self._exchange(await self._connect(request), request, reused=False)
+                resp = await self._exchange(conn, request, reused=resendable)
+                if resp is not None:
+                    return resp
+                conn.close()  # closed by the upstream while pooled: retry (the body can be resent)
+            fresh = await self._exchange(await self._connect(request), request, reused=False)
+            assert fresh is not None  # only a reused connection reports "stale"
+            return fresh
         except BaseException:
             self._slots.release()
             raise
 
-    async def _exchange(self, conn: _Conn, request: httpx.Request, reused: bool) -> httpx.Response:
+    async def _exchange(self, conn: _Conn, request: httpx.Request, reused: bool) -> httpx.Response | None:
+        """The response; None if ``reused`` and the connection turned out closed before a byte came back."""
         try:
             await self._write_request(conn, request)
-            status, reason, headers, version = await self._read_head(conn, request, reused)
+            head = await self._read_head(conn, request, reused)
         except BaseException:
             conn.close()
             raise
+        if head is None:
+            return None
+        status, reason, headers, version = head
         length, chunked = _framing(request, status, headers)
         keep = version == b"HTTP/1.1" and not _has_token(headers, b"connection", b"close") \
             and not _has_token(request.headers.raw, b"connection", b"close") and (length is not None or chunked)
@@ -160,7 +162,7 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
             raise httpx.WriteError(f"upstream write failed: {exc}", request=request) from None
 
     async def _read_head(self, conn: _Conn, request: httpx.Request,
-                         reused: bool) -> tuple[int, bytes, list[tuple[bytes, bytes]], bytes]:
+                         reused: bool) -> tuple[int, bytes, list[tuple[bytes, bytes]], bytes] | None:
         while True:
             try:
                 async with asyncio.timeout(self.timeout):
@@ -169,14 +171,14 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
                 raise httpx.ReadTimeout("upstream read timed out", request=request) from None
             except asyncio.IncompleteReadError as exc:
                 if reused and not exc.partial:
-                    raise _Stale from None
+                    return None
                 raise httpx.RemoteProtocolError("upstream closed the connection mid-response", request=request) \
                     from None
             except asyncio.LimitOverrunError:
                 raise httpx.RemoteProtocolError("upstream response head over 64 KiB", request=request) from None
             except OSError as exc:
                 if reused:
-                    raise _Stale from None
+                    return None
                 raise httpx.ReadError(f"upstream read failed: {exc}", request=request) from None
             status, reason, headers, version = _parse_head(raw, request)
             if not 100 <= status < 200 or status == 101:
