@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from acx_oci.oci.model import MAX_MANIFEST_BYTES
@@ -28,13 +29,22 @@ def _too_large(found: str) -> bytes:
 
 
 class ManifestBodyLimit:
-    """ASGI middleware: manifest PUT bodies capped at ``cap`` bytes (413 SIZE_INVALID past it)."""
+    """ASGI middleware: manifest PUT bodies capped at ``cap`` bytes (413 SIZE_INVALID past it); a client gone
+    mid-body ends its request quietly."""
 
     def __init__(self, app: ASGIApp, cap: int = MAX_MANIFEST_BYTES) -> None:
         self.app = app
         self.cap = cap
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._call(scope, receive, send)
+        except ClientDisconnect:
+            # the client left mid-body, or was cut by the body idle timeout: nobody to answer, and not a server
+            # error (uncaught, uvicorn would log a traceback per hostile connection)
+            return
+
+    async def _call(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "PUT" or not _MANIFEST_PUT.match(scope["path"]):
             await self.app(scope, receive, send)
             return
