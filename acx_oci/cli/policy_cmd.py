@@ -128,9 +128,17 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
               help="Where the highest status-list sequences seen are remembered (default: $ACX_OCI_CACHE_DIR, "
                    "else $XDG_CACHE_HOME/acx-oci, else ~/.cache/acx-oci).")
 @click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP + " Applies to pulls and to attestation pushes.")
+@click.option("--header-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
+              help="Seconds a client has to send a request line and all its headers (else 408 and close).")
+@click.option("--idle-timeout", type=click.FloatRange(0.1), default=5.0, show_default=True,
+              help="Seconds an idle keep-alive connection is kept.")
+@click.option("--max-connections", type=click.IntRange(1), default=None,
+              help="Client connections at once; past it, connections still sending headers or idle are dropped, "
+                   "oldest first (default: from the file-descriptor limit, raised to its hard limit at start).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
-            status_cache_dir: Path | None, no_replay: bool) -> None:
+            status_cache_dir: Path | None, no_replay: bool, header_timeout: float, idle_timeout: float,
+            max_connections: int | None) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -148,6 +156,7 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
       acx-oci gateway --upstream http://127.0.0.1:5000 --listen 127.0.0.1:5080 --policy policy.yaml --trust trust.yaml
     """
     from acx_oci.gateway import GatewayConfig, parse_listen, serve
+    from acx_oci.gateway.limits import ServerLimits
 
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
@@ -158,4 +167,5 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
                + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
     click.echo(f"acx-oci gateway: {config.policy.describe_default()}", err=True)
-    serve(config, listen, graceful)
+    serve(config, listen, graceful, ServerLimits(header_seconds=header_timeout, idle_seconds=idle_timeout,
+                                                 max_connections=max_connections))

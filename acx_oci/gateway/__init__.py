@@ -8,6 +8,8 @@ The package is split by concern; this module re-exports the names callers use:
 * :mod:`~acx_oci.gateway.app` — :class:`Gateway` (routes and handlers), :func:`create_app`
 * :mod:`~acx_oci.gateway.access` — the JSON-lines access log (logger ``acx_oci.gateway.access``)
 * :mod:`~acx_oci.gateway.server` — :func:`serve` (signals, graceful shutdown), :func:`start_in_thread`
+* :mod:`~acx_oci.gateway.limits` — :class:`ServerLimits`: receipt deadline, idle timeouts, connection limit
+* :mod:`~acx_oci.gateway.bodies` — the 4 MiB manifest body cap; :mod:`~acx_oci.gateway.pool` — the upstream transport
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from acx_oci.gateway.access import AccessLog, configure_access_log
 from acx_oci.gateway.app import Gateway, create_app, oci_error
 from acx_oci.gateway.cache import VerdictCache
 from acx_oci.gateway.config import GatewayConfig, parse_listen, utcnow
+from acx_oci.gateway.limits import ServerLimits
 from acx_oci.gateway.server import RunningGateway, serve, start_in_thread
 from acx_oci.gateway.upstream import Upstream
 
@@ -26,6 +29,7 @@ __all__ = [
     "GatewayConfig",
     "PolicyUnreadable",
     "RunningGateway",
+    "ServerLimits",
     "Upstream",
     "VerdictCache",
     "configure_access_log",

@@ -57,6 +57,7 @@ from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
+from acx_oci.gateway.pool import NoCookies, UpstreamTransport, relay_small
 from acx_oci.gateway.upstream import Upstream, artifact_type_of
 from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
@@ -121,7 +122,8 @@ class Gateway:
         self._client = httpx.AsyncClient(
             verify=not self.config.insecure, follow_redirects=False,
             timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            transport=UpstreamTransport(verify=not self.config.insecure, timeout=self.config.timeout,
+                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookies(),
         )
         try:
             yield
@@ -177,6 +179,10 @@ class Gateway:
             raise RegistryError(f"upstream {self.config.upstream_host} unreachable ({type(exc).__name__})") from None
 
     def _stream_back(self, resp: httpx.Response, request: Request) -> Response:
+        small = relay_small(resp, self._response_headers(resp, request))
+        if small is not None:
+            return small
+
         async def body() -> AsyncIterator[bytes]:
             try:
                 async for chunk in resp.aiter_raw():

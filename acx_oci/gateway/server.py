@@ -1,4 +1,8 @@
-"""Serving the gateway: uvicorn in the foreground with signal handling and graceful shutdown, or in a thread."""
+"""Serving the gateway: uvicorn in the foreground with signal handling and graceful shutdown, or in a thread.
+
+The connection layer (receipt deadline, idle timeouts, connection limit, lingering close) is
+:mod:`acx_oci.gateway.limits`; manifest bodies are capped by :mod:`acx_oci.gateway.bodies`.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import uvicorn
+from starlette.types import ASGIApp
 
-from acx_oci.gateway.access import configure_access_log
+from acx_oci.gateway.access import AccessLog, configure_access_log
 from acx_oci.gateway.app import Gateway, create_app
+from acx_oci.gateway.bodies import ManifestBodyLimit
 from acx_oci.gateway.config import GatewayConfig, parse_listen
+from acx_oci.gateway.limits import ConnectionGuard, ServerLimits, connection_budget, protocol_class, raise_nofile_limit
 
 
 class _Server(uvicorn.Server):
@@ -37,13 +44,30 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def serve(config: GatewayConfig, listen: str, graceful_seconds: float = 30.0) -> None:
+def _bounded_app(config: GatewayConfig) -> tuple[ASGIApp, Gateway]:
+    """The gateway's app with manifest bodies capped (inside the access log, so a 413 is logged too)."""
+    app, gw = create_app(config)
+    if isinstance(app, AccessLog):
+        app.app = ManifestBodyLimit(app.app)
+        return app, gw
+    return ManifestBodyLimit(app), gw
+
+
+def _uvicorn_config(app: ASGIApp, limits: ServerLimits, guard: ConnectionGuard, **kw: object) -> uvicorn.Config:
+    return uvicorn.Config(app, http=protocol_class(limits, guard), log_level="warning", access_log=False,
+                          lifespan="on", proxy_headers=False, server_header=False,
+                          backlog=min(4096, guard.max_connections), **kw)  # type: ignore[arg-type]
+
+
+def serve(config: GatewayConfig, listen: str, graceful_seconds: float = 30.0,
+          limits: ServerLimits | None = None) -> None:
     """Run until SIGINT/SIGTERM: stop accepting, give in-flight requests ``graceful_seconds``, close upstream pools."""
     host, port = parse_listen(listen)
+    limits = limits or ServerLimits()
+    guard = ConnectionGuard(connection_budget(limits, raise_nofile_limit()))
     configure_access_log()
-    app, _ = create_app(config)
-    cfg = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                         timeout_graceful_shutdown=int(graceful_seconds), proxy_headers=False, server_header=False)
+    app, _ = _bounded_app(config)
+    cfg = _uvicorn_config(app, limits, guard, host=host, port=port, timeout_graceful_shutdown=int(graceful_seconds))
     _Server(cfg).run()
 
 
@@ -56,6 +80,7 @@ class RunningGateway:
     host: str
     port: int
     gateway: Gateway
+    guard: ConnectionGuard
 
     @property
     def address(self) -> str:
@@ -67,16 +92,17 @@ class RunningGateway:
 
 
 def start_in_thread(config: GatewayConfig, host: str = "127.0.0.1", port: int = 0,
-                    timeout: float = 10.0) -> RunningGateway:
+                    timeout: float = 10.0, limits: ServerLimits | None = None) -> RunningGateway:
     """Bind (port 0 = ephemeral), serve in a daemon thread, return once it accepts connections."""
-    app, gw = create_app(config)
+    limits = limits or ServerLimits()
+    guard = ConnectionGuard(connection_budget(limits, raise_nofile_limit()))
+    app, gw = _bounded_app(config)
     # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the listening socket's
     # proto says TCP, and without it a response written as headers + body waits ~40 ms for a delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", server_header=False)
-    server = uvicorn.Server(cfg)
+    server = uvicorn.Server(_uvicorn_config(app, limits, guard))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="acx-gateway")
     thread.start()
     deadline = time.monotonic() + timeout
@@ -84,4 +110,4 @@ def start_in_thread(config: GatewayConfig, host: str = "127.0.0.1", port: int = 
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("gateway did not start")
         time.sleep(0.01)
-    return RunningGateway(server, thread, host, sock.getsockname()[1], gw)
+    return RunningGateway(server, thread, host, sock.getsockname()[1], gw, guard)
