@@ -23,6 +23,7 @@ The tree (as httpx draws its own)::
     │   ├── IntegrityError          exit 1  digest_mismatch
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
+    │   ├── GatewayDenied           exit 1  gateway_denied (an acx-oci gateway's policy refused the request)
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
@@ -124,6 +125,12 @@ class PolicyUnreadable(VerificationError):
     def __init__(self, message: str, verdict: Any = None) -> None:
         super().__init__(message)
         self.verdict = verdict
+
+
+class GatewayDenied(VerificationError):
+    """An acx-oci gateway refused a pull or push on policy grounds (its reason is in the message)."""
+
+    code = "gateway_denied"
 
 
 class DidError(VerificationError):

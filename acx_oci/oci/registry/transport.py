@@ -19,7 +19,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from acx_oci.errors import AcxError, NotFoundError, RegistryError
+from acx_oci.errors import AcxError, GatewayDenied, NotFoundError, RegistryError
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
 
@@ -27,6 +27,8 @@ CHUNK = 1024 * 1024
 POOL_SIZE = 32
 ERROR_BODY_CAP = 64 * 1024
 RETRY_STATUS = frozenset({500, 502, 503, 504})
+# the header an acx-oci gateway sets on its own policy denials (acx_oci.gateway.proxy.DENIED_HEADER)
+GATEWAY_DENIED_HEADER = "acx-gateway-denied"
 
 Body = bytes | Callable[[], IO[bytes]] | None
 
@@ -197,17 +199,24 @@ class Transport:
             body = b""
         detail = ""
         code = ""
+        errs_message: object = None
         try:
             doc = json.loads(body)
             errs = doc.get("errors") if isinstance(doc, dict) else None
             if isinstance(errs, list) and errs and isinstance(errs[0], dict):
                 code = str(errs[0].get("code", ""))
+                errs_message = errs[0].get("message")
                 detail = " ".join(str(errs[0].get(k, "")) for k in ("code", "message")).strip()
         except ValueError:
             detail = one_line(body.decode("utf-8", "replace"), 120)
         msg = f"registry {self.host}: {what}: HTTP {resp.status_code}" + (f" {one_line(detail)}" if detail else "")
         if resp.status_code == 404:
             return NotFoundError(msg), code
+        denial = resp.headers.get(GATEWAY_DENIED_HEADER)
+        if resp.status_code == 403 and denial is not None:
+            # an acx-oci gateway's policy said no: a verdict (exit 1) with its reason, not a credentials problem
+            reason = one_line(str(errs_message) if errs_message else denial, 600)
+            return GatewayDenied(f"registry {self.host}: {what}: HTTP 403 DENIED by the gateway's policy: {reason}"), code
         if resp.status_code in (401, 403):
             hint = "" if self.auth.has_credentials else f" (no credentials for {self.host} in {docker_config_path()})"
             return RegistryError(msg + hint), code
