@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.errors import GatewayDenied, RegistryError
+from acx_oci.errors import GatewayDenied
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.model import statuslist

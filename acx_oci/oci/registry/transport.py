@@ -216,7 +216,8 @@ class Transport:
         if resp.status_code == 403 and denial is not None:
             # an acx-oci gateway's policy said no: a verdict (exit 1) with its reason, not a credentials problem
             reason = one_line(str(errs_message) if errs_message else denial, 600)
-            return GatewayDenied(f"registry {self.host}: {what}: HTTP 403 DENIED by the gateway's policy: {reason}"), code
+            return GatewayDenied(f"registry {self.host}: {what}: HTTP 403 DENIED by the gateway's policy: "
+                                 f"{reason}"), code
         if resp.status_code in (401, 403):
             hint = "" if self.auth.has_credentials else f" (no credentials for {self.host} in {docker_config_path()})"
             return RegistryError(msg + hint), code
