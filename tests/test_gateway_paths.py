@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
@@ -19,7 +21,7 @@ import httpx
 import pytest
 
 from acx_oci.crypto.digest import sha256_digest
-from acx_oci.errors import GatewayDenied
+from acx_oci.errors import GatewayDenied, RegistryError
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.oci.model import EMPTY_DIGEST, MANIFEST_ACCEPT, MEDIA_MANIFEST, build_manifest
@@ -289,3 +291,42 @@ def test_verifier_attests_against_the_upstream_then_the_gateway_serves(world: Wo
     attest(world, world.ref("newcomer"), tmp_path / "out", tmp_path / "state")
     time.sleep(gw.gateway.config.fresh_seconds + 0.1)
     assert httpx.get(url, headers={"Accept": MANIFEST_ACCEPT}).status_code == 200
+
+
+def test_compliant_pull_through_the_gateway_fetches_every_blob(world: World, fresh_gw: RunningGateway,
+                                                               tmp_path: Path) -> None:
+    res = cli("pull", world.ref("strong", fresh_gw.address), "-o", tmp_path / "agent", "--trust", world.trust,
+              "--require", "build-dag>=senior")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "agent" / "verified-capabilities.json").is_file()
+
+
+class _Refuser(BaseHTTPRequestHandler):
+    """A registry that refuses everything with 403 DENIED, as Distribution does for missing rights."""
+
+    def do_GET(self) -> None:
+        body = b'{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}'
+        self.send_response(403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_plain_registry_403_stays_a_registry_error_exit_3(world: World) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refuser)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        ref = f"127.0.0.1:{server.server_address[1]}/acx/x:1"
+        with pytest.raises(RegistryError) as err:
+            open_store(ref).fetch_manifest_raw("1")
+        assert not isinstance(err.value, GatewayDenied) and "HTTP 403 DENIED" in str(err.value)
+        res = cli("resolve", ref, "--trust", world.trust)
+        assert res.exit_code == 3 and "no credentials" in res.output, res.output
+    finally:
+        server.shutdown()
+        server.server_close()
