@@ -24,6 +24,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import GatewayDenied, RegistryError
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
+from acx_oci.gateway.paths import PathRefused, parse_request
 from acx_oci.oci.model import EMPTY_DIGEST, MANIFEST_ACCEPT, MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -330,3 +331,40 @@ def test_a_plain_registry_403_stays_a_registry_error_exit_3(world: World) -> Non
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize(("name", "ok_"), [
+    ("acx/strong", True), ("a", True), ("a__b", True), ("a_b", True), ("a--b", True), ("a.b/c-d/e__f", True),
+    ("a___b", False), ("a-", False), ("-a", False), ("a..b", False), ("a._b", False), ("A", False), ("a/", False),
+    ("a//b", False), ("a" * 255, True), ("a" * 256, False), ("a/" * 127 + "a", True), ("\u0430", False),
+])
+def test_name_grammar(name: str, ok_: bool) -> None:
+    target = f"/v2/{name}/tags/list".encode()
+    if ok_:
+        assert parse_request(target).name == name
+    else:
+        with pytest.raises(PathRefused) as err:
+            parse_request(target)
+        assert err.value.status == 400
+
+
+def test_router_matches_each_api_path_once() -> None:
+    d = "sha256:" + "a" * 64
+    cases = {
+        b"/v2/": ("base", ""), b"/v2/_catalog": ("catalog", ""), b"/v2/a/b/tags/list": ("tags", "a/b"),
+        f"/v2/a/manifests/{d}".encode(): ("manifests", "a"), b"/v2/a/manifests/v1.0_x-y": ("manifests", "a"),
+        f"/v2/a/blobs/{d}".encode(): ("blobs", "a"), b"/v2/a/blobs/uploads/": ("uploads", "a"),
+        b"/v2/a/blobs/uploads/3f1c-9e_a=": ("upload", "a"), f"/v2/a/referrers/{d}".encode(): ("referrers", "a"),
+        # a repository may itself be called "manifests": the API suffix is the last two segments
+        b"/v2/x/manifests/manifests/1": ("manifests", "x/manifests"),
+    }
+    for raw, (kind, name) in cases.items():
+        api = parse_request(raw, b"n=10&last=x")
+        assert (api.kind, api.name, api.raw) == (kind, name, raw.decode()) and api.query == "n=10&last=x"
+    for raw, query in [(b"/v2/a/manifests/" + b"t" * 129, b""), (b"/v2/a/manifests/.x", b""),
+                       (b"/v2/a/blobs/uploads/", b"digest=" + d.encode() + b"&digest=" + d.encode()),
+                       (b"/v2/a/blobs/uploads/", b"mount=" + d.encode() + b"&from=..%2Facx"),
+                       (b"/v2/a/blobs/uploads/", b"digest=%ff"), (b"/v2/a/tags/list", "é".encode())]:
+        with pytest.raises(PathRefused) as err:
+            parse_request(raw, query)
+        assert err.value.status == 400, raw

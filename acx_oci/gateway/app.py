@@ -157,9 +157,7 @@ class Gateway(Proxy):
         if api.kind == "manifests" and method in ("GET", "HEAD") and covered:
             return await self.pull_manifest(request, api)
         if api.kind == "blobs" and method in ("GET", "HEAD") and covered:
-            refused = await self.refuse_blob(request, name, ref, probe=method == "HEAD")
-            if refused is not None:
-                return refused
+            return await self.pull_blob(request, api)
         if api.mount is not None and api.mount_from is not None and self.config.policy.covers(api.mount_from):
             # a cross-repository mount reads the blob out of ``from``: the same rule as a GET there
             refused = await self.refuse_blob(request, api.mount_from, api.mount, probe=False)
@@ -210,13 +208,33 @@ class Gateway(Proxy):
             request.state.decision = "allowed"
         return self._with_headers(Response(body, status_code=200), headers)
 
+    async def pull_blob(self, request: Request, api: ApiPath) -> Response:
+        """The upstream answers first (the client's credentials decide whether it may read at all), then the
+        ledger; a redirect (an object-store URL) is gated like the bytes it leads to."""
+        resp = await self._send(request, target(api))
+        try:
+            refused = None
+            if resp.status_code < 400:
+                refused = await self.refuse_blob(request, api.name, api.ref, probe=request.method == "HEAD")
+        except BaseException:
+            await resp.aclose()
+            raise
+        if refused is not None:
+            await resp.aclose()
+            return refused
+        return self._stream_back(resp, request)
+
     async def refuse_blob(self, request: Request, name: str, digest: str, probe: bool) -> Response | None:
         """The blob ledger's decision (:mod:`acx_oci.gateway.blobs`): None to serve, else the 403."""
         if digest == EMPTY_DIGEST:
             return None
         refs = self.blobs.referring(name, digest)
         if not refs and not probe and self.blobs.may_walk(name, time.monotonic(), self.config.fresh_seconds):
-            for m, at, blobs in await to_thread.run_sync(self.upstream.tagged_manifests, name, _WALK_TAGS):
+            try:
+                found = await to_thread.run_sync(self.upstream.tagged_manifests, name, _WALK_TAGS)
+            except NotFoundError:
+                found = []
+            for m, at, blobs in found:
                 self.blobs.record(name, m, blobs, at == ARTIFACT_CARTRIDGE)
             refs = self.blobs.referring(name, digest)
         if not refs:
