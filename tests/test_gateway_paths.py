@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote_from_bytes
 
 import httpx
@@ -24,7 +25,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import GatewayDenied, RegistryError
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.gateway.paths import PathRefused, parse_request
+from acx_oci.gateway.paths import NAME_RE, PathRefused, parse_request
 from acx_oci.oci.model import EMPTY_DIGEST, MANIFEST_ACCEPT, MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -271,12 +272,16 @@ def test_compliant_cartridge_still_pulls_with_skopeo_and_oras(world: World, gw: 
 def test_client_sees_a_gateway_denial_as_exit_1_with_the_reason(world: World, gw: RunningGateway,
                                                                  tmp_path: Path) -> None:
     ref = world.ref("unattested", gw.address)
-    for args in (("resolve", ref, "--trust", world.trust), ("pull", ref, "-o", tmp_path / "p", "--trust", world.trust),
-                 ("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
-                  world.verifier_did, "--competence", 33, "--state", tmp_path / "s", "--cooldown", 0,
-                  "-o", tmp_path / "a")):
+    commands = [
+        ("resolve", ref, "--trust", world.trust),
+        ("policy", "check", ref, "--policy", world.policy, "--trust", world.trust),
+        ("pull", ref, "-o", tmp_path / "p", "--trust", world.trust),
+        ("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
+         world.verifier_did, "--competence", 33, "--state", tmp_path / "s", "--cooldown", 0, "-o", tmp_path / "a"),
+    ]
+    for args in commands:
         res = cli(*args)
-        assert res.exit_code == 1, (args[0], res.exit_code, res.output)
+        assert res.exit_code == 1, (args[:2], res.exit_code, res.output)
         assert "DENIED by the gateway's policy" in res.output and "no_attestation" in res.output, res.output
         assert "no credentials" not in res.output and "Traceback" not in res.output
     with pytest.raises(GatewayDenied, match="build-dag"):
@@ -368,3 +373,37 @@ def test_router_matches_each_api_path_once() -> None:
         with pytest.raises(PathRefused) as err:
             parse_request(raw, query)
         assert err.value.status == 400, raw
+
+
+def test_router_fuzz_gives_a_match_or_a_clean_refusal() -> None:
+    """Arbitrary and mutated request targets: an ApiPath with one reading, or PathRefused (4xx) — nothing else."""
+    hyp = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+    d = "sha256:" + "a" * 64
+    seeds = [b"/v2/acx/strong/manifests/1", f"/v2/acx/strong/blobs/{d}".encode(), b"/v2/a/b/blobs/uploads/x-1",
+             b"/v2/acx/strong/tags/list", f"/v2/acx/strong/referrers/{d}".encode()]
+    pieces = st.sampled_from([b"/", b".", b"..", b"%2e", b"%2F", b"%25", b"\\", b";", b"\xff", "é".encode(), b"A",
+                              b"_", b"__", b"-", b":", b"?", b"#", b"\x00", b" "])
+
+    @st.composite
+    def mutated(draw: Any) -> bytes:
+        seed = bytearray(draw(st.sampled_from(seeds)))
+        for _ in range(draw(st.integers(0, 4))):
+            at = draw(st.integers(0, len(seed)))
+            seed[at:at] = draw(pieces)
+        return bytes(seed)
+
+    @hyp.settings(max_examples=1500, deadline=None, database=None)
+    @hyp.given(st.one_of(st.binary(max_size=200), mutated()), st.binary(max_size=80))
+    def check(path: bytes, query: bytes) -> None:
+        try:
+            api = parse_request(path, query)
+        except PathRefused as exc:
+            assert 400 <= exc.status < 500 and exc.code and exc.message
+            return
+        assert api.raw.encode() == path and "%" not in api.raw and "\\" not in api.raw
+        assert not any(s in (".", "..") for s in api.raw.split("/"))
+        if api.name:
+            assert NAME_RE.fullmatch(api.name) and f"/{api.name}/" in api.raw
+
+    check()
