@@ -30,6 +30,11 @@ name the gateway — except for four things:
   index, so on an upstream without the API the gateway updates the
   ``sha256-<hex>`` index itself and gives an attestation its own tag (a
   concurrent writer may lose an index entry, never an attestation).
+* every request is parsed once, from the raw path, by :mod:`acx_oci.gateway.paths` (dot, empty or
+  percent-encoded segments and malformed names or digests: ``400`` before anything is forwarded), and
+  forwarded to exactly the path matched; blob ``GET``/``HEAD`` in a covered repository follow the verdicts of
+  the manifests that reference them (:mod:`acx_oci.gateway.blobs`). The gateway's own denials carry the
+  ``acx-gateway-denied`` header, so the acx-oci client reports them as policy failures (exit 1).
 (Verdict cache and replicas: :mod:`acx_oci.gateway.cache`; the gateway's own upstream reads: ``upstream``.)
 """
 
