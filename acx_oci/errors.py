@@ -14,6 +14,7 @@ The tree (as httpx draws its own)::
     │   ├── SchemaError             exit 2  schema_invalid
     │   │   └── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
     │   ├── StatusListError         exit 2  status_invalid
+    │   ├── RequestRefused          exit 2  request_refused (the gateway's router: a path/digest with two readings)
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
@@ -67,6 +68,18 @@ class StatusListError(UsageError):
     """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
 
     code = "status_invalid"
+
+
+class RequestRefused(UsageError):
+    """A request the gateway's router will not forward; carries the HTTP status and the OCI error code."""
+
+    code = "request_refused"
+
+    def __init__(self, message: str, status: int = 400, oci_code: str = "NAME_INVALID") -> None:
+        super().__init__(message)
+        self.status = status
+        self.oci_code = oci_code
+        self.message = message
 
 
 class SandboxError(UsageError):

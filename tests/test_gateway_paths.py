@@ -22,10 +22,10 @@ import httpx
 import pytest
 
 from acx_oci.crypto.digest import sha256_digest
-from acx_oci.errors import GatewayDenied, RegistryError
+from acx_oci.errors import GatewayDenied, RegistryError, RequestRefused
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.gateway.paths import NAME_RE, PathRefused, parse_request
+from acx_oci.gateway.paths import NAME_RE, parse_request
 from acx_oci.oci.model import EMPTY_DIGEST, MANIFEST_ACCEPT, MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -348,7 +348,7 @@ def test_name_grammar(name: str, ok_: bool) -> None:
     if ok_:
         assert parse_request(target).name == name
     else:
-        with pytest.raises(PathRefused) as err:
+        with pytest.raises(RequestRefused) as err:
             parse_request(target)
         assert err.value.status == 400
 
@@ -370,13 +370,13 @@ def test_router_matches_each_api_path_once() -> None:
                        (b"/v2/a/blobs/uploads/", b"digest=" + d.encode() + b"&digest=" + d.encode()),
                        (b"/v2/a/blobs/uploads/", b"mount=" + d.encode() + b"&from=..%2Facx"),
                        (b"/v2/a/blobs/uploads/", b"digest=%ff"), (b"/v2/a/tags/list", "é".encode())]:
-        with pytest.raises(PathRefused) as err:
+        with pytest.raises(RequestRefused) as err:
             parse_request(raw, query)
         assert err.value.status == 400, raw
 
 
 def test_router_fuzz_gives_a_match_or_a_clean_refusal() -> None:
-    """Arbitrary and mutated request targets: an ApiPath with one reading, or PathRefused (4xx) — nothing else."""
+    """Arbitrary and mutated request targets: an ApiPath with one reading, or RequestRefused (4xx) — nothing else."""
     hyp = pytest.importorskip("hypothesis")
     st = pytest.importorskip("hypothesis.strategies")
     d = "sha256:" + "a" * 64
@@ -398,8 +398,8 @@ def test_router_fuzz_gives_a_match_or_a_clean_refusal() -> None:
     def check(path: bytes, query: bytes) -> None:
         try:
             api = parse_request(path, query)
-        except PathRefused as exc:
-            assert 400 <= exc.status < 500 and exc.code and exc.message
+        except RequestRefused as exc:
+            assert 400 <= exc.status < 500 and exc.oci_code and exc.message
             return
         assert api.raw.encode() == path and "%" not in api.raw and "\\" not in api.raw
         assert not any(s in (".", "..") for s in api.raw.split("/"))

@@ -56,13 +56,21 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import AcxError, DuplicateMemberError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
+from acx_oci.errors import (
+    AcxError,
+    DuplicateMemberError,
+    NotFoundError,
+    PolicyUnreadable,
+    RegistryError,
+    RequestRefused,
+    UsageError,
+)
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.blobs import BlobLedger
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.paths import ApiPath, PathRefused, is_digest, manifest_body_digests, parse_request, raw_path_of
+from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
 from acx_oci.gateway.upstream import Upstream, artifact_type_of, manifest_refs
 from acx_oci.jsonio import loads_ijson
@@ -136,9 +144,9 @@ class Gateway(Proxy):
     async def handle(self, request: Request) -> Response:
         try:
             api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""))
-        except PathRefused as exc:
+        except RequestRefused as exc:
             request.state.decision = "refused"
-            return oci_error(exc.status, exc.code, exc.message)
+            return oci_error(exc.status, exc.oci_code, exc.message)
         try:
             return await self._handle(request, api)
         except PolicyUnreadable as exc:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from acx_oci.errors import RequestRefused
+
 NAME_RE = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*")
 TAG_RE = re.compile(r"[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}")
 DIGEST_RE = re.compile(r"sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}")
@@ -40,14 +42,9 @@ MAX_PATH = 2048
 MAX_QUERY = 8192
 
 
-class PathRefused(ValueError):
-    """A request the router will not forward: (HTTP status, OCI error code, one-line message)."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
+def refused(status: int, code: str, message: str) -> RequestRefused:
+    """The refusal to raise: (HTTP status, OCI error code, one-line message)."""
+    return RequestRefused(message, status, code)
 
 
 @dataclass(frozen=True)
@@ -70,14 +67,14 @@ def is_digest(value: str) -> bool:
 
 def check_name(name: str) -> str:
     if len(name) > MAX_NAME or NAME_RE.fullmatch(name) is None:
-        raise PathRefused(400, "NAME_INVALID", f"repository name {name[:80]!r} does not match the OCI name grammar "
+        raise refused(400, "NAME_INVALID", f"repository name {name[:80]!r} does not match the OCI name grammar "
                                                "(lower-case components separated by '/', at most 255 characters)")
     return name
 
 
 def check_digest_value(value: str, what: str) -> str:
     if not is_digest(value):
-        raise PathRefused(400, "DIGEST_INVALID", f"{what}: expected sha256:<64 hex> or sha512:<128 hex>, "
+        raise refused(400, "DIGEST_INVALID", f"{what}: expected sha256:<64 hex> or sha512:<128 hex>, "
                                                  f"found {value[:80]!r}")
     return value
 
@@ -86,17 +83,17 @@ def _check_reference(ref: str) -> str:
     if ":" in ref:
         return check_digest_value(ref, "manifest reference")
     if TAG_RE.fullmatch(ref) is None:
-        raise PathRefused(400, "TAG_INVALID", f"tag {ref[:80]!r} does not match [a-zA-Z0-9_][a-zA-Z0-9._-]{{0,127}}")
+        raise refused(400, "TAG_INVALID", f"tag {ref[:80]!r} does not match [a-zA-Z0-9_][a-zA-Z0-9._-]{{0,127}}")
     return ref
 
 
 def _decode(raw: bytes, what: str, limit: int) -> str:
     if len(raw) > limit:
-        raise PathRefused(414, "NAME_INVALID", f"request {what} longer than {limit} bytes")
+        raise refused(414, "NAME_INVALID", f"request {what} longer than {limit} bytes")
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
-        raise PathRefused(400, "NAME_INVALID", f"request {what} is not ASCII") from None
+        raise refused(400, "NAME_INVALID", f"request {what} is not ASCII") from None
 
 
 def raw_path_of(scope: Any) -> bytes:
@@ -112,38 +109,38 @@ def _query(raw_query: bytes) -> tuple[str, dict[str, str]]:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False, errors="strict")
     except (UnicodeDecodeError, ValueError):
-        raise PathRefused(400, "DIGEST_INVALID", "query parameters are not valid UTF-8") from None
+        raise refused(400, "DIGEST_INVALID", "query parameters are not valid UTF-8") from None
     picked: dict[str, str] = {}
     for key, value in pairs:
         if key in ("digest", "mount", "from"):
             if key in picked:
-                raise PathRefused(400, "DIGEST_INVALID", f"query parameter {key!r} given more than once")
+                raise refused(400, "DIGEST_INVALID", f"query parameter {key!r} given more than once")
             picked[key] = value
     return query, picked
 
 
 def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
-    """Match one distribution-API request or raise :class:`PathRefused` (see the module docstring)."""
+    """Match one distribution-API request or raise :class:`~acx_oci.errors.RequestRefused` (module docstring)."""
     path = _decode(raw_path, "path", MAX_PATH)
     if _SAFE_PATH_RE.fullmatch(path) is None:
         bad = next(c for c in path if _SAFE_PATH_RE.fullmatch(c) is None)
-        raise PathRefused(400, "NAME_INVALID", f"request path contains {bad!r}: percent-encoding and other "
+        raise refused(400, "NAME_INVALID", f"request path contains {bad!r}: percent-encoding and other "
                                                "characters outside names, tags and digests are refused")
     if path in ("/v2", "/v2/"):
         return ApiPath(path, "base", query=_query(raw_query)[0])
     if not path.startswith("/v2/"):
-        raise PathRefused(404, "NAME_UNKNOWN", "not a distribution API path")
+        raise refused(404, "NAME_UNKNOWN", "not a distribution API path")
     rest = path[len("/v2/"):]
     trailing = rest.endswith("/")
     segments = (rest[:-1] if trailing else rest).split("/")
     if any(s in ("", ".", "..") for s in segments):
-        raise PathRefused(400, "NAME_INVALID", "request path has an empty, '.' or '..' segment")
+        raise refused(400, "NAME_INVALID", "request path has an empty, '.' or '..' segment")
     query, params = _query(raw_query)
     if segments == ["_catalog"] and not trailing:
         return ApiPath(path, "catalog", query=query)
     api = _match(segments, trailing)
     if api is None:
-        raise PathRefused(404, "NAME_UNKNOWN", "not a distribution API path")
+        raise refused(404, "NAME_UNKNOWN", "not a distribution API path")
     kind, name_parts, ref = api
     name = check_name("/".join(name_parts))
     if kind == "manifests":
@@ -151,7 +148,7 @@ def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
     elif kind in ("blobs", "referrers"):
         check_digest_value(ref, f"{kind[:-1]} digest")
     elif kind == "upload" and _UPLOAD_ID_RE.fullmatch(ref) is None:
-        raise PathRefused(400, "BLOB_UPLOAD_INVALID", "upload session id has characters outside [A-Za-z0-9._-=+~]")
+        raise refused(400, "BLOB_UPLOAD_INVALID", "upload session id has characters outside [A-Za-z0-9._-=+~]")
     digest, mount, mount_from = params.get("digest"), params.get("mount"), params.get("from")
     if digest is not None:
         check_digest_value(digest, "digest= parameter")
