@@ -7,6 +7,7 @@ variants go out over raw sockets, byte for byte.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import subprocess
 import threading
@@ -405,3 +406,18 @@ def test_router_fuzz_gives_a_match_or_a_clean_refusal() -> None:
             assert NAME_RE.fullmatch(api.name) and f"/{api.name}/" in api.raw
 
     check()
+
+
+def test_access_log_shows_the_raw_path_refused(gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="acx_oci.gateway.access")
+    target = b"/v2/x/%2e%2e/acx/unattested/manifests/1"
+    assert raw_request(gw.address, "GET", target)[0] == 400
+    deadline = time.monotonic() + 5
+    records: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        records = [json.loads(r.getMessage()) for r in caplog.records if r.name == "acx_oci.gateway.access"]
+        if any(r["path"] == target.decode() for r in records):
+            break
+        time.sleep(0.05)
+    mine = [r for r in records if r["path"] == target.decode()]
+    assert mine and mine[-1]["status"] == 400 and mine[-1]["decision"] == "refused"
