@@ -14,6 +14,7 @@ The tree (as httpx draws its own)::
     │   ├── SchemaError             exit 2  schema_invalid
     │   │   └── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
     │   ├── StatusListError         exit 2  status_invalid
+    │   ├── RequestRefused          exit 2  request_refused (the gateway's router: a path/digest with two readings)
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
@@ -23,6 +24,7 @@ The tree (as httpx draws its own)::
     │   ├── IntegrityError          exit 1  digest_mismatch
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
+    │   ├── GatewayDenied           exit 1  gateway_denied (an acx-oci gateway's policy refused the request)
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
@@ -69,6 +71,18 @@ class StatusListError(UsageError):
     """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
 
     code = "status_invalid"
+
+
+class RequestRefused(UsageError):
+    """A request the gateway's router will not forward; carries the HTTP status and the OCI error code."""
+
+    code = "request_refused"
+
+    def __init__(self, message: str, status: int = 400, oci_code: str = "NAME_INVALID") -> None:
+        super().__init__(message)
+        self.status = status
+        self.oci_code = oci_code
+        self.message = message
 
 
 class SandboxError(UsageError):
@@ -127,6 +141,12 @@ class PolicyUnreadable(VerificationError):
     def __init__(self, message: str, verdict: Any = None) -> None:
         super().__init__(message)
         self.verdict = verdict
+
+
+class GatewayDenied(VerificationError):
+    """An acx-oci gateway refused a pull or push on policy grounds (its reason is in the message)."""
+
+    code = "gateway_denied"
 
 
 class DidError(VerificationError):

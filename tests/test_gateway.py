@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from acx_oci.errors import RegistryError
+from acx_oci.errors import GatewayDenied
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.model import statuslist
@@ -152,7 +152,7 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     accepted = store.fetch_manifest(digest).descriptor
 
     forged = self_issued_credential(world, out)
-    with pytest.raises(RegistryError) as refused:
+    with pytest.raises(GatewayDenied) as refused:  # exit 1 with the gateway's reason, not exit 3
         publish(store, out, forged, status=False)
     assert "HTTP 403" in str(refused.value) and "DENIED" in str(refused.value)
     assert "self_issued" in str(refused.value)
@@ -160,10 +160,10 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     for r in inflated["credentialSubject"]["result"]:  # forged: the level edited after signing
         if "acx:acxLevel" in r:
             r["acx:acxLevel"] = 35
-    with pytest.raises(RegistryError, match=r"proof_invalid"):
+    with pytest.raises(GatewayDenied, match=r"proof_invalid"):
         publish(store, out, json.dumps(inflated).encode(), status=False)
     mis_bound = self_issued_credential(world, out, cartridge_digest=world.digests["strong"])
-    with pytest.raises(RegistryError, match="manifest_mismatch"):
+    with pytest.raises(GatewayDenied, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
     # the attestation type moved from artifactType into config.mediaType is still recognised
     from acx_oci.oci.model import dump
@@ -173,7 +173,7 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     sneaky = json.loads(raw)
     del sneaky["artifactType"]
     sneaky["config"]["mediaType"] = ARTIFACT_ATTESTATION
-    with pytest.raises(RegistryError, match="self_issued"):
+    with pytest.raises(GatewayDenied, match="self_issued"):
         store.push_referrer(dump(sneaky), subject, None)
 
     # the upstream has it, its fallback index lists it, and it has its own tag
@@ -333,7 +333,7 @@ def test_status_list_rollback_push_is_refused(world: World, gw: RunningGateway, 
     old_seq, new_seq = statuslist.list_sequence(old), statuslist.list_sequence(new)
     assert new_seq > old_seq >= 1
     store = open_store(gw_ref)
-    with pytest.raises(RegistryError) as refused:
+    with pytest.raises(GatewayDenied) as refused:
         publish_status_list(store, old)
     assert "HTTP 403" in str(refused.value) and "status_rollback" in str(refused.value)
     # the OCI error body names both sequences
@@ -349,14 +349,14 @@ def test_status_list_rollback_push_is_refused(world: World, gw: RunningGateway, 
     assert err["detail"]["pushedSequence"] == old_seq and err["detail"]["upstreamSequence"] == new_seq
     assert f"acx:sequence {old_seq}" in err["message"] and f"acx:sequence {new_seq}" in err["message"]
     # re-pushing the current list is no newer either; a list signed by someone else may not replace it
-    with pytest.raises(RegistryError, match="status_rollback"):
+    with pytest.raises(GatewayDenied, match="status_rollback"):
         publish_status_list(store, new)
     stranger = load_identity(world.dir / "pub.key")
     forged = statuslist.sign_status_list(
         statuslist.new_status_list(list_url=old["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
                                    sequence=new_seq + 100), stranger, stranger.verification_method,
         datetime.now(UTC))
-    with pytest.raises(RegistryError, match="status_invalid"):
+    with pytest.raises(GatewayDenied, match="status_invalid"):
         publish_status_list(store, forged)
     # nor can the tag be deleted through the gateway to make room for the old list
     upstream = RegistryStore(parse_reference(f"{world.registry}/lab/rollback"), StoreOptions())

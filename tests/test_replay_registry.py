@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from acx_oci.crypto import dataintegrity
-from acx_oci.errors import RegistryError
+from acx_oci.errors import GatewayDenied
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.model.credential import level_for, level_result, sign_credential
@@ -135,7 +135,7 @@ def test_gateway_denies_pulls_and_refuses_pushes_of_the_inflated_credential(worl
     replay_service.clear_cache()
     attest(world, gw_ref, out, world.dir / "state-lab-inflated", competence=27, push=False)
     store = open_store(gw_ref)
-    with pytest.raises(RegistryError) as refused:
+    with pytest.raises(GatewayDenied) as refused:  # the gateway's policy: exit 1, not a registry failure
         publish(store, out, inflate(world, out))
     assert "HTTP 403" in str(refused.value) and "evidence_mismatch" in str(refused.value)
     publish(store, out, status=False)  # the honest one goes through

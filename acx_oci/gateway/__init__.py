@@ -6,6 +6,9 @@ The package is split by concern; this module re-exports the names callers use:
 * :mod:`~acx_oci.gateway.cache` — :class:`VerdictCache` (the only state; how verdicts are revalidated)
 * :mod:`~acx_oci.gateway.upstream` — :class:`Upstream`, the gateway's own registry reads and writes
 * :mod:`~acx_oci.gateway.app` — :class:`Gateway` (routes and handlers), :func:`create_app`
+* :mod:`~acx_oci.gateway.paths` — the router: one parse of the raw path, checked once, forwarded as matched
+* :mod:`~acx_oci.gateway.blobs` — :class:`BlobLedger` (which blobs a covered repository may serve, and why)
+* :mod:`~acx_oci.gateway.proxy` — forwarding plumbing and the OCI error bodies
 * :mod:`~acx_oci.gateway.access` — the JSON-lines access log (logger ``acx_oci.gateway.access``)
 * :mod:`~acx_oci.gateway.server` — :func:`serve` (signals, graceful shutdown), :func:`start_in_thread`
 * :mod:`~acx_oci.gateway.limits` — :class:`ServerLimits`: receipt deadline, idle timeouts, connection limit
@@ -16,10 +19,11 @@ from __future__ import annotations
 
 from acx_oci.errors import PolicyUnreadable
 from acx_oci.gateway.access import AccessLog, configure_access_log
-from acx_oci.gateway.app import Gateway, create_app, oci_error
+from acx_oci.gateway.app import Gateway, create_app
 from acx_oci.gateway.cache import VerdictCache
 from acx_oci.gateway.config import GatewayConfig, parse_listen, utcnow
 from acx_oci.gateway.limits import ServerLimits
+from acx_oci.gateway.proxy import oci_error
 from acx_oci.gateway.server import RunningGateway, serve, start_in_thread
 from acx_oci.gateway.upstream import Upstream
 

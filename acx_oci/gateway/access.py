@@ -44,7 +44,8 @@ class AccessLog:
             record = {
                 "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                 "remote": f"{client[0]}:{client[1]}" if client else None,
-                "method": scope.get("method"), "path": scope.get("path"),
+                # the raw path as sent (what the router judged), so an encoded or dotted attempt shows as such
+                "method": scope.get("method"), "path": _raw_path(scope),
                 "query": scope.get("query_string", b"").decode("latin-1") or None,
                 "status": status, "bytes": sent, "ms": round((time.monotonic() - started) * 1000, 2),
             }
@@ -52,6 +53,14 @@ class AccessLog:
                 if k in state:
                     record[k] = state[k]
             access_log.info(json.dumps(record, separators=(",", ":")))
+
+
+def _raw_path(scope: Scope) -> str | None:
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes | bytearray):
+        return bytes(raw).split(b"?", 1)[0].decode("latin-1")[:2048]
+    path = scope.get("path")
+    return str(path) if path is not None else None
 
 
 def configure_access_log(stream: Any = None) -> None:

@@ -30,6 +30,11 @@ name the gateway — except for four things:
   index, so on an upstream without the API the gateway updates the
   ``sha256-<hex>`` index itself and gives an attestation its own tag (a
   concurrent writer may lose an index entry, never an attestation).
+* every request is parsed once, from the raw path, by :mod:`acx_oci.gateway.paths` (dot, empty or
+  percent-encoded segments and malformed names or digests: ``400`` before anything is forwarded), and
+  forwarded to exactly the path matched; blob ``GET``/``HEAD`` in a covered repository follow the verdicts of
+  the manifests that reference them (:mod:`acx_oci.gateway.blobs`). The gateway's own denials carry the
+  ``acx-gateway-denied`` header, so the acx-oci client reports them as policy failures (exit 1).
 (Verdict cache and replicas: :mod:`acx_oci.gateway.cache`; the gateway's own upstream reads: ``upstream``.)
 """
 
@@ -38,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -47,23 +51,34 @@ import httpx
 from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.errors import AcxError, DuplicateMemberError, NotFoundError, PolicyUnreadable, RegistryError, UsageError
+from acx_oci.errors import (
+    AcxError,
+    DuplicateMemberError,
+    NotFoundError,
+    PolicyUnreadable,
+    RegistryError,
+    RequestRefused,
+    UsageError,
+)
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
+from acx_oci.gateway.blobs import BlobLedger
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.pool import NoCookies, UpstreamTransport, relay_small
-from acx_oci.gateway.upstream import Upstream, artifact_type_of
+from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
+from acx_oci.gateway.proxy import Proxy, denied, oci_error
+from acx_oci.gateway.upstream import Upstream, artifact_type_of, manifest_refs
 from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     ARTIFACT_STATUS_LIST,
+    EMPTY_DIGEST,
     MANIFEST_ACCEPT,
     MAX_MANIFEST_BYTES,
     MEDIA_INDEX,
@@ -75,18 +90,12 @@ from acx_oci.services.attestation import STATUS_TAG_PREFIX
 
 log = logging.getLogger("acx_oci.gateway")
 
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-                        "trailer", "trailers", "transfer-encoding", "upgrade", "host"})
-_PATH_RE = re.compile(r"^/v2/(?P<name>.+)/(?P<kind>manifests|referrers)/(?P<ref>[^/]+)$")
+_WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has never seen referenced
 
 
-def oci_error(status: int, code: str, message: str, detail: Any = None,
-              headers: dict[str, str] | None = None) -> JSONResponse:
-    """An OCI distribution error body: ``{"errors":[{"code","message","detail"}]}``."""
-    err: dict[str, Any] = {"code": code, "message": message}
-    if detail is not None:
-        err["detail"] = detail
-    return JSONResponse({"errors": [err]}, status_code=status, headers=headers)
+def target(api: ApiPath) -> str:
+    """What is forwarded: the raw path and query exactly as the router matched them."""
+    return api.raw + (f"?{api.query}" if api.query else "")
 
 
 def _denied_detail(verdict: Verdict) -> dict[str, Any]:
@@ -99,112 +108,24 @@ def _denied_detail(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-class Gateway:
+class Gateway(Proxy):
     """The request handlers; one instance per process."""
 
     def __init__(self, config: GatewayConfig) -> None:
-        self.config = config
-        self.origin = config.upstream_origin
+        super().__init__(config)
         self.upstream = Upstream(config)
         self.cache = VerdictCache(config.fresh_seconds, config.max_age_seconds)
+        self.blobs = BlobLedger()
         self._inflight: dict[tuple[str, str], asyncio.Task[Verdict]] = {}
-        self._client: httpx.AsyncClient | None = None
         self.stats = {"evaluations": 0, "revalidations": 0, "fresh_hits": 0}
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            raise RuntimeError("gateway not started (lifespan)")
-        return self._client
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        self._client = httpx.AsyncClient(
-            verify=not self.config.insecure, follow_redirects=False,
-            timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
-            transport=UpstreamTransport(verify=not self.config.insecure, timeout=self.config.timeout,
-                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookies(),
-        )
-        try:
-            yield
-        finally:
-            await self._client.aclose()
-            self._client = None
-            await to_thread.run_sync(self.upstream.close)
-
-    # ------------------------------------------------------------ plumbing
-
-    def _forward_headers(self, request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-        return [(k, v) for k, v in request.headers.items()
-                if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
-
-    def _rewrite(self, value: str, request: Request) -> str:
-        """Upstream absolute URLs in Location/Link become gateway URLs (relative ones stay)."""
-        if self.origin in value:
-            mine = f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
-            return value.replace(self.origin, mine)
-        return value
-
-    def _response_headers(self, resp: httpx.Response, request: Request,
-                          drop: tuple[str, ...] = ()) -> list[tuple[bytes, bytes]]:
-        out = []
-        for k, v in resp.headers.multi_items():
-            lk = k.lower()
-            if lk in HOP_BY_HOP or lk in drop:
-                continue
-            if lk in ("location", "link"):
-                v = self._rewrite(v, request)
-            out.append((lk.encode("latin-1"), v.encode("latin-1")))
-        return out
-
-    def _url(self, request: Request) -> str:
-        url = self.origin + request.url.path
-        if request.url.query:
-            url += "?" + request.url.query
-        return url
-
-    async def _send(self, request: Request, *, content: Any = None, drop: tuple[str, ...] = (),
-                    method: str | None = None, path: str | None = None,
-                    extra: dict[str, str] | None = None) -> httpx.Response:
-        url = self.origin + path if path is not None else self._url(request)
-        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})))
-        headers += list((extra or {}).items())
-        req = self.client.build_request(method or request.method, url, headers=headers, content=content)
-        try:
-            return await self.client.send(req, stream=True)
-        except httpx.TimeoutException:
-            raise RegistryError(f"upstream {self.config.upstream_host}: no answer within {self.config.timeout:g}s") \
-                from None
-        except httpx.HTTPError as exc:
-            raise RegistryError(f"upstream {self.config.upstream_host} unreachable ({type(exc).__name__})") from None
-
-    def _stream_back(self, resp: httpx.Response, request: Request) -> Response:
-        small = relay_small(resp, self._response_headers(resp, request))
-        if small is not None:
-            return small
-
-        async def body() -> AsyncIterator[bytes]:
+        async with self.client_lifespan(app):
             try:
-                async for chunk in resp.aiter_raw():
-                    yield chunk
+                yield
             finally:
-                await resp.aclose()
-
-        out = StreamingResponse(body(), status_code=resp.status_code)
-        out.raw_headers = self._response_headers(resp, request)
-        return out
-
-    async def _buffered(self, resp: httpx.Response, cap: int) -> bytes | None:
-        """Read a body up to ``cap`` bytes; None (and closed) if it is larger."""
-        buf = bytearray()
-        try:
-            async for chunk in resp.aiter_raw():
-                buf += chunk
-                if len(buf) > cap:
-                    return None
-        finally:
-            await resp.aclose()
-        return bytes(buf)
+                await to_thread.run_sync(self.upstream.close)
 
     # ------------------------------------------------------------ routes
 
@@ -222,10 +143,15 @@ class Gateway:
 
     async def handle(self, request: Request) -> Response:
         try:
-            return await self._handle(request)
+            api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""))
+        except RequestRefused as exc:
+            request.state.decision = "refused"
+            return oci_error(exc.status, exc.oci_code, exc.message)
+        try:
+            return await self._handle(request, api)
         except PolicyUnreadable as exc:
             request.state.decision = "denied"
-            return oci_error(403, "DENIED", f"policy cannot be evaluated: {exc}", _denied_detail(exc.verdict))
+            return denied(f"policy cannot be evaluated: {exc}", _denied_detail(exc.verdict))
         except AcxError as exc:
             request.state.decision = "error"
             if isinstance(exc, RegistryError):
@@ -236,61 +162,108 @@ class Gateway:
                 status, code = 400, "UNSUPPORTED"
             return oci_error(status, code, str(exc))
 
-    async def _handle(self, request: Request) -> Response:
-        path, method = request.url.path, request.method
-        m = _PATH_RE.match(path)
-        if m is not None:
-            name, kind, ref = m.group("name"), m.group("kind"), m.group("ref")
-            if kind == "referrers" and method == "GET":
-                return await self.referrers(request, name, ref)
-            if kind == "manifests" and method in ("GET", "HEAD") and self.config.policy.covers(name):
-                return await self.pull_manifest(request, name, ref)
-            if kind == "manifests" and method == "PUT":
-                return await self.put_manifest(request, name, ref)
-            if kind == "manifests" and method == "DELETE":
-                refused = await self.refuse_status_delete(request, name, ref)
-                if refused is not None:
-                    return refused
-                self.cache.invalidate(name)
-        return await self.passthrough(request)
+    async def _handle(self, request: Request, api: ApiPath) -> Response:
+        method, name, ref = request.method, api.name, api.ref
+        covered = api.kind not in ("base", "catalog") and self.config.policy.covers(name)
+        if api.kind == "referrers" and method == "GET":
+            return await self.referrers(request, api)
+        if api.kind == "manifests" and method in ("GET", "HEAD") and covered:
+            return await self.pull_manifest(request, api)
+        if api.kind == "blobs" and method in ("GET", "HEAD") and covered:
+            return await self.pull_blob(request, api)
+        if api.mount is not None and api.mount_from is not None and self.config.policy.covers(api.mount_from):
+            # a cross-repository mount reads the blob out of ``from``: the same rule as a GET there
+            refused = await self.refuse_blob(request, api.mount_from, api.mount, probe=False)
+            if refused is not None:
+                return refused
+        if api.kind == "manifests" and method == "PUT":
+            return await self.put_manifest(request, api)
+        if api.kind == "manifests" and method == "DELETE":
+            refused = await self.refuse_status_delete(request, name, ref)
+            if refused is not None:
+                return refused
+            self.cache.invalidate(name)
+        return await self.passthrough(request, api)
 
-    async def passthrough(self, request: Request) -> Response:
+    async def passthrough(self, request: Request, api: ApiPath) -> Response:
         content = request.stream() if request.method not in ("GET", "HEAD") else None
-        resp = await self._send(request, content=content)
+        resp = await self._send(request, target(api), content=content)
         return self._stream_back(resp, request)
 
     # ------------------------------------------------------------ pulls
 
-    async def pull_manifest(self, request: Request, name: str, ref: str) -> Response:
-        resp = await self._send(request, drop=("accept-encoding",))
+    async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
+        name, ref = api.name, api.ref
+        resp = await self._send(request, target(api), drop=("accept-encoding",))
         if resp.status_code != 200:
             return self._stream_back(resp, request)
         headers = self._response_headers(resp, request)
         if request.method == "HEAD":
             await resp.aclose()
-            digest = resp.headers.get("docker-content-digest") or (ref if ref.startswith("sha256:") else None)
-            if digest is None:
-                return self._with_headers(Response(b"", status_code=200), headers)
+            digest = ref if is_digest(ref) else resp.headers.get("docker-content-digest")
+            if digest is None:  # an upstream that does not name it: ask it ourselves
+                digest = await to_thread.run_sync(lambda: self.upstream.store(name).fetch_manifest_raw(ref)[2])
             check_digest(digest, "Docker-Content-Digest")
-            at = await to_thread.run_sync(self.upstream.artifact_type, name, digest)
+            at, blobs, _ = await to_thread.run_sync(self.upstream.manifest_info, name, digest)
             body = b""
         else:
             raw = await self._buffered(resp, MAX_MANIFEST_BYTES)
             if raw is None:
                 return oci_error(502, "UNAVAILABLE", "upstream manifest exceeds the 4 MiB manifest limit")
             body, digest, at = raw, sha256_digest(raw), artifact_type_of(raw)
+            blobs = manifest_refs(raw)[0]
+        self.blobs.record(name, digest, blobs, at == ARTIFACT_CARTRIDGE)
         if at == ARTIFACT_CARTRIDGE:
             verdict = await self.verdict(request, name, digest)
             if not verdict.allowed:
                 request.state.decision = "denied"
-                return oci_error(403, "DENIED", verdict.summary(), _denied_detail(verdict))
+                return denied(verdict.summary(), _denied_detail(verdict))
             request.state.decision = "allowed"
         return self._with_headers(Response(body, status_code=200), headers)
 
-    @staticmethod
-    def _with_headers(response: Response, headers: list[tuple[bytes, bytes]]) -> Response:
-        response.raw_headers = headers
-        return response
+    async def pull_blob(self, request: Request, api: ApiPath) -> Response:
+        """The upstream answers first (the client's credentials decide whether it may read at all), then the
+        ledger; a redirect (an object-store URL) is gated like the bytes it leads to."""
+        resp = await self._send(request, target(api))
+        try:
+            refused = None
+            if resp.status_code < 400:
+                refused = await self.refuse_blob(request, api.name, api.ref, probe=request.method == "HEAD")
+        except BaseException:
+            await resp.aclose()
+            raise
+        if refused is not None:
+            await resp.aclose()
+            return refused
+        return self._stream_back(resp, request)
+
+    async def refuse_blob(self, request: Request, name: str, digest: str, probe: bool) -> Response | None:
+        """The blob ledger's decision (:mod:`acx_oci.gateway.blobs`): None to serve, else the 403."""
+        if digest == EMPTY_DIGEST:
+            return None
+        refs = self.blobs.referring(name, digest)
+        if not refs and not probe and self.blobs.may_walk(name, time.monotonic(), self.config.fresh_seconds):
+            try:
+                found = await to_thread.run_sync(self.upstream.tagged_manifests, name, _WALK_TAGS)
+            except NotFoundError:
+                found = []
+            for m, at, blobs in found:
+                self.blobs.record(name, m, blobs, at == ARTIFACT_CARTRIDGE)
+            refs = self.blobs.referring(name, digest)
+        if not refs:
+            if probe:
+                return None
+            request.state.decision = "denied"
+            return denied(f"blob {digest} is not referenced by any manifest this gateway has served from {name}: "
+                          "fetch it through the manifest that references it", {"codes": ["blob_unreferenced"]})
+        cartridges = [m for m, is_cart in refs.items() if is_cart]
+        verdicts = [await self.verdict(request, name, m) for m in cartridges]
+        if not cartridges or any(v.allowed for v in verdicts):
+            request.state.decision = "allowed"
+            return None
+        request.state.decision = "denied"
+        return denied(f"blob {digest} belongs to a cartridge the policy denies: {verdicts[0].summary()}",
+                      {"codes": ["blob_denied"], **_denied_detail(verdicts[0])})
 
     async def verdict(self, request: Request, repository: str, digest: str) -> Verdict:
         key = (repository, digest)
@@ -330,7 +303,8 @@ class Gateway:
 
     # ------------------------------------------------------------ pushes
 
-    async def put_manifest(self, request: Request, name: str, ref: str) -> Response:
+    async def put_manifest(self, request: Request, api: ApiPath) -> Response:
+        name, ref = api.name, api.ref
         body = await request.body()
         try:
             check_manifest_size(body, "manifest")
@@ -344,6 +318,11 @@ class Gateway:
             return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
         except (ValueError, UnicodeDecodeError):
             doc = None
+        bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
+        if bad:  # refused here, before the upstream stores anything
+            request.state.decision = "refused"
+            return oci_error(400, "DIGEST_INVALID", f"manifest names a malformed digest {bad[0][:80]!r}: expected "
+                                                    "sha256:<64 hex> or sha512:<128 hex>")
         subject = None
         if isinstance(doc, dict):
             subj = doc.get("subject")
@@ -359,8 +338,8 @@ class Gateway:
             if problems:
                 request.state.decision = "refused"
                 codes = list(dict.fromkeys(code for code, _ in problems))
-                return oci_error(
-                    403, "DENIED", f"status list refused: {', '.join(codes)} — " + "; ".join(m for _, m in problems),
+                return denied(
+                    f"status list refused: {', '.join(codes)} — " + "; ".join(m for _, m in problems),
                     {"codes": codes, "problems": [{"code": c, "message": m} for c, m in problems], **detail},
                 )
         if is_attestation:
@@ -368,14 +347,13 @@ class Gateway:
             if problems:
                 request.state.decision = "refused"
                 codes = list(dict.fromkeys(code for code, _ in problems))
-                return oci_error(
-                    403, "DENIED",
+                return denied(
                     f"level attestation refused: {', '.join(codes)} — " + "; ".join(m for _, m in problems[:5]),
                     {"codes": codes, "problems": [{"code": c, "message": m} for c, m in problems]},
                 )
             request.state.decision = "verified"
         self.cache.invalidate(name)
-        resp = await self._send(request, content=body)
+        resp = await self._send(request, target(api), content=body)
         if status_detail and resp.status_code in (200, 201, 202):
             await to_thread.run_sync(self.upstream.accepted_status_push, status_detail)
         if resp.status_code not in (200, 201, 202) or subject is None:
@@ -404,18 +382,15 @@ class Gateway:
         if not is_status:
             return None
         request.state.decision = "refused"
-        return oci_error(403, "DENIED", "status lists are not deleted through the gateway: push a newer one "
-                                        "(a higher acx:sequence) instead", {"codes": ["status_delete"]})
+        return denied("status lists are not deleted through the gateway: push a newer one "
+                      "(a higher acx:sequence) instead", {"codes": ["status_delete"]})
 
     # ------------------------------------------------------------ referrers
 
-    async def referrers(self, request: Request, name: str, digest: str) -> Response:
-        try:
-            check_digest(digest, "subject digest")
-        except UsageError as exc:
-            return oci_error(400, "DIGEST_INVALID", str(exc))
+    async def referrers(self, request: Request, api: ApiPath) -> Response:
+        name, digest = api.name, api.ref
         # The client's credentials decide whether it may read this repository at all.
-        probe = await self._send(request, method="HEAD", path=f"/v2/{name}/manifests/{digest}",
+        probe = await self._send(request, f"/v2/{name}/manifests/{digest}", method="HEAD",
                                  drop=("content-length", "content-type"), extra={"Accept": MANIFEST_ACCEPT})
         await probe.aclose()
         if probe.status_code in (401, 403):

@@ -21,6 +21,7 @@ from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
+from acx_oci.gateway.paths import is_digest
 from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, level_result, status_entries
@@ -69,7 +70,7 @@ class Upstream:
                                     timeout=config.timeout)
         self._stores: OrderedDict[str, RegistryStore] = OrderedDict()
         self._lock = threading.Lock()
-        self._types: OrderedDict[str, str | None] = OrderedDict()
+        self._types: OrderedDict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = OrderedDict()
         self._history: StatusHistory | None = None
 
     @property
@@ -102,19 +103,49 @@ class Upstream:
 
     def artifact_type(self, repository: str, digest: str) -> str | None:
         """artifactType of a manifest by digest (content-addressed, so cached for good)."""
+        return self.manifest_info(repository, digest)[0]
+
+    def manifest_info(self, repository: str, digest: str) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+        """(artifactType, blob digests, child manifest digests) of a manifest by digest (cached for good)."""
         with self._lock:
             if digest in self._types:
+                self._types.move_to_end(digest)
                 return self._types[digest]
         try:
             raw, _, _ = self.store(repository).fetch_manifest_raw(digest)
         except NotFoundError:
-            return None
-        at = artifact_type_of(raw)
+            return None, (), ()
+        info = (artifact_type_of(raw), *manifest_refs(raw))
         with self._lock:
-            self._types[digest] = at
+            self._types[digest] = info
             while len(self._types) > _TYPE_CACHE_MAX:
                 self._types.popitem(last=False)
-        return at
+        return info
+
+    def tagged_manifests(self, repository: str, max_tags: int) -> list[tuple[str, str | None, tuple[str, ...]]]:
+        """(digest, artifactType, blobs) of the manifests the first ``max_tags`` tags name, index children included.
+
+        The blob ledger's fallback for a blob it has never seen referenced (another replica served the
+        manifest, or this process restarted): bounded, one tag listing plus one GET per tag not yet cached.
+        """
+        st = self.store(repository)
+        tags = st.list_tags()[:max_tags]
+        digests: list[str] = []
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for d in pool.map(self._manifest_digest(st), tags):
+                if d != "gone" and d not in digests:
+                    digests.append(d)
+            out: list[tuple[str, str | None, tuple[str, ...]]] = []
+            children: list[str] = []
+            for d, (at, blobs, kids) in zip(digests, pool.map(lambda x: self.manifest_info(repository, x), digests),
+                                            strict=True):
+                out.append((d, at, blobs))
+                children.extend(k for k in kids if k not in digests and k not in children)
+            children = children[:max_tags]
+            for d, (at, blobs, _) in zip(children, pool.map(lambda x: self.manifest_info(repository, x), children),
+                                         strict=True):
+                out.append((d, at, blobs))
+        return out
 
     def fingerprint(self, repository: str, digest: str) -> tuple[str, ...]:
         """What a verdict depends on besides the (immutable) manifest and the clock."""
@@ -296,6 +327,27 @@ def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) ->
     """The gateway's only referrers listing: the descriptors and the path the store took (api/fallback)."""
     listing = st.referrers(digest, artifact_type)
     return listing.descriptors, listing.source
+
+
+def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(blob digests, child manifest digests) a manifest or index names; well-formed digests only."""
+    try:
+        doc = loads_ijson(raw)
+    except (ValueError, UnicodeDecodeError):
+        return (), ()
+    if not isinstance(doc, dict):
+        return (), ()
+    blobs: list[Any] = []
+    cfg = doc.get("config")
+    if isinstance(cfg, dict):
+        blobs.append(cfg.get("digest"))
+    layers = doc.get("layers")
+    if isinstance(layers, list):
+        blobs.extend(d.get("digest") for d in layers if isinstance(d, dict))
+    kids = doc.get("manifests")
+    children = [d.get("digest") for d in kids if isinstance(d, dict)] if isinstance(kids, list) else []
+    return (tuple(dict.fromkeys(b for b in blobs if isinstance(b, str) and is_digest(b))),
+            tuple(dict.fromkeys(c for c in children if isinstance(c, str) and is_digest(c))))
 
 
 def artifact_type_of(raw: bytes) -> str | None:

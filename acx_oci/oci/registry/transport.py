@@ -19,7 +19,7 @@ from typing import IO, Any
 import requests
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, NotFoundError, RegistryError
+from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
@@ -31,6 +31,8 @@ ERROR_BODY_CAP = 64 * 1024
 RETRY_STATUS = frozenset({500, 502, 503, 504})
 CUT_GRACE = 0.05  # seconds the guard waits past a request's end before cutting it
 MIN_RATE = 1024 * 1024  # bytes/s a blob transfer may average before its request is cut (slow retrieval)
+# the header an acx-oci gateway sets on its own policy denials (acx_oci.gateway.proxy.DENIED_HEADER)
+GATEWAY_DENIED_HEADER = "acx-gateway-denied"
 
 Body = bytes | Callable[[], IO[bytes]] | None
 
@@ -277,17 +279,25 @@ class Transport:
             body = b""
         detail = ""
         code = ""
+        errs_message: object = None
         try:
             doc = json.loads(body)
             errs = doc.get("errors") if isinstance(doc, dict) else None
             if isinstance(errs, list) and errs and isinstance(errs[0], dict):
                 code = str(errs[0].get("code", ""))
+                errs_message = errs[0].get("message")
                 detail = " ".join(str(errs[0].get(k, "")) for k in ("code", "message")).strip()
         except ValueError:
             detail = one_line(body.decode("utf-8", "replace"), 120)
         msg = f"registry {self.host}: {what}: HTTP {resp.status_code}" + (f" {one_line(detail)}" if detail else "")
         if resp.status_code == 404:
             return NotFoundError(msg), code
+        denial = resp.headers.get(GATEWAY_DENIED_HEADER)
+        if resp.status_code == 403 and denial is not None:
+            # an acx-oci gateway's policy said no: a verdict (exit 1) with its reason, not a credentials problem
+            reason = one_line(str(errs_message) if errs_message else denial, 600)
+            return GatewayDenied(f"registry {self.host}: {what}: HTTP 403 DENIED by the gateway's policy: "
+                                 f"{reason}"), code
         if resp.status_code in (401, 403):
             hint = "" if self.auth.has_credentials else f" (no credentials for {self.host} in {docker_config_path()})"
             return RegistryError(msg + hint), code
