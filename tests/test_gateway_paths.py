@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import subprocess
 import threading
@@ -35,6 +36,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli
+from .support.oras_cli import oras, oras_binary
 from .support.policy_world import World, attest, build_world, push_cartridge
 
 DENIED = ("unattested", "revoked", "selfissued")
@@ -266,6 +268,17 @@ def test_compliant_cartridge_still_pulls_with_skopeo_and_oras(world: World, gw: 
     assert files and all(Path(f).is_file() for f in files)
     # (oras-py reads any 403 as an auth challenge and retries with back-off for ~2 minutes before giving up,
     # so the denied case is shown with skopeo above and with the acx-oci client below)
+    # the ORAS CLI (trixie's static binary, tests/support/oras_cli): the compliant cartridge pulls, byte for byte
+    binary = oras_binary()
+    out = tmp_path / "oras-cli"
+    oras(binary, tmp_path, "pull", "--plain-http", "-o", str(out), f"{gw.address}/acx/strong:1")
+    fetched = oras(binary, tmp_path, "manifest", "fetch", "--plain-http", f"{gw.address}/acx/strong:1")
+    assert sha256_digest(fetched.encode()) == world.digests["strong"]
+    assert any(p.is_file() for p in out.rglob("*"))
+    for name in DENIED:
+        proc = subprocess.run([binary, "manifest", "fetch", "--plain-http", f"{gw.address}/acx/{name}:1"],
+                              capture_output=True, env={**os.environ, "HOME": str(tmp_path)}, timeout=120)
+        assert proc.returncode != 0, name
 
 
 def test_client_sees_a_gateway_denial_as_exit_1_with_the_reason(world: World, gw: RunningGateway,
