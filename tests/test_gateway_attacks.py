@@ -6,12 +6,14 @@ import socket
 import time
 from pathlib import Path
 
+import h11
 import httpx
 import pytest
 
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.limits import ServerLimits
+from acx_oci.gateway.proxy import DENIED_HEADER, denied
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
@@ -66,3 +68,19 @@ def test_slow_request_bodies_at_the_limit_do_not_lock_out_a_compliant_client(
             s.close()
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("message", [
+    "x" * 399 + " tail",  # the 400-character cut lands on a space
+    "level attestation refused: " + "problem; " * 80,
+    "nul\x00 bell\x07 escape\x1b del\x7f — ünïcode",
+    "\u2003\u00a0",
+], ids=["cut-on-a-space", "many-problems", "control-characters", "unicode-spaces"])
+def test_a_denial_header_is_always_a_valid_header_value(message: str) -> None:
+    """A long or odd denial reason must still go out as a header: h11 refused trailing whitespace and control
+    characters, so the client got a dropped connection and the log a traceback instead of the 403."""
+    response = denied(message)
+    headers = [(k, v) for k, v in response.raw_headers if k == DENIED_HEADER.encode()]
+    assert len(headers) == 1
+    h11.Response(status_code=403, headers=headers)  # raises LocalProtocolError for an illegal value
+    assert headers[0][1] and len(headers[0][1]) <= 400

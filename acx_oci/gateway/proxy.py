@@ -38,7 +38,10 @@ def oci_error(status: int, code: str, message: str, detail: Any = None,
 
 def denied(message: str, detail: Any = None) -> JSONResponse:
     """``403 DENIED`` from the gateway's own policy (marked so clients tell it from an auth refusal)."""
-    shown = " ".join(message.encode("ascii", "replace").decode("ascii").split())[:400]
+    # A header value is visible ASCII with no whitespace at either end (h11 refuses anything else, and then the
+    # client gets a dropped connection instead of the denial): control characters out, cut, then stripped.
+    printable = "".join(c if " " <= c <= "~" else "?" for c in message.replace("\t", " ").replace("\n", " "))
+    shown = " ".join(printable.split())[:400].strip()
     return oci_error(403, "DENIED", message, detail, headers={DENIED_HEADER: shown or "denied"})
 
 
