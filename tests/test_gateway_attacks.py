@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import h11
@@ -14,6 +16,7 @@ from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.limits import ServerLimits
 from acx_oci.gateway.proxy import DENIED_HEADER, denied
+from acx_oci.oci.model import EMPTY_DIGEST, MEDIA_MANIFEST, build_manifest
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
@@ -84,3 +87,48 @@ def test_a_denial_header_is_always_a_valid_header_value(message: str) -> None:
     assert len(headers) == 1
     h11.Response(status_code=403, headers=headers)  # raises LocalProtocolError for an illegal value
     assert headers[0][1] and len(headers[0][1]) <= 400
+
+
+@pytest.fixture(scope="module")
+def gw(registry: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
+    running = _start(registry, files, ServerLimits())
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _deep_manifest(registry: str, repository: str, depth: int) -> bytes:
+    """A valid image manifest with one extra member nested ``depth`` arrays deep (Go's decoder takes 10,000);
+    its empty config is uploaded to ``repository`` so the registry accepts it."""
+    start = httpx.post(f"http://{registry}/v2/{repository}/blobs/uploads/")
+    location = httpx.URL(f"http://{registry}").join(start.headers["location"])
+    up = httpx.put(location.copy_merge_params({"digest": EMPTY_DIGEST}), content=b"{}",
+                   headers={"Content-Type": "application/octet-stream"})
+    assert up.status_code == 201, up.text
+    raw = build_manifest("application/vnd.example.deep", [])
+    return raw[:-1] + b',"x":' + b"[" * depth + b"]" * depth + b"}"
+
+
+def test_a_manifest_nested_past_the_stack_is_400_on_put_and_no_500_on_pull(
+        registry: str, gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
+    """Python's decoder gives up (RecursionError) long before the registry's does: pushed through the gateway it
+    was a 500 (and the upstream never asked); stored upstream, every GET/HEAD of it and every blob walk of its
+    repository was a 500 with a traceback."""
+    deep = _deep_manifest(registry, "acx/deep", 3000)
+    base = f"http://{gw.address}/v2"
+    put = httpx.put(f"{base}/acx/deep/manifests/through", content=deep, headers={"Content-Type": MEDIA_MANIFEST})
+    assert put.status_code == 400, put.text
+    assert put.json()["errors"][0]["code"] == "MANIFEST_INVALID"
+    assert httpx.get(f"http://{registry}/v2/acx/deep/manifests/through",
+                     headers={"Accept": MEDIA_MANIFEST}).status_code == 404  # refused before the upstream saw it
+    direct = httpx.put(f"http://{registry}/v2/acx/deep/manifests/stored", content=deep,
+                       headers={"Content-Type": MEDIA_MANIFEST})
+    assert direct.status_code == 201, direct.text  # the registry itself takes it
+    with caplog.at_level(logging.ERROR):
+        for method in ("GET", "HEAD"):
+            resp = httpx.request(method, f"{base}/acx/deep/manifests/stored", headers={"Accept": MEDIA_MANIFEST})
+            assert resp.status_code == 200, (method, resp.status_code)  # not a cartridge to any reader here
+        blob = httpx.get(f"{base}/acx/deep/blobs/sha256:{'0' * 64}")  # unknown: the ledger walks the tags
+        assert blob.status_code in (403, 404), blob.status_code
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -294,7 +294,7 @@ class Gateway(Proxy):
         started = time.monotonic()
         try:
             verdict, fp = await to_thread.run_sync(self.upstream.evaluate, repository, digest)
-        except (UsageError, NotFoundError) as exc:
+        except (UsageError, NotFoundError, RecursionError) as exc:
             # a cartridge that cannot be read or is malformed cannot meet a policy: fail closed
             verdict = Verdict(False, repository, digest, (), (), (f"cannot evaluate: {exc}",))
             raise PolicyUnreadable(str(exc), verdict) from None
@@ -316,6 +316,10 @@ class Gateway(Proxy):
             # Two readers of the same bytes must not see two different manifests (I-JSON).
             request.state.decision = "refused"
             return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
+        except RecursionError:
+            request.state.decision = "refused"  # the upstream (Go: 10,000 levels) would store what we cannot read
+            return oci_error(400, "MANIFEST_INVALID", "schema_invalid: the manifest is nested too deep to read",
+                             {"codes": ["schema_invalid"]})
         except (ValueError, UnicodeDecodeError):
             doc = None
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]

@@ -333,7 +333,7 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(blob digests, child manifest digests) a manifest or index names; well-formed digests only."""
     try:
         doc = loads_ijson(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
         return (), ()
     if not isinstance(doc, dict):
         return (), ()
@@ -353,7 +353,7 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def artifact_type_of(raw: bytes) -> str | None:
     try:
         doc = loads_ijson(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
         return None
     if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:
         return None
