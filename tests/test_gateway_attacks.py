@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import h11
 import httpx
 import pytest
 
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.limits import ServerLimits
@@ -132,3 +134,59 @@ def test_a_manifest_nested_past_the_stack_is_400_on_put_and_no_500_on_pull(
         blob = httpx.get(f"{base}/acx/deep/blobs/sha256:{'0' * 64}")  # unknown: the ledger walks the tags
         assert blob.status_code in (403, 404), blob.status_code
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def _push_blob(registry: str, repository: str, data: bytes) -> str:
+    """A blob straight into the upstream (no manifest references it: the gateway refuses it in a covered repo)."""
+    digest = sha256_digest(data)
+    start = httpx.post(f"http://{registry}/v2/{repository}/blobs/uploads/")
+    location = httpx.URL(f"http://{registry}").join(start.headers["location"])
+    put = httpx.put(location.copy_merge_params({"digest": digest}), content=data,
+                    headers={"Content-Type": "application/octet-stream"})
+    assert put.status_code == 201, put.text
+    return digest
+
+
+def _exchange(sock: socket.socket, data: bytes) -> bytes:
+    """Send, then read one response with a Content-Length (head and body)."""
+    sock.sendall(data)
+    out = b""
+    while b"\r\n\r\n" not in out:
+        chunk = sock.recv(65536)
+        assert chunk, out
+        out += chunk
+    head, body = out.split(b"\r\n\r\n", 1)
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize("framing", ["chunked-and-length", "get-with-a-body"])
+def test_no_request_is_smuggled_to_the_upstream_past_the_blob_gate(registry: str, gw: RunningGateway,
+                                                                   framing: str) -> None:
+    """The client's Content-Length was forwarded as is: with ``Transfer-Encoding: chunked`` next to it (the body is
+    read chunked) or on a GET whose body is not sent on, the upstream read the wrong number of body bytes and
+    took the rest as a second request on the gateway's pooled connection, whose answer went to the next request
+    on it. Sent through the gateway: a refused blob, served to the attacker's next request."""
+    secret = b"the bytes a covered repository refuses to an unreferenced blob GET " + uuid.uuid4().bytes
+    digest = _push_blob(registry, "acx/secret", secret)
+    assert httpx.get(f"http://{gw.address}/v2/acx/secret/blobs/{digest}").status_code == 403
+    smuggled = f"GET /v2/acx/secret/blobs/{digest} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    if framing == "chunked-and-length":
+        first = (b"POST /v2/plain/x/blobs/uploads/ HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n"
+                 b"Content-Length: 0\r\n\r\n" + b"%x\r\n%b\r\n0\r\n\r\n" % (len(smuggled), smuggled))
+    else:
+        # the next request on the pooled connection is the attacker's own, with the smuggled one as its body
+        probe = f"GET /v2/plain/x/tags/list HTTP/1.1\r\nHost: gw\r\nContent-Length: {len(smuggled)}\r\n\r\n"
+        first = probe.encode() + smuggled
+    with _connect(gw.address) as sock:
+        sock.settimeout(10)
+        _exchange(sock, first)
+        second = _exchange(sock, b"GET /v2/ HTTP/1.1\r\nHost: gw\r\n\r\n")
+    assert secret not in second
+    assert second.startswith(b"HTTP/1.1 200"), second[:200]
+    assert second.endswith(b"{}"), second[-200:]  # the answer to GET /v2/, nothing else

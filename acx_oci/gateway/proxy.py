@@ -73,9 +73,19 @@ class Proxy:
             await self._client.aclose()
             self._client = None
 
-    def _forward_headers(self, request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-        return [(k, v) for k, v in request.headers.items()
-                if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
+    def _forward_headers(self, request: Request, drop: tuple[str, ...] = (),
+                         body: bool = False) -> list[tuple[str, str]]:
+        """The client's end-to-end headers. ``Content-Length`` is framing, so it is the gateway's to set: kept
+        only for a body forwarded as the client framed it by length alone (the server read exactly that many
+        bytes). Forwarded otherwise — a GET whose body is not sent on, or ``Transfer-Encoding: chunked`` *and*
+        a ``Content-Length`` (the body is read chunked) — the upstream would take the wrong number of bytes as
+        the body and read the rest as the next request on the pooled connection: request smuggling."""
+        out = [(k, v) for k, v in request.headers.items()
+               if k.lower() not in HOP_BY_HOP and k.lower() not in drop and k.lower() != "content-length"]
+        lengths = request.headers.getlist("content-length")
+        if body and len(lengths) == 1 and lengths[0].isdigit() and "transfer-encoding" not in request.headers:
+            out.append(("content-length", str(int(lengths[0]))))
+        return out
 
     def _rewrite(self, value: str, request: Request) -> str:
         """Upstream absolute URLs in Location/Link become gateway URLs (relative ones stay)."""
@@ -99,7 +109,8 @@ class Proxy:
     async def _send(self, request: Request, target: str, *, content: Any = None, drop: tuple[str, ...] = (),
                     method: str | None = None, extra: dict[str, str] | None = None) -> httpx.Response:
         """Forward to ``origin + target`` (a path and query the router validated, sent as is)."""
-        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})))
+        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})),
+                                        body=content is not None and not isinstance(content, bytes))
         headers += list((extra or {}).items())
         req = self.client.build_request(method or request.method, self.origin + target, headers=headers,
                                         content=content)
