@@ -190,3 +190,29 @@ def test_no_request_is_smuggled_to_the_upstream_past_the_blob_gate(registry: str
     assert secret not in second
     assert second.startswith(b"HTTP/1.1 200"), second[:200]
     assert second.endswith(b"{}"), second[-200:]  # the answer to GET /v2/, nothing else
+
+
+def test_responses_nobody_reads_at_the_limit_do_not_lock_out_a_compliant_client(
+        registry: str, files: tuple[Path, Path]) -> None:
+    """The slow-read twin of the trickled body: a blob GET whose client never reads holds its connection (and an
+    upstream one) for as long as it likes; at the limit it is dropped for a compliant newcomer."""
+    digest = _push_blob(registry, "plain/big", uuid.uuid4().bytes * (24 * 1024 * 1024 // 16))  # 24 MiB
+    running = _start(registry, files, ServerLimits(header_seconds=60.0, max_connections=4))
+    try:
+        socks = []
+        for _ in range(4):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            host, port = running.address.rsplit(":", 1)
+            s.connect((host, int(port)))
+            s.sendall(f"GET /v2/plain/big/blobs/{digest} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            socks.append(s)
+        time.sleep(1.5)
+        assert running.guard.open == 4
+        resp = httpx.get(f"http://{running.address}/healthz", timeout=5)
+        assert resp.status_code == 200
+        assert running.guard.dropped == 1
+        for s in socks:
+            s.close()
+    finally:
+        running.stop()
