@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import time
@@ -18,7 +19,14 @@ from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.limits import ServerLimits
 from acx_oci.gateway.proxy import DENIED_HEADER, denied
-from acx_oci.oci.model import EMPTY_DIGEST, MEDIA_MANIFEST, build_manifest
+from acx_oci.model.rom import MEDIA_ROM
+from acx_oci.oci.model import (
+    ARTIFACT_CARTRIDGE,
+    EMPTY_DIGEST,
+    MEDIA_MANIFEST,
+    Descriptor,
+    build_manifest,
+)
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
@@ -214,5 +222,53 @@ def test_responses_nobody_reads_at_the_limit_do_not_lock_out_a_compliant_client(
         assert running.guard.dropped == 1
         for s in socks:
             s.close()
+    finally:
+        running.stop()
+
+
+def _put_manifest(registry: str, repository: str, tag: str, raw: bytes) -> None:
+    resp = httpx.put(f"http://{registry}/v2/{repository}/manifests/{tag}", content=raw,
+                     headers={"Content-Type": MEDIA_MANIFEST})
+    assert resp.status_code == 201, resp.text
+
+
+def test_a_flood_of_wrapper_manifests_cannot_make_the_gateway_forget_a_denied_cartridge(
+        registry: str, files: tuple[Path, Path]) -> None:
+    """Once the gateway has seen a denied cartridge, its ROM layer stays refused even through a wrapper manifest.
+    The ledger was one LRU: GETs of manifests naming enough other blobs (free with foreign-layer descriptors,
+    which the registry takes without the blobs) evicted the cartridge's fact, and the wrapper alone then decided."""
+    repo = f"acx/flood{uuid.uuid4().hex[:8]}"
+    _push_blob(registry, repo, b"{}")
+    rom = Descriptor(MEDIA_ROM, _push_blob(registry, repo, b'{"the": "denied ROM"}'), 21)
+    cart = build_manifest(ARTIFACT_CARTRIDGE, [rom])  # denied: not even a readable cartridge
+    _put_manifest(registry, repo, "cart", cart)
+    wrap = Descriptor("application/octet-stream", rom.digest, rom.size)
+    _put_manifest(registry, repo, "wrap", build_manifest("application/vnd.example.sbom", [wrap]))
+    real = [Descriptor("application/octet-stream", _push_blob(registry, repo, b"filler %d" % i), 8 + len(str(i)))
+            for i in range(30)]
+    _put_manifest(registry, repo, "real", build_manifest("application/vnd.example.sbom", real))
+    foreign = [Descriptor("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", sha256_digest(b"%d" % i), 1,
+                          ) for i in range(200)]
+    foreign_raw = json.loads(build_manifest("application/vnd.example.sbom", foreign))
+    for layer in foreign_raw["layers"]:
+        layer["urls"] = ["https://example.com/layer"]
+    _put_manifest(registry, repo, "foreign", json.dumps(foreign_raw).encode())
+
+    running = _start(registry, files, ServerLimits())
+    running.gateway.blobs.max_entries = 20  # the 200,000 of a real gateway, scaled to the flood
+    base = f"http://{running.address}/v2/{repo}"
+    accept = {"Accept": MEDIA_MANIFEST}
+    try:
+        assert httpx.get(f"{base}/manifests/cart", headers=accept).status_code == 403  # seen, denied
+        assert httpx.get(f"{base}/manifests/wrap", headers=accept).status_code == 200
+        assert httpx.get(f"{base}/blobs/{rom.digest}").status_code == 403
+        before = len(running.gateway.blobs)
+        assert httpx.get(f"{base}/manifests/foreign", headers=accept).status_code == 200
+        assert len(running.gateway.blobs) == before  # foreign layers are not the registry's blobs: not recorded
+        assert httpx.get(f"{base}/manifests/real", headers=accept).status_code == 200  # 30 facts: past the bound
+        assert httpx.get(f"{base}/manifests/wrap", headers=accept).status_code == 200
+        resp = httpx.get(f"{base}/blobs/{rom.digest}")
+        assert resp.status_code == 403, resp.text
+        assert sha256_digest(cart) in resp.text  # refused for the cartridge's sake
     finally:
         running.stop()
