@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import h11
@@ -272,3 +274,54 @@ def test_a_flood_of_wrapper_manifests_cannot_make_the_gateway_forget_a_denied_ca
         assert sha256_digest(cart) in resp.text  # refused for the cartridge's sake
     finally:
         running.stop()
+
+
+class _RangeRegistry(BaseHTTPRequestHandler):
+    """A registry that honours ``Range`` on manifests (Distribution does not; others may)."""
+
+    manifest = build_manifest(ARTIFACT_CARTRIDGE, [Descriptor(MEDIA_ROM, "sha256:" + "1" * 64, 10)])
+
+    def _answer(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for k, v in {"Content-Length": str(len(body)), **headers}.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if "/manifests/" not in self.path:
+            self._answer(404, b'{"errors":[{"code":"NAME_UNKNOWN","message":"no"}]}', {})
+            return
+        raw, wanted = self.manifest, self.headers.get("Range")
+        headers = {"Content-Type": MEDIA_MANIFEST, "Docker-Content-Digest": sha256_digest(raw)}
+        if wanted and wanted.startswith("bytes="):
+            first, _, last = wanted[len("bytes="):].partition("-")
+            end = int(last) if last else len(raw) - 1
+            headers["Content-Range"] = f"bytes {first}-{end}/{len(raw)}"
+            self._answer(206, raw[int(first):end + 1], headers)
+            return
+        self._answer(200, raw, headers)
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_denied_manifest_cannot_be_read_in_range_pieces(files: tuple[Path, Path]) -> None:
+    """A manifest GET with ``Range`` went to the upstream as is, and any answer but 200 was relayed unjudged: from
+    a registry that honours ranges, a denied cartridge's manifest came out in 206 pieces."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _RangeRegistry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())
+    try:
+        for wanted in ("bytes=0-99", "bytes=100-"):
+            resp = httpx.get(f"http://{running.address}/v2/acx/x/manifests/1",
+                             headers={"Accept": MEDIA_MANIFEST, "Range": wanted})
+            assert resp.status_code in (403, 502), (wanted, resp.status_code)
+            assert resp.content not in _RangeRegistry.manifest
+    finally:
+        running.stop()
+        server.shutdown()

@@ -194,7 +194,13 @@ class Gateway(Proxy):
 
     async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
         name, ref = api.name, api.ref
-        resp = await self._send(request, target(api), drop=("accept-encoding",))
+        # Only a whole 200 body can be judged: no Range (a registry that honours it would hand out the denied
+        # manifest in unjudged 206 pieces), and any other 2xx is not relayed.
+        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range"))
+        if 200 < resp.status_code < 300:
+            await resp.aclose()
+            return oci_error(502, "UNAVAILABLE", f"upstream answered a manifest {request.method} with "
+                                                 f"{resp.status_code}; only a whole 200 answer can be judged")
         if resp.status_code != 200:
             return self._stream_back(resp, request)
         headers = self._response_headers(resp, request)
