@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import h11
 import httpx
@@ -322,6 +323,43 @@ def test_a_denied_manifest_cannot_be_read_in_range_pieces(files: tuple[Path, Pat
                              headers={"Accept": MEDIA_MANIFEST, "Range": wanted})
             assert resp.status_code in (403, 502), (wanted, resp.status_code)
             assert resp.content not in _RangeRegistry.manifest
+    finally:
+        running.stop()
+        server.shutdown()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """An upstream that records every request target and answers 202 (a registry that may mount from anywhere)."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.seen.append(self.path)
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.send_header("Location", "/v2/lab/y/blobs/uploads/u1")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_mount_without_from_never_reaches_the_upstream(files: tuple[Path, Path]) -> None:
+    """``?mount=`` without ``from=`` went through unjudged: a registry that mounts from-less blobs out of any
+    repository (the OCI spec allows it; Distribution does not) would copy a denied cartridge's ROM out of a covered
+    repository into an uncovered one, where its GET is not gated."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())
+    try:
+        digest = "sha256:" + "2" * 64
+        resp = httpx.post(f"http://{running.address}/v2/lab/y/blobs/uploads/", params={"mount": digest})
+        assert resp.status_code == 400, resp.text
+        assert not [p for p in _Recorder.seen if "mount=" in p]
+        resp = httpx.post(f"http://{running.address}/v2/lab/y/blobs/uploads/")  # a plain upload still starts
+        assert resp.status_code == 202
+        assert _Recorder.seen == ["/v2/lab/y/blobs/uploads/"]
     finally:
         running.stop()
         server.shutdown()
