@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -363,3 +364,34 @@ def test_a_mount_without_from_never_reaches_the_upstream(files: tuple[Path, Path
     finally:
         running.stop()
         server.shutdown()
+
+
+def test_a_response_nobody_reads_is_closed_and_its_upstream_connection_freed(registry: str,
+                                                                           files: tuple[Path, Path]) -> None:
+    """A download the client stops reading held its client connection and one of the upstream pool's (200) for
+    as long as the client liked: two hundred such clients stalled every request that needs the upstream."""
+    digest = _push_blob(registry, "plain/big", uuid.uuid4().bytes * (24 * 1024 * 1024 // 16))  # 24 MiB
+    running = _start(registry, files, ServerLimits(body_idle_seconds=1.0))
+    slots = running.gateway.client._transport._slots  # type: ignore[attr-defined]  # the upstream pool's
+    free = slots._value
+    try:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        host, port = running.address.rsplit(":", 1)
+        s.connect((host, int(port)))
+        s.sendall(f"GET /v2/plain/big/blobs/{digest} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        time.sleep(0.5)
+        assert slots._value == free - 1  # the download holds an upstream connection
+        deadline = time.monotonic() + 10
+        while slots._value != free and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert slots._value == free  # released: the stalled response was closed
+        s.settimeout(5)
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := s.recv(1 << 20):
+                received += len(chunk)
+        assert received < 24 * 1024 * 1024  # cut, not completed
+        s.close()
+    finally:
+        running.stop()

@@ -6,8 +6,10 @@ away. :class:`GuardedH11Protocol` is uvicorn's h11 protocol with
 
 * a **receipt deadline**: the request line and all headers must arrive within ``header_seconds`` of the
   request's first byte (of the connection, for its first request); otherwise ``408`` and close;
-* an **idle timeout** between requests (uvicorn's keep-alive timer, set to ``idle_seconds``) and while a
-  request body is being read (``body_idle_seconds`` without a byte: close);
+* an **idle timeout** between requests (uvicorn's keep-alive timer, set to ``idle_seconds``), while a
+  request body is being read (``body_idle_seconds`` without a byte: close) and while a response waits for a
+  client that does not read it (``body_idle_seconds`` with the send buffer full: close — the response holds
+  one of the upstream pool's connections, and a few hundred unread downloads would hold them all);
 * a **connection limit** (:class:`ConnectionGuard`): past ``max_connections``, the connections that are
   *waiting* — idle between requests or still sending their headers — are dropped, oldest first, so a flood of
   half-sent requests displaces itself instead of locking out the next compliant client; with none waiting,
@@ -175,6 +177,7 @@ class GuardedH11Protocol(H11Protocol):
     _lingering = False
     _linger_left = 0
     _got_bytes = False
+    _stall: asyncio.TimerHandle | None = None  # the send buffer is full: the client is not reading
     busy_since = 0.0  # when the current request's head was complete
     progress = 0  # bytes the client moved since then: body bytes sent to us, response bytes we wrote
 
@@ -189,6 +192,9 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         self.guard.closed(self)
         super().connection_lost(exc)
 
@@ -233,6 +239,22 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()  # arms uvicorn's keep-alive (idle) timer
         if not self._raw.is_closing():
             self.guard.waiting(self)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(self.limits.body_idle_seconds, self._write_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _write_stalled(self) -> None:
+        self._stall = None
+        if self.flow.write_paused:  # nothing read for body_idle_seconds: the response is abandoned
+            self.abort_waiting()
 
     def client_stalling(self, now: float) -> bool:
         """Whether the client, not the gateway, is what this request waits on: a body arriving while the gateway

@@ -15,6 +15,7 @@ import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from acx_oci.errors import RegistryError
 from acx_oci.gateway.config import GatewayConfig
@@ -43,6 +44,21 @@ def denied(message: str, detail: Any = None) -> JSONResponse:
     printable = "".join(c if " " <= c <= "~" else "?" for c in message.replace("\t", " ").replace("\n", " "))
     shown = " ".join(printable.split())[:400].strip()
     return oci_error(403, "DENIED", message, detail, headers={DENIED_HEADER: shown or "denied"})
+
+
+class _Streamed(StreamingResponse):
+    """A streamed upstream body whose upstream connection goes back to the pool when the response ends, however it
+    ends. A client gone mid-body (or cut by the gateway) makes Starlette cancel the stream while the body iterator
+    sits at a ``yield``: the iterator's own ``finally`` then runs only when the garbage collector gets to it, and
+    until then the response holds one of the pool's connections (two hundred such and the pool is dry)."""
+
+    upstream: httpx.Response
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.upstream.aclose()
 
 
 class Proxy:
@@ -134,7 +150,8 @@ class Proxy:
             finally:
                 await resp.aclose()
 
-        out = StreamingResponse(body(), status_code=resp.status_code)
+        out = _Streamed(body(), status_code=resp.status_code)
+        out.upstream = resp
         out.raw_headers = self._response_headers(resp, request)
         return out
 
