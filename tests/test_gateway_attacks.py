@@ -395,3 +395,15 @@ def test_a_response_nobody_reads_is_closed_and_its_upstream_connection_freed(reg
         s.close()
     finally:
         running.stop()
+
+
+def test_a_manifest_with_a_duplicate_member_is_400_before_the_upstream(registry: str, gw: RunningGateway) -> None:
+    """Go's decoder takes the last of two equal members, Python's I-JSON reader refuses: never stored upstream."""
+    raw = build_manifest("application/vnd.example.dup", [])
+    dup = raw[:-1] + b',"artifactType":"' + ARTIFACT_CARTRIDGE.encode() + b'"}'
+    resp = httpx.put(f"http://{gw.address}/v2/acx/dup/manifests/one", content=dup,
+                     headers={"Content-Type": MEDIA_MANIFEST})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["errors"][0]["detail"]["codes"] == ["schema_invalid"]
+    assert httpx.get(f"http://{registry}/v2/acx/dup/manifests/one", headers={"Accept": MEDIA_MANIFEST}).status_code \
+        == 404

@@ -58,11 +58,11 @@ from starlette.types import ASGIApp
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import (
     AcxError,
-    DuplicateMemberError,
     NotFoundError,
     PolicyUnreadable,
     RegistryError,
     RequestRefused,
+    SchemaError,
     UsageError,
 )
 from acx_oci.evaluation.requirements import Verdict
@@ -318,8 +318,9 @@ class Gateway(Proxy):
             return oci_error(413, "SIZE_INVALID", str(exc))
         try:
             doc = loads_ijson(body)
-        except DuplicateMemberError as exc:
-            # Two readers of the same bytes must not see two different manifests (I-JSON).
+        except SchemaError as exc:
+            # Two readers of the same bytes must not see two different manifests (I-JSON); nor may the upstream
+            # store one the gateway cannot read (too deep: a SchemaError once the parser bounds depth itself).
             request.state.decision = "refused"
             return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
         except RecursionError:
