@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import socket
@@ -407,3 +408,47 @@ def test_a_manifest_with_a_duplicate_member_is_400_before_the_upstream(registry:
     assert resp.json()["errors"][0]["detail"]["codes"] == ["schema_invalid"]
     assert httpx.get(f"http://{registry}/v2/acx/dup/manifests/one", headers={"Accept": MEDIA_MANIFEST}).status_code \
         == 404
+
+
+class _StatusRegistry(BaseHTTPRequestHandler):
+    """A registry that indexes manifests by sha512 too and holds one status list; it records DELETEs."""
+
+    manifest = build_manifest("application/vnd.acx.status-list.v1", [])
+    deletes: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        body = self.manifest
+        self.send_response(200)
+        self.send_header("Content-Type", MEDIA_MANIFEST)
+        self.send_header("Docker-Content-Digest", sha256_digest(body))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(body)
+
+    do_HEAD = do_GET
+
+    def do_DELETE(self) -> None:
+        self.deletes.append(self.path)
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_status_list_cannot_be_deleted_by_its_sha512_digest(files: tuple[Path, Path]) -> None:
+    """Only ``sha256:`` references were looked up before a DELETE: the same list named by sha512 went through."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StatusRegistry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())
+    try:
+        ref = "sha512:" + hashlib.sha512(_StatusRegistry.manifest).hexdigest()
+        resp = httpx.delete(f"http://{running.address}/v2/acx/x/manifests/{ref}")
+        assert resp.status_code in (400, 403), resp.text  # refused (or unreadable here: sha256 only), not forwarded
+        assert _StatusRegistry.deletes == []
+    finally:
+        running.stop()
+        server.shutdown()

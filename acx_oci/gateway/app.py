@@ -386,7 +386,7 @@ class Gateway(Proxy):
     async def refuse_status_delete(self, request: Request, name: str, ref: str) -> Response | None:
         """A status list is replaced by a newer one, never deleted through the gateway (that would reset its
         sequence upstream and let an older list back in)."""
-        if ref.startswith("sha256:"):
+        if is_digest(ref):  # sha512 too: a registry that indexes both would delete the list by either
             is_status = await to_thread.run_sync(self.upstream.artifact_type, name, ref) == ARTIFACT_STATUS_LIST
         else:
             is_status = ref.startswith(STATUS_TAG_PREFIX)
