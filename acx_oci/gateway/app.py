@@ -58,11 +58,11 @@ from starlette.types import ASGIApp
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import (
     AcxError,
-    DuplicateMemberError,
     NotFoundError,
     PolicyUnreadable,
     RegistryError,
     RequestRefused,
+    SchemaError,
     UsageError,
 )
 from acx_oci.evaluation.requirements import Verdict
@@ -194,7 +194,13 @@ class Gateway(Proxy):
 
     async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
         name, ref = api.name, api.ref
-        resp = await self._send(request, target(api), drop=("accept-encoding",))
+        # Only a whole 200 body can be judged: no Range (a registry that honours it would hand out the denied
+        # manifest in unjudged 206 pieces), and any other 2xx is not relayed.
+        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range"))
+        if 200 < resp.status_code < 300:
+            await resp.aclose()
+            return oci_error(502, "UNAVAILABLE", f"upstream answered a manifest {request.method} with "
+                                                 f"{resp.status_code}; only a whole 200 answer can be judged")
         if resp.status_code != 200:
             return self._stream_back(resp, request)
         headers = self._response_headers(resp, request)
@@ -294,7 +300,7 @@ class Gateway(Proxy):
         started = time.monotonic()
         try:
             verdict, fp = await to_thread.run_sync(self.upstream.evaluate, repository, digest)
-        except (UsageError, NotFoundError) as exc:
+        except (UsageError, NotFoundError, RecursionError) as exc:
             # a cartridge that cannot be read or is malformed cannot meet a policy: fail closed
             verdict = Verdict(False, repository, digest, (), (), (f"cannot evaluate: {exc}",))
             raise PolicyUnreadable(str(exc), verdict) from None
@@ -312,10 +318,15 @@ class Gateway(Proxy):
             return oci_error(413, "SIZE_INVALID", str(exc))
         try:
             doc = loads_ijson(body)
-        except DuplicateMemberError as exc:
-            # Two readers of the same bytes must not see two different manifests (I-JSON).
+        except SchemaError as exc:
+            # Two readers of the same bytes must not see two different manifests (I-JSON); nor may the upstream
+            # store one the gateway cannot read (too deep: a SchemaError once the parser bounds depth itself).
             request.state.decision = "refused"
             return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
+        except RecursionError:
+            request.state.decision = "refused"  # the upstream (Go: 10,000 levels) would store what we cannot read
+            return oci_error(400, "MANIFEST_INVALID", "schema_invalid: the manifest is nested too deep to read",
+                             {"codes": ["schema_invalid"]})
         except (ValueError, UnicodeDecodeError):
             doc = None
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
@@ -375,7 +386,7 @@ class Gateway(Proxy):
     async def refuse_status_delete(self, request: Request, name: str, ref: str) -> Response | None:
         """A status list is replaced by a newer one, never deleted through the gateway (that would reset its
         sequence upstream and let an older list back in)."""
-        if ref.startswith("sha256:"):
+        if is_digest(ref):  # sha512 too: a registry that indexes both would delete the list by either
             is_status = await to_thread.run_sync(self.upstream.artifact_type, name, ref) == ARTIFACT_STATUS_LIST
         else:
             is_status = ref.startswith(STATUS_TAG_PREFIX)

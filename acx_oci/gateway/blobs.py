@@ -26,6 +26,13 @@ Cost: one entry (~200 bytes) per (repository, blob, manifest), bounded
 (``max_entries``, least recently used out; an evicted fact is re-learnt by the
 next manifest GET or by the walk); a blob decision is a dictionary lookup plus a
 verdict-cache hit per referencing cartridge.
+
+Eviction takes blobs no cartridge references first: the facts that *deny* are
+cartridge facts, and non-cartridge manifests are cheap to make (a registry
+accepts foreign-layer descriptors without the blobs), so a flood of them must
+not make the gateway forget a denied cartridge and then serve its ROM layer
+through a wrapper manifest. Descriptors with ``urls`` (foreign layers, served
+from elsewhere) are not recorded at all (see ``upstream.manifest_refs``).
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ class BlobLedger:
 
     def __init__(self, max_entries: int = _MAX_ENTRIES) -> None:
         self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[str, str], dict[str, bool]] = OrderedDict()
+        # blobs some cartridge references, and the rest: the rest is evicted first (module docstring)
+        self._carts: OrderedDict[tuple[str, str], dict[str, bool]] = OrderedDict()
+        self._plain: OrderedDict[tuple[str, str], dict[str, bool]] = OrderedDict()
         self._walked: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -50,8 +59,7 @@ class BlobLedger:
         with self._lock:
             for blob in blobs:
                 key = (repository, blob)
-                refs = self._entries.setdefault(key, {})
-                self._entries.move_to_end(key)
+                refs = self._carts.pop(key, None) or self._plain.pop(key, None) or {}
                 if manifest_digest in refs or len(refs) < _MAX_REFERRING:
                     refs[manifest_digest] = cartridge
                 elif cartridge:  # a cartridge displaces a non-cartridge: cartridges decide
@@ -60,13 +68,14 @@ class BlobLedger:
                             del refs[other]
                             refs[manifest_digest] = True
                             break
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+                (self._carts if any(refs.values()) else self._plain)[key] = refs
+            while len(self) > self.max_entries:
+                (self._plain or self._carts).popitem(last=False)
 
     def referring(self, repository: str, blob: str) -> dict[str, bool]:
         """The manifests known to reference ``blob`` in ``repository`` (a copy)."""
         with self._lock:
-            refs = self._entries.get((repository, blob))
+            refs = self._carts.get((repository, blob)) or self._plain.get((repository, blob))
             return dict(refs) if refs else {}
 
     def may_walk(self, repository: str, now: float, interval: float) -> bool:
@@ -81,4 +90,4 @@ class BlobLedger:
             return True
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._carts) + len(self._plain)

@@ -6,11 +6,16 @@ away. :class:`GuardedH11Protocol` is uvicorn's h11 protocol with
 
 * a **receipt deadline**: the request line and all headers must arrive within ``header_seconds`` of the
   request's first byte (of the connection, for its first request); otherwise ``408`` and close;
-* an **idle timeout** between requests (uvicorn's keep-alive timer, set to ``idle_seconds``) and while a
-  request body is being read (``body_idle_seconds`` without a byte: close);
+* an **idle timeout** between requests (uvicorn's keep-alive timer, set to ``idle_seconds``), while a
+  request body is being read (``body_idle_seconds`` without a byte: close) and while a response waits for a
+  client that does not read it (``body_idle_seconds`` with the send buffer full: close — the response holds
+  one of the upstream pool's connections, and a few hundred unread downloads would hold them all);
 * a **connection limit** (:class:`ConnectionGuard`): past ``max_connections``, the connections that are
   *waiting* — idle between requests or still sending their headers — are dropped, oldest first, so a flood of
-  half-sent requests displaces itself instead of locking out the next compliant client;
+  half-sent requests displaces itself instead of locking out the next compliant client; with none waiting,
+  the request the *client* holds up slowest (a body trickled a byte at a time, a response it does not read)
+  is dropped, so half-sent bodies cannot lock clients out either; only when every connection is moving is
+  the newcomer refused;
 * a **lingering close**: when the response is complete but the request body is not (a ``413``), the rest of the
   body is read and thrown away — at most ``linger_bytes``, for at most ``linger_seconds`` — before closing, so the
   client reads the answer instead of a connection reset.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +35,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 _TIMEOUT_408 = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\ncontent-length: 50\r\n"
                 b"connection: close\r\n\r\nrequest headers not received within the deadline\r\n")
+
+_GRACE_SECONDS = 1.0  # a request younger than this is never the slowest one (it has barely started)
 
 
 @dataclass(frozen=True)
@@ -73,29 +81,39 @@ class ConnectionGuard:
         self.open = 0
         self.dropped = 0
         self._waiting: OrderedDict[GuardedH11Protocol, None] = OrderedDict()
+        self._busy: dict[GuardedH11Protocol, None] = {}
 
     def opened(self, conn: GuardedH11Protocol) -> None:
         self.open += 1
         self._waiting[conn] = None
         while self.open > self.max_connections:
-            victim = next((c for c in self._waiting if c is not conn), conn)  # none waiting: refuse the newcomer
-            self.drop(victim)
+            victim = next((c for c in self._waiting if c is not conn), None) or self._slowest(conn)
+            self.drop(victim or conn)  # nobody waiting and every request moving: refuse the newcomer
+
+    def _slowest(self, newcomer: GuardedH11Protocol) -> GuardedH11Protocol | None:
+        """The busy connection whose client holds its request up slowest (bytes per second), if any does."""
+        now = time.monotonic()
+        stalled = [c for c in self._busy if c is not newcomer and c.client_stalling(now)]
+        return min(stalled, key=lambda c: c.client_rate(now), default=None)
 
     def drop(self, conn: GuardedH11Protocol) -> None:
-        """Abort a waiting connection now (it has nothing in flight, so no answer is owed) and stop counting it."""
+        """Abort a connection now (waiting: no answer is owed; stalled by its client: it forfeits it)."""
         self.dropped += 1
         self.closed(conn)
         conn.abort_waiting()
 
     def waiting(self, conn: GuardedH11Protocol) -> None:
+        self._busy.pop(conn, None)
         self._waiting.pop(conn, None)
         self._waiting[conn] = None
 
     def busy(self, conn: GuardedH11Protocol) -> None:
         self._waiting.pop(conn, None)
+        self._busy[conn] = None
 
     def closed(self, conn: GuardedH11Protocol) -> None:
         self._waiting.pop(conn, None)
+        self._busy.pop(conn, None)
         if conn.counted:
             conn.counted = False
             self.open -= 1
@@ -122,6 +140,7 @@ class _Transport:
     def write(self, data: bytes) -> None:
         if not data:
             return
+        self._owner.progress += len(data)
         if not self._pending:
             self._loop.call_soon(self.flush)
         self._pending.append(data)
@@ -158,6 +177,9 @@ class GuardedH11Protocol(H11Protocol):
     _lingering = False
     _linger_left = 0
     _got_bytes = False
+    _stall: asyncio.TimerHandle | None = None  # the send buffer is full: the client is not reading
+    busy_since = 0.0  # when the current request's head was complete
+    progress = 0  # bytes the client moved since then: body bytes sent to us, response bytes we wrote
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._raw = transport
@@ -170,6 +192,9 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         self.guard.closed(self)
         super().connection_lost(exc)
 
@@ -177,6 +202,7 @@ class GuardedH11Protocol(H11Protocol):
         if self._lingering:
             self._discard(data)
             return
+        self.progress += len(data)
         if self.cycle is None or self.cycle.response_complete:
             # between requests: the first byte of the next one starts its receipt deadline
             self._got_bytes = True
@@ -192,6 +218,7 @@ class GuardedH11Protocol(H11Protocol):
             # a new request's headers are complete: it is being served, no longer waiting
             self._cycle_seen = cycle
             self._got_bytes = False
+            self.busy_since, self.progress = time.monotonic(), 0
             self.guard.busy(self)
             self._body_timer()
 
@@ -212,6 +239,33 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()  # arms uvicorn's keep-alive (idle) timer
         if not self._raw.is_closing():
             self.guard.waiting(self)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(self.limits.body_idle_seconds, self._write_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _write_stalled(self) -> None:
+        self._stall = None
+        if self.flow.write_paused:  # nothing read for body_idle_seconds: the response is abandoned
+            self.abort_waiting()
+
+    def client_stalling(self, now: float) -> bool:
+        """Whether the client, not the gateway, is what this request waits on: a body arriving while the gateway
+        is ready for it, or a response the client is not reading (after a second's grace for a new request)."""
+        if self._lingering or now - self.busy_since < _GRACE_SECONDS:
+            return False
+        sending = self.conn.their_state is h11.SEND_BODY and not self.flow.read_paused
+        return sending or self.flow.write_paused
+
+    def client_rate(self, now: float) -> float:
+        return self.progress / max(now - self.busy_since, 1e-3)
 
     # ------------------------------------------------------------ timers and closing
 
@@ -248,6 +302,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def abort_waiting(self) -> None:
         self._disarm()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:  # a stalled request: its handler sees a disconnect
+            cycle.disconnected = True
+            cycle.message_event.set()
         self._raw.abort()
 
     def start_lingering(self) -> bool:

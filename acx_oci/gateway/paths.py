@@ -16,7 +16,7 @@ paths that *have* one reading:
   (at most 255 characters), a tag ``[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}``, a
   digest ``sha256:<64 hex>`` or ``sha512:<128 hex>`` (lower case);
 * the query's ``digest``, ``mount`` and ``from`` (each at most once) are a
-  digest, a digest and a repository name.
+  digest, a digest and a repository name, and a ``mount`` names its ``from``.
 
 Everything else is answered ``400`` (``NAME_INVALID``, ``DIGEST_INVALID``,
 ``TAG_INVALID``) or ``404`` (not a distribution API path) before anything is
@@ -156,6 +156,10 @@ def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
         check_digest_value(mount, "mount= parameter")
     if mount_from is not None:
         check_name(mount_from)
+    if mount is not None and mount_from is None:
+        # the OCI spec lets a registry mount a from-less blob out of *any* repository, covered ones included:
+        # only a mount that names its source can be judged
+        raise refused(400, "UNSUPPORTED", "mount= without from=: name the repository the blob is mounted from")
     return ApiPath(path, kind, name, ref, query, digest, mount, mount_from)
 
 

@@ -15,6 +15,7 @@ import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from acx_oci.errors import RegistryError
 from acx_oci.gateway.config import GatewayConfig
@@ -38,8 +39,26 @@ def oci_error(status: int, code: str, message: str, detail: Any = None,
 
 def denied(message: str, detail: Any = None) -> JSONResponse:
     """``403 DENIED`` from the gateway's own policy (marked so clients tell it from an auth refusal)."""
-    shown = " ".join(message.encode("ascii", "replace").decode("ascii").split())[:400]
+    # A header value is visible ASCII with no whitespace at either end (h11 refuses anything else, and then the
+    # client gets a dropped connection instead of the denial): control characters out, cut, then stripped.
+    printable = "".join(c if " " <= c <= "~" else "?" for c in message.replace("\t", " ").replace("\n", " "))
+    shown = " ".join(printable.split())[:400].strip()
     return oci_error(403, "DENIED", message, detail, headers={DENIED_HEADER: shown or "denied"})
+
+
+class _Streamed(StreamingResponse):
+    """A streamed upstream body whose upstream connection goes back to the pool when the response ends, however it
+    ends. A client gone mid-body (or cut by the gateway) makes Starlette cancel the stream while the body iterator
+    sits at a ``yield``: the iterator's own ``finally`` then runs only when the garbage collector gets to it, and
+    until then the response holds one of the pool's connections (two hundred such and the pool is dry)."""
+
+    upstream: httpx.Response
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.upstream.aclose()
 
 
 class Proxy:
@@ -70,9 +89,19 @@ class Proxy:
             await self._client.aclose()
             self._client = None
 
-    def _forward_headers(self, request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-        return [(k, v) for k, v in request.headers.items()
-                if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
+    def _forward_headers(self, request: Request, drop: tuple[str, ...] = (),
+                         body: bool = False) -> list[tuple[str, str]]:
+        """The client's end-to-end headers. ``Content-Length`` is framing, so it is the gateway's to set: kept
+        only for a body forwarded as the client framed it by length alone (the server read exactly that many
+        bytes). Forwarded otherwise — a GET whose body is not sent on, or ``Transfer-Encoding: chunked`` *and*
+        a ``Content-Length`` (the body is read chunked) — the upstream would take the wrong number of bytes as
+        the body and read the rest as the next request on the pooled connection: request smuggling."""
+        out = [(k, v) for k, v in request.headers.items()
+               if k.lower() not in HOP_BY_HOP and k.lower() not in drop and k.lower() != "content-length"]
+        lengths = request.headers.getlist("content-length")
+        if body and len(lengths) == 1 and lengths[0].isdigit() and "transfer-encoding" not in request.headers:
+            out.append(("content-length", str(int(lengths[0]))))
+        return out
 
     def _rewrite(self, value: str, request: Request) -> str:
         """Upstream absolute URLs in Location/Link become gateway URLs (relative ones stay)."""
@@ -96,7 +125,8 @@ class Proxy:
     async def _send(self, request: Request, target: str, *, content: Any = None, drop: tuple[str, ...] = (),
                     method: str | None = None, extra: dict[str, str] | None = None) -> httpx.Response:
         """Forward to ``origin + target`` (a path and query the router validated, sent as is)."""
-        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})))
+        headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})),
+                                        body=content is not None and not isinstance(content, bytes))
         headers += list((extra or {}).items())
         req = self.client.build_request(method or request.method, self.origin + target, headers=headers,
                                         content=content)
@@ -120,7 +150,8 @@ class Proxy:
             finally:
                 await resp.aclose()
 
-        out = StreamingResponse(body(), status_code=resp.status_code)
+        out = _Streamed(body(), status_code=resp.status_code)
+        out.upstream = resp
         out.raw_headers = self._response_headers(resp, request)
         return out
 

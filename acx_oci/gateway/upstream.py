@@ -333,7 +333,7 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(blob digests, child manifest digests) a manifest or index names; well-formed digests only."""
     try:
         doc = loads_ijson(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
         return (), ()
     if not isinstance(doc, dict):
         return (), ()
@@ -343,7 +343,9 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
         blobs.append(cfg.get("digest"))
     layers = doc.get("layers")
     if isinstance(layers, list):
-        blobs.extend(d.get("digest") for d in layers if isinstance(d, dict))
+        # a descriptor with ``urls`` (a foreign layer) is fetched from there, and a registry takes it without the
+        # blob: recorded, it would let anyone flood the blob ledger for free (see gateway.blobs)
+        blobs.extend(d.get("digest") for d in layers if isinstance(d, dict) and not d.get("urls"))
     kids = doc.get("manifests")
     children = [d.get("digest") for d in kids if isinstance(d, dict)] if isinstance(kids, list) else []
     return (tuple(dict.fromkeys(b for b in blobs if isinstance(b, str) and is_digest(b))),
@@ -353,7 +355,7 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def artifact_type_of(raw: bytes) -> str | None:
     try:
         doc = loads_ijson(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
         return None
     if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:
         return None

@@ -155,7 +155,7 @@ def media_type_of(raw: bytes, default: str) -> str:
     """The ``mediaType`` a manifest declares about itself, else ``default`` (e.g. Content-Type)."""
     try:
         doc = loads_ijson(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return default
     mt = doc.get("mediaType") if isinstance(doc, dict) else None
     return mt if isinstance(mt, str) else default
