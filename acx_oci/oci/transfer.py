@@ -37,6 +37,7 @@ from acx_oci.oci.referrers import descriptor_for_referrer
 from acx_oci.oci.registry.client import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import Store
+from acx_oci.timeutil import carry_deadline
 
 MAX_INDEX_DEPTH = 4
 MAX_PLAN_MANIFESTS = 10_000
@@ -213,7 +214,7 @@ def copy_blobs(src: Store, dst: Store, plan: CopyPlan, progress: Progress | None
         progress(0, total, "blobs")
     blobs = sorted(plan.blobs.values(), key=lambda d: -d.size)  # big ones first: the pool stays busy
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for fut in [pool.submit(one, d) for d in blobs]:
+        for fut in [pool.submit(carry_deadline(one), d) for d in blobs]:
             fut.result()
     return counts
 
