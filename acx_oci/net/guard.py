@@ -173,6 +173,17 @@ class GuardedAdapter(HTTPAdapter):
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
 
+    def build_response(self, req: Any, resp: Any) -> Any:
+        """A redirect's body is dropped unread: ``requests`` reads it whole (decompressed, no cap) to reuse the
+        connection, so a hostile server's 302 with an endless or gzip-bomb body would fill memory."""
+        response = super().build_response(req, resp)
+        if response.is_redirect:
+            response._content = b""
+            response._content_consumed = True  # type: ignore[attr-defined]
+            with contextlib.suppress(Exception):
+                resp.close()  # the connection goes with it: a body left unread cannot be reused
+        return response
+
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         """Through ``HTTPS_PROXY`` too (an HTTP proxy's pools; a SOCKS proxy keeps per-read timeouts only)."""
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)

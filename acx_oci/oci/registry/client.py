@@ -356,8 +356,10 @@ class RegistryStore(ManifestReads):
             body = t.read_capped(resp, 16 * 1024 * 1024, "tag list")
             try:
                 page = json.loads(body).get("tags") or []
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
+            if not isinstance(page, list):
+                raise RegistryError(f"registry {self.host}: tag list: expected tags to be an array")
             page = [x for x in page if isinstance(x, str)]
             last = params.get("last") if params else None
             if last is not None and page and page[0] <= last:
