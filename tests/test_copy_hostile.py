@@ -1,0 +1,56 @@
+"""``acx-oci copy`` against what it cannot read: a destination whose status list does not answer must not be
+overwritten by an older list (a revocation rolled back), and a copy must fail rather than guess.
+
+The registry is the real CNCF Distribution; the fault-injecting proxy in front of it answers the destination's
+``acx-status-<uuid>`` manifest GET with 503 (every retry), as a registry under load or an attacker on the
+path can.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acx_oci.oci.open import open_store
+from acx_oci.services.attestation import status_tag
+
+from .support.cli import cli, ok
+from .support.faultproxy import FaultProxy
+from .support.resolve_world import World, build_resolve_world
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    return build_resolve_world(tmp_path_factory.mktemp("copy-hostile"), registry)
+
+
+@pytest.fixture
+def proxy(registry: str) -> Iterator[FaultProxy]:
+    p = FaultProxy(registry)
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+def test_an_unreadable_destination_list_is_never_overwritten_by_a_stale_one(world: World, proxy: FaultProxy,
+                                                                             tmp_path: Path) -> None:
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    stale = tmp_path / "stale"
+    ok(cli("copy", src, f"oci:{stale}", "--quiet"))  # a bundle with today's list
+    mirror = "hostile-mirror/strong"
+    ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", w.tmp / "state"))
+    ok(cli("copy", src, f"{w.registry}/{mirror}", "--quiet"))  # the mirror gets the newer list
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    tag = status_tag(url)
+    fresh = open_store(f"{w.registry}/{mirror}").resolve(tag).digest
+    proxy.add("status", method="GET", path=f"/manifests/{tag}", status=503)
+    res = cli("copy", f"oci:{stale}:1.0.0", f"{proxy.host}/{mirror}", "--json")
+    assert res.exit_code == 3, res.output
+    assert "could not be read, so it is not replaced" in res.output
+    assert open_store(f"{w.registry}/{mirror}").resolve(tag).digest == fresh
+    assert any(a == "status" for _, _, a in proxy.log)
