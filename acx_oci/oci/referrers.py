@@ -29,7 +29,7 @@ DEFAULT_MAX_REFERRERS = 10_000
 FETCH_THREADS = 8
 
 # acx-att-<16 hex of the referrer digest> or acx-att-<16 hex of subject>-<16 hex of referrer>
-_OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})$")
+_OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})\Z")
 _LINK_RE = re.compile(r"<(?P<url>[^>]*)>\s*;(?P<params>[^,]*)")
 
 
