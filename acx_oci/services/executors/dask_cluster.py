@@ -29,6 +29,12 @@ from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.cartridge import LoadedCartridge, rom_files
 from acx_oci.services.executors.spec import ExecutorSpec
+from acx_oci.services.executors.wire import (
+    CLIENT_DESERIALIZERS,
+    WorkerAnswerRefused,
+    install_safe_exceptions,
+    result_from_wire,
+)
 from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
 from acx_oci.solvers.rom import rom_descriptor
 
@@ -50,7 +56,9 @@ class DaskExecutor:
                 raise UsageError(f"--executor {spec.address}: TLS needs the verifier's CA and certificate "
                                  "(--executor-ca, --executor-cert, --executor-key, or Dask's distributed.comm.tls)")
         try:
-            self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False)
+            install_safe_exceptions()
+            self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False,
+                                 deserializers=CLIENT_DESERIALIZERS)
         except (OSError, TimeoutError) as exc:
             raise RegistryError(f"--executor: no Dask scheduler answers at {spec.address} "
                                 f"({type(exc).__name__})") from None
@@ -189,6 +197,18 @@ class DaskSolver:
             return None
 
 
+def _checked(val: Any) -> SolverResult | None:
+    """A worker's answer, shape-checked: its result (None for ``unproven``), else :class:`WorkerAnswerRefused`."""
+    if not isinstance(val, dict) or not isinstance(val.get("worker"), str) or not isinstance(val.get("address"), str) \
+            or not isinstance(val.get("containment"), dict):
+        raise WorkerAnswerRefused("expected {status, worker, address, containment}")
+    if val.get("status") == UNPROVEN:
+        return None
+    if val.get("status") != "played":
+        raise WorkerAnswerRefused(f"unknown status {str(val.get('status'))[:40]!r}")
+    return result_from_wire(val.get("result"))
+
+
 class _Placement:
     """The submit / collect / re-queue loop of one run; results leave in the order of ``tasks``."""
 
@@ -262,7 +282,14 @@ class _Placement:
 
     def _collect(self, fut: Future[Any], i: int) -> None:
         if fut.status == "finished":
-            val = fut.result()
+            try:
+                val = fut.result()
+                res = _checked(val)
+            except (WorkerAnswerRefused, TypeError, ValueError) as exc:  # not plain data: refused, never unpickled
+                fut.release()
+                self._give(i, SolverResult(LANE_ERROR, f"harness error on the worker: answer refused: "
+                                                       f"{str(exc)[:200]}"))
+                return
             fut.release()
             if val.get("status") == UNPROVEN:
                 self.bad[str(val["address"])] = val
@@ -270,7 +297,7 @@ class _Placement:
                 self.tracker.mark_unhealthy(str(val["worker"]))
                 self.pending.appendleft(i)  # re-queued on the workers left
                 return
-            res: SolverResult = val["result"]
+            assert res is not None
             self._give(i, res, val)
             return
         exc = fut.exception() if fut.status == "error" else None

@@ -1,0 +1,94 @@
+"""What the verifier accepts back from a Dask worker: plain data, never a pickle it would run.
+
+Dask's client unpickles what workers send: a task's result (with the default deserializers) and, whatever
+the deserializers, a failed task's exception (``distributed``'s ``clean_exception`` calls ``pickle.loads``
+on receipt). A hostile worker's pickle runs code in the verifier's process, where the signing key is. So the
+client is opened with ``deserializers=["msgpack"]`` (results are plain data, see
+:func:`acx_oci.solvers.remote.play_game`), results are checked field by field before they become a
+:class:`SolverResult`, and exceptions are unpickled by an allow-list of exception types and the ``tblib``
+helpers that rebuild them; anything else becomes a plain ``Exception`` naming what was refused.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import pickle
+from typing import Any
+
+from acx_oci.evaluation.solver import SolverResult
+
+CLIENT_DESERIALIZERS = ["msgpack"]
+_ALLOWED = frozenset({
+    ("distributed.scheduler", "KilledWorker"),
+    ("distributed.comm.core", "CommClosedError"),
+    ("distributed.client", "FutureCancelledError"),
+    ("tblib.pickling_support", "unpickle_exception"),
+    ("tblib.pickling_support", "unpickle_exception_with_attrs"),
+    ("tblib.pickling_support", "unpickle_traceback"),
+    ("tblib", "Frame"),
+    ("tblib", "Code"),
+    ("tblib", "Traceback"),
+})
+
+
+class WorkerAnswerRefused(Exception):
+    """A worker's answer that is not plain, well-formed data (a harness error, never a verdict)."""
+
+
+class _ExceptionUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        found = getattr(builtins, name, None) if module == "builtins" else None
+        if isinstance(found, type) and issubclass(found, Exception):
+            return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not an allowed exception type")
+
+
+def load_exception(data: bytes | bytearray) -> BaseException:
+    """A worker's pickled exception, if it is built only from allowed types; else a plain one saying so."""
+    try:
+        exc = _ExceptionUnpickler(io.BytesIO(bytes(data))).load()
+    except Exception as err:  # whatever a hostile pickle makes the unpickler raise
+        return Exception(f"a worker sent an exception that was not unpickled ({str(err)[:120]})")
+    return exc if isinstance(exc, BaseException) else Exception("a worker sent a non-exception as its error")
+
+
+def install_safe_exceptions() -> None:
+    """Route ``distributed``'s exception unpickling (client and rpc replies) through :func:`load_exception`.
+
+    Process-wide and idempotent; tracebacks from workers are dropped, not unpickled."""
+    import distributed.client
+    import distributed.core
+
+    original = distributed.core.clean_exception
+    if getattr(original, "_acx_safe", False):
+        return
+
+    def clean_exception(exception: Any, traceback: Any = None, **kwargs: Any) -> Any:
+        if isinstance(exception, bytes | bytearray):
+            exception = load_exception(exception)
+        return original(exception, None if isinstance(traceback, bytes | bytearray) else traceback, **kwargs)
+
+    clean_exception._acx_safe = True  # type: ignore[attr-defined]
+    distributed.core.clean_exception = clean_exception
+    distributed.client.clean_exception = clean_exception  # type: ignore[attr-defined]
+
+
+def result_to_wire(res: SolverResult) -> dict[str, Any]:
+    return {"outcome": res.outcome, "detail": res.detail, "transcript": res.transcript, "facts": dict(res.facts)}
+
+
+def result_from_wire(obj: Any) -> SolverResult:
+    """A worker's game result, type by type (msgpack gives lists for tuples; bytes stay bytes)."""
+    if not isinstance(obj, dict):
+        raise WorkerAnswerRefused(f"expected a result object, found {type(obj).__name__}")
+    outcome, detail, transcript, facts = (obj.get(k) for k in ("outcome", "detail", "transcript", "facts"))
+    if not isinstance(outcome, str) or not isinstance(detail, str):
+        raise WorkerAnswerRefused("result outcome and detail must be strings")
+    if transcript is not None and not isinstance(transcript, bytes):
+        raise WorkerAnswerRefused("result transcript must be bytes")
+    if not isinstance(facts, dict) or not all(isinstance(k, str) for k in facts):
+        raise WorkerAnswerRefused("result facts must be an object")
+    return SolverResult(outcome, detail, transcript, facts)

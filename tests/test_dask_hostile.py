@@ -1,0 +1,123 @@
+"""A hostile Dask worker must not run code in the verifier, where the signing key is.
+
+Dask's client unpickles a task's result (default deserializers) and, whatever the deserializers, a failed
+task's exception. Measured before the fix, against a real ``dask scheduler`` and ``dask worker``: a result
+whose pickle calls ``exec`` and an exception whose pickle calls ``eval`` each ran in the verifier's process.
+Now results come back as plain data (``msgpack`` only) and exceptions through an allow-list.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.evaluation.solver import SolverResult
+from acx_oci.services.executors.dask_cluster import _checked
+from acx_oci.services.executors.wire import WorkerAnswerRefused, load_exception, result_from_wire
+
+MARK = "import os; open({where!r} + '/ran-in-%d' % os.getpid(), 'w').close()"
+
+
+class EvilResult:
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __reduce__(self) -> Any:
+        return exec, (MARK.format(where=self.where),)
+
+
+class EvilError(Exception):
+    """Round-trips on the worker (so Dask sends it as is) and runs code wherever it is unpickled."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+    def __reduce__(self) -> Any:
+        return eval, (f"(exec({MARK.format(where=self.where)!r}), ValueError('x'))[1]",)
+
+
+def hostile_result(where: str) -> Any:
+    return {"status": "played", "worker": "w", "address": "a", "containment": {}, "result": EvilResult(where)}
+
+
+def hostile_error(where: str) -> Any:
+    raise EvilError(where)
+
+
+def ran_here(where: Path) -> bool:
+    return (where / f"ran-in-{os.getpid()}").exists()
+
+
+def test_a_pickled_exception_that_runs_code_is_not_unpickled(tmp_path: Path) -> None:
+    data = pickle.dumps(EvilError(str(tmp_path)))
+    exc = load_exception(data)
+    assert not ran_here(tmp_path)
+    assert type(exc) is Exception and "not unpickled" in str(exc)
+    assert isinstance(load_exception(pickle.dumps(ValueError("fine"))), ValueError)
+
+
+def test_killed_worker_still_comes_back_as_itself() -> None:
+    from distributed.protocol import pickle as dpickle
+    from distributed.scheduler import KilledWorker
+
+    assert type(load_exception(dpickle.dumps(KilledWorker("k", "w", 1)))) is KilledWorker
+
+
+@pytest.mark.parametrize("answer", [
+    None, [], {"status": "played"},
+    {"status": "played", "worker": "w", "address": "a", "containment": {}, "result": {"outcome": 1}},
+    {"status": "played", "worker": "w", "address": "a", "containment": {},
+     "result": {"outcome": "pass", "detail": "", "transcript": "not bytes", "facts": {}}},
+    {"status": "odd", "worker": "w", "address": "a", "containment": {}},
+])
+def test_malformed_answers_are_refused(answer: Any) -> None:
+    with pytest.raises(WorkerAnswerRefused):
+        _checked(answer)
+
+
+def test_a_well_formed_answer_becomes_a_solver_result() -> None:
+    res = result_from_wire({"outcome": "pass", "detail": "d", "transcript": b"t", "facts": {"a": [1]}})
+    assert res == SolverResult("pass", "d", b"t", {"a": [1]})
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    pytest.importorskip("distributed")
+    from .support.dask_cluster import start_cluster
+
+    c = start_cluster(tmp_path_factory.mktemp("hostile-cluster"))
+    try:
+        c.add_worker("w1")
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.mark.slow
+def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: Path) -> None:
+    from distributed import wait
+
+    from acx_oci.services.executors import open_executor, parse_executor
+
+    executor = open_executor(parse_executor(cluster.url))
+    assert executor is not None
+    client = executor.client
+    try:
+        bad = client.submit(hostile_result, str(tmp_path), pure=False)
+        err = client.submit(hostile_error, str(tmp_path), pure=False)
+        with client.as_current():
+            wait([bad, err])
+        with pytest.raises(TypeError):  # refused by the msgpack-only deserializers
+            bad.result()
+        exc = err.exception()
+        assert "not unpickled" in str(exc), exc
+        assert not ran_here(tmp_path), "a worker's pickle ran in the verifier"
+        assert any(p.name.startswith("ran-in-") for p in tmp_path.iterdir()), "the worker did not even try"
+    finally:
+        executor.close()
