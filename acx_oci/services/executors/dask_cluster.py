@@ -285,10 +285,10 @@ class _Placement:
             try:
                 val = fut.result()
                 res = _checked(val)
-            except (WorkerAnswerRefused, TypeError, ValueError) as exc:  # not plain data: refused, never unpickled
+            except (WorkerAnswerRefused, TypeError, ValueError) as refused:  # not plain data: never unpickled
                 fut.release()
                 self._give(i, SolverResult(LANE_ERROR, f"harness error on the worker: answer refused: "
-                                                       f"{str(exc)[:200]}"))
+                                                       f"{str(refused)[:200]}"))
                 return
             fut.release()
             if val.get("status") == UNPROVEN:
