@@ -121,3 +121,50 @@ def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: P
         assert any(p.name.startswith("ran-in-") for p in tmp_path.iterdir()), "the worker did not even try"
     finally:
         executor.close()
+
+
+def _outward_ip() -> str | None:
+    """This machine's address on a non-loopback interface (a UDP connect sends nothing)."""
+    import ipaddress
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))
+            ip = str(s.getsockname()[0])
+        except OSError:
+            return None
+    return None if ipaddress.ip_address(ip).is_loopback else ip
+
+
+def test_loopback_worker_addresses() -> None:
+    from acx_oci.services.executors.spec import loopback_worker, parse_executor
+
+    assert loopback_worker("tcp://127.0.0.1:4000") and loopback_worker("tcp://[::1]:4000")
+    assert not loopback_worker("tcp://192.0.2.2:4000") and not loopback_worker("tls://127.0.0.1:4000")
+    assert not parse_executor("dask://127.0.0.1:1").allow_plaintext
+    assert parse_executor("dask://127.0.0.1:1", allow_plaintext=True).allow_plaintext
+
+
+@pytest.mark.slow
+def test_a_loopback_scheduler_with_a_remote_plaintext_worker_is_refused(tmp_path: Path) -> None:
+    """``dask://127.0.0.1`` passed the loopback check while the scheduler handed games to a worker it reaches
+    over plain TCP on another interface: held-out tasks in the clear after all."""
+    from .support.dask_cluster import start_cluster
+
+    ip = _outward_ip()
+    if ip is None:
+        pytest.skip("no non-loopback interface")
+    from acx_oci.errors import UsageError
+    from acx_oci.services.executors import open_executor, parse_executor
+
+    c = start_cluster(tmp_path / "cluster")
+    try:
+        c.add_worker("far", extra=("--host", ip))
+        with pytest.raises(UsageError, match=f"non-loopback addresses \\(tcp://{ip}:"):
+            open_executor(parse_executor(c.url))
+        allowed = open_executor(parse_executor(c.url, allow_plaintext=True))
+        assert allowed is not None and any(ip in a for a in allowed.workers())
+        allowed.close()
+    finally:
+        c.stop()
