@@ -74,6 +74,9 @@ class Handler(BaseHTTPRequestHandler):
             self._small(401, b"{}", {"WWW-Authenticate": f'Bearer realm="{realm}",service="x",scope="y"'})
         elif mode == "redirect" and not self.path.startswith("/final"):
             self._endless(302, {"Location": "/final"})
+        elif mode == "tags-loop":
+            self.server.sent += 1
+            self._small(200, b'{"name":"acx/x","tags":[]}', {"Link": '</v2/acx/x/tags/list?n=1000>; rel="next"'})
         elif mode == "tags-int":
             self._small(200, b'{"name":"acx/x","tags":5}', {"Content-Type": "application/json"})
         elif mode == "nested":
@@ -132,3 +135,17 @@ def test_tag_list_that_is_not_an_array_is_a_registry_error(hostile: Hostile) -> 
             store.list_tags()  # type: ignore[attr-defined]
     finally:
         store.close()  # type: ignore[attr-defined]
+
+
+def test_an_empty_tag_page_linking_to_itself_ends_the_listing(hostile: Hostile) -> None:
+    """Without a deadline (attest, the gateway) such a Link loop never ended; here a 5 s one would cut it."""
+    from acx_oci.timeutil import Deadline, deadline_scope
+
+    hostile.mode = "tags-loop"
+    store = open_store(f"{hostile.host}/acx/x:1", StoreOptions(timeout=20, retries=0))
+    try:
+        with deadline_scope(Deadline.after(5)):
+            assert store.list_tags_bounded(100) == ([], False)  # type: ignore[attr-defined]
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert hostile.sent == 1

@@ -58,6 +58,7 @@ from acx_oci.timeutil import current_deadline
 
 MAX_TAGS_LISTED = 100_000
 TAGS_PAGE = 1000
+MAX_TAG_PAGES = 1000  # pages of a tag listing followed (a Link loop of tiny pages ends here)
 MANIFEST_PUT_RACE_RETRIES = 4
 
 
@@ -345,6 +346,7 @@ class RegistryStore(ManifestReads):
         url: str | None = f"{self.base}tags/list"
         params: dict[str, str] | None = {"n": str(TAGS_PAGE)}
         tags: list[str] = []
+        pages = 0
         while url is not None:
             resp = t.request("GET", url, params=params)
             if resp.status_code == 404:
@@ -365,8 +367,11 @@ class RegistryStore(ManifestReads):
             if last is not None and page and page[0] <= last:
                 break  # the registry ignored ``last``: no progress, stop rather than loop
             tags += page
-            if len(tags) >= limit:
+            pages += 1
+            if len(tags) >= limit or (pages >= MAX_TAG_PAGES and (link or len(page) >= TAGS_PAGE)):
                 return tags[:limit], True
+            if link and not page:
+                break  # an empty page that links on (to itself, say): nothing more is coming
             if link:
                 url, params = urljoin(resp.url, link), None
             elif len(page) >= TAGS_PAGE and params is not None:
