@@ -9,6 +9,7 @@ path can.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,3 +55,22 @@ def test_an_unreadable_destination_list_is_never_overwritten_by_a_stale_one(worl
     assert "could not be read, so it is not replaced" in res.output
     assert open_store(f"{w.registry}/{mirror}").resolve(tag).digest == fresh
     assert any(a == "status" for _, _, a in proxy.log)
+
+
+def test_a_large_blob_streaming_past_its_size_stops_at_the_size(registry: str, proxy: FaultProxy,
+                                                                 tmp_path: Path) -> None:
+    """Above the streaming threshold a copy read the blob to a temporary with no size: a source could send up to
+    the 4 GiB cap before the digest check; now the read stops at the descriptor's size."""
+    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci.transfer import STREAM_THRESHOLD
+
+    (tmp_path / "big.bin").write_bytes(os.urandom(STREAM_THRESHOLD + 4096))
+    src = open_store(f"{registry}/hostile/big")
+    layer = src.push_blob_file(tmp_path / "big.bin", "application/octet-stream")
+    src.push_manifest(build_manifest("application/vnd.example.big", [layer]), MEDIA_MANIFEST, "v1")
+    proxy.add("extra", method="GET", path=f"/blobs/{layer.digest}", extra=64 * 1024 * 1024, interval=0)
+    for dst in (f"oci:{tmp_path / 'bundle'}", f"{registry}/hostile/big-copy"):
+        res = cli("copy", f"{proxy.host}/hostile/big:v1", dst, "--quiet")
+        assert res.exit_code == 1, res.output
+        assert f"more bytes than the {layer.size} its descriptor gives" in res.output
+    assert not [p for p in (tmp_path / "bundle" / "blobs").rglob("*") if p.name.startswith(".")]  # no temporary

@@ -153,7 +153,7 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     """One blob across, exact bytes: verified on read, and the destination must name it the same."""
     if desc.size > STREAM_THRESHOLD and isinstance(dst, LayoutStore):
         dest = dst.blob_file(desc.digest)  # streamed to a temporary file beside it, renamed once verified
-        src.fetch_blob_to_file(desc.digest, dest)
+        src.fetch_blob_to_file(desc.digest, dest, size=desc.size)  # stops at the size (not at the 4 GiB cap)
         if dest.stat().st_size != desc.size:
             dest.unlink()
             raise IntegrityError(f"blob {desc.digest}: {desc.size} bytes in its descriptor, not what was read")
@@ -161,7 +161,7 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     if desc.size > STREAM_THRESHOLD:
         with tempfile.TemporaryDirectory(prefix="acx-copy-") as tmp:
             path = Path(tmp) / "blob"
-            src.fetch_blob_to_file(desc.digest, path)
+            src.fetch_blob_to_file(desc.digest, path, size=desc.size)
             if path.stat().st_size != desc.size:
                 raise IntegrityError(f"blob {desc.digest}: {path.stat().st_size} bytes, its descriptor says "
                                      f"{desc.size}")
