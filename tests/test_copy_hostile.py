@@ -74,3 +74,18 @@ def test_a_large_blob_streaming_past_its_size_stops_at_the_size(registry: str, p
         assert res.exit_code == 1, res.output
         assert f"more bytes than the {layer.size} its descriptor gives" in res.output
     assert not [p for p in (tmp_path / "bundle" / "blobs").rglob("*") if p.name.startswith(".")]  # no temporary
+
+
+def test_the_plan_refuses_more_manifest_bytes_than_its_cap() -> None:
+    """A source listing thousands of 4 MiB referrers: the plan (held in memory) stops at its byte cap."""
+    from acx_oci.errors import UsageError
+    from acx_oci.oci.transfer import MAX_PLAN_MANIFEST_BYTES, CopyPlan, PlannedManifest
+
+    plan = CopyPlan()
+    raw = b" " * (4 * 1024 * 1024)
+    n = MAX_PLAN_MANIFEST_BYTES // len(raw)
+    for i in range(n):
+        plan.add(PlannedManifest(raw, "application/vnd.oci.image.manifest.v1+json", f"sha256:{i:064x}"), [])
+    with pytest.raises(UsageError, match="bytes of manifests"):
+        plan.add(PlannedManifest(raw, "application/vnd.oci.image.manifest.v1+json", f"sha256:{n:064x}"), [])
+    assert len(plan.manifests) == n

@@ -41,6 +41,7 @@ from acx_oci.timeutil import carry_deadline
 
 MAX_INDEX_DEPTH = 4
 MAX_PLAN_MANIFESTS = 10_000
+MAX_PLAN_MANIFEST_BYTES = 256 * 1024 * 1024  # 10,000 referrers of 4 MiB each would be 40 GB
 STREAM_THRESHOLD = 8 * 1024 * 1024  # blobs above this go through a temporary file, not memory
 BLOB_WORKERS = 8
 
@@ -67,6 +68,7 @@ class CopyPlan:
 
     manifests: list[PlannedManifest] = field(default_factory=list)
     blobs: dict[str, Descriptor] = field(default_factory=dict)
+    manifest_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -82,6 +84,10 @@ class CopyPlan:
             raise UsageError(f"copy: more than {MAX_PLAN_MANIFESTS} manifests; refusing an unbounded copy")
         if any(m.digest == item.digest and m.tag == item.tag for m in self.manifests):
             return
+        if self.manifest_bytes + len(item.raw) > MAX_PLAN_MANIFEST_BYTES:  # held in memory until pushed
+            raise UsageError(f"copy: more than {MAX_PLAN_MANIFEST_BYTES} bytes of manifests; refusing an unbounded "
+                             "copy")
+        self.manifest_bytes += len(item.raw)
         self.manifests.append(item)
         for b in blobs:
             self.blobs.setdefault(b.digest, b)
