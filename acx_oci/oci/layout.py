@@ -123,8 +123,13 @@ class LayoutStore(ManifestReads):
 
     def _read_index(self) -> list[dict[str, Any]]:
         path = self.root / "index.json"
-        try:
-            with path.open("rb") as f:
+        try:  # non-blocking open: a FIFO named index.json in a layout someone handed us must not hang the read
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                mode = os.fstat(fd).st_mode
+                if not stat.S_ISREG(mode):
+                    raise UsageError(f"{path}: expected a regular file, found {_kind(mode)}")
+                os.set_blocking(fd, True)
                 raw = f.read(MAX_MANIFEST_BYTES + 1)
         except FileNotFoundError:
             if not self.root.is_dir():
