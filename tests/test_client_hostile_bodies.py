@@ -77,6 +77,12 @@ class Handler(BaseHTTPRequestHandler):
         elif mode == "tags-loop":
             self.server.sent += 1
             self._small(200, b'{"name":"acx/x","tags":[]}', {"Link": '</v2/acx/x/tags/list?n=1000>; rel="next"'})
+        elif mode == "referrers-loop" and "/referrers/" in self.path:
+            self.server.sent += 1
+            here = self.path.split("?", 1)[0]
+            body = b'{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}'
+            self._small(200, body, {"Content-Type": "application/vnd.oci.image.index.v1+json",
+                                    "Link": f'<{here}>; rel="next"'})
         elif mode == "tags-int":
             self._small(200, b'{"name":"acx/x","tags":5}', {"Content-Type": "application/json"})
         elif mode == "nested":
@@ -148,4 +154,16 @@ def test_an_empty_tag_page_linking_to_itself_ends_the_listing(hostile: Hostile) 
             assert store.list_tags_bounded(100) == ([], False)  # type: ignore[attr-defined]
     finally:
         store.close()  # type: ignore[attr-defined]
+    assert hostile.sent == 1
+
+
+def test_a_referrers_page_linking_to_itself_ends_the_listing_partial(hostile: Hostile) -> None:
+    """It was followed 100 times (MAX_API_PAGES), each request up to --timeout, with no deadline in attest."""
+    hostile.mode = "referrers-loop"
+    store = open_store(f"{hostile.host}/acx/x:1", StoreOptions(timeout=20, retries=0))
+    try:
+        listing = store.referrers(DIGEST)
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert listing.descriptors == [] and listing.partial and listing.source == "api"
     assert hostile.sent == 1

@@ -347,6 +347,7 @@ class RegistryStore(ManifestReads):
         params: dict[str, str] | None = {"n": str(TAGS_PAGE)}
         tags: list[str] = []
         pages = 0
+        visited: set[str] = set()
         while url is not None:
             resp = t.request("GET", url, params=params)
             if resp.status_code == 404:
@@ -372,6 +373,9 @@ class RegistryStore(ManifestReads):
                 return tags[:limit], True
             if link and not page:
                 break  # an empty page that links on (to itself, say): nothing more is coming
+            visited.add(resp.url)
+            if link and urljoin(resp.url, link) in visited:
+                return tags[:limit], True  # a Link back to a page already read: a loop
             if link:
                 url, params = urljoin(resp.url, link), None
             elif len(page) >= TAGS_PAGE and params is not None:
