@@ -75,6 +75,8 @@ def test_killed_worker_still_comes_back_as_itself() -> None:
     {"status": "played", "worker": "w", "address": "a", "containment": {},
      "result": {"outcome": "pass", "detail": "", "transcript": "not bytes", "facts": {}}},
     {"status": "odd", "worker": "w", "address": "a", "containment": {}},
+    {"status": "played", "worker": "w", "address": "a", "containment": {"proven": False},
+     "result": {"outcome": "pass", "detail": "", "transcript": None, "facts": {}}},
 ])
 def test_malformed_answers_are_refused(answer: Any) -> None:
     with pytest.raises(WorkerAnswerRefused):
@@ -84,6 +86,10 @@ def test_malformed_answers_are_refused(answer: Any) -> None:
 def test_a_well_formed_answer_becomes_a_solver_result() -> None:
     res = result_from_wire({"outcome": "pass", "detail": "d", "transcript": b"t", "facts": {"a": [1]}})
     assert res == SolverResult("pass", "d", b"t", {"a": [1]})
+    wire = {"outcome": "pass", "detail": "", "transcript": None, "facts": {}}
+    assert _checked({"status": "played", "worker": "w", "address": "a", "containment": {"proven": True},
+                     "result": wire}) == SolverResult("pass")
+    assert _checked({"status": "unproven", "worker": "w", "address": "a", "containment": {"proven": False}}) is None
 
 
 @pytest.fixture(scope="module")

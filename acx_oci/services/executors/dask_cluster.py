@@ -85,7 +85,7 @@ class DaskExecutor:
             raise UsageError(f"--executor {self.spec.address}: a worker cannot run acx-oci "
                              f"({type(exc).__name__}: {str(exc)[:120]}); install acx-oci[dask] on every "
                              "worker") from None
-        return {str(v) for v in found.values() if v}
+        return {str(v)[:120] for v in found.values() if v}  # a worker's text goes into the signed descriptor
 
     def workers(self) -> list[str]:
         return list(self.client.scheduler_info()["workers"])
@@ -227,6 +227,8 @@ def _checked(val: Any) -> SolverResult | None:
         return None
     if val.get("status") != "played":
         raise WorkerAnswerRefused(f"unknown status {str(val.get('status'))[:40]!r}")
+    if val["containment"].get("proven") is not True:  # a game played without a proof is never rated
+        raise WorkerAnswerRefused("a game reported played without a containment proof")
     return result_from_wire(val.get("result"))
 
 
