@@ -18,7 +18,7 @@ import pytest
 
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.services.executors.dask_cluster import _checked
-from acx_oci.services.executors.wire import WorkerAnswerRefused, load_exception, result_from_wire
+from acx_oci.services.executors.wire import WorkerAnswerRefused, load_exception, result_from_wire, safe_loads
 
 MARK = "import os; open({where!r} + '/ran-in-%d' % os.getpid(), 'w').close()"
 
@@ -50,6 +50,14 @@ def hostile_error(where: str) -> Any:
     raise EvilError(where)
 
 
+def hostile_warning(where: str) -> Any:
+    """Dask's client unpickles a ``warn`` event's message and category as they come."""
+    from distributed import get_worker
+
+    get_worker().log_event("warn", {"message": pickle.dumps(EvilResult(where))})
+    return {"sent": True}
+
+
 def ran_here(where: Path) -> bool:
     return (where / f"ran-in-{os.getpid()}").exists()
 
@@ -60,6 +68,16 @@ def test_a_pickled_exception_that_runs_code_is_not_unpickled(tmp_path: Path) -> 
     assert not ran_here(tmp_path)
     assert type(exc) is Exception and "not unpickled" in str(exc)
     assert isinstance(load_exception(pickle.dumps(ValueError("fine"))), ValueError)
+
+
+def test_safe_loads_takes_types_and_data_never_a_call(tmp_path: Path) -> None:
+    assert safe_loads(pickle.dumps(dict)) is dict
+    assert safe_loads(pickle.dumps({"a": [1, "b", b"c"]})) == {"a": [1, "b", b"c"]}
+    assert safe_loads(pickle.dumps(UserWarning)) is UserWarning
+    for bad in (EvilResult(str(tmp_path)), EvilError(str(tmp_path)), os.system):
+        with pytest.raises(pickle.UnpicklingError):
+            safe_loads(pickle.dumps(bad))
+    assert not ran_here(tmp_path)
 
 
 def test_killed_worker_still_comes_back_as_itself() -> None:
@@ -117,8 +135,11 @@ def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: P
     try:
         bad = client.submit(hostile_result, str(tmp_path), pure=False)
         err = client.submit(hostile_error, str(tmp_path), pure=False)
+        warn = client.submit(hostile_warning, str(tmp_path), pure=False)
         with client.as_current():
-            wait([bad, err])
+            wait([bad, err, warn])
+        assert warn.result() == {"sent": True}
+        client.run(lambda: None)  # a round trip after the event: it has reached the client by now
         with pytest.raises(TypeError):  # refused by the msgpack-only deserializers
             bad.result()
         exc = err.exception()

@@ -32,6 +32,10 @@ _ALLOWED = frozenset({
 })
 
 
+_DATA_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int", "float",
+                         "complex", "bool"})
+
+
 class WorkerAnswerRefused(Exception):
     """A worker's answer that is not plain, well-formed data (a harness error, never a verdict)."""
 
@@ -41,22 +45,45 @@ class _ExceptionUnpickler(pickle.Unpickler):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
         found = getattr(builtins, name, None) if module == "builtins" else None
-        if isinstance(found, type) and issubclass(found, Exception):
-            return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not an allowed exception type")
+        if isinstance(found, type) and (issubclass(found, Exception) or name in _DATA_TYPES):
+            return found  # exception and warning classes, plain data types: never a function such as exec
+        raise pickle.UnpicklingError(f"{module}.{name} is not an allowed type")
+
+
+def safe_loads(data: bytes | bytearray, **_: Any) -> Any:
+    """``pickle.loads`` restricted to the allow-list (what ``distributed``'s client unpickles from workers: a
+    result's type, a warning and its category, an RPC error); anything else raises ``UnpicklingError``."""
+    return _ExceptionUnpickler(io.BytesIO(bytes(data))).load()
 
 
 def load_exception(data: bytes | bytearray) -> BaseException:
     """A worker's pickled exception, if it is built only from allowed types; else a plain one saying so."""
     try:
-        exc = _ExceptionUnpickler(io.BytesIO(bytes(data))).load()
+        exc = safe_loads(data)
     except Exception as err:  # whatever a hostile pickle makes the unpickler raise
         return Exception(f"a worker sent an exception that was not unpickled ({str(err)[:120]})")
     return exc if isinstance(exc, BaseException) else Exception("a worker sent a non-exception as its error")
 
 
+def _handle_warn(event: Any) -> None:
+    """A ``warn`` event from a worker, shown only if it unpickles from the allow-list (Dask's own handler
+    unpickles message and category as they come)."""
+    import warnings
+
+    msg = event[1] if isinstance(event, tuple) and len(event) == 2 else event
+    try:
+        message = safe_loads(msg["message"])
+        category = safe_loads(msg["category"]) if "category" in msg else None
+    except Exception:
+        return
+    if isinstance(category, type) and issubclass(category, Warning) and isinstance(message, str | Warning):
+        warnings.warn(message, category=category, stacklevel=1)
+
+
 def install_safe_exceptions() -> None:
-    """Route ``distributed``'s exception unpickling (client and rpc replies) through :func:`load_exception`.
+    """Route every unpickling ``distributed``'s client does of what workers send through the allow-list:
+    exceptions (client and rpc replies, :func:`load_exception`), a result's reported type, ``client.run``'s
+    pickled RPC errors and ``warn`` events (:func:`safe_loads`).
 
     Process-wide and idempotent; tracebacks from workers are dropped, not unpickled."""
     import distributed.client
@@ -65,6 +92,9 @@ def install_safe_exceptions() -> None:
     original = distributed.core.clean_exception
     if getattr(original, "_acx_safe", False):
         return
+    distributed.client.loads = safe_loads  # type: ignore[attr-defined,assignment]
+    distributed.client.Client._default_event_handlers = {
+        **distributed.client.Client._default_event_handlers, "warn": _handle_warn}
 
     def clean_exception(exception: Any, traceback: Any = None, **kwargs: Any) -> Any:
         if isinstance(exception, bytes | bytearray):
