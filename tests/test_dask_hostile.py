@@ -50,6 +50,15 @@ def hostile_error(where: str) -> Any:
     raise EvilError(where)
 
 
+def hostile_event(where: str) -> Any:
+    """An event whose payload Dask would pickle (``ToPickle``) on the way to the subscribed verifier."""
+    from distributed import get_worker
+    from distributed.protocol.serialize import ToPickle
+
+    get_worker().log_event("acx-hostile-topic", {"game": ToPickle(EvilResult(where))})
+    return {"sent": True}
+
+
 def hostile_warning(where: str) -> Any:
     """Dask's client unpickles a ``warn`` event's message and category as they come."""
     from distributed import get_worker
@@ -135,11 +144,17 @@ def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: P
     try:
         bad = client.submit(hostile_result, str(tmp_path), pure=False)
         err = client.submit(hostile_error, str(tmp_path), pure=False)
+        seen: list[Any] = []
+        client.subscribe_topic("acx-hostile-topic", seen.append)
         warn = client.submit(hostile_warning, str(tmp_path), pure=False)
+        event = client.submit(hostile_event, str(tmp_path), pure=False)
         with client.as_current():
-            wait([bad, err, warn])
+            wait([bad, err, warn, event])
         assert warn.result() == {"sent": True}
         client.run(lambda: None)  # a round trip after the event: it has reached the client by now
+        assert event.result() == {"sent": True} and seen, "the hostile event did not arrive"
+        # (the scheduler unpickles a ToPickle payload on its way: it ran there, which is why the README says
+        # to run the scheduler as a user that cannot read the signing key; the verifier got plain data)
         with pytest.raises(TypeError):  # refused by the msgpack-only deserializers
             bad.result()
         exc = err.exception()
