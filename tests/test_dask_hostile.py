@@ -210,3 +210,17 @@ def test_a_loopback_scheduler_with_a_remote_plaintext_worker_is_refused(tmp_path
         allowed.close()
     finally:
         c.stop()
+
+
+def test_malformed_start_events_are_ignored() -> None:
+    from acx_oci.services.executors.dask_cluster import _Tracker
+
+    t = _Tracker("run1", 3, None)
+    for msg in ({"run": "run1", "event": "started", "game": "x", "name": "w"},
+                {"run": "run1", "event": "started", "game": 99, "name": "w"},
+                {"run": "run1", "event": "started", "game": 1, "name": ["w"]},
+                {"run": "run1", "event": "started"}):
+        t.on_event((0.0, msg))  # raised ValueError / KeyError from the client's event loop before
+    assert t.started == {}
+    t.on_event((0.0, {"run": "run1", "event": "started", "game": 2, "name": "w" * 500}))
+    assert t.started == {2: ["w" * 120]}

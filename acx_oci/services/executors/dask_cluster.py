@@ -127,7 +127,10 @@ class _Tracker:
         msg = event[1] if isinstance(event, tuple) else event
         if not isinstance(msg, dict) or msg.get("run") != self.run or msg.get("event") != "started":
             return
-        game, name = int(msg["game"]), str(msg["name"])
+        game, name = msg.get("game"), msg.get("name")
+        if not isinstance(game, int) or not 1 <= game <= self.total or not isinstance(name, str):
+            return  # not an event our play_game sends (a worker's own text: never trusted for shape)
+        name = name[:120]
         with self.lock:
             if game in self.finished:
                 return
@@ -350,7 +353,9 @@ class _Placement:
         last = list(self.bad.values())[-1]
         refused = self.unproven_on.setdefault(i, [])  # every worker it could go to proved nothing
         refused += sorted({str(v["worker"]) for v in self.bad.values()} - set(refused))
-        failed = [p["name"] for p in last["containment"].get("probes") or [] if not p.get("ok")]
+        probes = last["containment"].get("probes")
+        failed = [str(p.get("name"))[:120] for p in (probes if isinstance(probes, list) else [])
+                  if isinstance(p, dict) and not p.get("ok")]
         why = ", ".join(failed) or str(last["containment"].get("error") or "no proof")
         self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({why})",
                                    facts={"conditions": {"containment": False}}), last)
