@@ -36,3 +36,23 @@ def test_index_json_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
         t.join(5)
         pytest.fail("reading a layout whose index.json is a FIFO hung")
     assert isinstance(outcome[0], UsageError) and "expected a regular file, found a FIFO" in str(outcome[0])
+
+
+def test_a_planted_lock_symlink_or_blobs_symlink_never_writes_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "bundle"
+    root.mkdir()
+    (root / ".index.json.lock").symlink_to(outside / "created-by-acx")  # dangling: O_CREAT made its target
+    store = open_store(f"oci:{root}:v1")
+    with pytest.raises(UsageError):
+        store.push_blob(b"x", "application/octet-stream")
+        store.push_manifest(b'{"schemaVersion":2}', "application/vnd.oci.image.manifest.v1+json", "v1")
+    assert not (outside / "created-by-acx").exists()
+
+    root2 = tmp_path / "bundle2"
+    root2.mkdir()
+    (root2 / "blobs").symlink_to(outside)
+    with pytest.raises(UsageError, match="found a symlink"):
+        open_store(f"oci:{root2}:v1").push_blob(b"y", "application/octet-stream")
+    assert list(outside.iterdir()) == []
