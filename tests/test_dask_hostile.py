@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.services.executors.dask_cluster import _checked
-from acx_oci.services.executors.wire import WorkerAnswerRefused, load_exception, result_from_wire, safe_loads
+from acx_oci.services.executors.wire import load_exception, result_from_wire, safe_loads
 
 MARK = "import os; open({where!r} + '/ran-in-%d' % os.getpid(), 'w').close()"
 

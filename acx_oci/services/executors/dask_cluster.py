@@ -23,19 +23,14 @@ from urllib.parse import urlsplit
 from distributed import Client, Future, wait
 from distributed.security import Security
 
-from acx_oci.errors import RegistryError, UsageError
+from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.cartridge import LoadedCartridge, rom_files
 from acx_oci.services.executors.spec import ExecutorSpec, loopback_worker
-from acx_oci.services.executors.wire import (
-    CLIENT_DESERIALIZERS,
-    WorkerAnswerRefused,
-    install_safe_exceptions,
-    result_from_wire,
-)
+from acx_oci.services.executors.wire import CLIENT_DESERIALIZERS, install_safe_exceptions, result_from_wire
 from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
 from acx_oci.solvers.rom import rom_descriptor
 

@@ -16,6 +16,7 @@ import io
 import pickle
 from typing import Any
 
+from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
 
 CLIENT_DESERIALIZERS = ["msgpack"]
@@ -34,10 +35,6 @@ _ALLOWED = frozenset({
 
 _DATA_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int", "float",
                          "complex", "bool"})
-
-
-class WorkerAnswerRefused(Exception):
-    """A worker's answer that is not plain, well-formed data (a harness error, never a verdict)."""
 
 
 class _ExceptionUnpickler(pickle.Unpickler):
@@ -70,10 +67,10 @@ def _handle_warn(event: Any) -> None:
     unpickles message and category as they come)."""
     import warnings
 
-    msg = event[1] if isinstance(event, tuple) and len(event) == 2 else event
+    payload = event[1] if isinstance(event, tuple) and len(event) == 2 else event
     try:
-        message = safe_loads(msg["message"])
-        category = safe_loads(msg["category"]) if "category" in msg else None
+        message = safe_loads(payload["message"])
+        category = safe_loads(payload["category"]) if "category" in payload else None
     except Exception:
         return
     if isinstance(category, type) and issubclass(category, Warning) and isinstance(message, str | Warning):
