@@ -22,6 +22,7 @@ The tree (as httpx draws its own)::
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
     │   ├── IntegrityError          exit 1  digest_mismatch
+    │   ├── WorkerAnswerRefused     exit 1  worker_answer_refused (a Dask worker's answer is not plain data)
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   ├── GatewayDenied           exit 1  gateway_denied (an acx-oci gateway's policy refused the request)
@@ -125,6 +126,12 @@ class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
     code = "digest_mismatch"
+
+
+class WorkerAnswerRefused(VerificationError):
+    """A Dask worker's answer that is not plain, well-formed data (its game ends lane-error, never a verdict)."""
+
+    code = "worker_answer_refused"
 
 
 class ImageUnsafe(VerificationError):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from acx_oci.errors import UsageError
 
@@ -101,3 +101,18 @@ def deadline_scope(deadline: Deadline | None) -> Iterator[Deadline | None]:
         yield effective
     finally:
         _SCOPE.reset(token)
+
+
+_R = TypeVar("_R")
+
+
+def carry_deadline(func: Callable[..., _R]) -> Callable[..., _R]:
+    """``func`` under the caller's deadline, for a thread pool: its threads start with an empty context, so a
+    fetch submitted bare would be bounded by ``--timeout`` alone, round after round, long past ``--deadline``."""
+    deadline = current_deadline()
+
+    def run(*args: Any, **kwargs: Any) -> _R:
+        with deadline_scope(deadline):
+            return func(*args, **kwargs)
+
+    return run

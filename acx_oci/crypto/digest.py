@@ -7,7 +7,7 @@ import re
 
 from acx_oci.errors import IntegrityError, UsageError
 
-_DIGEST_RE = re.compile(r"^sha256:[a-f0-9]{64}$")
+_DIGEST_RE = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 
 
 def sha256_digest(data: bytes) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import ipaddress
 import itertools
 import socket
 import threading
@@ -24,6 +25,7 @@ from typing import Any
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 
 _local = threading.local()
 PRUNE_AT = 4096
@@ -138,13 +140,70 @@ def _watch(conn: Any) -> None:
         guard.watch(conn)
 
 
+def _resolve_in_time(host: str, port: int, conn: Any) -> list[str] | None:
+    """The addresses of ``host``, looked up within the current guard's time; None without a guard or for an
+    IP literal. ``getaddrinfo`` blocks with no socket to shut down, so a slow resolver (a hostile registry's
+    own name server, say) would hold a request past its end: the lookup runs in a daemon thread instead."""
+    guard = getattr(_local, "guard", None)
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    if guard is None:
+        return None
+    box: dict[str, Any] = {}
+
+    def lookup() -> None:
+        try:
+            box["found"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except OSError as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=lookup, name="acx-net-dns", daemon=True)
+    thread.start()
+    thread.join(max(0.0, guard.until - time.monotonic()))
+    if thread.is_alive():
+        guard.fire()
+        raise NameResolutionError(host, conn, socket.gaierror(f"{host}: not resolved in time"))
+    if "error" in box:
+        err = box["error"]
+        raise NameResolutionError(host, conn, err if isinstance(err, socket.gaierror) else socket.gaierror(str(err)))
+    return list(dict.fromkeys(str(info[4][0]) for info in box["found"]))
+
+
+def _connect_resolved(conn: Any, new_conn: Any) -> Any:
+    """``new_conn()`` to each address resolved in time in turn (urllib3's own fallback order), the name kept."""
+    addresses = _resolve_in_time(conn._dns_host, conn.port, conn)
+    if not addresses:
+        return new_conn()
+    name = conn._dns_host
+    failure: Exception | None = None
+    try:
+        for address in addresses:
+            conn._dns_host = address
+            try:
+                return new_conn()
+            except (NewConnectionError, ConnectTimeoutError) as exc:
+                failure = exc
+        raise failure if failure is not None else NewConnectionError(conn, f"{name}: no address")
+    finally:
+        conn._dns_host = name
+
+
 class _HTTPConnection(HTTPConnection):
+    def _new_conn(self) -> Any:
+        return _connect_resolved(self, super()._new_conn)
+
     def connect(self) -> None:
         super().connect()
         _watch(self)
 
 
 class _HTTPSConnection(HTTPSConnection):
+    def _new_conn(self) -> Any:
+        return _connect_resolved(self, super()._new_conn)
+
     def connect(self) -> None:
         super().connect()
         _watch(self)
@@ -172,6 +231,17 @@ class GuardedAdapter(HTTPAdapter):
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+    def build_response(self, req: Any, resp: Any) -> Any:
+        """A redirect's body is dropped unread: ``requests`` reads it whole (decompressed, no cap) to reuse the
+        connection, so a hostile server's 302 with an endless or gzip-bomb body would fill memory."""
+        response = super().build_response(req, resp)
+        if response.is_redirect:
+            response._content = b""
+            response._content_consumed = True  # type: ignore[attr-defined]
+            with contextlib.suppress(Exception):
+                resp.close()  # the connection goes with it: a body left unread cannot be reused
+        return response
 
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         """Through ``HTTPS_PROXY`` too (an HTTP proxy's pools; a SOCKS proxy keeps per-read timeouts only)."""

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from acx_oci.errors import IntegrityError, NotFoundError, UsageError
 from acx_oci.oci.model import MEDIA_EMPTY, MEDIA_MANIFEST, Descriptor, parse_manifest
+from acx_oci.timeutil import carry_deadline
 
 MAX_CLASSIFY_FETCHES = 64
 CLASSIFY_THREADS = 8
@@ -109,7 +110,7 @@ def classify_referrers(store: ManifestSource, subject_digest: str, descs: list[D
 
     if todo:
         with ThreadPoolExecutor(max_workers=min(CLASSIFY_THREADS, len(todo))) as pool:
-            for digest, entry in pool.map(fetch, todo):
+            for digest, entry in pool.map(carry_deadline(fetch), todo):
                 known[digest] = entry
                 if entry is not None:
                     with _LOCK:

@@ -102,6 +102,9 @@ class LayoutStore(ManifestReads):
         """Create the layout on first write (idempotent, safe under concurrency)."""
         if self.root.exists() and not self.root.is_dir():
             raise UsageError(f"{self.root}: exists and is not a directory")
+        for d in (self.root / "blobs", self.root / "blobs" / "sha256"):  # writes must stay inside the layout
+            if d.is_symlink():
+                raise UsageError(f"{d}: expected a directory, found a symlink")
         (self.root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
         if not (self.root / LAYOUT_FILE).exists():
             _atomic_write(self.root / LAYOUT_FILE, LAYOUT_JSON)
@@ -113,7 +116,10 @@ class LayoutStore(ManifestReads):
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Exclusive lock on index.json updates; index.json itself is replaced by rename."""
-        fd = os.open(self.root / ".index.json.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # never through a symlink: a dangling one would create its target outside the layout
+            fd = os.open(self.root / ".index.json.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise UsageError(f"{self.root}/.index.json.lock: cannot open ({exc.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -123,8 +129,13 @@ class LayoutStore(ManifestReads):
 
     def _read_index(self) -> list[dict[str, Any]]:
         path = self.root / "index.json"
-        try:
-            with path.open("rb") as f:
+        try:  # non-blocking open: a FIFO named index.json in a layout someone handed us must not hang the read
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                mode = os.fstat(fd).st_mode
+                if not stat.S_ISREG(mode):
+                    raise UsageError(f"{path}: expected a regular file, found {_kind(mode)}")
+                os.set_blocking(fd, True)
                 raw = f.read(MAX_MANIFEST_BYTES + 1)
         except FileNotFoundError:
             if not self.root.is_dir():

@@ -21,6 +21,7 @@ from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.oci.classify import classify_referrers
 from acx_oci.oci.model import MEDIA_INDEX, Descriptor, Manifest, build_index, parse_manifest
 from acx_oci.oci.store import ReferrerListing
+from acx_oci.timeutil import carry_deadline
 
 REFERRER_TAG_PREFIX = "acx-att-"
 DEFAULT_MAX_TAGS_SCANNED = 10_000
@@ -28,7 +29,7 @@ DEFAULT_MAX_REFERRERS = 10_000
 FETCH_THREADS = 8
 
 # acx-att-<16 hex of the referrer digest> or acx-att-<16 hex of subject>-<16 hex of referrer>
-_OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})$")
+_OWN_TAG_RE = re.compile(r"^acx-att-(?:(?P<subject>[0-9a-f]{16})-)?(?P<digest>[0-9a-f]{16})\Z")
 _LINK_RE = re.compile(r"<(?P<url>[^>]*)>\s*;(?P<params>[^,]*)")
 
 
@@ -175,7 +176,7 @@ def scan_own_tags(store: TagScanStore, subject_digest: str, known: set[str]) -> 
 
     if todo:
         with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
-            for entry in pool.map(load, todo):
+            for entry in pool.map(carry_deadline(load), todo):
                 if entry is not None and entry[1] == subject_digest and entry[0] not in known:
                     found.append(entry[2])
     return merge_descriptors([], found), truncated

@@ -37,9 +37,11 @@ from acx_oci.oci.referrers import descriptor_for_referrer
 from acx_oci.oci.registry.client import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import Store
+from acx_oci.timeutil import carry_deadline
 
 MAX_INDEX_DEPTH = 4
 MAX_PLAN_MANIFESTS = 10_000
+MAX_PLAN_MANIFEST_BYTES = 256 * 1024 * 1024  # 10,000 referrers of 4 MiB each would be 40 GB
 STREAM_THRESHOLD = 8 * 1024 * 1024  # blobs above this go through a temporary file, not memory
 BLOB_WORKERS = 8
 
@@ -66,6 +68,7 @@ class CopyPlan:
 
     manifests: list[PlannedManifest] = field(default_factory=list)
     blobs: dict[str, Descriptor] = field(default_factory=dict)
+    manifest_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -81,6 +84,10 @@ class CopyPlan:
             raise UsageError(f"copy: more than {MAX_PLAN_MANIFESTS} manifests; refusing an unbounded copy")
         if any(m.digest == item.digest and m.tag == item.tag for m in self.manifests):
             return
+        if self.manifest_bytes + len(item.raw) > MAX_PLAN_MANIFEST_BYTES:  # held in memory until pushed
+            raise UsageError(f"copy: more than {MAX_PLAN_MANIFEST_BYTES} bytes of manifests; refusing an unbounded "
+                             "copy")
+        self.manifest_bytes += len(item.raw)
         self.manifests.append(item)
         for b in blobs:
             self.blobs.setdefault(b.digest, b)
@@ -152,7 +159,7 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     """One blob across, exact bytes: verified on read, and the destination must name it the same."""
     if desc.size > STREAM_THRESHOLD and isinstance(dst, LayoutStore):
         dest = dst.blob_file(desc.digest)  # streamed to a temporary file beside it, renamed once verified
-        src.fetch_blob_to_file(desc.digest, dest)
+        src.fetch_blob_to_file(desc.digest, dest, size=desc.size)  # stops at the size (not at the 4 GiB cap)
         if dest.stat().st_size != desc.size:
             dest.unlink()
             raise IntegrityError(f"blob {desc.digest}: {desc.size} bytes in its descriptor, not what was read")
@@ -160,7 +167,7 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
     if desc.size > STREAM_THRESHOLD:
         with tempfile.TemporaryDirectory(prefix="acx-copy-") as tmp:
             path = Path(tmp) / "blob"
-            src.fetch_blob_to_file(desc.digest, path)
+            src.fetch_blob_to_file(desc.digest, path, size=desc.size)
             if path.stat().st_size != desc.size:
                 raise IntegrityError(f"blob {desc.digest}: {path.stat().st_size} bytes, its descriptor says "
                                      f"{desc.size}")
@@ -213,7 +220,7 @@ def copy_blobs(src: Store, dst: Store, plan: CopyPlan, progress: Progress | None
         progress(0, total, "blobs")
     blobs = sorted(plan.blobs.values(), key=lambda d: -d.size)  # big ones first: the pool stays busy
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for fut in [pool.submit(one, d) for d in blobs]:
+        for fut in [pool.submit(carry_deadline(one), d) for d in blobs]:
             fut.result()
     return counts
 

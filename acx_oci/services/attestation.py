@@ -48,7 +48,7 @@ ANN_STATUS_LIST = "dev.acx.status-list.id"
 STATUS_TAG_PREFIX = "acx-status-"
 MAX_CREDENTIAL_BYTES = 2 * 1024 * 1024
 MAX_STATUS_LIST_BYTES = 4 * 1024 * 1024
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 
 
 def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
+from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import status_entries
@@ -222,6 +222,9 @@ def _newer_in(dst: Store, url: str, published: tuple[dict[str, Any], str]) -> tu
     """
     try:
         there = fetch_status_list(dst, url)
+    except RegistryError as exc:  # unreadable is not absent: a 503 here must not let an older list overwrite
+        raise type(exc)(f"status list {url} in the destination could not be read, so it is not replaced (it may "
+                        f"be newer than the source's): {exc}") from None
     except AcxError:
         return None  # something unusable under the tag: the source's list replaces it
     if there is None or there[1] == published[1]:

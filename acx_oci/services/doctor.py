@@ -182,15 +182,16 @@ def _probe_tags(store: RegistryStore, report: DoctorReport) -> None:
     body = t.read_capped(resp, 1024 * 1024, "tag list", truncate=True)
     try:
         tags = json.loads(body).get("tags") or []
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         tags = []
+    tags = [x for x in tags if isinstance(x, str)] if isinstance(tags, list) else []  # a hostile answer: no TypeError
     caps["tagList"] = resp.status_code == 200 and {"subject", "page-1", "page-2"} <= set(tags)
     resp = t.request("GET", f"{store.base}tags/list", params={"n": "1"})
     link = next_link(resp.headers.get("Link"))
     body = t.read_capped(resp, 1024 * 1024, "tag list", truncate=True)
     try:
         page = json.loads(body).get("tags") or []
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         page = []
     caps["tagListLimit"] = resp.status_code == 200 and len(page) == 1
     caps["tagPagination"] = caps["tagListLimit"] and link is not None

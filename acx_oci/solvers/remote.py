@@ -21,7 +21,6 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import IntegrityError
-from acx_oci.evaluation.solver import SolverResult
 from acx_oci.jsonio import parse_json
 from acx_oci.oci.store import StoreOptions
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
@@ -138,8 +137,10 @@ def play_game(bundle: RomBundle, task: dict[str, Any], rom_digest: str, run: str
     if worker is not None:
         worker.log_event(EVENT_TOPIC, {"run": run, "game": game, "name": name, "event": "started"})
     res = solver.solve(task, rom_digest)
+    # plain data only: the verifier unpickles nothing a worker sends (acx_oci.services.executors.wire)
     return {"status": PLAYED, "worker": name, "address": address, "containment": proof,
-            "result": SolverResult(res.outcome, res.detail, res.transcript, dict(res.facts))}
+            "result": {"outcome": res.outcome, "detail": res.detail, "transcript": res.transcript,
+                       "facts": dict(res.facts)}}
 
 
 def sandbox_version() -> str | None:

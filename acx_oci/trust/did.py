@@ -21,7 +21,7 @@ from acx_oci.errors import AcxError, DidError, MethodNotAuthorizedError, UsageEr
 from acx_oci.jsonio import loads_ijson
 
 # The one DID grammar: did:key (base58btc multibase) and did:web (host, optional %3A port, path segments).
-DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)$")
+DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)\Z")
 Fetch = Callable[[str], bytes]
 
 

@@ -39,11 +39,12 @@ class Cluster:
             return "dask+tls://" + self.address.removeprefix("tls://")
         return "dask://" + self.address.removeprefix("tcp://")
 
-    def add_worker(self, name: str, env: dict[str, str] | None = None, timeout: float = 60.0) -> None:
+    def add_worker(self, name: str, env: dict[str, str] | None = None, timeout: float = 60.0,
+                   extra: tuple[str, ...] = ()) -> None:
         log = (self.dir / f"{name}.log").open("wb")
         proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
                                  str(self.dir / "scheduler.json"), "--name", name, "--nthreads", "1", "--no-nanny",
-                                 "--no-dashboard", "--local-directory", str(self.dir / name), *self.tls],
+                                 "--no-dashboard", "--local-directory", str(self.dir / name), *self.tls, *extra],
                                 env=_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 cwd=self.dir)  # not the checkout: `python -m` puts the cwd on sys.path
         self.workers[name] = proc

@@ -24,6 +24,7 @@ from acx_oci.errors import RegistryError, UsageError
 TOKEN_CACHE_MAX = 64
 DEFAULT_TOKEN_SECONDS = 60  # the docker token spec's default when ``expires_in`` is absent
 TOKEN_EXPIRY_MARGIN = 5.0
+TOKEN_BODY_CAP = 1024 * 1024  # a JWT is a few KiB; some services add a refresh token
 
 _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
@@ -189,6 +190,16 @@ class RegistryAuth:
             while len(self._tokens) > TOKEN_CACHE_MAX:
                 self._tokens.popitem(last=False)
 
+    def _read_token(self, resp: requests.Response) -> bytes:
+        """The token response, at most :data:`TOKEN_BODY_CAP` bytes (decoded): the realm is the registry's to
+        name, and a body read whole (``resp.json()``) is as long as whoever answers there likes."""
+        buf = bytearray()
+        for chunk in resp.iter_content(65536):
+            buf += chunk
+            if len(buf) > TOKEN_BODY_CAP:
+                raise RegistryError(f"registry {self.host}: token response exceeds the {TOKEN_BODY_CAP}-byte limit")
+        return bytes(buf)
+
     def _fetch_token(self, params: dict[str, str], creds: Credentials | None, session: requests.Session,
                      timeout: tuple[float, float]) -> tuple[str, float]:
         realm = params["realm"]
@@ -197,21 +208,25 @@ class RegistryAuth:
             if creds is not None and creds.identity_token:
                 form = dict(query, grant_type="refresh_token", refresh_token=creds.identity_token,
                             client_id="acx-oci")
-                resp = session.post(realm, data=form, timeout=timeout)
+                resp = session.post(realm, data=form, timeout=timeout, stream=True)
             else:
                 headers = {"Authorization": "Basic " + creds.basic()} if creds and creds.username else {}
-                resp = session.get(realm, params=query, headers=headers, timeout=timeout)
+                resp = session.get(realm, params=query, headers=headers, timeout=timeout, stream=True)
+            try:
+                if resp.status_code != 200:
+                    raise RegistryError(f"registry {self.host}: token service answered HTTP {resp.status_code}"
+                                        + ("" if creds else " (no credentials configured)"))
+                body = self._read_token(resp)
+            finally:
+                resp.close()
         except requests.exceptions.RequestException as exc:
             raise RegistryError(f"registry {self.host}: token service {realm} failed ({exc.__class__.__name__})") \
                 from None
-        if resp.status_code != 200:
-            raise RegistryError(f"registry {self.host}: token service answered HTTP {resp.status_code}"
-                                + ("" if creds else " (no credentials configured)"))
         try:
-            doc = resp.json()
+            doc = json.loads(body)
             token = doc.get("token") or doc.get("access_token")
             expires = doc.get("expires_in")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             token, expires = None, None
         if not isinstance(token, str) or not token:
             raise RegistryError(f"registry {self.host}: token service sent no token")

@@ -58,6 +58,7 @@ from acx_oci.timeutil import current_deadline
 
 MAX_TAGS_LISTED = 100_000
 TAGS_PAGE = 1000
+MAX_TAG_PAGES = 1000  # pages of a tag listing followed (a Link loop of tiny pages ends here)
 MANIFEST_PUT_RACE_RETRIES = 4
 
 
@@ -345,6 +346,8 @@ class RegistryStore(ManifestReads):
         url: str | None = f"{self.base}tags/list"
         params: dict[str, str] | None = {"n": str(TAGS_PAGE)}
         tags: list[str] = []
+        pages = 0
+        visited: set[str] = set()
         while url is not None:
             resp = t.request("GET", url, params=params)
             if resp.status_code == 404:
@@ -356,15 +359,23 @@ class RegistryStore(ManifestReads):
             body = t.read_capped(resp, 16 * 1024 * 1024, "tag list")
             try:
                 page = json.loads(body).get("tags") or []
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
+            if not isinstance(page, list):
+                raise RegistryError(f"registry {self.host}: tag list: expected tags to be an array")
             page = [x for x in page if isinstance(x, str)]
             last = params.get("last") if params else None
             if last is not None and page and page[0] <= last:
                 break  # the registry ignored ``last``: no progress, stop rather than loop
             tags += page
-            if len(tags) >= limit:
+            pages += 1
+            if len(tags) >= limit or (pages >= MAX_TAG_PAGES and (link or len(page) >= TAGS_PAGE)):
                 return tags[:limit], True
+            if link and not page:
+                break  # an empty page that links on (to itself, say): nothing more is coming
+            visited.add(resp.url)
+            if link and urljoin(resp.url, link) in visited:
+                return tags[:limit], True  # a Link back to a page already read: a loop
             if link:
                 url, params = urljoin(resp.url, link), None
             elif len(page) >= TAGS_PAGE and params is not None:

@@ -91,6 +91,7 @@ def referrers_api(store: RegistryStore, subject_digest: str,
     params = {"artifactType": artifact_type} if artifact_type else None
     out: list[Descriptor] = []
     pages = 0
+    visited: set[str] = set()
     filtered = artifact_type is not None
     while url is not None:
         resp = t.request("GET", url, params=params, headers={"Accept": MEDIA_INDEX})
@@ -119,7 +120,10 @@ def referrers_api(store: RegistryStore, subject_digest: str,
         pages += 1
         if len(out) >= store.max_referrers or (link and pages >= MAX_API_PAGES):
             return out[: store.max_referrers], True, filtered
+        visited.add(resp.url)
         url = urljoin(resp.url, link) if link else None
+        if url is not None and url in visited:  # a Link back to a page already read: a loop, not more pages
+            return out[: store.max_referrers], True, filtered
         params = None
     return out, False, filtered
 

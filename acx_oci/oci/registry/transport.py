@@ -287,7 +287,7 @@ class Transport:
                 code = str(errs[0].get("code", ""))
                 errs_message = errs[0].get("message")
                 detail = " ".join(str(errs[0].get(k, "")) for k in ("code", "message")).strip()
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the recursion limit is not JSON we read either
             detail = one_line(body.decode("utf-8", "replace"), 120)
         msg = f"registry {self.host}: {what}: HTTP {resp.status_code}" + (f" {one_line(detail)}" if detail else "")
         if resp.status_code == 404:

@@ -18,17 +18,19 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from distributed import Client, Future, wait
 from distributed.security import Security
 
-from acx_oci.errors import RegistryError, UsageError
+from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.cartridge import LoadedCartridge, rom_files
-from acx_oci.services.executors.spec import ExecutorSpec
+from acx_oci.services.executors.spec import ExecutorSpec, loopback_worker
+from acx_oci.services.executors.wire import CLIENT_DESERIALIZERS, install_safe_exceptions, result_from_wire
 from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
 from acx_oci.solvers.rom import rom_descriptor
 
@@ -50,12 +52,24 @@ class DaskExecutor:
                 raise UsageError(f"--executor {spec.address}: TLS needs the verifier's CA and certificate "
                                  "(--executor-ca, --executor-cert, --executor-key, or Dask's distributed.comm.tls)")
         try:
-            self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False)
+            install_safe_exceptions()
+            self.client = Client(spec.address, security=security, timeout=timeout, set_as_default=False,
+                                 deserializers=CLIENT_DESERIALIZERS)
         except (OSError, TimeoutError) as exc:
             raise RegistryError(f"--executor: no Dask scheduler answers at {spec.address} "
                                 f"({type(exc).__name__})") from None
         self.spec = spec
+        # dask:// to a loopback scheduler without --allow-plaintext-executor: games go to loopback workers
+        # only (a scheduler listening on every interface has remote workers it reaches over plain TCP)
+        self.confined = spec.address is not None and spec.address.startswith("tcp://") and not spec.allow_plaintext
         self.on_progress: Progress | None = None
+        remote = [a for a in self.workers() if not self.eligible(a)]
+        if remote:
+            self.client.close()
+            raise UsageError(f"--executor {spec.address}: the scheduler has workers reached over plain TCP at "
+                             f"non-loopback addresses ({', '.join(sorted(remote)[:3])}): held-out tasks would cross "
+                             "the network in the clear; use dask+tls://, or --allow-plaintext-executor on a network "
+                             "you trust")
         self.sandbox_versions()  # workers that cannot run acx-oci fail here, before any attempt is logged
 
     def sandbox_versions(self) -> set[str]:
@@ -66,7 +80,14 @@ class DaskExecutor:
             raise UsageError(f"--executor {self.spec.address}: a worker cannot run acx-oci "
                              f"({type(exc).__name__}: {str(exc)[:120]}); install acx-oci[dask] on every "
                              "worker") from None
-        return {str(v) for v in found.values() if v}
+        return {str(v)[:120] for v in found.values() if v}  # a worker's text goes into the signed descriptor
+
+    def workers(self) -> list[str]:
+        return list(self.client.scheduler_info()["workers"])
+
+    def eligible(self, address: str) -> bool:
+        """Whether games may be placed on this worker (see ``confined``)."""
+        return not self.confined or loopback_worker(address)
 
     def threads(self) -> int:
         """Game slots on the cluster now (the default ``--jobs`` with a Dask executor)."""
@@ -101,7 +122,10 @@ class _Tracker:
         msg = event[1] if isinstance(event, tuple) else event
         if not isinstance(msg, dict) or msg.get("run") != self.run or msg.get("event") != "started":
             return
-        game, name = int(msg["game"]), str(msg["name"])
+        game, name = msg.get("game"), msg.get("name")
+        if not isinstance(game, int) or not 1 <= game <= self.total or not isinstance(name, str):
+            return  # not an event our play_game sends (a worker's own text: never trusted for shape)
+        name = name[:120]
         with self.lock:
             if game in self.finished:
                 return
@@ -169,7 +193,7 @@ class DaskSolver:
         tracker = _Tracker(uuid.uuid4().hex[:16], len(tasks), self.executor.on_progress)
         client.subscribe_topic(EVENT_TOPIC, tracker.on_event)
         bundle = self._scatter()
-        places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs))
+        places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs), self.executor)
         try:
             tracker.report()
             yield from places.results()
@@ -184,16 +208,33 @@ class DaskSolver:
         client = self.executor.client
         try:
             client.wait_for_workers(1, timeout=PLACEMENT_TIMEOUT)
-            return client.scatter(self.bundle, broadcast=True, hash=False)  # type: ignore[no-any-return]
+            to = [a for a in self.executor.workers() if self.executor.eligible(a)] if self.executor.confined else None
+            if to == []:
+                return None
+            return client.scatter(self.bundle, broadcast=True, hash=False, workers=to)  # type: ignore[no-any-return]
         except (TimeoutError, ValueError):
             return None
+
+
+def _checked(val: Any) -> SolverResult | None:
+    """A worker's answer, shape-checked: its result (None for ``unproven``), else :class:`WorkerAnswerRefused`."""
+    if not isinstance(val, dict) or not isinstance(val.get("worker"), str) or not isinstance(val.get("address"), str) \
+            or not isinstance(val.get("containment"), dict):
+        raise WorkerAnswerRefused("expected {status, worker, address, containment}")
+    if val.get("status") == UNPROVEN:
+        return None
+    if val.get("status") != "played":
+        raise WorkerAnswerRefused(f"unknown status {str(val.get('status'))[:40]!r}")
+    if val["containment"].get("proven") is not True:  # a game played without a proof is never rated
+        raise WorkerAnswerRefused("a game reported played without a containment proof")
+    return result_from_wire(val.get("result"))
 
 
 class _Placement:
     """The submit / collect / re-queue loop of one run; results leave in the order of ``tasks``."""
 
     def __init__(self, client: Client, bundle: Future[Any] | None, tasks: list[dict[str, Any]], rom_digest: str,
-                 tracker: _Tracker, jobs: int) -> None:
+                 tracker: _Tracker, jobs: int, executor: DaskExecutor | None = None) -> None:
         self.client, self.bundle, self.tasks, self.rom_digest = client, bundle, tasks, rom_digest
         self.tracker, self.jobs = tracker, jobs
         self.pending: deque[int] = deque(range(len(tasks)))
@@ -204,6 +245,8 @@ class _Placement:
         self.lost: dict[int, int] = {}
         self.submissions = 0
         self.stranded = bundle is None
+        self.executor = executor
+        self.confined = executor is not None and executor.confined
 
     def results(self) -> Iterator[SolverResult]:
         idle_since: float | None = None
@@ -242,18 +285,26 @@ class _Placement:
         return set(done)
 
     def _healthy(self) -> list[str]:
-        return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad]
+        return [a for a in self.client.scheduler_info()["workers"] if a not in self.bad
+                and (self.executor is None or self.executor.eligible(a))]
 
     def _place(self, i: int) -> None:
         # Asking the scheduler costs a round trip: only once a worker is excluded or none was there.
-        healthy = self._healthy() if self.bad or self.stranded else []
+        healthy = self._healthy() if self.bad or self.stranded or self.confined else []
         if self.bundle is None or (self.stranded and not healthy and not self.bad):
             self._give(i, SolverResult(LANE_ERROR, f"could not be placed: no Dask worker for {PLACEMENT_TIMEOUT:g}s"))
             return
         if self.bad and not healthy:
             self._withhold(i)
             return
-        restrict: dict[str, Any] = {"workers": healthy, "allow_other_workers": False} if self.bad else {}
+        if self.confined and not healthy and not self.bad:
+            self._give(i, SolverResult(LANE_ERROR, "could not be placed: no loopback worker (plain TCP executor)"))
+            return
+        restrict: dict[str, Any] = {}
+        if self.bad:
+            restrict = {"workers": healthy, "allow_other_workers": False}
+        elif self.confined:  # by host, not address: a loopback worker that restarts (new port) still qualifies
+            restrict = {"workers": sorted({str(urlsplit(a).hostname) for a in healthy}), "allow_other_workers": False}
         self.submissions += 1
         fut = self.client.submit(play_game, self.bundle, self.tasks[i], self.rom_digest, self.tracker.run, i + 1,
                                  key=f"acx-game-{self.tracker.run}-{i + 1}-{self.submissions}", pure=False,
@@ -262,7 +313,14 @@ class _Placement:
 
     def _collect(self, fut: Future[Any], i: int) -> None:
         if fut.status == "finished":
-            val = fut.result()
+            try:
+                val = fut.result()
+                res = _checked(val)
+            except (WorkerAnswerRefused, TypeError, ValueError) as refused:  # not plain data: never unpickled
+                fut.release()
+                self._give(i, SolverResult(LANE_ERROR, f"harness error on the worker: answer refused: "
+                                                       f"{str(refused)[:200]}"))
+                return
             fut.release()
             if val.get("status") == UNPROVEN:
                 self.bad[str(val["address"])] = val
@@ -270,7 +328,7 @@ class _Placement:
                 self.tracker.mark_unhealthy(str(val["worker"]))
                 self.pending.appendleft(i)  # re-queued on the workers left
                 return
-            res: SolverResult = val["result"]
+            assert res is not None
             self._give(i, res, val)
             return
         exc = fut.exception() if fut.status == "error" else None
@@ -290,7 +348,9 @@ class _Placement:
         last = list(self.bad.values())[-1]
         refused = self.unproven_on.setdefault(i, [])  # every worker it could go to proved nothing
         refused += sorted({str(v["worker"]) for v in self.bad.values()} - set(refused))
-        failed = [p["name"] for p in last["containment"].get("probes") or [] if not p.get("ok")]
+        probes = last["containment"].get("probes")
+        failed = [str(p.get("name"))[:120] for p in (probes if isinstance(probes, list) else [])
+                  if isinstance(p, dict) and not p.get("ok")]
         why = ", ".join(failed) or str(last["containment"].get("error") or "no proof")
         self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({why})",
                                    facts={"conditions": {"containment": False}}), last)

@@ -20,6 +20,7 @@ class ExecutorSpec:
     ca_file: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
+    allow_plaintext: bool = False  # --allow-plaintext-executor: plain TCP to non-loopback workers too
 
     @property
     def tls(self) -> bool:
@@ -57,4 +58,10 @@ def parse_executor(text: str, *, allow_plaintext: bool = False, ca_file: str | N
     if scheme == "tcp" and (ca_file or cert_file or key_file):
         raise UsageError("--executor-ca/--executor-cert/--executor-key need a dask+tls:// executor")
     shown = f"[{host}]" if ":" in host else host
-    return ExecutorSpec("dask", f"{scheme}://{shown}:{port}", ca_file, cert_file, key_file)
+    return ExecutorSpec("dask", f"{scheme}://{shown}:{port}", ca_file, cert_file, key_file, allow_plaintext)
+
+
+def loopback_worker(address: str) -> bool:
+    """A worker Dask reaches at ``tcp://`` on a loopback address (its tasks never leave the machine)."""
+    parts = urlsplit(address)
+    return parts.scheme == "tcp" and bool(parts.hostname) and is_loopback(str(parts.hostname))

@@ -1,0 +1,91 @@
+"""``acx-oci copy`` against what it cannot read: a destination whose status list does not answer must not be
+overwritten by an older list (a revocation rolled back), and a copy must fail rather than guess.
+
+The registry is the real CNCF Distribution; the fault-injecting proxy in front of it answers the destination's
+``acx-status-<uuid>`` manifest GET with 503 (every retry), as a registry under load or an attacker on the
+path can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acx_oci.oci.open import open_store
+from acx_oci.services.attestation import status_tag
+
+from .support.cli import cli, ok
+from .support.faultproxy import FaultProxy
+from .support.resolve_world import World, build_resolve_world
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    return build_resolve_world(tmp_path_factory.mktemp("copy-hostile"), registry)
+
+
+@pytest.fixture
+def proxy(registry: str) -> Iterator[FaultProxy]:
+    p = FaultProxy(registry)
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+def test_an_unreadable_destination_list_is_never_overwritten_by_a_stale_one(world: World, proxy: FaultProxy,
+                                                                             tmp_path: Path) -> None:
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    stale = tmp_path / "stale"
+    ok(cli("copy", src, f"oci:{stale}", "--quiet"))  # a bundle with today's list
+    mirror = "hostile-mirror/strong"
+    ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", w.tmp / "state"))
+    ok(cli("copy", src, f"{w.registry}/{mirror}", "--quiet"))  # the mirror gets the newer list
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    tag = status_tag(url)
+    fresh = open_store(f"{w.registry}/{mirror}").resolve(tag).digest
+    proxy.add("status", method="GET", path=f"/manifests/{tag}", status=503)
+    res = cli("copy", f"oci:{stale}:1.0.0", f"{proxy.host}/{mirror}", "--json")
+    assert res.exit_code == 3, res.output
+    assert "could not be read, so it is not replaced" in res.output
+    assert open_store(f"{w.registry}/{mirror}").resolve(tag).digest == fresh
+    assert any(a == "status" for _, _, a in proxy.log)
+
+
+def test_a_large_blob_streaming_past_its_size_stops_at_the_size(registry: str, proxy: FaultProxy,
+                                                                 tmp_path: Path) -> None:
+    """Above the streaming threshold a copy read the blob to a temporary with no size: a source could send up to
+    the 4 GiB cap before the digest check; now the read stops at the descriptor's size."""
+    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci.transfer import STREAM_THRESHOLD
+
+    (tmp_path / "big.bin").write_bytes(os.urandom(STREAM_THRESHOLD + 4096))
+    src = open_store(f"{registry}/hostile/big")
+    layer = src.push_blob_file(tmp_path / "big.bin", "application/octet-stream")
+    src.push_manifest(build_manifest("application/vnd.example.big", [layer]), MEDIA_MANIFEST, "v1")
+    proxy.add("extra", method="GET", path=f"/blobs/{layer.digest}", extra=64 * 1024 * 1024, interval=0)
+    for dst in (f"oci:{tmp_path / 'bundle'}", f"{registry}/hostile/big-copy"):
+        res = cli("copy", f"{proxy.host}/hostile/big:v1", dst, "--quiet")
+        assert res.exit_code == 1, res.output
+        assert f"more bytes than the {layer.size} its descriptor gives" in res.output
+    assert not [p for p in (tmp_path / "bundle" / "blobs").rglob("*") if p.name.startswith(".")]  # no temporary
+
+
+def test_the_plan_refuses_more_manifest_bytes_than_its_cap() -> None:
+    """A source listing thousands of 4 MiB referrers: the plan (held in memory) stops at its byte cap."""
+    from acx_oci.errors import UsageError
+    from acx_oci.oci.transfer import MAX_PLAN_MANIFEST_BYTES, CopyPlan, PlannedManifest
+
+    plan = CopyPlan()
+    raw = b" " * (4 * 1024 * 1024)
+    n = MAX_PLAN_MANIFEST_BYTES // len(raw)
+    for i in range(n):
+        plan.add(PlannedManifest(raw, "application/vnd.oci.image.manifest.v1+json", f"sha256:{i:064x}"), [])
+    with pytest.raises(UsageError, match="bytes of manifests"):
+        plan.add(PlannedManifest(raw, "application/vnd.oci.image.manifest.v1+json", f"sha256:{n:064x}"), [])
+    assert len(plan.manifests) == n
