@@ -12,7 +12,8 @@ The tree (as httpx draws its own)::
     AcxError                        exit 2  error
     ├── UsageError                  exit 2  bad_input
     │   ├── SchemaError             exit 2  schema_invalid
-    │   │   └── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
+    │   │   ├── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
+    │   │   └── ShapeError                  schema_invalid (nested too deep or too big to walk; also a ValueError)
     │   ├── StatusListError         exit 2  status_invalid
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
@@ -21,6 +22,7 @@ The tree (as httpx draws its own)::
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
     │   ├── IntegrityError          exit 1  digest_mismatch
+    │   │   └── TamperedError       exit 1  tampered       (a signed ROM whose bytes the signature does not cover)
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   └── DidError                exit 1  did_unresolvable
@@ -60,6 +62,14 @@ class DuplicateMemberError(SchemaError, ValueError):
         shown = name if len(name) <= 200 else name[:200] + "…"
         super().__init__(f"{what + ': ' if what else ''}duplicate member name \"{shown}\"")
         self.name = name
+
+
+class ShapeError(SchemaError, ValueError):
+    """A document nested deeper (or expanding larger) than any parser here will walk.
+
+    Checked before the document is parsed, so a hostile ``[[[[…]]]]`` is one reason-coded
+    rejection instead of a ``RecursionError`` in whatever walks it next.
+    """
 
 
 class StatusListError(UsageError):
@@ -108,6 +118,12 @@ class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
     code = "digest_mismatch"
+
+
+class TamperedError(IntegrityError):
+    """A ROM edited after signing: reported before anything its (changed) content says."""
+
+    code = "tampered"
 
 
 class ImageUnsafe(VerificationError):

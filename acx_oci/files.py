@@ -10,10 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from acx_oci.errors import UsageError
-from acx_oci.jsonio import MAX_DOCUMENT_BYTES, parse_json
+from acx_oci.jsonio import MAX_DOCUMENT_BYTES, parse_json, parse_yaml
 
 
 def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
@@ -41,8 +39,4 @@ def load_yaml_or_json_file(path: str | Path, what: str) -> Any:
     raw = read_bytes(path, what)
     if str(path).endswith(".json"):
         return parse_json(raw, f"{what} ({path})")
-    try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        raise UsageError(f"{what} ({path}): expected YAML, found malformed input ({first})") from None
+    return parse_yaml(raw, f"{what} ({path})")

@@ -23,6 +23,7 @@ from acx_oci.crypto.digest import check_digest
 from acx_oci.envimage.build import ANN_PACKAGES
 from acx_oci.envimage.unpack import Limits, Unpacker, remove_tree
 from acx_oci.errors import ImageUnsafe, UsageError
+from acx_oci.jsonio import loads
 from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST, MEDIA_INDEX, MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -74,7 +75,7 @@ class ImageManifest:
 
 def _json(raw: bytes, what: str) -> dict[str, Any]:
     try:
-        doc = json.loads(raw)
+        doc = loads(raw, what)
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{what}: not JSON") from None
     if not isinstance(doc, dict):
@@ -116,7 +117,7 @@ def _entry(cache: Path, digest: str) -> Path:
 def _cached(cache: Path, digest: str) -> dict[str, Any] | None:
     entry = _entry(cache, digest)
     try:
-        info = json.loads((entry / INFO).read_bytes())
+        info = loads((entry / INFO).read_bytes(), INFO)
     except (OSError, ValueError):
         return None
     if not (entry / "rootfs").is_dir() or info.get("imageDigest") != digest:
@@ -227,7 +228,7 @@ def prepare_image(ref_or_digest: str, store_options: StoreOptions | None = None)
 
 def _entry_size(entry: Path) -> int:
     try:
-        return int(json.loads((entry / INFO).read_bytes()).get("bytes", 0))
+        return int(loads((entry / INFO).read_bytes(), INFO).get("bytes", 0))
     except (OSError, ValueError, AttributeError):
         return 0
 

@@ -7,7 +7,6 @@ digest on the way in.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
 from acx_oci.files import load_yaml_or_json_file, read_bytes
-from acx_oci.jsonio import parse_json, validate
+from acx_oci.jsonio import loads, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
 from acx_oci.model.rom import (
     ANN_ID,
@@ -148,7 +147,7 @@ def push_directory(store: Store, directory: Path, signer: Identity, tag: str | N
     source = read_directory(directory)
     controller = source.spec.get("controller") or signer.did
     rom_bytes = build_rom(source, controller)
-    rom = json.loads(rom_bytes)
+    rom = loads(rom_bytes, "ROM manifest")
     sig = sign_rom(rom_bytes, rom, signer)
     return push_parts(store, rom_bytes, source.files, sig, source.save, tag)
 
@@ -162,7 +161,7 @@ def push_parts(
     tag: str | None,
 ) -> PushedCartridge:
     """Push exact parts (also used by tests to build tampered cartridges)."""
-    rom = json.loads(rom_bytes)
+    rom = loads(rom_bytes, "ROM manifest")
     store.push_blob(EMPTY_JSON, "application/vnd.oci.empty.v1+json")
     layers: list[Descriptor] = [store.push_blob(rom_bytes, MEDIA_ROM, {ANNOTATION_TITLE: "rom.json"})]
     for path, data in files:
@@ -180,8 +179,8 @@ def push_parts(
     signer = ""
     if signature is not None:
         try:
-            _, payload = envelope_payload(json.loads(signature))
-            signer = str(json.loads(payload)["predicate"]["signer"])
+            _, payload = envelope_payload(loads(signature, "ROM signature"))
+            signer = str(loads(payload, "ROM signature statement")["predicate"]["signer"])
         except (ValueError, KeyError, TypeError, AcxError):
             signer = ""
     ref = store.reference.with_tag(tag).with_digest(desc.digest) if tag else store.reference.with_digest(desc.digest)

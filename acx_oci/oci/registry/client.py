@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import random
 import tempfile
@@ -28,6 +27,7 @@ import requests
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import IntegrityError, RegistryError, UsageError
+from acx_oci.jsonio import loads
 from acx_oci.oci.model import (
     EMPTY_DIGEST,
     EMPTY_JSON,
@@ -230,7 +230,7 @@ class RegistryStore(ManifestReads):
     def ensure_config_blob(self, raw: bytes) -> None:
         """A manifest whose config is the empty descriptor needs ``{}`` really uploaded."""
         try:
-            doc = json.loads(raw)
+            doc = loads(raw, "manifest", ijson=False)
         except (ValueError, UnicodeDecodeError):
             return
         cfg = doc.get("config") if isinstance(doc, dict) else None
@@ -286,7 +286,7 @@ class RegistryStore(ManifestReads):
             link = next_link(resp.headers.get("Link"))
             body = t.read_capped(resp, 16 * 1024 * 1024, "tag list")
             try:
-                page = json.loads(body).get("tags") or []
+                page = loads(body, "tag list", ijson=False).get("tags") or []
             except (ValueError, AttributeError):
                 raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
             tags += [x for x in page if isinstance(x, str)]

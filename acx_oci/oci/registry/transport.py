@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import json
 import random
 import socket
 import time
@@ -20,6 +19,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from acx_oci.errors import AcxError, NotFoundError, RegistryError
+from acx_oci.jsonio import loads
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
 
@@ -198,7 +198,7 @@ class Transport:
         detail = ""
         code = ""
         try:
-            doc = json.loads(body)
+            doc = loads(body, "error body", ijson=False)
             errs = doc.get("errors") if isinstance(doc, dict) else None
             if isinstance(errs, list) and errs and isinstance(errs[0], dict):
                 code = str(errs[0].get("code", ""))
