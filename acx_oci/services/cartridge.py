@@ -18,7 +18,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
+from acx_oci.errors import AcxError, IntegrityError, TamperedError, UsageError, VerificationError
 from acx_oci.files import load_yaml_or_json_file, read_bytes
 from acx_oci.jsonio import loads, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
@@ -241,8 +241,22 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
     if roms[0].size > MAX_ROM_BYTES:
         raise UsageError(f"{store.reference}: ROM layer is {roms[0].size} bytes (at most {MAX_ROM_BYTES})")
     rom_bytes = store.fetch_blob(roms[0].digest, MAX_ROM_BYTES)
-    rom = parse_json(rom_bytes, "ROM manifest")
-    validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
+    sigs = _role_layers(manifest, MEDIA_DSSE)
+    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024) if sigs else None
+    # Integrity before content: the signature's digest binding is checked on the raw bytes first, so a
+    # ROM edited after signing is reported as tampered even when the edit also broke its schema.
+    signature = check_signature(rom_bytes, sig_bytes, trust)
+    try:
+        rom = parse_json(rom_bytes, "ROM manifest")
+        validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
+        caps = tuple(
+            record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
+        )
+    except AcxError as exc:
+        if signature.status == STATUS_TAMPERED:
+            raise TamperedError(f"{store.reference}: the ROM is tampered ({signature.reason}); its content is "
+                                f"invalid too: {exc}") from None
+        raise
     problems: list[str] = []
     if canonical(rom) != rom_bytes:
         problems.append("ROM layer is not RFC 8785 canonical JSON")
@@ -254,15 +268,9 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
     present = {(layer.annotations.get(ANNOTATION_TITLE, ""), layer.digest) for layer in file_layers}
     if listed != present:
         problems.append("ROM file layers do not match the files the ROM lists")
-    sigs = _role_layers(manifest, MEDIA_DSSE)
     if len(sigs) > 1:
         problems.append("more than one ROM signature layer")
-    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024) if sigs else None
-    signature = check_signature(rom_bytes, sig_bytes, trust)
     saves = _role_layers(manifest, MEDIA_SAVE)
-    caps = tuple(
-        record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
-    )
     # A reader never trusts a stored 'verified: true': it is shown as a claim only.
     caps = tuple(CapabilityRecord(c.task_type, c.stack, c.domain, c.score, False, ()) for c in caps)
     return LoadedCartridge(

@@ -22,7 +22,7 @@ from typing import Any
 
 from acx_oci.errors import AcxError, IntegrityError, SchemaError
 from acx_oci.evaluation.checks import StatusCache, VerifyContext
-from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord, parse_requirement
@@ -94,9 +94,11 @@ def _fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidenc
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
-        if out.credential is None:
+        schema = check_schema(out.credential) if out.credential is not None else None
+        if schema is None or not schema.ok:  # judged no further: one schema_invalid with the schema's message
             out.codes.append("schema_invalid")
-            out.messages.append("the credential is not a JSON object")
+            out.messages.append(schema.message if schema else "the credential is not a JSON object")
+            out.credential = None
         ev_layers = evidence_layers(manifest)
         out.evidence_present = {e.digest for e in ev_layers}
         out.evidence_order = tuple(e.digest for e in ev_layers)
@@ -270,9 +272,10 @@ def resolve_loaded(
         codes, messages = list(item.codes), list(item.messages)
         offered = item.descriptor.annotations.get(ANN_CAPABILITY, "")
         if cap_id not in claims and offered in claims:
-            codes.append("capability_mismatch")
-            messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is for "
-                            f"capability {cap_id or '(none)'}")
+            if cred is not None:  # (a malformed one was rejected for that already)
+                codes.append("capability_mismatch")
+                messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is "
+                                f"for capability {cap_id or '(none)'}")
             cap_id = offered
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
