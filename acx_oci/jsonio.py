@@ -104,6 +104,16 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
 
 
+def as_object(value: Any) -> dict[str, Any]:
+    """A member that must be an object, as one (anything else reads as absent): no AttributeError on ``.get``."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_array(value: Any) -> list[Any]:
+    """A member that must be an array, as one (anything else reads as absent): no TypeError on iteration."""
+    return value if isinstance(value, list) else []
+
+
 def loads_ijson(raw: bytes | str) -> Any:
     """:func:`loads` as I-JSON (refuses duplicate member names: :class:`DuplicateMemberError`, a ValueError)."""
     return loads(raw)
@@ -163,8 +173,9 @@ class _BoundedLoader(yaml.SafeLoader):
 
 def parse_yaml(raw: bytes | str, what: str) -> Any:
     """THE parser for YAML from outside (safe types only, nesting and alias expansion bounded)."""
-    loader = _BoundedLoader(raw, what)
+    loader: _BoundedLoader | None = None
     try:
+        loader = _BoundedLoader(raw, what)  # (the reader decodes and checks characters here already)
         return loader.get_single_data()
     except ShapeError:
         raise
@@ -176,7 +187,8 @@ def parse_yaml(raw: bytes | str, what: str) -> Any:
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 @cache

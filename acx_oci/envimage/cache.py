@@ -23,7 +23,7 @@ from acx_oci.crypto.digest import check_digest
 from acx_oci.envimage.build import ANN_PACKAGES
 from acx_oci.envimage.unpack import Limits, Unpacker, remove_tree
 from acx_oci.errors import ImageUnsafe, UsageError
-from acx_oci.jsonio import loads
+from acx_oci.jsonio import as_array, as_object, loads
 from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST, MEDIA_INDEX, MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -85,8 +85,8 @@ def _json(raw: bytes, what: str) -> dict[str, Any]:
 
 def _platform_manifest(store: Store, doc: dict[str, Any], where: str) -> str:
     want = _MACHINE.get(platform.machine(), platform.machine())
-    for m in doc.get("manifests") or []:
-        p = m.get("platform") or {} if isinstance(m, dict) else {}
+    for m in as_array(doc.get("manifests")):
+        p = as_object(m.get("platform")) if isinstance(m, dict) else {}
         if p.get("os") == "linux" and p.get("architecture") == want:
             return check_digest(str(m.get("digest")), f"{where} entry")
     raise UsageError(f"{where}: an image index with no linux/{want} image")
@@ -103,10 +103,10 @@ def load_manifest(store: Store, target: str) -> ImageManifest:
         mt = doc.get("mediaType", media_type)
     if mt not in (MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST) or not isinstance(doc.get("layers"), list):
         raise UsageError(f"{target}: not an image manifest (mediaType {mt})")
-    cfg_desc = doc.get("config") or {}
+    cfg_desc = as_object(doc.get("config"))
     config = _json(store.fetch_blob(check_digest(str(cfg_desc.get("digest")), "config digest"), MAX_MANIFEST_BYTES),
                    f"image config of {digest}")
-    ann = doc.get("annotations") or {}
+    ann = as_object(doc.get("annotations"))
     return ImageManifest(digest, config, list(doc["layers"]), {str(k): str(v) for k, v in ann.items()})
 
 

@@ -99,11 +99,12 @@ def sign_agent_card(card: dict[str, Any], signer: Identity) -> dict[str, Any]:
 
 def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
     body = {k: v for k, v in card.items() if k != "signatures"}
-    for entry in card.get("signatures") or []:
+    entries = card.get("signatures")
+    for entry in entries if isinstance(entries, list) else []:
         try:
             signing_input = entry["protected"].encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")
             if verify_ed25519(public_key, _b64url_decode(entry["signature"]), signing_input):
                 return True
-        except (KeyError, AttributeError, ValueError):
+        except (KeyError, AttributeError, ValueError, TypeError):  # a malformed entry verifies nothing
             continue
     return False
