@@ -32,7 +32,9 @@ MAX_YAML_NODES = 1_000_000
 #: 4,000-digit integer would raise OverflowError wherever it lands).
 MAX_INT_MAGNITUDE = 2**64
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# A string, or an unterminated one to the end of the input. Always matches at the first quote it tries, so
+# the scan is linear (a pattern that can fail there restarts at every escaped quote: quadratic).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*(?:"|\Z)', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [0] * 256
 for _open in b"[{":
@@ -44,7 +46,8 @@ for _close in b"]}":
 def nesting_depth(raw: bytes | str) -> int:
     """The deepest nesting of ``[``/``{`` outside strings, without parsing (all in C: regex, translate, accumulate).
 
-    An unterminated string's brackets count too: malformed input may be over-counted, never under-counted.
+    Strings are skipped exactly as a JSON decoder reads them; an unterminated one runs to the end (where
+    the decoder stops with an error too, before it could descend into any bracket inside it).
     """
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
     brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)

@@ -29,7 +29,7 @@ from acx_oci.evaluation.policy import load_policy, policy_from_dict
 from acx_oci.evaluation.status_check import check_status_list
 from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.jsonio import MAX_DEPTH, parse_json, parse_yaml
+from acx_oci.jsonio import MAX_DEPTH, nesting_depth, parse_json, parse_yaml
 from acx_oci.model import statuslist
 from acx_oci.model.agentcard import verify_agent_card
 from acx_oci.model.capability import parse_capability, parse_requirement, record_from_json
@@ -148,6 +148,20 @@ KEYS = [WORLD.verifier.public_bytes]
 
 
 # --------------------------------------------------------------------------- parsers
+
+def true_depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(true_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(true_depth, value), default=0)
+    return 0
+
+
+@given(JSON_VALUES, st.booleans())
+def test_the_depth_scan_agrees_with_the_parser(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert nesting_depth(text) == nesting_depth(text.encode("utf-8", "surrogatepass")) == true_depth(value)
+
 
 @given(st.one_of(st.binary(max_size=300), document_bytes({"a": [1, {"b": "c"}], "n": 1.5})))
 def test_parse_json_bytes(raw: bytes) -> None:
