@@ -24,7 +24,7 @@ from acx_oci.errors import DuplicateMemberError, SchemaError, ShapeError, UsageE
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 #: How deep any document from outside may nest (objects and arrays). Far below Python's recursion
 #: limit (1000) so that every walker after the parser — schema validation, JCS, our own code — is safe
-#: too; the deepest document acx-oci writes nests 8 levels.
+#: too; a level credential nests 6 levels, the deepest conformance vector in shared/vectors 10.
 MAX_DEPTH = 64
 #: A YAML document's size with every alias expanded (billion laughs): more nodes than this is refused.
 MAX_YAML_NODES = 1_000_000
