@@ -4,9 +4,9 @@ A verifier that stops at the first failure tells a forger which lock to pick
 next and tells an operator only half the story, so each rule is its own
 :class:`Check` with a stable reason ``code`` and one sentence. The one exception
 is the schema: a document that is not a level credential gets that verdict
-(``schema_invalid``) and its proof's, since every other rule would only restate it. Everything is
-passed in — trust, ``now``, the status-list document, evidence bytes — so the
-same inputs always give the same verdict, offline. (The only exception is DID
+(``schema_invalid``) and its proof's, since every other rule would only restate
+it. Everything is passed in — trust, ``now``, the status-list document,
+evidence bytes — so the same inputs always give the same verdict, offline. (The only exception is DID
 resolution over HTTPS, and only when ``allow_network`` is set; inject
 ``resolve_keys`` to keep even that out.)
 
