@@ -12,7 +12,8 @@ The tree (as httpx draws its own)::
     AcxError                        exit 2  error
     ├── UsageError                  exit 2  bad_input
     │   ├── SchemaError             exit 2  schema_invalid
-    │   │   └── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
+    │   │   ├── DuplicateMemberError        schema_invalid (not I-JSON; also a ValueError for json.loads callers)
+    │   │   └── ShapeError                  schema_invalid (nested too deep or too big to walk; also a ValueError)
     │   ├── StatusListError         exit 2  status_invalid
     │   ├── RequestRefused          exit 2  request_refused (the gateway's router: a path/digest with two readings)
     │   └── SandboxError            exit 2  sandbox_invalid
@@ -22,6 +23,7 @@ The tree (as httpx draws its own)::
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
     │   ├── IntegrityError          exit 1  digest_mismatch
+    │   │   └── TamperedError       exit 1  tampered       (a signed ROM whose bytes the signature does not cover)
     │   ├── WorkerAnswerRefused     exit 1  worker_answer_refused (a Dask worker's answer is not plain data)
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
@@ -66,6 +68,14 @@ class DuplicateMemberError(SchemaError, ValueError):
         shown = name if len(name) <= 200 else name[:200] + "…"
         super().__init__(f"{what + ': ' if what else ''}duplicate member name \"{shown}\"")
         self.name = name
+
+
+class ShapeError(SchemaError, ValueError):
+    """A document nested deeper (or expanding larger) than any parser here will walk.
+
+    Checked before the document is parsed, so a hostile ``[[[[…]]]]`` is one reason-coded
+    rejection instead of a ``RecursionError`` in whatever walks it next.
+    """
 
 
 class StatusListError(UsageError):
@@ -126,6 +136,12 @@ class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
     code = "digest_mismatch"
+
+
+class TamperedError(IntegrityError):
+    """A ROM edited after signing: reported before anything its (changed) content says."""
+
+    code = "tampered"
 
 
 class WorkerAnswerRefused(VerificationError):

@@ -8,16 +8,60 @@ bytes from disk is :mod:`acx_oci.files`'s job.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
+from itertools import accumulate
 from typing import Any
 
 import jsonschema
+import yaml
 
-from acx_oci.errors import DuplicateMemberError, SchemaError, UsageError
+from acx_oci.errors import DuplicateMemberError, SchemaError, ShapeError, UsageError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+#: How deep any document from outside may nest (objects and arrays). Far below Python's recursion
+#: limit (1000) so that every walker after the parser — schema validation, JCS, our own code — is safe
+#: too; a level credential nests 6 levels, the deepest conformance vector in shared/vectors 10.
+MAX_DEPTH = 64
+#: A YAML document's size with every alias expanded (billion laughs): more nodes than this is refused.
+MAX_YAML_NODES = 1_000_000
+#: Integers beyond this magnitude are refused (no field here needs more than 64 bits; a float() of a
+#: 4,000-digit integer would raise OverflowError wherever it lands).
+MAX_INT_MAGNITUDE = 2**64
+
+# A string, or an unterminated one to the end of the input. Always matches at the first quote it tries, so
+# the scan is linear (a pattern that can fail there restarts at every escaped quote: quadratic).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*(?:"|\Z)', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+for _open in b"[{":
+    _STEP[_open] = 1
+for _close in b"]}":
+    _STEP[_close] = -1
+
+
+def nesting_depth(raw: bytes | str) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings, without parsing (all in C: regex, translate, accumulate).
+
+    Strings are skipped exactly as a JSON decoder reads them; an unterminated one runs to the end (where
+    the decoder stops with an error too, before it could descend into any bracket inside it).
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def check_depth(raw: bytes | str, what: str) -> None:
+    """Refuse a document nested deeper than :data:`MAX_DEPTH` before anything parses it."""
+    if isinstance(raw, str):
+        few = raw.count("[") + raw.count("{") <= MAX_DEPTH
+    else:
+        few = raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
+    if not few and nesting_depth(raw) > MAX_DEPTH:  # (few brackets cannot nest too deep: no scan needed)
+        raise ShapeError(f"{what}: schema_invalid: nested deeper than {MAX_DEPTH} levels")
 
 
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -29,23 +73,140 @@ def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > MAX_INT_MAGNITUDE:
+        raise ValueError(f"integer {text[:40]}… is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> Any:
+    """THE parser for JSON from outside: depth-checked first, then parsed with bounded numbers.
+
+    Raises :class:`ShapeError` (too deep, or the parser ran out of memory or stack),
+    :class:`DuplicateMemberError` (with ``ijson``) — both ValueErrors and SchemaErrors — or a
+    plain ``ValueError``/``UnicodeDecodeError`` for malformed input. ``NaN``/``Infinity`` and
+    overflowing numbers are malformed here (RFC 8259 and I-JSON have no such numbers).
+    """
+    check_depth(raw, what)
+    try:
+        return json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
+                          parse_int=_bounded_int, parse_constant=_no_constant)
+    except (RecursionError, MemoryError):
+        raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """A member that must be an object, as one (anything else reads as absent): no AttributeError on ``.get``."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_array(value: Any) -> list[Any]:
+    """A member that must be an array, as one (anything else reads as absent): no TypeError on iteration."""
+    return value if isinstance(value, list) else []
+
+
 def loads_ijson(raw: bytes | str) -> Any:
-    """``json.loads`` that refuses duplicate member names (raises :class:`DuplicateMemberError`, a ValueError)."""
-    return json.loads(raw, object_pairs_hook=_unique_members)
+    """:func:`loads` as I-JSON (refuses duplicate member names: :class:`DuplicateMemberError`, a ValueError)."""
+    return loads(raw)
 
 
 def parse_json(raw: bytes | str, what: str) -> Any:
     """Parse JSON from outside as I-JSON; malformed input is a UsageError naming ``what``.
 
     Duplicate member names are a :class:`SchemaError` (``schema_invalid``): two readers of
-    ``{"acx:acxLevel": 5, "acx:acxLevel": 40}`` may each see a different level.
+    ``{"acx:acxLevel": 5, "acx:acxLevel": 40}`` may each see a different level. Too deep a
+    document is a :class:`ShapeError` (``schema_invalid``).
     """
     try:
-        return loads_ijson(raw)
+        return loads(raw, what)
+    except ShapeError:
+        raise
     except DuplicateMemberError as exc:
         raise DuplicateMemberError(exc.name, f"{what}: schema_invalid") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what}: expected JSON, found malformed input ({exc})") from exc
+        raise UsageError(f"{what}: expected JSON, found malformed input ({_one_line(exc)})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+VERSION_KEYS = frozenset({"version", "benchmarkVersion", "minVersion"})
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with a nesting cap and an expanded-size cap (aliases count at full size).
+
+    A plain number under a version key stays the text written: YAML 1.1 reads ``version: 1.10`` as the float 1.1
+    (and ``2026.10`` as 2026.1), but a version is a name, not a quantity.
+    """
+
+    def __init__(self, stream: Any, what: str) -> None:
+        super().__init__(stream)
+        self._what = what
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise ShapeError(f"{self._what}: schema_invalid: nested deeper than {MAX_DEPTH} levels")
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if id(node) not in self._sizes:
+            size = 1
+            if isinstance(node, yaml.SequenceNode):
+                size += sum(self._sizes.get(id(child), 1) for child in node.value)
+            elif isinstance(node, yaml.MappingNode):
+                size += sum(self._sizes.get(id(k), 1) + self._sizes.get(id(v), 1) for k, v in node.value)
+            if size > MAX_YAML_NODES:
+                raise ShapeError(f"{self._what}: schema_invalid: more than {MAX_YAML_NODES} nodes with aliases "
+                                 "expanded")
+            self._sizes[id(node)] = size
+        return node
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        for key, value in node.value:
+            if (isinstance(key, yaml.ScalarNode) and key.value in VERSION_KEYS
+                    and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBER_TAGS and value.style is None):
+                value.tag = "tag:yaml.org,2002:str"
+        return super().construct_mapping(node, deep)
+
+
+def parse_yaml(raw: bytes | str, what: str) -> Any:
+    """THE parser for YAML from outside (safe types only, nesting and alias expansion bounded)."""
+    loader: _BoundedLoader | None = None
+    try:
+        loader = _BoundedLoader(raw, what)  # (the reader decodes and checks characters here already)
+        return loader.get_single_data()
+    except ShapeError:
+        raise
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
+        raise UsageError(f"{what}: expected YAML, found malformed input ({first})") from None
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:  # e.g. a timestamp YAML matches but Python refuses
+        raise UsageError(f"{what}: expected YAML, found malformed input ({_one_line(exc)})") from None
+    except (RecursionError, MemoryError):
+        raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 @cache

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from acx_oci.crypto.dsse import b64decode_any
 from acx_oci.crypto.keys import Identity, x25519_multikey, x25519_public_from_multikey
 from acx_oci.errors import UsageError, VerificationError
+from acx_oci.jsonio import as_array
 
 SEALED_SCHEMA = "acx.sealed/1"
 HPKE_SUITE_NAME = "DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM"
@@ -51,8 +52,8 @@ def recipient_from_did_document(doc: Any, what: str = "DID document") -> Recipie
     """The X25519 Multikey that ``keyAgreement`` references (by id or embedded)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
         raise UsageError(f"{what}: expected a DID document with an id")
-    methods = {m.get("id"): m for m in doc.get("verificationMethod") or [] if isinstance(m, dict)}
-    for entry in doc.get("keyAgreement") or []:
+    methods = {m.get("id"): m for m in as_array(doc.get("verificationMethod")) if isinstance(m, dict)}
+    for entry in as_array(doc.get("keyAgreement")):
         method = methods.get(entry) if isinstance(entry, str) else entry
         if isinstance(method, dict) and isinstance(method.get("publicKeyMultibase"), str):
             pub = x25519_public_from_multikey(method["publicKeyMultibase"])

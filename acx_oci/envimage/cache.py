@@ -23,6 +23,7 @@ from acx_oci.crypto.digest import check_digest
 from acx_oci.envimage.build import ANN_PACKAGES
 from acx_oci.envimage.unpack import Limits, Unpacker, remove_tree
 from acx_oci.errors import ImageUnsafe, UsageError
+from acx_oci.jsonio import as_array, as_object, loads
 from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST, MEDIA_INDEX, MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -74,7 +75,7 @@ class ImageManifest:
 
 def _json(raw: bytes, what: str) -> dict[str, Any]:
     try:
-        doc = json.loads(raw)
+        doc = loads(raw, what)
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{what}: not JSON") from None
     if not isinstance(doc, dict):
@@ -84,8 +85,8 @@ def _json(raw: bytes, what: str) -> dict[str, Any]:
 
 def _platform_manifest(store: Store, doc: dict[str, Any], where: str) -> str:
     want = _MACHINE.get(platform.machine(), platform.machine())
-    for m in doc.get("manifests") or []:
-        p = m.get("platform") or {} if isinstance(m, dict) else {}
+    for m in as_array(doc.get("manifests")):
+        p = as_object(m.get("platform")) if isinstance(m, dict) else {}
         if p.get("os") == "linux" and p.get("architecture") == want:
             return check_digest(str(m.get("digest")), f"{where} entry")
     raise UsageError(f"{where}: an image index with no linux/{want} image")
@@ -102,10 +103,10 @@ def load_manifest(store: Store, target: str) -> ImageManifest:
         mt = doc.get("mediaType", media_type)
     if mt not in (MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST) or not isinstance(doc.get("layers"), list):
         raise UsageError(f"{target}: not an image manifest (mediaType {mt})")
-    cfg_desc = doc.get("config") or {}
+    cfg_desc = as_object(doc.get("config"))
     config = _json(store.fetch_blob(check_digest(str(cfg_desc.get("digest")), "config digest"), MAX_MANIFEST_BYTES),
                    f"image config of {digest}")
-    ann = doc.get("annotations") or {}
+    ann = as_object(doc.get("annotations"))
     return ImageManifest(digest, config, list(doc["layers"]), {str(k): str(v) for k, v in ann.items()})
 
 
@@ -116,7 +117,7 @@ def _entry(cache: Path, digest: str) -> Path:
 def _cached(cache: Path, digest: str) -> dict[str, Any] | None:
     entry = _entry(cache, digest)
     try:
-        info = json.loads((entry / INFO).read_bytes())
+        info = loads((entry / INFO).read_bytes(), INFO)
     except (OSError, ValueError):
         return None
     if not (entry / "rootfs").is_dir() or info.get("imageDigest") != digest:
@@ -229,7 +230,7 @@ def prepare_image(ref_or_digest: str, store_options: StoreOptions | None = None)
 
 def _entry_size(entry: Path) -> int:
     try:
-        return int(json.loads((entry / INFO).read_bytes()).get("bytes", 0))
+        return int(loads((entry / INFO).read_bytes(), INFO).get("bytes", 0))
     except (OSError, ValueError, AttributeError):
         return 0
 

@@ -2,9 +2,11 @@
 
 A verifier that stops at the first failure tells a forger which lock to pick
 next and tells an operator only half the story, so each rule is its own
-:class:`Check` with a stable reason ``code`` and one sentence. Everything is
-passed in — trust, ``now``, the status-list document, evidence bytes — so the
-same inputs always give the same verdict, offline. (The only exception is DID
+:class:`Check` with a stable reason ``code`` and one sentence. The one exception
+is the schema: a document that is not a level credential gets that verdict
+(``schema_invalid``) and its proof's, since every other rule would only restate
+it. Everything is passed in — trust, ``now``, the status-list document,
+evidence bytes — so the same inputs always give the same verdict, offline. (The only exception is DID
 resolution over HTTPS, and only when ``allow_network`` is set; inject
 ``resolve_keys`` to keep even that out.)
 
@@ -64,8 +66,14 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     """Run every level rule on ``credential`` and report each one."""
     if not isinstance(credential, dict):
         return VerifyResult([bad("schema", "schema_invalid", "the credential is not a JSON object")])
+    schema = check_schema(credential)
     resolve = resolver(ctx)
-    checks: list[Check] = [_check_schema(credential)]
+    if not schema.ok:
+        # Not a level credential: the level rules would only restate the schema's complaint (fourteen
+        # codes quoting None). The schema's message is the verdict; the proof alone still says whether
+        # the document is intact (proof_missing / proof_invalid), integrity before content.
+        return VerifyResult([schema, *check_proofs(credential, resolve, ctx.now)])
+    checks: list[Check] = [schema]
     issuer = issuer_id(credential)
     checks += check_proofs(credential, resolve, ctx.now, issuer=issuer)
     checks.append(_check_issuer_trusted(issuer, ctx.trust))
@@ -81,7 +89,8 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     return VerifyResult(checks)
 
 
-def _check_schema(credential: dict[str, Any]) -> Check:
+def check_schema(credential: dict[str, Any]) -> Check:
+    """The level-credential schema, as one check (``schema_invalid`` names where and why)."""
     error = first_error(credential, "level-credential.schema.json")
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"

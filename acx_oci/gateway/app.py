@@ -64,6 +64,7 @@ from acx_oci.errors import (
     RequestRefused,
     SchemaError,
     UsageError,
+    VerificationError,
 )
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
@@ -300,8 +301,8 @@ class Gateway(Proxy):
         started = time.monotonic()
         try:
             verdict, fp = await to_thread.run_sync(self.upstream.evaluate, repository, digest)
-        except (UsageError, NotFoundError, RecursionError) as exc:
-            # a cartridge that cannot be read or is malformed cannot meet a policy: fail closed
+        except (UsageError, NotFoundError, VerificationError, RecursionError) as exc:
+            # a cartridge that cannot be read, is malformed or is tampered cannot meet a policy: fail closed
             verdict = Verdict(False, repository, digest, (), (), (f"cannot evaluate: {exc}",))
             raise PolicyUnreadable(str(exc), verdict) from None
         self.cache.put((repository, digest), CacheEntry(fp, verdict, started, started, generation))

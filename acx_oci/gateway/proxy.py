@@ -90,17 +90,19 @@ class Proxy:
             self._client = None
 
     def _forward_headers(self, request: Request, drop: tuple[str, ...] = (),
-                         body: bool = False) -> list[tuple[str, str]]:
+                         body: bool = False) -> list[tuple[bytes, bytes]]:
         """The client's end-to-end headers. ``Content-Length`` is framing, so it is the gateway's to set: kept
         only for a body forwarded as the client framed it by length alone (the server read exactly that many
         bytes). Forwarded otherwise — a GET whose body is not sent on, or ``Transfer-Encoding: chunked`` *and*
         a ``Content-Length`` (the body is read chunked) — the upstream would take the wrong number of bytes as
-        the body and read the rest as the next request on the pooled connection: request smuggling."""
-        out = [(k, v) for k, v in request.headers.items()
-               if k.lower() not in HOP_BY_HOP and k.lower() not in drop and k.lower() != "content-length"]
+        the body and read the rest as the next request on the pooled connection: request smuggling.
+        Values go on as the bytes received (obs-text such as a UTF-8 ``User-Agent`` is legal HTTP; re-encoding
+        it as text would fail)."""
+        out = [(k, v) for k, v in request.headers.raw
+               if (lk := k.decode("latin-1").lower()) not in HOP_BY_HOP and lk not in drop and lk != "content-length"]
         lengths = request.headers.getlist("content-length")
         if body and len(lengths) == 1 and lengths[0].isdigit() and "transfer-encoding" not in request.headers:
-            out.append(("content-length", str(int(lengths[0]))))
+            out.append((b"content-length", str(int(lengths[0])).encode("ascii")))
         return out
 
     def _rewrite(self, value: str, request: Request) -> str:
@@ -127,7 +129,7 @@ class Proxy:
         """Forward to ``origin + target`` (a path and query the router validated, sent as is)."""
         headers = self._forward_headers(request, (*drop, *(k.lower() for k in extra or {})),
                                         body=content is not None and not isinstance(content, bytes))
-        headers += list((extra or {}).items())
+        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
         req = self.client.build_request(method or request.method, self.origin + target, headers=headers,
                                         content=content)
         try:

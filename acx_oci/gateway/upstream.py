@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
-from acx_oci.errors import AcxError, NotFoundError, UsageError
+from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
@@ -207,6 +207,8 @@ class Upstream:
             return [("subject_missing", f"subject {manifest.subject.digest} is not a manifest in {repository}")]
         except UsageError as exc:
             return [("subject_not_cartridge", str(exc))]
+        except VerificationError as exc:  # a tampered ROM: nothing to attest
+            return [(exc.code, str(exc))]
         status_list = None
         for url in _status_urls(credential):
             found = fetch_status_list(st, url)

@@ -15,6 +15,7 @@ from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, verify_ed25519
+from acx_oci.jsonio import loads
 from acx_oci.model.resolution import VERIFIED, Resolution
 
 EXTENSION_URI = "https://acx.dev/a2a/ext/capability/v1"
@@ -99,12 +100,13 @@ def sign_agent_card(card: dict[str, Any], signer: Identity) -> dict[str, Any]:
 
 def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
     body = {k: v for k, v in card.items() if k != "signatures"}
-    for entry in card.get("signatures") or []:
+    entries = card.get("signatures")
+    for entry in entries if isinstance(entries, list) else []:
         try:
             signing_input = entry["protected"].encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")
             if verify_ed25519(public_key, _b64url_decode(entry["signature"]), signing_input):
                 return True
-        except (KeyError, AttributeError, ValueError):
+        except (KeyError, AttributeError, ValueError, TypeError):  # a malformed entry verifies nothing
             continue
     return False
 
@@ -114,7 +116,7 @@ def card_signers(card: Any) -> list[str]:
     kids = []
     for entry in (card.get("signatures") or []) if isinstance(card, dict) else []:
         try:
-            header = json.loads(_b64url_decode(entry["protected"]))
+            header = loads(_b64url_decode(entry["protected"]), "JWS header", ijson=False)
         except (KeyError, TypeError, AttributeError, ValueError):
             continue
         if isinstance(header, dict) and header.get("alg") == "EdDSA" and isinstance(header.get("kid"), str):
@@ -127,7 +129,7 @@ def verify_signed_by(card: dict[str, Any], kid: str, public_keys: list[bytes]) -
     body = {k: v for k, v in card.items() if k != "signatures"}
     for entry in card.get("signatures") or []:
         try:
-            header = json.loads(_b64url_decode(entry["protected"]))
+            header = loads(_b64url_decode(entry["protected"]), "JWS header", ijson=False)
             if not isinstance(header, dict) or header.get("kid") != kid or header.get("alg") != "EdDSA":
                 continue
             signing_input = entry["protected"].encode("ascii") + b"." + _b64url(canonical(body)).encode("ascii")

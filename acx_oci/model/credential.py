@@ -196,7 +196,8 @@ def level_result(credential: Any) -> dict[str, Any] | None:
         subject = subject[0] if subject else None
     if not isinstance(subject, dict):
         return None
-    for item in subject.get("result") or []:
+    results = subject.get("result")
+    for item in results if isinstance(results, list) else []:
         if isinstance(item, dict) and "acx:cartridgeRomDigest" in item:
             return item
     return None

@@ -23,7 +23,7 @@ from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, did_key, ed25519_public_from_multikey, public_from_did_key
 from acx_oci.errors import AcxError, VerificationError
-from acx_oci.jsonio import parse_json, validate
+from acx_oci.jsonio import as_array, as_object, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.trust import did as didmod
 from acx_oci.trust.trustfile import Trust
@@ -151,10 +151,10 @@ def check_signature(rom_bytes: bytes, envelope_bytes: bytes | None, trust: Trust
         st = parse_json(payload, "ROM signature statement")
         if not isinstance(st, dict) or st.get("predicateType") != PREDICATE_ROM_SIGNATURE:
             return SignatureCheck(STATUS_TAMPERED, None, "signature is not a ROM-signature statement")
-        subjects = st.get("subject") or []
-        digests = {"sha256:" + str((s.get("digest") or {}).get("sha256")) for s in subjects if isinstance(s, dict)}
-        pred = st.get("predicate") or {}
-        claimed = pred.get("signer") if isinstance(pred, dict) else None
+        digests = {"sha256:" + str(as_object(s.get("digest")).get("sha256"))
+                   for s in as_array(st.get("subject")) if isinstance(s, dict)}
+        pred = as_object(st.get("predicate"))
+        claimed = pred.get("signer")
         if not isinstance(claimed, str):
             return SignatureCheck(STATUS_TAMPERED, None, "signature names no signer")
         if rom_digest not in digests:

@@ -202,7 +202,12 @@ def list_bits(credential: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 
 def list_purposes(credential: Any) -> list[str]:
     purpose = list_subject(credential).get("statusPurpose")
-    return [purpose] if isinstance(purpose, str) else [p for p in purpose or [] if isinstance(p, str)]
+    return [purpose] if isinstance(purpose, str) else [p for p in _list(purpose) if isinstance(p, str)]
+
+
+def _list(value: Any) -> list[Any]:
+    """A member that must be an array, as one (anything else counts as absent)."""
+    return value if isinstance(value, list) else []
 
 
 def with_bit(credential: dict[str, Any], index: int, value: bool = True,

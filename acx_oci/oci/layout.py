@@ -13,7 +13,6 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import stat
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import IntegrityError, LocalNotFoundError, UsageError
-from acx_oci.jsonio import loads_ijson
+from acx_oci.jsonio import loads, loads_ijson
 from acx_oci.oci.model import (
     EMPTY_JSON,
     MAX_MANIFEST_BYTES,
@@ -308,7 +307,7 @@ class LayoutStore(ManifestReads):
         check_manifest_size(raw, "manifest")
         self._init()
         try:
-            doc = json.loads(raw)
+            doc = loads(raw, "manifest")
         except (ValueError, UnicodeDecodeError):
             raise UsageError("manifest: expected JSON") from None
         cfg = doc.get("config") if isinstance(doc, dict) else None

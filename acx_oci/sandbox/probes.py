@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import AcxError
+from acx_oci.jsonio import loads
 from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
 
 PROBE_DIR = "/.acx-probe"
@@ -282,7 +283,7 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[st
                 tail = res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
                 return _failed(version, f"probe run failed ({why}): {tail[0]}", spec)
             try:
-                obs = json.loads(res.stdout[:MAX_PROBE_OUTPUT])
+                obs = loads(res.stdout[:MAX_PROBE_OUTPUT], "probe output")
             except ValueError:
                 return _failed(version, "probe output is not JSON", spec)
             if not isinstance(obs, dict):

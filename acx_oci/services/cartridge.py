@@ -7,7 +7,6 @@ digest on the way in.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +18,9 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
+from acx_oci.errors import AcxError, IntegrityError, TamperedError, UsageError, VerificationError
 from acx_oci.files import load_yaml_or_json_file, read_bytes
-from acx_oci.jsonio import parse_json, validate
+from acx_oci.jsonio import loads, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
 from acx_oci.model.rom import (
     ANN_ID,
@@ -148,7 +147,7 @@ def push_directory(store: Store, directory: Path, signer: Identity, tag: str | N
     source = read_directory(directory)
     controller = source.spec.get("controller") or signer.did
     rom_bytes = build_rom(source, controller)
-    rom = json.loads(rom_bytes)
+    rom = loads(rom_bytes, "ROM manifest")
     sig = sign_rom(rom_bytes, rom, signer)
     return push_parts(store, rom_bytes, source.files, sig, source.save, tag)
 
@@ -162,7 +161,7 @@ def push_parts(
     tag: str | None,
 ) -> PushedCartridge:
     """Push exact parts (also used by tests to build tampered cartridges)."""
-    rom = json.loads(rom_bytes)
+    rom = loads(rom_bytes, "ROM manifest")
     store.push_blob(EMPTY_JSON, "application/vnd.oci.empty.v1+json")
     layers: list[Descriptor] = [store.push_blob(rom_bytes, MEDIA_ROM, {ANNOTATION_TITLE: "rom.json"})]
     for path, data in files:
@@ -180,8 +179,8 @@ def push_parts(
     signer = ""
     if signature is not None:
         try:
-            _, payload = envelope_payload(json.loads(signature))
-            signer = str(json.loads(payload)["predicate"]["signer"])
+            _, payload = envelope_payload(loads(signature, "ROM signature"))
+            signer = str(loads(payload, "ROM signature statement")["predicate"]["signer"])
         except (ValueError, KeyError, TypeError, AcxError):
             signer = ""
     ref = store.reference.with_tag(tag).with_digest(desc.digest) if tag else store.reference.with_digest(desc.digest)
@@ -242,8 +241,22 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
     if roms[0].size > MAX_ROM_BYTES:
         raise UsageError(f"{store.reference}: ROM layer is {roms[0].size} bytes (at most {MAX_ROM_BYTES})")
     rom_bytes = store.fetch_blob(roms[0].digest, MAX_ROM_BYTES, size=roms[0].size)
-    rom = parse_json(rom_bytes, "ROM manifest")
-    validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
+    sigs = _role_layers(manifest, MEDIA_DSSE)
+    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024, size=sigs[0].size) if sigs else None
+    # Integrity before content: the signature's digest binding is checked on the raw bytes first, so a
+    # ROM edited after signing is reported as tampered even when the edit also broke its schema.
+    signature = check_signature(rom_bytes, sig_bytes, trust)
+    try:
+        rom = parse_json(rom_bytes, "ROM manifest")
+        validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
+        caps = tuple(
+            record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
+        )
+    except AcxError as exc:
+        if signature.status == STATUS_TAMPERED:
+            raise TamperedError(f"{store.reference}: the ROM is tampered ({signature.reason}); its content is "
+                                f"invalid too: {exc}") from None
+        raise
     problems: list[str] = []
     if canonical(rom) != rom_bytes:
         problems.append("ROM layer is not RFC 8785 canonical JSON")
@@ -255,15 +268,9 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
     present = {(layer.annotations.get(ANNOTATION_TITLE, ""), layer.digest) for layer in file_layers}
     if listed != present:
         problems.append("ROM file layers do not match the files the ROM lists")
-    sigs = _role_layers(manifest, MEDIA_DSSE)
     if len(sigs) > 1:
         problems.append("more than one ROM signature layer")
-    sig_bytes = store.fetch_blob(sigs[0].digest, 1024 * 1024, size=sigs[0].size) if sigs else None
-    signature = check_signature(rom_bytes, sig_bytes, trust)
     saves = _role_layers(manifest, MEDIA_SAVE)
-    caps = tuple(
-        record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
-    )
     # A reader never trusts a stored 'verified: true': it is shown as a claim only.
     caps = tuple(CapabilityRecord(c.task_type, c.stack, c.domain, c.score, False, ()) for c in caps)
     return LoadedCartridge(

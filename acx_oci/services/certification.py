@@ -25,7 +25,7 @@ from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, UsageError, VerificationError
-from acx_oci.jsonio import parse_json
+from acx_oci.jsonio import as_array, as_object, parse_json
 from acx_oci.model import exam as exam_model
 from acx_oci.oci.model import (
     ANNOTATION_TITLE,
@@ -137,13 +137,13 @@ def verify_envelope_for(envelope_bytes: bytes, bench_manifest_digest: str, bench
     st = parse_json(payload, "exam certification statement")
     if not isinstance(st, dict) or st.get("predicateType") != PREDICATE_EXAM_CERTIFICATION:
         raise VerificationError("exam certification: not an exam-certification statement")
-    subjects = {"sha256:" + str((s.get("digest") or {}).get("sha256")) for s in st.get("subject") or []
+    subjects = {"sha256:" + str(as_object(s.get("digest")).get("sha256")) for s in as_array(st.get("subject"))
                 if isinstance(s, dict)}
     pred = st.get("predicate") if isinstance(st.get("predicate"), dict) else {}
     assert isinstance(pred, dict)
     if bench_manifest_digest not in subjects:
         raise VerificationError("exam certification: it certifies another benchmark manifest")
-    if (pred.get("benchmark") or {}).get("benchmarkDigest") != benchmark_digest:
+    if as_object(pred.get("benchmark")).get("benchmarkDigest") != benchmark_digest:
         raise VerificationError("exam certification: its benchmarkDigest is not this benchmark's")
     certifier = pred.get("certifier")
     if not isinstance(certifier, str):
@@ -168,8 +168,8 @@ def find_certification(store: Store, bench_manifest_digest: str, benchmark_diges
             envelope = store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES, size=dsse[0].size)
             certifier, pred = verify_envelope_for(envelope,
                                                   bench_manifest_digest, benchmark_digest, trust)
-            exams = pred.get("exams") or {}
-            missing = [i for i in held_out_ids or [] if not (exams.get(i) or {}).get("certified")]
+            exams = as_object(pred.get("exams"))
+            missing = [i for i in held_out_ids or [] if not as_object(exams.get(i)).get("certified")]
             if missing:
                 raise VerificationError(f"exam(s) not certified: {', '.join(sorted(missing)[:5])}")
             return Certification(desc.digest, certifier, pred), problems

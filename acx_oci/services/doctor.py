@@ -14,12 +14,12 @@ allows deletes.
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.jsonio import loads
 from acx_oci.oci.model import (
     EMPTY_DESCRIPTOR,
     MAX_MANIFEST_BYTES,
@@ -181,7 +181,7 @@ def _probe_tags(store: RegistryStore, report: DoctorReport) -> None:
     resp = t.request("GET", f"{store.base}tags/list")
     body = t.read_capped(resp, 1024 * 1024, "tag list", truncate=True)
     try:
-        tags = json.loads(body).get("tags") or []
+        tags = loads(body, "tag list", ijson=False).get("tags") or []
     except (ValueError, AttributeError, RecursionError):
         tags = []
     tags = [x for x in tags if isinstance(x, str)] if isinstance(tags, list) else []  # a hostile answer: no TypeError
@@ -190,7 +190,7 @@ def _probe_tags(store: RegistryStore, report: DoctorReport) -> None:
     link = next_link(resp.headers.get("Link"))
     body = t.read_capped(resp, 1024 * 1024, "tag list", truncate=True)
     try:
-        page = json.loads(body).get("tags") or []
+        page = loads(body, "tag list", ijson=False).get("tags") or []
     except (ValueError, AttributeError, RecursionError):
         page = []
     caps["tagListLimit"] = resp.status_code == 200 and len(page) == 1

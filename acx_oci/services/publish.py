@@ -113,7 +113,7 @@ def note_in_result(out_dir: Path, published: Published) -> None:
     path = out_dir / "result.json"
     if not path.is_file():
         return
-    doc = json.loads(path.read_text())
+    doc = parse_json(path.read_bytes(), f"run result ({path})")
     doc.update(attestationDigest=published.attestation_digest, statusListRef=published.status_list_ref)
     path.write_text(json.dumps(doc, indent=2) + "\n")
 

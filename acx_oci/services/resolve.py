@@ -213,9 +213,10 @@ def _resolve(
         codes, messages = list(item.codes), list(item.messages)
         offered = item.descriptor.annotations.get(ANN_CAPABILITY, "")
         if cap_id not in claims and offered in claims:
-            codes.append("capability_mismatch")
-            messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is for "
-                            f"capability {cap_id or '(none)'}")
+            if cred is not None:  # (a malformed one was rejected for that already)
+                codes.append("capability_mismatch")
+                messages.append(f"offered for claim {claims[offered].display()} ({offered}), but the credential is "
+                                f"for capability {cap_id or '(none)'}")
             cap_id = offered
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import AcxError, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
 from acx_oci.oci.store import Store
@@ -75,9 +76,11 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
-        if out.credential is None:
+        schema = check_schema(out.credential) if out.credential is not None else None
+        if schema is None or not schema.ok:  # judged no further: one schema_invalid with the schema's message
             out.codes.append("schema_invalid")
-            out.messages.append("the credential is not a JSON object")
+            out.messages.append(schema.message if schema else "the credential is not a JSON object")
+            out.credential = None
         ev_layers = evidence_layers(manifest)
         out.evidence_present = {e.digest for e in ev_layers}
         out.evidence_order = tuple(e.digest for e in ev_layers)

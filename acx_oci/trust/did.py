@@ -140,10 +140,11 @@ def _method_key(method: dict[str, Any]) -> bytes:
 def assertion_methods(doc: dict[str, Any]) -> list[tuple[str, bytes]]:
     """Every Ed25519 method listed under ``assertionMethod`` (by reference or embedded)."""
     did = str(doc.get("id"))
-    methods = {_method_id(did, str(m.get("id"))): m for m in doc.get("verificationMethod") or []
+    listed, authorized = doc.get("verificationMethod"), doc.get("assertionMethod")
+    methods = {_method_id(did, str(m.get("id"))): m for m in (listed if isinstance(listed, list) else [])
                if isinstance(m, dict) and isinstance(m.get("id"), str)}
     out: list[tuple[str, bytes]] = []
-    for ref in doc.get("assertionMethod") or []:
+    for ref in authorized if isinstance(authorized, list) else []:
         if isinstance(ref, str):
             mid = _method_id(did, ref)
             method = methods.get(mid)

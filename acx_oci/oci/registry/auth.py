@@ -7,7 +7,6 @@ token from the challenge's realm, cached per store by (registry, scope).
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 import requests
 
 from acx_oci.errors import RegistryError, UsageError
+from acx_oci.jsonio import loads
 
 TOKEN_CACHE_MAX = 64
 DEFAULT_TOKEN_SECONDS = 60  # the docker token spec's default when ``expires_in`` is absent
@@ -73,7 +73,7 @@ def _run_helper(helper: str, server: str) -> Credentials | None:
     if proc.returncode != 0:
         return None  # helpers exit non-zero for "credentials not found"
     try:
-        doc = json.loads(proc.stdout)
+        doc = loads(proc.stdout, "credential helper output", ijson=False)
         user, secret = str(doc.get("Username", "")), str(doc.get("Secret", ""))
     except (ValueError, AttributeError):
         raise RegistryError(f"credential helper {binary} printed something other than JSON") from None
@@ -86,7 +86,7 @@ def load_credentials(host: str) -> Credentials | None:
     """Credentials for ``host`` from docker ``config.json`` (``auths``, ``credHelpers``, ``credsStore``)."""
     path = docker_config_path()
     try:
-        cfg = json.loads(path.read_bytes())
+        cfg = loads(path.read_bytes(), "docker config", ijson=False)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -223,7 +223,7 @@ class RegistryAuth:
             raise RegistryError(f"registry {self.host}: token service {realm} failed ({exc.__class__.__name__})") \
                 from None
         try:
-            doc = json.loads(body)
+            doc = loads(body, "token response", ijson=False)
             token = doc.get("token") or doc.get("access_token")
             expires = doc.get("expires_in")
         except (ValueError, AttributeError, RecursionError):

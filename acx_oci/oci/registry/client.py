@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import random
 import tempfile
@@ -28,6 +27,7 @@ import requests
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
+from acx_oci.jsonio import loads
 from acx_oci.oci.model import (
     EMPTY_DIGEST,
     EMPTY_JSON,
@@ -286,7 +286,7 @@ class RegistryStore(ManifestReads):
         whose blobs are missing (not every registry checks this itself; Distribution does).
         """
         try:
-            doc = json.loads(raw)
+            doc = loads(raw, "manifest", ijson=False)
         except (ValueError, UnicodeDecodeError):
             return
         if not isinstance(doc, dict):
@@ -358,8 +358,8 @@ class RegistryStore(ManifestReads):
             link = next_link(resp.headers.get("Link"))
             body = t.read_capped(resp, 16 * 1024 * 1024, "tag list")
             try:
-                page = json.loads(body).get("tags") or []
-            except (ValueError, AttributeError, RecursionError):
+                page = loads(body, "tag list", ijson=False).get("tags") or []
+            except (ValueError, AttributeError):
                 raise RegistryError(f"registry {self.host}: tag list is not JSON") from None
             if not isinstance(page, list):
                 raise RegistryError(f"registry {self.host}: tag list: expected tags to be an array")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import json
 import random
 import socket
 import time
@@ -20,6 +19,7 @@ import requests
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
+from acx_oci.jsonio import loads
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
@@ -281,7 +281,7 @@ class Transport:
         code = ""
         errs_message: object = None
         try:
-            doc = json.loads(body)
+            doc = loads(body, "error body", ijson=False)
             errs = doc.get("errors") if isinstance(doc, dict) else None
             if isinstance(errs, list) and errs and isinstance(errs[0], dict):
                 code = str(errs[0].get("code", ""))
