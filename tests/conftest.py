@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from .support.env import ROOT, SLOW_SKIP_REASON, ci_enabled, slow_enabled, vectors_dir
+from .support.faultproxy import FaultProxy
 from .support.registry import Registry, ggcr_binary, registry_binary, start_ggcr, start_registry
 
 TESTDATA = ROOT / "testdata"
@@ -46,8 +47,7 @@ def vectors() -> Path:
     return vectors_dir()
 
 
-@pytest.fixture(scope="session")
-def registry_server() -> Iterator[Registry]:
+def _fresh_registry() -> Iterator[Registry]:
     if registry_binary() is None:
         if ci_enabled():
             raise RuntimeError("docker-registry is not installed; .ci/run must install it")
@@ -57,6 +57,25 @@ def registry_server() -> Iterator[Registry]:
         yield reg
     finally:
         reg.stop()
+
+
+@pytest.fixture(scope="session")
+def registry_server() -> Iterator[Registry]:
+    yield from _fresh_registry()
+
+
+@pytest.fixture(scope="module")
+def own_registry() -> Iterator[Registry]:
+    """A Distribution registry of the module's own: faults injected in front of it, or repositories that must
+    not meet other tests' pushes, stay there."""
+    yield from _fresh_registry()
+
+
+@pytest.fixture
+def proxy(own_registry: Registry) -> Iterator[FaultProxy]:
+    """A fault-injecting proxy (tests/support/faultproxy.py) in front of ``own_registry``."""
+    with FaultProxy(own_registry.host) as p:
+        yield p
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,22 +25,11 @@ from acx_oci.services.cartridge import MEDIA_ROM_FILE
 
 from .support.cli import cli, ok
 from .support.faultproxy import FaultProxy
-from .support.registry import Registry, registry_binary, start_registry
+from .support.registry import Registry
 from .support.resolve_world import push_cartridge
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "acx/bounds"
-
-
-@pytest.fixture(scope="module")
-def own_registry() -> Iterator[Registry]:
-    if registry_binary() is None:
-        pytest.skip("docker-registry not installed")
-    reg = start_registry()
-    try:
-        yield reg
-    finally:
-        reg.stop()
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +41,6 @@ def pushed(tmp_path_factory: pytest.TempPathFactory, own_registry: Registry) -> 
     files = [ly for ly in store.fetch_manifest("1.0.0").layers if ly.media_type == MEDIA_ROM_FILE]
     assert files
     return {"dir": tmp / "agent", "files": files, "digest": out["manifestDigest"]}
-
-
-@pytest.fixture
-def proxy(own_registry: Registry) -> Iterator[FaultProxy]:
-    p = FaultProxy(own_registry.host)
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 def leftovers(where: Path) -> list[str]:

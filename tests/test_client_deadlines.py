@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from acx_oci.timeutil import Deadline, deadline_scope
 from acx_oci.trust.trustfile import load_trust
 
 from .support.faultproxy import FaultProxy
-from .support.registry import Registry, registry_binary, start_registry
+from .support.registry import Registry
 from .support.resolve_world import World, build_resolve_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,28 +42,8 @@ rules:
 
 
 @pytest.fixture(scope="module")
-def own_registry() -> Iterator[Registry]:
-    if registry_binary() is None:
-        pytest.skip("docker-registry not installed")
-    reg = start_registry()
-    try:
-        yield reg
-    finally:
-        reg.stop()
-
-
-@pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, own_registry: Registry) -> World:
     return build_resolve_world(tmp_path_factory.mktemp("deadlines"), own_registry.host)
-
-
-@pytest.fixture
-def proxy(own_registry: Registry) -> Iterator[FaultProxy]:
-    p = FaultProxy(own_registry.host)
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 def run_cli(*args: str | Path, proxy: FaultProxy | None = None, timeout: float = 60) -> tuple[int, float, str]:

@@ -30,11 +30,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
 
 @pytest.fixture
 def proxy(registry: str) -> Iterator[FaultProxy]:
-    p = FaultProxy(registry)
-    try:
+    with FaultProxy(registry) as p:
         yield p
-    finally:
-        p.stop()
 
 
 def test_an_unreadable_destination_list_is_never_overwritten_by_a_stale_one(world: World, proxy: FaultProxy,

@@ -21,11 +21,8 @@ REPO = "acx/faultproxy"
 
 @pytest.fixture
 def proxy(registry: str) -> Iterator[FaultProxy]:
-    p = FaultProxy(registry)
-    try:
+    with FaultProxy(registry) as p:
         yield p
-    finally:
-        p.stop()
 
 
 @pytest.fixture

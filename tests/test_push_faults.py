@@ -9,7 +9,6 @@ registry, not through the proxy), and pushing again succeeds.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,30 +22,10 @@ from acx_oci.oci.store import StoreOptions
 
 from .support.cli import cli, ok
 from .support.faultproxy import FaultProxy
-from .support.registry import Registry, registry_binary, start_registry
+from .support.registry import Registry
 
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
 UPLOAD_PUT = "/blobs/uploads/"
-
-
-@pytest.fixture(scope="module")
-def own_registry() -> Iterator[Registry]:
-    if registry_binary() is None:
-        pytest.skip("docker-registry not installed")
-    reg = start_registry()
-    try:
-        yield reg
-    finally:
-        reg.stop()
-
-
-@pytest.fixture
-def proxy(own_registry: Registry) -> Iterator[FaultProxy]:
-    p = FaultProxy(own_registry.host)
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 @pytest.fixture(scope="module")

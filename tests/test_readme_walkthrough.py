@@ -16,13 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .support.env import ROOT, ci_enabled
-from .support.registry import Registry, registry_binary, start_registry
+from .support.registry import Registry
 
 
 def walkthrough_script(readme: str) -> str:
@@ -38,20 +37,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def own_registry() -> Iterator[Registry]:
-    """Its own registry: the walk-through's acme/* repositories must not meet other tests' pushes."""
-    if registry_binary() is None:
-        if ci_enabled():
-            raise RuntimeError("docker-registry is not installed; .ci/run must install it")
-        pytest.skip("docker-registry not installed")
-    reg = start_registry()
-    try:
-        yield reg
-    finally:
-        reg.stop()
 
 
 @pytest.mark.slow  # ~70 s wall on a loaded 2-core machine (19 s CPU: mostly 25 CLI start-ups); CI runs slow tests

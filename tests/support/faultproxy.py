@@ -84,6 +84,12 @@ class FaultProxy:
         with self._lock:
             self.rules.clear()
 
+    def __enter__(self) -> FaultProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         async def shutdown() -> None:
             """Abort every connection and let each handler end on its own (cancelling them makes asyncio's
