@@ -180,7 +180,7 @@ class Transport:
                 if guard.fired:
                     raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(
-                    f"registry {self.host} unreachable: connect timed out after {timeout[0]:g}s"
+                    f"registry {self.host} unreachable: connect timed out after {round(timeout[0], 2):g}s"
                 ) from None
             except requests.exceptions.SSLError as exc:
                 guard.release()
@@ -195,7 +195,7 @@ class Transport:
                 if guard.fired or (deadline is not None and deadline.expired()):
                     raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
                 raise RegistryError(
-                    f"registry {self.host}: no response within {timeout[1]:g}s ({method} {self.path(url)})"
+                    f"registry {self.host}: no response within {round(timeout[1], 2):g}s ({method} {self.path(url)})"
                 ) from None
             except requests.exceptions.ConnectionError as exc:
                 guard.release()
