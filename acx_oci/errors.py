@@ -150,6 +150,12 @@ class WorkerAnswerRefused(VerificationError):
     code = "worker_answer_refused"
 
 
+class StatusReplaceRefused(VerificationError):
+    """A copy would replace the destination's status list with one that does not verify as the same issuer's."""
+
+    code = "status_replace_refused"
+
+
 class ImageUnsafe(VerificationError):
     """An environment image cannot be unpacked safely (escaping names or links, over a bound, bad diff_id)."""
 
