@@ -25,6 +25,7 @@ The tree (as httpx draws its own)::
     │   ├── IntegrityError          exit 1  digest_mismatch
     │   │   └── TamperedError       exit 1  tampered       (a signed ROM whose bytes the signature does not cover)
     │   ├── WorkerAnswerRefused     exit 1  worker_answer_refused (a Dask worker's answer is not plain data)
+    │   ├── StatusReplaceRefused    exit 1  status_replace_refused (copy: a source list that may not replace one)
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   ├── GatewayDenied           exit 1  gateway_denied (an acx-oci gateway's policy refused the request)
@@ -148,6 +149,12 @@ class WorkerAnswerRefused(VerificationError):
     """A Dask worker's answer that is not plain, well-formed data (its game ends lane-error, never a verdict)."""
 
     code = "worker_answer_refused"
+
+
+class StatusReplaceRefused(VerificationError):
+    """A copy would replace the destination's status list with one that does not verify as the same issuer's."""
+
+    code = "status_replace_refused"
 
 
 class ImageUnsafe(VerificationError):

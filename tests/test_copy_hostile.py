@@ -8,15 +8,24 @@ path can.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import StatusReplaceRefused
+from acx_oci.model import statuslist
 from acx_oci.oci.open import open_store
-from acx_oci.services.attestation import status_tag
+from acx_oci.services.attestation import fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.copy import CopyRequest, copy_artifact
+from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok
 from .support.faultproxy import FaultProxy
@@ -86,3 +95,54 @@ def test_the_plan_refuses_more_manifest_bytes_than_its_cap() -> None:
     with pytest.raises(UsageError, match="bytes of manifests"):
         plan.add(PlannedManifest(raw, "application/vnd.oci.image.manifest.v1+json", f"sha256:{n:064x}"), [])
     assert len(plan.manifests) == n
+
+
+def _forge(doc: dict[str, Any], signer: Identity, issuer: str, method: str, bump: int = 1000) -> dict[str, Any]:
+    """The source's list with a much higher sequence, an issuer and a proof of our choosing."""
+    forged = copy.deepcopy(doc)
+    forged["issuer"] = issuer
+    forged["credentialSubject"][statuslist.SEQUENCE] = statuslist.list_sequence(doc) + bump
+    return statuslist.sign_status_list(forged, signer, method, datetime.now(UTC))
+
+
+def test_a_forged_newer_list_in_a_hostile_source_never_replaces_the_mirrors(world: World, tmp_path: Path) -> None:
+    """A source registry anyone can push to: a list with a higher sequence but a stranger's proof (the real issuer's
+    name with another key, or another issuer altogether) is refused, exit 1, and the mirror keeps its good list."""
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    mirror, hostile = f"{w.registry}/sig-mirror/strong", f"{w.registry}/sig-hostile/strong"
+    ok(cli("copy", src, mirror, "--quiet"))
+    ok(cli("copy", src, hostile, "--quiet"))
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    tag = status_tag(url)
+    good = open_store(mirror).resolve(tag).digest
+    real = fetch_status_list(open_store(hostile), url)
+    assert real is not None
+    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
+    stranger = Identity(stranger.private, stranger.did_key)
+    forgeries = {
+        "issuer's name, another key": _forge(real[0], stranger, w.verifier_did, f"{w.verifier_did}#key-1"),
+        "another issuer": _forge(real[0], stranger, stranger.did, stranger.verification_method),
+    }
+    for what, forged in forgeries.items():
+        publish_status_list(open_store(hostile), forged)
+        for trust in (("--trust", str(w.trust)), ()):
+            res = cli("copy", f"{hostile}:1.0.0", mirror, "--json", *trust)
+            assert res.exit_code == 1, (what, trust, res.output)
+            line = res.output.strip()
+            assert "\n" not in line and "Traceback" not in line, line
+            assert isinstance(res.exception, SystemExit)
+            assert f"{tag}: the source's status list" in line and "the destination's list is kept" in line, line
+            why = ("does not verify as its issuer" if what != "another issuer" else
+                   "the destination's by" if trust else "cannot be checked here")  # (its did:web needs --trust)
+            assert why in line, (what, trust, line)
+            assert open_store(mirror).resolve(tag).digest == good, (what, trust)
+        with pytest.raises(StatusReplaceRefused) as caught:  # the library's error: a VerificationError, its code
+            copy_artifact(CopyRequest(f"{hostile}:1.0.0", mirror, datetime.now(UTC), trust=load_trust(w.trust)))
+        assert caught.value.code == "status_replace_refused" and caught.value.exit_code == 1
+    # the mirror still resolves with its own list; and a genuinely newer list from the issuer does replace it
+    assert ok(cli("resolve", f"{mirror}:1.0.0", "--trust", w.trust, "--json"))["capabilities"][0]["effective"] \
+        == "VERIFIED"
+    ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", w.tmp / "state"))
+    ok(cli("copy", src, mirror, "--quiet", "--trust", w.trust))
+    assert open_store(mirror).resolve(tag).digest != good

@@ -152,12 +152,17 @@ def test_no_worker_at_all_is_lane_error_and_only_unhealthy_ones_containment_unpr
     c = start_cluster(tmp_path_factory.mktemp("bad-cluster"))
     try:
         empty = ok(cli(*attest_args(world, "noworker", "--executor", c.url)), 1)
-        # (A worker without acx-oci cannot be simulated here: with an editable install, shadowing the package
-        # with an empty one still finds the submodules, so that refusal is untested; see the closing note.)
+        # A worker where acx-oci cannot be imported (support.dask_cluster.NO_ACX_WORKER): refused before any attempt.
+        c.add_worker("noacx", without_acx_oci=True)
+        noacx = cli(*attest_args(world, "noacx", "--executor", c.url))
+        c.kill_worker("noacx")
         c.add_worker("nobwrap", env=no_bwrap_env(world["tmp"]))
         summary = ok(cli(*attest_args(world, "unproven", "--executor", c.url)), 1)
     finally:
         c.stop()
+    assert noacx.exit_code == 2 and "install acx-oci[dask] on every worker" in noacx.output, noacx.output
+    assert "No module named 'acx_oci'" in noacx.output, noacx.output  # the worker's own import failure
+    assert not (world["tmp"] / "state-noacx").exists() and not (world["tmp"] / "runs" / "noacx").exists()
     # Nobody to play: every game lane-error (a harness fault, never the model's), the examiner is unreliable.
     assert empty["games"] == 0 and empty["reasons"][0].startswith("examiner_unreliable")
     assert {p["outcome"] for p in records(world, "noworker")} == {"lane-error"}

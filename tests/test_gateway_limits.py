@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.limits import ServerLimits, connection_budget, raise_nofile_limit
@@ -374,3 +375,68 @@ def _wait_closed(socks: list[tuple[socket.socket, float]], until: float) -> list
                 left -= 1
     sel.close()
     return closes
+
+
+@pytest.fixture(scope="module")
+def deadline_gw(registry: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
+    """A gateway whose manifest bodies must arrive within 2 s in all (the body idle timeout stays 1 s per read)."""
+    policy, trust = files
+    config = GatewayConfig(upstream=f"http://{registry}", policy=load_policy(policy), trust=load_trust(trust),
+                           manifest_body_seconds=2.0)
+    running = start_in_thread(config, limits=LIMITS)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _trickle(sock: socket.socket, data: bytes, interval: float, until: float) -> bytes:
+    """Send ``data`` a byte every ``interval`` s (each byte inside the idle timeout) until the server answers,
+    closes, or ``until``; whatever it answered."""
+    for byte in data:
+        if time.monotonic() > until:
+            break
+        try:
+            sock.send(bytes([byte]))
+        except OSError:
+            break
+        r, _, _ = select.select([sock], [], [], interval)
+        if r:
+            break
+    out, _ = _read_until_closed(sock, 10)
+    return out
+
+
+def test_a_trickled_manifest_body_is_408_at_the_total_deadline(deadline_gw: RunningGateway) -> None:
+    """A byte every 0.4 s never trips the 1 s idle timeout; the 2 s total deadline answers 408 and closes."""
+    raw = build_manifest("application/vnd.example.thing", [])
+    sock = _connect(deadline_gw.address)
+    sock.sendall(b"PUT /v2/plain/x/manifests/slow HTTP/1.1\r\nHost: x\r\nContent-Type: " + MEDIA_MANIFEST.encode()
+                 + b"\r\nContent-Length: " + str(len(raw)).encode() + b"\r\n\r\n")
+    started = time.monotonic()
+    out = _trickle(sock, raw, 0.4, started + 15)
+    elapsed = time.monotonic() - started
+    assert out.startswith(b"HTTP/1.1 408 "), out[:200]
+    body = json.loads(out.split(b"\r\n\r\n", 1)[1])
+    assert body["errors"][0]["detail"]["codes"] == ["body_timeout"]
+    assert elapsed < 8.0  # 408 at ~2 s, closed by the lingering close's 2 s after it (measured ~4 s)
+
+
+def test_a_trickled_blob_upload_outlives_the_manifest_deadline(deadline_gw: RunningGateway) -> None:
+    """Blob uploads may be large and slow: only the idle timeout applies, so one trickled for 3.2 s (past the
+    2 s manifest deadline, each byte within the 1 s idle timeout) completes."""
+    address = deadline_gw.address
+    post = httpx.post(f"http://{address}/v2/plain/slowblob/blobs/uploads/")
+    assert post.status_code == 202, post.text
+    location = httpx.URL(f"http://{address}/v2/").join(post.headers["location"])
+    data = b"0123456789"
+    digest = sha256_digest(data)
+    target = location.raw_path + (b"&" if b"?" in location.raw_path else b"?") + b"digest=" + digest.encode()
+    sock = _connect(address)
+    sock.sendall(b"PUT " + target + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                 b"Content-Length: " + str(len(data)).encode() + b"\r\nConnection: close\r\n\r\n")
+    started = time.monotonic()
+    out = _trickle(sock, data, 0.32, started + 15)
+    assert time.monotonic() - started > 2.5
+    assert out.startswith(b"HTTP/1.1 201 "), out[:300]
+    assert httpx.head(f"http://{address}/v2/plain/slowblob/blobs/{digest}").status_code == 200

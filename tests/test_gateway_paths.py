@@ -166,6 +166,10 @@ def test_no_blob_of_a_denied_cartridge_is_served(world: World, fresh_gw: Running
                              headers={"Accept": MANIFEST_ACCEPT}).status_code == 403
         for digest in blobs:
             assert httpx.get(f"http://{world.registry}/v2/acx/{name}/blobs/{digest}").status_code == 200  # it is there
+            # HEAD first: on a gateway that never saw the manifest it walks the tags and decides like GET
+            head = httpx.head(f"http://{fresh_gw.address}/v2/acx/{name}/blobs/{digest}")
+            assert head.status_code == 403 and head.content == b"", (name, digest)
+            assert "acx-gateway-denied" in head.headers and "docker-content-digest" not in head.headers
             resp = httpx.get(f"http://{fresh_gw.address}/v2/acx/{name}/blobs/{digest}")
             assert resp.status_code == 403, (name, digest)
             err = resp.json()["errors"][0]
@@ -175,12 +179,29 @@ def test_no_blob_of_a_denied_cartridge_is_served(world: World, fresh_gw: Running
     # the compliant cartridge's blobs are served (found by the tag walk on a gateway that never saw the manifest)
     for digest in _blobs(world, "strong"):
         assert _blob_status(fresh_gw.address, "strong", digest) == 200
-    # a blob no manifest references is not served from a covered repository (HEAD, an existence probe, is)
+    # a blob no manifest references is not served from a covered repository; a HEAD of it passes (after the same
+    # walk): every push is in that state between a blob's upload and its manifest's PUT, and pushers check with HEAD
     store = RegistryStore(parse_reference(f"{world.registry}/acx/unattested"), StoreOptions())
     orphan = store.push_blob(uuid.uuid4().bytes, "application/octet-stream").digest
     resp = httpx.get(f"http://{fresh_gw.address}/v2/acx/unattested/blobs/{orphan}")
     assert resp.status_code == 403 and resp.json()["errors"][0]["detail"]["codes"] == ["blob_unreferenced"]
     assert _blob_status(fresh_gw.address, "unattested", orphan, "HEAD") == 200
+    # a blob the upstream does not have stays the upstream's 404, for GET and HEAD alike
+    missing = sha256_digest(uuid.uuid4().bytes)
+    assert _blob_status(fresh_gw.address, "unattested", missing, "HEAD") == 404
+    assert _blob_status(fresh_gw.address, "unattested", missing) == 404
+
+
+def test_head_of_a_denied_manifest_is_denied_on_a_fresh_gateway(world: World, fresh_gw: RunningGateway) -> None:
+    """HEAD before any GET (nothing cached): by tag and by digest, denied like GET, with no digest header."""
+    for name in DENIED:
+        for ref in ("1", world.digests[name]):
+            head = httpx.head(f"http://{fresh_gw.address}/v2/acx/{name}/manifests/{ref}",
+                              headers={"Accept": MANIFEST_ACCEPT})
+            assert head.status_code == 403 and head.content == b"", (name, ref)
+            assert "acx-gateway-denied" in head.headers and "docker-content-digest" not in head.headers
+    ok = httpx.head(f"http://{fresh_gw.address}/v2/acx/strong/manifests/1", headers={"Accept": MANIFEST_ACCEPT})
+    assert ok.status_code == 200 and ok.headers["docker-content-digest"] == world.digests["strong"]
 
 
 def test_cross_repository_mount_of_a_denied_blob_is_refused(world: World, gw: RunningGateway) -> None:

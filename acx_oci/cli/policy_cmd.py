@@ -132,13 +132,16 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
               help="Seconds a client has to send a request line and all its headers (else 408 and close).")
 @click.option("--idle-timeout", type=click.FloatRange(0.1), default=5.0, show_default=True,
               help="Seconds an idle keep-alive connection is kept.")
+@click.option("--manifest-body-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True,
+              help="Seconds a manifest PUT's whole body may take to arrive (else 408 and close); blob uploads are "
+                   "bounded by the 30 s idle timeout per read only.")
 @click.option("--max-connections", type=click.IntRange(1), default=None,
               help="Client connections at once; past it, connections still sending headers or idle are dropped, "
                    "oldest first (default: from the file-descriptor limit, raised to its hard limit at start).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
             status_cache_dir: Path | None, no_replay: bool, header_timeout: float, idle_timeout: float,
-            max_connections: int | None) -> None:
+            manifest_body_timeout: float, max_connections: int | None) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -162,7 +165,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
-                           status_cache_dir=status_cache_dir, replay=not no_replay)
+                           status_cache_dir=status_cache_dir, replay=not no_replay,
+                           manifest_body_seconds=manifest_body_timeout)
     _ = config.upstream_origin  # validate the URL before binding
     click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
                + ("  (replay OFF: weaker)" if no_replay else ""), err=True)

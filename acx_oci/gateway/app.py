@@ -235,6 +235,8 @@ class Gateway(Proxy):
         try:
             refused = None
             if resp.status_code < 400:
+                # HEAD walks and is judged like GET (a denied cartridge's blob is 403 to both); only a blob no
+                # manifest references passes a HEAD: every push is in that state between upload and manifest PUT
                 refused = await self.refuse_blob(request, api.name, api.ref, probe=request.method == "HEAD")
         except BaseException:
             await resp.aclose()
@@ -249,7 +251,7 @@ class Gateway(Proxy):
         if digest == EMPTY_DIGEST:
             return None
         refs = self.blobs.referring(name, digest)
-        if not refs and not probe and self.blobs.may_walk(name, time.monotonic(), self.config.fresh_seconds):
+        if not refs and self.blobs.may_walk(name, time.monotonic(), self.config.fresh_seconds):
             try:
                 found = await to_thread.run_sync(self.upstream.tagged_manifests, name, _WALK_TAGS)
             except NotFoundError:
@@ -366,6 +368,10 @@ class Gateway(Proxy):
             request.state.decision = "verified"
         self.cache.invalidate(name)
         resp = await self._send(request, target(api), content=body)
+        if resp.status_code in (200, 201, 202) and self.config.policy.covers(name):
+            # a fact like any manifest served: its blobs' HEADs during the push must not spend the tag walk first
+            self.blobs.record(name, sha256_digest(body), manifest_refs(body)[0],
+                              artifact_type_of(body) == ARTIFACT_CARTRIDGE)
         if status_detail and resp.status_code in (200, 201, 202):
             await to_thread.run_sync(self.upstream.accepted_status_push, status_detail)
         if resp.status_code not in (200, 201, 202) or subject is None:

@@ -16,11 +16,14 @@ time from the (cached, revalidated) verdicts of its cartridge manifests:
 3. referenced only by denied cartridges → ``403 DENIED``;
 4. referenced by non-cartridge manifests only (attestations, status lists,
    benchmarks) → served;
-5. not referenced by any manifest the ledger knows: ``GET`` → the gateway
-   walks the repository's tags once (bounded; see :meth:`Upstream.manifest_blobs`)
-   and decides again; still unknown → ``403 DENIED`` (fetch the manifest through
-   the gateway first — every OCI client does). ``HEAD`` of an unknown blob is an
-   existence probe (pushers ask it before uploading) and passes through.
+5. not referenced by any manifest the ledger knows: ``GET`` and ``HEAD`` alike →
+   the gateway walks the repository's tags once (bounded; see
+   :meth:`Upstream.manifest_blobs`) and decides again by rules 2-4 (so a ``HEAD``
+   cannot tell what a ``GET`` refuses); still unknown → ``GET`` is ``403 DENIED``
+   (fetch the manifest through the gateway first — every OCI client does), while
+   ``HEAD`` passes: every push is in that state between uploading a blob and
+   putting its manifest, and pushers check with ``HEAD`` (a 403 there fails them).
+   A manifest pushed through the gateway is recorded like one served.
 
 Cost: one entry (~200 bytes) per (repository, blob, manifest), bounded
 (``max_entries``, least recently used out; an evicted fact is re-learnt by the

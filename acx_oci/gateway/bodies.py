@@ -1,14 +1,19 @@
-"""Bounded request bodies: a manifest PUT is read to at most 4 MiB + 1 byte, then answered 413.
+"""Bounded request bodies: a manifest PUT is read to at most 4 MiB + 1 byte, then answered 413, and within a
+total deadline, else 408.
 
 The handlers buffer a manifest (they must verify it before the upstream sees it), so an unbounded one is
 unbounded memory: :class:`ManifestBodyLimit` reads the body itself, up to the cap, and hands the handlers
 the bytes only when they fit. A declared ``Content-Length`` over the cap is refused before a byte is read.
-The rest of a refused body is drained (bounded) by the server's lingering close
-(:mod:`acx_oci.gateway.limits`). Everything else — blob uploads above all — streams through untouched.
+The server's body idle timeout (:mod:`acx_oci.gateway.limits`) is per read, so a client trickling a byte
+every few seconds would hold a manifest request (and its buffer) open for ever: the whole body must arrive
+within ``deadline_seconds`` of the head (``GatewayConfig.manifest_body_seconds``), else ``408``. The rest of
+a refused body is drained (bounded) by the server's lingering close. Everything else — blob uploads above all,
+which may be large — streams through untouched, under the idle timeout only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -20,6 +25,14 @@ from acx_oci.oci.model import MAX_MANIFEST_BYTES
 _MANIFEST_PUT = re.compile(r"^/v2/.+/manifests/[^/]+$")
 
 
+def _too_slow(seconds: float) -> bytes:
+    return json.dumps({"errors": [{
+        "code": "UNSUPPORTED",
+        "message": f"manifest body not received within {seconds:g} s of the request's headers; send it faster",
+        "detail": {"codes": ["body_timeout"], "limitSeconds": seconds},
+    }]}).encode()
+
+
 def _too_large(found: str) -> bytes:
     return json.dumps({"errors": [{
         "code": "SIZE_INVALID",
@@ -29,12 +42,13 @@ def _too_large(found: str) -> bytes:
 
 
 class ManifestBodyLimit:
-    """ASGI middleware: manifest PUT bodies capped at ``cap`` bytes (413 SIZE_INVALID past it); a client gone
-    mid-body ends its request quietly."""
+    """ASGI middleware: manifest PUT bodies capped at ``cap`` bytes (413 SIZE_INVALID past it) and at
+    ``deadline_seconds`` in all (408); a client gone mid-body ends its request quietly."""
 
-    def __init__(self, app: ASGIApp, cap: int = MAX_MANIFEST_BYTES) -> None:
+    def __init__(self, app: ASGIApp, cap: int = MAX_MANIFEST_BYTES, deadline_seconds: float = 30.0) -> None:
         self.app = app
         self.cap = cap
+        self.deadline_seconds = deadline_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -53,19 +67,16 @@ class ManifestBodyLimit:
             await self._refuse(send, f"Content-Length {int(declared)}")
             return
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body = message.get("body", b"")
-            size += len(body)
-            if size > self.cap:
-                await self._refuse(send, f"more than {self.cap} bytes")
-                return
-            chunks.append(body)
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.deadline_seconds):
+                refused = await self._read(receive, chunks)
+        except TimeoutError:
+            await self._answer(send, 408, _too_slow(self.deadline_seconds))
+            return
+        if refused is not None:
+            if refused:
+                await self._refuse(send, refused)
+            return
         whole: Message | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
         async def replay() -> Message:
@@ -77,10 +88,29 @@ class ManifestBodyLimit:
 
         await self.app(scope, replay, send)
 
+    async def _read(self, receive: Receive, chunks: list[bytes]) -> str | None:
+        """Read the whole body into ``chunks``: None when it is in, "" when the client left, else why it is
+        refused (over the cap)."""
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return ""  # the client went away
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.cap:
+                return f"more than {self.cap} bytes"
+            chunks.append(body)
+            if not message.get("more_body", False):
+                return None
+
+    @classmethod
+    async def _refuse(cls, send: Send, found: str) -> None:
+        await cls._answer(send, 413, _too_large(found))
+
     @staticmethod
-    async def _refuse(send: Send, found: str) -> None:
-        body = _too_large(found)
-        await send({"type": "http.response.start", "status": 413,
+    async def _answer(send: Send, status: int, body: bytes) -> None:
+        await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body, "more_body": False})

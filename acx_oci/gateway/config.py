@@ -35,6 +35,9 @@ class GatewayConfig:
     # Re-derive deciding credentials (pulls) and pushed attestations from their game records; off is weaker.
     replay: bool = True
     clock: Callable[[], datetime] = field(default=utcnow)
+    # a manifest PUT's whole body must arrive within this many seconds of its headers (else 408): the server's
+    # body timeout is per read, and a byte every few seconds would otherwise hold the request open for ever
+    manifest_body_seconds: float = 30.0
     # where the gateway remembers status-list sequences (None: $ACX_OCI_CACHE_DIR, else the user cache dir)
     status_cache_dir: Path | None = None
 

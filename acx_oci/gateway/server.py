@@ -45,12 +45,13 @@ class _Server(uvicorn.Server):
 
 
 def _bounded_app(config: GatewayConfig) -> tuple[ASGIApp, Gateway]:
-    """The gateway's app with manifest bodies capped (inside the access log, so a 413 is logged too)."""
+    """The gateway's app with manifest bodies capped (inside the access log, so a 413 or 408 is logged too)."""
     app, gw = create_app(config)
+    seconds = config.manifest_body_seconds
     if isinstance(app, AccessLog):
-        app.app = ManifestBodyLimit(app.app)
+        app.app = ManifestBodyLimit(app.app, deadline_seconds=seconds)
         return app, gw
-    return ManifestBodyLimit(app), gw
+    return ManifestBodyLimit(app, deadline_seconds=seconds), gw
 
 
 def _uvicorn_config(app: ASGIApp, limits: ServerLimits, guard: ConnectionGuard, **kw: object) -> uvicorn.Config:

@@ -42,6 +42,7 @@ from acx_oci.oci.transfer import (
 )
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.copy_status import check_replacement
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
 from acx_oci.trust.trustfile import Trust
@@ -206,31 +207,37 @@ class _Planner:
                 self.outcome.notes.append(f"status list {url}: no {tag} in the source; resolving the copy needs "
                                           "it from elsewhere (--status-list or --allow-network)")
                 continue
-            newer = _newer_in(dst, url, published)
-            if newer is not None:
-                self.outcome.notes.append(f"status list {tag}: the destination's is newer (sequence {newer[0]} > "
-                                          f"{newer[1]}); kept it (a mirror never rolls a list back)")
-                continue
+            there = _destination_list(dst, url)
+            if there is not None and there[1] != published[1]:
+                newer = _newer(there[0], published[0])
+                if newer is not None:
+                    self.outcome.notes.append(f"status list {tag}: the destination's is newer (sequence {newer[0]} "
+                                              f"> {newer[1]}); kept it (a mirror never rolls a list back)")
+                    continue
+                # replacing a list: the source registry is not trusted, its list must verify (copy_status)
+                check_replacement(tag, url, published[0], there[0], self.req.trust, self.req.now)
             plan_tree(self.src, published[1], self.plan, tag)
             self.outcome.status_lists.append(tag)
 
 
-def _newer_in(dst: Store, url: str, published: tuple[dict[str, Any], str]) -> tuple[int, int] | None:
-    """(destination sequence, source sequence) when the destination already has a newer list, else None.
-
-    Re-copying from a stale source must not put back a list from before a revocation.
-    """
+def _destination_list(dst: Store, url: str) -> tuple[dict[str, Any], str] | None:
+    """The destination's list for ``url``; None when absent or unusable (the source's list then replaces it)."""
     try:
-        there = fetch_status_list(dst, url)
+        return fetch_status_list(dst, url)
     except RegistryError as exc:  # unreadable is not absent: a 503 here must not let an older list overwrite
         raise type(exc)(f"status list {url} in the destination could not be read, so it is not replaced (it may "
                         f"be newer than the source's): {exc}") from None
     except AcxError:
-        return None  # something unusable under the tag: the source's list replaces it
-    if there is None or there[1] == published[1]:
         return None
+
+
+def _newer(there: dict[str, Any], published: dict[str, Any]) -> tuple[int, int] | None:
+    """(destination sequence, source sequence) when the destination's list is newer, else None.
+
+    Re-copying from a stale source must not put back a list from before a revocation.
+    """
     try:
-        mine, theirs = statuslist.list_sequence(there[0]), statuslist.list_sequence(published[0])
+        mine, theirs = statuslist.list_sequence(there), statuslist.list_sequence(published)
     except AcxError:
         return None
     return (mine, theirs) if mine > theirs else None

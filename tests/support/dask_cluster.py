@@ -17,6 +17,29 @@ from pathlib import Path
 
 from .env import ROOT
 
+# A worker on a machine where acx-oci is not installed. Shadowing the package on PYTHONPATH cannot simulate that:
+# the editable install's finder (a sys.meta_path hook) still resolves the submodules. A finder placed first on
+# sys.meta_path that answers every ``acx_oci`` import with ModuleNotFoundError does, however acx-oci is installed
+# (editable, wheel or PYTHONPATH): the process fails exactly as one without the package would, nothing else changes.
+NO_ACX_WORKER = """import sys
+from importlib.abc import MetaPathFinder
+
+
+class NotInstalled(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "acx_oci" or name.startswith("acx_oci."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+assert not [m for m in sys.modules if m == "acx_oci" or m.startswith("acx_oci.")]
+from distributed.cli.dask_worker import main  # noqa: E402
+
+sys.argv[0] = "dask-worker"
+main()
+"""
+
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
@@ -40,9 +63,16 @@ class Cluster:
         return "dask://" + self.address.removeprefix("tcp://")
 
     def add_worker(self, name: str, env: dict[str, str] | None = None, timeout: float = 60.0,
-                   extra: tuple[str, ...] = ()) -> None:
+                   extra: tuple[str, ...] = (), without_acx_oci: bool = False) -> None:
+        """A ``dask worker``; ``without_acx_oci``: one that cannot import acx_oci (see :data:`NO_ACX_WORKER`)."""
         log = (self.dir / f"{name}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+        if without_acx_oci:
+            script = self.dir / "no_acx_worker.py"
+            script.write_text(NO_ACX_WORKER)
+            launcher = [sys.executable, str(script)]
+        else:
+            launcher = [sys.executable, "-m", "distributed.cli.dask_worker"]
+        proc = subprocess.Popen([*launcher, "--scheduler-file",
                                  str(self.dir / "scheduler.json"), "--name", name, "--nthreads", "1", "--no-nanny",
                                  "--no-dashboard", "--local-directory", str(self.dir / name), *self.tls, *extra],
                                 env=_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
