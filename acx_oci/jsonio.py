@@ -99,6 +99,10 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
     plain ``ValueError``/``UnicodeDecodeError`` for malformed input. ``NaN``/``Infinity`` and
     overflowing numbers are malformed here (RFC 8259 and I-JSON have no such numbers).
     """
+    if isinstance(raw, (bytes, bytearray)):
+        # json.loads reads UTF-16/32 bytes too; the depth scan works on UTF-8, where a code unit such as
+        # U+2200 (00 22 in UTF-16-LE) cannot pass for a quote and hide the brackets after it. Decode first, as json does.
+        raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
     check_depth(raw, what)
     try:
         return json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
