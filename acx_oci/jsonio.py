@@ -31,6 +31,7 @@ MAX_YAML_NODES = 1_000_000
 #: Integers beyond this magnitude are refused (no field here needs more than 64 bits; a float() of a
 #: 4,000-digit integer would raise OverflowError wherever it lands).
 MAX_INT_MAGNITUDE = 2**64
+_MAX_INT_TEXT = 100  # characters of a YAML integer (2**64 in binary with a sign and a few underscores fits)
 
 # A string, or an unterminated one to the end of the input. Always matches at the first quote it tries, so
 # the scan is linear (a pattern that can fail there restarts at every escaped quote: quadratic).
@@ -165,7 +166,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._sizes: dict[int, int] = {}
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
+    def _compose_bounded(self, parent: Any, index: Any) -> Any:
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise ShapeError(f"{self._what}: schema_invalid: nested deeper than {MAX_DEPTH} levels")
@@ -185,12 +186,43 @@ class _BoundedLoader(yaml.SafeLoader):
             self._sizes[id(node)] = size
         return node
 
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        """An integer as JSON's reader bounds it; the length is checked first (PyYAML builds a long
+        ``1:59:59:…`` sexagesimal integer in quadratic time: 600 KB of it took 12 s)."""
+        if len(node.value) > _MAX_INT_TEXT:
+            raise ValueError(f"integer {node.value[:40]}… is out of range")
+        value: int = super().construct_yaml_int(node)
+        if abs(value) > MAX_INT_MAGNITUDE:
+            raise ValueError(f"integer {node.value[:40]}… is out of range")
+        return value
+
+    def construct_finite_float(self, node: yaml.ScalarNode) -> float:
+        """No ``.nan``/``.inf`` (nor ``1e400``): the JSON reader refuses them too, and a NaN bound compares false
+        with everything."""
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise ValueError(f"number {node.value[:40]} is not finite")
+        return value
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            anchor = self.peek_event().anchor
+            if anchor in self.anchors and id(self.anchors[anchor]) not in self._sizes:
+                # an alias inside the node it names: a structure that contains itself, on which every walker
+                # (schema validation, JCS, json.dumps) recurses without end
+                raise ShapeError(f"{self._what}: schema_invalid: alias *{anchor} is inside the node it names")
+        return self._compose_bounded(parent, index)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         for key, value in node.value:
             if (isinstance(key, yaml.ScalarNode) and key.value in VERSION_KEYS
                     and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBER_TAGS and value.style is None):
                 value.tag = "tag:yaml.org,2002:str"
         return super().construct_mapping(node, deep)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_bounded_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_finite_float)
 
 
 def parse_yaml(raw: bytes | str, what: str) -> Any:

@@ -2,14 +2,22 @@
 
 * a UTF-16 JSON document hid its brackets from the byte-level depth scan (U+2200 is ``00 22`` in UTF-16-LE: the
   scan saw a quote) while ``json.loads`` read it nested 500 deep;
+* a YAML alias inside the node it names (``require: &r {allOf: [*r]}``) built a structure that contains itself:
+  ``policy check`` died in schema validation with a RecursionError ("internal error");
+* YAML integers were unbounded (JSON's are not) and a long sexagesimal one (``1:59:59:…``) took quadratic time
+  (600 KB: 12 s); ``.nan``/``.inf`` passed where JSON refuses NaN/Infinity.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from acx_oci.errors import ShapeError
-from acx_oci.jsonio import MAX_DEPTH, loads, parse_json
+from pathlib import Path
+
+from acx_oci.errors import ShapeError, UsageError
+from acx_oci.jsonio import MAX_DEPTH, loads, parse_json, parse_yaml
+
+from .support.cli import cli
 
 # --------------------------------------------------------------------------- JSON
 
@@ -23,3 +31,41 @@ def test_a_utf16_document_cannot_hide_its_nesting_from_the_depth_scan(encoding: 
     shallow = '{"a": ["\u2200", [[1]]]}'
     assert loads(shallow.encode(encoding)) == {"a": ["\u2200", [[1]]]}  # what json.loads reads, still read
     assert loads(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a UTF-8 BOM as json.loads(bytes) allows it
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+@pytest.mark.parametrize("text", ["a: &a [*a]", "a: &a {b: [1, {c: *a}]}", "&a [*a]", "a: &a {<<: *a}"])
+def test_a_yaml_alias_inside_its_own_anchor_is_refused(text: str) -> None:
+    with pytest.raises(ShapeError, match="inside the node it names"):
+        parse_yaml(text, "policy file")
+
+
+def test_a_self_containing_policy_is_one_line_not_an_internal_error(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: [a]\n    require: &r {allOf: [*r]}\n")
+    trust = tmp_path / "trust.yaml"
+    trust.write_text("publishers: []\n")
+    res = cli("policy", "check", "oci:/nonexistent:1", "--policy", policy, "--trust", trust)
+    assert res.exit_code == 2, res.output
+    assert "schema_invalid" in res.output and "internal error" not in res.output
+    assert parse_yaml("a: &x [1, {b: 2}]\nc: [*x, *x]\nd: {<<: {e: 1}}", "t") == {  # ordinary aliases still work
+        "a": [1, {"b": 2}], "c": [[1, {"b": 2}], [1, {"b": 2}]], "d": {"e": 1}}
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1" + ":59" * 60_000,  # sexagesimal: 180 KB (took 1.2 s, quadratic, before the bound)
+    "a: 0x" + "f" * 17,
+    "a: 18446744073709551617",
+    "a: -0b" + "1" * 70,
+    "a: .nan", "a: -.inf", "a: 1.0e+400",
+], ids=["sexagesimal", "hex", "decimal", "binary", "nan", "inf", "overflow"])
+def test_yaml_numbers_are_bounded_as_json_numbers_are(text: str) -> None:
+    with pytest.raises(UsageError, match="expected YAML"):
+        parse_yaml(text, "trust file")
+
+
+def test_ordinary_yaml_numbers_still_read() -> None:
+    assert parse_yaml("a: 0x10\nb: 1:30\nc: -1.5e+3\nd: 18446744073709551616\ne: 017\nversion: 1.10", "t") == {
+        "a": 16, "b": 90, "c": -1500.0, "d": 2**64, "e": 15, "version": "1.10"}
