@@ -101,8 +101,8 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
     overflowing numbers are malformed here (RFC 8259 and I-JSON have no such numbers).
     """
     if isinstance(raw, (bytes, bytearray)):
-        # json.loads reads UTF-16/32 bytes too; the depth scan works on UTF-8, where a code unit such as
-        # U+2200 (00 22 in UTF-16-LE) cannot pass for a quote and hide the brackets after it. Decode first, as json does.
+        # json.loads reads UTF-16/32 bytes too; the depth scan works on UTF-8, where a code unit such as U+2200
+        # (00 22 in UTF-16-LE) cannot pass for a quote and hide the brackets after it. Decode first, as json does.
         raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
     check_depth(raw, what)
     try:
@@ -206,7 +206,7 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            anchor = self.peek_event().anchor
+            anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]
             if anchor in self.anchors and id(self.anchors[anchor]) not in self._sizes:
                 # an alias inside the node it names: a structure that contains itself, on which every walker
                 # (schema validation, JCS, json.dumps) recurses without end

@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from acx_oci.errors import ShapeError, UsageError
 from acx_oci.jsonio import MAX_DEPTH, loads, parse_json, parse_yaml
