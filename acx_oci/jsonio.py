@@ -106,10 +106,35 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
         raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
     check_depth(raw, what)
     try:
-        return json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
-                          parse_int=_bounded_int, parse_constant=_no_constant)
+        doc = json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
+                         parse_int=_bounded_int, parse_constant=_no_constant)
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
+    if _MAY_HOLD_SURROGATE.search(raw) and _holds_lone_surrogate(doc):
+        raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff unpaired): not UTF-8 text (RFC 7493)")
+    return doc
+
+
+# A \uD800-\uDFFF escape (paired or not), or a surrogate already in the text: only then is the parsed value walked.
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # (a pair decodes to one code point: any left is unpaired)
+
+
+def _holds_lone_surrogate(doc: Any) -> bool:
+    """Whether any key or string holds an unpaired surrogate: Python keeps one, but no UTF-8 encoder will
+    (a referrer index entry with one crashed the next writer of that index with UnicodeEncodeError)."""
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack += node.keys()
+            stack += node.values()
+        elif isinstance(node, list):
+            stack += node
+    return False
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -174,6 +199,8 @@ class _BoundedLoader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        if isinstance(node, yaml.ScalarNode) and _SURROGATE.search(node.value):  # from a "\ud800" escape
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff unpaired): not UTF-8 text")
         if id(node) not in self._sizes:
             size = 1
             if isinstance(node, yaml.SequenceNode):

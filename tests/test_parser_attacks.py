@@ -69,3 +69,26 @@ def test_yaml_numbers_are_bounded_as_json_numbers_are(text: str) -> None:
 def test_ordinary_yaml_numbers_still_read() -> None:
     assert parse_yaml("a: 0x10\nb: 1:30\nc: -1.5e+3\nd: 18446744073709551616\ne: 017\nversion: 1.10", "t") == {
         "a": 16, "b": 90, "c": -1500.0, "d": 2**64, "e": 15, "version": "1.10"}
+
+
+# --------------------------------------------------------------------------- lone surrogates
+
+
+@pytest.mark.parametrize("raw", [b'{"a": "\\ud800"}', b'{"\\uDFFF": 1}', b'["x\\udc00y"]', b'["\\ude00\\ud83d"]',
+                                 b'["\xed\xa0\x80"]', '["\ud800"]'])
+def test_a_lone_surrogate_in_json_is_malformed(raw: bytes | str) -> None:
+    with pytest.raises(UsageError, match="lone surrogate"):
+        parse_json(raw, "referrers index")
+    with pytest.raises(ValueError):  # callers that catch ValueError (registry client, layout) still do
+        loads(raw, ijson=False)
+
+
+def test_paired_surrogates_and_escaped_backslashes_still_read() -> None:
+    assert loads(b'["\\ud83d\\ude00", "\\\\ud800", "\\u00e9"]') == ["\U0001f600", "\\ud800", "\u00e9"]
+
+
+@pytest.mark.parametrize("text", ['a: "\\ud800"', '"\\udc00": 1', "a: [\"x\\udfffy\"]"])
+def test_a_lone_surrogate_in_yaml_is_malformed(text: str) -> None:
+    with pytest.raises(UsageError, match="lone surrogate"):
+        parse_yaml(text, "trust file")
+    assert parse_yaml('a: "\\U0001F600\\u00e9"', "t") == {"a": "\U0001f600\u00e9"}
