@@ -6,13 +6,27 @@ documented bounds (fewer than --max-referrers).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, Descriptor, build_manifest, parse_manifest
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.oci.model import (
+    ANNOTATION_TITLE,
+    ARTIFACT_ATTESTATION,
+    EMPTY_JSON,
+    MEDIA_EMPTY,
+    MEDIA_INDEX,
+    MEDIA_MANIFEST,
+    MEDIA_VC,
+    Descriptor,
+    build_manifest,
+    parse_manifest,
+)
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import referrer_tag
+from acx_oci.oci.registry.referrers import fallback_tag
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import ANN_CAPABILITY
 from acx_oci.services.cartridge import load_cartridge
@@ -63,3 +77,45 @@ def test_a_copy_of_the_honest_credential_without_its_game_records_does_not_poiso
         assert s["honest"]["attestationDigest"] not in rejected
     cap = resolve(w, ref)["capabilities"][0]  # without --check-evidence: the copy fails its replay, not the honest one
     assert cap["effective"] == "VERIFIED" and cap["attestationDigest"] == s["honest"]["attestationDigest"], cap
+
+
+def credential_with(out: Any, edit: Any) -> bytes:
+    doc = json.loads((out / "credential.json").read_bytes())
+    edit(doc)
+    return json.dumps(doc).encode()
+
+
+def test_lone_surrogates_in_a_hostile_referrer_crash_nothing(world: tuple[World, str, dict[str, Any]]) -> None:
+    """``"\\ud800"`` is valid JSON syntax but no UTF-8 text (RFC 7493 forbids it): read, it is refused."""
+    w, ref, s = world
+    raw = credential_with(s["out"], lambda d: d["credentialSubject"]["result"][0].update(
+        {"acx:capabilityId": "x\ud800y", "acx:careerTier": "\udfff"}))
+    assert b"\\ud800" in raw
+    layer = s["store"].push_blob(raw, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})
+    s["store"].push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    push_raw_referrer(s["store"], s["subject"], [layer], {ANN_CAPABILITY: "y\ud800"})
+    for extra in ((), ("--json",)):
+        res = cli("resolve", ref, "--trust", str(w.trust), *extra)
+        assert res.exit_code == 0, (res.output, res.exception)
+        assert "VERIFIED" in res.output
+    # an honest writer that merges its referrer into that fallback index next: it died of a UnicodeEncodeError
+    # re-encoding the hostile entry; the index is now refused as not UTF-8 text, and replaced
+    later = push_referrer(s["store"], s["subject"], [layer], {ANN_CAPABILITY: s["cap"], "n": "after"})
+    listed = {d.digest for d in s["store"].referrers(s["subject"].digest).descriptors}
+    assert {later, s["honest"]["attestationDigest"]} <= listed
+    doc = resolve(w, ref)
+    assert doc["capabilities"][0]["effective"] == "VERIFIED", doc
+
+
+def push_raw_referrer(store: Store, subject: Descriptor, layers: list[Descriptor], annotations: dict[str, str]) -> str:
+    """A referrer written as ASCII JSON by hand, its entry in the fallback index too (``\\ud800`` escapes stay
+    escapes: our own writers would refuse to encode them)."""
+    doc = json.loads(build_manifest(ARTIFACT_ATTESTATION, layers, subject=subject))
+    doc["annotations"] = annotations
+    raw = json.dumps(doc).encode()
+    digest = store.push_manifest(raw, MEDIA_MANIFEST, referrer_tag(sha256_digest(raw), subject.digest)).digest
+    index = json.loads(store.fetch_manifest_raw(fallback_tag(subject.digest))[0])
+    index["manifests"].append({"mediaType": MEDIA_MANIFEST, "digest": digest, "size": len(raw),
+                               "artifactType": ARTIFACT_ATTESTATION, "annotations": annotations})
+    store.push_manifest(json.dumps(index).encode(), MEDIA_INDEX, fallback_tag(subject.digest))
+    return digest
