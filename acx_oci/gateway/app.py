@@ -328,8 +328,10 @@ class Gateway(Proxy):
             request.state.decision = "refused"  # the upstream (Go: 10,000 levels) would store what we cannot read
             return oci_error(400, "MANIFEST_INVALID", "schema_invalid: the manifest is nested too deep to read",
                              {"codes": ["schema_invalid"]})
-        except (ValueError, UnicodeDecodeError):
-            doc = None
+        except (ValueError, UnicodeDecodeError) as exc:  # Go reads bad UTF-8 and lone surrogates as U+FFFD:
+            request.state.decision = "refused"  # forwarded unread, a forged attestation skipped its verification
+            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: the manifest is not JSON text the gateway "
+                             f"can read ({str(exc)[:200]})", {"codes": ["schema_invalid"]})
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
         if bad:  # refused here, before the upstream stores anything
             request.state.decision = "refused"

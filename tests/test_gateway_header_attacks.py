@@ -1,0 +1,65 @@
+"""Attacks on the gateway through bytes its reader and the registry's read differently, and through headers
+(attack review of the raw-byte header forwarding). Each test is one attack, on a real Distribution registry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from acx_oci.evaluation.policy import load_policy
+from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, EMPTY_DIGEST, MEDIA_MANIFEST, Descriptor, build_manifest
+from acx_oci.trust.trustfile import load_trust
+
+from .support.gateway_proc import minimal_policy_files
+
+
+@pytest.fixture(scope="module")
+def gw(registry: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    policy, trust = minimal_policy_files(tmp_path_factory.mktemp("gwheaders"))
+    running = start_in_thread(GatewayConfig(upstream=f"http://{registry}", policy=load_policy(policy),
+                                            trust=load_trust(trust)))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _empty_config(registry: str, repository: str) -> None:
+    start = httpx.post(f"http://{registry}/v2/{repository}/blobs/uploads/")
+    location = httpx.URL(f"http://{registry}").join(start.headers["location"])
+    up = httpx.put(location.copy_merge_params({"digest": EMPTY_DIGEST}), content=b"{}",
+                   headers={"Content-Type": "application/octet-stream"})
+    assert up.status_code == 201, up.text
+
+
+def _forged_attestation(note: bytes) -> bytes:
+    """A level attestation (no credential at all: the gateway's check refuses it) with ``note`` spliced into an
+    annotation value as raw bytes."""
+    subject = Descriptor(MEDIA_MANIFEST, "sha256:" + "ab" * 32, 2)
+    raw = build_manifest(ARTIFACT_ATTESTATION, [], subject=subject, annotations={"n": "NOTE"})
+    assert raw.count(b"NOTE") == 1
+    return raw.replace(b"NOTE", note)
+
+
+@pytest.mark.parametrize("note", [b"\xff", b"\\ud800", b"\xed\xa0\x80"], ids=["bad-utf8", "lone-surrogate-escape",
+                                                                              "utf8-surrogate"])
+def test_an_attestation_the_gateway_cannot_read_is_not_forwarded_unverified(
+        registry: str, gw: RunningGateway, note: bytes) -> None:
+    """Go's decoder reads invalid UTF-8 (and lone surrogates) as U+FFFD; Python's refuses it, and the gateway
+    forwarded what it could not read without verifying it: a forged attestation stored upstream through it."""
+    _empty_config(registry, "acx/unreadable")
+    assert json.loads(_forged_attestation(b"x"))["artifactType"] == ARTIFACT_ATTESTATION
+    plain = httpx.put(f"http://{gw.address}/v2/acx/unreadable/manifests/plain", content=_forged_attestation(b"x"),
+                      headers={"Content-Type": MEDIA_MANIFEST})
+    assert plain.status_code == 403, plain.text  # readable: verified, and refused
+    tag = f"t-{note.hex()}"
+    resp = httpx.put(f"http://{gw.address}/v2/acx/unreadable/manifests/{tag}", content=_forged_attestation(note),
+                     headers={"Content-Type": MEDIA_MANIFEST})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["errors"][0]["detail"]["codes"] == ["schema_invalid"]
+    stored = httpx.get(f"http://{registry}/v2/acx/unreadable/manifests/{tag}", headers={"Accept": MEDIA_MANIFEST})
+    assert stored.status_code == 404, stored.text
