@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 
@@ -11,7 +12,15 @@ import pytest
 
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, EMPTY_DIGEST, MEDIA_MANIFEST, Descriptor, build_manifest
+from acx_oci.gateway.proxy import DENIED_HEADER
+from acx_oci.oci.model import (
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_CARTRIDGE,
+    EMPTY_DIGEST,
+    MEDIA_MANIFEST,
+    Descriptor,
+    build_manifest,
+)
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
@@ -63,3 +72,28 @@ def test_an_attestation_the_gateway_cannot_read_is_not_forwarded_unverified(
     assert resp.json()["errors"][0]["detail"]["codes"] == ["schema_invalid"]
     stored = httpx.get(f"http://{registry}/v2/acx/unreadable/manifests/{tag}", headers={"Accept": MEDIA_MANIFEST})
     assert stored.status_code == 404, stored.text
+
+
+@pytest.mark.parametrize("splice", [b'"n":"\xff"', b'"n":"\\udc00"', b'"n":' + b"[" * 200 + b"]" * 200,
+                                    b'"artifactType":"x"'], ids=["bad-utf8", "lone-surrogate", "deep", "duplicate"])
+def test_a_cartridge_manifest_the_gateway_cannot_read_is_not_served_unjudged(
+        registry: str, gw: RunningGateway, splice: bytes) -> None:
+    """Stored upstream directly (the registry, Go, reads all of these: invalid UTF-8 and lone surrogates as U+FFFD,
+    a duplicate member as its last value), such a manifest is a cartridge to a Go client. The gateway read none of
+    them, called the type "none" and served them (200) without a verdict (and a readable wrapper manifest naming
+    the same layers would have got its layers out too: the ledger never learnt that a cartridge names them)."""
+    _empty_config(registry, "acx/unjudged")
+    raw = build_manifest(ARTIFACT_CARTRIDGE, [], annotations={"m": "1"})
+    raw = raw[:-1] + b"," + splice + b"}"
+    if splice.startswith(b'"artifactType"'):  # the last member wins in Go: the cartridge type goes last
+        raw = raw.replace(b'"artifactType":"' + ARTIFACT_CARTRIDGE.encode() + b'"', b'"artifactType":"x"', 1)
+        raw = raw[:-1].rsplit(b",", 1)[0] + b',"artifactType":"' + ARTIFACT_CARTRIDGE.encode() + b'"}'
+    tag = f"t-{hashlib.sha256(splice).hexdigest()[:12]}"
+    put = httpx.put(f"http://{registry}/v2/acx/unjudged/manifests/{tag}", content=raw,
+                    headers={"Content-Type": MEDIA_MANIFEST})
+    assert put.status_code == 201, put.text
+    for method in ("GET", "HEAD"):
+        resp = httpx.request(method, f"http://{gw.address}/v2/acx/unjudged/manifests/{tag}",
+                             headers={"Accept": MEDIA_MANIFEST})
+        assert resp.status_code == 403, (method, resp.status_code)
+        assert resp.headers.get(DENIED_HEADER)

@@ -73,7 +73,7 @@ from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
-from acx_oci.gateway.upstream import Upstream, artifact_type_of, manifest_refs
+from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
 from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
@@ -220,6 +220,10 @@ class Gateway(Proxy):
             body, digest, at = raw, sha256_digest(raw), artifact_type_of(raw)
             blobs = manifest_refs(raw)[0]
         self.blobs.record(name, digest, blobs, at == ARTIFACT_CARTRIDGE)
+        if at == UNREADABLE:  # a cartridge to a Go client, perhaps, and judged by nobody: not served here
+            request.state.decision = "denied"
+            return denied(f"manifest {digest} cannot be read as I-JSON, so the policy cannot judge it",
+                          {"codes": ["schema_invalid"]})
         if at == ARTIFACT_CARTRIDGE:
             verdict = await self.verdict(request, name, digest)
             if not verdict.allowed:
