@@ -17,6 +17,7 @@ from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     EMPTY_DIGEST,
+    MANIFEST_ACCEPT,
     MEDIA_MANIFEST,
     Descriptor,
     build_manifest,
@@ -24,6 +25,7 @@ from acx_oci.oci.model import (
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
+from .support.policy_world import World, build_world
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +99,35 @@ def test_a_cartridge_manifest_the_gateway_cannot_read_is_not_served_unjudged(
                              headers={"Accept": MEDIA_MANIFEST})
         assert resp.status_code == 403, (method, resp.status_code)
         assert resp.headers.get(DENIED_HEADER)
+
+
+@pytest.fixture(scope="module")
+def policy_gw(registry: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[World, RunningGateway]]:
+    w = build_world(registry, tmp_path_factory.mktemp("world"))
+    running = start_in_thread(GatewayConfig(upstream=f"http://{registry}", policy=load_policy(w.policy),
+                                            trust=load_trust(w.trust)))
+    try:
+        yield w, running
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("header", ["If-None-Match", "If-Modified-Since"])
+def test_a_conditional_request_cannot_revalidate_a_denied_manifest(
+        policy_gw: tuple[World, RunningGateway], header: str) -> None:
+    """Forwarded as sent, ``If-None-Match: <digest>`` got the registry's 304 relayed unjudged: a client holding a
+    cached copy of a cartridge that has since been revoked (or a policy tightened) was told it is still good."""
+    w, gw = policy_gw
+    digest = w.digests["unattested"]
+    value = {"If-None-Match": f'"{digest}"', "If-Modified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}[header]
+    for method in ("GET", "HEAD"):
+        plain = httpx.request(method, f"http://{gw.address}/v2/acx/unattested/manifests/1",
+                              headers={"Accept": MANIFEST_ACCEPT})
+        assert plain.status_code == 403, (method, plain.status_code)
+        resp = httpx.request(method, f"http://{gw.address}/v2/acx/unattested/manifests/1",
+                             headers={"Accept": MANIFEST_ACCEPT, header: value})
+        assert resp.status_code == 403, (method, resp.status_code)
+        assert resp.headers.get(DENIED_HEADER)
+    allowed = httpx.get(f"http://{gw.address}/v2/acx/strong/manifests/1",
+                        headers={"Accept": MANIFEST_ACCEPT, "If-None-Match": f'"{w.digests["strong"]}"'})
+    assert allowed.status_code == 200 and allowed.content  # judged, then served whole

@@ -94,6 +94,9 @@ log = logging.getLogger("acx_oci.gateway")
 _WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has never seen referenced
 
 
+_CONDITIONALS = ("if-none-match", "if-modified-since", "if-match", "if-unmodified-since")
+
+
 def target(api: ApiPath) -> str:
     """What is forwarded: the raw path and query exactly as the router matched them."""
     return api.raw + (f"?{api.query}" if api.query else "")
@@ -196,8 +199,9 @@ class Gateway(Proxy):
     async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
         name, ref = api.name, api.ref
         # Only a whole 200 body can be judged: no Range (a registry that honours it would hand out the denied
-        # manifest in unjudged 206 pieces), and any other 2xx is not relayed.
-        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range"))
+        # manifest in unjudged 206 pieces), no conditionals (a 304 to If-None-Match told a client its cached copy of
+        # a since-revoked cartridge was still good), and any other 2xx is not relayed.
+        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range", *_CONDITIONALS))
         if 200 < resp.status_code < 300:
             await resp.aclose()
             return oci_error(502, "UNAVAILABLE", f"upstream answered a manifest {request.method} with "
