@@ -131,3 +131,15 @@ def test_a_conditional_request_cannot_revalidate_a_denied_manifest(
     allowed = httpx.get(f"http://{gw.address}/v2/acx/strong/manifests/1",
                         headers={"Accept": MANIFEST_ACCEPT, "If-None-Match": f'"{w.digests["strong"]}"'})
     assert allowed.status_code == 200 and allowed.content  # judged, then served whole
+
+
+@pytest.mark.parametrize("body", [b"{}", b"null", b'{"schemaVersion":1}', b'{"schemaVersion":"2"}', b"[]", b"2"])
+@pytest.mark.parametrize("repository", ["acx/shapes", "plain/shapes"])
+def test_a_manifest_put_that_is_no_oci_manifest_is_400_not_the_registrys_500(
+        gw: RunningGateway, body: bytes, repository: str) -> None:
+    """Distribution answers ``{}``, ``null`` and ``schemaVersion: 1`` under an OCI media type with a 500 (UNKNOWN);
+    the gateway relayed it, so any client could make the gateway answer 5xx."""
+    resp = httpx.put(f"http://{gw.address}/v2/{repository}/manifests/t", content=body,
+                     headers={"Content-Type": MEDIA_MANIFEST})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["errors"][0]["code"] == "MANIFEST_INVALID"

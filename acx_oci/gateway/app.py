@@ -62,19 +62,18 @@ from acx_oci.errors import (
     PolicyUnreadable,
     RegistryError,
     RequestRefused,
-    SchemaError,
     UsageError,
     VerificationError,
 )
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.blobs import BlobLedger
+from acx_oci.gateway.bodies import read_manifest_body
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
 from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
-from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
@@ -325,21 +324,10 @@ class Gateway(Proxy):
             check_manifest_size(body, "manifest")
         except UsageError as exc:
             return oci_error(413, "SIZE_INVALID", str(exc))
-        try:
-            doc = loads_ijson(body)
-        except SchemaError as exc:
-            # Two readers of the same bytes must not see two different manifests (I-JSON); nor may the upstream
-            # store one the gateway cannot read (too deep: a SchemaError once the parser bounds depth itself).
+        doc, unreadable = read_manifest_body(body)
+        if unreadable is not None:
             request.state.decision = "refused"
-            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
-        except RecursionError:
-            request.state.decision = "refused"  # the upstream (Go: 10,000 levels) would store what we cannot read
-            return oci_error(400, "MANIFEST_INVALID", "schema_invalid: the manifest is nested too deep to read",
-                             {"codes": ["schema_invalid"]})
-        except (ValueError, UnicodeDecodeError) as exc:  # Go reads bad UTF-8 and lone surrogates as U+FFFD:
-            request.state.decision = "refused"  # forwarded unread, a forged attestation skipped its verification
-            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: the manifest is not JSON text the gateway "
-                             f"can read ({str(exc)[:200]})", {"codes": ["schema_invalid"]})
+            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {unreadable}", {"codes": ["schema_invalid"]})
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
         if bad:  # refused here, before the upstream stores anything
             request.state.decision = "refused"
