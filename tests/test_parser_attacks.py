@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,16 @@ def test_a_lone_surrogate_in_yaml_is_malformed(text: str) -> None:
     with pytest.raises(UsageError, match="lone surrogate"):
         parse_yaml(text, "trust file")
     assert parse_yaml('a: "\\U0001F600\\u00e9"', "t") == {"a": "\U0001f600\u00e9"}
+
+
+# --------------------------------------------------------------------------- agent cards
+
+
+@pytest.mark.parametrize("signatures", [5, True, "abc", {"protected": "x"}, [5, None, {"protected": 7}]])
+def test_an_agent_card_with_malformed_signatures_is_not_verified_not_an_internal_error(
+        tmp_path: Path, signatures: object) -> None:
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"name": "x", "signatures": signatures}))
+    res = cli("agent-card", "verify", card)
+    assert res.exit_code == 1, (res.output, res.exception)
+    assert "NOT VERIFIED" in res.output and "internal error" not in res.output
