@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,47 @@ def test_an_agent_card_with_malformed_signatures_is_not_verified_not_an_internal
     res = cli("agent-card", "verify", card)
     assert res.exit_code == 1, (res.output, res.exception)
     assert "NOT VERIFIED" in res.output and "internal error" not in res.output
+
+
+# --------------------------------------------------------------------------- token responses
+
+
+class _TokenRegistry(BaseHTTPRequestHandler):
+    """A registry that wants a bearer token, and a token service that hands out ``token``."""
+
+    token = ""
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/token"):
+            body = json.dumps({"token": self.token}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", f'Bearer realm="http://127.0.0.1:{self.server.server_address[1]}/token",'
+                                             'service="x",scope="repository:a/b:pull"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("token", ["\u20acuro", "a\u2028b", "tok en"])
+def test_a_token_that_cannot_go_into_a_header_is_a_registry_error(token: str) -> None:
+    """A '€' in the token died in http.client's latin-1 header encoding: "internal error: UnicodeEncodeError"."""
+    handler = type("H", (_TokenRegistry,), {"token": token})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        res = cli("inspect", f"127.0.0.1:{server.server_address[1]}/a/b:1", "--plain-http")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert res.exit_code == 3, (res.output, res.exception)
+    assert "internal error" not in res.output and "token" in res.output
