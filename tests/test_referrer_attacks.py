@@ -107,10 +107,11 @@ def test_lone_surrogates_in_a_hostile_referrer_crash_nothing(world: tuple[World,
     assert doc["capabilities"][0]["effective"] == "VERIFIED", doc
 
 
-def push_raw_referrer(store: Store, subject: Descriptor, layers: list[Descriptor], annotations: dict[str, str]) -> str:
-    """A referrer written as ASCII JSON by hand, its entry in the fallback index too (``\\ud800`` escapes stay
-    escapes: our own writers would refuse to encode them)."""
-    doc = json.loads(build_manifest(ARTIFACT_ATTESTATION, layers, subject=subject))
+def push_raw_referrer(store: Store, subject: Descriptor, layers: list[Descriptor], annotations: dict[str, str],
+                      names: Descriptor | None = None) -> str:
+    """A referrer written as ASCII JSON by hand, listed in ``subject``'s fallback index (``\\ud800`` escapes stay
+    escapes: our own writers would refuse to encode them); ``names``: the subject the manifest itself names."""
+    doc = json.loads(build_manifest(ARTIFACT_ATTESTATION, layers, subject=names or subject))
     doc["annotations"] = annotations
     raw = json.dumps(doc).encode()
     digest = store.push_manifest(raw, MEDIA_MANIFEST, referrer_tag(sha256_digest(raw), subject.digest)).digest
@@ -134,3 +135,31 @@ def test_a_huge_proof_value_is_refused_before_it_is_decoded(world: tuple[World, 
     assert cap["effective"] == "VERIFIED", cap["rejected"]
     rejected = {r["digest"]: r for r in cap["rejected"]}
     assert "at most 256 base58btc characters" in " ".join(rejected[hostile]["messages"]), rejected[hostile]
+
+
+def test_higher_level_forgeries_and_strangers_leave_the_honest_claim_verified(
+        world: tuple[World, str, dict[str, Any]]) -> None:
+    """What held: a copy claiming level 99 (proof now invalid), one naming another subject but listed under this
+    one, and one offered for this claim but proving another capability; the honest one decides, at its level."""
+    w, ref, s = world
+
+    def level(d: dict[str, Any]) -> None:
+        d["credentialSubject"]["result"][0]["acx:acxLevel"] = 99
+
+    def stranger(d: dict[str, Any]) -> None:
+        d["credentialSubject"]["result"][0]["acx:capabilityId"] = "acx-cap:sha256:" + "0" * 64
+
+    pushed = {}
+    for name, edit in (("level", level), ("stranger", stranger)):
+        layer = s["store"].push_blob(credential_with(s["out"], edit), MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})
+        pushed[name] = push_referrer(s["store"], s["subject"], [layer], {ANN_CAPABILITY: s["cap"]})
+    other = Descriptor(MEDIA_MANIFEST, "sha256:" + "cd" * 32, 10)
+    pushed["subject"] = push_raw_referrer(s["store"], s["subject"], list(s["manifest"].layers), {}, names=other)
+    doc = resolve(w, ref)
+    cap = doc["capabilities"][0]
+    assert cap["effective"] == "VERIFIED" and cap["attestationDigest"] == s["honest"]["attestationDigest"], cap
+    assert cap["acxLevel"] < 99
+    rejected = {r["digest"]: r["codes"] for r in cap["rejected"]}
+    assert "proof_invalid" in rejected[pushed["level"]], rejected
+    assert "capability_mismatch" in rejected[pushed["stranger"]], rejected
+    assert "subject_mismatch" in rejected[pushed["subject"]], rejected
