@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
 from acx_oci.crypto.digest import sha256_digest
+from acx_oci.evaluation.policy import load_policy
+from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.oci.model import (
     ANNOTATION_TITLE,
     ARTIFACT_ATTESTATION,
@@ -30,6 +33,7 @@ from acx_oci.oci.registry.referrers import fallback_tag
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import ANN_CAPABILITY
 from acx_oci.services.cartridge import load_cartridge
+from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok
 from .support.policy_world import World, attest, build_world, push_cartridge
@@ -94,6 +98,15 @@ def test_lone_surrogates_in_a_hostile_referrer_crash_nothing(world: tuple[World,
     layer = s["store"].push_blob(raw, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})
     s["store"].push_blob(EMPTY_JSON, MEDIA_EMPTY)
     push_raw_referrer(s["store"], s["subject"], [layer], {ANN_CAPABILITY: "y\ud800"})
+    running = start_in_thread(GatewayConfig(upstream=f"http://{w.registry}", policy=load_policy(w.policy),
+                                            trust=load_trust(w.trust)))
+    try:  # the gateway's referrers answer re-encodes the entries it lists (a 500 while the hostile one was read)
+        listing = httpx.get(f"http://{running.address}/v2/acx/referrer-attacks/referrers/{s['subject'].digest}",
+                            timeout=60)
+    finally:
+        running.stop()
+    assert listing.status_code == 200, listing.text
+    assert s["honest"]["attestationDigest"] in {m["digest"] for m in listing.json()["manifests"]}
     for extra in ((), ("--json",)):
         res = cli("resolve", ref, "--trust", str(w.trust), *extra)
         assert res.exit_code == 0, (res.output, res.exception)
