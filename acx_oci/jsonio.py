@@ -263,7 +263,9 @@ def parse_yaml(raw: bytes | str, what: str) -> Any:
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"
         raise UsageError(f"{what}: expected YAML, found malformed input ({first})") from None
-    except (ValueError, TypeError, UnicodeDecodeError) as exc:  # e.g. a timestamp YAML matches but Python refuses
+    except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError, UnicodeDecodeError) as exc:
+        # a timestamp YAML matches but Python refuses; an explicit tag on a scalar its constructor cannot take
+        # (``!!bool maybe``: KeyError, ``!!timestamp x``: AttributeError, ``!!int ""``: IndexError)
         raise UsageError(f"{what}: expected YAML, found malformed input ({_one_line(exc)})") from None
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None

@@ -152,3 +152,15 @@ def test_a_token_that_cannot_go_into_a_header_is_a_registry_error(token: str) ->
         server.server_close()
     assert res.exit_code == 3, (res.output, res.exception)
     assert "internal error" not in res.output and "token" in res.output
+
+
+@pytest.mark.parametrize("text", ['a: !!bool maybe', 'a: !!timestamp nope', 'a: !!float ""', 'a: !!int',
+                                  'failClosed: !!bool x'])
+def test_an_explicit_yaml_tag_its_constructor_cannot_take_is_malformed(text: str, tmp_path: Path) -> None:
+    """PyYAML's constructors raise KeyError/AttributeError/IndexError there: "internal error" from a trust file."""
+    with pytest.raises(UsageError, match="expected YAML"):
+        parse_yaml(text, "trust file")
+    trust = tmp_path / "trust.yaml"
+    trust.write_text(f"publishers: []\nstatus:\n  {text.replace('a: ', 'failClosed: ')}\n")
+    res = cli("resolve", "oci:/nonexistent:1", "--trust", trust)
+    assert res.exit_code == 2 and "expected YAML" in res.output, res.output
