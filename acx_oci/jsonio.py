@@ -31,6 +31,7 @@ MAX_YAML_NODES = 1_000_000
 #: Integers beyond this magnitude are refused (no field here needs more than 64 bits; a float() of a
 #: 4,000-digit integer would raise OverflowError wherever it lands).
 MAX_INT_MAGNITUDE = 2**64
+_MAX_INT_TEXT = 100  # characters of a YAML integer (2**64 in binary with a sign and a few underscores fits)
 
 # A string, or an unterminated one to the end of the input. Always matches at the first quote it tries, so
 # the scan is linear (a pattern that can fail there restarts at every escaped quote: quadratic).
@@ -99,12 +100,41 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
     plain ``ValueError``/``UnicodeDecodeError`` for malformed input. ``NaN``/``Infinity`` and
     overflowing numbers are malformed here (RFC 8259 and I-JSON have no such numbers).
     """
+    if isinstance(raw, (bytes, bytearray)):
+        # json.loads reads UTF-16/32 bytes too; the depth scan works on UTF-8, where a code unit such as U+2200
+        # (00 22 in UTF-16-LE) cannot pass for a quote and hide the brackets after it. Decode first, as json does.
+        raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
     check_depth(raw, what)
     try:
-        return json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
-                          parse_int=_bounded_int, parse_constant=_no_constant)
+        doc = json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
+                         parse_int=_bounded_int, parse_constant=_no_constant)
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
+    if _MAY_HOLD_SURROGATE.search(raw) and _holds_lone_surrogate(doc):
+        raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff unpaired): not UTF-8 text (RFC 7493)")
+    return doc
+
+
+# A \uD800-\uDFFF escape (paired or not), or a surrogate already in the text: only then is the parsed value walked.
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # (a pair decodes to one code point: any left is unpaired)
+
+
+def _holds_lone_surrogate(doc: Any) -> bool:
+    """Whether any key or string holds an unpaired surrogate: Python keeps one, but no UTF-8 encoder will
+    (a referrer index entry with one crashed the next writer of that index with UnicodeEncodeError)."""
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack += node.keys()
+            stack += node.values()
+        elif isinstance(node, list):
+            stack += node
+    return False
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -161,7 +191,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._sizes: dict[int, int] = {}
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
+    def _compose_bounded(self, parent: Any, index: Any) -> Any:
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise ShapeError(f"{self._what}: schema_invalid: nested deeper than {MAX_DEPTH} levels")
@@ -169,6 +199,8 @@ class _BoundedLoader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        if isinstance(node, yaml.ScalarNode) and _SURROGATE.search(node.value):  # from a "\ud800" escape
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff unpaired): not UTF-8 text")
         if id(node) not in self._sizes:
             size = 1
             if isinstance(node, yaml.SequenceNode):
@@ -181,12 +213,43 @@ class _BoundedLoader(yaml.SafeLoader):
             self._sizes[id(node)] = size
         return node
 
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        """An integer as JSON's reader bounds it; the length is checked first (PyYAML builds a long
+        ``1:59:59:…`` sexagesimal integer in quadratic time: 600 KB of it took 12 s)."""
+        if len(node.value) > _MAX_INT_TEXT:
+            raise ValueError(f"integer {node.value[:40]}… is out of range")
+        value: int = super().construct_yaml_int(node)
+        if abs(value) > MAX_INT_MAGNITUDE:
+            raise ValueError(f"integer {node.value[:40]}… is out of range")
+        return value
+
+    def construct_finite_float(self, node: yaml.ScalarNode) -> float:
+        """No ``.nan``/``.inf`` (nor ``1e400``): the JSON reader refuses them too, and a NaN bound compares false
+        with everything."""
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise ValueError(f"number {node.value[:40]} is not finite")
+        return value
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]
+            if anchor in self.anchors and id(self.anchors[anchor]) not in self._sizes:
+                # an alias inside the node it names: a structure that contains itself, on which every walker
+                # (schema validation, JCS, json.dumps) recurses without end
+                raise ShapeError(f"{self._what}: schema_invalid: alias *{anchor} is inside the node it names")
+        return self._compose_bounded(parent, index)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         for key, value in node.value:
             if (isinstance(key, yaml.ScalarNode) and key.value in VERSION_KEYS
                     and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBER_TAGS and value.style is None):
                 value.tag = "tag:yaml.org,2002:str"
         return super().construct_mapping(node, deep)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_bounded_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_finite_float)
 
 
 def parse_yaml(raw: bytes | str, what: str) -> Any:
@@ -200,7 +263,9 @@ def parse_yaml(raw: bytes | str, what: str) -> Any:
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"
         raise UsageError(f"{what}: expected YAML, found malformed input ({first})") from None
-    except (ValueError, TypeError, UnicodeDecodeError) as exc:  # e.g. a timestamp YAML matches but Python refuses
+    except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError, UnicodeDecodeError) as exc:
+        # a timestamp YAML matches but Python refuses; an explicit tag on a scalar its constructor cannot take
+        # (``!!bool maybe``: KeyError, ``!!timestamp x``: AttributeError, ``!!int ""``: IndexError)
         raise UsageError(f"{what}: expected YAML, found malformed input ({_one_line(exc)})") from None
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None

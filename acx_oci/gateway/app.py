@@ -62,19 +62,18 @@ from acx_oci.errors import (
     PolicyUnreadable,
     RegistryError,
     RequestRefused,
-    SchemaError,
     UsageError,
     VerificationError,
 )
 from acx_oci.evaluation.requirements import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.blobs import BlobLedger
+from acx_oci.gateway.bodies import read_manifest_body
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
-from acx_oci.gateway.upstream import Upstream, artifact_type_of, manifest_refs
-from acx_oci.jsonio import loads_ijson
+from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
@@ -92,6 +91,9 @@ from acx_oci.services.attestation import STATUS_TAG_PREFIX
 log = logging.getLogger("acx_oci.gateway")
 
 _WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has never seen referenced
+
+
+_CONDITIONALS = ("if-none-match", "if-modified-since", "if-match", "if-unmodified-since")
 
 
 def target(api: ApiPath) -> str:
@@ -196,8 +198,9 @@ class Gateway(Proxy):
     async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
         name, ref = api.name, api.ref
         # Only a whole 200 body can be judged: no Range (a registry that honours it would hand out the denied
-        # manifest in unjudged 206 pieces), and any other 2xx is not relayed.
-        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range"))
+        # manifest in unjudged 206 pieces), no conditionals (a 304 to If-None-Match told a client its cached copy of
+        # a since-revoked cartridge was still good), and any other 2xx is not relayed.
+        resp = await self._send(request, target(api), drop=("accept-encoding", "range", "if-range", *_CONDITIONALS))
         if 200 < resp.status_code < 300:
             await resp.aclose()
             return oci_error(502, "UNAVAILABLE", f"upstream answered a manifest {request.method} with "
@@ -220,6 +223,10 @@ class Gateway(Proxy):
             body, digest, at = raw, sha256_digest(raw), artifact_type_of(raw)
             blobs = manifest_refs(raw)[0]
         self.blobs.record(name, digest, blobs, at == ARTIFACT_CARTRIDGE)
+        if at == UNREADABLE:  # a cartridge to a Go client, perhaps, and judged by nobody: not served here
+            request.state.decision = "denied"
+            return denied(f"manifest {digest} cannot be read as I-JSON, so the policy cannot judge it",
+                          {"codes": ["schema_invalid"]})
         if at == ARTIFACT_CARTRIDGE:
             verdict = await self.verdict(request, name, digest)
             if not verdict.allowed:
@@ -319,19 +326,10 @@ class Gateway(Proxy):
             check_manifest_size(body, "manifest")
         except UsageError as exc:
             return oci_error(413, "SIZE_INVALID", str(exc))
-        try:
-            doc = loads_ijson(body)
-        except SchemaError as exc:
-            # Two readers of the same bytes must not see two different manifests (I-JSON); nor may the upstream
-            # store one the gateway cannot read (too deep: a SchemaError once the parser bounds depth itself).
+        doc, unreadable = read_manifest_body(body)
+        if unreadable is not None:
             request.state.decision = "refused"
-            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {exc}", {"codes": ["schema_invalid"]})
-        except RecursionError:
-            request.state.decision = "refused"  # the upstream (Go: 10,000 levels) would store what we cannot read
-            return oci_error(400, "MANIFEST_INVALID", "schema_invalid: the manifest is nested too deep to read",
-                             {"codes": ["schema_invalid"]})
-        except (ValueError, UnicodeDecodeError):
-            doc = None
+            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {unreadable}", {"codes": ["schema_invalid"]})
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
         if bad:  # refused here, before the upstream stores anything
             request.state.decision = "refused"

@@ -16,10 +16,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from acx_oci.errors import SchemaError
+from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import MAX_MANIFEST_BYTES
 
 _MANIFEST_PUT = re.compile(r"^/v2/.+/manifests/[^/]+$")
@@ -114,3 +117,25 @@ class ManifestBodyLimit:
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def read_manifest_body(body: bytes) -> tuple[Any, str | None]:
+    """(the parsed manifest, None) or (None, why the upstream must not get it: 400 ``schema_invalid``).
+
+    Two readers of the same bytes must not see two different manifests (I-JSON: a duplicate member), nor may the
+    upstream store one the gateway cannot read: too deep, or text Go reads and Python refuses (bad UTF-8, a lone
+    surrogate: U+FFFD to Go) — forwarded unread, a forged attestation skipped its verification. Nor one that is
+    not an object with ``schemaVersion`` 2 (the only version an OCI manifest or index has; Distribution answers
+    ``{}``, ``null`` or ``schemaVersion: 1`` with a 500, which the gateway relayed).
+    """
+    try:
+        doc = loads_ijson(body)
+    except SchemaError as exc:
+        return None, str(exc)
+    except RecursionError:
+        return None, "the manifest is nested too deep to read"
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"the manifest is not JSON text the gateway can read ({str(exc)[:200]})"
+    if not isinstance(doc, dict) or type(doc.get("schemaVersion")) is not int or doc["schemaVersion"] != 2:
+        return None, "expected a JSON object with schemaVersion 2 (an OCI image manifest or index)"
+    return doc, None

@@ -354,11 +354,16 @@ def manifest_refs(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
             tuple(dict.fromkeys(c for c in children if isinstance(c, str) and is_digest(c))))
 
 
+#: What :func:`artifact_type_of` says of bytes it cannot read as I-JSON. Not "no type": Go clients read bad UTF-8,
+#: a lone surrogate, a duplicate member or 10,000 levels, and may see a cartridge there that nobody judged.
+UNREADABLE = "(unreadable)"
+
+
 def artifact_type_of(raw: bytes) -> str | None:
     try:
         doc = loads_ijson(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
-        return None
+        return UNREADABLE
     if not isinstance(doc, dict) or doc.get("mediaType", MEDIA_MANIFEST) != MEDIA_MANIFEST:
         return None
     at = doc.get("artifactType")

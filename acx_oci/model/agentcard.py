@@ -15,7 +15,7 @@ from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, verify_ed25519
-from acx_oci.jsonio import loads
+from acx_oci.jsonio import as_array, loads
 from acx_oci.model.resolution import VERIFIED, Resolution
 
 EXTENSION_URI = "https://acx.dev/a2a/ext/capability/v1"
@@ -114,7 +114,7 @@ def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
 def card_signers(card: Any) -> list[str]:
     """The ``kid`` of every signature's protected header (a DID URL), in order; malformed entries are skipped."""
     kids = []
-    for entry in (card.get("signatures") or []) if isinstance(card, dict) else []:
+    for entry in as_array(card.get("signatures")) if isinstance(card, dict) else []:  # (5 is no list: skipped)
         try:
             header = loads(_b64url_decode(entry["protected"]), "JWS header", ijson=False)
         except (KeyError, TypeError, AttributeError, ValueError):
@@ -127,7 +127,7 @@ def card_signers(card: Any) -> list[str]:
 def verify_signed_by(card: dict[str, Any], kid: str, public_keys: list[bytes]) -> bool:
     """Whether a signature whose header names ``kid`` verifies under one of ``public_keys``."""
     body = {k: v for k, v in card.items() if k != "signatures"}
-    for entry in card.get("signatures") or []:
+    for entry in as_array(card.get("signatures")):
         try:
             header = loads(_b64url_decode(entry["protected"]), "JWS header", ijson=False)
             if not isinstance(header, dict) or header.get("kid") != kid or header.get("alg") != "EdDSA":

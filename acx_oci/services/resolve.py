@@ -199,7 +199,7 @@ def _resolve(
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
     rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
     unmatched: list[Rejection] = []
-    verdicts: dict[tuple[str | None, str | None], tuple[list[str], list[str]]] = {}
+    verdicts: dict[tuple[str | None, str | None, tuple[str, ...] | None], tuple[list[str], list[str]]] = {}
     fetched: dict[str, _Fetched] = {}  # attestation digest -> what was fetched (for replay)
     status_cache: StatusCache = {}
 
@@ -221,7 +221,9 @@ def _resolve(
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
             url = _status_url(cred)
-            key = (item.credential_digest, url)
+            # the evidence judged is this attestation's own layers: a copy of the credential with other (or no)
+            # records must not decide the verdict of the attestation that carries the real ones
+            key = (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
             if key not in verdicts:
                 chosen = status_list_for(cred, url) if url else None
                 ctx = VerifyContext(

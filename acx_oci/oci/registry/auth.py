@@ -26,6 +26,7 @@ DEFAULT_TOKEN_SECONDS = 60  # the docker token spec's default when ``expires_in`
 TOKEN_EXPIRY_MARGIN = 5.0
 TOKEN_BODY_CAP = 1024 * 1024  # a JWT is a few KiB; some services add a refresh token
 
+_TOKEN_RE = re.compile(r"[\x21-\x7e]{1,65536}")  # a bearer token: visible ASCII (a JWT, RFC 6750 b64token)
 _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
@@ -230,5 +231,7 @@ class RegistryAuth:
             token, expires = None, None
         if not isinstance(token, str) or not token:
             raise RegistryError(f"registry {self.host}: token service sent no token")
+        if not _TOKEN_RE.fullmatch(token):  # it goes into a header: a '€' there died in http.client (latin-1)
+            raise RegistryError(f"registry {self.host}: token service sent a token that is not visible ASCII")
         seconds = float(expires) if isinstance(expires, int | float) and expires > 0 else DEFAULT_TOKEN_SECONDS
         return token, seconds

@@ -137,6 +137,15 @@ def read_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
     return parse_index(raw, f"referrers index {fallback_tag(subject_digest)}")
 
 
+def _readable_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
+    """The fallback index, or empty when it is not one (whoever can write the tag can write anything there: a
+    writer that gave up on it could never record a referrer again; the per-referrer tags keep the others listed)."""
+    try:
+        return read_index(store, subject_digest)
+    except UsageError:  # malformed (a network failure is a RegistryError and still stops the write)
+        return []
+
+
 def write_index(store: RegistryStore, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
     """Merge ``entries`` into the fallback index: read, merge, write, read back, retry with jitter.
 
@@ -151,7 +160,7 @@ def write_index(store: RegistryStore, subject_digest: str, entries: list[Descrip
     stable = 0
     current: list[Descriptor] = []
     for attempt in range(INDEX_WRITE_ATTEMPTS):
-        current = read_index(store, subject_digest)
+        current = _readable_index(store, subject_digest)
         if want <= {d.digest for d in current}:
             stable += 1
             if not contention or stable >= 2:
@@ -162,7 +171,7 @@ def write_index(store: RegistryStore, subject_digest: str, entries: list[Descrip
         merged = merge_descriptors(current, entries)
         store.put_manifest(build_index(merged), MEDIA_INDEX, tag)
         time.sleep(random.uniform(0.0, 0.02))
-        current = read_index(store, subject_digest)
+        current = _readable_index(store, subject_digest)
         seen = {d.digest for d in current}
         if seen != {d.digest for d in merged}:
             contention = True
