@@ -75,18 +75,24 @@ def records(out: Path) -> list[dict[str, Any]]:
     return preds
 
 
+HONEST_GAMES = 12
+
+
 def test_honest_agent_runs_as_rom_in_proven_sandbox(world: dict[str, Any]) -> None:
-    res = attest(world, f"{world['layout']}:honest", "honest", "--games", "6", "--jobs", "2")
-    summary = ok(res, 1)  # 6 games cannot pass the gate (minGames 30): NOT ISSUED, but every game was played
+    # 12 games (the draw is the verifier's secret): the honest agent passes about half of the exams, so "none
+    # passed" by chance is ~0.02% (6 games made it ~2%: it happened once in CI)
+    res = attest(world, f"{world['layout']}:honest", "honest", "--games", str(HONEST_GAMES), "--jobs", "2")
+    summary = ok(res, 1)  # 12 games cannot pass the gate (minGames 30): NOT ISSUED, but every game was played
     out = world["tmp"] / "runs" / "honest"
     canaries = sum(bool(p.get("canary")) for p in records(out))  # impossible exams drawn: played, never rated
-    assert summary["games"] == 6 - canaries and any("minGames" in r for r in summary["reasons"])
+    assert summary["games"] == HONEST_GAMES - canaries and any("minGames" in r for r in summary["reasons"])
     result = json.loads((out / "result.json").read_text())
     assert result["run"]["solver"]["name"] == "rom"
     assert {g["outcome"] for g in result["gameRecords"]} <= {"certified-pass", "model-fail"}
-    assert any(g["outcome"] == "certified-pass" for g in result["gameRecords"])
+    outcomes = [(g["outcome"], g["detail"]) for g in result["gameRecords"]]
+    assert any(o == "certified-pass" for o, _ in outcomes), outcomes
     preds = records(out)
-    assert len(preds) == 6
+    assert len(preds) == HONEST_GAMES
     for pred in preds:
         assert pred["solver"]["name"] == "rom"
         assert pred["runtimeDigest"] == pred["solver"]["runtimeDigest"]
