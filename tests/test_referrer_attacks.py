@@ -7,6 +7,7 @@ documented bounds (fewer than --max-referrers).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -33,6 +34,7 @@ from acx_oci.oci.registry.referrers import fallback_tag
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import ANN_CAPABILITY
 from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok
@@ -176,3 +178,29 @@ def test_higher_level_forgeries_and_strangers_leave_the_honest_claim_verified(
     assert "proof_invalid" in rejected[pushed["level"]], rejected
     assert "capability_mismatch" in rejected[pushed["stranger"]], rejected
     assert "subject_mismatch" in rejected[pushed["subject"]], rejected
+
+
+def test_many_referrers_naming_one_large_blob_count_it_once(world: tuple[World, str, dict[str, Any]],
+                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Dozens of tiny manifests naming the honest credential blob were each fetched and counted against the byte
+    bound: a bound that the unique bytes fit was exhausted (partial) before the honest attestation was judged.
+    Each blob is now fetched once per resolution, keyed by digest and size."""
+    w, _, _ = world
+    d = tmp_path_factory.mktemp("bytes")
+    ref = w.ref("byte-bound")
+    digest = push_cartridge(w, d / "cart", ref, "io.github.acme/byte-bound")
+    honest = attest(w, ref, d / "out", d / "state")
+    store = open_store(ref)
+    cart = load_cartridge(store, digest, None)
+    subject = Descriptor(MEDIA_MANIFEST, digest, store.resolve(digest).size)
+    layer = store.fetch_manifest(honest["attestationDigest"]).layers[0]
+    copies = 40
+    for i in range(copies):
+        push_referrer(store, subject, [layer], {ANN_CAPABILITY: cart.capabilities[0].id, "n": str(i)})
+    bound = 8 * layer.size + 256 * 1024  # the unique bytes fit; 40 counted copies of the credential do not
+    assert copies * layer.size > bound
+    res = resolve_loaded(store, cart, load_trust(w.trust), limits=ResolveLimits(max_bytes=bound),
+                         now=datetime.now(UTC))
+    doc = res.to_json()
+    assert not res.partial, doc.get("notes", doc)
+    assert res.capabilities[0].effective == "VERIFIED", doc

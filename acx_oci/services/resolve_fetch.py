@@ -8,8 +8,9 @@ not joined, and what was not judged by then makes the result ``partial``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,8 +54,40 @@ class Fetched:
     cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
 
 
-def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool) -> Fetched:
+class BlobMemo:
+    """Blobs fetched once per resolution, by (digest, size), and counted once against the byte bound.
+
+    Hundreds of tiny referrer manifests naming one 2 MiB credential blob would otherwise be fetched (and counted)
+    hundreds of times, exhausting the byte bound before the honest attestation is judged. The size is part of the
+    key: a hostile descriptor naming the honest digest with a wrong size fails on its own, never for the honest one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._blobs: dict[tuple[str, int | None], Future[bytes]] = {}
+
+    def fetch(self, store: Store, digest: str, cap: int, size: int | None) -> tuple[bytes, int]:
+        """The blob's bytes, and how many of them are new to this resolution (0 when fetched before)."""
+        with self._lock:
+            fut = self._blobs.get((digest, size))
+            mine = fut is None
+            if fut is None:
+                fut = self._blobs[(digest, size)] = Future()
+        if not mine:
+            return fut.result(), 0  # the owner's fetch is bounded by its transport guard and the deadline
+        try:
+            data = store.fetch_blob(digest, cap, size=size)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            raise
+        fut.set_result(data)
+        return data, len(data)
+
+
+def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool,
+              memo: BlobMemo | None = None) -> Fetched:
     out = Fetched(desc)
+    memo = memo or BlobMemo()
     try:
         manifest = store.fetch_manifest(desc.digest)
         out.size += len(manifest.raw)
@@ -71,8 +104,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
             out.codes.append("schema_invalid")
             out.messages.append("the attestation has no single application/vc credential layer")
             return out
-        raw = store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES, size=layer.size)
-        out.size += len(raw)
+        raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
+        out.size += new
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
@@ -85,9 +118,10 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         out.evidence_present = {e.digest for e in ev_layers}
         out.evidence_order = tuple(e.digest for e in ev_layers)
         if with_evidence:
-            out.evidence = {e.digest: store.fetch_blob(e.digest, MAX_CREDENTIAL_BYTES, size=e.size)
-                            for e in ev_layers}
-            out.size += sum(len(b) for b in out.evidence.values())
+            out.evidence = {}
+            for e in ev_layers:
+                out.evidence[e.digest], new = memo.fetch(store, e.digest, MAX_CREDENTIAL_BYTES, e.size)
+                out.size += new
     except DeadlineExceeded:
         out.cut = True
     except AcxError as exc:
@@ -114,9 +148,11 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
     done = 0
     total = 0
 
+    memo = BlobMemo()
+
     def task(desc: Descriptor) -> Fetched:
         with deadline_scope(deadline):
-            return fetch_one(store, desc, subject, with_evidence)
+            return fetch_one(store, desc, subject, with_evidence, memo)
 
     pool = ThreadPoolExecutor(max_workers=max(1, lim.workers))
     futures = [pool.submit(task, d) for d in refs]
