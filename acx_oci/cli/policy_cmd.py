@@ -138,10 +138,13 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
 @click.option("--max-connections", type=click.IntRange(1), default=None,
               help="Client connections at once; past it, connections still sending headers or idle are dropped, "
                    "oldest first (default: from the file-descriptor limit, raised to its hard limit at start).")
+@click.option("--evaluation-threads", type=click.IntRange(1), default=8, show_default=True,
+              help="Threads for policy evaluations and push checks; a flood of new manifests queues here while "
+                   "cached verdicts are still revalidated on the other threads.")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
             status_cache_dir: Path | None, no_replay: bool, header_timeout: float, idle_timeout: float,
-            manifest_body_timeout: float, max_connections: int | None) -> None:
+            manifest_body_timeout: float, max_connections: int | None, evaluation_threads: int) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -166,7 +169,7 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
                            status_cache_dir=status_cache_dir, replay=not no_replay,
-                           manifest_body_seconds=manifest_body_timeout)
+                           manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
     click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
                + ("  (replay OFF: weaker)" if no_replay else ""), err=True)

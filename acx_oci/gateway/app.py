@@ -44,11 +44,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import httpx
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -93,6 +93,7 @@ log = logging.getLogger("acx_oci.gateway")
 _WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has never seen referenced
 
 
+T = TypeVar("T")
 _CONDITIONALS = ("if-none-match", "if-modified-since", "if-match", "if-unmodified-since")
 
 
@@ -121,6 +122,13 @@ class Gateway(Proxy):
         self.blobs = BlobLedger()
         self._inflight: dict[tuple[str, str], asyncio.Task[Verdict]] = {}
         self.stats = {"evaluations": 0, "revalidations": 0, "fresh_hits": 0}
+        self._heavy: CapacityLimiter | None = None
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        """Heavy upstream work on its own limiter (made on first use: it belongs to the running event loop)."""
+        if self._heavy is None:
+            self._heavy = CapacityLimiter(max(1, self.config.evaluation_threads))
+        return await to_thread.run_sync(fn, *args, limiter=self._heavy)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -260,7 +268,7 @@ class Gateway(Proxy):
         refs = self.blobs.referring(name, digest)
         if not refs and self.blobs.may_walk(name, time.monotonic(), self.config.fresh_seconds):
             try:
-                found = await to_thread.run_sync(self.upstream.tagged_manifests, name, _WALK_TAGS)
+                found = await self.offload(self.upstream.tagged_manifests, name, _WALK_TAGS)
             except NotFoundError:
                 found = []
             for m, at, blobs in found:
@@ -309,7 +317,7 @@ class Gateway(Proxy):
         self.stats["evaluations"] += 1
         started = time.monotonic()
         try:
-            verdict, fp = await to_thread.run_sync(self.upstream.evaluate, repository, digest)
+            verdict, fp = await self.offload(self.upstream.evaluate, repository, digest)
         except (UsageError, NotFoundError, VerificationError, RecursionError) as exc:
             # a cartridge that cannot be read, is malformed or is tampered cannot meet a policy: fail closed
             verdict = Verdict(False, repository, digest, (), (), (f"cannot evaluate: {exc}",))
@@ -345,7 +353,7 @@ class Gateway(Proxy):
         is_attestation = artifact_type_of(body) == ARTIFACT_ATTESTATION
         status_detail: dict[str, Any] | None = None
         if ref.startswith(STATUS_TAG_PREFIX):
-            problems, detail = await to_thread.run_sync(self.upstream.check_status_push, name, body, ref)
+            problems, detail = await self.offload(self.upstream.check_status_push, name, body, ref)
             status_detail = detail
             if problems:
                 request.state.decision = "refused"
@@ -355,7 +363,7 @@ class Gateway(Proxy):
                     {"codes": codes, "problems": [{"code": c, "message": m} for c, m in problems], **detail},
                 )
         if is_attestation:
-            problems = await to_thread.run_sync(self.upstream.verify_attestation, name, body)
+            problems = await self.offload(self.upstream.verify_attestation, name, body)
             if problems:
                 request.state.decision = "refused"
                 codes = list(dict.fromkeys(code for code, _ in problems))
@@ -416,7 +424,7 @@ class Gateway(Proxy):
         if probe.status_code == 404:
             body: bytes = build_index([])
         else:
-            body, source = await to_thread.run_sync(self.upstream.referrers_index, name, digest, artifact_type)
+            body, source = await self.offload(self.upstream.referrers_index, name, digest, artifact_type)
             request.state.referrers_source = source
         headers = {"Content-Type": MEDIA_INDEX, "Docker-Distribution-API-Version": "registry/2.0"}
         if artifact_type:

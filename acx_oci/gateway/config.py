@@ -38,6 +38,9 @@ class GatewayConfig:
     # a manifest PUT's whole body must arrive within this many seconds of its headers (else 408): the server's
     # body timeout is per read, and a byte every few seconds would otherwise hold the request open for ever
     manifest_body_seconds: float = 30.0
+    # threads for the heavy upstream work (evaluations, pushed-attestation checks, tag walks, referrer listings):
+    # a flood of cache misses queues here and leaves anyio's other 32+ threads to revalidate cached verdicts
+    evaluation_threads: int = 8
     # where the gateway remembers status-list sequences (None: $ACX_OCI_CACHE_DIR, else the user cache dir)
     status_cache_dir: Path | None = None
 
