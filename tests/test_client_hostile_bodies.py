@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -16,13 +16,14 @@ from acx_oci.errors import AcxError, NotFoundError, RegistryError
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
 
+from .support.httpserver import QuietHTTPServer
+
 HUGE = 256 * 1024 * 1024  # what the server offers to send
 PIECE = b"x" * (1024 * 1024)
 DIGEST = "sha256:" + "ab" * 32
 
 
-class Hostile(ThreadingHTTPServer):
-    daemon_threads = True
+class Hostile(QuietHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Handler)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import http.server
 import json
-import socketserver
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.doctor import CAPABILITIES, run_doctor
 
 from .support.cli import cli, ok
+from .support.httpserver import QuietHTTPServer
 from .test_store_registry import auth_registry  # noqa: F401  (the htpasswd registry fixture)
 
 
@@ -112,10 +112,7 @@ def _false_200_front(upstream: str) -> Iterator[str]:
         def log_message(self, *a: object) -> None:
             pass
 
-    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-
-    srv = Server(("127.0.0.1", 0), Front)
+    srv = QuietHTTPServer(("127.0.0.1", 0), Front)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         yield f"127.0.0.1:{srv.server_address[1]}"

@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,6 +35,7 @@ from acx_oci.oci.model import (
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
+from .support.httpserver import QuietHTTPServer
 
 
 @pytest.fixture(scope="module")
@@ -316,7 +317,7 @@ class _RangeRegistry(BaseHTTPRequestHandler):
 def test_a_denied_manifest_cannot_be_read_in_range_pieces(files: tuple[Path, Path]) -> None:
     """A manifest GET with ``Range`` went to the upstream as is, and any answer but 200 was relayed unjudged: from
     a registry that honours ranges, a denied cartridge's manifest came out in 206 pieces."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _RangeRegistry)
+    server = QuietHTTPServer(("127.0.0.1", 0), _RangeRegistry)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())
@@ -351,7 +352,7 @@ def test_a_mount_without_from_never_reaches_the_upstream(files: tuple[Path, Path
     """``?mount=`` without ``from=`` went through unjudged: a registry that mounts from-less blobs out of any
     repository (the OCI spec allows it; Distribution does not) would copy a denied cartridge's ROM out of a covered
     repository into an uncovered one, where its GET is not gated."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server = QuietHTTPServer(("127.0.0.1", 0), _Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())
@@ -441,7 +442,7 @@ class _StatusRegistry(BaseHTTPRequestHandler):
 
 def test_a_status_list_cannot_be_deleted_by_its_sha512_digest(files: tuple[Path, Path]) -> None:
     """Only ``sha256:`` references were looked up before a DELETE: the same list named by sha512 went through."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _StatusRegistry)
+    server = QuietHTTPServer(("127.0.0.1", 0), _StatusRegistry)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     running = _start(f"127.0.0.1:{server.server_address[1]}", files, ServerLimits())

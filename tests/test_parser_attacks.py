@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from acx_oci.errors import ShapeError, UsageError
 from acx_oci.jsonio import MAX_DEPTH, loads, parse_json, parse_yaml
 
 from .support.cli import cli
+from .support.httpserver import QuietHTTPServer
 
 # --------------------------------------------------------------------------- JSON
 
@@ -143,7 +144,7 @@ class _TokenRegistry(BaseHTTPRequestHandler):
 def test_a_token_that_cannot_go_into_a_header_is_a_registry_error(token: str) -> None:
     """A '€' in the token died in http.client's latin-1 header encoding: "internal error: UnicodeEncodeError"."""
     handler = type("H", (_TokenRegistry,), {"token": token})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         res = cli("inspect", f"127.0.0.1:{server.server_address[1]}/a/b:1", "--plain-http")

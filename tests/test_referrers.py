@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import socketserver
 import subprocess
 import threading
 import uuid
@@ -39,6 +38,7 @@ from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
 
 from .support.env import repeats
+from .support.httpserver import QuietHTTPServer
 
 SBOM = "application/vnd.example.sbom.v1"
 
@@ -233,10 +233,7 @@ def _referrers_api(entries: list[Descriptor], apply_filter: bool) -> Iterator[tu
         def log_message(self, *a: object) -> None:
             pass
 
-    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-
-    srv = Server(("127.0.0.1", 0), Api)
+    srv = QuietHTTPServer(("127.0.0.1", 0), Api)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         yield f"127.0.0.1:{srv.server_address[1]}", seen
