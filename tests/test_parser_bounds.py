@@ -146,9 +146,9 @@ def agent(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "agent", tmp_path / "pub.key"
 
 
-@pytest.mark.parametrize("edit", ["schema", "capability id"])
-def test_rom_edited_after_signing_is_tampered_before_it_is_invalid(agent: tuple[Path, Path], tmp_path: Path,
-                                                                   edit: str) -> None:
+def push_edited_after_signing(agent: tuple[Path, Path], store: Store, tag: str, edit: str) -> tuple[Any, Any]:
+    """Sign the agent's ROM, then edit it (``schema``: breaks rom.schema.json; else a wrong capability id) and push
+    it with the old signature. Returns the edited ROM and the directory's source."""
     directory, key = agent
     signer = load_identity(key)
     source = read_directory(directory)
@@ -156,11 +156,18 @@ def test_rom_edited_after_signing_is_tampered_before_it_is_invalid(agent: tuple[
     signature = sign_rom(rom_bytes, json.loads(rom_bytes), signer)
     rom = json.loads(rom_bytes)
     if edit == "schema":
-        rom["capabilities"][0]["taskType"] = 42  # breaks rom.schema.json
+        rom["capabilities"][0]["taskType"] = 42
     else:
         rom["capabilities"][0]["id"] = "build-dag-00000000"  # not the id of its (taskType, stack, domain)
+    push_parts(store, canonical(rom), source.files, signature, source.save, tag)
+    return rom, source
+
+
+@pytest.mark.parametrize("edit", ["schema", "capability id"])
+def test_rom_edited_after_signing_is_tampered_before_it_is_invalid(agent: tuple[Path, Path], tmp_path: Path,
+                                                                   edit: str) -> None:
     store = open_store(f"oci:{tmp_path / 'l'}")
-    push_parts(store, canonical(rom), source.files, signature, source.save, "x")
+    rom, source = push_edited_after_signing(agent, store, "x", edit)
     with pytest.raises(TamperedError) as exc:
         load_cartridge(store, "x", None)
     assert exc.value.code == "tampered" and exc.value.exit_code == 1
@@ -246,15 +253,7 @@ def test_gateway_serves_the_compliant_manifest_next_to_a_hostile_referrer(
 def test_gateway_denies_a_tampered_cartridge(hostile: tuple[World, str, dict[str, str]], gateway: RunningGateway,
                                              agent: tuple[Path, Path]) -> None:
     """A ROM edited after signing is a denial (403, fail closed) through the gateway, not a 400 or a 500."""
-    w = hostile[0]
-    directory, key = agent
-    signer = load_identity(key)
-    source = read_directory(directory)
-    rom_bytes = build_rom(source, signer.did)
-    signature = sign_rom(rom_bytes, json.loads(rom_bytes), signer)
-    rom = json.loads(rom_bytes)
-    rom["capabilities"][0]["taskType"] = 42
-    push_parts(open_store(w.ref("tampered")), canonical(rom), source.files, signature, source.save, "1")
+    push_edited_after_signing(agent, open_store(hostile[0].ref("tampered")), "1", "schema")
     resp = httpx.get(f"http://{gateway.address}/v2/acx/tampered/manifests/1", headers={"Accept": MANIFEST_ACCEPT},
                      timeout=60)
     assert resp.status_code == 403, resp.text
