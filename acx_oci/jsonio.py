@@ -241,6 +241,15 @@ class _BoundedLoader(yaml.SafeLoader):
         return self._compose_bounded(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # A key written twice is last-wins in PyYAML and first-wins or an error elsewhere: in a policy or trust
+        # file (`default: deny` ... `default: allow`) two readers would enforce different rules. Refused, as JSON's
+        # duplicate members are (merge keys `<<` are YAML's explicit override and stay allowed).
+        seen: set[tuple[str, str]] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if (key.tag, key.value) in seen:
+                    raise DuplicateMemberError(key.value, self._what)
+                seen.add((key.tag, key.value))
         for key, value in node.value:
             if (isinstance(key, yaml.ScalarNode) and key.value in VERSION_KEYS
                     and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBER_TAGS and value.style is None):
@@ -258,7 +267,7 @@ def parse_yaml(raw: bytes | str, what: str) -> Any:
     try:
         loader = _BoundedLoader(raw, what)  # (the reader decodes and checks characters here already)
         return loader.get_single_data()
-    except ShapeError:
+    except (ShapeError, DuplicateMemberError):
         raise
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"

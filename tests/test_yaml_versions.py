@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.errors import UsageError
+from acx_oci.errors import DuplicateMemberError, UsageError
 from acx_oci.evaluation.policy import DENY, CapabilityRequirement, evaluate, load_policy
 from acx_oci.files import load_yaml
 from acx_oci.trust.trustfile import load_trust
+
+from .support.cli import cli
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -57,3 +59,26 @@ def test_deny_default_verdict_names_the_default(tmp_path: Path) -> None:
                  "    require: {signedBy: trusted-publisher}\n")
     verdict = evaluate(load_policy(p), "other/agent", resolution(), NOW)
     assert not verdict.allowed and "default: deny" in verdict.summary()
+
+
+@pytest.mark.parametrize("kind", ["policy", "trust"])
+def test_a_key_written_twice_is_refused(tmp_path: Path, kind: str) -> None:
+    """`default: deny` ... `default: allow`: PyYAML keeps the last, other readers the first or refuse; a policy two
+    readers enforce differently is refused, like JSON's duplicate members (merge keys stay allowed)."""
+    p = tmp_path / f"{kind}.yaml"
+    if kind == "policy":
+        p.write_text("apiVersion: acx.dev/policy/v1\ndefault: deny\nrules: []\ndefault: allow\n")
+        with pytest.raises(DuplicateMemberError, match='duplicate member name "default"'):
+            load_policy(p)
+        res = cli("policy", "check", "oci:/nonexistent:x", "--policy", str(p), "--trust", str(p))
+        assert res.exit_code == 2 and 'duplicate member name "default"' in res.output, res.output
+        assert "Traceback" not in res.output
+    else:
+        p.write_text(f"version: 1\nbenchmarks:\n  - {{id: b, version: '1', digest: {DIGEST}, id: c}}\n")
+        with pytest.raises(DuplicateMemberError, match='duplicate member name "id"'):
+            load_trust(p)
+
+
+def test_merge_keys_still_override() -> None:
+    doc = load_yaml("base: &b {sigmaMax: 1.5, minGames: 30}\nstrict: {<<: *b, sigmaMax: 1.0}\n")
+    assert doc["strict"] == {"sigmaMax": 1.0, "minGames": 30}
