@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx_oci.errors import AcxError, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
@@ -55,10 +55,6 @@ class Fetched:
     over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
 
 
-class ByteBoundReached(Exception):
-    """Internal: this resolution has already read its byte bound; no further fetch starts."""
-
-
 class BlobMemo:
     """Blobs fetched once per resolution, by (digest, size), and counted once against the byte bound.
 
@@ -85,7 +81,7 @@ class BlobMemo:
 
     def check(self) -> None:
         if self._max is not None and self.read > self._max:
-            raise ByteBoundReached
+            raise ByteBoundReached(f"read {self.read} bytes, past the byte bound {self._max}")
 
     def fetch(self, store: Store, digest: str, cap: int, size: int | None) -> tuple[bytes, int]:
         """The blob's bytes, and how many of them are new to this resolution (0 when fetched before)."""
