@@ -34,7 +34,8 @@ The tree (as httpx draws its own)::
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
         ├── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; no cooldown)
         ├── ConnectionLost          exit 3  fetch_failed   (reset or closed mid-request: a retry may work)
-        └── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
+        ├── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
+        └── ByteBoundReached        exit 3  byte_bound     (resolve: the byte bound is read; no new fetch starts)
 """
 
 from __future__ import annotations
@@ -213,3 +214,9 @@ class DeadlineExceeded(RegistryError):
     """The whole operation's wall-clock deadline (``--deadline``) passed; outstanding requests were cut."""
 
     code = "deadline_exceeded"
+
+
+class ByteBoundReached(RegistryError):
+    """A resolution has read its byte bound: no further fetch starts (the answer is ``partial``, with the reason)."""
+
+    code = "byte_bound"

@@ -146,3 +146,33 @@ def test_a_forged_newer_list_in_a_hostile_source_never_replaces_the_mirrors(worl
     ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", w.tmp / "state"))
     ok(cli("copy", src, mirror, "--quiet", "--trust", w.trust))
     assert open_store(mirror).resolve(tag).digest != good
+
+
+def test_a_forged_list_planted_in_an_empty_mirror_does_not_block_the_issuers_list(world: World) -> None:
+    """A first copy from a hostile source plants its list unchecked (nothing to replace). That list's forged sequence
+    then made every later copy of the issuer's genuine list keep it ("the destination's is newer"): the rollback
+    guard trusted an unverified destination list, so one hostile copy bricked the mirror's status for good. A
+    destination list whose proof fails against its issuer's known keys no longer outranks a verified one."""
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    mirror, hostile = f"{w.registry}/plant-mirror/strong", f"{w.registry}/plant-hostile/strong"
+    ok(cli("copy", src, hostile, "--quiet"))
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    tag = status_tag(url)
+    real = fetch_status_list(open_store(hostile), url)
+    assert real is not None
+    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
+    stranger = Identity(stranger.private, stranger.did_key)
+    publish_status_list(open_store(hostile), _forge(real[0], stranger, w.verifier_did, f"{w.verifier_did}#key-1"))
+    ok(cli("copy", f"{hostile}:1.0.0", mirror, "--quiet"))  # the empty mirror takes it: nothing to compare with
+    planted = open_store(mirror).resolve(tag).digest
+    assert planted != real[1]
+    genuine = ok(cli("copy", src, mirror, "--json", "--trust", str(w.trust)))
+    assert genuine["statusLists"] == [tag], genuine
+    assert open_store(mirror).resolve(tag).digest == real[1]
+    assert ok(cli("resolve", f"{mirror}:1.0.0", "--trust", w.trust, "--json"))["capabilities"][0]["effective"] \
+        == "VERIFIED"
+    # without --trust the mirror's list cannot be judged (a did:web issuer): kept, as before, never silently replaced
+    publish_status_list(open_store(mirror), _forge(real[0], stranger, w.verifier_did, f"{w.verifier_did}#key-1"))
+    kept = ok(cli("copy", src, mirror, "--json"))
+    assert kept["statusLists"] == [] and any("destination's is newer" in n for n in kept["notes"]), kept

@@ -20,6 +20,7 @@ from acx_oci.oci.model import (
     ANNOTATION_TITLE,
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
+    MEDIA_DSSE,
     MEDIA_EMPTY,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
@@ -204,3 +205,45 @@ def test_many_referrers_naming_one_large_blob_count_it_once(world: tuple[World, 
     doc = res.to_json()
     assert not res.partial, doc.get("notes", doc)
     assert res.capabilities[0].effective == "VERIFIED", doc
+
+
+class CountingStore:
+    """The real registry store, counting the blob bytes a resolution pulls into memory."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.blob_bytes = 0
+
+    def fetch_blob(self, digest: str, max_bytes: int = 0, size: int | None = None) -> bytes:
+        data = self.inner.fetch_blob(digest, max_bytes, size=size)
+        self.blob_bytes += len(data)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_one_referrer_with_many_evidence_layers_cannot_pull_past_the_byte_bound(
+        world: tuple[World, str, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The byte bound was only checked as each fetched attestation was judged: one tiny manifest listing dozens of
+    distinct evidence blobs (each under the 2 MiB per-blob cap) had all of them read into memory first, so a
+    manifest's worth of layers (~25 000) could pull tens of GiB. The bound now stops fetching as it is reached."""
+    w, _, _ = world
+    d = tmp_path_factory.mktemp("evidence-flood")
+    ref = w.ref("evidence-flood")
+    digest = push_cartridge(w, d / "cart", ref, "io.github.acme/evidence-flood")
+    store = open_store(ref)
+    cart = load_cartridge(store, digest, None)
+    subject = Descriptor(MEDIA_MANIFEST, digest, store.resolve(digest).size)
+    vc = store.push_blob(b'{"not": "a credential"}', MEDIA_VC)
+    chunk = 64 * 1024
+    layers = [store.push_blob(bytes([i]) * chunk, MEDIA_DSSE) for i in range(48)]
+    push_referrer(store, subject, [vc, *layers], {ANN_CAPABILITY: cart.capabilities[0].id})
+    bound = 256 * 1024
+    counting = CountingStore(store)
+    res = resolve_loaded(counting, cart, load_trust(w.trust),  # type: ignore[arg-type]
+                         limits=ResolveLimits(max_bytes=bound), now=datetime.now(UTC), check_evidence=True)
+    assert res.partial, res.to_json()
+    assert any("byte bound" in n for n in res.notes), res.notes
+    # the bound plus at most one blob in flight per worker; all 48 layers were 3 MiB
+    assert counting.blob_bytes <= bound + ResolveLimits().workers * chunk, counting.blob_bytes

@@ -52,6 +52,9 @@ from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
+# Game records one attestation push may carry (declared sizes of its distinct evidence layers): they are read into
+# memory on an evaluation thread before the credential is judged. 90 honest records are a few MiB.
+MAX_PUSH_EVIDENCE_BYTES = 64 * 1024 * 1024
 _STORES_MAX = 256
 
 
@@ -189,6 +192,14 @@ class Upstream:
         layer = credential_layer(manifest)
         if layer is None:
             return [("schema_invalid", "expected exactly one application/vc credential layer")]
+        distinct: dict[str, Descriptor] = {}
+        for d in evidence_layers(manifest):
+            distinct.setdefault(d.digest, d)
+        layers = list(distinct.values())
+        declared = sum(d.size for d in layers)
+        if declared > MAX_PUSH_EVIDENCE_BYTES:  # refused before a byte is read: a manifest may list ~25 000 layers
+            return [("evidence_too_large", f"the attestation's {len(layers)} game records declare {declared} bytes; "
+                                           f"expected at most {MAX_PUSH_EVIDENCE_BYTES}")]
         st = self.store(repository)
         try:
             cred_raw = st.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
@@ -216,10 +227,9 @@ class Upstream:
                 status_list = found[0]
                 break
         evidence: dict[str, bytes] = {}
-        layers = evidence_layers(manifest)
-        if layers:
+        if layers:  # each read stops at its declared size, so the bound above bounds the memory too
             with ThreadPoolExecutor(max_workers=8) as pool:
-                blobs = pool.map(lambda d: st.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES), layers)
+                blobs = pool.map(lambda d: st.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES, size=d.size), layers)
                 evidence = {d.digest: b for d, b in zip(layers, blobs, strict=True)}
         ctx = VerifyContext(
             trust=self.config.trust, now=self.config.clock(), expected_rom_digest=cart.rom_digest,
@@ -236,7 +246,8 @@ class Upstream:
                                                     "cartridge does not claim"))
         if self.config.replay and not problems:
             # The same replay resolve does, over the records this push carries (already fetched above).
-            job = ReplayJob(manifest.digest, credential, layer.digest, tuple(d.digest for d in layers), evidence)
+            job = ReplayJob(manifest.digest, credential, layer.digest,
+                            tuple(d.digest for d in evidence_layers(manifest)), evidence)
             verdict = replay_jobs(st, [job], self.config.trust, self.config.clock())[manifest.digest]
             if not verdict.ok:
                 problems.append((verdict.code, verdict.message))

@@ -42,7 +42,7 @@ from acx_oci.oci.transfer import (
 )
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.cartridge import load_cartridge
-from acx_oci.services.copy_status import check_replacement
+from acx_oci.services.copy_status import check_replacement, forged
 from acx_oci.services.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.statuscache import StatusHistory
 from acx_oci.trust.trustfile import Trust
@@ -210,7 +210,7 @@ class _Planner:
             there = _destination_list(dst, url)
             if there is not None and there[1] != published[1]:
                 newer = _newer(there[0], published[0])
-                if newer is not None:
+                if newer is not None and not forged(there[0], self.req.trust, self.req.now):
                     self.outcome.notes.append(f"status list {tag}: the destination's is newer (sequence {newer[0]} "
                                               f"> {newer[1]}); kept it (a mirror never rolls a list back)")
                     continue

@@ -26,14 +26,15 @@ from acx_oci.model.credential import issuer_id
 from acx_oci.trust.trustfile import Trust
 
 
-def _proof_problem(doc: dict[str, Any], ctx: VerifyContext) -> str | None:
-    """Why ``doc``'s proof does not verify as its own issuer's, or None when it does."""
+def _proof_problem(doc: dict[str, Any], ctx: VerifyContext, timed: bool = True) -> str | None:
+    """Why ``doc``'s proof does not verify as its own issuer's, or None when it does (``timed``: an expired proof
+    fails too)."""
     issuer = issuer_id(doc)
     if issuer is None:
         return "it names no issuer"
     try:
-        failed = [c.message for c in check_proofs(doc, resolver(ctx), ctx.now, name="status_list_proof",
-                                                   issuer=issuer) if not c.ok]
+        checks = check_proofs(doc, resolver(ctx), ctx.now if timed else None, name="status_list_proof", issuer=issuer)
+        failed = [c.message for c in checks if not c.ok]
     except AcxError as exc:  # (the proof check reports key problems itself; anything else is unverifiable too)
         failed = [str(exc)]
     return "; ".join(failed)[:300] if failed else None
@@ -44,6 +45,24 @@ def _sequence(doc: dict[str, Any]) -> str:
         return str(statuslist.list_sequence(doc))
     except AcxError:
         return "none"
+
+
+def forged(doc: dict[str, Any], trust: Trust | None, now: datetime) -> bool:
+    """True when ``doc`` provably is not its issuer's: no issuer, or its issuer's keys are known and its proof fails.
+
+    Such a destination list must not outrank a verified list by its (forged) sequence: a first copy from a hostile
+    source plants its list unchecked in an empty mirror, and the rollback guard would then keep it for good.
+    A list whose issuer's keys are unknown here is not judged (False): it is kept, as an unverifiable newer list.
+    """
+    ctx = VerifyContext(trust=trust, now=now)
+    issuer = issuer_id(doc)
+    if issuer is None:
+        return True
+    try:
+        resolver(ctx)(issuer)
+    except AcxError:
+        return False
+    return _proof_problem(doc, ctx, timed=False) is not None  # (a genuine list whose proof expired is no forgery)
 
 
 def check_replacement(tag: str, url: str, source: dict[str, Any], destination: dict[str, Any] | None,
@@ -63,7 +82,7 @@ def check_replacement(tag: str, url: str, source: dict[str, Any], destination: d
     theirs = issuer_id(destination) if destination is not None else None
     if destination is None or theirs is None or theirs == issuer_id(source):
         return
-    if _proof_problem(destination, ctx) is None:
+    if _proof_problem(destination, ctx, timed=False) is None:  # an expired genuine list is still its issuer's
         raise StatusReplaceRefused(f"{head} it is signed by {issuer_id(source)}, the destination's by {theirs}{tail}")
     try:  # the destination's list does not verify: forged (may be replaced), or its issuer's keys are unknown here
         resolver(ctx)(theirs)

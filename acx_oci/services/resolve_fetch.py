@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx_oci.errors import AcxError, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
@@ -52,6 +52,7 @@ class Fetched:
     messages: list[str] = field(default_factory=list)
     size: int = 0
     cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
+    over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
 
 
 class BlobMemo:
@@ -60,11 +61,27 @@ class BlobMemo:
     Hundreds of tiny referrer manifests naming one 2 MiB credential blob would otherwise be fetched (and counted)
     hundreds of times, exhausting the byte bound before the honest attestation is judged. The size is part of the
     key: a hostile descriptor naming the honest digest with a wrong size fails on its own, never for the honest one.
+
+    The memo is also the resolution's byte budget at fetch time: the judge only counts what it has judged, so a
+    single manifest listing thousands of distinct evidence blobs would otherwise all be read into memory first.
+    Once ``max_bytes`` have been read no new fetch starts (overshoot: one capped fetch per worker).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
         self._lock = threading.Lock()
         self._blobs: dict[tuple[str, int | None], Future[bytes]] = {}
+        self._max = max_bytes
+        self.read = 0
+
+    def charge(self, n: int) -> None:
+        """Count ``n`` bytes read outside the memo (a manifest); raise once the budget is spent."""
+        with self._lock:
+            self.read += n
+        self.check()
+
+    def check(self) -> None:
+        if self._max is not None and self.read > self._max:
+            raise ByteBoundReached(f"read {self.read} bytes, past the byte bound {self._max}")
 
     def fetch(self, store: Store, digest: str, cap: int, size: int | None) -> tuple[bytes, int]:
         """The blob's bytes, and how many of them are new to this resolution (0 when fetched before)."""
@@ -76,11 +93,14 @@ class BlobMemo:
         if not mine:
             return fut.result(), 0  # the owner's fetch is bounded by its transport guard and the deadline
         try:
+            self.check()
             data = store.fetch_blob(digest, cap, size=size)
         except BaseException as exc:
             fut.set_exception(exc)
             raise
         fut.set_result(data)
+        with self._lock:
+            self.read += len(data)
         return data, len(data)
 
 
@@ -89,8 +109,10 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
     out = Fetched(desc)
     memo = memo or BlobMemo()
     try:
+        memo.check()
         manifest = store.fetch_manifest(desc.digest)
         out.size += len(manifest.raw)
+        memo.charge(len(manifest.raw))
         if manifest.artifact_type != ARTIFACT_ATTESTATION:
             out.codes.append("not_an_attestation")
             out.messages.append(f"artifactType is {manifest.artifact_type}")
@@ -124,6 +146,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
                 out.size += new
     except DeadlineExceeded:
         out.cut = True
+    except ByteBoundReached:
+        out.over = True
     except AcxError as exc:
         # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
         code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
@@ -148,7 +172,7 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
     done = 0
     total = 0
 
-    memo = BlobMemo()
+    memo = BlobMemo(lim.max_bytes)
 
     def task(desc: Descriptor) -> Fetched:
         with deadline_scope(deadline):
@@ -163,6 +187,9 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
                 notes.append(time_bound_note(deadline))
                 break
             total += item.size
+            if item.over:
+                notes.append(f"stopped after {max(total, memo.read)} bytes (byte bound {lim.max_bytes})")
+                break
             done += 1
             judge(item)
             if total > lim.max_bytes:
