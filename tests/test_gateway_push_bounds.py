@@ -17,8 +17,19 @@ from acx_oci.oci.open import open_store
 from acx_oci.trust.trustfile import load_trust
 
 from .support.faultproxy import FaultProxy
-from .support.policy_world import build_world, push_cartridge
+from .support.policy_world import World, build_world, push_cartridge
 from .support.registry import Registry
+
+
+def push_through_gateway(proxy: FaultProxy, w: World, raw: bytes) -> httpx.Response:
+    """PUT ``raw`` through a fresh gateway in front of the fault proxy (its log shows what the gateway read)."""
+    running = start_in_thread(GatewayConfig(upstream=f"http://{proxy.host}", policy=load_policy(w.policy),
+                                            trust=load_trust(w.trust)))
+    try:
+        return httpx.put(f"http://{running.address}/v2/plain/evidence-flood/manifests/flood", content=raw,
+                         headers={"Content-Type": MEDIA_MANIFEST}, timeout=60)
+    finally:
+        running.stop()
 
 
 def test_an_attestation_push_listing_too_many_game_record_bytes_is_refused_before_any_is_read(
@@ -33,26 +44,14 @@ def test_an_attestation_push_listing_too_many_game_record_bytes_is_refused_befor
     layers = [store.push_blob(bytes([i]) * chunk, MEDIA_DSSE) for i in range(48)]
     raw = build_manifest(ARTIFACT_ATTESTATION, [vc, *layers, *layers], subject=subject)  # repeats count once
     monkeypatch.setattr(upstream_mod, "MAX_PUSH_EVIDENCE_BYTES", 40 * chunk, raising=False)  # (64 MiB in service)
-    running = start_in_thread(GatewayConfig(upstream=f"http://{proxy.host}", policy=load_policy(w.policy),
-                                            trust=load_trust(w.trust)))
-    try:
-        resp = httpx.put(f"http://{running.address}/v2/plain/evidence-flood/manifests/flood", content=raw,
-                         headers={"Content-Type": MEDIA_MANIFEST}, timeout=60)
-    finally:
-        running.stop()
+    resp = push_through_gateway(proxy, w, raw)
     assert resp.status_code == 403, resp.text
     assert resp.json()["errors"][0]["detail"]["codes"] == ["evidence_too_large"], resp.text
     read = [p for m, p, _ in proxy.log if m == "GET" and "/blobs/" in p]
     assert read == [], read  # not one game record (3 MiB listed, 6 MiB with the repeats) was read
     # within the bound the records are read, each once: the 48 distinct layers are exactly at it
     monkeypatch.setattr(upstream_mod, "MAX_PUSH_EVIDENCE_BYTES", 48 * chunk, raising=False)
-    running = start_in_thread(GatewayConfig(upstream=f"http://{proxy.host}", policy=load_policy(w.policy),
-                                            trust=load_trust(w.trust)))
-    try:
-        resp = httpx.put(f"http://{running.address}/v2/plain/evidence-flood/manifests/flood", content=raw,
-                         headers={"Content-Type": MEDIA_MANIFEST}, timeout=60)
-    finally:
-        running.stop()
+    resp = push_through_gateway(proxy, w, raw)
     assert resp.status_code == 403 and "evidence_too_large" not in resp.text, resp.text  # refused for the rest
     read = [p for m, p, _ in proxy.log if m == "GET" and any(d.digest in p for d in layers)]
     assert sorted(read) == sorted({p for p in read}) and len(read) == len(layers), read
