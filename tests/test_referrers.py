@@ -35,6 +35,7 @@ from acx_oci.oci.referrers import (
     repair_referrers,
 )
 from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci.registry.referrers import forget_api_support
 from acx_oci.oci.store import StoreOptions
 
 from .support.env import repeats
@@ -235,8 +236,12 @@ def _referrers_api(entries: list[Descriptor], apply_filter: bool) -> Iterator[tu
 
     srv = QuietHTTPServer(("127.0.0.1", 0), Api)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{srv.server_address[1]}"
+    # the client remembers per host:port whether the Referrers API exists; a Distribution registry that listened
+    # on this (reused) port earlier in the session was remembered as having none (CI flake: an empty listing)
+    forget_api_support(host)
     try:
-        yield f"127.0.0.1:{srv.server_address[1]}", seen
+        yield host, seen
     finally:
         srv.shutdown()
         srv.server_close()

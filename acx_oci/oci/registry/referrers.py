@@ -69,6 +69,12 @@ def api_support(host: str) -> bool | None:
         return _API_SUPPORT.get(host)
 
 
+def forget_api_support(host: str) -> None:
+    """Forget what ``host`` was seen to support (a different server now listens on that address)."""
+    with _API_LOCK:
+        _API_SUPPORT.pop(host, None)
+
+
 def set_api_support(host: str, supported: bool) -> None:
     with _API_LOCK:
         if host not in _API_SUPPORT and len(_API_SUPPORT) >= _API_SUPPORT_MAX:
