@@ -8,6 +8,7 @@ site-packages directory of the host interpreters are unchanged, and no process o
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -123,8 +124,14 @@ def test_hostile_agent_gains_nothing(arena: dict[str, Any], name: str) -> None:
     summary = json.loads(proc.stdout)
     assert summary["issued"] is False
     result = json.loads((out / "result.json").read_text())
-    outcomes = [g["outcome"] for g in result["gameRecords"]]
-    assert "certified-pass" not in outcomes, (name, result["gameRecords"])
+    # A pass on an impossible exam (a canary) is recorded as such and voids the run (cheating_detected); any
+    # other certified-pass would be a gain. (The draw is secret: with 2 games the canary is drawn only sometimes.)
+    records = [(g["outcome"], json.loads(base64.b64decode(json.loads((out / g["path"]).read_bytes())["payload"]))
+                ["predicate"].get("canary", False)) for g in result["gameRecords"]]
+    outcomes = [o for o, _ in records]
+    assert ("certified-pass", False) not in records, (name, result["gameRecords"])
+    if ("certified-pass", True) in records:
+        assert any("cheating_detected" in r for r in summary["reasons"]), summary
     assert result["run"]["solver"]["name"] == "rom"
     # Nothing it could reach ends up anywhere: records, result, CLI output or the sealed transcripts' plaintext.
     ident = load_identity(arena["key"])
