@@ -19,6 +19,7 @@ The tree (as httpx draws its own)::
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
+    ├── PathOutside                 exit 2  path_outside   (an input file or link that leaves its directory)
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
     │   └── LocalNotFoundError      exit 2  not_found      (OCI layout on disk)
     ├── VerificationError           exit 1  verification_failed
@@ -114,6 +115,12 @@ class TreeRefused(AcxError):
     """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
 
     code = "tree_refused"
+
+
+class PathOutside(AcxError):
+    """A name or link in a tree from outside (a suite, an exam, a cartridge, an image) that leads out of it."""
+
+    code = "path_outside"
 
 
 class NotFoundError(AcxError):

@@ -13,8 +13,9 @@ import pytest
 from acx_oci import sandbox
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.files import read_text_tree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, MODEL_FAIL
-from acx_oci.services.benchmark import _expand_task, _read_tree
+from acx_oci.services.benchmark import _expand_task
 from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
 
 BENCH = Path(__file__).resolve().parent.parent / "testdata" / "bench-py"
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewra
 
 
 def _task(tid: str = "py-0001") -> dict[str, Any]:
-    return _expand_task({"id": tid, "dir": f"tasks/{tid}"}, BENCH, _read_tree(BENCH / "grader-common", "common"))
+    return _expand_task({"id": tid, "dir": f"tasks/{tid}"}, BENCH, read_text_tree(BENCH, "grader-common", "common"))
 
 
 @pytest.fixture()

@@ -13,12 +13,14 @@ import contextlib
 import json
 import os
 import platform
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acx_oci import safetree
 from acx_oci.crypto.digest import check_digest
 from acx_oci.envimage.build import ANN_PACKAGES
 from acx_oci.envimage.unpack import Limits, Unpacker, remove_tree
@@ -128,16 +130,50 @@ def _cached(cache: Path, digest: str) -> dict[str, Any] | None:
 
 
 def _mount_points(root: Path) -> None:
-    """bwrap mounts the sandbox's own /etc/passwd and /etc/group over the image's: they must be files."""
-    etc = root / "etc"
-    if not etc.exists():
-        etc.mkdir(mode=0o755)
-    for name in ("passwd", "group"):
-        p = etc / name
-        if p.is_symlink() or (p.exists() and not p.is_file()):
-            raise ImageUnsafe(f"image: /etc/{name} is not a regular file")
-        if not p.exists():
-            p.touch(mode=0o644)
+    """bwrap mounts the sandbox's own /etc/passwd and /etc/group over the image's: they must be files.
+
+    Through descriptors only: an image whose ``etc`` is a link (to a host directory) is refused, never
+    followed — ``.exists()`` and ``.touch()`` on ``root/etc/passwd`` would create files on the host.
+    """
+    fd = safetree.open_root(root)
+    try:
+        st = safetree.lstat_at(fd, "etc")
+        if st is None:
+            os.mkdir("etc", 0o755, dir_fd=fd)
+        elif not stat.S_ISDIR(st.st_mode):
+            raise ImageUnsafe(f"image: /etc is a {'symlink' if stat.S_ISLNK(st.st_mode) else 'file'}, "
+                              "not a directory")
+        with safetree.dir_at(fd, ["etc"]) as etc:
+            assert etc is not None
+            for name in ("passwd", "group"):
+                est = safetree.lstat_at(etc, name)
+                if est is not None and not stat.S_ISREG(est.st_mode):
+                    raise ImageUnsafe(f"image: /etc/{name} is not a regular file")
+                if est is None:
+                    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     0o644, dir_fd=etc))
+    finally:
+        os.close(fd)
+
+
+def _apply_layers(store: Store, image: ImageManifest, unpacker: Unpacker, tmp: Path, limits: Limits,
+                  diff_ids: list[Any]) -> None:
+    """Fetch each layer (digest-verified, bounded) into ``tmp`` and apply it, in order."""
+    for i, layer in enumerate(image.layers, 1):
+        ldigest = check_digest(str(layer.get("digest")), "layer digest")
+        where = f"image {image.digest[:19]}… layer {i}/{len(image.layers)} ({ldigest[:19]}…)"
+        mt = str(layer.get("mediaType"))
+        if mt not in GZIP_LAYERS + TAR_LAYERS:
+            raise ImageUnsafe(f"{where}: unsupported layer media type {mt}")
+        lsize = int(layer.get("size") or 0)
+        if lsize > limits.max_bytes:
+            raise ImageUnsafe(f"{where}: {layer.get('size')} bytes, over the {limits.max_bytes}-byte bound")
+        blob = tmp / "layer.blob"
+        # digest-verified before it is used; the read stops at the size the manifest gives
+        store.fetch_blob_to_file(ldigest, blob, size=lsize, max_bytes=limits.max_bytes)
+        with blob.open("rb") as fh:
+            unpacker.layer(fh, gzipped=mt in GZIP_LAYERS, where=where, diff_id=str(diff_ids[i - 1]))
+        blob.unlink()
 
 
 def unpack_image(store: Store, image: ImageManifest, cache: Path, *, limits: Limits | None = None) -> dict[str, Any]:
@@ -153,22 +189,11 @@ def unpack_image(store: Store, image: ImageManifest, cache: Path, *, limits: Lim
         root = tmp / "rootfs"
         root.mkdir(mode=0o755)
         unpacker = Unpacker(root, limits)
-        for i, layer in enumerate(image.layers, 1):
-            ldigest = check_digest(str(layer.get("digest")), "layer digest")
-            where = f"image {image.digest[:19]}… layer {i}/{len(image.layers)} ({ldigest[:19]}…)"
-            mt = str(layer.get("mediaType"))
-            if mt not in GZIP_LAYERS + TAR_LAYERS:
-                raise ImageUnsafe(f"{where}: unsupported layer media type {mt}")
-            lsize = int(layer.get("size") or 0)
-            if lsize > limits.max_bytes:
-                raise ImageUnsafe(f"{where}: {layer.get('size')} bytes, over the {limits.max_bytes}-byte bound")
-            blob = tmp / "layer.blob"
-            # digest-verified before it is used; the read stops at the size the manifest gives
-            store.fetch_blob_to_file(ldigest, blob, size=lsize, max_bytes=limits.max_bytes)
-            with blob.open("rb") as fh:
-                unpacker.layer(fh, gzipped=mt in GZIP_LAYERS, where=where, diff_id=str(diff_ids[i - 1]))
-            blob.unlink()
-        stats = unpacker.finish()
+        try:
+            _apply_layers(store, image, unpacker, tmp, limits, diff_ids)
+            stats = unpacker.finish()
+        finally:
+            unpacker.close()
         _mount_points(root)
         root.chmod(0o755)
         packages = [p for p in image.annotations.get(ANN_PACKAGES, "").splitlines() if p]

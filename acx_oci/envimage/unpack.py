@@ -25,14 +25,14 @@ import gzip
 import hashlib
 import os
 import posixpath
-import shutil
 import stat
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from acx_oci.errors import ImageUnsafe
+from acx_oci import safetree
+from acx_oci.errors import ImageUnsafe, PathOutside
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024 * 1024
 DEFAULT_MAX_ENTRIES = 500_000
@@ -90,49 +90,25 @@ def _clean_name(raw: str, where: str) -> str:
     name = raw
     while name.startswith("./"):
         name = name[2:]
-    name = name.rstrip("/")
     if raw.startswith("/"):
         raise ImageUnsafe(f"{where}: entry {raw!r} has an absolute path")
-    parts = name.split("/")
+    parts = name.rstrip("/").split("/")
     if ".." in parts:
         raise ImageUnsafe(f"{where}: entry {raw!r} contains '..'")
     return "/".join(p for p in parts if p not in ("", "."))
 
 
-def _parent_dir(root: Path, name: str, where: str, *, create: bool) -> Path | None:
-    """The real directory that will hold ``name``, created as needed; never through a symlink."""
-    cur = root
-    for part in name.split("/")[:-1]:
-        cur = cur / part
-        try:
-            st = os.lstat(cur)
-        except FileNotFoundError:
-            if not create:
-                return None
-            os.mkdir(cur, 0o755)
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            raise ImageUnsafe(f"{where}: entry {name!r} goes through the symlink {part!r}")
-        if not stat.S_ISDIR(st.st_mode):
-            raise ImageUnsafe(f"{where}: entry {name!r} goes through {part!r}, which is not a directory")
-    return cur
+def _parent_fd(root_fd: int, name: str, where: str, *, create: bool) -> int | None:
+    """A descriptor of the real directory that will hold ``name``, created as needed; never through a link."""
+    try:
+        return safetree.open_dir(root_fd, name.split("/")[:-1], create=create, whole=name)
+    except PathOutside as exc:
+        raise ImageUnsafe(f"{where}: {exc}") from None
 
 
 def remove_tree(path: Path) -> None:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        for dirpath, dirnames, _ in os.walk(path):  # a removed tree may hold read-only directories
-            for d in dirnames:
-                full = os.path.join(dirpath, d)
-                if not os.path.islink(full):  # os.walk lists links to directories too: never follow one
-                    with contextlib.suppress(OSError):
-                        os.chmod(full, 0o755)
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
+    """Remove a cache entry or staging tree; nothing in it (links, read-only directories) is followed."""
+    safetree.remove_path(path)
 
 
 def symlink_escapes(name: str, target: str) -> bool:
@@ -149,14 +125,25 @@ def symlink_escapes(name: str, target: str) -> bool:
 
 
 class Unpacker:
-    """Applies layers, in order, to ``root``; directory modes and times are applied in :meth:`finish`."""
+    """Applies layers, in order, to ``root``; directory modes and times are applied in :meth:`finish`.
+
+    Every write goes through descriptors opened from ``root`` one component at a time (:mod:`acx_oci.safetree`),
+    so no entry a layer wrote before — a symlink where a directory was — can redirect a later one.
+    """
 
     def __init__(self, root: Path, limits: Limits | None = None) -> None:
         self.root = root
+        self.root_fd = safetree.open_root(root)
         self.limits = limits or Limits()
         self.stats = Stats()
         self.dirs: dict[str, tuple[int, int]] = {}  # name -> (mode, mtime)
         self.as_root = os.geteuid() == 0
+
+    def close(self) -> None:
+        """Release the root's descriptor (idempotent)."""
+        if self.root_fd >= 0:
+            os.close(self.root_fd)
+            self.root_fd = -1
 
     def layer(self, fileobj: IO[bytes], *, gzipped: bool, where: str, diff_id: str | None = None) -> None:
         """Apply one layer stream; ``diff_id`` (the config's) is checked against the decompressed bytes."""
@@ -176,6 +163,10 @@ class Unpacker:
             raise ImageUnsafe(f"{where}: uncompressed digest sha256:{counted.hash.hexdigest()} is not the "
                               f"config's diff_id {diff_id}")
 
+    def _forget_dirs(self, name: str) -> None:
+        """``name`` stops being a directory: no pending mode or time under it may be applied later."""
+        self.dirs = {d: v for d, v in self.dirs.items() if d != name and not d.startswith(name + "/")}
+
     def _entry(self, tf: tarfile.TarFile, m: tarfile.TarInfo, where: str, added: set[str]) -> None:
         st = self.stats
         st.entries += 1
@@ -187,20 +178,28 @@ class Unpacker:
         base = posixpath.basename(name)
         if base == OPAQUE:
             st.whiteouts += 1
-            parent = _parent_dir(self.root, name, where, create=True)
-            assert parent is not None
-            for child in os.listdir(parent):
-                rel = posixpath.join(posixpath.dirname(name), child)
-                if rel not in added:
-                    remove_tree(parent / child)
+            pfd = _parent_fd(self.root_fd, name, where, create=True)
+            assert pfd is not None
+            try:
+                dirname = posixpath.dirname(name)
+                for child in os.listdir(pfd):
+                    rel = posixpath.join(dirname, child)
+                    if rel not in added:
+                        safetree.remove_at(pfd, child)
+                        self._forget_dirs(rel)
+            finally:
+                os.close(pfd)
             return
         if base.startswith(WHITEOUT):
             st.whiteouts += 1
             victim = posixpath.join(posixpath.dirname(name), base[len(WHITEOUT):])
-            parent = _parent_dir(self.root, victim, where, create=False)
-            if parent is not None:
-                remove_tree(parent / posixpath.basename(victim))
-            self.dirs = {d: v for d, v in self.dirs.items() if d != victim and not d.startswith(victim + "/")}
+            pfd = _parent_fd(self.root_fd, victim, where, create=False)
+            if pfd is not None:
+                try:
+                    safetree.remove_at(pfd, posixpath.basename(victim))
+                finally:
+                    os.close(pfd)
+            self._forget_dirs(victim)
             return
         if m.ischr() or m.isblk() or m.isfifo():
             st.devices_skipped += 1
@@ -208,72 +207,111 @@ class Unpacker:
             return
         if not (m.isreg() or m.isdir() or m.issym() or m.islnk()):
             raise ImageUnsafe(f"{where}: entry {name!r} has an unsupported type {m.type!r}")
-        parent = _parent_dir(self.root, name, where, create=True)
-        assert parent is not None
-        path = parent / base
+        pfd = _parent_fd(self.root_fd, name, where, create=True)
+        assert pfd is not None
+        try:
+            self._place(tf, m, name, base, pfd, where, added)
+        finally:
+            os.close(pfd)
+
+    def _place(self, tf: tarfile.TarFile, m: tarfile.TarInfo, name: str, base: str, pfd: int, where: str,
+               added: set[str]) -> None:
         mode = m.mode & 0o7777
         if mode & (stat.S_ISUID | stat.S_ISGID) and not m.issym():
-            st.setid_stripped += 1
-            st.note("setidStripped", name)
+            self.stats.setid_stripped += 1
+            self.stats.note("setidStripped", name)
             mode &= ~(stat.S_ISUID | stat.S_ISGID)
-        existing = os.lstat(path) if os.path.lexists(path) else None
-        if existing is not None and not (m.isdir() and stat.S_ISDIR(existing.st_mode)):
-            remove_tree(path)
+        existing = safetree.lstat_at(pfd, base)
+        was_dir = existing is not None and stat.S_ISDIR(existing.st_mode)
+        if existing is not None and not (m.isdir() and was_dir):
+            safetree.remove_at(pfd, base)
         added.add(name)
         if m.isdir():
-            if existing is None or not stat.S_ISDIR(existing.st_mode):
-                os.mkdir(path, 0o755)
+            if not was_dir:
+                os.mkdir(base, 0o755, dir_fd=pfd)
             self.dirs[name] = (mode, int(m.mtime))
-            self._own(path, m)
+            self._own(pfd, base, m)
             return
-        self.dirs.pop(name, None)
+        self._forget_dirs(name)  # a directory replaced by a file or link takes its pending entries with it
         if m.issym():
             if symlink_escapes(name, m.linkname):
                 raise ImageUnsafe(f"{where}: symlink {name!r} -> {m.linkname!r} leads outside the root")
-            os.symlink(m.linkname, path)
-            self._own(path, m)
+            os.symlink(m.linkname, base, dir_fd=pfd)
+            self._own(pfd, base, m)
             with contextlib.suppress(OSError):
-                os.utime(path, (m.mtime, m.mtime), follow_symlinks=False)
+                os.utime(base, (m.mtime, m.mtime), dir_fd=pfd, follow_symlinks=False)
             return
         if m.islnk():
-            self._hardlink(m, name, path, where)
+            self._hardlink(m, name, base, pfd, where)
             return
-        self._write(tf, m, path, mode, where)
+        self._write(tf, m, base, pfd, mode, where)
 
-    def _hardlink(self, m: tarfile.TarInfo, name: str, path: Path, where: str) -> None:
+    def _hardlink(self, m: tarfile.TarInfo, name: str, base: str, pfd: int, where: str) -> None:
         target = _clean_name(m.linkname, f"{where}: hard link {name!r}")
-        tparent = _parent_dir(self.root, target, where, create=False) if target else None
-        tpath = tparent / posixpath.basename(target) if tparent is not None else None
-        if tpath is None or not os.path.lexists(tpath) or not stat.S_ISREG(os.lstat(tpath).st_mode):
-            raise ImageUnsafe(f"{where}: hard link {name!r} -> {m.linkname!r} does not name a regular file "
+        tfd = _parent_fd(self.root_fd, target, where, create=False) if target else None
+        refused = ImageUnsafe(f"{where}: hard link {name!r} -> {m.linkname!r} does not name a regular file "
                               "inside the root")
-        os.link(tpath, path, follow_symlinks=False)
+        if tfd is None:
+            raise refused
+        try:
+            tst = safetree.lstat_at(tfd, posixpath.basename(target))
+            if tst is None or not stat.S_ISREG(tst.st_mode):
+                raise refused
+            os.link(posixpath.basename(target), base, src_dir_fd=tfd, dst_dir_fd=pfd, follow_symlinks=False)
+        finally:
+            os.close(tfd)
 
-    def _write(self, tf: tarfile.TarFile, m: tarfile.TarInfo, path: Path, mode: int, where: str) -> None:
+    def _write(self, tf: tarfile.TarFile, m: tarfile.TarInfo, base: str, pfd: int, mode: int, where: str) -> None:
         self.stats.bytes += m.size
         if self.stats.bytes > self.limits.max_bytes:
             raise ImageUnsafe(f"{where}: decompresses past the {self.limits.max_bytes}-byte bound (at {m.name!r})")
         src = tf.extractfile(m)
         assert src is not None
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(base, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=pfd)
         with os.fdopen(fd, "wb") as out:
             while chunk := src.read(CHUNK):
                 out.write(chunk)
             if self.as_root:
                 os.fchown(out.fileno(), m.uid, m.gid)
             os.fchmod(out.fileno(), mode)
-        os.utime(path, (m.mtime, m.mtime), follow_symlinks=False)
+            os.utime(out.fileno(), (m.mtime, m.mtime))
 
-    def _own(self, path: Path, m: tarfile.TarInfo) -> None:
+    def _own(self, pfd: int, base: str, m: tarfile.TarInfo) -> None:
         if self.as_root:
-            os.lchown(path, m.uid, m.gid)
+            os.chown(base, m.uid, m.gid, dir_fd=pfd, follow_symlinks=False)
+
+    def _check_links(self) -> None:
+        """No link may lead above the root on the host: a chain of links that each stay inside lexically
+        (``a/r0 -> ..``, ``a/r1 -> r0/..``) can, and a host tool resolving a path under the root would follow it.
+        Absolute targets are rooted (the sandbox's meaning); host code never follows them."""
+        for entry in safetree.walk(self.root_fd, max_entries=self.limits.max_entries, max_depth=256,
+                                   what="unpacked root"):
+            if entry.is_link:
+                try:
+                    safetree.resolve(self.root_fd, entry.rel, escape=True)
+                except PathOutside:
+                    raise ImageUnsafe(f"image: symlink {entry.rel!r} -> "
+                                      f"{os.readlink(entry.name, dir_fd=entry.parent_fd)!r} leads outside the "
+                                      "root through other links") from None
 
     def finish(self) -> Stats:
-        """Apply directory modes and times deepest first (a 0555 directory is filled before it is closed)."""
+        """Check every link, then apply directory modes and times deepest first (a 0555 directory is filled
+        before it is closed), each on the directory opened through real directories only."""
+        try:
+            self._check_links()
+        except PathOutside as exc:
+            raise ImageUnsafe(f"image: {exc}") from None
         for name in sorted(self.dirs, key=lambda d: d.count("/"), reverse=True):
             mode, mtime = self.dirs[name]
-            path = self.root / name
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, mode if self.as_root else mode | 0o700)
-                os.utime(path, (mtime, mtime))
+            try:
+                fd = safetree.open_dir(self.root_fd, name.split("/"))
+            except PathOutside:
+                continue  # no longer a directory reached through directories: never applied through a link
+            if fd is None:
+                continue
+            try:
+                os.fchmod(fd, mode if self.as_root else mode | 0o700)
+                os.utime(fd, (mtime, mtime))
+            finally:
+                os.close(fd)
         return self.stats

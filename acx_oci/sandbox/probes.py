@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from acx_oci import safetree
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import loads
 from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
@@ -200,7 +201,7 @@ def _absent(observed: Any, host_path: Path, spec: SandboxSpec) -> bool:
     inside = str(host_path)
     if any(inside == dst or inside.startswith(dst.rstrip("/") + "/") for _, dst in (*spec.ro_binds, *spec.rw_binds)):
         return False
-    return not os.path.lexists(spec.rootfs / inside.lstrip("/"))
+    return not safetree.exists_inside(spec.rootfs, inside)  # resolved inside the image, never by the host
 
 
 def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path],

@@ -14,9 +14,10 @@ import stat
 import subprocess
 from pathlib import Path
 
+from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import TreeRefused, UsageError
+from acx_oci.errors import PathOutside, TreeRefused, UsageError
 
 #: Bounds on a tree the host walks (an agent's workspace): past them the tree is refused, not walked on.
 MAX_TREE_ENTRIES = 100_000
@@ -77,13 +78,16 @@ def tree_digest(root: Path) -> str:
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:
-    """Write a task's ``{relative path: text}`` under ``root``; a path that leaves ``root`` is refused."""
+    """Write a task's ``{relative path: text}`` under ``root``; a path that leaves ``root`` is refused.
+
+    Through :func:`acx_oci.safetree.write_inside`: no component is followed if it is a link, so a task
+    (written by a benchmark author) can never place a file outside the workspace.
+    """
     for rel, content in files.items():
-        p = (root / rel).resolve()
-        if root.resolve() not in p.parents:
-            raise UsageError(f"task file {rel!r} leaves its directory")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, "utf-8")
+        try:
+            safetree.write_inside(root, rel, content.encode("utf-8"))
+        except PathOutside as exc:
+            raise UsageError(f"task file {rel!r} leaves its directory ({exc})") from None
 
 
 def remove_tree(path: Path) -> None:

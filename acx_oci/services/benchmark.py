@@ -13,8 +13,8 @@ from typing import Any
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import Recipient, seal, unseal
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.files import load_json_file, read_bytes
-from acx_oci.jsonio import validate
+from acx_oci.files import load_json_file, load_yaml_or_json_inside, read_bytes, read_bytes_inside, read_text_tree
+from acx_oci.jsonio import parse_json, validate
 from acx_oci.model.benchmark import (
     ANN_CAPABILITY,
     ANN_CERTIFICATION,
@@ -42,6 +42,7 @@ from acx_oci.model.benchmark import (
 )
 from acx_oci.oci.model import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, build_manifest
 from acx_oci.oci.store import Store
+from acx_oci.safetree import parts_of
 
 # --- the suite directory ---------------------------------------------------------------------------------
 
@@ -62,45 +63,44 @@ def write_suite_dir(out: Path, doc: dict[str, Any], seal_key: bytes | None = Non
     return suite, key
 
 
-def _read_tree(root: Path, what: str) -> dict[str, str]:
-    if not root.is_dir():
-        return {}
-    out: dict[str, str] = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            try:
-                out[p.relative_to(root).as_posix()] = p.read_text("utf-8")
-            except UnicodeDecodeError:
-                raise UsageError(f"{what}: {p} is not UTF-8 text") from None
-    return out
-
-
 def _expand_task(entry: dict[str, Any], base: Path, common: dict[str, str]) -> dict[str, Any]:
-    """``{"id", "difficulty", "dir"}`` -> inline task from ``dir/{prompt.md,workspace/,hidden/,task.json}``."""
+    """``{"id", "difficulty", "dir"}`` -> inline task from ``dir/{prompt.md,workspace/,hidden/,task.json}``.
+
+    Every name is read inside the suite directory (:func:`acx_oci.files.read_text_tree`): a link is refused,
+    never followed, so no host file can ride into a published slice.
+    """
     if "dir" not in entry:
         return entry
-    d = (base / str(entry["dir"])).resolve()
-    if base.resolve() not in d.parents:
-        raise UsageError(f"benchmark task {entry.get('id')}: dir {entry['dir']!r} leaves the suite directory")
-    extra = load_json_file(d / "task.json", "task.json") if (d / "task.json").exists() else {}
-    hidden = {**common, **_read_tree(d / "hidden", f"task {entry.get('id')} hidden")}
+    tid = entry.get("id")
+    rel = "/".join(parts_of(str(entry["dir"]), f"benchmark task {tid}: dir"))
+    if not rel:
+        raise UsageError(f"benchmark task {tid}: dir {entry['dir']!r} is the suite directory itself")
+    raw_extra = read_bytes_inside(base, f"{rel}/task.json", f"task {tid} task.json")
+    extra = parse_json(raw_extra, f"task.json ({base / rel})") if raw_extra is not None else {}
+    if not isinstance(extra, dict):
+        raise UsageError(f"task {tid}: task.json ({base / rel}) is not an object")
+    hidden = {**common, **read_text_tree(base, f"{rel}/hidden", f"task {tid} hidden")}
     task = {k: v for k, v in entry.items() if k != "dir"}
-    task["prompt"] = (d / "prompt.md").read_text("utf-8")
-    task["workspace"] = {"files": _read_tree(d / "workspace", f"task {entry.get('id')} workspace")}
+    prompt = read_bytes_inside(base, f"{rel}/prompt.md", f"task {tid} prompt.md")
+    if prompt is None:
+        raise UsageError(f"task {tid}: {base / rel / 'prompt.md'} not found")
+    try:
+        task["prompt"] = prompt.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"task {tid}: {base / rel / 'prompt.md'} is not UTF-8 text") from None
+    task["workspace"] = {"files": read_text_tree(base, f"{rel}/workspace", f"task {tid} workspace")}
     task["grader"] = {"kind": "pytest", "files": hidden, "digest": grader_digest(hidden), **extra.get("grader", {})}
     task.update({k: v for k, v in extra.items() if k != "grader"})
-    task.update(_exam_fields(d, entry.get("id")))
+    task.update(_exam_fields(base, rel, tid))
     return task
 
 
-def _exam_fields(d: Path, tid: Any) -> dict[str, Any]:
+def _exam_fields(base: Path, rel: str, tid: Any) -> dict[str, Any]:
     """From an exam directory's ``exam.yaml``: ``publishedAt`` and ``impossible`` (the contract itself,
     the reference and the controls stay out of the task; ``acx-oci exam certify`` checks them)."""
-    from acx_oci.files import load_yaml_or_json_file
-
-    if not (d / "exam.yaml").is_file():
+    doc = load_yaml_or_json_inside(base, f"{rel}/exam.yaml", f"task {tid} exam.yaml")
+    if doc is None:
         return {}
-    doc = load_yaml_or_json_file(d / "exam.yaml", f"task {tid} exam.yaml")
     if not isinstance(doc, dict):
         raise UsageError(f"task {tid}: exam.yaml is not a mapping")
     out: dict[str, Any] = {}
@@ -116,7 +116,7 @@ def load_suite_dir(directory: Path) -> tuple[Benchmark, bytes]:
     doc = load_json_file(directory / SUITE_FILE, "benchmark suite")
     if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
         raise UsageError(f"benchmark suite ({directory / SUITE_FILE}): expected an object with a tasks array")
-    common = _read_tree(directory / str(doc.pop("graderCommon")), "grader common") if "graderCommon" in doc else {}
+    common = read_text_tree(directory, str(doc.pop("graderCommon")), "graderCommon") if "graderCommon" in doc else {}
     doc["tasks"] = [_expand_task(t, directory, common) if isinstance(t, dict) else t for t in doc["tasks"]]
     bench = from_document(doc, f"benchmark suite ({directory / SUITE_FILE})")
     raw = read_bytes(directory / SEAL_KEY_FILE, "seal key", 4096).strip()

@@ -19,7 +19,7 @@ from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, IntegrityError, TamperedError, UsageError, VerificationError
-from acx_oci.files import load_yaml_or_json_file, read_bytes
+from acx_oci.files import load_yaml_or_json_inside, read_bytes_inside, read_file_tree
 from acx_oci.jsonio import loads, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord, record_from_json
 from acx_oci.model.rom import (
@@ -107,26 +107,22 @@ def read_directory(directory: Path) -> CartridgeSource:
     """Read and validate a cartridge directory (bounded; symlinks refused)."""
     if not directory.is_dir():
         raise UsageError(f"cartridge: {directory} is not a directory")
-    spec = load_yaml_or_json_file(directory / "cartridge.yaml", "cartridge.yaml")
+    spec = load_yaml_or_json_inside(directory, "cartridge.yaml", "cartridge.yaml")
+    if spec is None:
+        raise UsageError(f"cartridge.yaml: file not found: {directory / 'cartridge.yaml'}")
     validate(spec, "cartridge.schema.json", f"cartridge.yaml ({directory})")
     caps = tuple(
         record_from_json(c, f"cartridge.yaml capabilities[{i}]") for i, c in enumerate(spec.get("capabilities") or [])
     )
-    files: list[tuple[str, bytes]] = []
-    skills = directory / "skills"
-    if skills.is_dir():
-        for p in sorted(skills.rglob("*")):
-            if p.is_symlink():
-                raise UsageError(f"cartridge: refusing symlink {p} (ROM files must be regular files)")
-            if p.is_file():
-                rel = p.relative_to(directory).as_posix()
-                files.append((rel, read_bytes(p, "ROM file", MAX_ROM_BYTES * 16)))
+    tree = read_file_tree(directory, "skills", "cartridge skills", max_bytes=MAX_ROM_BYTES * 16,
+                          max_files=MAX_ROM_FILES + 1, skip_pycache=False)
+    files = [(f"skills/{rel}", data) for rel, data in sorted(tree.items())]
     if len(files) > MAX_ROM_FILES:
         raise UsageError(f"cartridge: {len(files)} files under skills/ (at most {MAX_ROM_FILES})")
     if sum(len(data) for _, data in files) > MAX_ROM_FILES_TOTAL:
         raise UsageError(f"cartridge: files under skills/ exceed {MAX_ROM_FILES_TOTAL} bytes in total")
-    save_path = directory / "save.json"
-    save = read_bytes(save_path, "save.json", MAX_SAVE_BYTES) if save_path.exists() else b"{}\n"
+    save = read_bytes_inside(directory, "save.json", "save.json", MAX_SAVE_BYTES)
+    save = b"{}\n" if save is None else save
     parse_json(save, f"save.json ({directory})")
     return CartridgeSource(spec, caps, tuple(files), save)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.files import load_json_file
+from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
 from acx_oci.services.exams.source import discover, exam_freeze_hash, load_exam, load_patterns
 from acx_oci.services.exams.stages import certify_exam
@@ -38,6 +38,7 @@ __all__ = ["certify_suite", "default_out", "load_records", "report", "scan_for_c
 
 REGISTRY_FILE = "canaries.json"
 SUMMARY_FILE = "summary.json"
+SCAN_MAX_BYTES = 64 * 1024 * 1024  # one scanned file (a transcript, a dataset shard) read at most this far
 
 
 def default_out() -> Path:
@@ -152,7 +153,7 @@ def scan_for_canaries(files: Iterable[Path], registry: dict[str, dict[str, str]]
     """Every marker-shaped string in ``files``; ``exam``/``examFile`` when the registry knows it."""
     hits = []
     for p in files:
-        text = p.read_bytes().decode("utf-8", "replace")
+        text = read_bytes(p, "scanned file", SCAN_MAX_BYTES).decode("utf-8", "replace")
         for m in mx.find_canaries(text):
             entry = registry.get(m)
             hits.append({"file": str(p), "marker": m, "known": entry is not None,

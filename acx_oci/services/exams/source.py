@@ -15,26 +15,25 @@ from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import AcxError, UsageError
-from acx_oci.files import load_json_file, load_yaml_or_json_file
+from acx_oci.errors import AcxError, PathOutside, UsageError
+from acx_oci.files import (
+    load_json_file,
+    load_yaml_or_json_file,
+    load_yaml_or_json_inside,
+    read_bytes_inside,
+    read_text_tree,
+)
 from acx_oci.model import exam as mx
+from acx_oci.safetree import parts_of
 from acx_oci.sandbox.tree import tree_digest
 
 CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
 
 
-def read_tree(root: Path) -> dict[str, str]:
-    """``{relative path: text}`` of every regular file (``__pycache__`` skipped); non-UTF-8 is an error."""
-    out: dict[str, str] = {}
-    if not root.is_dir():
-        return out
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts:
-            try:
-                out[p.relative_to(root).as_posix()] = p.read_text("utf-8")
-            except UnicodeDecodeError:
-                raise UsageError(f"{p}: not UTF-8 text") from None
-    return out
+def read_tree(base: Path, rel: str, what: str = "exam tree") -> dict[str, str]:
+    """``{relative path: text}`` of every regular file of ``base/rel`` (``__pycache__`` skipped), read inside
+    ``base``: a symlink or a name leaving it is refused (exit 2), non-UTF-8 is an error."""
+    return read_text_tree(base, rel, what)
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,9 @@ def discover(path: Path) -> list[Path]:
         doc = load_json_file(path / "benchmark.json", "benchmark suite")
         for t in doc.get("tasks", []) if isinstance(doc, dict) else []:
             if isinstance(t, dict) and "dir" in t:
-                found.append(path / str(t["dir"]))
+                rel = "/".join(parts_of(str(t["dir"]), "benchmark task dir"))
+                read_bytes_inside(path, f"{rel}/{mx.EXAM_FILE}", "exam contract")  # refuses a link out of the suite
+                found.append(path / rel)
     if not found:
         found = sorted({p.parent for p in path.glob("*/exam.yaml")} | {p.parent for p in path.glob("*/*/exam.yaml")})
     if not found:
@@ -110,7 +111,11 @@ def load_exam(exam_dir: Path) -> ExamSource:
     contract: Any = None
     error = None
     try:
-        contract = load_yaml_or_json_file(exam_dir / mx.EXAM_FILE, "exam contract")
+        contract = load_yaml_or_json_inside(exam_dir, mx.EXAM_FILE, "exam contract")
+        if contract is None:
+            raise UsageError(f"exam contract: file not found: {exam_dir / mx.EXAM_FILE}")
+    except PathOutside:
+        raise  # a link out of the exam is refused outright, not recorded as a failed stage
     except AcxError as exc:
         error = str(exc)
     families: Any = None
@@ -123,14 +128,20 @@ def load_exam(exam_dir: Path) -> ExamSource:
     if root is not None and (root / "benchmark.json").is_file():
         doc = load_json_file(root / "benchmark.json", "benchmark suite")
         if isinstance(doc, dict) and doc.get("graderCommon"):
-            common = read_tree(root / str(doc["graderCommon"]))
-    elif root is not None and (root / "grader-common").is_dir():
-        common = read_tree(root / "grader-common")
+            common = read_tree(root, str(doc["graderCommon"]), "graderCommon")
+    elif root is not None:
+        common = read_tree(root, "grader-common", "grader-common")
     exam_id = str(contract.get("id")) if isinstance(contract, dict) and contract.get("id") else exam_dir.name
-    prompt = (exam_dir / "prompt.md").read_text("utf-8") if (exam_dir / "prompt.md").is_file() else ""
-    controls = {c: read_tree(exam_dir / "controls" / c) for c in CONTROL_DIRS if (exam_dir / "controls" / c).is_dir()}
-    return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir / "workspace"), prompt,
-                      read_tree(exam_dir / "hidden"), common, read_tree(exam_dir / "reference"), controls)
+    raw_prompt = read_bytes_inside(exam_dir, "prompt.md", "exam prompt")
+    try:
+        prompt = raw_prompt.decode("utf-8") if raw_prompt is not None else ""
+    except UnicodeDecodeError:
+        raise UsageError(f"{exam_dir / 'prompt.md'}: not UTF-8 text") from None
+    trees = {c: read_tree(exam_dir, f"controls/{c}", f"control {c}") for c in CONTROL_DIRS}  # links refused here
+    controls = {c: t for c, t in trees.items() if (exam_dir / "controls" / c).is_dir()}
+    return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir, "workspace", "workspace"),
+                      prompt, read_tree(exam_dir, "hidden", "hidden grader"), common,
+                      read_tree(exam_dir, "reference", "reference"), controls)
 
 
 def _files_digest(files: dict[str, str]) -> str:
