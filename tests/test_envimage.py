@@ -36,11 +36,12 @@ from acx_oci.envimage.build import (
 )
 from acx_oci.envimage.unpack import symlink_escapes
 from acx_oci.errors import ImageUnsafe, IntegrityError
-from acx_oci.oci.model import MEDIA_MANIFEST, dump
+from acx_oci.oci.model import MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.sandbox import staging_dir
 from acx_oci.services.environment import environment_problems
 from acx_oci.trust.keyfiles import load_identity
+from tests.support.layers import push_layers, tar_layer
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_PY = ROOT / "testdata" / "bench-py"
@@ -56,43 +57,6 @@ def cli(*args: str) -> Result:
 
 
 # --- hand-made layers ------------------------------------------------------------------------------------
-
-def tar_layer(entries: list[tuple[str, str, Any]]) -> bytes:
-    """(name, kind, arg): kind file (bytes), dir, sym (target), link (target), chr, setuid (bytes)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        for name, kind, arg in entries:
-            info = tarfile.TarInfo(name)
-            info.mtime = 1700000000
-            if kind in ("file", "setuid"):
-                info.size = len(arg)
-                info.mode = 0o4755 if kind == "setuid" else 0o644
-                tf.addfile(info, io.BytesIO(arg))
-                continue
-            if kind == "dir":
-                info.type, info.mode = tarfile.DIRTYPE, 0o755
-            elif kind == "sym":
-                info.type, info.linkname = tarfile.SYMTYPE, arg
-            elif kind == "link":
-                info.type, info.linkname = tarfile.LNKTYPE, arg
-            elif kind == "chr":
-                info.type, info.devmajor, info.devminor, info.mode = tarfile.CHRTYPE, 1, 3, 0o666
-            tf.addfile(info)
-    return buf.getvalue()
-
-
-def push_layers(layout: Path, tag: str, layers: list[bytes]) -> str:
-    """An OCI image of gzip ``layers`` (config with their diff_ids) in ``layout``; returns REF@digest."""
-    store = open_store(f"oci:{layout}")
-    descs = [store.push_blob(gzip.compress(t, mtime=0), MEDIA_LAYER_GZIP) for t in layers]
-    diff_ids = ["sha256:" + hashlib.sha256(t).hexdigest() for t in layers]
-    config = dump({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": diff_ids}})
-    cdesc = store.push_blob(config, MEDIA_CONFIG)
-    raw = dump({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "config": cdesc.to_json(),
-                                      "layers": [d.to_json() for d in descs]})
-    digest = store.push_manifest(raw, MEDIA_MANIFEST, tag).digest
-    return f"oci:{layout}:{tag}@{digest}"
-
 
 def cache_is_empty(cache: Path) -> bool:
     return not cache.exists() or not any(cache.iterdir())
