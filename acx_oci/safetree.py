@@ -82,6 +82,7 @@ def open_dir(dir_fd: int, parts: list[str], *, create: bool = False, what: str =
                     return None
                 os.mkdir(part, 0o755, dir_fd=cur)
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=cur)
+                os.fchmod(nxt, 0o755)  # whatever the umask: a sandbox's other uid must traverse it
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _refuse_component(cur, part, whole, what) from None
@@ -290,17 +291,23 @@ def walk(root_fd: int, *, max_entries: int = MAX_WALK_ENTRIES, max_depth: int = 
             os.close(fd)
 
 
-def read_file_at(dir_fd: int, name: str, max_bytes: int, what: str) -> bytes:
-    """The bytes of a regular file in a directory, opened without following a link, bounded."""
+def open_file_at(dir_fd: int, name: str, what: str) -> int:
+    """A read descriptor of a regular file in a directory, opened without following a link (no FIFO wait)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise PathOutside(f"{what} is a symlink; only files inside the directory are read") from None
         raise PathOutside(f"{what}: cannot read ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise PathOutside(f"{what} is not a regular file")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PathOutside(f"{what} is not a regular file")
+    return fd
+
+
+def read_file_at(dir_fd: int, name: str, max_bytes: int, what: str) -> bytes:
+    """The bytes of a regular file in a directory, opened without following a link, bounded."""
+    with os.fdopen(open_file_at(dir_fd, name, what), "rb") as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise PathOutside(f"{what} is larger than {max_bytes} bytes")

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from acx_oci import safetree
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.tree import tree_digest
 
@@ -91,19 +92,27 @@ def copy_tree(src: Path, dst: Path) -> None:
     """
     dst.mkdir(mode=0o755)
     dst.chmod(0o755)
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        rel = Path(dirpath).relative_to(src)
-        for name in sorted(dirnames + filenames):
-            s, d = Path(dirpath) / name, dst / rel / name
-            st = os.lstat(s)
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(s), d)
-            elif stat.S_ISDIR(st.st_mode):
-                d.mkdir(mode=0o755)
-                d.chmod(0o755)
-            elif stat.S_ISREG(st.st_mode):
-                shutil.copyfile(s, d, follow_symlinks=False)
-                d.chmod(0o755 if st.st_mode & 0o111 else 0o644)
+    src_fd, dst_fd = safetree.open_root(src), safetree.open_root(dst)
+    try:  # descriptors on both sides: nothing the agent left (a link where a directory was) is followed
+        for e in safetree.walk(src_fd, what="submission"):
+            parent_parts = e.rel.split("/")[:-1]
+            with safetree.dir_at(dst_fd, parent_parts) as out:
+                assert out is not None
+                if e.is_link:
+                    os.symlink(os.readlink(e.name, dir_fd=e.parent_fd), e.name, dir_fd=out)
+                elif e.is_dir:
+                    os.mkdir(e.name, 0o755, dir_fd=out)
+                    os.chmod(e.name, 0o755, dir_fd=out)
+                elif e.is_file:
+                    fd = os.open(e.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 0o600, dir_fd=out)
+                    with os.fdopen(safetree.open_file_at(e.parent_fd, e.name, e.rel), "rb") as fi, \
+                            os.fdopen(fd, "wb") as fh:
+                        shutil.copyfileobj(fi, fh, 1 << 20)
+                        os.fchmod(fh.fileno(), 0o755 if e.st.st_mode & 0o111 else 0o644)
+    finally:
+        os.close(src_fd)
+        os.close(dst_fd)
 
 
 def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:

@@ -26,7 +26,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acx_oci.errors import AcxError, TreeRefused
+from acx_oci import safetree
+from acx_oci.errors import AcxError, PathOutside, TreeRefused
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
@@ -103,16 +104,10 @@ def materialize_rom(files: dict[str, bytes], into: Path) -> Path:
     into.mkdir(mode=0o755, parents=True, exist_ok=True)
     into.chmod(0o755)
     for rel, data in sorted(files.items()):
-        target = (into / rel).resolve()
-        if into.resolve() not in target.parents:
-            raise AcxError(f"ROM file {rel!r} leaves the ROM directory")
-        for parent in reversed(target.relative_to(into.resolve()).parents):
-            d = into / parent
-            if not d.exists():
-                d.mkdir(mode=0o755)
-                d.chmod(0o755)
-        target.write_bytes(data)
-        target.chmod(0o555 if rel.endswith((".sh", ".py")) else 0o444)
+        try:  # through descriptors: no name of the ROM can place a file outside ``into``
+            safetree.write_inside(into, rel, data, 0o555 if rel.endswith((".sh", ".py")) else 0o444)
+        except PathOutside as exc:
+            raise AcxError(f"ROM file {rel!r} leaves the ROM directory ({exc})") from None
     return into
 
 
