@@ -18,6 +18,7 @@ from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.models import load_models
 from acx_oci.services.publish import new_run_dir, run_issuer
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
@@ -107,6 +108,10 @@ def _render(outcome: AttestOutcome) -> None:
               help="With --baseline: NOT ISSUED regression if the new R (held-out, or held-in) is below the "
                    "baseline's by more than this (levels of R). R varies by about 1.1-1.3 from draw to draw, so "
                    "an equally good agent is wrongly refused about 9% of the time at 3.0, 48% at 1.0.")
+@click.option("--models", "models_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The verifier's models file (YAML/JSON): for a ROM whose runtime.network is 'model', where "
+                   "its model lives (baseUrl), which key pays (apiKeyEnv or apiKeyFile; never seen by the agent), "
+                   "its trainingCutoff and per-game budgets. Without an entry: NOT ISSUED model_unavailable.")
 @executor_options
 @registry_options(deadline=0)
 @json_option
@@ -114,8 +119,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
                    solver_kind: str | None, competence: float | None, jobs: int | None, games: int | None,
                    sigma_max: float, min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None,
                    publish_dir: Path | None, no_push: bool, baseline_ref: str | None,
-                   baseline_competence: float | None, regression_tolerance: float, plain_http: bool,
-                   insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
+                   baseline_competence: float | None, regression_tolerance: float, models_path: Path | None,
+                   plain_http: bool, insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -202,7 +207,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
                         store_options=options,
                         progress=progress if show_progress or events else None, push=not no_push, executor=executor,
                         baseline_ref=baseline_ref, baseline_solver=baseline_solver,
-                        regression_tolerance=regression_tolerance)
+                        regression_tolerance=regression_tolerance,
+                        models=load_models(models_path) if models_path is not None else None)
     try:
         outcome = attest(req)
     finally:

@@ -13,6 +13,7 @@ from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import check_deadline, resolve_loaded_cli, resolve_options
 from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
+from acx_oci.model.modelapi import parse_model_flag
 from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
@@ -40,8 +41,13 @@ def cartridge() -> None:
 @click.option("--training-cutoff", metavar="YYYY-MM-DD|none",
               help="The agent's model training cutoff (runtime.model.trainingCutoff): verifiers draw only held-out "
                    "exams published after it. 'none' (the default) for agents with no trained model.")
+@click.option("--model", "model_flag", metavar="API:MODEL-ID",
+              help="The agent calls a model (runtime.network: model): API is openai-chat, openai-responses or "
+                   "anthropic-messages; MODEL-ID the model it is built for. Both are signed into the ROM, so a "
+                   "level is a level of this ROM with this model; the verifier's models file says where it lives.")
 def cartridge_init(directory: Path, cartridge_id: str, version: str, controller: str | None,
-                   capabilities: tuple[str, ...], runtime_cmd: str | None, training_cutoff: str | None) -> None:
+                   capabilities: tuple[str, ...], runtime_cmd: str | None, training_cutoff: str | None,
+                   model_flag: str | None) -> None:
     """Write a cartridge directory: cartridge.yaml, skills/, save.json.
 
     With --runtime, verifiers run the ROM itself (`attest --solver rom`): put the
@@ -68,6 +74,15 @@ def cartridge_init(directory: Path, cartridge_id: str, version: str, controller:
         if runtime is None:
             raise UsageError("--training-cutoff describes the runtime's model: it needs --runtime")
         runtime["model"] = {"trainingCutoff": training_cutoff}
+    if model_flag is not None:
+        if runtime is None:
+            raise UsageError("--model describes what the runtime calls: it needs --runtime")
+        try:
+            declared = parse_model_flag(model_flag)
+        except ValueError as exc:
+            raise UsageError(f"--model: {exc}") from None
+        runtime["network"] = "model"
+        runtime["model"] = {**(runtime.get("model") or {}), **declared.to_json()}
     init_directory(directory, cartridge_id, version, caps, controller, runtime)
     click.echo(f"wrote {directory}/cartridge.yaml with {len(caps)} capability claim(s)")
     for c in caps:
@@ -169,6 +184,9 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
         else:
             click.echo(f"  runtime:         {shlex.join(rt['command'])}  (network {rt.get('network', 'none')}, "
                        f"{rt['runtimeDigest'][:19]}…)")
+            if rt.get("network") == "model":
+                m = rt.get("model") or {}
+                click.echo(f"  model:           {m.get('id')} over {m.get('api')} (through the verifier's proxy)")
         click.echo("== capabilities ==")
         for c in loaded.capabilities:
             click.echo(f"  - {c.display()}  verified=false")

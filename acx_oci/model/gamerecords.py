@@ -31,10 +31,10 @@ PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome",
                               "romDigest", "benchmarkDigest", "solver"})
 # Present when a real run produced the game (seed 003's run conditions); absent for simulated games.
 OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor",
-                             "canary"})
+                             "canary", "model"})
 # Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):
 # everything else in a record is a function of (ROM, benchmark, solver, parameters).
-PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest")
+PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest", "model")
 CERTIFIED_PASS = "certified-pass"
 MODEL_FAIL = "model-fail"
 LANE_ERROR = "lane-error"

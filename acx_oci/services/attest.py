@@ -24,6 +24,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
+from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import AcxError, RegistryError, UsageError
 from acx_oci.evaluation import engine
@@ -31,12 +32,15 @@ from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
+from acx_oci.model import modelapi as ma
+from acx_oci.model.modelapi import declared_model
 from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of, training_cutoff
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services import certification
+from acx_oci.services import models as models_mod
 from acx_oci.services import publish as pub
 from acx_oci.services import regression as regr
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
@@ -82,6 +86,7 @@ class AttestRequest:
     baseline_ref: str | None = None  # attest --baseline (else the ROM's policy.verification.regression.baseline)
     baseline_solver: Solver | None = None  # the baseline's simulation when ``solver`` is the reference solver
     regression_tolerance: float = regr.DEFAULT_TOLERANCE
+    models: models_mod.Models | None = None  # attest --models: where the models a ROM may call live
 
 
 @dataclass
@@ -168,6 +173,8 @@ def attest(req: AttestRequest) -> AttestOutcome:
     remote = bm.fetch(bench_store, bench_digest)
     descriptor = remote.descriptor
     runtime = runtime_of(cart.rom)
+    model_entry, model_problem = models_mod.select(req.models, declared_model(runtime)) if req.solver is None \
+        else (None, None)
     if req.solver is not None and req.solver.descriptor().get("name") != "reference":
         raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
                          "may issue; nothing that signs runs another command")
@@ -214,7 +221,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
         if problem:
             reasons.append(problem)
     params = engine.Params(games=req.games, sigma_max=req.sigma_max, min_games=req.min_games)
-    cutoff = training_cutoff(cart.rom)
+    cutoff = model_entry.training_cutoff if model_entry else training_cutoff(cart.rom)  # the verifier's, if any
     eligible: list[dict[str, Any]] = []
     if unsealed is not None:
         eligible = bmodel.post_cutoff(list(unsealed.held_out), cutoff)
@@ -225,6 +232,8 @@ def attest(req: AttestRequest) -> AttestOutcome:
         common = dict(cartridge_ref=pinned_cart, manifest_digest=cart_digest, rom_digest=cart.rom_digest,
                       benchmark_id=remote.id, benchmark_version=remote.version,
                       benchmark_digest=str(descriptor["benchmarkDigest"]), issuer=verifier.did, solver=solver_desc)
+        if model_problem and not reasons:
+            outcome.status, reasons = NOT_ISSUED, [model_problem]
         if reasons or unsealed is None:
             outcome.attempt_id = ledger.log_refusal(now=clock(), reasons=reasons, **common)  # type: ignore[arg-type]
             outcome.reasons = reasons
@@ -242,7 +251,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
             return outcome
         try:
-            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline, model_entry)
         except BaseException as exc:  # a registry failure is a lane error, not an attempt: no cooldown
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True,
                                   starts_cooldown=not isinstance(exc, RegistryError))
@@ -301,7 +310,7 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
 
 @contextlib.contextmanager
 def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None,
-                store: Any = None) -> Iterator[RomSolver]:
+                store: Any = None, model: ma.ModelEntry | None = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
     The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
@@ -310,6 +319,10 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
+    setup = ModelSetup(model, models_mod.model_key(model)) if model is not None else None
+    if req.executor is not None and setup is not None:
+        raise UsageError("attest: a ROM that calls a model runs on local games only (--executor cannot carry the "
+                         "model proxy yet)")
     if req.executor is not None:  # the ROM travels (digest-checked there); each worker proves its own sandbox
         yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options)
         return
@@ -320,14 +333,15 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
         proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs)
         proof["imageDigest"] = image_digest
-        yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs)
+        yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:
         shutil.rmtree(rom_dir, ignore_errors=True)
 
 
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
-         clock: Callable[[], datetime], exam_cert: dict[str, Any], baseline: regr.Baseline | None = None) -> None:
+         clock: Callable[[], datetime], exam_cert: dict[str, Any], baseline: regr.Baseline | None = None,
+         model: ma.ModelEntry | None = None) -> None:
     verifier = req.verifier
     bench = unsealed.bench
     total = params.resolve_games(len(held_out))
@@ -340,7 +354,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
 
     with contextlib.ExitStack() as stack:
         solver = req.solver if req.solver is not None else \
-            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta)))
+            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta), model=model))
         result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
@@ -392,9 +406,10 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             status_entry=statuslist.status_entry(sl.url, index), valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
             achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=cred_id,
             solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
-            training_cutoff=training_cutoff(cart.rom), qualifying_exams=bmodel.rateable(held_out),
-            exam_certification=exam_cert, image_digests=image_digests(g.predicate for g in result.games),
-            extra=held_in)
+            training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
+            qualifying_exams=bmodel.rateable(held_out), exam_certification=exam_cert,
+            image_digests=image_digests(g.predicate for g in result.games),
+            extra={**held_in, **models_mod.credential_fields(model, (g.predicate for g in result.games))})
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)

@@ -27,11 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.errors import AcxError, PathOutside, TreeRefused
+from acx_oci.egress.session import ModelSetup
+from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
 from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, staging_dir
+from acx_oci.sandbox.bwrap import drops_privilege
+from acx_oci.sandbox.relay import relay_argv
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
 
 DEFAULT_GRADER_SECONDS = 120.0
@@ -39,18 +43,34 @@ MAX_TRANSCRIPT_TEXT = 16 * 1024
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+def model_env(model: ma.DeclaredModel) -> dict[str, str]:
+    """What an agent that calls a model sees: SDK base URLs on the relay's loopback port and a placeholder
+    key (the real one never enters the sandbox), plus the model it was declared for."""
+    base = f"http://127.0.0.1:{ma.MODEL_PORT}"
+    return {"OPENAI_BASE_URL": f"{base}/v1", "ANTHROPIC_BASE_URL": base, "OPENAI_API_KEY": ma.PLACEHOLDER_KEY,
+            "ANTHROPIC_API_KEY": ma.PLACEHOLDER_KEY, "ACX_MODEL_ID": model.id, "ACX_MODEL_API": model.api,
+            "NO_PROXY": "127.0.0.1,localhost"}
+
+
 def game_spec(rom_dir: Path, runtime: dict[str, Any], *, rootfs: Path | None = None,
-              workspace: Path | None = None, task_dir: Path | None = None) -> SandboxSpec:
+              workspace: Path | None = None, task_dir: Path | None = None,
+              model_socket: Path | None = None) -> SandboxSpec:
     """The one sandbox spec every game of a run uses (and the containment probes run in: see :func:`prove`,
-    which binds an empty placeholder workspace and task directory where the games bind theirs)."""
+    which binds an empty placeholder workspace and task directory where the games bind theirs). A ROM
+    whose network is ``model`` gets the game's proxy socket bound in and nothing more: the network
+    namespace stays empty."""
     limits = runtime_limits(runtime)
+    declared = ma.declared_model(runtime)
     env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            **{str(k): str(v) for k, v in (runtime.get("env") or {}).items()},
+           **(model_env(declared) if declared else {}),
            "ACX_ROM": "/rom", "ACX_WORKSPACE": "/workspace", "ACX_PROMPT_FILE": "/task/PROMPT.md"}
     ro: list[tuple[Path, str]] = [(rom_dir, "/rom")]
     if task_dir is not None:
         ro.append((task_dir, "/task"))
-    rw = ((workspace, "/workspace"),) if workspace is not None else ()
+    rw: tuple[tuple[Path, str], ...] = ((workspace, "/workspace"),) if workspace is not None else ()
+    if declared is not None and model_socket is not None:
+        rw += ((model_socket, ma.SOCKET_INSIDE),)
     return SandboxSpec(rootfs=rootfs, ro_binds=tuple(ro), rw_binds=rw, env=env, chdir="/workspace" if rw else "/",
                        time_seconds=float(limits["timeSeconds"]), memory_mib=int(limits["memoryMiB"]),
                        pids=int(limits["pids"]), disk_mib=int(limits["diskMiB"]),
@@ -87,9 +107,12 @@ def prove(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], roo
 
 def rom_descriptor(runtime: dict[str, Any], sandbox_version: str | None) -> dict[str, Any]:
     """The ``solver`` every record of a ROM run names: the same wherever the games are played."""
+    declared = ma.declared_model(runtime)
+    egress = {"network": "model", "egress": f"verifier proxy via {ma.SOCKET_INSIDE} (empty network namespace)"} \
+        if declared else {"network": "none"}
     return {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime),
             "sandbox": {"name": "bubblewrap", "version": sandbox_version,
-                        "network": "none", "limits": runtime_limits(runtime)},
+                        **egress, "limits": runtime_limits(runtime)},
             "grader": "separate sandbox, /usr/bin/python3 -I -m pytest, hidden tests on stdin and deleted "
                       "after collection (pytest non-dumpable), "
                       "submission as data (--noconftest, -c /grader/pytest.ini, plugin autoload off)"}
@@ -115,7 +138,11 @@ class RomSolver:
     """Plays each task with the ROM's own runtime, in a sandbox proven on this run; grades in another."""
 
     def __init__(self, rom_dir: Path, runtime: dict[str, Any], containment: dict[str, Any], *,
-                 rootfs: Path | None = None, grader_seconds: float = DEFAULT_GRADER_SECONDS) -> None:
+                 rootfs: Path | None = None, grader_seconds: float = DEFAULT_GRADER_SECONDS,
+                 model: ModelSetup | None = None) -> None:
+        if ma.declared_model(runtime) is not None and model is None:
+            raise UsageError("this ROM calls a model: the run needs the verifier's models file (--models)")
+        self.model = model
         self.rom_dir = rom_dir
         self.runtime = runtime
         self.runtime_digest = runtime_digest(runtime)
@@ -158,10 +185,18 @@ class RomSolver:
         (taskdir / "PROMPT.md").chmod(0o444)
         for p in ws.rglob("*"):
             p.chmod(0o755 if p.is_dir() else 0o644)
-        spec = game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws, task_dir=taskdir)
+        sock = root / "model.sock"
+        spec = game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws, task_dir=taskdir,
+                         model_socket=sock if self.model else None)
         give_to_sandbox(ws, spec)
         limit = float(task.get("timeLimitSeconds") or spec.time_seconds)
-        agent = run(spec, list(self.runtime["command"]), time_seconds=min(limit, spec.time_seconds))
+        argv = list(self.runtime["command"])
+        proxy = self.model.proxy(sock, (spec.host_uid, spec.host_gid) if drops_privilege() else None,
+                                 str(task["id"])) if self.model else None
+        try:
+            agent = run(spec, relay_argv(argv) if proxy else argv, time_seconds=min(limit, spec.time_seconds))
+        finally:
+            mrun = proxy.stop() if proxy else None
         transcript: dict[str, Any] = {
             "taskId": task["id"], "romDigest": rom_digest, "runtimeDigest": self.runtime_digest,
             "agent": {"exitCode": agent.returncode, "timedOut": agent.timed_out,
@@ -169,11 +204,23 @@ class RomSolver:
                       "stderr": _text(agent.stderr)},
         }
         conditions: dict[str, Any] = {"containment": True}
+        extra: dict[str, Any] = {}
+        if mrun is not None:
+            transcript["model"] = mrun.transcript  # sealed with the game transcript: it holds held-out prompts
+            extra["record"] = {"model": mrun.record}
 
         def done(outcome: str, detail: str, **facts: Any) -> SolverResult:
             transcript["outcome"], transcript["detail"] = outcome, detail
             return SolverResult(outcome, detail, json.dumps(transcript, sort_keys=True).encode("utf-8"),
-                                {**facts, "conditions": conditions})
+                                {**facts, **extra, "conditions": conditions})
+
+        if mrun is not None and (mrun.upstream_failed or mrun.divergent):
+            # The examiner's side failed (the provider, or a replay whose recording lacks a request): never the
+            # model's fail, and counted by the harness review's 10% rule.
+            conditions.update(grader=None, integrity=None, harness=False)
+            if mrun.divergent:
+                return done(LANE_ERROR, "replay_divergent: the agent sent a request the recording does not hold")
+            return done(LANE_ERROR, "upstream_failed: the model provider failed or did not answer in this game")
 
         if agent.timed_out:
             # A real result: otherwise hanging on hard tasks would keep them unrated.

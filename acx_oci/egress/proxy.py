@@ -1,0 +1,355 @@
+"""The verifier's model proxy: the only trusted thing between a sandboxed agent and a provider.
+
+One proxy per game, listening on a Unix socket that is bound into that game's sandbox and nowhere else.
+Each request is parsed with ``h11`` (no hand-written HTTP framing), judged by
+:func:`acx_oci.model.modelapi.check_request` (one method, one path, the declared model, no CONNECT, no
+absolute URI, no foreign Host, no upgrade), bounded (header bytes and count, body bytes, a per-request
+deadline), counted against the game's budgets, and only then forwarded with the verifier's key injected.
+Responses — streamed ones chunk by chunk as they arrive — go back to the agent and into the game's model
+transcript, which the caller seals. In replay mode nothing goes upstream: answers come from a recording.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h11
+import httpx
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.model import modelapi as ma
+
+_HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
+_CHUNK = 65536
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+@dataclass
+class Replay:
+    """Recorded answers, matched by :func:`acx_oci.model.modelapi.request_key`, each used once, in order."""
+
+    answers: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
+
+    @classmethod
+    def from_transcript(cls, transcript: dict[str, Any]) -> Replay:
+        """The forwarded exchanges of one game's model transcript (refusals are re-derived, not replayed)."""
+        out = cls()
+        for ex in transcript.get("exchanges") or []:
+            if not isinstance(ex, dict) or ex.get("refused") or not isinstance(ex.get("response"), dict):
+                continue
+            req = ex.get("request") or {}
+            key = ma.request_key(str(req.get("target")), base64.b64decode(str(req.get("bodyB64") or "")))
+            out.answers.setdefault(key, deque()).append(ex["response"])
+        return out
+
+    def take(self, key: str) -> dict[str, Any] | None:
+        """The next recorded answer for this request, or None (the run diverged)."""
+        q = self.answers.get(key)
+        return q.popleft() if q else None
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """What one game's proxy saw: the counters for the signed record and the transcript to seal."""
+
+    record: dict[str, Any]
+    transcript: dict[str, Any]
+    upstream_failed: bool
+    divergent: bool
+
+
+class ModelProxy:
+    """Serve one game's agent on ``socket_path`` until :meth:`stop`; see the module docstring."""
+
+    def __init__(self, entry: ma.ModelEntry, key: str | None, socket_path: Path, *,
+                 replay: Replay | None = None, owner: tuple[int, int] | None = None,
+                 request_seconds: float = ma.REQUEST_SECONDS) -> None:
+        self.entry, self.api = entry, ma.APIS[entry.api]
+        self._key = key
+        self.socket_path = socket_path
+        self.replay = replay
+        self.owner = owner
+        self.request_seconds = request_seconds
+        self.budget = ma.Budget(entry.max_requests_per_game, entry.max_tokens_per_game)
+        self.exchanges: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._conns: set[socket.socket] = set()
+        self._server: socket.socket | None = None
+        self._client = httpx.Client(timeout=httpx.Timeout(request_seconds, connect=10.0), follow_redirects=False,
+                                    trust_env=False)
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> ModelProxy:
+        """Listen on the socket (0600, owned by the sandbox's host uid when the verifier drops to it)."""
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(str(self.socket_path))
+        os.chmod(self.socket_path, 0o600)
+        if self.owner is not None:
+            os.chown(self.socket_path, *self.owner)
+        srv.listen(64)
+        self._server = srv
+        t = threading.Thread(target=self._accept, name="acx-model-proxy", daemon=True)
+        t.start()
+        self._threads.append(t)
+        return self
+
+    def stop(self) -> ModelRun:
+        """Stop serving (open connections are cut) and return what was seen."""
+        self._stopping.set()
+        if self._server is not None:
+            with contextlib.suppress(OSError):
+                self._server.shutdown(socket.SHUT_RDWR)
+            self._server.close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+        for t in self._threads:
+            t.join(timeout=5)
+        self._client.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.socket_path)
+        return self.result()
+
+    def __enter__(self) -> ModelProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._stopping.is_set():
+            self.stop()
+
+    def result(self) -> ModelRun:
+        """The record fields, the transcript and the two game-ending conditions so far."""
+        with self._lock:
+            exchanges = list(self.exchanges)
+            b = self.budget
+            transcript = {"model": {"id": self.entry.id, "api": self.entry.api},
+                          "replay": self.replay is not None, "exchanges": exchanges}
+            record = {"id": self.entry.id, "api": self.entry.api, "requests": b.requests, "refused": b.refused,
+                      "inputTokens": b.input_tokens, "outputTokens": b.output_tokens,
+                      "transcriptDigest": sha256_digest(canonical(transcript))}
+            return ModelRun(record, transcript, b.upstream_failures > 0, b.divergent > 0)
+
+    # --- serving ---------------------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        assert self._server is not None
+        while not self._stopping.is_set():
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            with self._lock:
+                if len(self._threads) > 256:  # a connection flood: refuse, never a thread per attempt
+                    conn.close()
+                    continue
+                self._conns.add(conn)
+            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        sock.settimeout(self.request_seconds)
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=ma.MAX_HEADER_BYTES)
+        try:
+            while not self._stopping.is_set():
+                req = self._next(conn, sock)
+                if not isinstance(req, h11.Request):
+                    return
+                if not self._handle(conn, sock, req) or conn.our_state is h11.MUST_CLOSE:
+                    return
+                conn.start_next_cycle()
+        except (OSError, h11.ProtocolError):
+            return
+        finally:
+            with self._lock:
+                self._conns.discard(sock)
+            sock.close()
+
+    def _next(self, conn: h11.Connection, sock: socket.socket) -> Any:
+        while True:
+            ev = conn.next_event()
+            if ev is h11.NEED_DATA:
+                data = sock.recv(_CHUNK)
+                conn.receive_data(data)
+                continue
+            return ev
+
+    def _body(self, conn: h11.Connection, sock: socket.socket) -> bytes | None:
+        parts: list[bytes] = []
+        size = 0
+        deadline = time.monotonic() + self.request_seconds
+        while True:
+            if time.monotonic() > deadline:
+                return None
+            ev = self._next(conn, sock)
+            if isinstance(ev, h11.Data):
+                size += len(ev.data)
+                if size > ma.MAX_REQUEST_BYTES:
+                    return None
+                parts.append(bytes(ev.data))
+            elif isinstance(ev, h11.EndOfMessage):
+                return b"".join(parts)
+            else:
+                return None
+
+    def _send(self, conn: h11.Connection, sock: socket.socket, event: Any) -> None:
+        data = conn.send(event)
+        if data:
+            sock.sendall(data)
+
+    def _answer(self, conn: h11.Connection, sock: socket.socket, status: int, body: bytes,
+                headers: list[tuple[str, str]] | None = None, close: bool = False) -> None:
+        """A whole response; ``headers`` may name the content-type (JSON otherwise)."""
+        given = [h for h in headers or [] if h[0] not in ("content-length", "transfer-encoding", "connection")]
+        if not any(n == "content-type" for n, _ in given):
+            given.insert(0, ("content-type", "application/json"))
+        hs = [*given, ("content-length", str(len(body)))]
+        if close:
+            hs.append(("connection", "close"))
+        self._send(conn, sock, h11.Response(status_code=status, headers=hs))
+        self._send(conn, sock, h11.Data(data=body))
+        self._send(conn, sock, h11.EndOfMessage())
+
+    def _refuse(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any], r: ma.Refusal,
+                close: bool = False) -> bool:
+        body = json.dumps({"error": {"type": "acx_proxy", "code": r.code, "message": r.message}}).encode()
+        with self._lock:
+            self.budget.refuse(r.code)
+            if r.code == "replay_divergent":
+                self.budget.divergent += 1
+            exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": _b64(body)})
+            self._log(exchange)
+        with contextlib.suppress(h11.LocalProtocolError):
+            self._answer(conn, sock, r.status, body, close=close)
+        return not close
+
+    def _log(self, exchange: dict[str, Any]) -> None:
+        if len(self.exchanges) < ma.MAX_EXCHANGES:
+            self.exchanges.append(exchange)
+
+    def _handle(self, conn: h11.Connection, sock: socket.socket, req: h11.Request) -> bool:
+        method, target = req.method.decode("ascii", "replace"), req.target.decode("latin-1")
+        headers = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in req.headers]
+        exchange: dict[str, Any] = {"n": len(self.exchanges) + 1, "ms": self._ms(),
+                                    "request": {"method": method, "target": target[:4096], "headers": headers}}
+        if len(headers) > ma.MAX_HEADERS:
+            return self._refuse(conn, sock, exchange, ma.Refusal(431, "headers_refused", "too many headers"), True)
+        if method == "CONNECT" or not target.startswith("/"):
+            verdict = ma.check_request(self.api, self.entry.id, method=method, target=target, headers=headers,
+                                       host_ok=_HOSTS, body=b"")
+            assert isinstance(verdict, ma.Refusal)
+            return self._refuse(conn, sock, exchange, verdict, True)
+        body = self._body(conn, sock)
+        if body is None:
+            return self._refuse(conn, sock, exchange, ma.Refusal(413, "body_refused", "request body over the "
+                                f"{ma.MAX_REQUEST_BYTES}-byte bound, malformed or too slow"), True)
+        exchange["request"]["bodyB64"] = _b64(body)
+        verdict = ma.check_request(self.api, self.entry.id, method=method, target=target, headers=headers,
+                                   host_ok=_HOSTS, body=body)
+        if isinstance(verdict, ma.Refusal):
+            return self._refuse(conn, sock, exchange, verdict)
+        with self._lock:
+            spent = self.budget.exhausted()
+            if spent is None:
+                self.budget.requests += 1
+        if spent is not None:
+            return self._refuse(conn, sock, exchange, spent)
+        fwd = ma.forwarded_body(self.api, verdict, body)
+        if self.replay is not None:
+            return self._replayed(conn, sock, exchange, target, body)
+        return self._forward(conn, sock, exchange, headers, fwd)
+
+    def _ms(self) -> int:
+        return int((time.monotonic() - self._t0) * 1000)
+
+    def _replayed(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any], target: str,
+                  body: bytes) -> bool:
+        assert self.replay is not None
+        with self._lock:
+            answer = self.replay.take(ma.request_key(target, body))
+        if answer is None:
+            return self._refuse(conn, sock, exchange, ma.Refusal(
+                409, "replay_divergent", "the recording holds no answer for this request"))
+        data = base64.b64decode(str(answer.get("bodyB64") or ""))
+        hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
+        streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
+        self._answer(conn, sock, int(answer.get("status") or 502), data, hs)
+        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed, forwarded=None)
+        return True
+
+    def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
+                 headers: list[tuple[str, str]], fwd: bytes) -> bool:
+        out_headers = {n: v for n, v in headers if n in self.api.forward_headers}
+        out_headers["accept-encoding"] = "identity"
+        recorded = dict(out_headers)
+        out_headers[self.api.key_header] = self.api.key_prefix + (self._key or "")
+        url = ma.upstream_url(self.entry, self.api)
+        exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()), "bodyB64": _b64(fwd)}
+        deadline = time.monotonic() + self.request_seconds
+        try:
+            with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
+                hs = [(n.lower(), v) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
+                streamed = "text/event-stream" in r.headers.get("content-type", "")
+                self._send(conn, sock, h11.Response(status_code=r.status_code, headers=hs))
+                exchange["firstByteMs"] = self._ms()
+                got: list[bytes] = []
+                size = 0
+                for chunk in self._chunks(r, deadline):
+                    size += len(chunk)
+                    if size > ma.MAX_RESPONSE_BYTES:
+                        raise httpx.ReadError("response over the bound")
+                    got.append(chunk)
+                    self._send(conn, sock, h11.Data(data=chunk))
+                self._send(conn, sock, h11.EndOfMessage())
+                self._account(exchange, r.status_code, hs, b"".join(got), streamed, forwarded=True)
+                return True
+        except (httpx.HTTPError, TimeoutError) as exc:
+            with self._lock:
+                self.budget.upstream_failures += 1
+                exchange["upstreamError"] = type(exc).__name__
+                self._log(exchange)
+            body = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
+                                         "message": "the model provider did not answer"}}).encode()
+            with contextlib.suppress(h11.LocalProtocolError, OSError):
+                self._answer(conn, sock, 502, body, close=True)
+            return False
+
+    def _chunks(self, r: httpx.Response, deadline: float) -> Iterator[bytes]:
+        for chunk in r.iter_bytes():
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("per-request deadline passed")
+            if chunk:
+                yield chunk
+
+    def _account(self, exchange: dict[str, Any], status: int, headers: list[tuple[str, str]], body: bytes,
+                 streamed: bool, forwarded: bool | None) -> None:
+        inp, out = ma.usage_of(self.api, body, streamed) if status < 400 else (0, 0)
+        with self._lock:
+            self.budget.input_tokens += inp
+            self.budget.output_tokens += out
+            if status >= 500 and forwarded:
+                self.budget.upstream_failures += 1
+            exchange.update(response={"status": status, "headers": headers, "bodyB64": _b64(body)},
+                            streamed=streamed, usage={"input": inp, "output": out}, doneMs=self._ms())
+            self._log(exchange)

@@ -1,0 +1,73 @@
+"""The verifier's models file and what a run of a model-calling ROM takes from it.
+
+The verifier, not the author, says where a model lives, which key pays for it and what its training
+cutoff is: a ROM names only ``runtime.model {api, id}``. Keys are read here, once, and handed to the
+proxy (``acx_oci.egress``) — never to a sandbox, a record or a message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from acx_oci.errors import UsageError
+from acx_oci.files import load_yaml_or_json_file, read_bytes
+from acx_oci.jsonio import validate
+from acx_oci.model import modelapi as ma
+
+MODEL_UNAVAILABLE = "model_unavailable"
+MAX_KEY_BYTES = 16 * 1024
+
+Models = dict[tuple[str, str], ma.ModelEntry]
+
+
+def load_models(path: Path) -> Models:
+    """Read and validate ``models.yaml`` (or JSON); one line naming the problem otherwise (exit 2)."""
+    doc = load_yaml_or_json_file(path, "models file")
+    validate(doc, "models.schema.json", f"models file ({path})")
+    try:
+        return ma.parse_models(doc)
+    except ValueError as exc:
+        raise UsageError(f"models file ({path}): {exc}") from None
+
+
+def model_key(entry: ma.ModelEntry) -> str:
+    """The key that pays for ``entry``: from its environment variable or file, checked printable."""
+    if entry.api_key_env:
+        value = os.environ.get(entry.api_key_env)
+        if not value:
+            raise UsageError(f"models file: model {entry.id} names apiKeyEnv {entry.api_key_env}, which is not set")
+    else:
+        assert entry.api_key_file
+        value = read_bytes(entry.api_key_file, f"model {entry.id} apiKeyFile", MAX_KEY_BYTES).decode(
+            "utf-8", "replace").strip()
+    if not value or not value.isprintable() or not value.isascii():
+        raise UsageError(f"models file: the key for model {entry.id} is empty or not printable ASCII")
+    return value
+
+
+def select(models: Models | None, declared: ma.DeclaredModel | None) -> tuple[ma.ModelEntry | None, str | None]:
+    """The entry for the ROM's declared model, or the NOT ISSUED reason when the verifier has none."""
+    if declared is None:
+        return None, None
+    entry = (models or {}).get((declared.api, declared.id))
+    if entry is None:
+        where = "no --models file was given" if models is None else "the models file has no entry for it"
+        return None, (f"{MODEL_UNAVAILABLE}: the ROM calls model {declared.id} over {declared.api}, and {where}; "
+                      "nothing was played")
+    return entry, None
+
+
+def credential_fields(entry: ma.ModelEntry | None, predicates: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """What the credential says of the model: which one, the provider's data terms, the run's totals."""
+    if entry is None:
+        return {}
+    totals = {"requests": 0, "refused": 0, "inputTokens": 0, "outputTokens": 0}
+    for p in predicates:
+        m = p.get("model") or {}
+        for k in totals:
+            totals[k] += int(m.get(k) or 0)
+    return {"acx:model": {"id": entry.id, "api": entry.api}, "acx:modelUsage": totals,
+            "acx:modelDataUse": entry.data_use}
