@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, open_from_options, progress_text
@@ -20,6 +21,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
 from acx_oci.services.models import load_models
 from acx_oci.services.publish import new_run_dir, run_issuer
+from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
@@ -39,6 +41,39 @@ def _solver(kind: str | None, competence: float | None) -> Solver | None:
     return None
 
 
+def _replay_params(replay: ReplayExport, games: int | None, sigma_max: float, min_games: int
+                   ) -> tuple[int, float, int]:
+    """A replay plays the original run's --games, --sigma-max and --min-games: given ones must agree."""
+    ctx = click.get_current_context()
+    for (name, flag), value, original in zip((("games", "--games"), ("sigma_max", "--sigma-max"),
+                                              ("min_games", "--min-games")), (games, sigma_max, min_games),
+                                             replay.params, strict=True):
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT) and value != original:
+            raise UsageError(f"attest --model-replay: {flag} {value} differs from the original run's {original}; a "
+                             f"replay plays the original run's parameters (leave {flag} out)")
+    return replay.params
+
+
+def _render_replay(report: ReplayReport) -> None:
+    if report.reproduced:
+        click.echo(f"  replay: every game reproduced the original outcome ({len(report.games)} games; mu, sigma and "
+                   f"level as the original run's, which was {report.original['status']})")
+        return
+    if report.differs:
+        click.echo(f"  replay: game(s) {', '.join(map(str, report.differs))} did not reproduce the original outcome")
+    for g in report.games:
+        if not g["reproduced"]:
+            detail = f": {g['detail']}" if g.get("detail") else ""
+            click.echo(f"    game {g['game']}: {g['outcome'] or 'not played'} (original: "
+                       f"{g['originalOutcome'] or 'not played'}){detail}")
+    if report.altered:
+        click.echo(f"  replay: the recording of game(s) {', '.join(map(str, sorted(report.altered)))} is not the one "
+                   "the original verifier signed for")
+    if not report.same_rating:
+        o = report.original
+        click.echo(f"  replay: the original run had mu={o['mu']} sigma={o['sigma']} acxLevel={o['acxLevel']}")
+
+
 def _render(outcome: AttestOutcome) -> None:
     r = outcome.result
     if outcome.status == "refused":
@@ -49,6 +84,8 @@ def _render(outcome: AttestOutcome) -> None:
                    f"passRate={r.pass_rate:.0%} R={r.conservative:.2f} => acxLevel={r.level} tier={r.tier}")
         counts = {k: v for k, v in r.outcome_counts().items() if v}
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if outcome.replay is not None:
+        _render_replay(outcome.replay)
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
     if outcome.publication_error:
@@ -112,6 +149,15 @@ def _render(outcome: AttestOutcome) -> None:
               help="The verifier's models file (YAML/JSON): for a ROM whose runtime.network is 'model', where "
                    "its model lives (baseUrl), which key pays (apiKeyEnv or apiKeyFile; never seen by the agent), "
                    "its trainingCutoff and per-game budgets. Without an entry: NOT ISSUED model_unavailable.")
+@click.option("--model-replay", "model_replay", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              metavar="DIR",
+              help="Audit a run of a model-calling ROM: DIR is what `acx-oci transcripts export` re-sealed to this "
+                   "--key. Plays the same draw with each game's model proxy answering from that game's recording "
+                   "and never calling upstream (no key needed; --models optional, but must agree); cutoff, budgets, "
+                   "--games, --sigma-max and --min-games are the original's. A request the recording lacks gets "
+                   "409 and makes its game lane-error replay_divergent. Everything reproduced: exits as the original "
+                   "run did (0 issued, 1 not issued); otherwise NOT ISSUED replay_divergent (or recording_altered), "
+                   "exit 1; an export of another ROM or benchmark: refused, exit 2.")
 @executor_options
 @registry_options(deadline=0)
 @json_option
@@ -120,7 +166,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
                    sigma_max: float, min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None,
                    publish_dir: Path | None, no_push: bool, baseline_ref: str | None,
                    baseline_competence: float | None, regression_tolerance: float, models_path: Path | None,
-                   plain_http: bool, insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
+                   model_replay: Path | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool,
+                   **executor_opts: Any) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -141,6 +188,15 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     --regression-tolerance on either -> NOT ISSUED regression; otherwise the
     credential names the baseline (acx:baseline) and acx:heldInR.
 
+    With --model-replay DIR an auditor (a second verifier the benchmark was
+    also sealed to) replays a model-calling run from the transcripts the first
+    verifier exported to it: same ROM and benchmark (else refused), same draw,
+    the model answered from the recording (zero upstream requests). It reports
+    per game whether the outcome reproduced (--json: replay.games and
+    replayDiffers, the games whose outcome differs). If everything reproduced
+    it exits as the original run did and an issued credential says
+    acx:modelReplay; if not, NOT ISSUED replay_divergent, exit 1.
+
     A registry failure while pushing the issued result is not an attempt:
     no cooldown starts, the signed result stays in the output folder, and
     `attest --publish OUT_DIR --key KEY` pushes it later.
@@ -157,6 +213,9 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
       acx-oci attest registry.example/acme/dag-agent:1.0.0 --benchmark registry.example/acme/bench:2026.07.1 \\
           --key keys/verifier.key --issuer did:web:verifier.example.com --competence 33 --state ./state -o ./sim
       acx-oci attest --publish ./att --key keys/verifier.key --state ./state
+      acx-oci attest registry.example/acme/llm-agent:1.0.0 --benchmark registry.example/acme/bench-py:2026.07.1 \\
+          --key keys/auditor.key --issuer did:web:auditor.example.com --state ./audit -o ./replay \\
+          --model-replay ./export
     """
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
     if publish_dir is not None:
@@ -175,11 +234,16 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
     solver = _solver(solver_kind, competence)
+    if model_replay is not None and solver is not None:
+        raise UsageError("attest --model-replay replays the ROM solver's games: no --solver reference/--competence")
     if baseline_competence is not None and solver is None:
         raise UsageError("--baseline-competence is only for --solver reference")
     baseline_solver = ReferenceSolver(baseline_competence) if baseline_competence is not None else None
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
+    replay = load_export(model_replay, ident) if model_replay is not None else None
+    if replay is not None:
+        games, sigma_max, min_games = _replay_params(replay, games, sigma_max, min_games)
     if solver is not None and executor_opts["executor"] != "local":
         raise UsageError("--executor: only the ROM solver plays on a cluster (a simulation is computed here)")
     executor = open_from_options(executor_opts, timeout) if solver is None else None
@@ -208,7 +272,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
                         progress=progress if show_progress or events else None, push=not no_push, executor=executor,
                         baseline_ref=baseline_ref, baseline_solver=baseline_solver,
                         regression_tolerance=regression_tolerance,
-                        models=load_models(models_path) if models_path is not None else None)
+                        models=load_models(models_path) if models_path is not None else None, replay=replay)
     try:
         outcome = attest(req)
     finally:

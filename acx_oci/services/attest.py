@@ -24,7 +24,6 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
-from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import AcxError, RegistryError, UsageError
 from acx_oci.evaluation import engine
@@ -43,6 +42,7 @@ from acx_oci.services import certification
 from acx_oci.services import models as models_mod
 from acx_oci.services import publish as pub
 from acx_oci.services import regression as regr
+from acx_oci.services import transcripts as tx
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.environment import benchmark_image, environment_problems, image_digests
 from acx_oci.services.ledger import Ledger
@@ -50,7 +50,7 @@ from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list  #
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
-TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
+TRANSCRIPT_SEAL_INFO = tx.TRANSCRIPT_SEAL_INFO
 CREDENTIAL_VALIDITY = timedelta(days=365)
 DEFAULT_COOLDOWN = timedelta(hours=24)
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
@@ -87,6 +87,7 @@ class AttestRequest:
     baseline_solver: Solver | None = None  # the baseline's simulation when ``solver`` is the reference solver
     regression_tolerance: float = regr.DEFAULT_TOLERANCE
     models: models_mod.Models | None = None  # attest --models: where the models a ROM may call live
+    replay: tx.ReplayExport | None = None  # attest --model-replay: answer every game from its recording
 
 
 @dataclass
@@ -106,6 +107,7 @@ class AttestOutcome:
     status_list_ref: str | None = None
     push: Callable[[], pub.Published] | None = None  # set by the run, called once the attempt is logged
     publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, no cooldown
+    replay: tx.ReplayReport | None = None  # attest --model-replay: which games reproduced the original's outcome
 
     @property
     def exit_code(self) -> int:
@@ -129,6 +131,7 @@ class AttestOutcome:
             "attestationDigest": self.attestation_digest,
             "statusListRef": self.status_list_ref,
             **({"publicationError": self.publication_error} if self.publication_error else {}),
+            **(self.replay.to_json() if self.replay else {}),
         }
 
 
@@ -173,8 +176,8 @@ def attest(req: AttestRequest) -> AttestOutcome:
     remote = bm.fetch(bench_store, bench_digest)
     descriptor = remote.descriptor
     runtime = runtime_of(cart.rom)
-    model_entry, model_problem = models_mod.select(req.models, declared_model(runtime)) if req.solver is None \
-        else (None, None)
+    model_entry, model_problem = tx.select_model(req.models, declared_model(runtime), req.replay) \
+        if req.solver is None else (None, None)
     if req.solver is not None and req.solver.descriptor().get("name") != "reference":
         raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
                          "may issue; nothing that signs runs another command")
@@ -193,6 +196,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(verifier, cart)
     reasons += environment_problems(descriptor["benchmark"], runtime)
+    reasons += tx.replay_problems(req.replay, cart.rom_digest, str(descriptor["benchmarkDigest"]), runtime, req.models)
     if req.solver is None and runtime is None:
         reasons.append("runtime: the ROM declares no runtime, so there is nothing a verifier can run; "
                        "only a simulation (--solver reference) is possible")
@@ -319,7 +323,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
-    setup = ModelSetup(model, models_mod.model_key(model)) if model is not None else None
+    setup = tx.model_setup(model, req.replay)
     if req.executor is not None and setup is not None:
         raise UsageError("attest: a ROM that calls a model runs on local games only (--executor cannot carry the "
                          "model proxy yet)")
@@ -361,6 +365,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
         regressed, held_in = _held_in(req, cart, unsealed, baseline, solver, stack,
                                                 result.conservative) if baseline else ([], {})
     outcome.result = result
+    outcome.replay = tx.compare(req.replay, result) if req.replay is not None else None
+    regressed = [*(outcome.replay.reasons() if outcome.replay else []), *regressed]
     out = req.out_dir
     out.mkdir(parents=True, exist_ok=True)
     me = recipient_from_identity(verifier)
@@ -409,7 +415,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
             training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
             qualifying_exams=bmodel.rateable(held_out), exam_certification=exam_cert,
             image_digests=image_digests(g.predicate for g in result.games),
-            extra={**held_in, **models_mod.credential_fields(model, (g.predicate for g in result.games))})
+            extra={**held_in, **tx.credential_fields(model, result.games, outcome.replay)})
         outcome.credential = credential
         credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
         outcome.credential_path = _write(out / "credential.json", credential_bytes)
@@ -436,6 +442,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
                       "benchmarkDigest": bench.digest, "heldOutSliceDigest": unsealed.held_out_slice_digest,
                       "capability": bench.capability},
         "run": result.summary(),
+        "model": model.public() if model else None,
         **({"regression": held_in} if held_in else {}),
         "gameRecords": games_json,
         "statusList": str(outcome.status_list_path) if outcome.status_list_path else None,
