@@ -70,7 +70,7 @@ def _render_replay(report: ReplayReport) -> None:
         click.echo(f"  replay: the recording of game(s) {', '.join(map(str, sorted(report.altered)))} is not the one "
                    "the original verifier signed for")
     if not report.same_rating:
-        o = report.original
+        o = {k: f"{v:.3f}" if isinstance(v, float) else v for k, v in report.original.items()}
         click.echo(f"  replay: the original run had mu={o['mu']} sigma={o['sigma']} acxLevel={o['acxLevel']}")
 
 

@@ -330,7 +330,7 @@ def credential_fields(entry: ma.ModelEntry | None, games: Iterable[engine.Game],
 
 
 def _difference(g: dict[str, Any]) -> str:
-    detail = f" ({g['detail']})" if g.get("detail") else ""
+    detail = f" - {g['detail']}" if g.get("detail") else ""
     return f"game {g['game']}: {g['outcome'] or 'not played'}, was {g['originalOutcome'] or 'not played'}{detail}"
 
 
