@@ -294,6 +294,13 @@ def test_replay_refusals_are_one_line(world: Any) -> None:
               str(tmp / "auditor.did.json"), "-o", str(tmp / "x2"))
     assert res.exit_code == 2 and "cannot unseal" in res.output and res.output.count("\n") == 1
     assert not (tmp / "x2" / "export.json").exists()
+    # A run folder whose signed record was changed does not export (exit 1, nothing written).
+    shutil.copytree(tmp / "att", tmp / "att-tampered")
+    record = tmp / "att-tampered" / "games" / "game-0001.dsse.json"
+    record.write_bytes(record.read_bytes() + b" ")
+    res = cli("transcripts", "export", str(tmp / "att-tampered"), "--key", str(tmp / "verifier.key"), "--to",
+              str(tmp / "auditor.did.json"), "-o", str(tmp / "x3"))
+    assert res.exit_code == 1 and "game 1's signed record" in res.output and not (tmp / "x3").exists()
     # Another ROM (same agent, another version): refused before anything is played.
     d = tmp / "llm-agent"
     ok(cli("cartridge", "init", str(tmp / "other"), "--id", "io.example/llm-agent", "--version", "1.0.1",

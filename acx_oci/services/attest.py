@@ -196,7 +196,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(verifier, cart)
     reasons += environment_problems(descriptor["benchmark"], runtime)
-    reasons += tx.replay_problems(req.replay, cart.rom_digest, str(descriptor["benchmarkDigest"]), runtime, req.models)
+    reasons += tx.replay_problems(req.replay, cart, str(descriptor["benchmarkDigest"]), req.models, baseline_ref)
     if req.solver is None and runtime is None:
         reasons.append("runtime: the ROM declares no runtime, so there is nothing a verifier can run; "
                        "only a simulation (--solver reference) is possible")

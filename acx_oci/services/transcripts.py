@@ -35,7 +35,9 @@ from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import as_array, as_object, parse_json, validate
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import game_predicate
+from acx_oci.model.rom import runtime_of
 from acx_oci.services import models as models_mod
+from acx_oci.services.cartridge import LoadedCartridge
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 EXPORT_SCHEMA = "acx.model-replay/1"
@@ -288,13 +290,12 @@ def select_model(models: models_mod.Models | None, declared: ma.DeclaredModel | 
     return replay.entry, None
 
 
-def replay_problems(replay: ReplayExport | None, rom_digest: str, benchmark_digest: str,
-                    runtime: dict[str, Any] | None, models: models_mod.Models | None) -> list[str]:
-    """Why this cartridge (its ROM digest and runtime) and benchmark cannot replay the export (refused before
-    any game is played)."""
+def replay_problems(replay: ReplayExport | None, cart: LoadedCartridge, benchmark_digest: str,
+                    models: models_mod.Models | None, baseline_ref: str | None) -> list[str]:
+    """Why this cartridge and benchmark cannot replay the export (refused before any game is played)."""
     if replay is None:
         return []
-    doc, problems, declared = replay.doc, [], ma.declared_model(runtime)
+    doc, problems, declared, rom_digest = replay.doc, [], ma.declared_model(runtime_of(cart.rom)), cart.rom_digest
     if doc["cartridge"]["romDigest"] != rom_digest:
         problems.append(f"{REPLAY_MISMATCH}: the export is of ROM {doc['cartridge']['romDigest']}, this "
                         f"cartridge's ROM is {rom_digest}")
@@ -309,6 +310,9 @@ def replay_problems(replay: ReplayExport | None, rom_digest: str, benchmark_dige
     elif exported is not None and models is not None and (exported.api, exported.id) not in models:
         problems.append(f"{REPLAY_MISMATCH}: --models has no entry for the export's model {exported.api}:"
                         f"{exported.id} (with --model-replay, --models is optional but must agree)")
+    if baseline_ref:
+        problems.append(f"{REPLAY_MISMATCH}: a regression baseline ({baseline_ref}) plays held-in games, and the "
+                        "export holds the recordings of the held-out games only")
     return problems
 
 
