@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.credential import level_result
 
 VERIFIED = "VERIFIED"
 UNPROVEN = "unproven"
@@ -47,6 +48,15 @@ class AcceptedCredential:
     credential: dict[str, Any] = field(repr=False, default_factory=dict)
     solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
 
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """``{id, api, dataUse}`` of the model the agent called, from the verified credential; None if none."""
+        res = level_result(self.credential) or {}
+        m = res.get("acx:model")
+        if not isinstance(m, dict):
+            return None
+        return {"id": m.get("id"), "api": m.get("api"), "dataUse": res.get("acx:modelDataUse", "unknown")}
+
 
 @dataclass(frozen=True)
 class CapabilityResolution:
@@ -71,6 +81,7 @@ class CapabilityResolution:
             "sigma": b.sigma if b else None,
             "games": b.games if b else None,
             "solver": b.solver if b else None,
+            "model": b.model if b else None,
             "issuer": b.issuer if b else None,
             "benchmark": f"{b.benchmark_id}@{b.benchmark_version}" if b else None,
             "credentialDigest": b.credential_digest if b else None,
