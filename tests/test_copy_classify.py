@@ -134,3 +134,22 @@ def test_an_honest_verified_attestation_is_still_copied(world: World) -> None:
     assert (v["attestations"], v["verifiedAttestations"], v["rejectedAttestations"]) == (1, 1, 0), v
     assert not _absent(mirror, honest) and out["statusLists"]
     assert _resolved(w, f"{mirror}:1.0.0")["capabilities"][0]["attestationDigest"] == honest
+
+
+def test_referrers_repair_puts_back_the_type_the_manifest_says(world: World) -> None:
+    """``referrers repair`` rewrote only entries without a usable type; one a writer mistyped kept its false
+    ``artifactType`` for good. Every entry now gets its type from its manifest; resolve then judges it."""
+    w = world
+    subject = w.cart["manifestDigest"]
+    src = _source_with(w, "classify/repair")
+    bad = push_self_issued(w, "classify/repair", credential_id="urn:uuid:00000000-0000-4000-8000-0000000000c2")
+    _mistype(w, "classify/repair", subject, bad)
+    assert _resolved(w, src)["referrersSeen"] == 1
+    out = ok(cli("referrers", "repair", src, "--json"))
+    assert bad in out["classifiedByManifest"], out
+    entry = next(d for d in open_store(src).read_referrers_index(subject)  # type: ignore[attr-defined]
+                 if d.digest == bad)
+    assert entry.artifact_type == ARTIFACT_ATTESTATION
+    after = _resolved(w, src)
+    assert after["referrersSeen"] == 2 and after["capabilities"][0]["effective"] == "VERIFIED"
+    assert [r["digest"] for r in after["capabilities"][0]["rejected"]] == [bad]
