@@ -15,9 +15,12 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import NotFoundError
+from acx_oci.model.capability import make_record
+from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_INDEX, build_index
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
+from acx_oci.services.copy import _Judged
 
 from .support.cli import cli, ok
 from .support.registry import Registry
@@ -153,3 +156,33 @@ def test_referrers_repair_puts_back_the_type_the_manifest_says(world: World) -> 
     after = _resolved(w, src)
     assert after["referrersSeen"] == 2 and after["capabilities"][0]["effective"] == "VERIFIED"
     assert [r["digest"] for r in after["capabilities"][0]["rejected"]] == [bad]
+
+
+def _digest(n: int) -> str:
+    return f"sha256:{n:064x}"
+
+
+def test_the_allow_list_is_what_a_verified_claim_rests_on_and_says_why_for_the_rest() -> None:
+    """Pure: ``Resolution.verified_attestations`` and the copy's reasons for every other level attestation."""
+    cart, cap, other = _digest(100), make_record("build-dag", ["airflow"], None), make_record("review", ["py"], None)
+
+    def acc(n: int, cap_id: str) -> AcceptedCredential:
+        return AcceptedCredential(_digest(n), _digest(n + 50), "did:web:v.example", cap_id, "b", "1", 33.0, 1.2, 90,
+                                  30, "senior", "2026-07-01T00:00:00Z")
+
+    caps = (CapabilityResolution(cap, VERIFIED, acc(1, cap.id), (acc(1, cap.id), acc(2, cap.id)),
+                                 (Rejection(_digest(3), ("revoked", "issuer_untrusted")),)),
+            CapabilityResolution(other, UNPROVEN, None, (acc(4, other.id),), ()))
+    res = Resolution("r", cart, _digest(101), "valid", None, "c", caps, (Rejection(_digest(5), ("x",)),), 6, False,
+                     judged=frozenset(_digest(n) for n in (1, 2, 3, 4, 5, 6)))
+    assert res.verified_attestations() == {_digest(1), _digest(2)}  # an unproven claim's credential is not
+    assert dataclasses.replace(res, signature_status="tampered").verified_attestations() == frozenset()
+    j = _Judged.of(res)
+    assert j.why_not(_digest(3), ARTIFACT_ATTESTATION, cart) == ("rejected", "revoked, issuer_untrusted")
+    assert j.why_not(_digest(5), ARTIFACT_ATTESTATION, cart)[0] == "rejected"
+    assert j.why_not(_digest(6), ARTIFACT_ATTESTATION, cart)[0] == "not_deciding"
+    assert j.why_not(_digest(7), OTHER, _digest(1))[0] == "not_judged"
+    code, why = j.why_not(_digest(7), OTHER, cart)
+    assert code == "not_judged" and OTHER in why
+    assert j.why_not(_digest(7), None, cart)[1].count("(no artifactType)") == 1
+    assert j.why_not(_digest(7), ARTIFACT_ATTESTATION, cart)[0] == "not_judged"
