@@ -268,10 +268,10 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
 
     Needed after concurrent writers on registries that ignore If-Match (CNCF
     Distribution): an index write can lose another writer's entry, never its tag.
-    And after `skopeo copy --all` of the index, which drops artifactType: such
-    entries are classified by fetching their manifests (digest-verified) and get
-    their artifactType and annotations back; entries whose manifest names another
-    subject are removed.
+    And after `skopeo copy --all` of the index, which drops artifactType, or a
+    writer that gave an entry a false one: every entry is classified by fetching
+    its manifest (digest-verified) and gets its artifactType and annotations from
+    it; entries whose manifest names another subject are removed.
 
     \b
     Example:

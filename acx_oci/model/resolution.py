@@ -13,6 +13,7 @@ from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import level_result
+from acx_oci.model.rom import STATUS_TAMPERED
 
 VERIFIED = "VERIFIED"
 UNPROVEN = "unproven"
@@ -111,6 +112,20 @@ class Resolution:
     replayed: bool = True
     # Referrers the store's listing did not type (skopeo copies, go-containerregistry), typed by their manifests.
     classified_by_manifest: int = 0
+    # Every attestation digest fetched and judged, accepted or not (what was never judged is in none of the lists).
+    judged: frozenset[str] = frozenset()
+
+    def verified_attestations(self) -> frozenset[str]:
+        """The attestation digests this resolution judged VERIFIED: those a VERIFIED claim rests on.
+
+        An allow-list for whatever must carry only verified attestations (``copy --only-verified``): an
+        attestation missing from every list here, because a listing mistyped it or it refers to something
+        else, was never judged, and absent from this set it is not taken for verified.
+        """
+        if self.signature_status == STATUS_TAMPERED:
+            return frozenset()
+        return frozenset(a.attestation_digest for c in self.capabilities if c.effective == VERIFIED
+                         for a in c.accepted)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -203,8 +203,11 @@ def _resolve(
     fetched: dict[str, _Fetched] = {}  # attestation digest -> what was fetched (for replay)
     status_cache: StatusCache = {}
 
+    judged: set[str] = set()
+
     def judge(item: _Fetched) -> None:
         """Verify one fetched attestation (runs on the main thread while others download)."""
+        judged.add(item.descriptor.digest)
         cred = item.credential
         res = (level_result(cred) or {}) if cred else {}
         # The claim a credential counts for is the one its signed acx:capabilityId names, never the
@@ -335,6 +338,7 @@ def _resolve(
         notes=tuple(notes),
         replayed=replay,
         classified_by_manifest=listing.classified,
+        judged=frozenset(judged),
     )
 
 
