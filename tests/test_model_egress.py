@@ -169,6 +169,24 @@ def test_honest_llm_agent_calls_the_model_only_through_the_proxy(world: dict[str
         assert any(p["model"]["transcriptDigest"] == sha256_digest(canonical(t["model"])) for p in preds)
         assert REAL_KEY not in json.dumps(t)  # recorded less the key
     assert REAL_KEY.encode() not in everything(out) + res.output.encode()
+    # The verifier's state remembers which held-out tasks went to which provider.
+    exposed = ok(cli("benchmark", "exposures", "--state", str(world["tmp"] / "state-honest"), "--json"))
+    assert exposed["tasks"] == 4 and exposed["unknownDataUse"] == 4
+    assert {e["model"] for e in exposed["exposures"]} == {MODEL}
+    assert {e["provider"] for e in exposed["exposures"]} == {f"127.0.0.1:{fm.port}"}
+    held_out = {t["id"] for t in json.loads(unseal_slice(world))}
+    assert {e["taskId"] for e in exposed["exposures"]} <= held_out
+    assert "burned for models trained after" in ok(cli("benchmark", "exposures", "--state",
+                                                       str(world["tmp"] / "state-honest")))
+
+
+def unseal_slice(world: dict[str, Any]) -> str:
+    out = world["tmp"] / "held-out.json"
+    if not out.exists():
+        ok(cli("benchmark", "unseal", f"{world['layout']}:bench", "--key", f"{world['tmp'] / 'verifier'}.key",
+               "-o", str(out)))
+    doc = json.loads(out.read_text())
+    return json.dumps(doc["tasks"] if isinstance(doc, dict) else doc)
 
 
 def test_hostile_llm_agent_sees_no_key_and_gets_nothing_forbidden_upstream(world: dict[str, Any], key_env: None,

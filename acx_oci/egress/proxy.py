@@ -260,8 +260,8 @@ class ModelProxy:
                 self.budget.divergent += 1
             exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": _b64(body)})
             self._log(exchange)
-        with contextlib.suppress(h11.LocalProtocolError):
-            self._answer(conn, sock, r.status, body, close=close)
+        with contextlib.suppress(h11.LocalProtocolError):  # SDKs retry 429/409/5xx unless told not to
+            self._answer(conn, sock, r.status, body, [("x-should-retry", "false")], close=close)
         return not close
 
     def _log(self, exchange: dict[str, Any]) -> None:

@@ -39,7 +39,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
-from acx_oci.services import certification
+from acx_oci.services import certification, exposures
 from acx_oci.services import models as models_mod
 from acx_oci.services import publish as pub
 from acx_oci.services import regression as regr
@@ -361,6 +361,8 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
         regressed, held_in = _held_in(req, cart, unsealed, baseline, solver, stack,
                                                 result.conservative) if baseline else ([], {})
     outcome.result = result
+    exposures.record(ledger, benchmark_digest=bench.digest, benchmark=f"{bench.id}@{bench.version}", entry=model,
+                     games=((g.task_id, g.predicate) for g in result.games), now=clock())
     out = req.out_dir
     out.mkdir(parents=True, exist_ok=True)
     me = recipient_from_identity(verifier)
