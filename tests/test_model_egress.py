@@ -262,6 +262,25 @@ def test_no_entry_for_the_declared_model_is_not_issued_and_plays_nothing(world: 
         assert not (world["tmp"] / "runs" / out / "games").exists()
 
 
+def test_a_missing_key_or_a_cluster_executor_is_bad_input_before_any_attempt(world: dict[str, Any],
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with FakeModel("x", key=REAL_KEY) as fm:
+        models = models_file(world["tmp"], fm, "nokey")
+        res = attest(world, "honest", "nokey", "--models", str(models))
+        assert res.exit_code == 2 and f"apiKeyEnv {KEY_ENV}, which is not set" in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1 and not fm.requests
+    assert not list((world["tmp"] / "runs").glob("nokey/games"))
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    from acx_oci.errors import UsageError
+    from acx_oci.services import models as models_mod
+
+    entry = next(iter(models_mod.load_models(models).values()))
+    assert models_mod.setup(entry) is not None
+    with pytest.raises(UsageError, match="local games only"):  # the key would have to travel to Dask workers
+        models_mod.setup(entry, executor=object())
+
+
 def test_upstream_down_for_every_game_is_examiner_unreliable(world: dict[str, Any], key_env: None) -> None:
     with FakeModel("x", key=REAL_KEY, fail_with=503) as fm:
         models = models_file(world["tmp"], fm, "down")

@@ -32,7 +32,6 @@ from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
-from acx_oci.model import modelapi as ma
 from acx_oci.model.modelapi import declared_model
 from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of, training_cutoff
 from acx_oci.oci.open import open_store
@@ -175,6 +174,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
     runtime = runtime_of(cart.rom)
     model_entry, model_problem = models_mod.select(req.models, declared_model(runtime)) if req.solver is None \
         else (None, None)
+    setup = models_mod.setup(model_entry, req.executor)  # a missing key is bad input, before any attempt
     if req.solver is not None and req.solver.descriptor().get("name") != "reference":
         raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
                          "may issue; nothing that signs runs another command")
@@ -251,7 +251,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
             return outcome
         try:
-            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline, model_entry)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline, setup)
         except BaseException as exc:  # a registry failure is a lane error, not an attempt: no cooldown
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True,
                                   starts_cooldown=not isinstance(exc, RegistryError))
@@ -310,7 +310,7 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
 
 @contextlib.contextmanager
 def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None,
-                store: Any = None, model: ma.ModelEntry | None = None) -> Iterator[RomSolver]:
+                store: Any = None, setup: ModelSetup | None = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
     The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
@@ -319,10 +319,6 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
-    setup = ModelSetup(model, models_mod.model_key(model)) if model is not None else None
-    if req.executor is not None and setup is not None:
-        raise UsageError("attest: a ROM that calls a model runs on local games only (--executor cannot carry the "
-                         "model proxy yet)")
     if req.executor is not None:  # the ROM travels (digest-checked there); each worker proves its own sandbox
         yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options)
         return
@@ -341,7 +337,8 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
          clock: Callable[[], datetime], exam_cert: dict[str, Any], baseline: regr.Baseline | None = None,
-         model: ma.ModelEntry | None = None) -> None:
+         setup: ModelSetup | None = None) -> None:
+    model = setup.entry if setup is not None else None
     verifier = req.verifier
     bench = unsealed.bench
     total = params.resolve_games(len(held_out))
@@ -354,7 +351,7 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
 
     with contextlib.ExitStack() as stack:
         solver = req.solver if req.solver is not None else \
-            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta), model=model))
+            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta), setup=setup))
         result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
