@@ -331,7 +331,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
         # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs)
+        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs, setup)
         proof["imageDigest"] = image_digest
         yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:
