@@ -199,8 +199,8 @@ def _exchanges(transcript: dict[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 def _proxy_verdicts(report: dict[str, Any], record: dict[str, Any], transcript: dict[str, Any],
-                    upstream_saw: Sequence[dict[str, Any]], declared: ma.DeclaredModel,
-                    key_given: bool) -> list[dict[str, Any]]:
+                    upstream_saw: Sequence[dict[str, Any]], declared: ma.DeclaredModel
+                    ) -> list[dict[str, Any]]:
     responses = report.get("responses") or {}
     out = []
     status, code, shown = _answer(responses.get(CONTROL))
@@ -223,11 +223,11 @@ def _proxy_verdicts(report: dict[str, Any], record: dict[str, Any], transcript: 
     out.append(_probe("the proxy's record", f"requests 1 (the control), refused {n}", counts,
                       counts == {"requests": 1, "refused": n}))
     api = ma.APIS[declared.api]
-    want = [{"method": "POST", "path": api.path, "model": declared.id, "keyInjected": key_given}]
+    want = [{"method": "POST", "path": api.path, "model": declared.id, "keyInjected": True}]
     seen = [f"{s.get('method')} {s.get('path')} model={s.get('model')} "
             + ("key injected" if s.get("keyInjected") else "key not injected") for s in upstream_saw]
-    out.append(_probe("what reached the upstream", f"the control only (POST {api.path}, model {declared.id}"
-                      + (", the verifier's key injected)" if key_given else ")"), seen or "nothing",
+    out.append(_probe("what reached the upstream", f"the control only (POST {api.path}, model {declared.id}, "
+                      "the verifier's key injected)", seen or "nothing",
                       list(upstream_saw) == want))
     return out
 
@@ -236,7 +236,7 @@ def _forms(key: str) -> tuple[str, ...]:
     return tuple({key, json.dumps(key)[1:-1]})
 
 
-def _key_verdicts(report: dict[str, Any], key: str | None) -> list[dict[str, Any]]:
+def _key_verdicts(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
     env = report.get("env") if isinstance(report.get("env"), dict) else {}
     assert isinstance(env, dict)
     sdk = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -245,8 +245,6 @@ def _key_verdicts(report: dict[str, Any], key: str | None) -> list[dict[str, Any
                   "placeholder" if not off else f"not the placeholder: {', '.join(off)}", not off)]
     procs = report.get("proc") if isinstance(report.get("proc"), dict) else {}
     assert isinstance(procs, dict)
-    if key is None:
-        return [*out, _probe("the real key inside", "absent", "no real key on this run (replay)", True)]
     forms = _forms(key)
 
     def has(text: Any) -> bool:
@@ -295,14 +293,13 @@ def _key_verdicts(report: dict[str, Any], key: str | None) -> list[dict[str, Any
 
 def model_verdicts(report: dict[str, Any], record: dict[str, Any], transcript: dict[str, Any],
                    upstream_saw: Sequence[dict[str, Any]], declared: ma.DeclaredModel,
-                   key: str | None) -> list[dict[str, Any]]:
+                   key: str) -> list[dict[str, Any]]:
     """The model egress probes, each ``{name, expected, observed, ok}``, from the sandbox's report (host
     only), the probe proxy's record and transcript, and what reached its stand-in upstream. ``key`` is the
-    verifier's real key (None in a replay): searched for, never shown."""
-    probes = [*_proxy_verdicts(report, record, transcript, upstream_saw, declared, key is not None),
+    key the probe proxy injects (the verifier's real one): searched for, never shown."""
+    probes = [*_proxy_verdicts(report, record, transcript, upstream_saw, declared),
               *_key_verdicts(report, key)]
-    if key is not None:
-        with contextlib.suppress(TypeError, ValueError):
-            if any(f in json.dumps(probes) for f in _forms(key)):  # never: observations are ours, not read inside
-                return [_probe("the proof itself", "holds no secret", "withheld: it echoed the real key", False)]
+    with contextlib.suppress(TypeError, ValueError):
+        if any(f in json.dumps(probes) for f in _forms(key)):  # never: observations are ours, not read inside
+            return [_probe("the proof itself", "holds no secret", "withheld: it echoed the real key", False)]
     return probes

@@ -18,6 +18,7 @@ import socket
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -81,13 +82,15 @@ def check_game(secrets: Sequence[Path], spec: SandboxSpec, model: ModelSetup | N
         return check(secrets, spec)
     owner = (spec.host_uid, spec.host_gid) if drops_privilege() else None
     hostport, endpoints = upstream_target(model.entry)
-    with ProbeEgress(model.entry, model.key, model_socket(spec), owner) as egress:
+    # A replay holds no key (it never calls upstream); its probe proxy injects a throwaway one, searched for alike.
+    key = model.key or "acx-probe-" + token_hex(16)
+    with ProbeEgress(model.entry, key, model_socket(spec), owner) as egress:
         base = check(secrets, spec, endpoints)
         report, error = (None, "not run: the sandbox probes failed to run") if base.get("error") else \
             run_model_probes(spec, model.declared, hostport)
     assert egress.run is not None
     probes = [] if report is None else model_verdicts(report, egress.run.record, egress.run.transcript,
-                                                      egress.upstream_saw, model.declared, model.key)
+                                                      egress.upstream_saw, model.declared, key)
     proof = {**base, "probes": [*(base.get("probes") or []), *probes],
              "proven": bool(base.get("proven")) and report is not None and all(p["ok"] for p in probes),
              "modelEgress": {**model.declared.to_json(), "socket": ma.SOCKET_INSIDE, "port": ma.MODEL_PORT,
