@@ -7,7 +7,9 @@ game takes. The stand-in keeps that path whole — the proxy injects the verifie
 request — while nothing that could bill the key ever sees it: the stand-in reads the request, notes what
 arrived (path, model, whether the verifier's key was injected; never the key itself) and answers
 ``409 probe_upstream``. It is also an independent witness: a forbidden request that the proxy *forwarded*
-shows up here, not only in the proxy's own record.
+shows up here, not only in the proxy's own record. (An unreachable upstream would keep the path whole too,
+but a forwarded request would then only show up as an upstream failure, with nothing outside the proxy
+to say what was sent.) The key travels over loopback to this in-process server, and nowhere else.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ class ProbeUpstream:
             protocol_version = "HTTP/1.1"
 
             def _any(self) -> None:
-                length = min(int(self.headers.get("content-length") or 0), _MAX_BODY)
+                try:
+                    length = min(int(self.headers.get("content-length") or 0), _MAX_BODY)
+                except ValueError:
+                    length = 0
                 body = self.rfile.read(length) if length > 0 else b""
                 upstream._note(self.command, self.path, self.headers, body)
                 answer = json.dumps({"error": {"type": "acx_probe", "code": PROBE_UPSTREAM_CODE,
