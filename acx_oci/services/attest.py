@@ -313,8 +313,9 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
                 store: Any = None, setup: ModelSetup | None = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
-    The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
-    if any probe succeeds (or bubblewrap is missing) the proof is ``proven: false`` and every game is withheld.
+    The probes run in exactly the spec every game uses (a model ROM's with a probe proxy on its socket and the
+    model's real key searched for inside), with the verifier's key and state directory named: if any probe
+    succeeds (or bubblewrap is missing) the proof is ``proven: false`` and every game is withheld.
     """
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
@@ -327,7 +328,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
         # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs)
+        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs, setup)
         proof["imageDigest"] = image_digest
         yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:
