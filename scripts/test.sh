@@ -48,6 +48,13 @@ if [ -z "${ACX_GGCR_BIN:-}" ]; then
 fi
 
 PY=${PYTHON:-python3}
+# The official model SDKs for the sandbox's interpreter (/usr/bin/python3), in a directory of their own under
+# /usr/local/lib (visible read-only in the sandbox; not on the grader's default path): the LLM agents' tests.
+if ! ACX_SDK=$(PYTHON=$PY bash scripts/install-sdk.sh 2>/tmp/acx-install-sdk.log); then
+  echo "scripts/install-sdk.sh failed (see /tmp/acx-install-sdk.log): the model-egress tests will skip" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+fi
+echo "model SDKs for the sandbox: ${ACX_SDK:-none}"
 # (Re)install when a dependency is missing or the installed acx_oci is another checkout's.
 here=$(pwd -P)
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)

@@ -20,17 +20,14 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.model import credential as cred_mod
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.attestation import push_attestation, status_tag
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.services.attestation import status_tag
 
 from .support.cli import cli, ok
 from .support.env import ROOT
-from .support.resolve_world import World, build_resolve_world
+from .support.resolve_world import World, build_resolve_world, push_self_issued
 
 
 @pytest.fixture(scope="module", params=["distribution", pytest.param("ggcr", marks=pytest.mark.slow)])
@@ -131,14 +128,7 @@ def test_only_verified_leaves_rejected_attestations_behind(world: World, tmp_pat
     repo = "acx/mixed"
     # the same cartridge in another repository, plus a credential its publisher issued to itself
     ok(cli("copy", f"{w.registry}/{w.repo}:1.0.0", f"{w.registry}/{repo}:1.0.0", "--trust", w.trust))
-    honest = json.loads((w.tmp / "att" / "credential.json").read_text())
-    publisher = load_identity(w.publisher)
-    forged = {k: v for k, v in honest.items() if k != "proof"}
-    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
-    forged["id"] = "urn:uuid:00000000-0000-4000-8000-0000000000c0"
-    signed = cred_mod.sign_credential(forged, publisher, publisher.verification_method, honest["validFrom"])
-    store = open_store(f"{w.registry}/{repo}")
-    bad = push_attestation(store, store.resolve(w.cart["manifestDigest"]), canonical(signed), []).digest
+    bad = push_self_issued(w, repo)
     before = resolved(w, f"{w.registry}/{repo}:1.0.0")
     assert bad in [r["digest"] for r in before["capabilities"][0]["rejected"]]
 

@@ -2,9 +2,9 @@
 transcripts to an auditor, and ``attest --model-replay`` reproduces the run from the recordings alone.
 
 Real parts: an OCI image layout store, bubblewrap sandboxes, the verifier's model proxy on a Unix socket,
-the untrusted relay inside the sandbox, an agent that calls the model with urllib, and a local upstream
-speaking OpenAI's chat-completions wire format (JSON with ``usage``) on 127.0.0.1 — stopped before the
-auditor replays, so any upstream request would fail.
+the untrusted relay inside the sandbox, an agent that calls the model with urllib, and the local upstream
+of tests/support/fakemodel.py (OpenAI's chat-completions wire format, with ``usage``) on 127.0.0.1 — stopped
+before the auditor replays, so any upstream request would fail.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import importlib.util
 import json
 import re
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import recipient_from_identity, seal, unseal
 from acx_oci.errors import VerificationError
 from acx_oci.trust.keyfiles import load_identity
-from tests.support.httpserver import QuietHTTPServer
+from tests.support.fakemodel import FakeModel, ModelRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_PY = ROOT / "testdata" / "bench-py"
@@ -41,7 +39,8 @@ MIN_GAMES = 2  # an impossible exam (a canary: played, never rated) may be among
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
 
 # A deterministic agent: it asks the model for a draft, then (a second turn carrying the draft) for the final
-# file, and writes the answer. Editing the recorded draft therefore changes its second request.
+# file, and writes the answer. Editing the recorded draft therefore changes its second request. (A stdlib
+# client on purpose: the replay must hold for any client, and this one needs nothing installed in the sandbox.)
 AGENT = '''\
 import json, os, urllib.request
 from pathlib import Path
@@ -74,57 +73,17 @@ def _repertoire() -> dict[str, str]:
     return dict(mod.REPERTOIRE)
 
 
-class Upstream:
-    """An OpenAI-compatible chat-completions server: the "model" writes the function the stub asks for from
-    simple_agent's (sometimes wrong) repertoire. Counts every request it receives, with its key."""
+def upstream() -> FakeModel:
+    """The "model" writes the function the stub asks for from simple_agent's (sometimes wrong) repertoire."""
+    repertoire = _repertoire()
 
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, str, bytes]] = []
-        repertoire = _repertoire()
-        outer = self
+    def answer(req: ModelRequest) -> str:
+        first = next(m["content"] for m in req.messages if m["role"] == "user")
+        m = re.search(r"^def (\w+)\(([^)]*)\):", first, re.M)
+        name, sig = (m.group(1), m.group(2)) if m else ("unknown", "")
+        return f"def {name}({sig}):\n    {repertoire.get(name, 'return None')}\n"
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, doc: dict[str, Any]) -> None:
-                data = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                outer.requests.append((self.path, self.headers.get("authorization") or "", body))
-                if self.path != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": "no such path", "type": "invalid_request_error"}})
-                if self.headers.get("authorization") != f"Bearer {UPSTREAM_KEY}":
-                    return self._send(401, {"error": {"message": "bad key", "type": "invalid_request_error"}})
-                doc = json.loads(body)
-                first = doc["messages"][0]["content"]
-                m = re.search(r"^def (\w+)\(([^)]*)\):", first, re.M)
-                name, sig = (m.group(1), m.group(2)) if m else ("unknown", "")
-                code = f"def {name}({sig}):\n    {repertoire.get(name, 'return None')}\n"
-                words = sum(len(str(msg.get("content", "")).split()) for msg in doc["messages"])
-                return self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": doc["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": code},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": words, "completion_tokens": len(code.split()),
-                              "total_tokens": words + len(code.split())}})
-
-        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    return FakeModel(answer, key=UPSTREAM_KEY, models=[MODEL])
 
 
 def cli(*args: str) -> Result:
@@ -155,12 +114,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # The benchmark is sealed to both verifiers: the auditor can unseal the held-out slice too.
     ok(cli("benchmark", "push", str(BENCH_PY), f"{layout}:bench", "--seal-to", str(tmp / "verifier.did.json"),
            "--seal-to", str(tmp / "auditor.did.json"), "--allow-uncertified"))
-    upstream = Upstream()
+    model = upstream()
     (tmp / "upstream.key").write_text(UPSTREAM_KEY + "\n")
     # The cutoff (2025-06-01) leaves out the suite's earlier exams: a replay that took the ROM's cutoff (none)
     # instead of the export's would draw other tasks.
     (tmp / "models.yaml").write_text(
-        f"models:\n- {{id: {MODEL}, api: openai-chat, baseUrl: 'http://127.0.0.1:{upstream.port}/v1', "
+        f"models:\n- {{id: {MODEL}, api: openai-chat, baseUrl: '{model.base_url}', "
         f"apiKeyFile: '{tmp / 'upstream.key'}', trainingCutoff: '2025-06-01', maxRequestsPerGame: 4, "
         "maxTokensPerGame: 100000, dataUse: no-training}\n")
     verifier, auditor = load_identity(tmp / "verifier.key"), load_identity(tmp / "auditor.key")
@@ -168,12 +127,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
                       str(tmp / "verifier.key"), "--issuer", verifier.did, "--state", str(tmp / "state-v"), "-o",
                       str(tmp / "att"), "--models", str(tmp / "models.yaml"), "--games", str(GAMES), "--min-games",
                       str(MIN_GAMES), "--sigma-max", "8", "--cooldown", "0", "--jobs", "3", "--json"))
-    seen = list(upstream.requests)
+    seen = model.requests
     exported = ok(cli("transcripts", "export", str(tmp / "att"), "--key", str(tmp / "verifier.key"), "--to",
                       str(tmp / "auditor.did.json"), "-o", str(tmp / "export"), "--json"))
-    upstream.stop()  # the auditor's replay has no model to call
+    model.stop()  # the auditor's replay has no model to call
     yield {"tmp": tmp, "layout": layout, "verifier": verifier, "auditor": auditor, "original": original,
-           "seen": seen, "upstream": upstream, "exported": exported}
+           "seen": seen, "upstream": model, "exported": exported}
 
 
 def replay(world: Any, name: str, export: Path, *extra: str, as_json: bool = True) -> Result:
@@ -191,7 +150,9 @@ def test_the_original_run_called_the_model_through_the_proxy(world: Any) -> None
     assert len(preds) == GAMES and {p["outcome"] for p in preds} <= {"certified-pass", "model-fail"}
     assert all(p["model"]["requests"] == 2 and p["model"]["transcriptDigest"].startswith("sha256:") for p in preds)
     # The upstream saw two requests a game, each with the verifier's real key (never the sandbox's placeholder).
-    assert len(world["seen"]) == 2 * GAMES and {auth for _, auth, _ in world["seen"]} == {f"Bearer {UPSTREAM_KEY}"}
+    seen = world["seen"]
+    assert len(seen) == 2 * GAMES and {r.path for r in seen} == {"/v1/chat/completions"}
+    assert {r.headers.get("authorization") for r in seen} == {f"Bearer {UPSTREAM_KEY}"}
     result = json.loads((tmp / "att" / "result.json").read_text())
     assert result["model"] == {"id": MODEL, "api": "openai-chat", "trainingCutoff": "2025-06-01",
                                "maxTokensPerGame": 100000, "maxRequestsPerGame": 4, "dataUse": "no-training"}
@@ -230,6 +191,9 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     res = replay(world, "replay", tmp / "export")
     summary = ok(res, 0)  # the original was issued, and everything reproduced
     assert len(world["upstream"].requests) == before  # and the upstream is stopped: nothing could have reached it
+    # Nothing went to a provider, so the auditor's state remembers no exposure (the verifier's does).
+    assert ok(cli("benchmark", "exposures", "--state", str(tmp / "state-replay"), "--json"))["exposures"] == []
+    assert len(ok(cli("benchmark", "exposures", "--state", str(tmp / "state-v"), "--json"))["exposures"]) == GAMES
     assert summary["replayDiffers"] == [] and summary["replay"]["reproduced"] is True
     for k in ("mu", "sigma", "acxLevel", "games", "passRate", "careerTier"):
         assert summary[k] == original[k], k

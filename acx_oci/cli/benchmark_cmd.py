@@ -1,4 +1,4 @@
-"""``benchmark demo|push|inspect|unseal``."""
+"""``benchmark demo|push|inspect|unseal|exposures``."""
 
 from __future__ import annotations
 
@@ -180,3 +180,36 @@ def benchmark_unseal(ref: str, key: Path, output: Path, plain_http: bool, insecu
     else:
         click.echo(f"wrote {output}: {len(unsealed.held_out)} held-out tasks "
                    f"(slice digest {unsealed.held_out_slice_digest} matches)")
+
+
+@benchmark.command("exposures")
+@click.option("--state", "state_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The verifier state directory (attest --state).")
+@click.option("--benchmark", "benchmark_digest", metavar="sha256:…", help="Only this benchmark digest.")
+@json_option
+def benchmark_exposures(state_dir: Path, benchmark_digest: str | None, as_json: bool) -> None:
+    """Which held-out tasks were sent to which model provider (agents that call a model).
+
+    Every model call carries held-out task text to the provider. A task sent to a
+    provider whose data terms are 'unknown' (the models file's dataUse) may be in
+    the training data of models trained after that date: for them, the suite is
+    burned.
+
+    \b
+    Example:
+      acx-oci benchmark exposures --state ~/.acx-oci/verifier --json
+    """
+    from acx_oci.services.exposures import listing
+
+    rows = listing(state_dir, benchmark_digest)
+    if as_json:
+        emit_json({"exposures": rows, "tasks": len({(r["benchmarkDigest"], r["taskId"]) for r in rows}),
+                   "unknownDataUse": sum(r["dataUse"] != "no-training" for r in rows)})
+        return
+    if not rows:
+        click.echo("no held-out task was sent to a model provider from this state")
+    for r in rows:
+        warn = "  (may train on it: burned for models trained after this date)" if r["dataUse"] != "no-training" \
+            else ""
+        click.echo(f"{r['benchmark']}  {r['taskId']}  -> {r['model']} at {r['provider']}  "
+                   f"first {r['firstSentAt']}  {r['requests']} request(s)  dataUse {r['dataUse']}{warn}")

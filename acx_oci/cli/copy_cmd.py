@@ -82,7 +82,8 @@ def _render(out: CopyOutcome) -> None:
 @click.option("--trust", "trust_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Resolve the source before copying and the copy after it; they must agree.")
 @click.option("--only-verified", is_flag=True,
-              help="Copy only the attestations that resolve as verified (needs --trust).")
+              help="Copy only the level attestations whose digest the source's resolution judged VERIFIED "
+                   "(needs --trust).")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
               help="With --trust: check at most this many attestations.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")

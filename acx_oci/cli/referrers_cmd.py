@@ -177,6 +177,11 @@ def render_resolution(resolution: Resolution) -> None:
                        f"sigma={b.sigma:.3f} level={b.acx_level}  played by: {played}")
             click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
                        f"credential {b.credential_digest}")
+            if b.model is not None:
+                click.echo(f"      model {b.model['id']} over {b.model['api']}  (provider data terms: "
+                           f"{b.model['dataUse']})")
+                if b.model["dataUse"] != "no-training":
+                    click.echo("      warning: held-out prompts went to a provider that may train on them")
         else:
             click.echo(f"  {cap.capability.display()}  unproven")
         for r in cap.rejected:
@@ -198,7 +203,9 @@ def render_resolution(resolution: Resolution) -> None:
 @click.option("--trust", "trust_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Trust file: trusted verifiers, accepted benchmarks, gate, status policy.")
 @click.option("--require", "requirements", multiple=True, metavar="'TASKTYPE>=TIER'",
-              help="Exit 1 unless this claim resolves VERIFIED at this tier (or level, 'TASKTYPE>=L7'); repeatable.")
+              help="Exit 1 unless this claim resolves VERIFIED at this tier (or level, 'TASKTYPE>=L7'); repeatable. "
+                   "Add '@model=MODEL-ID' to count only levels earned with that model "
+                   "('build-dag>=senior@model=acme-large-2026-06').")
 @resolve_options
 @registry_options
 @json_option
@@ -261,10 +268,10 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
 
     Needed after concurrent writers on registries that ignore If-Match (CNCF
     Distribution): an index write can lose another writer's entry, never its tag.
-    And after `skopeo copy --all` of the index, which drops artifactType: such
-    entries are classified by fetching their manifests (digest-verified) and get
-    their artifactType and annotations back; entries whose manifest names another
-    subject are removed.
+    And after `skopeo copy --all` of the index, which drops artifactType, or a
+    writer that gave an entry a false one: every entry is classified by fetching
+    its manifest (digest-verified) and gets its artifactType and annotations from
+    it; entries whose manifest names another subject are removed.
 
     \b
     Example:

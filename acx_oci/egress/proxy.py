@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import http.cookiejar
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -33,6 +35,23 @@ from acx_oci.model import modelapi as ma
 
 _HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
 _CHUNK = 65536
+MAX_CONNECTIONS = 64  # open at once per game; the relay opens one per agent connection
+_SSL: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One CA bundle for every game's client (loading it costs ~30 ms and ~0.75 MiB each time): no state."""
+    global _SSL
+    if _SSL is None:
+        _SSL = ssl.create_default_context()
+    return _SSL
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """Upstream cookies are neither stored nor sent: nothing carries over between a game's requests."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
 
 
 def _b64(data: bytes) -> str:
@@ -94,7 +113,8 @@ class ModelProxy:
         self._conns: set[socket.socket] = set()
         self._server: socket.socket | None = None
         self._client = httpx.Client(timeout=httpx.Timeout(request_seconds, connect=10.0), follow_redirects=False,
-                                    trust_env=False)
+                                    trust_env=False, verify=_ssl_context(),
+                                    cookies=http.cookiejar.CookieJar(policy=_NoCookies()))
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -160,7 +180,8 @@ class ModelProxy:
             except OSError:
                 return
             with self._lock:
-                if len(self._threads) > 256:  # a connection flood: refuse, never a thread per attempt
+                self._threads = [t for t in self._threads if t.is_alive()]
+                if len(self._conns) >= MAX_CONNECTIONS:  # a connection flood: refused, never a thread per attempt
                     conn.close()
                     continue
                 self._conns.add(conn)
@@ -227,9 +248,8 @@ class ModelProxy:
         hs = [*given, ("content-length", str(len(body)))]
         if close:
             hs.append(("connection", "close"))
-        self._send(conn, sock, h11.Response(status_code=status, headers=hs))
-        self._send(conn, sock, h11.Data(data=body))
-        self._send(conn, sock, h11.EndOfMessage())
+        sock.sendall(b"".join(conn.send(ev) or b"" for ev in (h11.Response(status_code=status, headers=hs),
+                                                              h11.Data(data=body), h11.EndOfMessage())))
 
     def _refuse(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any], r: ma.Refusal,
                 close: bool = False) -> bool:
@@ -240,13 +260,19 @@ class ModelProxy:
                 self.budget.divergent += 1
             exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": _b64(body)})
             self._log(exchange)
-        with contextlib.suppress(h11.LocalProtocolError):
-            self._answer(conn, sock, r.status, body, close=close)
+        with contextlib.suppress(h11.LocalProtocolError):  # SDKs retry 429/409/5xx unless told not to
+            self._answer(conn, sock, r.status, body, [("x-should-retry", "false")], close=close)
         return not close
 
     def _log(self, exchange: dict[str, Any]) -> None:
-        if len(self.exchanges) < ma.MAX_EXCHANGES:
+        """Keep an exchange (caller holds the lock); refusals past the bounds are counted, not kept."""
+        size = sum(len(str(part.get("bodyB64") or "")) for part in (exchange.get("request") or {},
+                                                                     exchange.get("forwarded") or {},
+                                                                     exchange.get("response") or {}))
+        if len(self.exchanges) < 2 * ma.MAX_EXCHANGES and (exchange.get("refused") is None
+                                                            or self.budget.recorded_bytes < ma.MAX_TRANSCRIPT_BYTES):
             self.exchanges.append(exchange)
+            self.budget.recorded_bytes += size
 
     def _handle(self, conn: h11.Connection, sock: socket.socket, req: h11.Request) -> bool:
         method, target = req.method.decode("ascii", "replace"), req.target.decode("latin-1")
@@ -278,7 +304,7 @@ class ModelProxy:
         fwd = ma.forwarded_body(self.api, verdict, body)
         if self.replay is not None:
             return self._replayed(conn, sock, exchange, target, body)
-        return self._forward(conn, sock, exchange, headers, fwd)
+        return self._forward(conn, sock, exchange, headers, body, fwd)
 
     def _ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -299,13 +325,14 @@ class ModelProxy:
         return True
 
     def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
-                 headers: list[tuple[str, str]], fwd: bytes) -> bool:
+                 headers: list[tuple[str, str]], body: bytes, fwd: bytes) -> bool:
         out_headers = {n: v for n, v in headers if n in self.api.forward_headers}
         out_headers["accept-encoding"] = "identity"
         recorded = dict(out_headers)
         out_headers[self.api.key_header] = self.api.key_prefix + (self._key or "")
         url = ma.upstream_url(self.entry, self.api)
-        exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()), "bodyB64": _b64(fwd)}
+        exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()),
+                                 **({"bodyB64": _b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
         deadline = time.monotonic() + self.request_seconds
         try:
             with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:

@@ -83,6 +83,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     checks += _check_bindings(res, ctx)
     checks += _check_benchmark(res, ctx.trust)
     checks.append(_check_solver(res, ctx.trust))
+    checks += _check_model(res, ctx.trust)
     checks += _check_validity(credential, ctx.now)
     checks += check_status(credential, issuer, ctx, resolve)
     checks += check_evidence(credential, res, issuer, ctx, resolve)
@@ -203,6 +204,29 @@ def _check_solver(res: dict[str, Any], trust: Trust | None) -> Check:
                    f"only {', '.join(accepted)} (add 'reference' to solvers: to accept simulated levels)")
     label = "the signed ROM, sandboxed" if solver == "rom" else "a simulation, accepted by this trust file"
     return ok("solver", f"played by {label}")
+
+
+def _check_model(res: dict[str, Any], trust: Trust | None) -> list[Check]:
+    """A level of a ROM that calls a model is a level of that ROM *with that model*: a trust file may name the
+    models whose levels count, and may require that held-out prompts went only to a no-training provider."""
+    model = res.get("acx:model")
+    if model is None:
+        return [ok("model", "the agent calls no model")]
+    mid = model.get("id") if isinstance(model, dict) else None
+    if not isinstance(mid, str):
+        return [bad("model", "schema_invalid", "acx:model has no id")]
+    out = []
+    if trust is not None and trust.models is not None and mid not in trust.models:
+        out.append(bad("model", "model_not_accepted",
+                       f"the level was earned with model {mid}; this trust file accepts {', '.join(trust.models)}"))
+    else:
+        out.append(ok("model", f"played with model {mid} over {model.get('api')}"))
+    use = res.get("acx:modelDataUse", "unknown")
+    if trust is not None and trust.require_no_training and use != "no-training":
+        out.append(bad("model_data_use", "held_out_exposed",
+                       f"held-out prompts went to a provider whose data terms are {use!r}; this trust file requires "
+                       "no-training"))
+    return out
 
 
 def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:

@@ -218,9 +218,19 @@ class Requirement:
     task_type: str
     min_tier: str | None
     min_level: int | None
+    model: str | None = None  # ``...@model=ID``: only a level earned with that model counts
 
 
 def parse_requirement(text: str) -> Requirement:
+    """``TASKTYPE>=TIER`` or ``TASKTYPE>=LEVEL``, optionally ``@model=MODEL-ID``."""
+    text, at, model = text.partition("@model=")
+    if at and not model.strip():
+        raise UsageError(f"requirement {text}@model=: expected a model id after @model=")
+    req = _parse_floor(text)
+    return Requirement(req.task_type, req.min_tier, req.min_level, model.strip() or None)
+
+
+def _parse_floor(text: str) -> Requirement:
     tt, sep, rhs = text.partition(">=")
     if not sep or not tt.strip() or not rhs.strip():
         raise UsageError(f"requirement {text!r}: expected TASKTYPE>=TIER (e.g. build-dag>=senior) or TASKTYPE>=LEVEL")

@@ -30,6 +30,12 @@ MAX_HEADER_BYTES = 32 * 1024
 MAX_HEADERS = 64
 REQUEST_SECONDS = 300.0
 MAX_EXCHANGES = 10_000
+#: The ``baseUrl`` of a model entry that names no provider (a replay's: its proxies answer from recordings and
+#: never forward). The containment probes aim their forbidden requests (CONNECT, absolute URI, direct TCP) at
+#: this reserved name (RFC 6761: ``.invalid`` never resolves); nothing is remembered as sent to a provider.
+NO_UPSTREAM = "http://model-replay.invalid/v1"
+#: Bodies one game's transcript may hold; past it the proxy answers 429 (the agent's doing), never drops records.
+MAX_TRANSCRIPT_BYTES = 96 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -241,10 +247,13 @@ class Budget:
     output_tokens: int = 0
     upstream_failures: int = 0
     divergent: int = 0
+    recorded_bytes: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
 
     def exhausted(self) -> Refusal | None:
         """A 429 once the game's request or token budget is spent (the agent's own doing)."""
+        if self.recorded_bytes >= MAX_TRANSCRIPT_BYTES or self.requests >= MAX_EXCHANGES:
+            return Refusal(429, "transcript_budget", "this game's model transcript is full")
         if self.max_requests is not None and self.requests >= self.max_requests:
             return Refusal(429, "request_budget", f"this game's budget of {self.max_requests} requests is spent")
         if self.max_tokens is not None and self.input_tokens + self.output_tokens >= self.max_tokens:

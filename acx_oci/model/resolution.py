@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.credential import level_result
+from acx_oci.model.rom import STATUS_TAMPERED
 
 VERIFIED = "VERIFIED"
 UNPROVEN = "unproven"
@@ -47,6 +49,15 @@ class AcceptedCredential:
     credential: dict[str, Any] = field(repr=False, default_factory=dict)
     solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
 
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """``{id, api, dataUse}`` of the model the agent called, from the verified credential; None if none."""
+        res = level_result(self.credential) or {}
+        m = res.get("acx:model")
+        if not isinstance(m, dict):
+            return None
+        return {"id": m.get("id"), "api": m.get("api"), "dataUse": res.get("acx:modelDataUse", "unknown")}
+
 
 @dataclass(frozen=True)
 class CapabilityResolution:
@@ -71,6 +82,7 @@ class CapabilityResolution:
             "sigma": b.sigma if b else None,
             "games": b.games if b else None,
             "solver": b.solver if b else None,
+            "model": b.model if b else None,
             "issuer": b.issuer if b else None,
             "benchmark": f"{b.benchmark_id}@{b.benchmark_version}" if b else None,
             "credentialDigest": b.credential_digest if b else None,
@@ -100,6 +112,20 @@ class Resolution:
     replayed: bool = True
     # Referrers the store's listing did not type (skopeo copies, go-containerregistry), typed by their manifests.
     classified_by_manifest: int = 0
+    # Every attestation digest fetched and judged, accepted or not (what was never judged is in none of the lists).
+    judged: frozenset[str] = frozenset()
+
+    def verified_attestations(self) -> frozenset[str]:
+        """The attestation digests this resolution judged VERIFIED: those a VERIFIED claim rests on.
+
+        An allow-list for whatever must carry only verified attestations (``copy --only-verified``): an
+        attestation missing from every list here, because a listing mistyped it or it refers to something
+        else, was never judged, and absent from this set it is not taken for verified.
+        """
+        if self.signature_status == STATUS_TAMPERED:
+            return frozenset()
+        return frozenset(a.attestation_digest for c in self.capabilities if c.effective == VERIFIED
+                         for a in c.accepted)
 
     def to_json(self) -> dict[str, Any]:
         return {

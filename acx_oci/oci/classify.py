@@ -76,13 +76,20 @@ def _descriptor_of(raw: bytes, digest: str) -> tuple[str | None, Descriptor] | N
 
 
 def classify_referrers(store: ManifestSource, subject_digest: str, descs: list[Descriptor],
-                       max_fetches: int = MAX_CLASSIFY_FETCHES) -> Classified:
+                       max_fetches: int = MAX_CLASSIFY_FETCHES, every: bool = False) -> Classified:
     """``descs`` with every suspect (see :func:`needs_classification`) replaced by its manifest's descriptor.
 
     A suspect whose manifest is missing or not an image manifest is kept as listed; one whose
     manifest names another subject, or whose bytes do not match its digest, is dropped.
+
+    With ``every``, each image manifest listed is a suspect, whatever type the listing gives it: a
+    listing's ``artifactType`` is a claim by whoever wrote the index, and what rewrites the index
+    (``referrers repair``) must not carry a false one forward.
     """
-    suspects = [d.digest for d in descs if needs_classification(d)]
+    def suspect(d: Descriptor) -> bool:
+        return d.media_type == MEDIA_MANIFEST if every else needs_classification(d)
+
+    suspects = [d.digest for d in descs if suspect(d)]
     if not suspects:
         return Classified(list(descs), 0, 0, False)
     known: dict[str, tuple[str | None, Descriptor] | None] = {}
@@ -120,7 +127,7 @@ def classify_referrers(store: ManifestSource, subject_digest: str, descs: list[D
     out: list[Descriptor] = []
     classified = dropped = 0
     for d in descs:
-        entry = known.get(d.digest) if needs_classification(d) else None
+        entry = known.get(d.digest) if suspect(d) else None
         if d.digest in bad or (entry is not None and entry[0] != subject_digest):
             dropped += 1
             continue

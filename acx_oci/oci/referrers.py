@@ -85,6 +85,8 @@ def merge_descriptors(existing: Iterable[Descriptor], new: Iterable[Descriptor])
 
 
 def filter_artifact_type(descs: Iterable[Descriptor], artifact_type: str | None) -> list[Descriptor]:
+    """A listing narrowed by its ``artifactType``: a way to fetch less, never a classification (a listing can
+    mistype an entry; what it is comes from its fetched manifest)."""
     return [d for d in descs if artifact_type is None or d.artifact_type == artifact_type]
 
 
@@ -195,10 +197,10 @@ class ReferrerIndexStore(Protocol):
 def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor], list[Descriptor]]:
     """Rewrite the fallback index so it lists every referrer discovery finds, each fully described.
 
-    Entries that lost ``artifactType`` (``skopeo copy --all`` drops it) or carry
-    a config media type in its place get their ``artifactType`` and annotations
-    back from their own manifests (:func:`acx_oci.oci.classify.classify_referrers`,
-    digest-verified, one fetch per such entry); entries whose manifest names
+    Every entry gets its ``artifactType`` and annotations from its own manifest
+    (:func:`acx_oci.oci.classify.classify_referrers`, digest-verified, one fetch per
+    entry): those that lost it (``skopeo copy --all`` drops it), carry a config media
+    type in its place, or were given a false one by whoever wrote the index; entries whose manifest names
     another subject are removed. A merge would keep the stripped entries (it
     keeps what the index has per digest), so then the index is replaced.
 
@@ -215,7 +217,7 @@ def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor],
     everything = list(listing.descriptors)
     if listing.source == "api":
         return everything, everything
-    typed = classify_referrers(store, subject_digest, before, max_fetches=max(1, len(before))).descriptors
+    typed = classify_referrers(store, subject_digest, before, max_fetches=max(1, len(before)), every=True).descriptors
     merged = merge_descriptors(typed, everything)
     if merged == before:
         return before, before

@@ -78,6 +78,12 @@ def connect():
         s.close()
 obs["host_listener"] = outcome(connect)
 
+def connect_to(host, port):
+    s = socket.create_connection((host, port), timeout=3)
+    s.close()
+for i, (host, port) in enumerate(cfg.get("endpoints") or []):
+    obs["endpoint_%d" % i] = outcome(lambda h=host, p=port: connect_to(h, p))
+
 def write(path):
     with open(path, "wb") as fh:
         fh.write(b"x")
@@ -204,8 +210,13 @@ def _absent(observed: Any, host_path: Path, spec: SandboxSpec) -> bool:
     return not safetree.exists_inside(spec.rootfs, inside)  # resolved inside the image, never by the host
 
 
+#: What a TCP connect that cannot reach its target raises inside an empty network namespace.
+UNREACHABLE = ("ConnectionRefusedError", "OSError", "TimeoutError", "gaierror")
+
+
 def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path],
-              spec: SandboxSpec | None = None) -> list[dict[str, Any]]:
+              spec: SandboxSpec | None = None, endpoints: Sequence[tuple[str, str, int]] = ()
+              ) -> list[dict[str, Any]]:
     spec = spec or SandboxSpec()
     out = [_probe(f"control:{k}", "true", v, v) for k, v in sorted(plants.controls.items())]
     labels = ["canary in host /tmp", "canary in verifier home"]
@@ -221,6 +232,9 @@ def _verdicts(obs: dict[str, Any], plants: _Plants, keys: Sequence[Path],
     o = obs.get("host_listener")
     refused = ("ConnectionRefusedError", "OSError", "TimeoutError")
     out.append(_probe("connect to host loopback listener", "|".join(refused), o, o in refused))
+    for i, (label, _, _) in enumerate(endpoints):
+        o = obs.get(f"endpoint_{i}")
+        out.append(_probe(f"connect to {label}", "|".join(UNREACHABLE), o, o in UNREACHABLE))
     o = obs.get("host_tmp_write")
     out.append(_probe("write into world-writable host dir", "FileNotFoundError", o, o == "FileNotFoundError"
                       and not any(plants.writable_dir.iterdir())))
@@ -249,10 +263,13 @@ def _limits(spec: SandboxSpec) -> dict[str, Any]:
             "network": spec.network, "hostUidDropped": drops_privilege()}
 
 
-def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[str, Any]:
+def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None,
+          endpoints: Sequence[tuple[str, str, int]] = ()) -> dict[str, Any]:
     """Run the containment probes in ``spec`` (default :class:`SandboxSpec`); a plain dict for game records.
 
     ``key_paths`` are the verifier's real secrets (signing key, state dir): each must be absent inside.
+    ``endpoints`` are ``(label, host, port)`` the sandbox must not reach by TCP (a model ROM's upstream: its
+    name and each address it resolves to on the host); only the label appears in the proof.
     Never raises for a sandbox that cannot start; that is ``proven: False`` with ``error``.
     """
     spec = spec or SandboxSpec()
@@ -266,7 +283,8 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[st
         with _planted() as plants:
             (stage / "probe.py").write_text(PROBE_SCRIPT, "utf-8")
             cfg = {"canaries": [str(c) for c in plants.canaries], "keys": [str(k) for k in keys],
-                   "marker": plants.marker, "port": plants.port, "writable_dir": str(plants.writable_dir)}
+                   "marker": plants.marker, "port": plants.port, "writable_dir": str(plants.writable_dir),
+                   "endpoints": [[host, port] for _, host, port in endpoints]}
             (stage / "config.json").write_text(json.dumps(cfg), "utf-8")
             for f in stage.iterdir():
                 f.chmod(0o444)
@@ -289,7 +307,7 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None) -> dict[st
                 return _failed(version, "probe output is not JSON", spec)
             if not isinstance(obs, dict):
                 return _failed(version, "probe output is not an object", spec)
-            probes = _verdicts(obs, plants, keys, spec)
+            probes = _verdicts(obs, plants, keys, spec, endpoints)
             unchanged = [_digest(c) for c in plants.canaries] == before
             probes.append(_probe("host canaries unchanged", "true", unchanged, unchanged))
             result = {"sandbox": "bubblewrap", "version": version, "probes": probes,

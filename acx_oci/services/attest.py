@@ -24,6 +24,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
+from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import AcxError, RegistryError, UsageError
 from acx_oci.evaluation import engine
@@ -31,14 +32,13 @@ from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
-from acx_oci.model import modelapi as ma
 from acx_oci.model.modelapi import declared_model
 from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of, training_cutoff
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
-from acx_oci.services import certification
+from acx_oci.services import certification, exposures
 from acx_oci.services import models as models_mod
 from acx_oci.services import publish as pub
 from acx_oci.services import regression as regr
@@ -178,6 +178,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
     runtime = runtime_of(cart.rom)
     model_entry, model_problem = tx.select_model(req.models, declared_model(runtime), req.replay) \
         if req.solver is None else (None, None)
+    setup = tx.model_setup(model_entry, req.replay, req.executor)  # a missing key: bad input, before any attempt
     if req.solver is not None and req.solver.descriptor().get("name") != "reference":
         raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
                          "may issue; nothing that signs runs another command")
@@ -255,7 +256,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=outcome.reasons)
             return outcome
         try:
-            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline, model_entry)
+            _run(req, outcome, cart, unsealed, eligible, params, ledger, clock, exam_cert, baseline, setup)
         except BaseException as exc:  # a registry failure is a lane error, not an attempt: no cooldown
             ledger.finish_attempt(attempt_id, now=clock(), issued=False, reasons=["aborted"], aborted=True,
                                   starts_cooldown=not isinstance(exc, RegistryError))
@@ -314,19 +315,16 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
 
 @contextlib.contextmanager
 def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = None,
-                store: Any = None, model: ma.ModelEntry | None = None) -> Iterator[RomSolver]:
+                store: Any = None, setup: ModelSetup | None = None) -> Iterator[RomSolver]:
     """Materialise the signed ROM read-only, prove containment in the games' own spec, and play with it.
 
-    The probes run in exactly the spec every game uses, with the verifier's key and state directory named:
-    if any probe succeeds (or bubblewrap is missing) the proof is ``proven: false`` and every game is withheld.
+    The probes run in exactly the spec every game uses (a model ROM's with a probe proxy on its socket and the
+    model's real key searched for inside), with the verifier's key and state directory named: if any probe
+    succeeds (or bubblewrap is missing) the proof is ``proven: false`` and every game is withheld.
     """
     runtime = runtime_of(cart.rom)
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
-    setup = tx.model_setup(model, req.replay)
-    if req.executor is not None and setup is not None:
-        raise UsageError("attest: a ROM that calls a model runs on local games only (--executor cannot carry the "
-                         "model proxy yet)")
     if req.executor is not None:  # the ROM travels (digest-checked there); each worker proves its own sandbox
         yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options)
         return
@@ -335,7 +333,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
         # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs)
+        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs, setup)
         proof["imageDigest"] = image_digest
         yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:
@@ -345,7 +343,8 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
 def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unsealed: bm.Unsealed,
          held_out: list[dict[str, Any]], params: engine.Params, ledger: Ledger,
          clock: Callable[[], datetime], exam_cert: dict[str, Any], baseline: regr.Baseline | None = None,
-         model: ma.ModelEntry | None = None) -> None:
+         setup: ModelSetup | None = None) -> None:
+    model = setup.entry if setup is not None else None
     verifier = req.verifier
     bench = unsealed.bench
     total = params.resolve_games(len(held_out))
@@ -358,15 +357,16 @@ def _run(req: AttestRequest, outcome: AttestOutcome, cart: LoadedCartridge, unse
 
     with contextlib.ExitStack() as stack:
         solver = req.solver if req.solver is not None else \
-            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta), model=model))
+            stack.enter_context(_rom_solver(req, cart, benchmark_image(bench.meta), setup=setup))
         result = engine.run(rom_digest=cart.rom_digest, benchmark_digest=bench.digest, held_out=held_out,
                             commitment_key=unsealed.commitment_key, solver=solver, params=params, jobs=req.jobs,
                             on_game=on_game)
         regressed, held_in = _held_in(req, cart, unsealed, baseline, solver, stack,
                                                 result.conservative) if baseline else ([], {})
     outcome.result = result
-    outcome.replay = tx.compare(req.replay, result) if req.replay is not None else None
-    regressed = [*(outcome.replay.reasons() if outcome.replay else []), *regressed]
+    outcome.replay, regressed = tx.judge(req.replay, result, regressed)  # a replay that diverged does not issue
+    exposures.record(ledger, benchmark_digest=bench.digest, benchmark=f"{bench.id}@{bench.version}", entry=model,
+                     games=((g.task_id, g.predicate) for g in result.games), now=clock())
     out = req.out_dir
     out.mkdir(parents=True, exist_ok=True)
     me = recipient_from_identity(verifier)

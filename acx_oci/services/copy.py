@@ -8,9 +8,12 @@ same bytes (so digests, and the credentials' bindings to them, survive), the
 status lists the copied credentials name go along under the same tag, and on
 a registry without the Referrers API the ``sha256-<hex>`` index is written
 with full descriptors. With a trust file the source is resolved first (and
-``only_verified`` keeps just the attestations that passed), and the
-destination is resolved afterwards: a copy that does not give the same answer
-is a failure, not a mirror.
+``only_verified`` keeps just the level attestations that resolution judged
+VERIFIED, by digest: an allow-list, so one the source's listing mistyped and
+resolve therefore never saw stays behind), and the destination is resolved
+afterwards: a copy that does not give the same answer is a failure, not a
+mirror. Every referrer is classified by its fetched manifest, never by the
+type a listing gives it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from acx_oci.model import statuslist
 from acx_oci.model.credential import status_entries
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
+from acx_oci.oci.classify import CONFIG_MEDIA_TYPES
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
@@ -124,6 +128,41 @@ def _rejected(resolution: Resolution) -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """What the source's resolution said of attestations: an allow-list by digest, and reasons for the rest.
+
+    Only ``verified`` counts as verified. A deny-list of what resolve rejected let through whatever resolve never
+    saw: a referrer the source's listing calls another type (resolve filters by type, the copy reads the manifest),
+    a level attestation hung on another referrer, or one pushed after resolve listed.
+    """
+
+    cartridge: str
+    verified: frozenset[str]
+    rejected: dict[str, str]
+    judged: frozenset[str]
+
+    @classmethod
+    def of(cls, resolution: Resolution) -> _Judged:
+        return cls(resolution.manifest_digest, resolution.verified_attestations(), _rejected(resolution),
+                   resolution.judged)
+
+    def why_not(self, digest: str, listed: str | None, subject: str) -> tuple[str, str]:
+        """(code, reason) for a level attestation not on the allow-list."""
+        if digest in self.rejected:
+            return "rejected", self.rejected[digest]
+        if digest in self.judged:
+            return "not_deciding", ("it passed resolve's checks, but no verified claim rests on it (a newer "
+                                    "credential for the same claim and benchmark decides)")
+        if subject != self.cartridge:
+            return "not_judged", (f"a level attestation of {subject}, not of the cartridge: the source's "
+                                  "resolution judges only the cartridge's attestations")
+        if listed != ARTIFACT_ATTESTATION:
+            return "not_judged", (f"the source's referrers listing calls it {listed or '(no artifactType)'}, so the "
+                                  "source's resolution never judged it; its manifest says it is a level attestation")
+        return "not_judged", "the source's resolution did not judge it (not in the listing it read)"
+
+
 def _resolve(store: Store, target: str, req: CopyRequest, trust: Trust) -> Resolution:
     cart = load_cartridge(store, target, trust)
     return resolve_loaded(store, cart, trust, now=req.now, limits=req.limits, status_history=req.status_history,
@@ -145,11 +184,12 @@ def _status_urls(src: Store, item: PlannedManifest) -> list[str]:
 class _Planner:
     """Walks the source: subject, referrers (recursively, bounded), then the status lists they name."""
 
-    def __init__(self, src: Store, req: CopyRequest, outcome: CopyOutcome, exclude: dict[str, str] | None) -> None:
-        self.src, self.req, self.outcome, self.exclude = src, req, outcome, exclude
+    def __init__(self, src: Store, req: CopyRequest, outcome: CopyOutcome, judged: _Judged | None) -> None:
+        self.src, self.req, self.outcome, self.judged = src, req, outcome, judged
         self.plan = CopyPlan()
         self.status_urls: dict[str, None] = {}
         self.attestations: list[str] = []
+        self.unverified: dict[str, str] = {}  # attestation digest (copied or skipped) -> why_not code
         self.seen: set[str] = set()
 
     def tick(self, text: str) -> None:
@@ -175,11 +215,22 @@ class _Planner:
                 self.outcome.notes.append(f"referrer {desc.digest} is listed for {subject} but names "
                                           f"{item.subject}: not copied")
                 continue
+            # classified by the manifest just fetched (artifactType, else config mediaType), never by the listing;
+            # a listing without a type, or with a config media type in its place, claims nothing worth a note
             artifact_type = item.manifest.artifact_type if item.manifest else None
-            if artifact_type == ARTIFACT_ATTESTATION and self.exclude is not None and desc.digest in self.exclude:
-                self.outcome.skipped.append({"digest": desc.digest, "artifactType": artifact_type,
-                                             "reason": self.exclude[desc.digest]})
-                continue
+            listed = desc.artifact_type
+            if listed is not None and listed not in CONFIG_MEDIA_TYPES and listed != artifact_type:
+                self.outcome.notes.append(f"referrer {item.digest} is listed as {listed} but its manifest says "
+                                          f"{artifact_type}: classified by its manifest")
+            if artifact_type == ARTIFACT_ATTESTATION and self.judged is not None \
+                    and item.digest not in self.judged.verified:
+                code, reason = self.judged.why_not(item.digest, listed, subject)
+                self.unverified[item.digest] = code
+                if self.req.only_verified:
+                    self.outcome.skipped.append({"digest": item.digest, "artifactType": artifact_type,
+                                                 "reason": reason, "code": code,
+                                                 "listedArtifactType": listed})
+                    continue
             if (artifact_type or "").startswith(ACX_ARTIFACT_PREFIX):
                 item.tag = referrer_tag(item.digest, subject)  # as acx-oci pushes them: discovery reads both
             self.plan.add_image(item)
@@ -275,19 +326,20 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
             if req.only_verified and resolution.partial:
                 raise VerificationError("copy --only-verified: the source resolution hit a bound (partial); "
                                         "raise --max-referrers or copy without --only-verified")
-    planner = _Planner(src, req, outcome, _rejected(resolution) if req.only_verified and resolution else None)
+    planner = _Planner(src, req, outcome, _Judged.of(resolution) if resolution else None)
     planner.plan = planner_plan
     planner.seen.add(subject.digest)
     planner.referrers_of(subject.digest, 0)
     planner.status_lists(dst)
     if resolution is not None:
-        rejected = _rejected(resolution)
+        total = len(planner.attestations) + len(outcome.skipped)
         outcome.source_verdict = {
             **verdict(resolution),
-            "attestations": len(planner.attestations) + len(outcome.skipped),
-            "verifiedAttestations": len([d for d in planner.attestations if d not in rejected]),
-            "rejectedAttestations": len({d for d in rejected if d in planner.attestations}
-                                        | {s["digest"] for s in outcome.skipped}),
+            "attestations": total,
+            # an allow-list: only what the source's resolution judged VERIFIED, by digest
+            "verifiedAttestations": len([d for d in planner.attestations if d not in planner.unverified]),
+            "rejectedAttestations": len(planner.unverified),  # copied or skipped: rejected, or never judged
+            "unjudgedAttestations": len([c for c in planner.unverified.values() if c == "not_judged"]),
         }
     plan = planner.plan
     outcome.blobs, outcome.bytes_total = len(plan.blobs), plan.total_bytes

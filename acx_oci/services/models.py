@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import UsageError
 from acx_oci.files import load_yaml_or_json_file, read_bytes
 from acx_oci.jsonio import validate
@@ -58,6 +59,16 @@ def select(models: Models | None, declared: ma.DeclaredModel | None) -> tuple[ma
         return None, (f"{MODEL_UNAVAILABLE}: the ROM calls model {declared.id} over {declared.api}, and {where}; "
                       "nothing was played")
     return entry, None
+
+
+def setup(entry: ma.ModelEntry | None, executor: Any = None) -> ModelSetup | None:
+    """The run's model egress (the key read now, so a missing one is bad input before any attempt)."""
+    if entry is None:
+        return None
+    if executor is not None:
+        raise UsageError("attest: a ROM that calls a model plays on local games only (--executor would have to "
+                         "carry the provider key to the workers)")
+    return ModelSetup(entry, model_key(entry))
 
 
 def credential_fields(entry: ma.ModelEntry | None, predicates: Iterable[dict[str, Any]]) -> dict[str, Any]:

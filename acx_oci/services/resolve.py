@@ -203,8 +203,11 @@ def _resolve(
     fetched: dict[str, _Fetched] = {}  # attestation digest -> what was fetched (for replay)
     status_cache: StatusCache = {}
 
+    judged: set[str] = set()
+
     def judge(item: _Fetched) -> None:
         """Verify one fetched attestation (runs on the main thread while others download)."""
+        judged.add(item.descriptor.digest)
         cred = item.credential
         res = (level_result(cred) or {}) if cred else {}
         # The claim a credential counts for is the one its signed acx:capabilityId names, never the
@@ -335,6 +338,7 @@ def _resolve(
         notes=tuple(notes),
         replayed=replay,
         classified_by_manifest=listing.classified,
+        judged=frozenset(judged),
     )
 
 
@@ -348,13 +352,15 @@ def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime,
     return resolve_loaded(store, cart, trust, now=now, **kwargs)
 
 
-def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None) -> bool:
-    """Whether a resolved claim satisfies a level/tier floor (only VERIFIED claims can)."""
+def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None,
+          model: str | None = None) -> bool:
+    """Whether a resolved claim satisfies a level/tier floor (only VERIFIED claims can); with ``model``, only a
+    credential earned with that model counts (a level is a level of this ROM *with this model*)."""
     if cap.effective != VERIFIED or cap.best is None:
         return False
-    if min_level is not None and cap.best.acx_level < min_level:
-        return False
-    return not (min_tier_floor is not None and cap.best.acx_level < min_tier_floor)
+    pool = [cap.best] if model is None else [a for a in cap.accepted if (a.model or {}).get("id") == model]
+    floor = max(min_level or 0, min_tier_floor or 0)
+    return any(a.acx_level >= floor for a in pool)
 
 
 def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolution]:
@@ -371,8 +377,14 @@ def requirement_failures(resolution: Resolution, requirements: list[str]) -> lis
         req = parse_requirement(text)
         floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
         caps = claims_for(resolution, req.task_type)
-        if not any(meets(c, floor, req.min_level) for c in caps):
+        if not any(meets(c, floor, req.min_level, req.model) for c in caps):
             best = [c.best for c in caps if c.effective == VERIFIED and c.best]
+            if req.model is not None:
+                best = [a for c in caps if c.effective == VERIFIED for a in c.accepted
+                        if (a.model or {}).get("id") == req.model]
+                if not best:
+                    failures.append(f"{text}: no verified level earned with model {req.model}")
+                    continue
             codes = sorted({c for cap in caps for r in cap.rejected for c in r.codes})  # say *why* (e.g. revoked)
             found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
                      else f"no verified claim ({'rejected: ' + ', '.join(codes) if codes else 'no attestation'})"

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
@@ -113,6 +113,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         manifest = store.fetch_manifest(desc.digest)
         out.size += len(manifest.raw)
         memo.charge(len(manifest.raw))
+        # judged by what the fetched manifest says (type, annotations), never by what the listing claimed
+        out.descriptor = replace(manifest.descriptor, digest=desc.digest)
         if manifest.artifact_type != ARTIFACT_ATTESTATION:
             out.codes.append("not_an_attestation")
             out.messages.append(f"artifactType is {manifest.artifact_type}")

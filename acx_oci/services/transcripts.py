@@ -203,7 +203,7 @@ def export(out_dir: Path, verifier: Identity, recipients: list[Recipient], into:
 
 
 def _entry(public: dict[str, Any] | None) -> ma.ModelEntry | None:
-    """The export's model entry; ``base_url`` stays empty: a replay never calls upstream."""
+    """The export's model entry, naming no provider (:data:`acx_oci.model.modelapi.NO_UPSTREAM`)."""
     if public is None:
         return None
     cutoff = public.get("trainingCutoff")
@@ -211,7 +211,7 @@ def _entry(public: dict[str, Any] | None) -> ma.ModelEntry | None:
         when = date.fromisoformat(cutoff) if isinstance(cutoff, str) else None
     except ValueError:
         raise UsageError(f"model replay: export.json's trainingCutoff {cutoff!r} is not a date") from None
-    return ma.ModelEntry(id=str(public["id"]), api=str(public["api"]), base_url="", training_cutoff=when,
+    return ma.ModelEntry(id=str(public["id"]), api=str(public["api"]), base_url=ma.NO_UPSTREAM, training_cutoff=when,
                          max_tokens_per_game=public.get("maxTokensPerGame"),
                          max_requests_per_game=public.get("maxRequestsPerGame"),
                          data_use=str(public.get("dataUse") or "unknown"))
@@ -316,12 +316,15 @@ def replay_problems(replay: ReplayExport | None, cart: LoadedCartridge, benchmar
     return problems
 
 
-def model_setup(entry: ma.ModelEntry | None, replay: ReplayExport | None) -> ModelSetup | None:
-    """Model egress for a run: the verifier's key and upstream, or in a replay the recordings and no key."""
-    if entry is None:
-        return None
-    if replay is None:
-        return ModelSetup(entry, models_mod.model_key(entry))
+def model_setup(entry: ma.ModelEntry | None, replay: ReplayExport | None, executor: Any = None
+                ) -> ModelSetup | None:
+    """Model egress for a run: the verifier's key and upstream (:func:`acx_oci.services.models.setup`), or in
+    a replay the recordings and no key."""
+    if replay is None or entry is None:
+        return models_mod.setup(entry, executor)
+    if executor is not None:
+        raise UsageError("attest --model-replay plays on local games only (--executor cannot carry the recordings "
+                         "to the workers)")
     return ModelSetup(entry, None, replays=replay.recordings)
 
 
@@ -376,6 +379,15 @@ class ReplayReport:
     def credential_fields(self) -> dict[str, Any]:
         """What an issued replay's credential says: its model answers came from another verifier's recording."""
         return {"acx:modelReplay": {"originalIssuer": self.original["issuer"], "games": len(self.games)}}
+
+
+def judge(replay: ReplayExport | None, result: engine.Result, reasons: list[str]
+          ) -> tuple[ReplayReport | None, list[str]]:
+    """A replay's report (None when not replaying) and the run's NOT ISSUED reasons, the replay's first."""
+    if replay is None:
+        return None, reasons
+    report = compare(replay, result)
+    return report, [*report.reasons(), *reasons]
 
 
 def compare(replay: ReplayExport, result: engine.Result) -> ReplayReport:

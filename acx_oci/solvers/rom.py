@@ -37,6 +37,7 @@ from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, sta
 from acx_oci.sandbox.bwrap import drops_privilege
 from acx_oci.sandbox.relay import relay_argv
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
+from acx_oci.solvers.containment import check_game
 
 DEFAULT_GRADER_SECONDS = 120.0
 MAX_TRANSCRIPT_TEXT = 16 * 1024
@@ -71,7 +72,8 @@ def game_spec(rom_dir: Path, runtime: dict[str, Any], *, rootfs: Path | None = N
     rw: tuple[tuple[Path, str], ...] = ((workspace, "/workspace"),) if workspace is not None else ()
     if declared is not None and model_socket is not None:
         rw += ((model_socket, ma.SOCKET_INSIDE),)
-    return SandboxSpec(rootfs=rootfs, ro_binds=tuple(ro), rw_binds=rw, env=env, chdir="/workspace" if rw else "/",
+    return SandboxSpec(rootfs=rootfs, ro_binds=tuple(ro), rw_binds=rw, env=env,
+                       chdir="/workspace" if workspace is not None else "/",
                        time_seconds=float(limits["timeSeconds"]), memory_mib=int(limits["memoryMiB"]),
                        pids=int(limits["pids"]), disk_mib=int(limits["diskMiB"]),
                        file_size_mib=min(int(limits["diskMiB"]), 1024))
@@ -82,21 +84,36 @@ def grader_spec(rootfs: Path | None, seconds: float = DEFAULT_GRADER_SECONDS) ->
     return SandboxSpec(rootfs=rootfs, time_seconds=seconds, memory_mib=2048, pids=256)
 
 
-def prove(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], rootfs: Path | None = None
-          ) -> dict[str, Any]:
-    """Containment proof for a run: the probes in the games' exact spec (with a placeholder workspace and
-    task directory bound where the games bind theirs) and in the grader's spec; proven only if both are."""
+def prove_game(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], rootfs: Path | None = None,
+               model: ModelSetup | None = None) -> dict[str, Any]:
+    """The probes in the games' exact spec: a placeholder workspace and task directory bound where the games
+    bind theirs and, for a ROM that calls a model, a proxy socket bound exactly as a game's (a real proxy
+    serves it while the probes run, in front of a stand-in upstream: :mod:`acx_oci.solvers.containment`)."""
+    declared = ma.declared_model(runtime)
+    if declared is not None and model is None:
+        raise UsageError("this ROM calls a model: proving its containment needs the verifier's models file")
+    if declared is not None and model is not None and declared != model.declared:
+        raise UsageError(f"the models entry {model.entry.api}:{model.entry.id} is not the ROM's declared model "
+                         f"{declared.api}:{declared.id}")
     stage = staging_dir("acx-probe-binds-")
     try:
         ws, task = stage / "workspace", stage / "task"
         ws.mkdir(mode=0o755)
         task.mkdir(mode=0o755)
-        spec = game_spec(rom_dir, runtime, rootfs=rootfs, workspace=ws, task_dir=task)
+        spec = game_spec(rom_dir, runtime, rootfs=rootfs, workspace=ws, task_dir=task,
+                         model_socket=stage / "model.sock" if declared is not None else None)
         give_to_sandbox(ws, spec)
-        game = check(secrets, spec)
-        grading = check(secrets, grader_spec(rootfs))
+        return check_game(secrets, spec, model if declared is not None else None)
     finally:
         remove_tree(stage)
+
+
+def prove(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any], rootfs: Path | None = None,
+          model: ModelSetup | None = None) -> dict[str, Any]:
+    """Containment proof for a run: :func:`prove_game` (model egress included when the ROM calls a model)
+    and the probes in the grader's spec; proven only if both are."""
+    game = prove_game(secrets, rom_dir, runtime, rootfs, model)
+    grading = check(secrets, grader_spec(rootfs))
     probes = [*game.get("probes", []), *({**p, "name": f"grader sandbox: {p['name']}"}
                                           for p in grading.get("probes", []))]
     proof = {**game, "probes": probes, "proven": bool(game.get("proven")) and bool(grading.get("proven"))}

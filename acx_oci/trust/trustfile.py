@@ -13,6 +13,8 @@ Example::
                   capability: "build-dag[snowflake+airflow+dbt]@data-engineering"}]
     gate:   {sigmaMax: 1.5, minGames: 30}
     status: {maxAge: 7d, failClosed: true}
+    models: [acme-large-2026-06]     # agents that call a model: whose levels count (default: any)
+    modelDataUse: no-training        # held-out prompts went only to providers that do not train on them
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ class Trust:
     # Which solvers' credentials count: only real runs (the signed ROM, sandboxed) unless the consumer
     # opts into "reference" simulations (the demo does, and labels such levels simulated).
     solvers: tuple[str, ...] = DEFAULT_SOLVERS
+    # Agents that call a model: the model ids whose levels count (None: any) and whether held-out prompts
+    # must have gone only to a provider whose terms exclude training on them.
+    models: tuple[str, ...] | None = None
+    require_no_training: bool = False
 
     @classmethod
     def empty(cls) -> Trust:
@@ -135,6 +141,8 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         fail_closed=bool(status.get("failClosed", True)),
         source=source,
         solvers=tuple(data.get("solvers") or DEFAULT_SOLVERS),
+        models=tuple(str(m) for m in data["models"]) if data.get("models") is not None else None,
+        require_no_training=(data.get("modelDataUse") == "no-training"),
     )
 
 
