@@ -195,6 +195,7 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     assert ok(cli("benchmark", "exposures", "--state", str(tmp / "state-replay"), "--json"))["exposures"] == []
     assert len(ok(cli("benchmark", "exposures", "--state", str(tmp / "state-v"), "--json"))["exposures"]) == GAMES
     assert summary["replayDiffers"] == [] and summary["replay"]["reproduced"] is True
+    assert summary["replay"]["recordSignatures"] == "verified"  # the original issuer is a did:key
     for k in ("mu", "sigma", "acxLevel", "games", "passRate", "careerTier"):
         assert summary[k] == original[k], k
     rows = summary["replay"]["games"]

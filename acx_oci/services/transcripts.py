@@ -26,7 +26,7 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto.keys import Identity, public_from_did_key
 from acx_oci.crypto.seal import Recipient, seal, unseal
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
@@ -34,7 +34,7 @@ from acx_oci.evaluation import engine
 from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import as_array, as_object, parse_json, validate
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import game_predicate
+from acx_oci.model.gamerecords import game_predicate, verify_game
 from acx_oci.model.rom import runtime_of
 from acx_oci.services import models as models_mod
 from acx_oci.services.cartridge import LoadedCartridge
@@ -226,6 +226,7 @@ class ReplayExport:
     entry: ma.ModelEntry | None
     recordings: dict[str, dict[str, Any]]  # task id -> that game's model transcript
     altered: dict[int, str]  # game -> why its recording or record is not what the original verifier signed
+    signatures_verified: bool = False  # the records' signatures were checked (a did:key issuer's key is known)
 
     @property
     def games(self) -> dict[int, dict[str, Any]]:
@@ -243,7 +244,10 @@ def load_export(directory: Path, auditor: Identity) -> ReplayExport:
     """Read ``DIR/export.json`` (schema-checked) and unseal every game's transcript with the auditor's key.
 
     A recording or record that is not the one the original verifier signed for is kept, noted in
-    ``altered``: its game is still played (and says how it diverges), but the replay cannot issue.
+    ``altered``: its game is still played (and says how it diverges), but the replay cannot issue. The
+    records' signatures are verified when the original issuer is a did:key (its key is the DID); for
+    another DID method the record digests are what an auditor compares with the original credential's
+    evidence.
     """
     if not directory.is_dir():
         raise UsageError(f"attest --model-replay: {directory} is not a directory")
@@ -255,6 +259,10 @@ def load_export(directory: Path, auditor: Identity) -> ReplayExport:
     validate(doc, "model-replay.schema.json", f"model replay export ({directory / EXPORT_FILE})")
     recordings: dict[str, dict[str, Any]] = {}
     altered: dict[int, str] = {}
+    try:
+        keys = [public_from_did_key(doc["issuer"])] if doc["issuer"].startswith("did:key:") else None
+    except (UsageError, ValueError) as exc:
+        raise UsageError(f"model replay export: issuer {doc['issuer'][:100]!r} is not a did:key ({exc})") from None
     for g in doc["games"]:
         n = int(g["game"])
         digest = None
@@ -272,13 +280,13 @@ def load_export(directory: Path, auditor: Identity) -> ReplayExport:
             altered[n] = f"its signed record {g['recordPath']} is missing or does not hash to {g['record']}"
             continue
         try:
-            problem = _record_problem(_record_predicate(record, f"game {n}'s record"), g, digest,
-                                      g["transcript"] is not None)
+            pred = verify_game(record, keys) if keys else _record_predicate(record, f"game {n}'s record")
+            problem = _record_problem(pred, g, digest, g["transcript"] is not None)
         except (UsageError, VerificationError) as exc:
-            problem = f"its signed record does not parse ({exc})"
+            problem = f"its signed record does not verify ({exc})"
         if problem:
             altered[n] = problem
-    return ReplayExport(directory, doc, _entry(doc["model"]), recordings, altered)
+    return ReplayExport(directory, doc, _entry(doc["model"]), recordings, altered, keys is not None)
 
 
 def select_model(models: models_mod.Models | None, declared: ma.DeclaredModel | None,
@@ -350,6 +358,7 @@ class ReplayReport:
     altered: dict[int, str]
     original: dict[str, Any]
     same_rating: bool
+    signatures_verified: bool = False
 
     @property
     def reproduced(self) -> bool:
@@ -374,6 +383,9 @@ class ReplayReport:
         return {"replayDiffers": list(self.differs),
                 "replay": {"reproduced": self.reproduced, "sameRating": self.same_rating,
                            "recordingsAltered": sorted(self.altered), "original": self.original,
+                           "recordSignatures": "verified" if self.signatures_verified else
+                           "not checked (not a did:key issuer: compare the record digests in export.json with the "
+                           "original credential's evidence)",
                            "games": list(self.games)}}
 
     def credential_fields(self) -> dict[str, Any]:
@@ -408,4 +420,5 @@ def compare(replay: ReplayExport, result: engine.Result) -> ReplayReport:
     same_rating = (run["mu"], run["sigma"], run["acxLevel"]) == (result.rating.mu, result.rating.sigma, result.level)
     first = {"issuer": replay.doc["issuer"], "status": run["status"], "mu": run["mu"], "sigma": run["sigma"],
              "acxLevel": run["acxLevel"]}
-    return ReplayReport(tuple(rows), tuple(differs), dict(replay.altered), first, same_rating)
+    return ReplayReport(tuple(rows), tuple(differs), dict(replay.altered), first, same_rating,
+                        replay.signatures_verified)
