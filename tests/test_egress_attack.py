@@ -311,3 +311,19 @@ def test_an_upstream_reflecting_the_key_does_not_hand_it_to_the_agent(sock: Path
         r = c.post("/v1/chat/completions", json=chat())
     assert r.status_code == 200
     assert KEY not in r.text, "the verifier's key reached the agent in the response body"
+
+
+def test_a_deeply_nested_body_is_refused_and_counted(sock: Path) -> None:
+    """json.loads raises RecursionError (not ValueError) on deep nesting: before, it killed the serving thread
+    (a traceback on the verifier's stderr, the connection cut, nothing counted as refused or recorded)."""
+    body = b'{"model":"' + MODEL.encode() + b'","x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    with FakeModel("ok", key=KEY) as fm:
+        proxy = ModelProxy(entry(fm), KEY, sock).start()
+        try:
+            with client(sock) as c:
+                r = c.post("/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+                assert r.status_code == 400
+        finally:
+            run = proxy.stop()
+        assert forwarded_models(fm) == []
+    assert run.record["refused"] == 1 and len(run.transcript["exchanges"]) == 1
