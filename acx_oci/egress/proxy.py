@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import h11
+import httpcore
 import httpx
 
 from acx_oci.crypto.digest import sha256_digest
@@ -36,6 +37,8 @@ from acx_oci.model import modelapi as ma
 _HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
 _CHUNK = 65536
 MAX_CONNECTIONS = 64  # open at once per game; the relay opens one per agent connection
+MAX_PROBES = 8  # the verifier's own requests per game, each asking whether a failure was the provider's
+PROBE_SECONDS = 30.0
 _SSL: ssl.SSLContext | None = None
 
 
@@ -58,6 +61,111 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+class _Tracked(httpcore.NetworkStream):
+    """An upstream connection :meth:`ModelProxy.stop` can cut: closing a socket does not wake a thread
+    blocked reading it, ``shutdown`` does (a held answer would otherwise keep its thread for the deadline)."""
+
+    def __init__(self, inner: httpcore.NetworkStream, live: set[_Tracked], lock: threading.Lock) -> None:
+        self.inner, self.live, self.lock = inner, live, lock
+        with lock:
+            live.add(self)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        with self.lock:
+            self.live.discard(self)
+        self.inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        with self.lock:
+            self.live.discard(self)
+        return _Tracked(self.inner.start_tls(ssl_context, server_hostname, timeout), self.live, self.lock)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+    def cut(self) -> None:
+        sock = self.inner.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class _TrackingBackend(httpcore.SyncBackend):
+    def __init__(self) -> None:
+        self.live: set[_Tracked] = set()
+        self.lock = threading.Lock()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        return _Tracked(super().connect_tcp(host, port, timeout, local_address, socket_options), self.live,
+                        self.lock)
+
+    def cut_all(self) -> None:
+        with self.lock:
+            live = list(self.live)
+        for s in live:
+            s.cut()
+
+
+def _transport(backend: _TrackingBackend) -> httpx.HTTPTransport:
+    """httpx's transport on a pool whose connections go through ``backend`` (httpx takes no backend itself)."""
+    t = httpx.HTTPTransport(verify=_ssl_context(), trust_env=False)
+    assert isinstance(getattr(t, "_pool", None), httpcore.ConnectionPool)
+    t._pool = httpcore.ConnectionPool(ssl_context=_ssl_context(), network_backend=backend)
+    return t
+
+
+class _Scrub:
+    """Removes the verifier's key from what goes back to the agent, also when it spans chunks: a suffix that
+    could begin the key is held back until the next chunk (SSE events end in newlines, so nothing usually is)."""
+
+    MASK = b"[acx: provider key removed]"
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key.encode("ascii") if key else b""
+        self.held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not self.key:
+            return chunk
+        buf = (self.held + chunk).replace(self.key, self.MASK)
+        keep = next((n for n in range(min(len(self.key) - 1, len(buf)), 0, -1) if self.key.startswith(buf[-n:])), 0)
+        self.held = buf[len(buf) - keep:] if keep else b""
+        return buf[:len(buf) - keep]
+
+    def end(self) -> bytes:
+        out, self.held = self.held, b""
+        return out
+
+    def text(self, value: str) -> str:
+        return value.replace(self.key.decode("ascii"), self.MASK.decode("ascii")) if self.key else value
+
+
+class _AgentSide:
+    """Writes to the agent that never raise: an agent that hangs up or stops reading (its write times out) is
+    its own doing — never the provider's failure — and the answer is still read to its end and recorded."""
+
+    def __init__(self, conn: h11.Connection, sock: socket.socket) -> None:
+        self.conn, self.sock, self.gone = conn, sock, False
+
+    def send(self, event: Any) -> None:
+        if self.gone:
+            return
+        try:
+            data = self.conn.send(event)
+            if data:
+                self.sock.sendall(data)
+        except (OSError, h11.LocalProtocolError):
+            self.gone = True
+
+
 @dataclass
 class Replay:
     """Recorded answers, matched by :func:`acx_oci.model.modelapi.request_key`, each used once, in order."""
@@ -69,7 +177,8 @@ class Replay:
         """The forwarded exchanges of one game's model transcript (refusals are re-derived, not replayed)."""
         out = cls()
         for ex in transcript.get("exchanges") or []:
-            if not isinstance(ex, dict) or ex.get("refused") or not isinstance(ex.get("response"), dict):
+            if not isinstance(ex, dict) or ex.get("refused") or ex.get("probe") or not isinstance(ex.get("response"),
+                                                                                                dict):
                 continue
             req = ex.get("request") or {}
             key = ma.request_key(str(req.get("target")), base64.b64decode(str(req.get("bodyB64") or "")))
@@ -112,9 +221,12 @@ class ModelProxy:
         self._threads: list[threading.Thread] = []
         self._conns: set[socket.socket] = set()
         self._server: socket.socket | None = None
+        self._backend = _TrackingBackend()
         self._client = httpx.Client(timeout=httpx.Timeout(request_seconds, connect=10.0), follow_redirects=False,
-                                    trust_env=False, verify=_ssl_context(),
+                                    trust_env=False, transport=_transport(self._backend),
                                     cookies=http.cookiejar.CookieJar(policy=_NoCookies()))
+        self._probes = 0
+        self._kept_refused = 0
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -144,8 +256,10 @@ class ModelProxy:
         for c in conns:
             with contextlib.suppress(OSError):
                 c.shutdown(socket.SHUT_RDWR)
-        for t in self._threads:
-            t.join(timeout=5)
+        self._backend.cut_all()  # requests still waiting on the provider end now, not at their deadline
+        deadline = time.monotonic() + 5
+        for t in list(self._threads):
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
         self._client.close()
         with contextlib.suppress(OSError):
             os.unlink(self.socket_path)
@@ -234,11 +348,6 @@ class ModelProxy:
             else:
                 return None
 
-    def _send(self, conn: h11.Connection, sock: socket.socket, event: Any) -> None:
-        data = conn.send(event)
-        if data:
-            sock.sendall(data)
-
     def _answer(self, conn: h11.Connection, sock: socket.socket, status: int, body: bytes,
                 headers: list[tuple[str, str]] | None = None, close: bool = False) -> None:
         """A whole response; ``headers`` may name the content-type (JSON otherwise)."""
@@ -269,10 +378,13 @@ class ModelProxy:
         size = sum(len(str(part.get("bodyB64") or "")) for part in (exchange.get("request") or {},
                                                                      exchange.get("forwarded") or {},
                                                                      exchange.get("response") or {}))
-        if len(self.exchanges) < 2 * ma.MAX_EXCHANGES and (exchange.get("refused") is None
-                                                            or self.budget.recorded_bytes < ma.MAX_TRANSCRIPT_BYTES):
-            self.exchanges.append(exchange)
-            self.budget.recorded_bytes += size
+        if exchange.get("refused") is not None:  # free for the agent: bounded apart, never at the answers' cost
+            if self._kept_refused >= ma.MAX_EXCHANGES or self.budget.recorded_bytes >= ma.MAX_TRANSCRIPT_BYTES:
+                return
+            self._kept_refused += 1
+        exchange["n"] = len(self.exchanges) + 1
+        self.exchanges.append(exchange)
+        self.budget.recorded_bytes += size
 
     def _handle(self, conn: h11.Connection, sock: socket.socket, req: h11.Request) -> bool:
         method, target = req.method.decode("ascii", "replace"), req.target.decode("latin-1")
@@ -321,7 +433,7 @@ class ModelProxy:
         hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
         streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
         self._answer(conn, sock, int(answer.get("status") or 502), data, hs)
-        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed, forwarded=None)
+        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed)
         return True
 
     def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
@@ -334,33 +446,101 @@ class ModelProxy:
         exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()),
                                  **({"bodyB64": _b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
         deadline = time.monotonic() + self.request_seconds
+        scrub = _Scrub(self._key)
+        agent = _AgentSide(conn, sock)
+        status, hs, got, streamed = 0, [], [], False
         try:
             with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
-                hs = [(n.lower(), v) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
+                status = r.status_code
+                hs = [(n.lower(), scrub.text(v)) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
                 streamed = "text/event-stream" in r.headers.get("content-type", "")
-                self._send(conn, sock, h11.Response(status_code=r.status_code, headers=hs))
+                held = status >= 500  # an error answer is held until the probe has said whose failure it is
+                if not held:
+                    agent.send(h11.Response(status_code=status, headers=hs))
                 exchange["firstByteMs"] = self._ms()
-                got: list[bytes] = []
                 size = 0
                 for chunk in self._chunks(r, deadline):
                     size += len(chunk)
                     if size > ma.MAX_RESPONSE_BYTES:
                         raise httpx.ReadError("response over the bound")
-                    got.append(chunk)
-                    self._send(conn, sock, h11.Data(data=chunk))
-                self._send(conn, sock, h11.EndOfMessage())
-                self._account(exchange, r.status_code, hs, b"".join(got), streamed, forwarded=True)
-                return True
+                    out = scrub.feed(chunk)
+                    got.append(out)
+                    if out and not held:
+                        agent.send(h11.Data(data=out))  # once the agent is gone, read on: the tokens still count
+                tail = scrub.end()
+                got.append(tail)
+                if tail and not held:
+                    agent.send(h11.Data(data=tail))
+                if not held:
+                    agent.send(h11.EndOfMessage())
         except (httpx.HTTPError, TimeoutError) as exc:
+            failed = self._provider_failed(status)
             with self._lock:
-                self.budget.upstream_failures += 1
+                if failed:
+                    self.budget.upstream_failures += 1
                 exchange["upstreamError"] = type(exc).__name__
+                if status:
+                    exchange["response"] = {"status": status, "headers": hs, "bodyB64": _b64(b"".join(got))}
+                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed) if status < 400 else (0, 0)
+                    self.budget.input_tokens += inp
+                    self.budget.output_tokens += outp
                 self._log(exchange)
-            body = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
-                                         "message": "the model provider did not answer"}}).encode()
-            with contextlib.suppress(h11.LocalProtocolError, OSError):
-                self._answer(conn, sock, 502, body, close=True)
+            err = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
+                                        "message": "the model provider did not answer in time or in bounds"}})
+            if not agent.gone and status == 0:
+                with contextlib.suppress(h11.LocalProtocolError, OSError):
+                    self._answer(conn, sock, 502, err.encode(), [("x-should-retry", "false")], close=True)
             return False
+        if status >= 500:
+            if self._provider_failed(status):
+                with self._lock:
+                    self.budget.upstream_failures += 1
+            with contextlib.suppress(h11.LocalProtocolError, OSError):
+                self._answer(conn, sock, status, b"".join(got), hs)
+        self._account(exchange, status, hs, b"".join(got), streamed)
+        return not agent.gone
+
+    def _provider_failed(self, status: int) -> bool:
+        """Whether an answer that went wrong (a 5xx, a timeout, a cut or oversized answer) is the provider's
+        failure — the game a lane-error — or the agent's doing.
+
+        The agent chooses its requests: one asking for a generation longer than the deadline, or a crafted input
+        the provider answers 5xx, would let it turn any game it is losing into an unrated lane-error. So the
+        verifier asks the provider a request of its own (the smallest valid one, recorded as a ``probe``): the
+        provider failed only if that fails too. Never during a stop (the game is over), at most
+        :data:`MAX_PROBES` per game."""
+        if self._stopping.is_set() or self.replay is not None:
+            return False
+        with self._lock:
+            if self.budget.upstream_failures:
+                return True  # already the examiner's: no need to ask again
+            if self._probes >= MAX_PROBES:
+                return False
+            self._probes += 1
+        doc: dict[str, Any] = {"model": self.entry.id}
+        headers = {"content-type": "application/json", "accept-encoding": "identity",
+                   self.api.key_header: self.api.key_prefix + (self._key or "")}
+        if self.api.name == "openai-responses":
+            doc.update(input="ping", max_output_tokens=16)
+        else:
+            doc.update(messages=[{"role": "user", "content": "ping"}], max_tokens=1)
+        if self.api.name == "anthropic-messages":
+            headers["anthropic-version"] = "2023-06-01"
+        body = json.dumps(doc).encode()
+        probe: dict[str, Any] = {"ms": self._ms(), "probe": True, "cause": status or "transport",
+                                 "forwarded": {"url": ma.upstream_url(self.entry, self.api),
+                                               "bodyB64": _b64(body)}}
+        try:
+            r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
+                                  timeout=httpx.Timeout(min(self.request_seconds, PROBE_SECONDS), connect=10.0))
+            probe["response"] = {"status": r.status_code}
+            failed = r.status_code >= 500
+        except httpx.HTTPError as exc:
+            probe["upstreamError"] = type(exc).__name__
+            failed = True
+        with self._lock:
+            self.exchanges.append(probe)  # bounded by MAX_PROBES; not the agent's request, not in its counts
+        return failed and not self._stopping.is_set()
 
     def _chunks(self, r: httpx.Response, deadline: float) -> Iterator[bytes]:
         for chunk in r.iter_bytes():
@@ -370,13 +550,11 @@ class ModelProxy:
                 yield chunk
 
     def _account(self, exchange: dict[str, Any], status: int, headers: list[tuple[str, str]], body: bytes,
-                 streamed: bool, forwarded: bool | None) -> None:
+                 streamed: bool) -> None:
         inp, out = ma.usage_of(self.api, body, streamed) if status < 400 else (0, 0)
         with self._lock:
             self.budget.input_tokens += inp
             self.budget.output_tokens += out
-            if status >= 500 and forwarded:
-                self.budget.upstream_failures += 1
             exchange.update(response={"status": status, "headers": headers, "bodyB64": _b64(body)},
                             streamed=streamed, usage={"input": inp, "output": out}, doneMs=self._ms())
             self._log(exchange)
