@@ -54,3 +54,28 @@ def test_exam_discovery_does_not_follow_a_linked_task_directory(tmp_path: Path) 
     (d / "tasks").symlink_to(outside)
     with pytest.raises(PathOutside):
         source.discover(d)
+
+
+def test_the_provider_key_file_is_among_the_secrets_the_containment_probes_prove_absent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The models file's ``apiKeyFile`` is the verifier's secret like ``--key``: a key kept under /usr (say
+    /usr/local/etc/acme.key, world-readable) is visible in every sandbox, which binds the host's /usr. The
+    probes proved only ``--key`` and the state directory absent, so nothing noticed."""
+    from types import SimpleNamespace
+
+    from acx_oci.egress.session import ModelSetup
+    from acx_oci.model import modelapi as ma
+    from acx_oci.services import attest
+
+    seen: list[tuple[Path, ...]] = []
+    monkeypatch.setattr(attest, "runtime_of", lambda rom: {"command": ["true"]})
+    monkeypatch.setattr(attest, "rom_files", lambda store, cart: {})
+    monkeypatch.setattr(attest, "materialize_rom", lambda files, into: into)
+    monkeypatch.setattr(attest, "prove", lambda secrets, *a: seen.append(tuple(secrets)) or {"proven": False})
+    key_file = tmp_path / "acme.key"
+    entry = ma.ModelEntry(id="m", api="openai-chat", base_url="http://127.0.0.1:1/v1", api_key_file=str(key_file))
+    req = SimpleNamespace(secret_paths=(tmp_path / "verifier.key",), state_dir=tmp_path / "state", executor=None,
+                          store_options=None, cartridge_ref="x")
+    with attest._rom_solver(req, SimpleNamespace(rom={}), None, object(), ModelSetup(entry, "k")):  # type: ignore[arg-type]
+        pass
+    assert seen and key_file in seen[0], seen
