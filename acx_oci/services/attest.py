@@ -328,7 +328,9 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
         # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs, setup)
+        # The provider key's file is the verifier's secret too: proven absent from the sandbox like --key.
+        key_file = (Path(setup.entry.api_key_file),) if setup is not None and setup.entry.api_key_file else ()
+        proof = prove((*req.secret_paths, req.state_dir, *key_file), rom_dir / "rom", runtime, rootfs, setup)
         proof["imageDigest"] = image_digest
         yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:
