@@ -327,3 +327,59 @@ def test_a_deeply_nested_body_is_refused_and_counted(sock: Path) -> None:
             run = proxy.stop()
         assert forwarded_models(fm) == []
     assert run.record["refused"] == 1 and len(run.transcript["exchanges"]) == 1
+
+
+# --- (3) budgets under concurrency ------------------------------------------------------------------------------
+
+def test_concurrent_requests_cannot_overshoot_the_token_budget(sock: Path) -> None:
+    """Usage is known only when an answer ends: eight connections fired together just under the budget each
+    passed the check before any usage was added. With a token budget one answer is in flight at a time, so at
+    most the last forwarded request crosses it."""
+    budget = 60
+    with FakeModel("one two three four five six seven eight nine ten", key=KEY, latency=0.2) as fm:
+        proxy = ModelProxy(entry(fm, max_tokens_per_game=budget), KEY, sock).start()
+        statuses: list[int] = []
+
+        def agent() -> None:
+            with client(sock, timeout=30) as c:
+                for _ in range(10):
+                    r = c.post("/v1/chat/completions", json=chat("a b c d e"))
+                    statuses.append(r.status_code)
+                    if r.status_code == 429:
+                        return
+
+        threads = [threading.Thread(target=agent) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        run = proxy.stop()
+    forwarded = [e for e in run.transcript["exchanges"] if not e.get("refused") and not e.get("probe")]
+    spent = [e["usage"]["input"] + e["usage"]["output"] for e in forwarded]
+    assert len(fm.requests) == len(forwarded) == run.record["requests"]
+    assert sum(spent[:-1]) < budget <= sum(spent), spent  # only the last one crossed the budget
+    assert statuses.count(429) == 8
+
+
+def test_answers_in_flight_are_bounded_per_game(sock: Path) -> None:
+    """Each answer is held for the record while it is relayed: a game may not hold 64 of them at once."""
+    from acx_oci.egress import proxy as proxy_mod
+
+    with FakeModel("x", key=KEY, latency=0.5) as fm:
+        proxy = ModelProxy(entry(fm), KEY, sock).start()
+        seen: list[float] = []
+
+        def one() -> None:
+            with client(sock, timeout=30) as c:
+                assert c.post("/v1/chat/completions", json=chat()).status_code == 200
+                seen.append(time.monotonic())
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=one) for _ in range(2 * proxy_mod.MAX_IN_FLIGHT)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        proxy.stop()
+    assert len(seen) == 2 * proxy_mod.MAX_IN_FLIGHT
+    assert max(seen) - t0 >= 2 * 0.5  # two waves: never more than MAX_IN_FLIGHT upstream at once

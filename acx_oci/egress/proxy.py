@@ -35,6 +35,7 @@ from acx_oci.model import modelapi as ma
 _HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
 _CHUNK = 65536
 MAX_CONNECTIONS = 64  # open at once per game; the relay opens one per agent connection
+MAX_IN_FLIGHT = 4  # answers being relayed at once per game (each up to MAX_RESPONSE_BYTES, held for the record)
 MAX_PROBES = 8  # the verifier's own requests per game, each asking whether a failure was the provider's
 PROBE_SECONDS = 30.0
 class _AgentSide:
@@ -80,6 +81,7 @@ class ModelProxy:
                                     trust_env=False, transport=upstream_transport(self._backend),
                                     cookies=http.cookiejar.CookieJar(policy=NoCookies()))
         self._probes = 0
+        self._in_flight = threading.BoundedSemaphore(1 if entry.max_tokens_per_game else MAX_IN_FLIGHT)
         self._kept_refused = 0
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -261,16 +263,19 @@ class ModelProxy:
                                    host_ok=_HOSTS, body=body)
         if isinstance(verdict, ma.Refusal):
             return self._refuse(conn, sock, exchange, verdict)
-        with self._lock:
-            spent = self.budget.exhausted()
-            if spent is None:
-                self.budget.requests += 1
-        if spent is not None:
-            return self._refuse(conn, sock, exchange, spent)
-        fwd = ma.forwarded_body(self.api, verdict, body)
-        if self.replay is not None:
-            return self._replayed(conn, sock, exchange, target, body)
-        return self._forward(conn, sock, exchange, headers, body, fwd)
+        # At most MAX_IN_FLIGHT answers held at once (memory), and one when tokens are budgeted: usage is known
+        # only once an answer ends, so concurrent requests started just under the budget would overshoot it.
+        with self._in_flight:
+            with self._lock:
+                spent = self.budget.exhausted()
+                if spent is None:
+                    self.budget.requests += 1
+            if spent is not None:
+                return self._refuse(conn, sock, exchange, spent)
+            fwd = ma.forwarded_body(self.api, verdict, body)
+            if self.replay is not None:
+                return self._replayed(conn, sock, exchange, target, body)
+            return self._forward(conn, sock, exchange, headers, body, fwd)
 
     def _ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)

@@ -25,7 +25,7 @@ NETWORK_MODEL = "model"
 DATA_USE = ("no-training", "unknown")
 #: Bounds the proxy enforces on every exchange (a request body of at least 1 MiB must pass).
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 MAX_HEADER_BYTES = 32 * 1024
 MAX_HEADERS = 64
 REQUEST_SECONDS = 300.0
