@@ -300,7 +300,8 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
     held = {str(t["id"]) for t in unsealed.held_out}
     public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
     base_solver = req.baseline_solver if req.solver is not None else \
-        stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store))
+        stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store,
+                                        models_mod.setup_for(req.models, runtime_of(baseline.cart.rom))))
     assert base_solver is not None and baseline.held_out_r is not None
     new_in = regr.held_in_r(cart.rom_digest, unsealed, public, solver, req.jobs)
     base_in = regr.held_in_r(baseline.cart.rom_digest, unsealed, public, base_solver, req.jobs)
