@@ -149,3 +149,11 @@ def load_yaml_or_json_inside(root: Path, rel: str, what: str) -> Any:
     if rel.endswith(".json"):
         return parse_json(raw, f"{what} ({root / rel})")
     return parse_yaml(raw, f"{what} ({root / rel})")
+
+
+def read_bytes_in(root: Path, rel: str, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """:func:`read_bytes_inside` for a file that must exist (one line naming it otherwise)."""
+    raw = read_bytes_inside(root, rel, what, max_bytes)
+    if raw is None:
+        raise UsageError(f"{what}: file not found: {root / rel}")
+    return raw

@@ -22,7 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from acx_oci.egress.proxy import ModelProxy, ModelRun
+from acx_oci.egress.proxy import ModelProxy
+from acx_oci.egress.recording import ModelRun
 from acx_oci.model import modelapi as ma
 
 PROBE_UPSTREAM_CODE = "probe_upstream"

@@ -17,12 +17,9 @@ import http.cookiejar
 import json
 import os
 import socket
-import ssl
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,65 +28,32 @@ import httpx
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.egress.recording import ModelRun, Replay, b64
+from acx_oci.egress.upstream import KeyScrubber, NoCookies, TrackingBackend, upstream_transport
 from acx_oci.model import modelapi as ma
 
 _HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
 _CHUNK = 65536
 MAX_CONNECTIONS = 64  # open at once per game; the relay opens one per agent connection
-_SSL: ssl.SSLContext | None = None
+MAX_IN_FLIGHT = 4  # answers being relayed at once per game (each up to MAX_RESPONSE_BYTES, held for the record)
+MAX_PROBES = 8  # the verifier's own requests per game, each asking whether a failure was the provider's
+PROBE_SECONDS = 30.0
+class _AgentSide:
+    """Writes to the agent that never raise: an agent that hangs up or stops reading (its write times out) is
+    its own doing — never the provider's failure — and the answer is still read to its end and recorded."""
 
+    def __init__(self, conn: h11.Connection, sock: socket.socket) -> None:
+        self.conn, self.sock, self.gone = conn, sock, False
 
-def _ssl_context() -> ssl.SSLContext:
-    """One CA bundle for every game's client (loading it costs ~30 ms and ~0.75 MiB each time): no state."""
-    global _SSL
-    if _SSL is None:
-        _SSL = ssl.create_default_context()
-    return _SSL
-
-
-class _NoCookies(http.cookiejar.DefaultCookiePolicy):
-    """Upstream cookies are neither stored nor sent: nothing carries over between a game's requests."""
-
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
-        return False
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-@dataclass
-class Replay:
-    """Recorded answers, matched by :func:`acx_oci.model.modelapi.request_key`, each used once, in order."""
-
-    answers: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
-
-    @classmethod
-    def from_transcript(cls, transcript: dict[str, Any]) -> Replay:
-        """The forwarded exchanges of one game's model transcript (refusals are re-derived, not replayed)."""
-        out = cls()
-        for ex in transcript.get("exchanges") or []:
-            if not isinstance(ex, dict) or ex.get("refused") or not isinstance(ex.get("response"), dict):
-                continue
-            req = ex.get("request") or {}
-            key = ma.request_key(str(req.get("target")), base64.b64decode(str(req.get("bodyB64") or "")))
-            out.answers.setdefault(key, deque()).append(ex["response"])
-        return out
-
-    def take(self, key: str) -> dict[str, Any] | None:
-        """The next recorded answer for this request, or None (the run diverged)."""
-        q = self.answers.get(key)
-        return q.popleft() if q else None
-
-
-@dataclass(frozen=True)
-class ModelRun:
-    """What one game's proxy saw: the counters for the signed record and the transcript to seal."""
-
-    record: dict[str, Any]
-    transcript: dict[str, Any]
-    upstream_failed: bool
-    divergent: bool
+    def send(self, event: Any) -> None:
+        if self.gone:
+            return
+        try:
+            data = self.conn.send(event)
+            if data:
+                self.sock.sendall(data)
+        except (OSError, h11.LocalProtocolError):
+            self.gone = True
 
 
 class ModelProxy:
@@ -112,9 +76,13 @@ class ModelProxy:
         self._threads: list[threading.Thread] = []
         self._conns: set[socket.socket] = set()
         self._server: socket.socket | None = None
+        self._backend = TrackingBackend()
         self._client = httpx.Client(timeout=httpx.Timeout(request_seconds, connect=10.0), follow_redirects=False,
-                                    trust_env=False, verify=_ssl_context(),
-                                    cookies=http.cookiejar.CookieJar(policy=_NoCookies()))
+                                    trust_env=False, transport=upstream_transport(self._backend),
+                                    cookies=http.cookiejar.CookieJar(policy=NoCookies()))
+        self._probes = 0
+        self._in_flight = threading.BoundedSemaphore(1 if entry.max_tokens_per_game else MAX_IN_FLIGHT)
+        self._kept_refused = 0
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -144,8 +112,10 @@ class ModelProxy:
         for c in conns:
             with contextlib.suppress(OSError):
                 c.shutdown(socket.SHUT_RDWR)
-        for t in self._threads:
-            t.join(timeout=5)
+        self._backend.cut_all()  # requests still waiting on the provider end now, not at their deadline
+        deadline = time.monotonic() + 5
+        for t in list(self._threads):
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
         self._client.close()
         with contextlib.suppress(OSError):
             os.unlink(self.socket_path)
@@ -234,11 +204,6 @@ class ModelProxy:
             else:
                 return None
 
-    def _send(self, conn: h11.Connection, sock: socket.socket, event: Any) -> None:
-        data = conn.send(event)
-        if data:
-            sock.sendall(data)
-
     def _answer(self, conn: h11.Connection, sock: socket.socket, status: int, body: bytes,
                 headers: list[tuple[str, str]] | None = None, close: bool = False) -> None:
         """A whole response; ``headers`` may name the content-type (JSON otherwise)."""
@@ -258,7 +223,7 @@ class ModelProxy:
             self.budget.refuse(r.code)
             if r.code == "replay_divergent":
                 self.budget.divergent += 1
-            exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": _b64(body)})
+            exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": b64(body)})
             self._log(exchange)
         with contextlib.suppress(h11.LocalProtocolError):  # SDKs retry 429/409/5xx unless told not to
             self._answer(conn, sock, r.status, body, [("x-should-retry", "false")], close=close)
@@ -269,10 +234,13 @@ class ModelProxy:
         size = sum(len(str(part.get("bodyB64") or "")) for part in (exchange.get("request") or {},
                                                                      exchange.get("forwarded") or {},
                                                                      exchange.get("response") or {}))
-        if len(self.exchanges) < 2 * ma.MAX_EXCHANGES and (exchange.get("refused") is None
-                                                            or self.budget.recorded_bytes < ma.MAX_TRANSCRIPT_BYTES):
-            self.exchanges.append(exchange)
-            self.budget.recorded_bytes += size
+        if exchange.get("refused") is not None:  # free for the agent: bounded apart, never at the answers' cost
+            if self._kept_refused >= ma.MAX_EXCHANGES or self.budget.recorded_bytes >= ma.MAX_TRANSCRIPT_BYTES:
+                return
+            self._kept_refused += 1
+        exchange["n"] = len(self.exchanges) + 1
+        self.exchanges.append(exchange)
+        self.budget.recorded_bytes += size
 
     def _handle(self, conn: h11.Connection, sock: socket.socket, req: h11.Request) -> bool:
         method, target = req.method.decode("ascii", "replace"), req.target.decode("latin-1")
@@ -290,21 +258,24 @@ class ModelProxy:
         if body is None:
             return self._refuse(conn, sock, exchange, ma.Refusal(413, "body_refused", "request body over the "
                                 f"{ma.MAX_REQUEST_BYTES}-byte bound, malformed or too slow"), True)
-        exchange["request"]["bodyB64"] = _b64(body)
+        exchange["request"]["bodyB64"] = b64(body)
         verdict = ma.check_request(self.api, self.entry.id, method=method, target=target, headers=headers,
                                    host_ok=_HOSTS, body=body)
         if isinstance(verdict, ma.Refusal):
             return self._refuse(conn, sock, exchange, verdict)
-        with self._lock:
-            spent = self.budget.exhausted()
-            if spent is None:
-                self.budget.requests += 1
-        if spent is not None:
-            return self._refuse(conn, sock, exchange, spent)
-        fwd = ma.forwarded_body(self.api, verdict, body)
-        if self.replay is not None:
-            return self._replayed(conn, sock, exchange, target, body)
-        return self._forward(conn, sock, exchange, headers, body, fwd)
+        # At most MAX_IN_FLIGHT answers held at once (memory), and one when tokens are budgeted: usage is known
+        # only once an answer ends, so concurrent requests started just under the budget would overshoot it.
+        with self._in_flight:
+            with self._lock:
+                spent = self.budget.exhausted()
+                if spent is None:
+                    self.budget.requests += 1
+            if spent is not None:
+                return self._refuse(conn, sock, exchange, spent)
+            fwd = ma.forwarded_body(self.api, verdict, body)
+            if self.replay is not None:
+                return self._replayed(conn, sock, exchange, target, body)
+            return self._forward(conn, sock, exchange, headers, body, fwd)
 
     def _ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -321,7 +292,7 @@ class ModelProxy:
         hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
         streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
         self._answer(conn, sock, int(answer.get("status") or 502), data, hs)
-        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed, forwarded=None)
+        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed)
         return True
 
     def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
@@ -332,35 +303,103 @@ class ModelProxy:
         out_headers[self.api.key_header] = self.api.key_prefix + (self._key or "")
         url = ma.upstream_url(self.entry, self.api)
         exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()),
-                                 **({"bodyB64": _b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
+                                 **({"bodyB64": b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
         deadline = time.monotonic() + self.request_seconds
+        scrub = KeyScrubber(self._key)
+        agent = _AgentSide(conn, sock)
+        status, hs, got, streamed = 0, [], [], False
         try:
             with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
-                hs = [(n.lower(), v) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
+                status = r.status_code
+                hs = [(n.lower(), scrub.text(v)) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
                 streamed = "text/event-stream" in r.headers.get("content-type", "")
-                self._send(conn, sock, h11.Response(status_code=r.status_code, headers=hs))
+                held = status >= 500  # an error answer is held until the probe has said whose failure it is
+                if not held:
+                    agent.send(h11.Response(status_code=status, headers=hs))
                 exchange["firstByteMs"] = self._ms()
-                got: list[bytes] = []
                 size = 0
                 for chunk in self._chunks(r, deadline):
                     size += len(chunk)
                     if size > ma.MAX_RESPONSE_BYTES:
                         raise httpx.ReadError("response over the bound")
-                    got.append(chunk)
-                    self._send(conn, sock, h11.Data(data=chunk))
-                self._send(conn, sock, h11.EndOfMessage())
-                self._account(exchange, r.status_code, hs, b"".join(got), streamed, forwarded=True)
-                return True
+                    out = scrub.feed(chunk)
+                    got.append(out)
+                    if out and not held:
+                        agent.send(h11.Data(data=out))  # once the agent is gone, read on: the tokens still count
+                tail = scrub.end()
+                got.append(tail)
+                if tail and not held:
+                    agent.send(h11.Data(data=tail))
+                if not held:
+                    agent.send(h11.EndOfMessage())
         except (httpx.HTTPError, TimeoutError) as exc:
+            failed = self._provider_failed(status)
             with self._lock:
-                self.budget.upstream_failures += 1
+                if failed:
+                    self.budget.upstream_failures += 1
                 exchange["upstreamError"] = type(exc).__name__
+                if status:
+                    exchange["response"] = {"status": status, "headers": hs, "bodyB64": b64(b"".join(got))}
+                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed) if status < 400 else (0, 0)
+                    self.budget.input_tokens += inp
+                    self.budget.output_tokens += outp
                 self._log(exchange)
-            body = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
-                                         "message": "the model provider did not answer"}}).encode()
-            with contextlib.suppress(h11.LocalProtocolError, OSError):
-                self._answer(conn, sock, 502, body, close=True)
+            err = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
+                                        "message": "the model provider did not answer in time or in bounds"}})
+            if not agent.gone and status == 0:
+                with contextlib.suppress(h11.LocalProtocolError, OSError):
+                    self._answer(conn, sock, 502, err.encode(), [("x-should-retry", "false")], close=True)
             return False
+        if status >= 500:
+            if self._provider_failed(status):
+                with self._lock:
+                    self.budget.upstream_failures += 1
+            with contextlib.suppress(h11.LocalProtocolError, OSError):
+                self._answer(conn, sock, status, b"".join(got), hs)
+        self._account(exchange, status, hs, b"".join(got), streamed)
+        return not agent.gone
+
+    def _provider_failed(self, status: int) -> bool:
+        """Whether an answer that went wrong (a 5xx, a timeout, a cut or oversized answer) is the provider's
+        failure — the game a lane-error — or the agent's doing.
+
+        The agent chooses its requests: one asking for a generation longer than the deadline, or a crafted input
+        the provider answers 5xx, would let it turn any game it is losing into an unrated lane-error. So the
+        verifier asks the provider a request of its own (the smallest valid one, recorded as a ``probe``): the
+        provider failed only if that fails too. Never during a stop (the game is over), at most
+        :data:`MAX_PROBES` per game."""
+        if self._stopping.is_set() or self.replay is not None:
+            return False
+        with self._lock:
+            if self.budget.upstream_failures:
+                return True  # already the examiner's: no need to ask again
+            if self._probes >= MAX_PROBES:
+                return False
+            self._probes += 1
+        doc: dict[str, Any] = {"model": self.entry.id}
+        headers = {"content-type": "application/json", "accept-encoding": "identity",
+                   self.api.key_header: self.api.key_prefix + (self._key or "")}
+        if self.api.name == "openai-responses":
+            doc.update(input="ping", max_output_tokens=16)
+        else:
+            doc.update(messages=[{"role": "user", "content": "ping"}], max_tokens=1)
+        if self.api.name == "anthropic-messages":
+            headers["anthropic-version"] = "2023-06-01"
+        body = json.dumps(doc).encode()
+        probe: dict[str, Any] = {"ms": self._ms(), "probe": True, "cause": status or "transport",
+                                 "forwarded": {"url": ma.upstream_url(self.entry, self.api),
+                                               "bodyB64": b64(body)}}
+        try:
+            r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
+                                  timeout=httpx.Timeout(min(self.request_seconds, PROBE_SECONDS), connect=10.0))
+            probe["response"] = {"status": r.status_code}
+            failed = r.status_code >= 500
+        except httpx.HTTPError as exc:
+            probe["upstreamError"] = type(exc).__name__
+            failed = True
+        with self._lock:
+            self.exchanges.append(probe)  # bounded by MAX_PROBES; not the agent's request, not in its counts
+        return failed and not self._stopping.is_set()
 
     def _chunks(self, r: httpx.Response, deadline: float) -> Iterator[bytes]:
         for chunk in r.iter_bytes():
@@ -370,13 +409,11 @@ class ModelProxy:
                 yield chunk
 
     def _account(self, exchange: dict[str, Any], status: int, headers: list[tuple[str, str]], body: bytes,
-                 streamed: bool, forwarded: bool | None) -> None:
+                 streamed: bool) -> None:
         inp, out = ma.usage_of(self.api, body, streamed) if status < 400 else (0, 0)
         with self._lock:
             self.budget.input_tokens += inp
             self.budget.output_tokens += out
-            if status >= 500 and forwarded:
-                self.budget.upstream_failures += 1
-            exchange.update(response={"status": status, "headers": headers, "bodyB64": _b64(body)},
+            exchange.update(response={"status": status, "headers": headers, "bodyB64": b64(body)},
                             streamed=streamed, usage={"input": inp, "output": out}, doneMs=self._ms())
             self._log(exchange)

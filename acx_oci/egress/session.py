@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx_oci.egress.proxy import ModelProxy, Replay
+from acx_oci.egress.proxy import ModelProxy
+from acx_oci.egress.recording import Replay
 from acx_oci.model import modelapi as ma
 
 

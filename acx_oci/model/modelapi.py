@@ -25,7 +25,7 @@ NETWORK_MODEL = "model"
 DATA_USE = ("no-training", "unknown")
 #: Bounds the proxy enforces on every exchange (a request body of at least 1 MiB must pass).
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 MAX_HEADER_BYTES = 32 * 1024
 MAX_HEADERS = 64
 REQUEST_SECONDS = 300.0
@@ -163,14 +163,77 @@ def check_request(api: Api, model_id: str, *, method: str, target: str, headers:
     if "upgrade" in names or any(n == "connection" and "upgrade" in v.lower() for n, v in headers):
         return Refusal(400, "upgrade_refused", "protocol upgrades are not allowed")
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return Refusal(400, "body_refused", "the request body must be a JSON object")
+        doc = strict_json(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return Refusal(400, "body_refused", "the request body must be one JSON object in UTF-8 (no BOM, no "
+                       "duplicate keys, no NaN or Infinity)")
     if not isinstance(doc, dict):
         return Refusal(400, "body_refused", "the request body must be a JSON object")
     if doc.get("model") != model_id:
         return Refusal(403, "model_refused", f"only model {model_id!r} may be called")
+    reach = provider_reach(api, doc)
+    if reach is not None:
+        return Refusal(400, "tool_refused", f"{reach}: the provider would reach the network for the agent")
     return doc
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(body: bytes) -> Any:
+    """``body`` parsed only if every JSON parser reads it the same way: strict UTF-8 with no BOM (so no
+    UTF-16/32 guessing), no duplicate keys at any depth (Python keeps the last, many parsers the first: the
+    proxy would judge one request and the provider run another), no ``NaN``/``Infinity``."""
+    return json.loads(body.decode("utf-8"), object_pairs_hook=_unique, parse_constant=_no_constant)
+
+
+#: Tool types the agent's own process executes (the provider only returns a call): every other tool type
+#: is run by the provider — web search and fetch, remote MCP servers, hosted code, the key's stored files.
+CLIENT_TOOLS: dict[str, tuple[str, ...]] = {
+    "openai-chat": ("function", "custom"),
+    "openai-responses": ("function", "custom", "local_shell", "apply_patch"),
+    "anthropic-messages": ("custom", "bash_", "text_editor_", "computer_"),
+}
+#: Top-level request fields that make the provider reach out (or reuse provider-side state).
+PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
+    "openai-chat": ("web_search_options",),
+    "openai-responses": (),
+    "anthropic-messages": ("mcp_servers", "container"),
+}
+
+
+def provider_reach(api: Api, doc: dict[str, Any]) -> str | None:
+    """What in ``doc`` would have the provider reach the network on the agent's behalf, or None.
+
+    The sandbox's network namespace is empty; without this the model API itself is egress to any host
+    (a remote MCP server URL, a fetched page) carrying held-out prompts out and anything in."""
+    for name in PROVIDER_FIELDS.get(api.name, ()):
+        if name in doc:
+            return f"request field {name!r}"
+    tools = doc.get("tools")
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "'tools' that is not a list"
+    allowed = CLIENT_TOOLS.get(api.name, ())
+    for tool in tools:
+        if not isinstance(tool, dict):
+            return "a tool that is not an object"
+        kind = tool.get("type", "custom" if api.name == "anthropic-messages" else None)
+        if not isinstance(kind, str) or not any(kind == a or (a.endswith("_") and kind.startswith(a))
+                                                for a in allowed):
+            return f"tool type {kind!r}"
+    return None
 
 
 def forwarded_body(api: Api, doc: dict[str, Any], raw: bytes) -> bytes:
@@ -193,7 +256,7 @@ def _sse_events(body: bytes) -> list[Any]:
             if data and data != b"[DONE]":
                 try:
                     out.append(json.loads(data))
-                except (ValueError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):
                     continue
     return out
 
@@ -208,7 +271,7 @@ def usage_of(api: Api, body: bytes, streamed: bool) -> tuple[int, int]:
     if not streamed:
         try:
             one = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return 0, 0
         docs = [one]
     inp = out = 0
@@ -230,7 +293,7 @@ def request_key(target: str, body: bytes) -> str:
     and number spelling do not matter); a body that is not JSON is hashed as its bytes."""
     try:
         payload = canonical(json.loads(body))
-    except (ValueError, UnicodeDecodeError, TypeError, OverflowError):
+    except (ValueError, UnicodeDecodeError, TypeError, OverflowError, RecursionError):
         payload = body
     return hashlib.sha256(target.encode("utf-8") + b"\n" + payload).hexdigest()
 

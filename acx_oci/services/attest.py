@@ -305,7 +305,8 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
     held = {str(t["id"]) for t in unsealed.held_out}
     public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
     base_solver = req.baseline_solver if req.solver is not None else \
-        stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store))
+        stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store,
+                                        models_mod.setup_for(req.models, runtime_of(baseline.cart.rom))))
     assert base_solver is not None and baseline.held_out_r is not None
     new_in = regr.held_in_r(cart.rom_digest, unsealed, public, solver, req.jobs)
     base_in = regr.held_in_r(baseline.cart.rom_digest, unsealed, public, base_solver, req.jobs)
@@ -333,7 +334,9 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
         materialize_rom(rom_files(store, cart), rom_dir / "rom")
         # An environment image: its unpacked root (cached by digest) is / for probes, games and grading.
         rootfs, image_digest = prepare_image(image, req.store_options) if image else (None, None)
-        proof = prove((*req.secret_paths, req.state_dir), rom_dir / "rom", runtime, rootfs, setup)
+        # The provider key's file is the verifier's secret too: proven absent from the sandbox like --key.
+        key_file = (Path(setup.entry.api_key_file),) if setup is not None and setup.entry.api_key_file else ()
+        proof = prove((*req.secret_paths, req.state_dir, *key_file), rom_dir / "rom", runtime, rootfs, setup)
         proof["imageDigest"] = image_digest
         yield RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
     finally:

@@ -13,7 +13,12 @@ from typing import Any
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.seal import Recipient, seal, unseal
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.files import load_json_file, load_yaml_or_json_inside, read_bytes, read_bytes_inside, read_text_tree
+from acx_oci.files import (
+    load_yaml_or_json_inside,
+    read_bytes_in,
+    read_bytes_inside,
+    read_text_tree,
+)
 from acx_oci.jsonio import parse_json, validate
 from acx_oci.model.benchmark import (
     ANN_CAPABILITY,
@@ -113,13 +118,15 @@ def _exam_fields(base: Path, rel: str, tid: Any) -> dict[str, Any]:
 
 def load_suite_dir(directory: Path) -> tuple[Benchmark, bytes]:
     """Read ``benchmark.json`` (expanding ``dir`` tasks) and ``seal.key`` (hex)."""
-    doc = load_json_file(directory / SUITE_FILE, "benchmark suite")
+    # The suite is the author's: its top-level files are read inside it too (a link there is refused).
+    where = f"benchmark suite ({directory / SUITE_FILE})"
+    doc = parse_json(read_bytes_in(directory, SUITE_FILE, "benchmark suite"), where)
     if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
         raise UsageError(f"benchmark suite ({directory / SUITE_FILE}): expected an object with a tasks array")
     common = read_text_tree(directory, str(doc.pop("graderCommon")), "graderCommon") if "graderCommon" in doc else {}
     doc["tasks"] = [_expand_task(t, directory, common) if isinstance(t, dict) else t for t in doc["tasks"]]
     bench = from_document(doc, f"benchmark suite ({directory / SUITE_FILE})")
-    raw = read_bytes(directory / SEAL_KEY_FILE, "seal key", 4096).strip()
+    raw = read_bytes_in(directory, SEAL_KEY_FILE, "seal key", 4096).strip()
     try:
         key = bytes.fromhex(raw.decode("ascii"))
     except (ValueError, UnicodeDecodeError):

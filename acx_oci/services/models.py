@@ -71,6 +71,14 @@ def setup(entry: ma.ModelEntry | None, executor: Any = None) -> ModelSetup | Non
     return ModelSetup(entry, model_key(entry))
 
 
+def setup_for(models: Models | None, runtime: dict[str, Any] | None) -> ModelSetup | None:
+    """The egress of another ROM of the same run (a regression baseline): its own declared model's entry."""
+    entry, problem = select(models, ma.declared_model(runtime))
+    if problem:
+        raise UsageError(f"baseline: {problem}")
+    return setup(entry)
+
+
 def credential_fields(entry: ma.ModelEntry | None, predicates: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What the credential says of the model: which one, the provider's data terms, the run's totals."""
     if entry is None:

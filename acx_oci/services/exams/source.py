@@ -17,7 +17,6 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError, PathOutside, UsageError
 from acx_oci.files import (
-    load_json_file,
     load_yaml_or_json_file,
     load_yaml_or_json_inside,
     read_bytes_inside,
@@ -92,7 +91,7 @@ def discover(path: Path) -> list[Path]:
         return [path]
     found: list[Path] = []
     if (path / "benchmark.json").is_file():
-        doc = load_json_file(path / "benchmark.json", "benchmark suite")
+        doc = load_yaml_or_json_inside(path, "benchmark.json", "benchmark suite")
         for t in doc.get("tasks", []) if isinstance(doc, dict) else []:
             if isinstance(t, dict) and "dir" in t:
                 rel = "/".join(parts_of(str(t["dir"]), "benchmark task dir"))
@@ -100,6 +99,8 @@ def discover(path: Path) -> list[Path]:
                 found.append(path / rel)
     if not found:
         found = sorted({p.parent for p in path.glob("*/exam.yaml")} | {p.parent for p in path.glob("*/*/exam.yaml")})
+        for d in found:  # glob walks into linked directories: an exam found through a link is refused
+            read_bytes_inside(path, f"{d.relative_to(path).as_posix()}/{mx.EXAM_FILE}", "exam contract")
     if not found:
         raise UsageError(f"{path}: no exam.yaml here or in its task directories")
     return found
@@ -121,12 +122,14 @@ def load_exam(exam_dir: Path) -> ExamSource:
     families: Any = None
     if root is not None and (root / mx.FAMILIES_FILE).is_file():
         try:
-            families = load_yaml_or_json_file(root / mx.FAMILIES_FILE, "exam family registry")
+            families = load_yaml_or_json_inside(root, mx.FAMILIES_FILE, "exam family registry")
+        except PathOutside:
+            raise
         except AcxError:
             families = None
     common: dict[str, str] = {}
     if root is not None and (root / "benchmark.json").is_file():
-        doc = load_json_file(root / "benchmark.json", "benchmark suite")
+        doc = load_yaml_or_json_inside(root, "benchmark.json", "benchmark suite")
         if isinstance(doc, dict) and doc.get("graderCommon"):
             common = read_tree(root, str(doc["graderCommon"]), "graderCommon")
     elif root is not None:
