@@ -46,7 +46,7 @@ from acx_oci.services import transcripts as tx
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge, rom_files
 from acx_oci.services.environment import benchmark_image, environment_problems, image_digests
 from acx_oci.services.ledger import Ledger
-from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list  # noqa: F401 (re-exported)
+from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list, status_base_url  # noqa: F401
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
@@ -54,14 +54,6 @@ TRANSCRIPT_SEAL_INFO = tx.TRANSCRIPT_SEAL_INFO
 CREDENTIAL_VALIDITY = timedelta(days=365)
 DEFAULT_COOLDOWN = timedelta(hours=24)
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
-
-
-def status_base_url(issuer: str) -> str:
-    """Where the issuer's status lists live by default: its did:web host, else acx.dev."""
-    if issuer.startswith("did:web:"):
-        host_path = issuer[len("did:web:"):].split("#", 1)[0].split(":")
-        return "https://" + "/".join(p.replace("%3A", ":") for p in host_path) + "/acx/status"
-    return "https://acx.dev/status"
 
 
 @dataclass

@@ -58,6 +58,14 @@ class Published:
                 "statusListRef": self.status_list_ref}
 
 
+def status_base_url(issuer: str) -> str:
+    """Where the issuer's status lists live by default: its did:web host, else acx.dev."""
+    if issuer.startswith("did:web:"):
+        host_path = issuer[len("did:web:"):].split("#", 1)[0].split(":")
+        return "https://" + "/".join(p.replace("%3A", ":") for p in host_path) + "/acx/status"
+    return "https://acx.dev/status"
+
+
 def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: datetime) -> dict[str, Any]:
     """The state's list as of ``now``: every revoked index set, the next sequence, signed by the verifier."""
     bits = bytearray(statuslist.empty_bits(sl.size))
