@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from acx_oci.cli import main
 from acx_oci.crypto.seal import unseal
 from acx_oci.solvers import rom as rom_solver
 from acx_oci.trust.keyfiles import load_identity
+from tests.support.cli import cli, ok
 from tests.support.fakemodel import FakeModel, ModelRequest, SlowStream, files_answer, solve_from_reference
 from tests.support.sdk import sdk_python
 
@@ -34,15 +34,6 @@ REAL_KEY = "sk-acx-REAL-verifier-key-0b7e1f"
 KEY_ENV = "ACX_TEST_MODEL_KEY"
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
-
-
-def ok(res: Result, code: int = 0) -> Any:
-    assert res.exit_code == code, res.output
-    return json.loads(res.output) if res.output.lstrip().startswith("{") else res.output
 
 
 def make_cartridge(tmp: Path, name: str, agent: Path, layout: str, *, model: str = MODEL,
