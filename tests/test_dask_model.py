@@ -28,12 +28,12 @@ from acx_oci.services.executors.wire import model_record, result_from_wire
 from acx_oci.solvers.remote import RomBundle, worker_setup
 from acx_oci.trust.keyfiles import load_identity
 
+from . import test_model_egress as egress
 from .support.dask_cluster import Cluster, start_cluster
 from .support.fakemodel import FakeModel, solve_from_reference
 from .support.sdk import sdk_python
-from .test_model_egress import (BENCH_PY, KEY_ENV, MODEL, REAL_KEY, attest, everything, make_cartridge, models_file,
-                                only_allowed, predicates, transcripts)
 
+BENCH_PY, KEY_ENV, MODEL, REAL_KEY = egress.BENCH_PY, egress.KEY_ENV, egress.MODEL, egress.REAL_KEY
 AGENTS = Path(__file__).resolve().parent.parent / "testdata" / "agents"
 DECLARED = ma.DeclaredModel("openai-chat", MODEL)
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
@@ -96,7 +96,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ok(cli("keygen", tmp / "publisher"))
     ok(cli("keygen", tmp / "verifier"))
     layout = f"oci:{tmp / 'layout'}"
-    make_cartridge(tmp, "honest", AGENTS / "llm_agent.py", layout)
+    egress.make_cartridge(tmp, "honest", AGENTS / "llm_agent.py", layout)
     ok(cli("benchmark", "push", BENCH_PY, f"{layout}:bench", "--seal-to", tmp / "verifier.did.json",
            "--allow-uncertified"))
     return {"tmp": tmp, "layout": layout, "did": load_identity(tmp / "verifier.key").did}
@@ -124,8 +124,8 @@ def test_model_games_on_a_worker_that_holds_the_key(world: dict[str, Any], clust
     cluster.add_worker("keyed", env={KEY_ENV: REAL_KEY})
     try:
         with FakeModel(solve_from_reference(BENCH_PY), key=REAL_KEY) as fm:
-            models = models_file(world["tmp"], fm, "dask")
-            res = attest(world, "honest", "dask", "--models", str(models), "--games", "2",
+            models = egress.models_file(world["tmp"], fm, "dask")
+            res = egress.attest(world, "honest", "dask", "--models", str(models), "--games", "2",
                          "--executor", cluster.url)
     finally:
         cluster.kill_worker("keyed")
@@ -133,7 +133,7 @@ def test_model_games_on_a_worker_that_holds_the_key(world: dict[str, Any], clust
     summary = json.loads(res.output)
     assert summary["games"] == 2, summary
     out = world["tmp"] / "runs" / "dask"
-    preds = predicates(out)
+    preds = egress.predicates(out)
     assert len(preds) == 2
     for p in preds:
         assert p["executor"] == {"name": "dask", "worker": "keyed", "attempts": 1}
@@ -145,14 +145,14 @@ def test_model_games_on_a_worker_that_holds_the_key(world: dict[str, Any], clust
     assert any(p["outcome"] == "certified-pass" for p in preds), [p["outcome"] for p in preds]
     # The upstream saw the worker's key (the verifier never had it) and only allowed requests, all counted.
     assert fm.requests and len(fm.requests) == sum(p["model"]["requests"] for p in preds)
-    only_allowed(fm)
-    seen = transcripts(world, out)
+    egress.only_allowed(fm)
+    seen = egress.transcripts(world, out)
     for p in preds:  # the model transcript came back inside the game transcript, and digests to the record's
         assert any(p["model"]["transcriptDigest"] == sha256_digest(canonical(t["model"])) for t in seen)
     assert all(t["model"]["exchanges"] for t in seen)
     # The key is nowhere in what came back: records, transcripts (sealed and opened), the output, the state.
     assert REAL_KEY not in json.dumps(seen) and REAL_KEY not in res.output
-    assert REAL_KEY.encode() not in everything(out, world["tmp"] / "state-dask")
+    assert REAL_KEY.encode() not in egress.everything(out, world["tmp"] / "state-dask")
 
 
 @pytest.mark.slow
@@ -162,8 +162,8 @@ def test_a_worker_without_the_key_plays_nothing_and_is_named(world: dict[str, An
     cluster.add_worker("nokey")  # this process's environment: KEY_ENV is not set
     try:
         with FakeModel("x", key=REAL_KEY) as fm:
-            models = models_file(world["tmp"], fm, "dask-nokey")
-            res = attest(world, "honest", "dask-nokey", "--models", str(models), "--games", "2",
+            models = egress.models_file(world["tmp"], fm, "dask-nokey")
+            res = egress.attest(world, "honest", "dask-nokey", "--models", str(models), "--games", "2",
                          "--executor", cluster.url)
     finally:
         cluster.kill_worker("nokey")
@@ -174,7 +174,7 @@ def test_a_worker_without_the_key_plays_nothing_and_is_named(world: dict[str, An
     assert reason.startswith("containment_unproven") and "nokey" in reason and f"apiKeyEnv {KEY_ENV}" in reason
     assert "Traceback" not in res.output
     assert not fm.requests  # nothing reached the provider
-    preds = predicates(world["tmp"] / "runs" / "dask-nokey")
+    preds = egress.predicates(world["tmp"] / "runs" / "dask-nokey")
     assert len(preds) == 2
     for p in preds:
         assert p["outcome"] == "withheld" and p["containment"]["proven"] is False
