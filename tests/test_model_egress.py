@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from acx_oci.cli import main
 from acx_oci.crypto.seal import unseal
 from acx_oci.solvers import rom as rom_solver
 from acx_oci.trust.keyfiles import load_identity
+from tests.support.cli import cli, ok
 from tests.support.fakemodel import FakeModel, ModelRequest, SlowStream, files_answer, solve_from_reference
 from tests.support.sdk import sdk_python
 
@@ -34,15 +34,6 @@ REAL_KEY = "sk-acx-REAL-verifier-key-0b7e1f"
 KEY_ENV = "ACX_TEST_MODEL_KEY"
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
-
-
-def ok(res: Result, code: int = 0) -> Any:
-    assert res.exit_code == code, res.output
-    return json.loads(res.output) if res.output.lstrip().startswith("{") else res.output
 
 
 def make_cartridge(tmp: Path, name: str, agent: Path, layout: str, *, model: str = MODEL,
@@ -262,7 +253,7 @@ def test_no_entry_for_the_declared_model_is_not_issued_and_plays_nothing(world: 
         assert not (world["tmp"] / "runs" / out / "games").exists()
 
 
-def test_a_missing_key_or_a_cluster_executor_is_bad_input_before_any_attempt(world: dict[str, Any],
+def test_a_missing_key_is_bad_input_before_any_attempt_unless_workers_read_it(world: dict[str, Any],
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     with FakeModel("x", key=REAL_KEY) as fm:
@@ -271,14 +262,15 @@ def test_a_missing_key_or_a_cluster_executor_is_bad_input_before_any_attempt(wor
         assert res.exit_code == 2 and f"apiKeyEnv {KEY_ENV}, which is not set" in res.output, res.output
         assert len(res.output.strip().splitlines()) == 1 and not fm.requests
     assert not list((world["tmp"] / "runs").glob("nokey/games"))
-    monkeypatch.setenv(KEY_ENV, REAL_KEY)
-    from acx_oci.errors import UsageError
     from acx_oci.services import models as models_mod
 
     entry = next(iter(models_mod.load_models(models).values()))
-    assert models_mod.setup(entry) is not None
-    with pytest.raises(UsageError, match="local games only"):  # the key would have to travel to Dask workers
-        models_mod.setup(entry, executor=object())
+    # A Dask run: the verifier reads no key (each worker reads its own: tests/test_dask_model.py).
+    remote = models_mod.setup(entry, executor=object())
+    assert remote is not None and remote.key is None and remote.entry == entry
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    local = models_mod.setup(entry)
+    assert local is not None and local.key == REAL_KEY
 
 
 def test_upstream_down_for_every_game_is_examiner_unreliable(world: dict[str, Any], key_env: None) -> None:

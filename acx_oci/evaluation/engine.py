@@ -171,9 +171,10 @@ def review(games: list[Game], draws: int) -> list[str]:
     examiner is not "unreliable", it never ran. Otherwise more than 10% of drawn games ending in
     ``lane-error``, ``withheld`` or ``invalid`` (all unrated) means the examiner, not the model, is in doubt.
     """
-    if any(g.facts.get("conditions", {}).get("containment") is False for g in games):
+    unproven = [g for g in games if g.facts.get("conditions", {}).get("containment") is False]
+    if unproven:  # the first game's reason says which probe failed (on a cluster: on which worker, and why)
         return [f"{CONTAINMENT_UNPROVEN}: the sandbox's containment was not proven on this run; "
-                "every game is withheld"]
+                f"every game is withheld ({unproven[0].detail[:400]})"]
     broken = sum(g.outcome in (LANE_ERROR, WITHHELD, INVALID) for g in games)
     if draws and broken * 10 > draws:
         return [f"{EXAMINER_UNRELIABLE}: {broken} of {draws} drawn games ended lane-error, withheld or invalid "

@@ -170,7 +170,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
     runtime = runtime_of(cart.rom)
     model_entry, model_problem = tx.select_model(req.models, declared_model(runtime), req.replay) \
         if req.solver is None else (None, None)
-    setup = tx.model_setup(model_entry, req.replay, req.executor)  # a missing key: bad input, before any attempt
+    setup = tx.model_setup(model_entry, req.replay, req.executor)  # a missing local key: bad input, up front
     if req.solver is not None and req.solver.descriptor().get("name") != "reference":
         raise UsageError("attest: only the ROM solver (the signed ROM, sandboxed) or the reference simulation "
                          "may issue; nothing that signs runs another command")
@@ -298,7 +298,7 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
     public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
     base_solver = req.baseline_solver if req.solver is not None else \
         stack.enter_context(_rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store,
-                                        models_mod.setup_for(req.models, runtime_of(baseline.cart.rom))))
+                                        models_mod.setup_for(req.models, runtime_of(baseline.cart.rom), req.executor)))
     assert base_solver is not None and baseline.held_out_r is not None
     new_in = regr.held_in_r(cart.rom_digest, unsealed, public, solver, req.jobs)
     base_in = regr.held_in_r(baseline.cart.rom_digest, unsealed, public, base_solver, req.jobs)
@@ -319,7 +319,7 @@ def _rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None = N
     assert runtime is not None  # refused before any attempt when absent
     store = store or open_store(parse_reference(req.cartridge_ref), req.store_options)
     if req.executor is not None:  # the ROM travels (digest-checked there); each worker proves its own sandbox
-        yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options)
+        yield req.executor.rom_solver(cart, store, image, (*req.secret_paths, req.state_dir), req.store_options, setup)
         return
     rom_dir = new_rom_dir()
     try:

@@ -1,25 +1,28 @@
 """The verifier's models file and what a run of a model-calling ROM takes from it.
 
 The verifier, not the author, says where a model lives, which key pays for it and what its training
-cutoff is: a ROM names only ``runtime.model {api, id}``. Keys are read here, once, and handed to the
-proxy (``acx_oci.egress``) — never to a sandbox, a record or a message.
+cutoff is: a ROM names only ``runtime.model {api, id}``. Keys are read where the games are played, once,
+and handed to the proxy (``acx_oci.egress``) — never to a sandbox, a record or a message: here for local
+games; for ``--executor`` (Dask) by each worker from its own environment or file (``apiKeyEnv`` names the
+variable, ``apiKeyFile`` the path, on the worker), so the key never crosses the network.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress.session import ModelSetup, model_key
 from acx_oci.errors import UsageError
-from acx_oci.files import load_yaml_or_json_file, read_bytes
+from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate
 from acx_oci.model import modelapi as ma
 
+__all__ = ["MODEL_UNAVAILABLE", "Models", "credential_fields", "load_models", "model_key", "select", "setup",
+           "setup_for"]
+
 MODEL_UNAVAILABLE = "model_unavailable"
-MAX_KEY_BYTES = 16 * 1024
 
 Models = dict[tuple[str, str], ma.ModelEntry]
 
@@ -32,21 +35,6 @@ def load_models(path: Path) -> Models:
         return ma.parse_models(doc)
     except ValueError as exc:
         raise UsageError(f"models file ({path}): {exc}") from None
-
-
-def model_key(entry: ma.ModelEntry) -> str:
-    """The key that pays for ``entry``: from its environment variable or file, checked printable."""
-    if entry.api_key_env:
-        value = os.environ.get(entry.api_key_env)
-        if not value:
-            raise UsageError(f"models file: model {entry.id} names apiKeyEnv {entry.api_key_env}, which is not set")
-    else:
-        assert entry.api_key_file
-        value = read_bytes(entry.api_key_file, f"model {entry.id} apiKeyFile", MAX_KEY_BYTES).decode(
-            "utf-8", "replace").strip()
-    if not value or not value.isprintable() or not value.isascii():
-        raise UsageError(f"models file: the key for model {entry.id} is empty or not printable ASCII")
-    return value
 
 
 def select(models: Models | None, declared: ma.DeclaredModel | None) -> tuple[ma.ModelEntry | None, str | None]:
@@ -62,21 +50,23 @@ def select(models: Models | None, declared: ma.DeclaredModel | None) -> tuple[ma
 
 
 def setup(entry: ma.ModelEntry | None, executor: Any = None) -> ModelSetup | None:
-    """The run's model egress (the key read now, so a missing one is bad input before any attempt)."""
+    """The run's model egress. Local games: the key read now, so a missing one is bad input before any
+    attempt. With ``executor`` (a Dask cluster) the verifier reads no key: the entry's public fields and the
+    key's *name* travel, and each worker reads its own key before it proves containment (a worker without
+    one proves nothing, so it plays nothing)."""
     if entry is None:
         return None
     if executor is not None:
-        raise UsageError("attest: a ROM that calls a model plays on local games only (--executor would have to "
-                         "carry the provider key to the workers)")
+        return ModelSetup(entry)
     return ModelSetup(entry, model_key(entry))
 
 
-def setup_for(models: Models | None, runtime: dict[str, Any] | None) -> ModelSetup | None:
+def setup_for(models: Models | None, runtime: dict[str, Any] | None, executor: Any = None) -> ModelSetup | None:
     """The egress of another ROM of the same run (a regression baseline): its own declared model's entry."""
     entry, problem = select(models, ma.declared_model(runtime))
     if problem:
         raise UsageError(f"baseline: {problem}")
-    return setup(entry)
+    return setup(entry, executor)
 
 
 def credential_fields(entry: ma.ModelEntry | None, predicates: Iterable[dict[str, Any]]) -> dict[str, Any]:

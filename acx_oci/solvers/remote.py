@@ -3,10 +3,14 @@
 A :class:`RomBundle` is everything a worker needs besides the task: the signed ROM document's exact bytes
 (their sha256 is the ROM digest), the ROM's files keyed by their digests, the environment image reference
 and the verifier's secret *paths* (the probes prove them absent inside the sandbox; the secrets themselves
-never travel). The worker recomputes every digest before it writes a byte, proves containment in the games'
-own spec once per worker process (the proof is cached with the materialised ROM), and only then plays.
-A worker whose probes fail plays nothing: :func:`play_game` answers ``unproven`` and the verifier re-queues
-the game elsewhere. Records are never signed here: the verifier signs after the results come back.
+never travel). For a ROM that calls a model it carries the models-file entry's public fields and the *name*
+of its key (``apiKeyEnv``) or the *path* of its key file (``apiKeyFile``), never the key: each worker reads
+the key from its own environment or file system, runs each game's proxy beside the game, and proves the
+model egress (the model probes, its key file among the secrets) in its own sandbox. The worker recomputes
+every digest before it writes a byte, proves containment in the games' own spec once per worker process
+(the proof is cached with the materialised ROM), and only then plays. A worker whose probes fail — or that
+has no key to prove them with — plays nothing: :func:`play_game` answers ``unproven`` and the verifier
+re-queues the game elsewhere. Records are never signed here: the verifier signs after the results come back.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
+from acx_oci.egress.session import ModelSetup, model_key
 from acx_oci.envimage import prepare_image
-from acx_oci.errors import IntegrityError
+from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.jsonio import parse_json
+from acx_oci.model import modelapi as ma
 from acx_oci.oci.store import StoreOptions
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 
@@ -39,15 +45,17 @@ class RomBundle:
     secret_paths: tuple[str, ...] = ()
     image: str | None = None
     store_options: StoreOptions = field(default_factory=StoreOptions)
+    model: ma.ModelEntry | None = None  # public fields and the key's env name / file path; never the key
 
     @classmethod
     def build(cls, rom_bytes: bytes, rom_digest: str, files_by_path: dict[str, bytes], *,
               secret_paths: tuple[Path, ...] = (), image: str | None = None,
-              store_options: StoreOptions | None = None) -> RomBundle:
+              store_options: StoreOptions | None = None, model: ma.ModelEntry | None = None) -> RomBundle:
+        """The bundle for one run: the ROM's files keyed by the digests its document lists."""
         rom = parse_json(rom_bytes, "ROM manifest")
         files = {str(e["digest"]): files_by_path[str(e["path"])] for e in rom.get("files") or []}
         return cls(rom_bytes, rom_digest, files, tuple(str(p) for p in secret_paths), image,
-                   store_options or StoreOptions())
+                   store_options or StoreOptions(), model)
 
 
 def checked_files(bundle: RomBundle) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -69,48 +77,71 @@ def checked_files(bundle: RomBundle) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 @dataclass
 class _Prepared:
-    solver: RomSolver
-    rom_dir: Path
+    solver: RomSolver | None  # None: this worker could not prove containment (``proof`` says why)
+    proof: dict[str, Any]
+    rom_dir: Path | None
 
 
-_PREPARED: dict[tuple[str, str | None, tuple[str, ...]], _Prepared] = {}
+_PREPARED: dict[tuple[str, str | None, tuple[str, ...], ma.ModelEntry | None], _Prepared] = {}
 _LOCK = threading.Lock()
 
 
 def _cleanup() -> None:
     for p in _PREPARED.values():
-        shutil.rmtree(p.rom_dir, ignore_errors=True)
+        if p.rom_dir is not None:
+            shutil.rmtree(p.rom_dir, ignore_errors=True)
 
 
 atexit.register(_cleanup)
 
 
-def prepared(bundle: RomBundle) -> RomSolver:
-    """This process's solver for the bundle: ROM checked and materialised, containment proven — once.
+def worker_setup(entry: ma.ModelEntry | None) -> tuple[ModelSetup | None, str | None]:
+    """This worker's model egress for ``entry``, its key read here (from the worker's own environment or
+    file); or why there is none (naming the variable or file, never a value)."""
+    if entry is None:
+        return None, None
+    try:
+        return ModelSetup(entry, model_key(entry)), None
+    except UsageError as exc:
+        where = f"apiKeyEnv {entry.api_key_env}" if entry.api_key_env else f"apiKeyFile {entry.api_key_file}"
+        return None, f"no model key on this worker ({where}): {str(exc)[:200]}"
+
+
+def prepared(bundle: RomBundle) -> tuple[RomSolver | None, dict[str, Any]]:
+    """This process's solver for the bundle and its containment proof: ROM checked and materialised, the
+    model key read, containment proven — once. No solver when the proof could not even start (no key).
 
     Cached per worker process (a failed proof too: an unhealthy worker answers at once, every time).
     """
-    key = (bundle.rom_digest, bundle.image, bundle.secret_paths)
+    key = (bundle.rom_digest, bundle.image, bundle.secret_paths, bundle.model)
     with _LOCK:
         hit = _PREPARED.get(key)
         if hit is not None:
-            return hit.solver
+            return hit.solver, hit.proof
         rom, files = checked_files(bundle)
         runtime = rom.get("runtime")
         if not isinstance(runtime, dict):
             raise IntegrityError("the ROM declares no runtime")
+        setup, missing = worker_setup(bundle.model)
+        if missing is not None:
+            proof: dict[str, Any] = {"proven": False, "probes": [], "error": missing}
+            _PREPARED[key] = _Prepared(None, proof, None)
+            return None, proof
+        # The worker's own key file is its secret too: proven absent from the sandbox like the verifier's key.
+        key_file = (bundle.model.api_key_file,) if bundle.model is not None and bundle.model.api_key_file else ()
         rom_dir = new_rom_dir()
         try:
             materialize_rom(files, rom_dir / "rom")
             rootfs, image_digest = prepare_image(bundle.image, bundle.store_options) if bundle.image else (None, None)
-            proof = prove(tuple(Path(p) for p in bundle.secret_paths), rom_dir / "rom", runtime, rootfs)
+            proof = prove(tuple(Path(p) for p in (*bundle.secret_paths, *key_file)), rom_dir / "rom", runtime,
+                          rootfs, setup)
         except BaseException:
             shutil.rmtree(rom_dir, ignore_errors=True)
             raise
         proof["imageDigest"] = image_digest
-        solver = RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs)
-        _PREPARED[key] = _Prepared(solver, rom_dir)
-        return solver
+        solver = RomSolver(rom_dir / "rom", runtime, proof, rootfs=rootfs, model=setup)
+        _PREPARED[key] = _Prepared(solver, proof, rom_dir)
+        return solver, proof
 
 
 def _worker() -> tuple[str, str, Any]:
@@ -130,9 +161,8 @@ def _worker() -> tuple[str, str, Any]:
 def play_game(bundle: RomBundle, task: dict[str, Any], rom_digest: str, run: str, game: int) -> dict[str, Any]:
     """Run on a worker: prove (once), announce the start, play one game; the result goes back unsigned."""
     name, address, worker = _worker()
-    solver = prepared(bundle)
-    proof = solver.containment
-    if not proof.get("proven"):
+    solver, proof = prepared(bundle)
+    if solver is None or not proof.get("proven"):
         return {"status": UNPROVEN, "worker": name, "address": address, "containment": proof}
     if worker is not None:
         worker.log_event(EVENT_TOPIC, {"run": run, "game": game, "name": name, "event": "started"})

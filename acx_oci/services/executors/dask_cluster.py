@@ -8,6 +8,12 @@ restriction that leaves it out); with no healthy worker left a game ends ``withh
 is lost mid-game is replayed elsewhere (Dask reschedules it; a ``KilledWorker`` is resubmitted) at most
 :data:`MAX_ATTEMPTS` times, and the record names the workers it was lost on; a game that cannot be placed at
 all (no worker for :data:`PLACEMENT_TIMEOUT` seconds) ends ``lane-error``, never a model fail.
+
+A ROM that calls a model plays here too: the bundle carries the models-file entry (public fields, the key's
+variable name or file path — never the key), each worker reads its own key and runs each game's proxy beside
+the game; a worker without the key proves nothing, so it is excluded like any unproven one (its name and the
+missing variable are in the records' ``executor.unprovenOn`` and, when no worker is left, the withheld
+games' reason). Each game's ``model`` record field comes back checked (:func:`~.wire.model_record`).
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from urllib.parse import urlsplit
 from distributed import Client, Future, wait
 from distributed.security import Security
 
+from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
@@ -94,11 +102,19 @@ class DaskExecutor:
         return sum(int(w.get("nthreads", 1)) for w in self.client.scheduler_info()["workers"].values()) or 1
 
     def rom_solver(self, cart: LoadedCartridge, store: Any, image: str | None, secret_paths: tuple[Any, ...],
-                   store_options: StoreOptions) -> DaskSolver:
+                   store_options: StoreOptions, setup: ModelSetup | None = None) -> DaskSolver:
+        """The ROM solver for this cluster; ``setup`` (a model ROM's egress) sends its entry, never a key."""
         runtime = runtime_of(cart.rom)
         assert runtime is not None
+        declared = ma.declared_model(runtime)
+        if declared is not None and (setup is None or setup.declared != declared):
+            raise UsageError("this ROM calls a model: the run needs the verifier's models entry for "
+                             f"{declared.api}:{declared.id} (--models)")
+        if setup is not None and setup.replays is not None:
+            raise UsageError("attest: a model replay plays on local games only (drop --executor)")
         bundle = RomBundle.build(cart.rom_bytes, cart.rom_digest, rom_files(store, cart), secret_paths=secret_paths,
-                                 image=image, store_options=store_options)
+                                 image=image, store_options=store_options,
+                                 model=setup.entry if setup is not None else None)
         return DaskSolver(self, bundle, runtime)
 
     def close(self) -> None:
@@ -193,7 +209,7 @@ class DaskSolver:
         tracker = _Tracker(uuid.uuid4().hex[:16], len(tasks), self.executor.on_progress)
         client.subscribe_topic(EVENT_TOPIC, tracker.on_event)
         bundle = self._scatter()
-        places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs), self.executor)
+        places = _Placement(client, bundle, tasks, rom_digest, tracker, max(1, jobs), self.executor, self.runtime)
         try:
             tracker.report()
             yield from places.results()
@@ -216,7 +232,7 @@ class DaskSolver:
             return None
 
 
-def _checked(val: Any) -> SolverResult | None:
+def _checked(val: Any, model: ma.DeclaredModel | None = None) -> SolverResult | None:
     """A worker's answer, shape-checked: its result (None for ``unproven``), else :class:`WorkerAnswerRefused`."""
     if not isinstance(val, dict) or not isinstance(val.get("worker"), str) or not isinstance(val.get("address"), str) \
             or not isinstance(val.get("containment"), dict):
@@ -227,14 +243,23 @@ def _checked(val: Any) -> SolverResult | None:
         raise WorkerAnswerRefused(f"unknown status {str(val.get('status'))[:40]!r}")
     if val["containment"].get("proven") is not True:  # a game played without a proof is never rated
         raise WorkerAnswerRefused("a game reported played without a containment proof")
-    return result_from_wire(val.get("result"))
+    return result_from_wire(val.get("result"), model)
+
+
+def _why(proof: dict[str, Any]) -> str:
+    """Why a worker's proof failed, bounded (a worker's own text): the failing probes, else its error."""
+    probes = proof.get("probes")
+    failed = [str(p.get("name"))[:120] for p in (probes if isinstance(probes, list) else [])
+              if isinstance(p, dict) and not p.get("ok")]
+    return (", ".join(failed[:5]) or str(proof.get("error") or "no proof"))[:300]
 
 
 class _Placement:
     """The submit / collect / re-queue loop of one run; results leave in the order of ``tasks``."""
 
     def __init__(self, client: Client, bundle: Future[Any] | None, tasks: list[dict[str, Any]], rom_digest: str,
-                 tracker: _Tracker, jobs: int, executor: DaskExecutor | None = None) -> None:
+                 tracker: _Tracker, jobs: int, executor: DaskExecutor | None = None,
+                 bundle_runtime: dict[str, Any] | None = None) -> None:
         self.client, self.bundle, self.tasks, self.rom_digest = client, bundle, tasks, rom_digest
         self.tracker, self.jobs = tracker, jobs
         self.pending: deque[int] = deque(range(len(tasks)))
@@ -247,6 +272,7 @@ class _Placement:
         self.stranded = bundle is None
         self.executor = executor
         self.confined = executor is not None and executor.confined
+        self.model = ma.declared_model(bundle_runtime) if bundle_runtime else None
 
     def results(self) -> Iterator[SolverResult]:
         idle_since: float | None = None
@@ -315,7 +341,7 @@ class _Placement:
         if fut.status == "finished":
             try:
                 val = fut.result()
-                res = _checked(val)
+                res = _checked(val, self.model)
             except (WorkerAnswerRefused, TypeError, ValueError) as refused:  # not plain data: never unpickled
                 fut.release()
                 self._give(i, SolverResult(LANE_ERROR, f"harness error on the worker: answer refused: "
@@ -348,11 +374,9 @@ class _Placement:
         last = list(self.bad.values())[-1]
         refused = self.unproven_on.setdefault(i, [])  # every worker it could go to proved nothing
         refused += sorted({str(v["worker"]) for v in self.bad.values()} - set(refused))
-        probes = last["containment"].get("probes")
-        failed = [str(p.get("name"))[:120] for p in (probes if isinstance(probes, list) else [])
-                  if isinstance(p, dict) and not p.get("ok")]
-        why = ", ".join(failed) or str(last["containment"].get("error") or "no proof")
-        self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({why})",
+        whys = sorted({f"{str(v['worker'])[:60]}: {_why(v['containment'])}" for v in self.bad.values()})
+        shown = "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3 else "")
+        self._give(i, SolverResult(WITHHELD, f"containment unproven on every worker ({shown})",
                                    facts={"conditions": {"containment": False}}), last)
 
     def _give(self, i: int, res: SolverResult, val: dict[str, Any] | None = None) -> None:
@@ -363,7 +387,7 @@ class _Placement:
             executor["retriedFrom"] = earlier
         if self.unproven_on.get(i):
             executor["unprovenOn"] = self.unproven_on[i]
-        record: dict[str, Any] = {"executor": executor}
+        record: dict[str, Any] = {**res.facts.get("record", {}), "executor": executor}  # the checked model counts
         if val is not None:
             record["containment"] = val["containment"]
         self.ready[i] = SolverResult(res.outcome, res.detail, res.transcript, {**res.facts, "record": record})

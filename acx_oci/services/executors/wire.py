@@ -7,17 +7,26 @@ client is opened with ``deserializers=["msgpack"]`` (results are plain data, see
 :func:`acx_oci.solvers.remote.play_game`), results are checked field by field before they become a
 :class:`SolverResult`, and exceptions are unpickled by an allow-list of exception types and the ``tblib``
 helpers that rebuild them; anything else becomes a plain ``Exception`` naming what was refused.
+
+A worker's own record fields are dropped, except a model game's ``model`` counts (:func:`model_record`):
+exactly the proxy's seven fields, the run's declared model, bounded integers, and a ``transcriptDigest``
+the verifier recomputes from the model transcript that came back inside the (bounded) game transcript.
 """
 
 from __future__ import annotations
 
 import builtins
 import io
+import json
 import pickle
 from typing import Any
 
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model import modelapi as ma
+from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
 
 CLIENT_DESERIALIZERS = ["msgpack"]
 _ALLOWED = frozenset({
@@ -103,12 +112,45 @@ def install_safe_exceptions() -> None:
     distributed.client.clean_exception = clean_exception  # type: ignore[attr-defined]
 
 
+#: A game transcript larger than this is refused (the proxy keeps at most 96 MiB of base64 bodies per game).
+MAX_WIRE_TRANSCRIPT = 256 * 1024 * 1024
+_MODEL_COUNTS = {"requests": ma.MAX_EXCHANGES, "refused": 10**9, "inputTokens": 10**12, "outputTokens": 10**12}
+_MODEL_FIELDS = frozenset({"id", "api", "transcriptDigest", *_MODEL_COUNTS})
+
+
 def result_to_wire(res: SolverResult) -> dict[str, Any]:
+    """A result as plain data (what :func:`result_from_wire` reads back)."""
     return {"outcome": res.outcome, "detail": res.detail, "transcript": res.transcript, "facts": dict(res.facts)}
 
 
-def result_from_wire(obj: Any) -> SolverResult:
-    """A worker's game result, type by type (msgpack gives lists for tuples; bytes stay bytes)."""
+def model_record(obj: Any, model: ma.DeclaredModel, transcript: bytes | None) -> dict[str, Any]:
+    """A worker's ``model`` record field, checked against the run's declared model and the transcript it
+    came with (its ``model`` part must digest to ``transcriptDigest``); else :class:`WorkerAnswerRefused`."""
+    if not isinstance(obj, dict) or set(obj) != _MODEL_FIELDS:
+        raise WorkerAnswerRefused(f"the model record must have exactly the fields {sorted(_MODEL_FIELDS)}")
+    if (obj["api"], obj["id"]) != (model.api, model.id):
+        raise WorkerAnswerRefused("the model record names another model than the ROM's")
+    for name, bound in _MODEL_COUNTS.items():
+        n = obj[name]
+        if type(n) is not int or not 0 <= n <= bound:
+            raise WorkerAnswerRefused(f"the model record's {name} must be an integer in [0, {bound}]")
+    try:
+        doc = json.loads(transcript) if transcript is not None else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        doc = None
+    part = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(part, dict) or obj["transcriptDigest"] != sha256_digest(canonical(part)):
+        raise WorkerAnswerRefused("the model record's transcriptDigest is not the digest of the model transcript "
+                                  "that came back")
+    return {k: obj[k] for k in ("id", "api", "requests", "refused", "inputTokens", "outputTokens",
+                                "transcriptDigest")}
+
+
+def result_from_wire(obj: Any, model: ma.DeclaredModel | None = None) -> SolverResult:
+    """A worker's game result, type by type (msgpack gives lists for tuples; bytes stay bytes).
+
+    The worker's ``facts["record"]`` is dropped; for a ROM that calls a model (``model``) its ``model`` field
+    is kept once :func:`model_record` accepts it, and a rated game without one is refused."""
     if not isinstance(obj, dict):
         raise WorkerAnswerRefused(f"expected a result object, found {type(obj).__name__}")
     outcome, detail, transcript, facts = (obj.get(k) for k in ("outcome", "detail", "transcript", "facts"))
@@ -116,6 +158,14 @@ def result_from_wire(obj: Any) -> SolverResult:
         raise WorkerAnswerRefused("result outcome and detail must be strings")
     if transcript is not None and not isinstance(transcript, bytes):
         raise WorkerAnswerRefused("result transcript must be bytes")
+    if transcript is not None and len(transcript) > MAX_WIRE_TRANSCRIPT:
+        raise WorkerAnswerRefused(f"result transcript over {MAX_WIRE_TRANSCRIPT} bytes")
     if not isinstance(facts, dict) or not all(isinstance(k, str) for k in facts):
         raise WorkerAnswerRefused("result facts must be an object")
+    record = facts.get("record")
+    facts = {k: v for k, v in facts.items() if k != "record"}
+    if model is not None and isinstance(record, dict) and "model" in record:
+        facts["record"] = {"model": model_record(record["model"], model, transcript)}
+    elif model is not None and outcome in (CERTIFIED_PASS, MODEL_FAIL):
+        raise WorkerAnswerRefused("a model game was reported rated without its model record")
     return SolverResult(outcome, detail, transcript, facts)
