@@ -221,3 +221,25 @@ def test_load_policy_yaml(tmp_path: Path) -> None:
     bad.write_text("apiVersion: [unclosed\n")
     with pytest.raises(UsageError, match="policy file"):
         load_policy(bad)
+
+
+def with_model(acc: AcceptedCredential, model: str | None) -> AcceptedCredential:
+    """The same credential, earned by an agent that called ``model`` (None: an offline agent)."""
+    from dataclasses import replace
+
+    result: dict[str, Any] = {"acx:cartridgeRomDigest": "sha256:" + "0" * 64}
+    if model is not None:
+        result.update({"acx:model": {"id": model, "api": "openai-chat"}, "acx:modelDataUse": "no-training"})
+    return replace(acc, credential={"credentialSubject": {"result": [result]}})
+
+
+@pytest.mark.parametrize(("model", "allowed"), [("acme-large-2026-06", True), ("acme-small-2026-06", False),
+                                                (None, False)])
+def test_a_policy_requirement_can_name_the_model(model: str | None, allowed: bool) -> None:
+    """A level is a level of this ROM with this model: a policy naming a model counts only that model's levels."""
+    req = {"capabilities": [{**CAPREQ, "model": "acme-large-2026-06"}]}
+    verdict = evaluate(policy(req), "acx/agent", resolution([with_model(accepted(), model)]), NOW)
+    assert verdict.allowed is allowed
+    if not allowed:
+        assert "model_mismatch" in verdict.requirements[0].codes
+    assert "with model acme-large-2026-06" in verdict.requirements[0].description

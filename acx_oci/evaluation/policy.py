@@ -136,6 +136,7 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
         max_age_text=str(age_raw) if age_raw is not None else None,
         benchmark_id=bench.get("id"),
         benchmark_version=bench.get("version"),
+        model=raw.get("model"),
     )
 
 

@@ -35,6 +35,7 @@ CODE_ROM_TAMPERED = "rom_tampered"
 CODE_PUBLISHER_UNTRUSTED = "publisher_untrusted"
 CODE_PUBLISHER_NOT_ALLOWED = "publisher_not_allowed"
 CODE_NOT_VERIFIED = "claim_not_verified"
+CODE_MODEL_MISMATCH = "model_mismatch"
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -196,6 +197,7 @@ class CapabilityRequirement(Requirement):
         max_age_text: str | None = None,
         benchmark_id: str | None = None,
         benchmark_version: str | None = None,
+        model: str | None = None,
     ) -> None:
         if min_tier is not None and min_tier not in TIER_FLOOR:
             raise UsageError(f"minTier {min_tier!r}: expected one of {', '.join(TIER_NAMES)}")
@@ -209,6 +211,7 @@ class CapabilityRequirement(Requirement):
         self.max_age_text = max_age_text
         self.benchmark_id = benchmark_id
         self.benchmark_version = benchmark_version
+        self.model = model  # a level is a level of this ROM *with this model*: only that model's levels count
 
     def describe(self) -> str:
         out = self.task_type
@@ -230,6 +233,8 @@ class CapabilityRequirement(Requirement):
             out += f" within {self.max_age_text or f'{int(self.max_age_seconds)}s'}"
         if self.benchmark_id:
             out += f" on {self.benchmark_id}" + (f"@{self.benchmark_version}" if self.benchmark_version else "")
+        if self.model:
+            out += f" with model {self.model}"
         return out
 
     def _floor(self) -> tuple[int, str] | None:
@@ -262,6 +267,9 @@ class CapabilityRequirement(Requirement):
             want = self.benchmark_id + (f"@{self.benchmark_version}" if self.benchmark_version else "")
             out.append((CODE_BENCHMARK_MISMATCH,
                         f"measured on {acc.benchmark_id}@{acc.benchmark_version}, the policy wants {want}"))
+        if self.model is not None and (acc.model or {}).get("id") != self.model:
+            got = (acc.model or {}).get("id") or "no model"
+            out.append((CODE_MODEL_MISMATCH, f"earned with {got}, the policy wants model {self.model}"))
         return out
 
     def _matches(self, task_type: str, stack: tuple[str, ...], domain: str | None) -> bool:
