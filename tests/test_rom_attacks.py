@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -204,3 +205,48 @@ def test_rom_files_are_bounded_in_total_before_any_fetch(tmp_path: Path) -> None
     huge = dataclasses.replace(loaded, rom={**loaded.rom, "files": files})
     with pytest.raises(UsageError, match="total"):
         rom_files(store, huge)
+
+
+# --- host limits the agent could choose ---------------------------------------------------------------------
+
+LONG_PATH_AGENT = r'''
+import os
+fd = os.open("/workspace", os.O_RDONLY | os.O_DIRECTORY)
+for i in range(24):  # 24 x 241 bytes: the joined path is ~5.8 KB, past the host's PATH_MAX of 4096
+    name = ("d%02d" % i) + "x" * 238
+    os.mkdir(name, dir_fd=fd)
+    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.close(fd)
+    fd = nxt
+os.close(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+'''
+
+
+def test_a_workspace_deeper_than_the_hosts_path_limit_is_the_agents_fail_not_a_lane_error(play: Any) -> None:
+    """Nested 240-character names make the joined host path too long for path-based host code (ENAMETOOLONG;
+    reported as a lane-error, "harness error" -- unrated, at the agent's choice). The game must stay the agent's
+    result; the unit test below shows the walk itself, which raised ENAMETOOLONG before it used descriptors."""
+    res = play(LONG_PATH_AGENT)
+    assert res.outcome == MODEL_FAIL, res.detail
+    assert "harness error" not in res.detail
+
+
+def test_tree_digest_and_copy_walk_past_path_max(tmp_path: Path) -> None:
+    from acx_oci.sandbox.grader import copy_tree
+    from acx_oci.sandbox.tree import tree_digest
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for i in range(24):
+        name = f"d{i:02d}" + "x" * 238
+        os.mkdir(name, dir_fd=fd)
+        nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    with os.fdopen(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+        fh.write("x")
+    os.close(fd)
+    digest = tree_digest(root)
+    copy_tree(root, tmp_path / "copy")
+    assert tree_digest(tmp_path / "copy") == digest

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
@@ -25,54 +24,54 @@ MAX_TREE_DEPTH = 64
 MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
 
 
-def _walk_error(exc: OSError) -> None:
-    raise TreeRefused(f"tree has a directory the host cannot list ({type(exc).__name__})")
-
-
 def tree_digest(root: Path) -> str:
     """sha256 over JCS of every entry (path, type, exec bit, content digest or link target); no links followed.
 
-    Raises :class:`TreeRefused` past :data:`MAX_TREE_ENTRIES`, :data:`MAX_TREE_DEPTH` or :data:`MAX_TREE_BYTES`,
-    or for a name or link target that is not UTF-8 (checked before descending, so a hostile tree is not walked).
+    Walked through directory descriptors (:func:`acx_oci.safetree.walk`): a host limit such as the length of
+    a joined path (``ENAMETOOLONG`` from 240-character names nested deep) never becomes an error the agent
+    can cause. Raises :class:`TreeRefused` past :data:`MAX_TREE_ENTRIES`, :data:`MAX_TREE_DEPTH` or
+    :data:`MAX_TREE_BYTES`, for a name or link target that is not UTF-8, or for a directory the host cannot
+    list (checked before descending, so a hostile tree is not walked on).
     """
     entries: list[dict[str, str]] = []
     total = 0
-    for dirpath, dirnames, filenames in os.walk(root, onerror=_walk_error, followlinks=False):
-        dirnames.sort()
-        base = Path(dirpath)
-        if len(base.relative_to(root).parts) >= MAX_TREE_DEPTH and dirnames:
-            raise TreeRefused(f"tree is deeper than {MAX_TREE_DEPTH} directories")
-        if len(entries) + len(dirnames) + len(filenames) > MAX_TREE_ENTRIES:
-            raise TreeRefused(f"tree has more than {MAX_TREE_ENTRIES} entries")
-        for name in sorted(dirnames + filenames):
-            p = base / name
-            rel = p.relative_to(root).as_posix()
+    try:
+        fd = safetree.open_root(root)
+    except PathOutside as exc:
+        raise TreeRefused(f"tree cannot be opened ({exc})") from None
+    try:
+        for e in safetree.walk(fd, max_entries=MAX_TREE_ENTRIES, max_depth=MAX_TREE_DEPTH, what="tree"):
             try:
-                rel.encode("utf-8")
+                e.rel.encode("utf-8")
             except UnicodeEncodeError:
                 raise TreeRefused("tree has a file name that is not UTF-8") from None
-            st = os.lstat(p)
-            total += st.st_size
+            total += e.st.st_size
             if total > MAX_TREE_BYTES:
                 raise TreeRefused(f"tree holds more than {MAX_TREE_BYTES} bytes")
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(p)
+            if e.is_link:
+                target = os.readlink(e.name, dir_fd=e.parent_fd)
                 try:
                     target.encode("utf-8")
                 except UnicodeEncodeError:
                     raise TreeRefused("tree has a link target that is not UTF-8") from None
-                entries.append({"path": rel, "type": "symlink", "target": target})
-            elif stat.S_ISDIR(st.st_mode):
-                entries.append({"path": rel, "type": "dir"})
-            elif stat.S_ISREG(st.st_mode):
+                entries.append({"path": e.rel, "type": "symlink", "target": target})
+            elif e.is_dir:
+                entries.append({"path": e.rel, "type": "dir"})
+            elif e.is_file:
                 h = hashlib.sha256()
-                with open(p, "rb") as fh:
+                with os.fdopen(safetree.open_file_at(e.parent_fd, e.name, e.rel), "rb") as fh:
                     for chunk in iter(lambda: fh.read(1 << 20), b""):
                         h.update(chunk)
-                entries.append({"path": rel, "type": "file", "exec": "1" if st.st_mode & 0o111 else "0",
+                entries.append({"path": e.rel, "type": "file", "exec": "1" if e.st.st_mode & 0o111 else "0",
                                 "sha256": h.hexdigest()})
             else:
-                entries.append({"path": rel, "type": "other"})
+                entries.append({"path": e.rel, "type": "other"})
+    except PathOutside as exc:
+        raise TreeRefused(str(exc)) from None
+    except OSError as exc:
+        raise TreeRefused(f"tree has an entry the host cannot read ({type(exc).__name__})") from None
+    finally:
+        os.close(fd)
     entries.sort(key=lambda e: e["path"])
     return sha256_digest(canonical(entries))
 
