@@ -24,7 +24,7 @@ command -v docker-registry >/dev/null 2>&1 || need+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
-command -v jq >/dev/null 2>&1 || need+=(jq)        # the README walk-through (tests/test_readme_walkthrough.py)
+command -v jq >/dev/null 2>&1 || need+=(jq)        # the walk-through, docs/getting-started.md (tests/test_readme_walkthrough.py)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 if [ ${#need[@]} -gt 0 ]; then

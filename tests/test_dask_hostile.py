@@ -154,7 +154,7 @@ def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: P
         assert warn.result() == {"sent": True}
         client.run(lambda: None)  # a round trip after the event: it has reached the client by now
         assert event.result() == {"sent": True} and seen, "the hostile event did not arrive"
-        # (the scheduler unpickles a ToPickle payload on its way: it ran there, which is why the README says
+        # (the scheduler unpickles a ToPickle payload on its way: it ran there, which is why docs/operations.md says
         # to run the scheduler as a user that cannot read the signing key; the verifier got plain data)
         with pytest.raises(TypeError):  # refused by the msgpack-only deserializers
             bad.result()

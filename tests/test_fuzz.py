@@ -5,7 +5,7 @@ changed, deep nesting, huge numbers, unicode) give a result or a reason-coded :c
 another exception (a traceback for a user) — and the gateway answers every request with a status below 500.
 
 Profiles: ``ci`` (the default; derandomized, whole module well under a minute) and ``long``
-(``HYPOTHESIS_PROFILE=long``: many more examples, random seeds) — see README "Fuzzing".
+(``HYPOTHESIS_PROFILE=long``: many more examples, random seeds) — see docs/security.md "Fuzzing (Hypothesis)".
 """
 
 from __future__ import annotations

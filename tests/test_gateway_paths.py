@@ -323,7 +323,7 @@ def test_client_sees_a_gateway_denial_as_exit_1_with_the_reason(world: World, gw
 
 def test_verifier_attests_against_the_upstream_then_the_gateway_serves(world: World, gw: RunningGateway,
                                                                        tmp_path: Path) -> None:
-    """The supported way to attest a cartridge behind the gateway (README): attest against the upstream."""
+    """The supported way to attest a cartridge behind the gateway (docs/operations.md): attest against the upstream."""
     digest = push_cartridge(world, tmp_path / "cart", world.ref("newcomer"), "io.github.acme/newcomer-agent")
     url = f"http://{gw.address}/v2/acx/newcomer/manifests/{digest}"
     assert httpx.get(url, headers={"Accept": MANIFEST_ACCEPT}).status_code == 403

@@ -2,7 +2,7 @@
 
 oras-py pulls a cartridge and an attestation that acx-oci pushed, byte for byte, and acx-oci reads
 (``pull``, with the ROM signature verified) a cartridge that oras-py pushed file by file. Why
-acx-oci still speaks to registries with its own client is in the README ("Why our own client").
+acx-oci still speaks to registries with its own client is in docs/concepts.md ("Dependencies, and why").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The README's walk-through runs top to bottom as one script, against a real registry of its own.
+"""The walk-through (docs/getting-started.md) runs top to bottom as one script, against a real registry of its own.
 
 The ```sh blocks under "## Walk-through" (up to the next "## " heading) are joined in order and run by
 ``bash -euo pipefail`` in an empty folder, with ``acx-oci`` on PATH (this checkout), ``$REG`` the test
-registry and ``$GW`` a free port for the gateway. A README edit that breaks a step fails here.
+registry and ``$GW`` a free port for the gateway. An edit of the page that breaks a step fails here.
 Needs ``jq`` and ``curl`` (scripts/test.sh installs them).
 """
 
@@ -23,11 +23,13 @@ import pytest
 from .support.env import ROOT, ci_enabled
 from .support.registry import Registry
 
+WALKTHROUGH = ROOT / "docs" / "getting-started.md"
 
-def walkthrough_script(readme: str) -> str:
-    start = readme.index("\n## Walk-through\n")
-    end = readme.find("\n## ", start + 1)
-    section = readme[start:end if end != -1 else None]
+
+def walkthrough_script(page: str) -> str:
+    start = page.index("\n## Walk-through\n")
+    end = page.find("\n## ", start + 1)
+    section = page[start:end if end != -1 else None]
     blocks = re.findall(r"^```sh\n(.*?)^```$", section, flags=re.S | re.M)
     assert len(blocks) >= 5, "the walk-through lost its ```sh blocks"
     return "\n".join(blocks)
@@ -46,7 +48,7 @@ def test_readme_walkthrough_runs_top_to_bottom(own_registry: Registry, tmp_path:
         if ci_enabled():
             raise RuntimeError(f"{missing} not installed; scripts/test.sh installs them")
         pytest.skip(f"{missing} not installed")
-    script = walkthrough_script((ROOT / "README.md").read_text("utf-8"))
+    script = walkthrough_script(WALKTHROUGH.read_text("utf-8"))
     assert "localhost:5000" in script and "$REG" in script  # readers get a default, CI its own registry
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -65,7 +67,7 @@ def test_readme_walkthrough_runs_top_to_bottom(own_registry: Registry, tmp_path:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)  # the walk-through's own process group (a stray gateway)
     assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}"
-    # the key outputs, in the order the README promises them
+    # the key outputs, in the order the page promises them
     expected = [
         "verified=false",                                            # inspect: a claim, not yet proven
         "ISSUED",                                                    # attest

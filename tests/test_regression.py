@@ -98,7 +98,8 @@ def test_a_rom_that_did_not_get_worse_is_issued_naming_the_baseline(world: RWorl
 
 def test_a_one_level_tolerance_is_within_run_to_run_noise(world: RWorld) -> None:
     """An equally good agent (33 -> 33) on this fixed split: held-in R 26.93 vs 29.26, a drop of 2.3 that is
-    pure draw noise (R's sd is about 1.1-1.3 here), so a tolerance of 1.0 reads it as a regression (README)."""
+    pure draw noise (R's sd is about 1.1-1.3 here), so a tolerance of 1.0 reads it as a regression
+    (docs/attest-a-real-agent.md)."""
     code, res = attest(world, world.v2, "same-33-default", "--competence", "33", "--baseline", world.v1,
                        "--baseline-competence", "33", "--regression-tolerance", "1")
     assert code == 1 and res["reasons"][0].startswith("regression:"), res

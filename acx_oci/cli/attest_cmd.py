@@ -364,7 +364,7 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
                            timeout: float, as_json: bool) -> None:
     """Re-sign the state's status lists (validFrom = now, next acx:sequence) and republish them everywhere.
 
-    Lists are valid for one day: run it as a scheduled job (hourly; the README
+    Lists are valid for one day: run it as a scheduled job (hourly; docs/operations.md
     has a systemd timer and a cron line), and more often than your consumers'
     trust-file status.maxAge. Without it every credential of the state fails
     closed a day after the last re-sign. Exit 3 if any place could not be

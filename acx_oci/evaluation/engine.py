@@ -165,7 +165,7 @@ def cheating(games: list[Game]) -> list[str]:
 
 
 def review(games: list[Game], draws: int) -> list[str]:
-    """Seed 003's harness review: unproven containment, or a suspect examiner, withholds the level.
+    """The harness review (docs/security.md): unproven containment, or a suspect examiner, withholds the level.
 
     Containment takes precedence: when the sandbox was not proven every game is withheld, and the
     examiner is not "unreliable", it never ran. Otherwise more than 10% of drawn games ending in

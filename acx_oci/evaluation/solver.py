@@ -1,6 +1,6 @@
 """The solver slot: the interface the engine plays every drawn task through (pure).
 
-Outcomes follow seed 003: ``certified-pass`` and ``model-fail`` are games;
+Outcomes follow the reference design (DESIGN.md): ``certified-pass`` and ``model-fail`` are games;
 ``lane-error`` (the harness or grader broke), ``withheld`` (conditions
 unproven) and ``invalid`` (an invariant fired) are recorded but never rated.
 Concrete solvers live in :mod:`acx_oci.solvers` (they run processes).

@@ -1,8 +1,8 @@
 """The gateway's connection layer: a request-receipt deadline, idle timeouts, a connection limit, lingering close.
 
-uvicorn alone gives none of these (see the README, "Gateway: limits"): its ``timeout_keep_alive`` is armed only
-*after* a response, so a connection that sends nothing, or half a request line, is held until the client goes
-away. :class:`GuardedH11Protocol` is uvicorn's h11 protocol with
+uvicorn alone gives none of these (docs/operations.md, "Gateway: limits on clients"): its
+``timeout_keep_alive`` is armed only *after* a response, so a connection that sends nothing, or half a request
+line, is held until the client goes away. :class:`GuardedH11Protocol` is uvicorn's h11 protocol with
 
 * a **receipt deadline**: the request line and all headers must arrive within ``header_seconds`` of the
   request's first byte (of the connection, for its first request); otherwise ``408`` and close;

@@ -234,7 +234,7 @@ def demo_document() -> dict[str, Any]:
 
 
 def post_cutoff(tasks: list[dict[str, Any]], cutoff: date | None) -> list[dict[str, Any]]:
-    """Held-out tasks a model with this training cutoff cannot have seen (seed 000, "Contamination").
+    """Held-out tasks a model with this training cutoff cannot have seen (DESIGN.md, "Exams, environments").
 
     Tasks published strictly after the cutoff qualify; tasks with no ``publishedAt`` (suites not in exam
     form) and every task when there is no cutoff (no trained model) qualify too.

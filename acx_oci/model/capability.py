@@ -101,7 +101,7 @@ def to_purl(token: str) -> str:
 
 
 def check_task_type(task_type: str) -> str:
-    """Seed vocabulary or a reverse-DNS namespaced token (contains ``:``)."""
+    """The reference design's vocabulary or a reverse-DNS namespaced token (contains ``:``)."""
     if task_type in TASK_TYPES:
         return task_type
     if ":" in task_type:

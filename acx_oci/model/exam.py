@@ -1,4 +1,4 @@
-"""Exam certification (seed 003, issue 11): the record, its seal and the pure checks behind each stage.
+"""Exam certification (DESIGN.md, issue 11): the record, its seal and the pure checks behind each stage.
 
 An exam is certified when stages 1-7 (contract, gold, grader, attack, canary, publication, freeze) are ok;
 stage 8 (promotion) is recorded, never gating. The services side (:mod:`acx_oci.services.exams`) runs the

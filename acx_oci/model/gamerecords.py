@@ -29,7 +29,7 @@ from acx_oci.model import rating as ts
 PREDICATE_TYPE = "https://acx.dev/attestation/game/v1"
 PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome", "ratingBefore", "ratingAfter",
                               "romDigest", "benchmarkDigest", "solver"})
-# Present when a real run produced the game (seed 003's run conditions); absent for simulated games.
+# Present when a real run produced the game (run conditions: docs/security.md); absent for simulated games.
 OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor",
                              "canary", "model"})
 # Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):

@@ -38,7 +38,7 @@ from acx_oci.services.ledger import Ledger, StatusList
 # A signed list expires: an old copy put back by a repository owner stops verifying after this,
 # which is all a first-time consumer (no remembered sequence) has against a rollback. One day, like
 # TUF's timestamp role: a revocation reaches every consumer within a day, and a verifier that runs
-# `acx-oci status-refresh` hourly (README: systemd timer / cron) survives a day of outages.
+# `acx-oci status-refresh` hourly (docs/operations.md: systemd timer / cron) survives a day of outages.
 STATUS_LIST_VALIDITY = timedelta(days=1)
 PENDING, PUBLISHED = "pending", "published"
 Progress = Callable[[int, int, str], None]  # (done, total, text)

@@ -1,6 +1,6 @@
 """Regression acceptance for ``attest --baseline``: accept a new version only if it did not get worse.
 
-Seed 000 (quoting Weng): accept a candidate only with no regression on held-in and held-out. The
+The reference design (quoting Weng): accept a candidate only with no regression on held-in and held-out. The
 baseline is an earlier version of the same cartridge id. Its own credential on the same benchmark,
 issued by this verifier and verified like any consumer would (replayed from its game records), gives
 the baseline's held-out R; the baseline ROM and the new ROM are both played on the benchmark's public
@@ -10,7 +10,7 @@ ROM is NOT ISSUED ``regression`` if either R fell by more than the tolerance.
 The tolerance defaults to 3.0 levels of R = mu - 3 sigma: R is an estimate (on the DAG demo, 90 held-out
 and 64 held-in games, its run-to-run sd is about 1.1 and 1.3), so an equally good agent is read as a
 regression about 9% of the time at 3.0 and about half the time at 1.0, the smallest change a credential
-shows (README, "Regression acceptance").
+shows (docs/attest-a-real-agent.md, "Regression acceptance").
 """
 
 from __future__ import annotations

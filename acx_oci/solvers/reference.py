@@ -1,4 +1,4 @@
-"""The reference solver: the deterministic stand-in of seed 000.
+"""The reference solver: the deterministic stand-in of the reference design (DESIGN.md).
 
 Pass iff a uniform number drawn from sha256(romDigest, taskId, competence) is
 below the TrueSkill win probability, so an agent of competence c rates near c.

@@ -8,7 +8,7 @@ network, an unprivileged uid, rlimits and a wall-clock kill. The submitted
 tree is then graded in a *separate* sandbox (:func:`acx_oci.sandbox.grade`):
 Debian's pytest, hidden tests hidden from the submission, the submission as data.
 
-Each game carries seed 003's run conditions, recorded separately:
+Each game carries the reference design's run conditions, recorded separately:
 
 * ``grader`` — the graded tree hashes to the submitted one (else ``model-fail``: only the agent's files differ);
 * ``containment`` — the run's probe results (unproven: every game ``withheld``);
