@@ -195,8 +195,8 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
             except TimeoutError:
                 raise httpx.ReadTimeout("upstream read timed out", request=request) from None
             except h11.RemoteProtocolError as exc:
-                if reused and conn.h11.their_state is h11.SEND_RESPONSE and not conn.h11.trailing_data[0]:
-                    return None  # EOF (or a reset) before a byte of the answer: stale
+                if reused and conn.fed == 0:
+                    return None  # EOF before a byte of the answer: closed while pooled
                 raise httpx.RemoteProtocolError(f"bad upstream response: {exc}", request=request) from None
             except OSError as exc:
                 if reused:
