@@ -4,8 +4,11 @@ makes, and its ``/metrics`` and ``/healthz`` on the same listener."""
 from __future__ import annotations
 
 import shutil
+import signal
 import ssl
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli_expect as cli
+from .support.gateway_proc import free_port
 from .support.oras_cli import oras_binary
 from .support.policy_world import World, build_world
 from .support.tls_ca import Issued, ScratchCA
@@ -180,3 +184,36 @@ def test_tls_options_are_checked_before_binding(tmp_path: Path, pki: tuple[Scrat
     res = cli("gateway", "--upstream", f"http://{world.registry}", "--policy", world.policy, "--trust", world.trust,
               "--listen", "127.0.0.1:0", "--tls-cert", server.cert, ok=(2,))
     assert "--tls-cert and --tls-key go together" in res.output and "Traceback" not in res.output
+
+
+def test_the_cli_serves_https_and_stops_cleanly(world: World, pki: tuple[ScratchCA, Issued, ScratchCA, Issued],
+                                                tmp_path: Path) -> None:
+    """``acx-oci gateway --tls-cert --tls-key`` as an operator runs it: HTTPS answers, SIGTERM exits 0."""
+    ca, server = pki[0], pki[1]
+    address = f"127.0.0.1:{free_port()}"
+    with (tmp_path / "log").open("w+b") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "acx_oci", "gateway", "--upstream", f"http://{world.registry}",
+                                 "--listen", address, "--policy", str(world.policy), "--trust", str(world.trust),
+                                 "--tls-cert", str(server.cert), "--tls-key", str(server.key)],
+                                stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            verify = ssl.create_default_context(cafile=ca.pem)
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(f"https://{address}/healthz", verify=verify, timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None and time.monotonic() < deadline, log.read().decode()
+                time.sleep(0.1)
+            resp = httpx.get(f"https://{address}/v2/acx/unattested/manifests/1", verify=verify,
+                             headers={"Accept": MANIFEST_ACCEPT})
+            assert resp.status_code == 403
+            assert 'acx_gateway_denials_total{reason="no_attestation"} 1.0' in \
+                httpx.get(f"https://{address}/metrics", verify=verify).text
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=30)
+        log.seek(0)
+        assert code == 0 and f"https://{address}" in log.read().decode()

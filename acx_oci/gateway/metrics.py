@@ -52,6 +52,7 @@ class _StateCollector(Collector):
         self._gw, self._guard = gw, guard
 
     def collect(self) -> Iterable[Metric]:
+        """The current values (prometheus-client calls this on every scrape)."""
         stats = self._gw.stats
         hits = CounterMetricFamily("acx_gateway_verdict_cache_hits", "Verdicts answered from the cache.",
                                    labels=["kind"])

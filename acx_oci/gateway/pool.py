@@ -253,6 +253,7 @@ class _Body(httpx.AsyncByteStream):
         self._done = True
 
     async def aclose(self) -> None:
+        """Give the connection back (reused only if the body was read to its end and h11 says both may go on)."""
         if not self._closed:
             self._closed = True
             self._pool.release(self._conn, self._done and self._conn.reusable())
