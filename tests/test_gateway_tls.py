@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.policy import load_policy
-from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
+from acx_oci.gateway import GatewayConfig, RunningGateway, ServerLimits, start_in_thread
 from acx_oci.gateway.tls import TlsFiles, check_options, server_context
 from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.trust.trustfile import load_trust
@@ -217,3 +218,20 @@ def test_the_cli_serves_https_and_stops_cleanly(world: World, pki: tuple[Scratch
             code = proc.wait(timeout=30)
         log.seek(0)
         assert code == 0 and f"https://{address}" in log.read().decode()
+
+
+def test_a_client_that_never_handshakes_is_closed_by_the_header_deadline(
+        world: World, pki: tuple[ScratchCA, Issued, ScratchCA, Issued]) -> None:
+    """A connection still in its TLS handshake is not yet counted by the connection guard, so the handshake
+    itself is bounded (by the header deadline, not asyncio's 60 s)."""
+    config = GatewayConfig(upstream=f"http://{world.registry}", policy=load_policy(world.policy),
+                           trust=load_trust(world.trust))
+    running = start_in_thread(config, limits=ServerLimits(header_seconds=1.0),
+                              tls=server_context(TlsFiles(pki[1].cert, pki[1].key)))
+    try:
+        with socket.create_connection((running.host, running.port), timeout=10) as sock:
+            started = time.monotonic()
+            assert sock.recv(1) == b""  # closed by the server, no byte sent by us
+            assert time.monotonic() - started < 5
+    finally:
+        running.stop()
