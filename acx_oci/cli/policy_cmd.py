@@ -141,10 +141,17 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
 @click.option("--evaluation-threads", type=click.IntRange(1), default=8, show_default=True,
               help="Threads for policy evaluations and push checks; a flood of new manifests queues here while "
                    "cached verdicts are still revalidated on the other threads.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), metavar="PEM",
+              help="Serve HTTPS with this certificate chain (PEM; with --tls-key).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), metavar="PEM",
+              help="The private key of --tls-cert (PEM, unencrypted).")
+@click.option("--tls-client-ca", type=click.Path(dir_okay=False, path_type=Path), metavar="PEM",
+              help="Mutual TLS: clients must present a certificate issued by this CA (refused in the handshake).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
             status_cache_dir: Path | None, no_replay: bool, header_timeout: float, idle_timeout: float,
-            manifest_body_timeout: float, max_connections: int | None, evaluation_threads: int) -> None:
+            manifest_body_timeout: float, max_connections: int | None, evaluation_threads: int,
+            tls_cert: Path | None, tls_key: Path | None, tls_client_ca: Path | None) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
 
     \b
@@ -152,7 +159,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     - pushes of level attestations must verify against the trust file (403 DENIED otherwise)
     - pushes of status lists (acx-status-<uuid>) must be newer (higher acx:sequence) than upstream's
     - GET /v2/<name>/referrers/<digest> is served natively, even when UPSTREAM lacks the API
-    - everything else is proxied untouched; /healthz and /readyz; JSON-lines access log on stderr
+    - everything else is proxied untouched; /healthz, /readyz, /metrics (Prometheus); JSON-lines access log on stderr
+    - --tls-cert/--tls-key serve HTTPS; --tls-client-ca also requires a client certificate (mutual TLS)
 
     Stateless apart from a verdict cache and the status-list sequences it has seen (--status-cache):
     run as many replicas as you like behind a load balancer.
@@ -163,16 +171,20 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     """
     from acx_oci.gateway import GatewayConfig, parse_listen, serve
     from acx_oci.gateway.limits import ServerLimits
+    from acx_oci.gateway.tls import check_options, server_context
 
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
+    tls_files = check_options(tls_cert, tls_key, tls_client_ca)
+    tls = server_context(tls_files) if tls_files is not None else None
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
                            status_cache_dir=status_cache_dir, replay=not no_replay,
                            manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
-    click.echo(f"acx-oci gateway: {listen} -> {config.upstream_origin}"
+    mode = "" if tls is None else ("  (mutual TLS)" if tls_client_ca else "")
+    click.echo(f"acx-oci gateway: {'https' if tls else 'http'}://{listen} -> {config.upstream_origin}{mode}"
                + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
     click.echo(f"acx-oci gateway: {config.policy.describe_default()}", err=True)
     serve(config, listen, graceful, ServerLimits(header_seconds=header_timeout, idle_seconds=idle_timeout,
-                                                 max_connections=max_connections))
+                                                 max_connections=max_connections), tls)

@@ -13,6 +13,7 @@ The package is split by concern; this module re-exports the names callers use:
 * :mod:`~acx_oci.gateway.server` — :func:`serve` (signals, graceful shutdown), :func:`start_in_thread`
 * :mod:`~acx_oci.gateway.limits` — :class:`ServerLimits`: receipt deadline, idle timeouts, connection limit
 * :mod:`~acx_oci.gateway.bodies` — the 4 MiB manifest body cap; :mod:`~acx_oci.gateway.pool` — the upstream transport
+* :mod:`~acx_oci.gateway.tls` — TLS and mutual TLS on the listener; :mod:`~acx_oci.gateway.metrics` — ``/metrics``
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ class Gateway(Proxy):
     # ------------------------------------------------------------ routes
 
     async def healthz(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "upstream": self.origin, "cachedVerdicts": len(self.cache)})
+        return JSONResponse({"status": "ok"})  # no more: the upstream URL may hold credentials; counts: /metrics
 
     async def readyz(self, request: Request) -> Response:
         try:
