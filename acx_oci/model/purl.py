@@ -11,6 +11,7 @@ writes ``+`` as ``%2B`` (the purl spec's own encoding), which parses back to the
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -110,8 +111,9 @@ def parse_purl(text: str) -> Purl:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_purl(text: str) -> str:
-    """``parse_purl(text).canonical()``."""
+    """``parse_purl(text).canonical()``, memoized: a resolve re-reads the same few stack purls per credential."""
     return parse_purl(text).canonical()
 
 
