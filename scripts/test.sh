@@ -12,8 +12,7 @@
 # Only the slow ones:  scripts/test.sh --runslow -m slow
 # .ci/run exports CI=true, so CI runs everything.
 #
-# Conformance vectors: ../shared/vectors, or ACX_VECTORS=DIR. When absent, the vector tests
-# skip with a message; under CI=true (or with ACX_VECTORS set to a missing dir) they FAIL.
+# Conformance vectors: tests/vectors (in the repository), or ACX_VECTORS=DIR; missing vectors FAIL, never skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -43,7 +43,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def vectors() -> Path:
-    """``../shared/vectors`` or ``$ACX_VECTORS``; skip when absent, FAIL when absent under CI=true or ACX_VECTORS."""
+    """``tests/vectors`` (in the repository) or ``$ACX_VECTORS``; FAILS when missing, never skips."""
     return vectors_dir()
 
 

@@ -16,6 +16,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
 from acx_oci.jsonio import validate
+from acx_oci.model.purl import canonical_purl, grammar_form
 from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 
 SCHEMA_VERSION = "acx.capability/1"
@@ -32,16 +33,6 @@ TASK_TYPES = frozenset(
 _TOKEN_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _NAMESPACED_RE = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*:[a-z0-9]+(-[a-z0-9]+)*$")
 _DOMAIN_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-
-# Registered purl types (package-url/purl-spec); we never invent others.
-PURL_TYPES = frozenset(
-    {
-        "alpm", "apk", "bitbucket", "bitnami", "cargo", "cocoapods", "composer", "conan", "conda",
-        "cpan", "cran", "deb", "docker", "gem", "generic", "github", "golang", "hackage", "hex",
-        "huggingface", "luarocks", "maven", "mlflow", "npm", "nuget", "oci", "pub", "pypi", "qpm",
-        "rpm", "swid", "swift",
-    }
-)
 
 # Free-form tech tokens (lower-cased) -> canonical purl.
 PURL_ALIASES: dict[str, str] = {
@@ -84,20 +75,20 @@ PURL_ALIASES: dict[str, str] = {
 
 
 def to_purl(token: str) -> str:
-    """Normalize a stack token: purl passthrough (lower-cased), alias table, else ``pkg:generic/``."""
+    """Normalize a stack token: a purl is validated and written in our form (:mod:`.purl`); else the alias
+    table (``_`` read as ``-``: ``apache_airflow`` is ``apache-airflow``), else ``pkg:generic/``."""
     t = str(token).strip().lower()
     if not t:
         raise UsageError("stack token: expected a package name or purl, found an empty string")
     if t.startswith("pkg:"):
-        ptype, sep, rest = t[4:].partition("/")
-        if not sep or not rest:
-            raise UsageError(f"stack token {token!r}: expected pkg:TYPE/NAME, found no name")
-        if ptype not in PURL_TYPES:
-            raise UsageError(f"stack token {token!r}: purl type {ptype!r} is not a registered purl type")
-        return t
-    if t in PURL_ALIASES:
-        return PURL_ALIASES[t]
-    return "pkg:generic/" + re.sub(r"[^a-z0-9._-]+", "-", t).strip("-")
+        return canonical_purl(token)
+    alias = PURL_ALIASES.get(t) or PURL_ALIASES.get(t.replace("_", "-"))
+    if alias:
+        return alias
+    name = re.sub(r"[^a-z0-9._-]+", "-", t).strip("-")
+    if not name:
+        raise UsageError(f"stack token {token!r}: expected a package name or purl, found no letter or digit")
+    return "pkg:generic/" + name
 
 
 def check_task_type(task_type: str) -> str:
@@ -134,8 +125,8 @@ class CapabilityRecord:
         return capability_id(self.task_type, list(self.stack), self.domain)
 
     def display(self, with_domain: bool = False) -> str:
-        """``build-dag[pkg:generic/snowflake+...]`` (the discovery-card form)."""
-        out = f"{self.task_type}[{'+'.join(self.stack)}]"
+        """``build-dag[pkg:generic/snowflake+...]`` (the discovery-card form; a ``+`` inside a purl is ``%2B``)."""
+        out = f"{self.task_type}[{'+'.join(grammar_form(s) for s in self.stack)}]"
         if with_domain and self.domain:
             out += f"@{self.domain}"
         return out
@@ -200,7 +191,10 @@ _CAP_RE = re.compile(r"^(?P<tt>[^\[\]@]+)(?:\[(?P<stack>[^\[\]]*)\])?(?:@(?P<dom
 
 
 def parse_capability(text: str) -> CapabilityRecord:
-    """Parse the CLI display form ``TASKTYPE[TOKEN+TOKEN...]@DOMAIN`` (stack and domain optional)."""
+    """Parse the CLI display form ``TASKTYPE[TOKEN+TOKEN...]@DOMAIN`` (stack and domain optional).
+
+    ``+`` only separates tokens; a purl that holds one (a deb version ``1+deb9u1``) writes it ``%2B``.
+    """
     m = _CAP_RE.match(text.strip())
     if not m:
         raise UsageError(f"capability {text!r}: expected TASKTYPE[TOKEN+TOKEN...]@DOMAIN")

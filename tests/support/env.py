@@ -1,9 +1,9 @@
 """The switches the suite reads from the environment: CI mode, slow tests, conformance vectors.
 
-* ``CI=true`` (what ``.ci/run`` exports): slow tests run, and missing vectors or registry FAIL.
+* ``CI=true`` (what ``.ci/run`` exports): slow tests run, and a missing registry FAILS.
 * ``ACX_SLOW=1`` or ``pytest --runslow``: slow tests run (developers; CI does not need it).
-* ``ACX_VECTORS=DIR``: where the conformance vectors are (default ``../shared/vectors``);
-  when it is set, a missing directory FAILS instead of skipping.
+* ``ACX_VECTORS=DIR``: where the conformance vectors are (default ``tests/vectors``, in the repository, so a
+  fresh clone runs every conformance test); a missing or empty directory FAILS, never skips.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-DEFAULT_VECTORS = ROOT.parent / "shared" / "vectors"
+DEFAULT_VECTORS = ROOT / "tests" / "vectors"
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -41,17 +41,13 @@ def repeats(n: int) -> list[Any]:
 
 
 def vectors_dir() -> Path:
-    """The conformance vectors directory, or skip -- or fail, under ``CI=true`` or an explicit ``ACX_VECTORS``."""
+    """``$ACX_VECTORS`` or ``tests/vectors``; fails (never skips) when it is missing or empty.
+
+    The vectors ship with the tests, so their absence is a broken checkout, not an optional extra.
+    """
     env = os.environ.get("ACX_VECTORS")
-    if env:
-        p = Path(env)
-        if not p.is_dir() or not any(p.iterdir()):
-            pytest.fail(f"conformance vectors missing: ACX_VECTORS={env} is set but is not a non-empty directory",
-                        pytrace=False)
-        return p
-    if DEFAULT_VECTORS.is_dir() and any(DEFAULT_VECTORS.iterdir()):
-        return DEFAULT_VECTORS
-    if ci_enabled():
-        pytest.fail(f"conformance vectors missing: {DEFAULT_VECTORS} does not exist or is empty and CI=true; "
-                    "check out the shared vectors next to this repository or set ACX_VECTORS=DIR", pytrace=False)
-    pytest.skip(f"conformance vectors not found at {DEFAULT_VECTORS} (set ACX_VECTORS=DIR; under CI=true this fails)")
+    p = Path(env) if env else DEFAULT_VECTORS
+    if not p.is_dir() or not any(p.iterdir()):
+        where = f"ACX_VECTORS={env} is set but is" if env else f"{p} is"
+        pytest.fail(f"conformance vectors missing: {where} not a non-empty directory", pytrace=False)
+    return p
