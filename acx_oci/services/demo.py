@@ -101,8 +101,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     suite_dir = workdir / "benchmark"
     bm.write_suite_dir(suite_dir, doc)
     bench, seal_key = bm.load_suite_dir(suite_dir)
-    bstore = open_store(ref("benchmark", bench.version), options)
-    pushed_bench = bm.push(bstore, bench, seal_key, [recipient_from_identity(verifier)], bench.version)
+    with open_store(ref("benchmark", bench.version), options) as bstore:
+        pushed_bench = bm.push(bstore, bench, seal_key, [recipient_from_identity(verifier)], bench.version)
     say(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, held-out slice digest "
         f"{_short(pushed_bench.held_out_slice_digest)}")
     trust = Trust(
@@ -124,7 +124,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     for name in ("weak", "strong"):
         d = workdir / "cartridges" / name
         init_directory(d, f"io.github.acx-demo/{name}-dag-agent", "1.0.0", [cap])
-        pushed = push_directory(open_store(ref(name, "1.0.0"), options), d, publisher, "1.0.0")
+        with open_store(ref(name, "1.0.0"), options) as cstore:
+            pushed = push_directory(cstore, d, publisher, "1.0.0")
         refs[name] = ref(name, "1.0.0")
         say(f"{name} cartridge ROM digest {pushed.rom_digest}")
     say("")
@@ -154,8 +155,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
           f"passRate={sr.pass_rate:.0%} R={sr.conservative:.2f} => acxLevel={sr.level} tier={sr.tier}")
     say(f"  attestation {strong.attestation_digest} pushed as a referrer of {strong.manifest_digest}")
 
-    sstore = open_store(refs["strong"], options)
-    cart = load_cartridge(sstore, "1.0.0", trust)
+    with open_store(refs["strong"], options) as sstore:
+        cart = load_cartridge(sstore, "1.0.0", trust)
     status_list = json.loads((workdir / "attest" / "strong" / "status-list.json").read_text())
     verdict = verify_level_credential(strong.credential, VerifyContext(
         trust=trust, now=clock(), expected_rom_digest=cart.rom_digest, expected_manifest_digest=cart.manifest.digest,
@@ -165,7 +166,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
           "VALID" if verdict.verified else f"INVALID {verdict.codes}")
 
     def resolved(store_ref: str) -> Resolution:
-        return resolve_cartridge(open_store(store_ref, options), store_ref.rsplit(":", 1)[1], trust, now=clock())
+        with open_store(store_ref, options) as store:
+            return resolve_cartridge(store, store_ref.rsplit(":", 1)[1], trust, now=clock())
 
     res = resolved(refs["strong"]).capabilities[0]
     b = res.best
@@ -180,7 +182,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     forged = without_proof(strong.credential)
     forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
     forged = cred_mod.sign_credential(forged, publisher, publisher.verification_method, clock())
-    forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
+    with open_store(refs["strong"], options) as sstore:
+        forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
     res = resolved(refs["strong"]).capabilities[0]
     codes = _codes(res, forged_att.digest)
     check("anti-gaming — self-issued credential", "self_issued" in codes and res.effective == "VERIFIED",
@@ -190,10 +193,10 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     d = workdir / "cartridges" / "strong"
     (d / "save.json").write_text('{"notes": ["edited after the attestation"]}\n')
     edited_ref = ref("strong", "edited")
-    edited = push_directory(open_store(edited_ref, options), d, publisher, "edited")
-    estore = open_store(edited_ref, options)
-    copied = push_attestation(estore, estore.resolve(edited.manifest_digest),
-                              (workdir / "attest" / "strong" / "credential.json").read_bytes(), [])
+    with open_store(edited_ref, options) as estore:
+        edited = push_directory(estore, d, publisher, "edited")
+        copied = push_attestation(estore, estore.resolve(edited.manifest_digest),
+                                  (workdir / "attest" / "strong" / "credential.json").read_bytes(), [])
     res = resolved(edited_ref).capabilities[0]
     codes = _codes(res, copied.digest)
     check("anti-transplant — credential copied onto a SAVE-edited cartridge",

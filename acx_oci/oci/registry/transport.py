@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import requests
+from requests.adapters import BaseAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
@@ -93,16 +94,27 @@ def connect_reason(exc: BaseException) -> str | None:
     return None
 
 
-class Transport:
-    """Requests to one registry host with auth, timeouts and bounded retries."""
+def default_adapter() -> BaseAdapter:
+    """The HTTP transport a registry store uses unless given one: pooled, no urllib3 retries (ours are
+    bounded in :meth:`Transport.request`), sockets registered with the request's :class:`~acx_oci.net.guard.Guard`."""
+    return GuardedAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
 
-    def __init__(self, host: str, options: StoreOptions, auth: RegistryAuth) -> None:
+
+class Transport:
+    """Requests to one registry host with auth, timeouts and bounded retries.
+
+    ``adapter`` is the HTTP transport mounted for both schemes (default :func:`default_adapter`);
+    an injected one that does not wrap the default loses the wall-clock cut of :mod:`acx_oci.net.guard`.
+    """
+
+    def __init__(self, host: str, options: StoreOptions, auth: RegistryAuth, *,
+                 adapter: BaseAdapter | None = None) -> None:
         self.host = host
         self.options = options
         self.auth = auth
         self.timeout = (min(options.timeout, 3.0), options.timeout)
         self.session = requests.Session()
-        adapter = GuardedAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
+        adapter = adapter if adapter is not None else default_adapter()
         self._guards: dict[int, tuple[Guard, Deadline | None, float]] = {}
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
@@ -110,6 +122,7 @@ class Transport:
         self.session.headers["User-Agent"] = "acx-oci"
 
     def close(self) -> None:
+        """Close the session, which closes its adapter's pools."""
         self.session.close()
 
     def request(
