@@ -171,3 +171,67 @@ def test_no_exception_class_outside_errors() -> None:
 
 def test_package_version_is_importable() -> None:
     assert acx_oci.__version__
+
+
+def _long_functions(root: Path, limit: int = 100) -> dict[str, int]:
+    """``path:qualified.name`` -> lines, for every def/async def (methods and nested ones too) over ``limit``."""
+    import ast
+
+    found: dict[str, int] = {}
+
+    def walk(node: ast.AST, prefix: str, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = prefix + child.name
+                if (n := (child.end_lineno or child.lineno) - child.lineno + 1) > limit:
+                    found[f"{where}:{name}"] = n
+                walk(child, name + ".<locals>.", where)
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".", where)
+            else:
+                walk(child, prefix, where)
+
+    for p in sorted(root.rglob("*.py")):
+        walk(ast.parse(p.read_text()), "", p.relative_to(root.parent).as_posix())
+    return found
+
+
+# Long functions in files other branches are reshaping right now; the lead empties this after merging them.
+LONG_FUNCTIONS_ALLOWED = {
+    "acx_oci/cli/attest_cmd.py:attest_command",  # owned by attestpipe branch (it splits this function there)
+    "acx_oci/services/attest.py:attest",  # owned by attestpipe branch
+    "acx_oci/services/attest.py:_run",  # owned by attestpipe branch
+    "acx_oci/services/resolve.py:_resolve",  # owned by judge branch
+}
+
+
+def test_no_function_over_100_lines() -> None:
+    long = _long_functions(PACKAGE)
+    assert {k: n for k, n in long.items() if k not in LONG_FUNCTIONS_ALLOWED} == {}
+
+
+def test_function_length_check_sees_methods_and_nested_functions(tmp_path: Path) -> None:
+    """The check above could not pass vacuously: a long method and a long nested function are found."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+
+    def lines(indent: str, n: int) -> str:
+        return "".join(f"{indent}x = {i}\n" for i in range(n))
+
+    (pkg / "m.py").write_text("def short():\n" + lines("    ", 99)  # 100 lines: at the limit, allowed
+                              + "class C:\n    async def long(self):\n" + lines("        ", 100)
+                              + "def outer():\n    def inner():\n" + lines("        ", 100))
+    assert _long_functions(pkg) == {"pkg/m.py:C.long": 101, "pkg/m.py:outer": 102,
+                                    "pkg/m.py:outer.<locals>.inner": 101}
+
+
+def test_one_junit_report_parser() -> None:
+    """Grading reads pytest's junit XML in one place (``sandbox.grader.parse_junit``), so one verdict rules."""
+    import ast
+
+    parsers = sorted({p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
+                      for node in ast.walk(ast.parse(p.read_text()))
+                      if isinstance(node, ast.Constant) and node.value in ("testcase", "testsuite", "testsuites")}
+                     | {p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
+                        if re.search(r"^\s*(import xml|from xml)", p.read_text(), re.M)})
+    assert parsers == ["acx_oci/sandbox/grader.py"]

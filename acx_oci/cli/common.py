@@ -68,7 +68,13 @@ def json_option(func: F) -> F:
 
 
 def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeout: float = 10.0) -> Store:
-    return open_store(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    """The store a command works on, closed when the command's click context ends (however it ends),
+    so a command body needs no ``with`` of its own. Outside a click context the caller closes it."""
+    store = open_store(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(store.close)
+    return store
 
 
 def emit_json(obj: Any) -> None:

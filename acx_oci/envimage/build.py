@@ -306,8 +306,8 @@ def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str
         created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         annotations = {ANN_SUITE: suite, ANN_INCLUDE: ",".join(include), ANN_CREATED: created,
                        ANN_PACKAGES: "\n".join(layer.packages)}
-        store = open_store(reference, store_options)
-        digest, config_digest = push_image(store, layer, config, annotations, reference.tag)
+        with open_store(reference, store_options) as store:
+            digest, config_digest = push_image(store, layer, config, annotations, reference.tag)
         t2 = time.monotonic()
     pinned = str(reference.with_digest(digest)) if not reference.tag else f"{reference}@{digest}"
     return BuiltImage(pinned, digest, config_digest, layer.digest, layer.size, layer.diff_id,

@@ -236,12 +236,13 @@ def prepare(ref_or_digest: str, store_options: StoreOptions | None = None, *, ca
         if info is not None:
             return Prepared(_entry(cache, ref.digest) / "rootfs", ref.digest, str(ref), True, info,
                             time.monotonic() - t0)
-    store = open_store(ref, store_options)
-    image = load_manifest(store, ref.target)
-    info = _cached(cache, image.digest)
-    hit = info is not None
-    if info is None:
-        info = unpack_image(store, image, cache, limits=limits)
+    with open_store(ref, store_options) as store:
+        image = load_manifest(store, ref.target)
+        info = _cached(cache, image.digest)
+        hit = info is not None
+        if info is None:
+            info = unpack_image(store, image, cache, limits=limits)
+    if not hit:
         prune(cache, DEFAULT_CACHE_MAX, keep=image.digest)
     return Prepared(_entry(cache, image.digest) / "rootfs", image.digest, str(ref.with_digest(image.digest)), hit,
                     info, time.monotonic() - t0)

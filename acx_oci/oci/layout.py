@@ -43,6 +43,7 @@ from acx_oci.oci.referrers import descriptor_for_referrer, filter_artifact_type,
 from acx_oci.oci.store import (
     DEFAULT_MAX_BLOB_BYTES,
     DEFAULT_MAX_FILE_BYTES,
+    Closing,
     ManifestReads,
     ReferrerListing,
     blob_limit,
@@ -80,7 +81,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-class LayoutStore(ManifestReads):
+class LayoutStore(ManifestReads, Closing):
     """An OCI image layout; created on first push."""
 
     def __init__(self, reference: Reference) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
@@ -70,9 +70,23 @@ class ReferrerListing:
 
 
 class Store(Protocol):
-    """A repository in a registry, or an OCI image layout directory."""
+    """A repository in a registry, or an OCI image layout directory.
+
+    A store may hold connections (a registry's HTTP pool): close it when done,
+    best as ``with open_store(ref) as store:``.
+    """
 
     reference: Reference
+
+    def close(self) -> None:
+        """Release what the store holds (connections); closing twice is harmless."""
+        ...
+
+    def __enter__(self) -> Self:
+        ...
+
+    def __exit__(self, *exc: object) -> None:
+        ...
 
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         """Upload bytes (skipped if already present) and return their descriptor."""
@@ -121,6 +135,19 @@ class Store(Protocol):
     def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
         """Manifests whose ``subject`` is ``subject_digest`` (API, fallback index and own tags)."""
         ...
+
+
+class Closing:
+    """``with store:`` closes it on the way out (shared by both stores; a layout holds nothing to close)."""
+
+    def close(self) -> None:
+        """Nothing held by default."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class ManifestReads:

@@ -13,7 +13,6 @@ referrer manifests themselves (not from the source's index, which a
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 import threading
 from collections.abc import Callable
@@ -261,10 +260,3 @@ def _push_referrers(dst: Store, subject: str, items: list[PlannedManifest]) -> N
         raise IntegrityError(f"could not record {len(missing & untagged)} referrer(s) of {subject} in the "
                              "destination's referrers index")
 
-
-def close_stores(*stores: Store) -> None:
-    """Close registry sessions (layout stores have nothing to close)."""
-    for s in stores:
-        if isinstance(s, RegistryStore):
-            with contextlib.suppress(Exception):
-                s.close()

@@ -28,7 +28,16 @@ from acx_oci.sandbox.bwrap import (
     run,
     staging_dir,
 )
-from acx_oci.sandbox.grader import GradeResult, TestOutcome, copy_tree, grade, parse_junit, pytest_argv
+from acx_oci.sandbox.grader import (
+    GradeResult,
+    TestOutcome,
+    Verdict,
+    copy_tree,
+    grade,
+    parse_junit,
+    pytest_argv,
+    verdict,
+)
 from acx_oci.sandbox.probes import check
 
 __all__ = [
@@ -40,6 +49,7 @@ __all__ = [
     "SandboxSpec",
     "SandboxUnavailable",
     "TestOutcome",
+    "Verdict",
     "build_argv",
     "bwrap_version",
     "check",
@@ -53,4 +63,5 @@ __all__ = [
     "pytest_argv",
     "run",
     "staging_dir",
+    "verdict",
 ]

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from acx_oci import safetree
+from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.tree import tree_digest
 
@@ -235,3 +236,46 @@ def _consistent(returncode: int, cases: tuple[TestOutcome, ...]) -> bool:
     """pytest exits 0 iff nothing failed and 1 iff something did; anything else means the report is not trusted."""
     bad = any(c.outcome in ("failed", "error") for c in cases)
     return (returncode == 0 and not bad and bool(cases)) or (returncode == 1 and bad)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one graded game comes to: its outcome, the one-line why, and the run conditions it proves
+    (``grader``: graded tree is the submitted one; ``harness``: the grader finished; ``integrity``: a report
+    consistent with pytest's exit code and the expected test count, and not an unsubmitted green)."""
+
+    outcome: str
+    detail: str
+    conditions: dict[str, bool]
+
+
+def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> Verdict:
+    """The one rule turning a grade into a game outcome (``submitted``/``start``: tree digests of the
+    submission and of the untouched starting workspace).
+
+    The graded copy is read-only and the host's own: a mismatch comes from what the agent left (FIFOs,
+    devices), and a report inconsistent with exit 0/1 from the submission (same uid as pytest) wrecking it.
+    Both are the model's fail: as ``invalid`` (unrated) they would let an agent drop any task it cannot solve.
+    A pass on a tree the agent never changed is ``invalid``: the exam is broken, not solved.
+    """
+    consistent = graded.report_ok and (expected_tests is None or len(graded.tests) == expected_tests)
+    unsubmitted_green = graded.passed and submitted == start
+    conditions = {"grader": graded.graded_digest == submitted, "harness": not graded.timed_out,
+                  "integrity": consistent and not unsubmitted_green}
+
+    def said(outcome: str, detail: str) -> Verdict:
+        return Verdict(outcome, detail, conditions)
+
+    if not conditions["grader"]:
+        return said(MODEL_FAIL, "graded tree does not hash to the submitted workspace")
+    if graded.timed_out:
+        return said(LANE_ERROR, "grader timed out")
+    if unsubmitted_green:
+        return said(INVALID, "the untouched starting tree passes: the exam is broken, not solved")
+    if not consistent:
+        if graded.returncode not in (0, 1):
+            return said(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})")
+        return said(MODEL_FAIL, "the grader's report is inconsistent with its exit code or test count")
+    if graded.passed:
+        return said(CERTIFIED_PASS, "hidden tests passed")
+    return said(MODEL_FAIL, f"hidden tests failed ({len(graded.failing())} of {len(graded.tests)})")

@@ -38,7 +38,6 @@ from acx_oci.oci.transfer import (
     CopyPlan,
     PlannedManifest,
     Progress,
-    close_stores,
     copy_blobs,
     plan_tree,
     push_manifests,
@@ -300,11 +299,8 @@ def copy_artifact(req: CopyRequest) -> CopyOutcome:
         raise UsageError("copy: --only-verified needs --trust FILE (to know what verifies)")
     src_ref, dst_ref = parse_reference(req.source), parse_reference(req.destination)
     tag = _destination_tag(src_ref, dst_ref)
-    src, dst = open_store(src_ref, req.store_options), open_store(dst_ref, req.store_options)
-    try:
+    with open_store(src_ref, req.store_options) as src, open_store(dst_ref, req.store_options) as dst:
         return _copy(req, src, dst, src_ref.target, tag)
-    finally:
-        close_stores(src, dst)
 
 
 def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None) -> CopyOutcome:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from acx_oci.crypto.dataintegrity import without_proof
 from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto.keys import Identity, generate_identity
 from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
@@ -33,7 +34,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
 from acx_oci.services.attestation import push_attestation
-from acx_oci.services.cartridge import init_directory, load_cartridge, push_directory
+from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
 from acx_oci.services.resolve import resolve_cartridge
 from acx_oci.services.revoke import revoke
 from acx_oci.solvers.reference import ReferenceSolver
@@ -66,68 +67,47 @@ def _codes(res: CapabilityResolution, attestation_digest: str) -> list[str]:
     return sorted({c for r in res.rejected if r.digest == attestation_digest for c in r.codes})
 
 
+@dataclass
+class _Demo:
+    """What every stage of the demo shares: where it writes, how it speaks, and the checks it has made."""
+
+    workdir: Path
+    registry: str | None
+    options: StoreOptions | None
+    say: Callable[[str], None]
+    clock: Callable[[], datetime]
+    run_id: str
+    result: DemoResult = field(default_factory=DemoResult)
+
+    def ref(self, repo: str, tag: str) -> str:
+        """A fresh repository per run on a registry; a layout directory per repository on disk."""
+        if self.registry:
+            return f"{self.registry}/acx-demo/{self.run_id}/{repo}:{tag}"
+        return f"oci:{self.workdir / 'oci' / repo}:{tag}"
+
+    def check(self, label: str, passed: bool, detail: str = "") -> None:
+        self.result.checks.append((label, passed))
+        self.say(f"{label}: {detail} {_mark(passed)}".replace("  ", " "))
+
+    def resolved(self, store_ref: str, trust: Trust) -> Resolution:
+        with open_store(store_ref, self.options) as store:
+            return resolve_cartridge(store, store_ref.rsplit(":", 1)[1], trust, now=self.clock())
+
+
 def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions | None = None,
              say: Callable[[str], None] = print, now: Callable[[], datetime] | None = None) -> DemoResult:
     """Run the demo in ``workdir``; ``registry`` (HOST:PORT) instead of an on-disk layout if given."""
     clock = now or (lambda: datetime.now(UTC))
-    result = DemoResult()
     workdir.mkdir(parents=True, exist_ok=True)
     run_id = clock().strftime("%Y%m%d%H%M%S") + "-" + os.urandom(3).hex()
-
-    def ref(repo: str, tag: str) -> str:
-        if registry:
-            return f"{registry}/acx-demo/{run_id}/{repo}:{tag}"
-        return f"oci:{workdir / 'oci' / repo}:{tag}"
-
-    def check(label: str, passed: bool, detail: str = "") -> None:
-        result.checks.append((label, passed))
-        say(f"{label}: {detail} {_mark(passed)}".replace("  ", " "))
-
+    demo = _Demo(workdir, registry, options, say, clock, run_id)
+    ref, check, result = demo.ref, demo.check, demo.result
     where = f"registry {registry}" if registry else f"OCI image layout under {workdir / 'oci'}"
     say(f"ACX DEMO: earn a level, then try to fake it  ({where})")
     say("")
-
-    # --- identities: the publisher signs ROMs; an independent verifier grades them
-    keys = workdir / "keys"
-    publisher = generate_identity()
-    verifier = generate_identity(VERIFIER_DID)
-    write_identity(keys / "publisher", publisher)
-    write_identity(keys / "verifier", verifier)
-    say(f"publisher {publisher.did}")
-    say(f"verifier  {verifier.did} (independent of the publisher)")
-
-    # --- the benchmark, its held-out slice sealed to the verifier
-    doc = bmodel.demo_document()
-    suite_dir = workdir / "benchmark"
-    bm.write_suite_dir(suite_dir, doc)
-    bench, seal_key = bm.load_suite_dir(suite_dir)
-    bstore = open_store(ref("benchmark", bench.version), options)
-    pushed_bench = bm.push(bstore, bench, seal_key, [recipient_from_identity(verifier)], bench.version)
-    say(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, held-out slice digest "
-        f"{_short(pushed_bench.held_out_slice_digest)}")
-    trust = Trust(
-        verifiers=[Party(verifier.did, verifier.did_document())],
-        benchmarks=[AcceptedBenchmark(bench.id, bench.version, pushed_bench.benchmark_digest,
-                                      pushed_bench.held_out_slice_digest)],
-        solvers=("rom", "reference"),  # the demo's agents are simulated: its levels are labelled so
-    )
-    (workdir / "trust.json").write_text(json.dumps({
-        "verifiers": [{"id": verifier.did, "didDocument": "keys/verifier.did.json"}],
-        "benchmarks": [{"id": bench.id, "version": bench.version, "digest": pushed_bench.benchmark_digest,
-                        "heldOutSliceDigest": pushed_bench.held_out_slice_digest}],
-        "solvers": ["rom", "reference"],
-    }, indent=2) + "\n")
-
-    # --- two cartridges claiming the capability
-    cap = parse_capability(CAPABILITY)
-    refs: dict[str, str] = {}
-    for name in ("weak", "strong"):
-        d = workdir / "cartridges" / name
-        init_directory(d, f"io.github.acx-demo/{name}-dag-agent", "1.0.0", [cap])
-        pushed = push_directory(open_store(ref(name, "1.0.0"), options), d, publisher, "1.0.0")
-        refs[name] = ref(name, "1.0.0")
-        say(f"{name} cartridge ROM digest {pushed.rom_digest}")
-    say("")
+    publisher, verifier = _identities(demo)
+    bench, trust = _benchmark(demo, verifier)
+    refs = _cartridges(demo, publisher)
 
     def run(name: str, competence: float, games: int) -> AttestOutcome:
         return attest(AttestRequest(
@@ -154,59 +134,8 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
           f"passRate={sr.pass_rate:.0%} R={sr.conservative:.2f} => acxLevel={sr.level} tier={sr.tier}")
     say(f"  attestation {strong.attestation_digest} pushed as a referrer of {strong.manifest_digest}")
 
-    sstore = open_store(refs["strong"], options)
-    cart = load_cartridge(sstore, "1.0.0", trust)
-    status_list = json.loads((workdir / "attest" / "strong" / "status-list.json").read_text())
-    verdict = verify_level_credential(strong.credential, VerifyContext(
-        trust=trust, now=clock(), expected_rom_digest=cart.rom_digest, expected_manifest_digest=cart.manifest.digest,
-        cartridge_controller=cart.controller, rom_signer=cart.signer, rom_signer_key=cart.signature.key,
-        status_list=status_list))
-    check("credential verification", verdict.verified,
-          "VALID" if verdict.verified else f"INVALID {verdict.codes}")
-
-    def resolved(store_ref: str) -> Resolution:
-        return resolve_cartridge(open_store(store_ref, options), store_ref.rsplit(":", 1)[1], trust, now=clock())
-
-    res = resolved(refs["strong"]).capabilities[0]
-    b = res.best
-    check("capability build-dag effective proficiency (resolved from attestation)", res.effective == "VERIFIED",
-          f"VERIFIED (simulated: reference solver) tier={b.career_tier} mu={b.mu:.2f} sigma={b.sigma:.3f}"
-          if b else "unproven")
-    check("ROM signature after attaching attestation", cart.signature_status == "warning",
-          f"{cart.status_display} (intact)")
-    say("")
-
-    # --- gauntlet 1: the publisher grades its own cartridge
-    forged = without_proof(strong.credential)
-    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
-    forged = cred_mod.sign_credential(forged, publisher, publisher.verification_method, clock())
-    forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
-    res = resolved(refs["strong"]).capabilities[0]
-    codes = _codes(res, forged_att.digest)
-    check("anti-gaming — self-issued credential", "self_issued" in codes and res.effective == "VERIFIED",
-          f"REJECTED {codes} (the honest credential still verifies)")
-
-    # --- gauntlet 2: copy the credential onto a SAVE-edited cartridge (same ROM, new manifest)
-    d = workdir / "cartridges" / "strong"
-    (d / "save.json").write_text('{"notes": ["edited after the attestation"]}\n')
-    edited_ref = ref("strong", "edited")
-    edited = push_directory(open_store(edited_ref, options), d, publisher, "edited")
-    estore = open_store(edited_ref, options)
-    copied = push_attestation(estore, estore.resolve(edited.manifest_digest),
-                              (workdir / "attest" / "strong" / "credential.json").read_bytes(), [])
-    res = resolved(edited_ref).capabilities[0]
-    codes = _codes(res, copied.digest)
-    check("anti-transplant — credential copied onto a SAVE-edited cartridge",
-          "manifest_mismatch" in codes and res.effective == "unproven",
-          f"REJECTED {codes} (same ROM {_short(edited.rom_digest)}, new manifest {_short(edited.manifest_digest)})")
-
-    # --- gauntlet 3: contamination found after issuance -> revoke
-    revoke(workdir / "verifier-state", strong.attestation_digest, verifier, clock(), "demo: contamination",
-           options)
-    res = resolved(refs["strong"]).capabilities[0]
-    codes = _codes(res, strong.attestation_digest)
-    check("revocation — status bit set", "revoked" in codes and res.effective == "unproven",
-          f"REVOKED -> build-dag {res.effective} {codes}")
+    cart = _verify_and_resolve(demo, strong.credential, refs["strong"], trust)
+    _gauntlet(demo, strong.credential, strong.attestation_digest, cart, refs["strong"], publisher, verifier, trust)
     say("")
     if result.ok:
         say("PROVABLE LEVEL OK — level earned from re-run, cryptographically verified, unfakeable")
@@ -216,3 +145,115 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
         failed = [label for label, ok in result.checks if not ok]
         say(f"DEMO FAILED — unexpected results: {'; '.join(failed)}")
     return result
+
+
+def _identities(demo: _Demo) -> tuple[Identity, Identity]:
+    """The publisher signs ROMs; an independent verifier grades them."""
+    keys = demo.workdir / "keys"
+    publisher = generate_identity()
+    verifier = generate_identity(VERIFIER_DID)
+    write_identity(keys / "publisher", publisher)
+    write_identity(keys / "verifier", verifier)
+    demo.say(f"publisher {publisher.did}")
+    demo.say(f"verifier  {verifier.did} (independent of the publisher)")
+    return publisher, verifier
+
+
+def _benchmark(demo: _Demo, verifier: Identity) -> tuple[bmodel.Benchmark, Trust]:
+    """The benchmark, its held-out slice sealed to the verifier, and the trust file that accepts both."""
+    doc = bmodel.demo_document()
+    suite_dir = demo.workdir / "benchmark"
+    bm.write_suite_dir(suite_dir, doc)
+    bench, seal_key = bm.load_suite_dir(suite_dir)
+    with open_store(demo.ref("benchmark", bench.version), demo.options) as bstore:
+        pushed_bench = bm.push(bstore, bench, seal_key, [recipient_from_identity(verifier)], bench.version)
+    demo.say(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, held-out slice digest "
+             f"{_short(pushed_bench.held_out_slice_digest)}")
+    trust = Trust(
+        verifiers=[Party(verifier.did, verifier.did_document())],
+        benchmarks=[AcceptedBenchmark(bench.id, bench.version, pushed_bench.benchmark_digest,
+                                      pushed_bench.held_out_slice_digest)],
+        solvers=("rom", "reference"),  # the demo's agents are simulated: its levels are labelled so
+    )
+    (demo.workdir / "trust.json").write_text(json.dumps({
+        "verifiers": [{"id": verifier.did, "didDocument": "keys/verifier.did.json"}],
+        "benchmarks": [{"id": bench.id, "version": bench.version, "digest": pushed_bench.benchmark_digest,
+                        "heldOutSliceDigest": pushed_bench.held_out_slice_digest}],
+        "solvers": ["rom", "reference"],
+    }, indent=2) + "\n")
+    return bench, trust
+
+
+def _cartridges(demo: _Demo, publisher: Identity) -> dict[str, str]:
+    """Two cartridges claiming the capability, signed and pushed: name -> reference."""
+    cap = parse_capability(CAPABILITY)
+    refs: dict[str, str] = {}
+    for name in ("weak", "strong"):
+        d = demo.workdir / "cartridges" / name
+        init_directory(d, f"io.github.acx-demo/{name}-dag-agent", "1.0.0", [cap])
+        with open_store(demo.ref(name, "1.0.0"), demo.options) as cstore:
+            pushed = push_directory(cstore, d, publisher, "1.0.0")
+        refs[name] = demo.ref(name, "1.0.0")
+        demo.say(f"{name} cartridge ROM digest {pushed.rom_digest}")
+    demo.say("")
+    return refs
+
+
+def _verify_and_resolve(demo: _Demo, credential: dict[str, Any], strong_ref: str, trust: Trust) -> LoadedCartridge:
+    """The issued credential verifies on its own, and resolution turns the claim into VERIFIED."""
+    with open_store(strong_ref, demo.options) as sstore:
+        cart = load_cartridge(sstore, "1.0.0", trust)
+    status_list = json.loads((demo.workdir / "attest" / "strong" / "status-list.json").read_text())
+    verdict = verify_level_credential(credential, VerifyContext(
+        trust=trust, now=demo.clock(), expected_rom_digest=cart.rom_digest,
+        expected_manifest_digest=cart.manifest.digest, cartridge_controller=cart.controller,
+        rom_signer=cart.signer, rom_signer_key=cart.signature.key, status_list=status_list))
+    demo.check("credential verification", verdict.verified,
+               "VALID" if verdict.verified else f"INVALID {verdict.codes}")
+    res = demo.resolved(strong_ref, trust).capabilities[0]
+    b = res.best
+    demo.check("capability build-dag effective proficiency (resolved from attestation)", res.effective == "VERIFIED",
+               f"VERIFIED (simulated: reference solver) tier={b.career_tier} mu={b.mu:.2f} sigma={b.sigma:.3f}"
+               if b else "unproven")
+    demo.check("ROM signature after attaching attestation", cart.signature_status == "warning",
+               f"{cart.status_display} (intact)")
+    demo.say("")
+    return cart
+
+
+def _gauntlet(demo: _Demo, credential: dict[str, Any], attestation_digest: str, cart: LoadedCartridge,
+              strong_ref: str, publisher: Identity, verifier: Identity, trust: Trust) -> None:
+    """Three ways to fake a level, each of which must be rejected with its reason code."""
+    # 1: the publisher grades its own cartridge
+    forged = without_proof(credential)
+    forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
+    forged = cred_mod.sign_credential(forged, publisher, publisher.verification_method, demo.clock())
+    with open_store(strong_ref, demo.options) as sstore:
+        forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
+    res = demo.resolved(strong_ref, trust).capabilities[0]
+    codes = _codes(res, forged_att.digest)
+    demo.check("anti-gaming — self-issued credential", "self_issued" in codes and res.effective == "VERIFIED",
+               f"REJECTED {codes} (the honest credential still verifies)")
+
+    # 2: copy the credential onto a SAVE-edited cartridge (same ROM, new manifest)
+    d = demo.workdir / "cartridges" / "strong"
+    (d / "save.json").write_text('{"notes": ["edited after the attestation"]}\n')
+    edited_ref = demo.ref("strong", "edited")
+    with open_store(edited_ref, demo.options) as estore:
+        edited = push_directory(estore, d, publisher, "edited")
+        copied = push_attestation(estore, estore.resolve(edited.manifest_digest),
+                                  (demo.workdir / "attest" / "strong" / "credential.json").read_bytes(), [])
+    res = demo.resolved(edited_ref, trust).capabilities[0]
+    codes = _codes(res, copied.digest)
+    demo.check("anti-transplant — credential copied onto a SAVE-edited cartridge",
+               "manifest_mismatch" in codes and res.effective == "unproven",
+               f"REJECTED {codes} (same ROM {_short(edited.rom_digest)}, new manifest "
+               f"{_short(edited.manifest_digest)})")
+
+    # 3: contamination found after issuance -> revoke
+    revoke(demo.workdir / "verifier-state", attestation_digest, verifier, demo.clock(), "demo: contamination",
+           demo.options)
+    res = demo.resolved(strong_ref, trust).capabilities[0]
+    codes = _codes(res, attestation_digest)
+    demo.check("revocation — status bit set", "revoked" in codes and res.effective == "unproven",
+               f"REVOKED -> build-dag {res.effective} {codes}")

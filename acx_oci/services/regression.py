@@ -66,15 +66,33 @@ def _version_key(version: str) -> tuple[int, ...] | None:
 def load_baseline(ref: str, cart_reference: str, cart: LoadedCartridge, options: StoreOptions,
                   rom_solver: bool) -> tuple[Baseline | None, list[str]]:
     """Load the baseline cartridge (a reference, or a bare ``sha256:`` manifest digest in the new
-    cartridge's repository) and check that it is an earlier version of the same cartridge id."""
+    cartridge's repository) and check that it is an earlier version of the same cartridge id.
+
+    The baseline's store stays open only when it is usable (no problems): the caller plays the baseline
+    from it and closes it (``Baseline.store``)."""
     try:
         parsed = parse_reference(ref if not ref.startswith("sha256:")
                                  else str(parse_reference(cart_reference).with_digest(ref)))
         store = open_store(parsed, options)
+    except AcxError as exc:
+        return None, [f"{BASELINE_REFUSED}: cannot load the baseline {ref}: {exc}"]
+    try:
         digest = store.resolve(parsed.target).digest
         base = load_cartridge(store, digest, None)
     except AcxError as exc:
+        store.close()
         return None, [f"{BASELINE_REFUSED}: cannot load the baseline {ref}: {exc}"]
+    except BaseException:
+        store.close()
+        raise
+    problems = _baseline_problems(ref, cart, base, rom_solver)
+    if problems:
+        store.close()
+    return Baseline(str(parsed.with_digest(digest)), store, base), problems
+
+
+def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, rom_solver: bool) -> list[str]:
+    """Why ``base`` cannot be the baseline of ``cart`` (another id, unplayable, the same ROM, not older)."""
     problems = []
     if base.id != cart.id:
         problems.append(f"{BASELINE_REFUSED}: the baseline {ref} is cartridge {base.id}, not {cart.id}; "
@@ -88,7 +106,7 @@ def load_baseline(ref: str, cart_reference: str, cart: LoadedCartridge, options:
         if old is not None and new is not None and old >= new:
             problems.append(f"{BASELINE_REFUSED}: the baseline's version {base.version} is not earlier than "
                             f"{cart.version}")
-    return Baseline(str(parsed.with_digest(digest)), store, base), problems
+    return problems
 
 
 def find_credential(baseline: Baseline, verifier: Identity, remote: bm.RemoteBenchmark, *, reference: bool,

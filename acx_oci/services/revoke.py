@@ -106,8 +106,8 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
                 path.write_bytes(data)
                 digest = sha256_digest(data)
             else:
-                store = open_store(parse_reference(location), store_options)
-                digest = publish_status_list(store, signed).digest
+                with open_store(parse_reference(location), store_options) as store:
+                    digest = publish_status_list(store, signed).digest
             ledger.record_publication(list_uuid, location, digest, now)
             done.append(location)
         except (AcxError, OSError) as exc:

@@ -31,9 +31,9 @@ from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
+from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
-from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, staging_dir
+from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, staging_dir, verdict
 from acx_oci.sandbox.bwrap import drops_privilege
 from acx_oci.sandbox.relay import relay_argv
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
@@ -261,28 +261,9 @@ class RomSolver:
                                 "failing": sorted(graded.failing()), "stdout": _text(graded.stdout)}
         facts = {"workspaceDigest": submitted, "gradedDigest": graded.graded_digest,
                  "agentExit": agent.returncode}
-        conditions["grader"] = graded.graded_digest == submitted
-        conditions["harness"] = not graded.timed_out
-        expected = grader.get("expectedTests")
-        consistent = graded.report_ok and (expected is None or len(graded.tests) == expected)
-        unsubmitted_green = graded.passed and submitted == start
-        conditions["integrity"] = consistent and not unsubmitted_green
-        # The graded copy is read-only and the host's own: a mismatch comes from what the agent left (FIFOs,
-        # devices), and a report inconsistent with exit 0/1 from the submission (same uid as pytest) wrecking
-        # it. Both are the model's fail: as ``invalid`` (unrated) they let an agent drop any task it cannot solve.
-        if not conditions["grader"]:
-            return done(MODEL_FAIL, "graded tree does not hash to the submitted workspace", **facts)
-        if graded.timed_out:
-            return done(LANE_ERROR, "grader timed out", **facts)
-        if unsubmitted_green:
-            return done(INVALID, "the untouched starting tree passes: the exam is broken, not solved", **facts)
-        if not consistent:
-            if graded.returncode not in (0, 1):
-                return done(LANE_ERROR, f"grader broke (pytest exit {graded.returncode})", **facts)
-            return done(MODEL_FAIL, "the grader's report is inconsistent with its exit code or test count", **facts)
-        if graded.passed:
-            return done(CERTIFIED_PASS, "hidden tests passed", **facts)
-        return done(MODEL_FAIL, f"hidden tests failed ({len(graded.failing())} of {len(graded.tests)})", **facts)
+        judged = verdict(graded, submitted, start, grader.get("expectedTests"))
+        conditions.update(judged.conditions)
+        return done(judged.outcome, judged.detail, **facts)
 
 
 def new_rom_dir() -> Path:

@@ -20,10 +20,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 from urllib.parse import urljoin
 
 import requests
+from requests.adapters import BaseAdapter
 
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
@@ -67,11 +68,14 @@ class RegistryStore(ManifestReads):
 
     ``fallback_scan`` adds referrers on registries without the Referrers API
     (by default acx's own ``acx-att-`` tags, see ``acx_oci.oci.referrers.scan_own_tags``);
-    None lists the tag-schema index alone.
+    None lists the tag-schema index alone. ``adapter`` replaces the HTTP transport
+    (requests' analogue of httpx's ``transport=``; default :func:`~acx_oci.oci.registry.transport.default_adapter`):
+    a caller can observe or route every request, token requests included. Close the
+    store (or use ``with``) to release its connection pool.
     """
 
     def __init__(self, reference: Reference, options: StoreOptions | None = None, *,
-                 fallback_scan: FallbackScan | None = scan_own_tags) -> None:
+                 fallback_scan: FallbackScan | None = scan_own_tags, adapter: BaseAdapter | None = None) -> None:
         if reference.kind != "registry":
             raise UsageError(f"{reference}: not a registry reference")
         self.reference = reference
@@ -85,16 +89,17 @@ class RegistryStore(ManifestReads):
         self.repository = repo
         scheme = "http" if (self.options.plain_http or is_loopback(host)) else "https"
         self.base = f"{scheme}://{host}/v2/{repo}/"
-        self.transport = Transport(host, self.options, RegistryAuth(host, reference.host))
+        self.transport = Transport(host, self.options, RegistryAuth(host, reference.host), adapter=adapter)
         self.fallback_scan = fallback_scan
         self._known_blobs: set[str] = set()
         self.max_tags_scanned = DEFAULT_MAX_TAGS_SCANNED
         self.max_referrers = DEFAULT_MAX_REFERRERS
 
     def close(self) -> None:
+        """Close the HTTP session and its pooled connections (a later request would open new ones)."""
         self.transport.close()
 
-    def __enter__(self) -> RegistryStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

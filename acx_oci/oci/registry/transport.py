@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import requests
+from requests.adapters import BaseAdapter
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
@@ -93,16 +94,27 @@ def connect_reason(exc: BaseException) -> str | None:
     return None
 
 
-class Transport:
-    """Requests to one registry host with auth, timeouts and bounded retries."""
+def default_adapter() -> BaseAdapter:
+    """The HTTP transport a registry store uses unless given one: pooled, no urllib3 retries (ours are
+    bounded in :meth:`Transport.request`), sockets registered with the request's :class:`~acx_oci.net.guard.Guard`."""
+    return GuardedAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
 
-    def __init__(self, host: str, options: StoreOptions, auth: RegistryAuth) -> None:
+
+class Transport:
+    """Requests to one registry host with auth, timeouts and bounded retries.
+
+    ``adapter`` is the HTTP transport mounted for both schemes (default :func:`default_adapter`);
+    an injected one that does not wrap the default loses the wall-clock cut of :mod:`acx_oci.net.guard`.
+    """
+
+    def __init__(self, host: str, options: StoreOptions, auth: RegistryAuth, *,
+                 adapter: BaseAdapter | None = None) -> None:
         self.host = host
         self.options = options
         self.auth = auth
         self.timeout = (min(options.timeout, 3.0), options.timeout)
         self.session = requests.Session()
-        adapter = GuardedAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
+        adapter = adapter if adapter is not None else default_adapter()
         self._guards: dict[int, tuple[Guard, Deadline | None, float]] = {}
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
@@ -110,6 +122,7 @@ class Transport:
         self.session.headers["User-Agent"] = "acx-oci"
 
     def close(self) -> None:
+        """Close the session, which closes its adapter's pools."""
         self.session.close()
 
     def request(
@@ -147,21 +160,12 @@ class Transport:
             sent = self.auth.header
             if sent and "Authorization" not in hdrs:
                 hdrs["Authorization"] = sent
-            handle: IO[bytes] | None = None
-            data: Any = body
+            what = f"{method} {self.path(url)}"
             limit = self.options.timeout + size / MIN_RATE
             deadline = current_deadline()
-            until = time.monotonic() + limit
-            if deadline is not None:
-                if deadline.expired():
-                    raise self.deadline_error(deadline, f"{method} {self.path(url)}")
-                until = min(until, deadline.at)
-            left = max(0.01, until - time.monotonic())
-            timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
-            guard = arm(until + CUT_GRACE)  # a silent server trips the read timeout first (clearer message)
-            if callable(body):
-                handle = body()
-                data = handle
+            timeout, guard = self._arm(what, limit, deadline)
+            handle: IO[bytes] | None = body() if callable(body) else None
+            data: Any = handle if handle is not None else body
             try:
                 with guard:
                     resp = self.session.request(
@@ -175,49 +179,17 @@ class Transport:
                         self.auth.answer(challenge, sent, self.session, timeout)
                         guard.release()
                         continue
-            except requests.exceptions.ConnectTimeout:
+            except BaseException as exc:
                 guard.release()
-                if guard.fired:
-                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
-                raise RegistryError(
-                    f"registry {self.host} unreachable: connect timed out after {round(timeout[0], 2):g}s"
-                ) from None
-            except requests.exceptions.SSLError as exc:
-                guard.release()
-                if guard.fired:
-                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
-                raise RegistryError(
-                    f"registry {self.host}: TLS error ({one_line(str(exc.__class__.__name__))}); "
-                    "use --insecure to skip verification or --plain-http for HTTP"
-                ) from None
-            except requests.exceptions.ReadTimeout:
-                guard.release()
-                if guard.fired or (deadline is not None and deadline.expired()):
-                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
-                raise RegistryError(
-                    f"registry {self.host}: no response within {round(timeout[1], 2):g}s ({method} {self.path(url)})"
-                ) from None
-            except requests.exceptions.ConnectionError as exc:
-                guard.release()
-                if guard.fired:
-                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
-                reason = connect_reason(exc)
-                if reason is not None:
-                    raise RegistryError(f"registry {self.host} unreachable: {reason}") from None
-                if attempt < attempts_left and self.backoff(attempt + 1, deadline):
-                    attempt += 1
-                    continue
-                raise ConnectionLost(
-                    f"registry {self.host}: connection lost during {method} {self.path(url)}"
-                ) from None
-            except requests.exceptions.RequestException as exc:
-                guard.release()
-                if guard.fired:
-                    raise self.cut_error(guard, deadline, f"{method} {self.path(url)}", limit) from None
-                raise RegistryError(f"registry {self.host}: {exc.__class__.__name__} during {method}") from None
-            except BaseException:
-                guard.release()
-                raise
+                if not isinstance(exc, requests.exceptions.RequestException):
+                    raise
+                error = self._request_error(exc, guard, deadline, what, limit, timeout)
+                if error is None:  # the connection broke after opening: retried like a 5xx
+                    if attempt < attempts_left and self.backoff(attempt + 1, deadline):
+                        attempt += 1
+                        continue
+                    error = ConnectionLost(f"registry {self.host}: connection lost during {what}")
+                raise error from None
             finally:
                 if handle is not None:
                     handle.close()
@@ -226,19 +198,53 @@ class Transport:
                 guard.release()
                 attempt += 1
                 continue
-            self._guards[id(resp)] = (guard, deadline, limit)
-            closer = resp.close
+            return self._guarded(resp, guard, deadline, limit)
 
-            def close(closer: Callable[[], None] = closer, guard: Guard = guard, key: int = id(resp)) -> None:
-                try:
-                    closer()
-                finally:
-                    guard.release()
-                    self._guards.pop(key, None)
+    def _arm(self, what: str, limit: float, deadline: Deadline | None) -> tuple[tuple[float, float], Guard]:
+        """One attempt's (connect, read) timeouts and its armed guard: ``limit`` seconds from now, or the
+        operation's deadline if that comes first (a silent server trips the read timeout first: clearer message)."""
+        until = time.monotonic() + limit
+        if deadline is not None:
+            if deadline.expired():
+                raise self.deadline_error(deadline, what)
+            until = min(until, deadline.at)
+        left = max(0.01, until - time.monotonic())
+        return (min(self.timeout[0], left), min(self.timeout[1], left)), arm(until + CUT_GRACE)
 
-            resp.close = close  # type: ignore[method-assign]
-            return resp
+    def _request_error(self, exc: requests.exceptions.RequestException, guard: Guard, deadline: Deadline | None,
+                       what: str, limit: float, timeout: tuple[float, float]) -> AcxError | None:
+        """The one-line error for a failed attempt, by exception type; None for a connection that broke after
+        opening (the caller may retry it). A guard that fired (or a read timeout past the deadline) is a cut."""
+        read_timeout = isinstance(exc, requests.exceptions.ReadTimeout)
+        if guard.fired or (read_timeout and deadline is not None and deadline.expired()):
+            return self.cut_error(guard, deadline, what, limit)
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return RegistryError(f"registry {self.host} unreachable: connect timed out after {round(timeout[0], 2):g}s")
+        if isinstance(exc, requests.exceptions.SSLError):
+            return RegistryError(f"registry {self.host}: TLS error ({one_line(str(exc.__class__.__name__))}); "
+                                 "use --insecure to skip verification or --plain-http for HTTP")
+        if read_timeout:
+            return RegistryError(f"registry {self.host}: no response within {round(timeout[1], 2):g}s ({what})")
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            reason = connect_reason(exc)
+            return None if reason is None else RegistryError(f"registry {self.host} unreachable: {reason}")
+        return RegistryError(f"registry {self.host}: {exc.__class__.__name__} during {what.split(' ', 1)[0]}")
 
+    def _guarded(self, resp: requests.Response, guard: Guard, deadline: Deadline | None,
+                 limit: float) -> requests.Response:
+        """The response keeps its guard (a slow body is cut too) until it is closed, which releases it."""
+        self._guards[id(resp)] = (guard, deadline, limit)
+        closer = resp.close
+
+        def close(closer: Callable[[], None] = closer, guard: Guard = guard, key: int = id(resp)) -> None:
+            try:
+                closer()
+            finally:
+                guard.release()
+                self._guards.pop(key, None)
+
+        resp.close = close  # type: ignore[method-assign]
+        return resp
     def deadline_error(self, deadline: Deadline, what: str) -> DeadlineExceeded:
         return DeadlineExceeded(f"registry {self.host}: the {deadline.seconds:g} s deadline (--deadline) passed "
                                 f"before {what} completed")

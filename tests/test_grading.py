@@ -1,0 +1,64 @@
+"""The one grading verdict (``acx_oci.sandbox.grader.verdict``) and the tree digest it compares.
+
+The verdict is pure: grade results built in memory, outcomes out. The ROM solver is its only caller in
+production (tests/test_rom_solver.py and tests/test_rom_attacks.py play it end to end).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from acx_oci.sandbox import GradeResult, TestOutcome, verdict
+from acx_oci.sandbox.tree import tree_digest
+
+START, SUBMITTED, OTHER = "sha256:" + "0" * 64, "sha256:" + "1" * 64, "sha256:" + "2" * 64
+PASS2 = (TestOutcome("t::a", "passed"), TestOutcome("t::b", "passed"))
+FAIL1 = (TestOutcome("t::a", "passed"), TestOutcome("t::b", "failed"))
+
+
+def _graded(returncode: int = 0, tests: tuple[TestOutcome, ...] = PASS2, *, report_ok: bool = True,
+            timed_out: bool = False, graded_digest: str = SUBMITTED) -> GradeResult:
+    return GradeResult(returncode, timed_out, tests, report_ok, b"", b"", 0.1, graded_digest)
+
+
+@pytest.mark.parametrize(("graded", "expected", "outcome", "detail"), [
+    (_graded(), 2, CERTIFIED_PASS, "hidden tests passed"),
+    (_graded(1, FAIL1), 2, MODEL_FAIL, "hidden tests failed (1 of 2)"),
+    # the ROM solver's rule, now the only one: a graded tree that differs is the agent's doing, never unrated
+    (_graded(graded_digest=OTHER), 2, MODEL_FAIL, "graded tree does not hash"),
+    (_graded(timed_out=True, report_ok=False), 2, LANE_ERROR, "grader timed out"),
+    (_graded(2, (), report_ok=False), None, LANE_ERROR, "pytest exit 2"),
+    (_graded(0, PASS2, report_ok=False), None, MODEL_FAIL, "inconsistent"),
+    (_graded(), 3, MODEL_FAIL, "inconsistent"),  # fewer tests than the task declares
+], ids=["pass", "fail", "tree-changed", "grader-timeout", "grader-broke", "bad-report", "test-count"])
+def test_verdict(graded: GradeResult, expected: int | None, outcome: str, detail: str) -> None:
+    v = verdict(graded, SUBMITTED, START, expected)
+    assert v.outcome == outcome and detail in v.detail, v
+
+
+def test_a_pass_on_the_untouched_tree_is_invalid() -> None:
+    v = verdict(_graded(graded_digest=START), START, START, 2)
+    assert v.outcome == INVALID and "untouched" in v.detail
+    assert v.conditions == {"grader": True, "harness": True, "integrity": False}
+
+
+def test_conditions_say_which_run_condition_failed() -> None:
+    assert verdict(_graded(), SUBMITTED, START, 2).conditions == {"grader": True, "harness": True,
+                                                                  "integrity": True}
+    assert verdict(_graded(graded_digest=OTHER), SUBMITTED, START).conditions["grader"] is False
+    assert verdict(_graded(timed_out=True), SUBMITTED, START).conditions["harness"] is False
+
+
+def test_tree_digest_sees_content_mode_and_links(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("1")
+    d0 = tree_digest(tmp_path)
+    (tmp_path / "a").chmod(0o755)
+    d1 = tree_digest(tmp_path)
+    (tmp_path / "l").symlink_to("a")
+    d2 = tree_digest(tmp_path)
+    (tmp_path / "empty").mkdir()
+    d3 = tree_digest(tmp_path)
+    assert len({d0, d1, d2, d3}) == 4
