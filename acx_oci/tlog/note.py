@@ -117,7 +117,7 @@ def ed25519_verifier(name: str, public: bytes) -> Verifier:
 
 def parse_vkey(vkey: str) -> tuple[str, int, int, bytes]:
     """``name+hash+base64`` → (name, key ID, signature type, public key), the ID checked against the key."""
-    parts = vkey.split("+")
+    parts = vkey.split("+", 2)  # the base64 may itself hold a "+" (Go cuts twice, too)
     if len(parts) != 3 or not valid_name(parts[0]) or len(parts[1]) != 8:
         raise NoteInvalid(f"{vkey[:120]!r}: expected a verifier key name+hash+base64")
     try:
