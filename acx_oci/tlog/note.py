@@ -170,15 +170,15 @@ def parse(data: bytes) -> Note:
     if len(data) > MAX_NOTE:
         raise NoteInvalid(f"a note of {len(data)} bytes (at most {MAX_NOTE})")
     try:
-        msg = data.decode("utf-8")
+        whole = data.decode("utf-8")
     except UnicodeDecodeError:
         raise NoteInvalid("a note is not UTF-8") from None
-    if any(ord(c) < 0x20 and c != "\n" for c in msg):
+    if any(ord(c) < 0x20 and c != "\n" for c in whole):
         raise NoteInvalid("a note holds no control character but newline")
-    split = msg.rfind("\n\n")
+    split = whole.rfind("\n\n")
     if split < 0:
         raise NoteInvalid("a note has no blank line before its signatures")
-    text, block = msg[:split + 1], msg[split + 2:]
+    text, block = whole[:split + 1], whole[split + 2:]
     if not block or not block.endswith("\n"):
         raise NoteInvalid("a note has no signature lines, or they do not end in a newline")
     sigs: list[Signature] = []
