@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives import serialization
@@ -88,8 +88,8 @@ class Note:
 class Verifier:
     """A trusted key: its name, ID and a check of (message, signature) for the note ``text``.
 
-    ``message`` maps the note text to the signed bytes (the text itself for plain notes; the
-    cosignature/v1 header and time prepended for witnesses, see :mod:`acx_oci.tlog.checkpoint`).
+    A plain note key (type 0x01) signs the text itself; a cosigner key (type 0x04) signs the
+    cosignature/v1 message instead, which :mod:`acx_oci.tlog.checkpoint` checks.
     """
 
     name: str
@@ -102,8 +102,8 @@ class Verifier:
         return f"{self.name}+{self.key_id:08x}+{b64(bytes([self.sig_type]) + self.public)}"
 
     def verify(self, text: str, signature: bytes) -> bool:
-        """Ed25519 over the note text (the plain note signature type 0x01)."""
-        return len(signature) == 64 and verify_ed25519(self.public, signature, text.encode("utf-8"))
+        """Ed25519 over the note text (type 0x01 only: a cosigner key's lines never pass as plain signatures)."""
+        return self.sig_type == SIG_ED25519 and len(signature) == 64 and verify_ed25519(self.public, signature, text.encode("utf-8"))
 
 
 def ed25519_verifier(name: str, public: bytes) -> Verifier:
@@ -200,12 +200,11 @@ def parse_signature_line(line: str) -> Signature:
     return Signature(name, int.from_bytes(raw[:4], "big"), raw[4:])
 
 
-def open_note(data: bytes, verifiers: Sequence[Verifier],
-              check: Callable[[Verifier, str, bytes], bool] | None = None) -> tuple[Note, list[Verifier]]:
+def open_note(data: bytes, verifiers: Sequence[Verifier]) -> tuple[Note, list[Verifier]]:
     """Parse and verify a note; return it and the trusted keys whose signatures verified (at least one).
 
     Raises :class:`NoteUnverified` when no trusted key signed it or a trusted key's signature
-    fails. ``check`` overrides how a signature is checked (cosignatures sign another message).
+    fails (cosignatures sign another message: :func:`acx_oci.tlog.checkpoint.verify_cosigned`).
     """
     note = parse(data)
     known = {(v.name, v.key_id): v for v in verifiers}
@@ -214,8 +213,7 @@ def open_note(data: bytes, verifiers: Sequence[Verifier],
         v = known.get((sig.name, sig.key_id))
         if v is None or v in seen:
             continue
-        ok = check(v, note.text, sig.signature) if check else v.verify(note.text, sig.signature)
-        if not ok:
+        if not v.verify(note.text, sig.signature):
             raise NoteUnverified(f"the signature of {sig.name}+{sig.key_id:08x} on the note does not verify")
         seen.append(v)
     if not seen:
