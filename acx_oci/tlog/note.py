@@ -103,7 +103,9 @@ class Verifier:
 
     def verify(self, text: str, signature: bytes) -> bool:
         """Ed25519 over the note text (type 0x01 only: a cosigner key's lines never pass as plain signatures)."""
-        return self.sig_type == SIG_ED25519 and len(signature) == 64 and verify_ed25519(self.public, signature, text.encode("utf-8"))
+        if self.sig_type != SIG_ED25519 or len(signature) != 64:
+            return False
+        return verify_ed25519(self.public, signature, text.encode("utf-8"))
 
 
 def ed25519_verifier(name: str, public: bytes) -> Verifier:
