@@ -16,6 +16,7 @@ The tree (as httpx draws its own)::
     │   │   └── ShapeError                  schema_invalid (nested too deep or too big to walk; also a ValueError)
     │   ├── StatusListError         exit 2  status_invalid
     │   ├── RequestRefused          exit 2  request_refused (the gateway's router: a path/digest with two readings)
+    │   ├── NoteInvalid             exit 2  note_invalid   (not a C2SP signed note / checkpoint / vkey)
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
@@ -30,6 +31,11 @@ The tree (as httpx draws its own)::
     │   ├── ImageUnsafe             exit 1  image_unsafe   (an environment image layer the unpacker refuses)
     │   ├── PolicyUnreadable        exit 1  policy_unreadable (fail closed: the gateway denies)
     │   ├── GatewayDenied           exit 1  gateway_denied (an acx-oci gateway's policy refused the request)
+    │   ├── LogError                exit 1  log_invalid    (a transparency log's tiles or proofs do not hold)
+    │   │   ├── NotLogged                   not_logged     (no valid inclusion proof for the entry)
+    │   │   ├── LogInconsistent             log_inconsistent (a fork, a shrink, a rewind: no consistency proof)
+    │   │   └── NoteUnverified              note_unverified (no trusted key, a bad signature, too few witnesses)
+    │   ├── WitnessRefused          exit 1  witness_refused (a tlog-witness answered 4xx to add-checkpoint)
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
@@ -227,3 +233,43 @@ class ByteBoundReached(RegistryError):
     """A resolution has read its byte bound: no further fetch starts (the answer is ``partial``, with the reason)."""
 
     code = "byte_bound"
+
+
+class NoteInvalid(UsageError):
+    """Bytes that are not a C2SP signed note, checkpoint or verifier key (format, before any key is used)."""
+
+    code = "note_invalid"
+
+
+class LogError(VerificationError):
+    """A transparency log's data does not hold: a proof, a tile or a signature fails."""
+
+    code = "log_invalid"
+
+
+class NotLogged(LogError):
+    """An entry the log cannot show: its inclusion proof does not lead to a trusted checkpoint's root."""
+
+    code = "not_logged"
+
+
+class LogInconsistent(LogError):
+    """Two tree heads of one log that no consistency proof joins: a fork, a shrink or a rewind."""
+
+    code = "log_inconsistent"
+
+
+class NoteUnverified(LogError):
+    """A note no trusted key signed, a trusted key's signature that fails, or fewer cosignatures than the quorum."""
+
+    code = "note_unverified"
+
+
+class WitnessRefused(VerificationError):
+    """A tlog-witness refused a checkpoint (403/404/422, or 409 twice): carries the HTTP status."""
+
+    code = "witness_refused"
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status

@@ -46,6 +46,19 @@ if [ -z "${ACX_GGCR_BIN:-}" ]; then
   fi
 fi
 
+# The real sigsum-witness (Debian trixie's sigsum-go) for the tlog-witness interop tests: one .deb, unpacked into the cache.
+if [ -z "${ACX_SIGSUM_WITNESS:-}" ]; then
+  if ACX_SIGSUM_WITNESS=$(bash scripts/install-sigsum-witness.sh); then
+    export ACX_SIGSUM_WITNESS
+  elif [ "${CI:-}" = "true" ]; then
+    echo "scripts/install-sigsum-witness.sh failed: the witness interop tests cannot run" >&2
+    exit 1
+  else
+    unset ACX_SIGSUM_WITNESS
+    echo "warning: scripts/install-sigsum-witness.sh failed; the witness interop tests will skip" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 # The official model SDKs for the sandbox's interpreter (/usr/bin/python3), in a directory of their own under
 # /usr/local/lib (visible read-only in the sandbox; not on the grader's default path): the LLM agents' tests.

@@ -45,41 +45,56 @@ def fetch(url: str, *, max_bytes: int, accept: str = "application/json",
     other failure (network, status, deadline) and :class:`UsageError` when the
     body is larger than ``max_bytes`` or the URL is neither HTTPS nor loopback.
     """
+    status, _, body = request("GET", url, max_bytes=max_bytes, accept=accept, deadline=deadline, read=(200,))
+    if status in (404, 410):
+        raise NotFoundError(f"GET {url}: HTTP {status}")
+    if status != 200:
+        raise RegistryError(f"GET {url}: HTTP {status}")
+    return body
+
+
+def request(method: str, url: str, *, max_bytes: int, body: bytes | None = None,
+            content_type: str | None = None, accept: str = "application/json",
+            deadline: float = DEFAULT_DEADLINE, read: tuple[int, ...] | None = None) -> tuple[int, str, bytes]:
+    """One bounded exchange with the same bounds as :func:`fetch`; (status, content type, body) for any status.
+
+    For protocols whose non-200 answers carry meaning (a tlog-witness's 409 names its tree
+    size), so the caller reads the status; a body over ``max_bytes`` is still refused. With
+    ``read``, only answers of those statuses have their body read (the others come back empty).
+    """
     if not allowed(url):
         raise UsageError(f"{url[:120]}: expected an https:// URL (plain http only on loopback)")
     ambient = current_deadline()
     if ambient is not None and ambient.expired():
-        raise DeadlineExceeded(f"GET {url}: the {ambient.seconds:g} s deadline (--deadline) passed first")
+        raise DeadlineExceeded(f"{method} {url}: the {ambient.seconds:g} s deadline (--deadline) passed first")
     until = time.monotonic() + deadline if ambient is None else min(time.monotonic() + deadline, ambient.at)
     left = max(0.01, until - time.monotonic())
     guard = arm(until)
     session = requests.Session()
     session.mount("http://", GuardedAdapter(max_retries=0))
     session.mount("https://", GuardedAdapter(max_retries=0))
+    headers = {"Accept": accept} if content_type is None else {"Accept": accept, "Content-Type": content_type}
     try:
         with guard:
-            resp = session.get(url, timeout=(min(CONNECT_TIMEOUT, left), left), stream=True, allow_redirects=False,
-                               headers={"Accept": accept})
+            resp = session.request(method, url, data=body, timeout=(min(CONNECT_TIMEOUT, left), left), stream=True,
+                                   allow_redirects=False, headers=headers)
         with resp:
-            if resp.status_code in (404, 410):
-                raise NotFoundError(f"GET {url}: HTTP {resp.status_code}")
-            if resp.status_code != 200:
-                raise RegistryError(f"GET {url}: HTTP {resp.status_code}")
-            body = bytearray()
-            for chunk in resp.iter_content(65536):
-                body += chunk
-                if len(body) > max_bytes:
-                    raise UsageError(f"GET {url}: larger than {max_bytes} bytes")
+            out = bytearray()
+            for chunk in resp.iter_content(65536) if read is None or resp.status_code in read else ():
+                out += chunk
+                if len(out) > max_bytes:
+                    raise UsageError(f"{method} {url}: larger than {max_bytes} bytes")
+            status, ctype = resp.status_code, resp.headers.get("Content-Type", "")
     except requests.RequestException as exc:
         if guard.fired and ambient is not None and ambient.at <= until:
-            raise DeadlineExceeded(f"GET {url}: the {ambient.seconds:g} s deadline (--deadline) passed") from None
+            raise DeadlineExceeded(f"{method} {url}: the {ambient.seconds:g} s deadline (--deadline) passed") from None
         if guard.fired:
-            raise RegistryError(f"GET {url}: not received within {deadline:g} s") from None
-        raise RegistryError(f"GET {url}: {type(exc).__name__}") from None
+            raise RegistryError(f"{method} {url}: not received within {deadline:g} s") from None
+        raise RegistryError(f"{method} {url}: {type(exc).__name__}") from None
     finally:
         guard.release()
         session.close()
-    return bytes(body)
+    return status, ctype, bytes(out)
 
 
 def fetcher(*, max_bytes: int, accept: str = "application/json", deadline: float = DEFAULT_DEADLINE) -> Fetch:
