@@ -49,6 +49,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from acx_oci import reasons
+
 
 class AcxError(Exception):
     """Base of every error acx-oci raises on purpose; the message is one line."""
@@ -61,13 +63,13 @@ class UsageError(AcxError):
     """Bad input: malformed files, wrong arguments, unsupported media types."""
 
     exit_code = 2
-    code = "bad_input"
+    code = reasons.BAD_INPUT
 
 
 class SchemaError(UsageError):
     """A document read from outside does not match its JSON Schema (or is not I-JSON)."""
 
-    code = "schema_invalid"
+    code = reasons.SCHEMA_INVALID
 
 
 class DuplicateMemberError(SchemaError, ValueError):
@@ -90,13 +92,13 @@ class ShapeError(SchemaError, ValueError):
 class StatusListError(UsageError):
     """A status list (or entry) is malformed, too short, legacy-encoded or a decompression bomb."""
 
-    code = "status_invalid"
+    code = reasons.STATUS_INVALID
 
 
 class RequestRefused(UsageError):
     """A request the gateway's router will not forward; carries the HTTP status and the OCI error code."""
 
-    code = "request_refused"
+    code = reasons.REQUEST_REFUSED
 
     def __init__(self, message: str, status: int = 400, oci_code: str = "NAME_INVALID") -> None:
         super().__init__(message)
@@ -108,32 +110,32 @@ class RequestRefused(UsageError):
 class SandboxError(UsageError):
     """The sandbox could not be built as specified (a bind source unreachable, a bad limit)."""
 
-    code = "sandbox_invalid"
+    code = reasons.SANDBOX_INVALID
 
 
 class SandboxUnavailable(SandboxError):
     """bubblewrap (or prlimit/setpriv) is missing or cannot start here: containment cannot be provided."""
 
-    code = "containment_unproven"
+    code = reasons.CONTAINMENT_UNPROVEN
 
 
 class TreeRefused(AcxError):
     """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
 
-    code = "tree_refused"
+    code = reasons.TREE_REFUSED
 
 
 class PathOutside(AcxError):
     """A name or link in a tree from outside (a suite, an exam, a cartridge, an image) that leads out of it."""
 
-    code = "path_outside"
+    code = reasons.PATH_OUTSIDE
 
 
 class NotFoundError(AcxError):
     """A manifest, blob or tag does not exist in the store: the reference names nothing (bad input)."""
 
     exit_code = 2
-    code = "not_found"
+    code = reasons.NOT_FOUND
 
 
 class LocalNotFoundError(NotFoundError):
@@ -144,43 +146,43 @@ class VerificationError(AcxError):
     """A signature, digest binding or policy did not hold."""
 
     exit_code = 1
-    code = "verification_failed"
+    code = reasons.VERIFICATION_FAILED
 
 
 class IntegrityError(VerificationError):
     """Downloaded or stored bytes do not match the digest that names them."""
 
-    code = "digest_mismatch"
+    code = reasons.DIGEST_MISMATCH
 
 
 class TamperedError(IntegrityError):
     """A ROM edited after signing: reported before anything its (changed) content says."""
 
-    code = "tampered"
+    code = reasons.TAMPERED
 
 
 class WorkerAnswerRefused(VerificationError):
     """A Dask worker's answer that is not plain, well-formed data (its game ends lane-error, never a verdict)."""
 
-    code = "worker_answer_refused"
+    code = reasons.WORKER_ANSWER_REFUSED
 
 
 class StatusReplaceRefused(VerificationError):
     """A copy would replace the destination's status list with one that does not verify as the same issuer's."""
 
-    code = "status_replace_refused"
+    code = reasons.STATUS_REPLACE_REFUSED
 
 
 class ImageUnsafe(VerificationError):
     """An environment image cannot be unpacked safely (escaping names or links, over a bound, bad diff_id)."""
 
-    code = "image_unsafe"
+    code = reasons.IMAGE_UNSAFE
 
 
 class PolicyUnreadable(VerificationError):
     """The policy cannot be evaluated for a request (the cartridge could not be loaded): fail closed, deny."""
 
-    code = "policy_unreadable"
+    code = reasons.POLICY_UNREADABLE
 
     def __init__(self, message: str, verdict: Any = None) -> None:
         super().__init__(message)
@@ -190,32 +192,32 @@ class PolicyUnreadable(VerificationError):
 class GatewayDenied(VerificationError):
     """An acx-oci gateway refused a pull or push on policy grounds (its reason is in the message)."""
 
-    code = "gateway_denied"
+    code = reasons.GATEWAY_DENIED
 
 
 class DidError(VerificationError):
     """A DID or verification method could not be resolved to a usable key."""
 
-    code = "did_unresolvable"
+    code = reasons.DID_UNRESOLVABLE
 
 
 class MethodNotAuthorizedError(DidError):
     """The method exists (or not) but is not under ``assertionMethod``."""
 
-    code = "method_not_authorized"
+    code = reasons.METHOD_NOT_AUTHORIZED
 
 
 class RegistryError(AcxError):
     """The registry (or the network to it) failed or refused the request."""
 
     exit_code = 3
-    code = "fetch_failed"
+    code = reasons.FETCH_FAILED
 
 
 class PublicationFailed(RegistryError):
     """The registry failed while an issued result was pushed: kept on disk for ``attest --publish``."""
 
-    code = "publish_failed"
+    code = reasons.PUBLISH_FAILED
 
 
 class ConnectionLost(RegistryError):
@@ -226,49 +228,49 @@ class ConnectionLost(RegistryError):
 class DeadlineExceeded(RegistryError):
     """The whole operation's wall-clock deadline (``--deadline``) passed; outstanding requests were cut."""
 
-    code = "deadline_exceeded"
+    code = reasons.DEADLINE_EXCEEDED
 
 
 class ByteBoundReached(RegistryError):
     """A resolution has read its byte bound: no further fetch starts (the answer is ``partial``, with the reason)."""
 
-    code = "byte_bound"
+    code = reasons.BYTE_BOUND
 
 
 class NoteInvalid(UsageError):
     """Bytes that are not a C2SP signed note, checkpoint or verifier key (format, before any key is used)."""
 
-    code = "note_invalid"
+    code = reasons.NOTE_INVALID
 
 
 class LogError(VerificationError):
     """A transparency log's data does not hold: a proof, a tile or a signature fails."""
 
-    code = "log_invalid"
+    code = reasons.LOG_INVALID
 
 
 class NotLogged(LogError):
     """An entry the log cannot show: its inclusion proof does not lead to a trusted checkpoint's root."""
 
-    code = "not_logged"
+    code = reasons.NOT_LOGGED
 
 
 class LogInconsistent(LogError):
     """Two tree heads of one log that no consistency proof joins: a fork, a shrink or a rewind."""
 
-    code = "log_inconsistent"
+    code = reasons.LOG_INCONSISTENT
 
 
 class NoteUnverified(LogError):
     """A note no trusted key signed, a trusted key's signature that fails, or fewer cosignatures than the quorum."""
 
-    code = "note_unverified"
+    code = reasons.NOTE_UNVERIFIED
 
 
 class WitnessRefused(VerificationError):
     """A tlog-witness refused a checkpoint (403/404/422, or 409 twice): carries the HTTP status."""
 
-    code = "witness_refused"
+    code = reasons.WITNESS_REFUSED
 
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from acx_oci import reasons
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import check_deadline, resolve_loaded_cli, resolve_options
@@ -190,7 +191,7 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
         click.echo("== capabilities ==")
         for c in loaded.capabilities:
             click.echo(f"  - {c.display()}  verified=false")
-    if loaded.signature_status == "tampered":
+    if loaded.signature_status == reasons.TAMPERED:
         raise SystemExit(1)
 
 

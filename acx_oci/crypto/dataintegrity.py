@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, b58decode, b58encode, verify_ed25519
 from acx_oci.errors import AcxError, DidError, UsageError
@@ -148,38 +149,38 @@ def verify_proof(document: dict[str, Any], proof: Any, resolve_key: KeyResolver,
                  expected_purpose: str | None = "assertionMethod", now: datetime | None = None) -> ProofResult:
     """Check one proof of ``document`` (vc-di-eddsa §3.3.2 for eddsa-jcs-2022)."""
     if not isinstance(proof, dict):
-        return _fail(proof, "proof_invalid", "a proof must be a JSON object")
+        return _fail(proof, reasons.PROOF_INVALID, "a proof must be a JSON object")
     if proof.get("type") != PROOF_TYPE:
-        return _fail(proof, "proof_invalid", f"proof type must be {PROOF_TYPE}, found {proof.get('type')!r}")
+        return _fail(proof, reasons.PROOF_INVALID, f"proof type must be {PROOF_TYPE}, found {proof.get('type')!r}")
     suite_name = proof.get("cryptosuite")
     if not isinstance(suite_name, str) or suite_name not in CRYPTOSUITES:
-        return _fail(proof, "proof_invalid", f"unsupported cryptosuite {suite_name!r}")
+        return _fail(proof, reasons.PROOF_INVALID, f"unsupported cryptosuite {suite_name!r}")
     cs = CRYPTOSUITES[suite_name]
     vm = proof.get("verificationMethod")
     if not isinstance(vm, str):
-        return _fail(proof, "proof_invalid", "the proof has no verificationMethod")
+        return _fail(proof, reasons.PROOF_INVALID, "the proof has no verificationMethod")
     if expected_purpose is not None and proof.get("proofPurpose") != expected_purpose:
-        return _fail(proof, "proof_invalid",
+        return _fail(proof, reasons.PROOF_INVALID,
                      f"proofPurpose must be {expected_purpose}, found {proof.get('proofPurpose')!r}")
     created = proof.get("created")
     if created is not None and (not isinstance(created, str) or not DATETIME_RE.match(created)):
-        return _fail(proof, "proof_invalid", f"proof created is not a dateTime: {str(created)[:40]!r}")
+        return _fail(proof, reasons.PROOF_INVALID, f"proof created is not a dateTime: {str(created)[:40]!r}")
     expires = proof.get("expires")
     if expires is not None and now is not None:
         expiry = parse_datetime(expires)
         if expiry is None:
-            return _fail(proof, "proof_invalid", "proof expires is not a dateTime")
+            return _fail(proof, reasons.PROOF_INVALID, "proof expires is not a dateTime")
         if expiry <= now:
-            return _fail(proof, "proof_invalid", f"the proof expired at {expires}")
+            return _fail(proof, reasons.PROOF_INVALID, f"the proof expired at {expires}")
     value = proof.get("proofValue")
     if not isinstance(value, str):
-        return _fail(proof, "proof_invalid", "the proof has no proofValue")
+        return _fail(proof, reasons.PROOF_INVALID, "the proof has no proofValue")
     try:
         signature = b58decode(value, "proofValue")
     except UsageError as exc:
-        return _fail(proof, "proof_invalid", str(exc))
+        return _fail(proof, reasons.PROOF_INVALID, str(exc))
     if len(signature) != 64:
-        return _fail(proof, "proof_invalid", f"proofValue must decode to 64 bytes, found {len(signature)}")
+        return _fail(proof, reasons.PROOF_INVALID, f"proofValue must decode to 64 bytes, found {len(signature)}")
 
     unsecured = without_proof(document)
     options = {k: v for k, v in proof.items() if k != "proofValue"}
@@ -187,20 +188,21 @@ def verify_proof(document: dict[str, Any], proof: Any, resolve_key: KeyResolver,
         doc_ctx = _as_list(document.get("@context"))
         proof_ctx = _as_list(options["@context"])
         if doc_ctx[: len(proof_ctx)] != proof_ctx:
-            return _fail(proof, "proof_invalid", "the document's @context does not start with the proof's @context")
+            return _fail(proof, reasons.PROOF_INVALID,
+                         "the document's @context does not start with the proof's @context")
         unsecured["@context"] = options["@context"]
     try:
         message = cs.hash(cs.canonicalize(options)) + cs.hash(cs.canonicalize(unsecured))
     except UsageError as exc:
-        return _fail(proof, "proof_invalid", str(exc))
+        return _fail(proof, reasons.PROOF_INVALID, str(exc))
 
     try:
         resolved = resolve_key(vm)
     except AcxError as exc:
-        return _fail(proof, exc.code if isinstance(exc, DidError) else "proof_invalid", str(exc))
+        return _fail(proof, exc.code if isinstance(exc, DidError) else reasons.PROOF_INVALID, str(exc))
     keys = [resolved] if isinstance(resolved, bytes) else list(resolved)
     if not any(cs.verify(key, signature, message) for key in keys):
-        return _fail(proof, "proof_invalid", f"the {suite_name} signature does not verify with {vm}")
+        return _fail(proof, reasons.PROOF_INVALID, f"the {suite_name} signature does not verify with {vm}")
     return ProofResult(True, vm, suite_name, "ok", f"{suite_name} proof by {vm} verifies")
 
 
@@ -208,10 +210,10 @@ def verify(document: dict[str, Any], resolve_key: KeyResolver, expected_purpose:
            now: datetime | None = None) -> list[ProofResult]:
     """Check every proof; the document is secured iff the list is non-empty and all are ok."""
     if not isinstance(document, dict):
-        return [ProofResult(False, None, None, "proof_invalid", "the document is not a JSON object")]
+        return [ProofResult(False, None, None, reasons.PROOF_INVALID, "the document is not a JSON object")]
     proofs = proofs_of(document)
     if not proofs:
-        return [ProofResult(False, None, None, "proof_missing", "the document has no proof")]
+        return [ProofResult(False, None, None, reasons.PROOF_MISSING, "the document has no proof")]
     return [verify_proof(document, p, resolve_key, expected_purpose, now) for p in proofs]
 
 

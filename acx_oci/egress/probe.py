@@ -22,11 +22,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.egress.proxy import ModelProxy
 from acx_oci.egress.recording import ModelRun
 from acx_oci.model import modelapi as ma
 
-PROBE_UPSTREAM_CODE = "probe_upstream"
+PROBE_UPSTREAM_CODE = reasons.PROBE_UPSTREAM
 PROBE_REQUEST_SECONDS = 10.0
 _MAX_BODY = 1024 * 1024
 _MAX_SEEN = 64

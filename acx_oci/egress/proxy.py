@@ -26,6 +26,7 @@ from typing import Any
 import h11
 import httpx
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.egress.recording import ModelRun, Replay, b64
@@ -221,7 +222,7 @@ class ModelProxy:
         body = json.dumps({"error": {"type": "acx_proxy", "code": r.code, "message": r.message}}).encode()
         with self._lock:
             self.budget.refuse(r.code)
-            if r.code == "replay_divergent":
+            if r.code == reasons.REPLAY_DIVERGENT:
                 self.budget.divergent += 1
             exchange.update(refused=r.code, response={"status": r.status, "headers": [], "bodyB64": b64(body)})
             self._log(exchange)
@@ -248,7 +249,8 @@ class ModelProxy:
         exchange: dict[str, Any] = {"n": len(self.exchanges) + 1, "ms": self._ms(),
                                     "request": {"method": method, "target": target[:4096], "headers": headers}}
         if len(headers) > ma.MAX_HEADERS:
-            return self._refuse(conn, sock, exchange, ma.Refusal(431, "headers_refused", "too many headers"), True)
+            refusal = ma.Refusal(431, reasons.HEADERS_REFUSED, "too many headers")
+            return self._refuse(conn, sock, exchange, refusal, True)
         if method == "CONNECT" or not target.startswith("/"):
             verdict = ma.check_request(self.api, self.entry.id, method=method, target=target, headers=headers,
                                        host_ok=_HOSTS, body=b"")
@@ -256,7 +258,7 @@ class ModelProxy:
             return self._refuse(conn, sock, exchange, verdict, True)
         body = self._body(conn, sock)
         if body is None:
-            return self._refuse(conn, sock, exchange, ma.Refusal(413, "body_refused", "request body over the "
+            return self._refuse(conn, sock, exchange, ma.Refusal(413, reasons.BODY_REFUSED, "request body over the "
                                 f"{ma.MAX_REQUEST_BYTES}-byte bound, malformed or too slow"), True)
         exchange["request"]["bodyB64"] = b64(body)
         verdict = ma.check_request(self.api, self.entry.id, method=method, target=target, headers=headers,
@@ -287,7 +289,7 @@ class ModelProxy:
             answer = self.replay.take(ma.request_key(target, body))
         if answer is None:
             return self._refuse(conn, sock, exchange, ma.Refusal(
-                409, "replay_divergent", "the recording holds no answer for this request"))
+                409, reasons.REPLAY_DIVERGENT, "the recording holds no answer for this request"))
         data = base64.b64decode(str(answer.get("bodyB64") or ""))
         hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
         streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
@@ -344,7 +346,7 @@ class ModelProxy:
                     self.budget.input_tokens += inp
                     self.budget.output_tokens += outp
                 self._log(exchange)
-            err = json.dumps({"error": {"type": "acx_proxy", "code": "upstream_failed",
+            err = json.dumps({"error": {"type": "acx_proxy", "code": reasons.UPSTREAM_FAILED,
                                         "message": "the model provider did not answer in time or in bounds"}})
             if not agent.gone and status == 0:
                 with contextlib.suppress(h11.LocalProtocolError, OSError):

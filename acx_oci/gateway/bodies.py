@@ -21,6 +21,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from acx_oci import reasons
 from acx_oci.errors import SchemaError
 from acx_oci.jsonio import loads_ijson
 from acx_oci.oci.model import MAX_MANIFEST_BYTES
@@ -32,7 +33,7 @@ def _too_slow(seconds: float) -> bytes:
     return json.dumps({"errors": [{
         "code": "UNSUPPORTED",
         "message": f"manifest body not received within {seconds:g} s of the request's headers; send it faster",
-        "detail": {"codes": ["body_timeout"], "limitSeconds": seconds},
+        "detail": {"codes": [reasons.BODY_TIMEOUT], "limitSeconds": seconds},
     }]}).encode()
 
 

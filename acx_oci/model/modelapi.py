@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.jcs import canonical
 
 #: The sandbox's only way out: a Unix socket bound here; a relay inside listens on 127.0.0.1:MODEL_PORT.
@@ -151,29 +152,29 @@ def check_request(api: Api, model_id: str, *, method: str, target: str, headers:
     ``model`` is exactly the declared id.
     """
     if method == "CONNECT":
-        return Refusal(405, "connect_refused", "CONNECT is not allowed: the proxy forwards one API only")
+        return Refusal(405, reasons.CONNECT_REFUSED, "CONNECT is not allowed: the proxy forwards one API only")
     if not target.startswith("/"):
-        return Refusal(400, "absolute_uri_refused", "only origin-form request targets are accepted")
+        return Refusal(400, reasons.ABSOLUTE_URI_REFUSED, "only origin-form request targets are accepted")
     if method != "POST" or target.split("?", 1)[0] != api.path:
-        return Refusal(404, "path_refused", f"only POST {api.path} is forwarded")
+        return Refusal(404, reasons.PATH_REFUSED, f"only POST {api.path} is forwarded")
     names = [n for n, _ in headers]
     hosts = [v for n, v in headers if n == "host"]
     if len(hosts) != 1 or hosts[0].lower() not in host_ok:
-        return Refusal(421, "host_refused", "the Host header must name the sandbox's model endpoint")
+        return Refusal(421, reasons.HOST_REFUSED, "the Host header must name the sandbox's model endpoint")
     if "upgrade" in names or any(n == "connection" and "upgrade" in v.lower() for n, v in headers):
-        return Refusal(400, "upgrade_refused", "protocol upgrades are not allowed")
+        return Refusal(400, reasons.UPGRADE_REFUSED, "protocol upgrades are not allowed")
     try:
         doc = strict_json(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return Refusal(400, "body_refused", "the request body must be one JSON object in UTF-8 (no BOM, no "
+        return Refusal(400, reasons.BODY_REFUSED, "the request body must be one JSON object in UTF-8 (no BOM, no "
                        "duplicate keys, no NaN or Infinity)")
     if not isinstance(doc, dict):
-        return Refusal(400, "body_refused", "the request body must be a JSON object")
+        return Refusal(400, reasons.BODY_REFUSED, "the request body must be a JSON object")
     if doc.get("model") != model_id:
-        return Refusal(403, "model_refused", f"only model {model_id!r} may be called")
+        return Refusal(403, reasons.MODEL_REFUSED, f"only model {model_id!r} may be called")
     reach = provider_reach(api, doc)
     if reach is not None:
-        return Refusal(400, "tool_refused", f"{reach}: the provider would reach the network for the agent")
+        return Refusal(400, reasons.TOOL_REFUSED, f"{reach}: the provider would reach the network for the agent")
     return doc
 
 
@@ -316,11 +317,11 @@ class Budget:
     def exhausted(self) -> Refusal | None:
         """A 429 once the game's request or token budget is spent (the agent's own doing)."""
         if self.recorded_bytes >= MAX_TRANSCRIPT_BYTES or self.requests >= MAX_EXCHANGES:
-            return Refusal(429, "transcript_budget", "this game's model transcript is full")
+            return Refusal(429, reasons.TRANSCRIPT_BUDGET, "this game's model transcript is full")
         if self.max_requests is not None and self.requests >= self.max_requests:
-            return Refusal(429, "request_budget", f"this game's budget of {self.max_requests} requests is spent")
+            return Refusal(429, reasons.REQUEST_BUDGET, f"this game's budget of {self.max_requests} requests is spent")
         if self.max_tokens is not None and self.input_tokens + self.output_tokens >= self.max_tokens:
-            return Refusal(429, "token_budget", f"this game's budget of {self.max_tokens} tokens is spent")
+            return Refusal(429, reasons.TOKEN_BUDGET, f"this game's budget of {self.max_tokens} tokens is spent")
         return None
 
     def refuse(self, code: str) -> None:

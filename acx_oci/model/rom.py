@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
 from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
@@ -44,7 +45,7 @@ MAX_SAVE_BYTES = 16 * 1024 * 1024
 
 STATUS_VALID = "valid"
 STATUS_WARNING = "warning"
-STATUS_TAMPERED = "tampered"
+STATUS_TAMPERED = reasons.TAMPERED
 STATUS_UNSIGNED = "unsigned"
 
 # The runtime contract's limits: defaults when the ROM names none, and the schema's maxima.

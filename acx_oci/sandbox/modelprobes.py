@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from acx_oci import safetree
+from acx_oci import reasons, safetree
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import loads
 from acx_oci.model import modelapi as ma
@@ -92,11 +92,11 @@ class Case:
 
 
 CASES = (
-    Case("other_path", "POST /v1/files (another path) through the proxy", 404, "path_refused"),
-    Case("other_model", "another model id through the proxy", 403, "model_refused"),
-    Case("connect", "CONNECT through the proxy", 405, "connect_refused"),
-    Case("absolute_uri", "an absolute-URI request line through the proxy", 400, "absolute_uri_refused"),
-    Case("foreign_host", "a foreign Host header through the proxy", 421, "host_refused"),
+    Case("other_path", "POST /v1/files (another path) through the proxy", 404, reasons.PATH_REFUSED),
+    Case("other_model", "another model id through the proxy", 403, reasons.MODEL_REFUSED),
+    Case("connect", "CONNECT through the proxy", 405, reasons.CONNECT_REFUSED),
+    Case("absolute_uri", "an absolute-URI request line through the proxy", 400, reasons.ABSOLUTE_URI_REFUSED),
+    Case("foreign_host", "a foreign Host header through the proxy", 421, reasons.HOST_REFUSED),
 )
 
 
@@ -208,7 +208,7 @@ def _proxy_verdicts(report: dict[str, Any], record: dict[str, Any], transcript: 
     fwd = len(exs) == 1 and "forwarded" in exs[0] and not exs[0].get("refused")
     out.append(_probe("control: the model API through the relay", "409 probe_upstream (forwarded to the probe's "
                       "stand-in upstream, never the provider)", shown + ("" if fwd else ", not forwarded"),
-                      status == 409 and code == "probe_upstream" and fwd))
+                      status == 409 and code == reasons.PROBE_UPSTREAM and fwd))
     for case in CASES:
         status, code, shown = _answer(responses.get(case.name))
         exs = _exchanges(transcript, case.name)

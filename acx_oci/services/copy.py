@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
@@ -151,15 +152,16 @@ class _Judged:
         if digest in self.rejected:
             return "rejected", self.rejected[digest]
         if digest in self.judged:
-            return "not_deciding", ("it passed resolve's checks, but no verified claim rests on it (a newer "
-                                    "credential for the same claim and benchmark decides)")
+            return reasons.NOT_DECIDING, ("it passed resolve's checks, but no verified claim rests on it (a newer "
+                                          "credential for the same claim and benchmark decides)")
         if subject != self.cartridge:
-            return "not_judged", (f"a level attestation of {subject}, not of the cartridge: the source's "
-                                  "resolution judges only the cartridge's attestations")
+            return reasons.NOT_JUDGED, (f"a level attestation of {subject}, not of the cartridge: the source's "
+                                        "resolution judges only the cartridge's attestations")
         if listed != ARTIFACT_ATTESTATION:
-            return "not_judged", (f"the source's referrers listing calls it {listed or '(no artifactType)'}, so the "
-                                  "source's resolution never judged it; its manifest says it is a level attestation")
-        return "not_judged", "the source's resolution did not judge it (not in the listing it read)"
+            return reasons.NOT_JUDGED, (f"the source's referrers listing calls it {listed or '(no artifactType)'}, "
+                                        "so the source's resolution never judged it; its manifest says it is a "
+                                        "level attestation")
+        return reasons.NOT_JUDGED, "the source's resolution did not judge it (not in the listing it read)"
 
 
 def _resolve(store: Store, target: str, req: CopyRequest, trust: Trust) -> Resolution:
@@ -335,7 +337,7 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
             # an allow-list: only what the source's resolution judged VERIFIED, by digest
             "verifiedAttestations": len([d for d in planner.attestations if d not in planner.unverified]),
             "rejectedAttestations": len(planner.unverified),  # copied or skipped: rejected, or never judged
-            "unjudgedAttestations": len([c for c in planner.unverified.values() if c == "not_judged"]),
+            "unjudgedAttestations": len([c for c in planner.unverified.values() if c == reasons.NOT_JUDGED]),
         }
     plan = planner.plan
     outcome.blobs, outcome.bytes_total = len(plan.blobs), plan.total_bytes

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.egress.session import ModelSetup, model_key
 from acx_oci.errors import UsageError
 from acx_oci.files import load_yaml_or_json_file
@@ -22,7 +23,7 @@ from acx_oci.model import modelapi as ma
 __all__ = ["MODEL_UNAVAILABLE", "Models", "credential_fields", "load_models", "model_key", "select", "setup",
            "setup_for"]
 
-MODEL_UNAVAILABLE = "model_unavailable"
+MODEL_UNAVAILABLE = reasons.MODEL_UNAVAILABLE
 
 Models = dict[tuple[str, str], ma.ModelEntry]
 

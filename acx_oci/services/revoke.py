@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, UsageError
@@ -38,7 +39,7 @@ class RevokeOutcome:
                 "published": self.published, "failed": self.failed, "revoked": True}
 
 
-def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason: str = "revoked",
+def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason: str = reasons.REVOKED,
            store_options: StoreOptions | None = None) -> RevokeOutcome:
     """Revoke the credential named by id, credential digest or attestation digest."""
     with Ledger(state_dir) as ledger:

@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.crypto.jcs import canonical
@@ -43,9 +44,9 @@ TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"
 EXPORT_SCHEMA = "acx.model-replay/1"
 EXPORT_FILE = "export.json"
 #: Reason codes a replay leads its NOT ISSUED / REFUSED reasons with.
-REPLAY_DIVERGENT = "replay_divergent"
-RECORDING_ALTERED = "recording_altered"
-REPLAY_MISMATCH = "replay_mismatch"
+REPLAY_DIVERGENT = reasons.REPLAY_DIVERGENT
+RECORDING_ALTERED = reasons.RECORDING_ALTERED
+REPLAY_MISMATCH = reasons.REPLAY_MISMATCH
 _STATUSES = ("issued", "not-issued")
 
 
