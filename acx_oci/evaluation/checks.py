@@ -1,7 +1,10 @@
 """What a verification run reports: one :class:`Check` per rule, and the context it runs in.
 
 Shared by :mod:`verify`, :mod:`status_check` and :mod:`evidence_check`, so
-each can stay small without importing the others.
+each can stay small without importing the others. Nothing here touches the
+network: DIDs resolve from the trust file (and did:key locally); a caller that
+may go online injects ``resolve_keys`` built in services
+(:func:`acx_oci.services.did_keys.network_keys`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from typing import Any
 
 from acx_oci.crypto import dataintegrity
 from acx_oci.model import statuslist
-from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Trust
 
@@ -50,9 +52,9 @@ class VerifyContext:
     status_min_sequence: int = 0
     allow_unknown_status: bool = False
     evidence: dict[str, bytes] | None = None
-    allow_network: bool = False
-    did_web_base_url: str | None = None
     max_status_bytes: int = statuslist.DEFAULT_MAX_BYTES
+    # Key resolution beyond the trust file (did:web over HTTPS, or documents fetched beforehand): the
+    # caller's I/O, injected; None resolves offline only.
     resolve_keys: KeyResolver | None = None
     # Memo for status-list verdicts, shared by the caller across many credentials that
     # point at the same list object (resolve checks 1,000 credentials against one list).
@@ -104,11 +106,15 @@ def subject_id(credential: dict[str, Any]) -> str | None:
 
 
 def resolver(ctx: VerifyContext) -> KeyResolver:
+    """The context's injected key resolver, else an offline one (trust file documents and did:key)."""
     if ctx.resolve_keys is not None:
         return ctx.resolve_keys
-    fetch = https.fetcher(max_bytes=did.MAX_DID_DOCUMENT_BYTES, accept="application/did+json, application/json") \
-        if ctx.allow_network else None
-    return lambda ref: did.assertion_keys(ref, ctx.trust, fetch, ctx.did_web_base_url)
+    return offline_keys(ctx.trust)
+
+
+def offline_keys(trust: Trust | None) -> KeyResolver:
+    """Resolve keys with no I/O: did:key from the DID itself, did:web only from ``trust``'s documents."""
+    return lambda ref: did.assertion_keys(ref, trust, None)
 
 
 def check_proofs(document: dict[str, Any], resolve: KeyResolver, now: datetime | None,
