@@ -94,6 +94,7 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     trust = load_trust(trust_path)
     parsed = parse_reference(ref)
     repo = repository or (parsed.repository if parsed.kind == "registry" else parsed.path)
+    # TODO(close): close the store (the Store protocol has no close() on main yet)
     store = store_for(ref, plain_http, insecure, timeout)
     cart = load_cartridge(store, parsed.target, trust)
     # revocation fails closed under a policy: no --allow-unknown-status here

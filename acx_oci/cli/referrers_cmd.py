@@ -46,6 +46,7 @@ def discover(ref: str, artifact_type: str | None, plain_http: bool, insecure: bo
       acx-oci discover registry.example/acme/dag-agent:1.0.0
       acx-oci discover reg.example/acme/agent:1 --artifact-type application/vnd.acx.level-attestation.v1 --json
     """
+    # TODO(close): close the store (the Store protocol has no close() on main yet)
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
     listing = store.referrers(desc.digest, artifact_type)
@@ -238,6 +239,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
     for text in requirements:
         parse_requirement(text)  # a malformed requirement is bad input before any network
     trust = load_trust(trust_path)
+    # TODO(close): close the store (the Store protocol has no close() on main yet)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
                                    check_evidence, max_referrers, no_replay)
@@ -277,6 +279,7 @@ def referrers_repair(ref: str, plain_http: bool, insecure: bool, timeout: float,
     Example:
       acx-oci referrers repair registry.example/acme/dag-agent:1.0.0
     """
+    # TODO(close): close the store (the Store protocol has no close() on main yet)
     store = store_for(ref, plain_http, insecure, timeout)
     desc = store.resolve(parse_reference(ref).target)
     if parse_reference(ref).kind == "oci":
