@@ -34,12 +34,15 @@ class Check:
     skipped: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        """The check as ``--json`` prints it (field names are a stable interface)."""
         return {"name": self.name, "ok": self.ok, "code": self.code, "message": self.message,
                 "skipped": self.skipped}
 
 
 @dataclass(frozen=True)
 class VerifyContext:
+    """Everything a verdict depends on besides the credential, passed in so the same inputs give the same verdict."""
+
     trust: Trust | None
     now: datetime
     expected_rom_digest: str | None = None
@@ -63,41 +66,52 @@ class VerifyContext:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """Every check one verification ran; verified only when there is at least one and none failed."""
+
     checks: list[Check] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
+        """True when every check passed (an empty run verifies nothing)."""
         return bool(self.checks) and all(c.ok for c in self.checks)
 
     @property
     def codes(self) -> list[str]:
+        """The reason codes of the failed checks, in run order."""
         return [c.code for c in self.checks if not c.ok]
 
     @property
     def skipped(self) -> list[str]:
+        """Names of the checks that could not run (they pass, but say so)."""
         return [c.name for c in self.checks if c.skipped]
 
     def to_json(self) -> dict[str, Any]:
+        """The result as ``vc verify --json`` prints it."""
         return {"verified": self.verified, "codes": self.codes, "checks": [c.to_json() for c in self.checks]}
 
 
 def ok(name: str, message: str) -> Check:
+    """A passed check."""
     return Check(name, True, "ok", message)
 
 
 def skip(name: str, message: str) -> Check:
+    """A check that could not run: it passes, and its message says why (never silently)."""
     return Check(name, True, "skipped", message, skipped=True)
 
 
 def bad(name: str, code: str, message: str) -> Check:
+    """A failed check with its stable reason code."""
     return Check(name, False, code, message)
 
 
 def base(did_url: Any) -> str | None:
+    """The DID of a DID URL (fragment dropped); None for anything that is not a string."""
     return did_url.split("#", 1)[0] if isinstance(did_url, str) else None
 
 
 def subject_id(credential: dict[str, Any]) -> str | None:
+    """The (first) credential subject's id, when it is a string."""
     subject = credential.get("credentialSubject")
     if isinstance(subject, list):
         subject = subject[0] if subject else None

@@ -50,11 +50,13 @@ class ReplayJob:
 
 
 def clear_cache() -> None:
+    """Forget every cached replay verdict (tests, and a trust change in a long-lived process)."""
     with _lock:
         _cache.clear()
 
 
 def cached_verdicts() -> int:
+    """How many replay verdicts the process cache holds."""
     with _lock:
         return len(_cache)
 
@@ -136,6 +138,7 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
     deadline = current_deadline()  # worker threads start with an empty context: carry it over
 
     def get(digest: str) -> tuple[str, bytes | None]:
+        """One record's bytes, or None when it cannot be fetched (its replay then fails)."""
         try:
             with deadline_scope(deadline):
                 return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)

@@ -194,6 +194,7 @@ def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_
     memo = BlobMemo(lim.max_bytes)
 
     def task(desc: Descriptor) -> Fetched:
+        """Fetch one attestation under the resolution's deadline (worker threads start without it)."""
         with deadline_scope(deadline):
             return fetch_one(store, desc, subject, with_evidence, memo)
 
