@@ -1,12 +1,14 @@
 """Turn a cartridge's claims into verified proficiency by walking its referrers.
 
-For every level attestation that refers to the cartridge manifest: fetch the
-manifest and credential (in parallel, digest-verified, bounded in count,
-bytes and time), find the credential's status list (the cartridge's
-repository first, then files given by the user, then HTTPS when allowed),
-and run every verification rule (a list older than the highest sequence this
-consumer remembers, ``StatusHistory``, is a rollback). A claim is VERIFIED only when a credential
-that passed all of them names it; the newest valid credential per capability
+A pipeline of values: :func:`~acx_oci.services.resolve_fetch.list_attestations` →
+:func:`~acx_oci.services.resolve_fetch.gather` (every attestation's manifest, credential
+and records in parallel, digest-verified, bounded in count, bytes and time; every copy
+of each status list — the cartridge's repository, then files given by the user, then
+HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory``) →
+the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
+rule; a list older than the remembered sequence is a rollback) → :func:`replay_step` →
+:func:`~acx_oci.evaluation.judge.capability_verdicts`. A claim is VERIFIED only when a
+credential that passed all of them names it; the newest valid credential per capability
 and benchmark wins, and the highest level among those is the effective one.
 """
 
