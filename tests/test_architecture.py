@@ -47,6 +47,9 @@ def test_layer_contracts_hold() -> None:
     ("trust/did.py", "import sqlite3", "pure core"),
     ("model/rating.py", "from acx_oci.services import attest", "Layers"),
     ("crypto/digest.py", "from acx_oci import files", "read no files"),
+    # the judge decides on bytes already fetched: an HTTPS import in evaluation breaks the pure core (not the
+    # layers, which let evaluation sit above net)
+    ("evaluation/judge.py", "import acx_oci.net.https", "pure core"),
 ])
 def test_linter_fails_on_a_back_arrow(tmp_path: Path, module: str, line: str, contract: str) -> None:
     """A deliberately broken copy: the linter must say which contract broke."""

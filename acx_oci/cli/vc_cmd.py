@@ -19,6 +19,7 @@ from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
 from acx_oci.services.attestation import fetch_status_list_https
+from acx_oci.services.did_keys import key_resolver
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity
@@ -152,7 +153,7 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     ctx = VerifyContext(trust=trust, now=now, expected_rom_digest=rom_digest,
                         expected_manifest_digest=manifest_digest, cartridge_controller=controller,
                         rom_signer=rom_signer, status_list=status_list, allow_unknown_status=allow_unknown_status,
-                        evidence=evidence, allow_network=allow_network, did_web_base_url=did_web_base_url)
+                        evidence=evidence, resolve_keys=key_resolver(trust, allow_network, did_web_base_url))
     if trust is None:
         result, mode = verify_proof_only(credential, ctx), "proof-only"
     else:

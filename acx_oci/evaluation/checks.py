@@ -1,7 +1,10 @@
 """What a verification run reports: one :class:`Check` per rule, and the context it runs in.
 
 Shared by :mod:`verify`, :mod:`status_check` and :mod:`evidence_check`, so
-each can stay small without importing the others.
+each can stay small without importing the others. Nothing here touches the
+network: DIDs resolve from the trust file (and did:key locally); a caller that
+may go online injects ``resolve_keys`` built in services
+(:func:`acx_oci.services.did_keys.network_keys`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from typing import Any
 
 from acx_oci.crypto import dataintegrity
 from acx_oci.model import statuslist
-from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Trust
 
@@ -32,12 +34,15 @@ class Check:
     skipped: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        """The check as ``--json`` prints it (field names are a stable interface)."""
         return {"name": self.name, "ok": self.ok, "code": self.code, "message": self.message,
                 "skipped": self.skipped}
 
 
 @dataclass(frozen=True)
 class VerifyContext:
+    """Everything a verdict depends on besides the credential, passed in so the same inputs give the same verdict."""
+
     trust: Trust | None
     now: datetime
     expected_rom_digest: str | None = None
@@ -50,9 +55,9 @@ class VerifyContext:
     status_min_sequence: int = 0
     allow_unknown_status: bool = False
     evidence: dict[str, bytes] | None = None
-    allow_network: bool = False
-    did_web_base_url: str | None = None
     max_status_bytes: int = statuslist.DEFAULT_MAX_BYTES
+    # Key resolution beyond the trust file (did:web over HTTPS, or documents fetched beforehand): the
+    # caller's I/O, injected; None resolves offline only.
     resolve_keys: KeyResolver | None = None
     # Memo for status-list verdicts, shared by the caller across many credentials that
     # point at the same list object (resolve checks 1,000 credentials against one list).
@@ -61,41 +66,52 @@ class VerifyContext:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """Every check one verification ran; verified only when there is at least one and none failed."""
+
     checks: list[Check] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
+        """True when every check passed (an empty run verifies nothing)."""
         return bool(self.checks) and all(c.ok for c in self.checks)
 
     @property
     def codes(self) -> list[str]:
+        """The reason codes of the failed checks, in run order."""
         return [c.code for c in self.checks if not c.ok]
 
     @property
     def skipped(self) -> list[str]:
+        """Names of the checks that could not run (they pass, but say so)."""
         return [c.name for c in self.checks if c.skipped]
 
     def to_json(self) -> dict[str, Any]:
+        """The result as ``vc verify --json`` prints it."""
         return {"verified": self.verified, "codes": self.codes, "checks": [c.to_json() for c in self.checks]}
 
 
 def ok(name: str, message: str) -> Check:
+    """A passed check."""
     return Check(name, True, "ok", message)
 
 
 def skip(name: str, message: str) -> Check:
+    """A check that could not run: it passes, and its message says why (never silently)."""
     return Check(name, True, "skipped", message, skipped=True)
 
 
 def bad(name: str, code: str, message: str) -> Check:
+    """A failed check with its stable reason code."""
     return Check(name, False, code, message)
 
 
 def base(did_url: Any) -> str | None:
+    """The DID of a DID URL (fragment dropped); None for anything that is not a string."""
     return did_url.split("#", 1)[0] if isinstance(did_url, str) else None
 
 
 def subject_id(credential: dict[str, Any]) -> str | None:
+    """The (first) credential subject's id, when it is a string."""
     subject = credential.get("credentialSubject")
     if isinstance(subject, list):
         subject = subject[0] if subject else None
@@ -104,11 +120,15 @@ def subject_id(credential: dict[str, Any]) -> str | None:
 
 
 def resolver(ctx: VerifyContext) -> KeyResolver:
+    """The context's injected key resolver, else an offline one (trust file documents and did:key)."""
     if ctx.resolve_keys is not None:
         return ctx.resolve_keys
-    fetch = https.fetcher(max_bytes=did.MAX_DID_DOCUMENT_BYTES, accept="application/did+json, application/json") \
-        if ctx.allow_network else None
-    return lambda ref: did.assertion_keys(ref, ctx.trust, fetch, ctx.did_web_base_url)
+    return offline_keys(ctx.trust)
+
+
+def offline_keys(trust: Trust | None) -> KeyResolver:
+    """Resolve keys with no I/O: did:key from the DID itself, did:web only from ``trust``'s documents."""
+    return lambda ref: did.assertion_keys(ref, trust, None)
 
 
 def check_proofs(document: dict[str, Any], resolve: KeyResolver, now: datetime | None,

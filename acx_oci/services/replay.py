@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import Check, VerifyContext, resolver
+from acx_oci.evaluation.checks import Check, KeyResolver, offline_keys
+from acx_oci.evaluation.judge import instant as instant
+from acx_oci.evaluation.judge import order_key as order_key
 from acx_oci.evaluation.replay import inline_record, record_digests, replay_credential
 from acx_oci.model.credential import issuer_id
 from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES
-from acx_oci.timeutil import current_deadline, deadline_scope, parse_datetime
+from acx_oci.timeutil import current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
 MAX_CACHED_VERDICTS = 4096
@@ -48,11 +50,13 @@ class ReplayJob:
 
 
 def clear_cache() -> None:
+    """Forget every cached replay verdict (tests, and a trust change in a long-lived process)."""
     with _lock:
         _cache.clear()
 
 
 def cached_verdicts() -> int:
+    """How many replay verdicts the process cache holds."""
     with _lock:
         return len(_cache)
 
@@ -73,13 +77,13 @@ def _cache_put(key: _CacheKey, verdict: Check) -> None:
             _cache.popitem(last=False)
 
 
-def issuer_keys(credential: dict[str, Any], trust: Trust, now: datetime, allow_network: bool = False) -> list[bytes]:
-    """The issuer's assertion keys as the trust file (or did:web with the network allowed) gives them."""
+def issuer_keys(credential: dict[str, Any], resolve_keys: KeyResolver) -> list[bytes]:
+    """The issuer's assertion keys as ``resolve_keys`` gives them (offline: the trust file; online: did:web too)."""
     issuer = issuer_id(credential)
     if issuer is None:
         return []
     try:
-        return [key for _, key in resolver(VerifyContext(trust=trust, now=now, allow_network=allow_network))(issuer)]
+        return [key for _, key in resolve_keys(issuer)]
     except AcxError:
         return []
 
@@ -106,15 +110,19 @@ def _planned(job: ReplayJob) -> list[tuple[str | None, bytes | None, bool]]:
 
 
 def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: datetime, *, workers: int = 8,
-                allow_network: bool = False) -> dict[str, Check]:
-    """Replay every job (records fetched in parallel, deduplicated); ``{job.key: verdict}``."""
+                resolve_keys: KeyResolver | None = None) -> dict[str, Check]:
+    """Replay every job (records fetched in parallel, deduplicated); ``{job.key: verdict}``.
+
+    ``now`` is kept for callers' symmetry with verification; a replay's verdict does not depend on it.
+    """
+    keys_of = resolve_keys or offline_keys(trust)
     verdicts: dict[str, Check] = {}
     todo: list[tuple[ReplayJob, _CacheKey, list[bytes]]] = []
     keys_by_issuer: dict[str | None, list[bytes]] = {}
     for job in jobs:
         issuer = issuer_id(job.credential)
         if issuer not in keys_by_issuer:
-            keys_by_issuer[issuer] = issuer_keys(job.credential, trust, now, allow_network)
+            keys_by_issuer[issuer] = issuer_keys(job.credential, keys_of)
         keys = keys_by_issuer[issuer]
         ck: _CacheKey = (job.credential_digest, tuple(sorted(keys)), job.layer_digests)
         hit = _cache_get(ck)
@@ -130,6 +138,7 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
     deadline = current_deadline()  # worker threads start with an empty context: carry it over
 
     def get(digest: str) -> tuple[str, bytes | None]:
+        """One record's bytes, or None when it cannot be fetched (its replay then fails)."""
         try:
             with deadline_scope(deadline):
                 return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
@@ -155,19 +164,6 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
 
 # --------------------------------------------------------------- which credentials decide
 
-FLOOR = datetime.min.replace(tzinfo=UTC)
-
-
-def instant(acc: AcceptedCredential) -> datetime:
-    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
-    return parse_datetime(acc.valid_from) or FLOOR
-
-
-def order_key(acc: AcceptedCredential) -> tuple[datetime, int, str]:
-    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
-    return instant(acc), acc.acx_level, acc.credential_digest
-
-
 def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
     """Who must replay next in one (capability, benchmark) group, walked newest first.
 
@@ -190,13 +186,16 @@ def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[
     return need
 
 
-def replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]],
+Accepted = Mapping[str, tuple[AcceptedCredential, ...]]
+
+
+def replay_deciding(store: Store, accepted: Accepted,
                     records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]],
                     trust: Trust, now: datetime, workers: int = 8,
-                    allow_network: bool = False) -> dict[str, list[Rejection]]:
-    """Replay the deciding credentials of every claim and benchmark; drop (and return) those that fail.
+                    resolve_keys: KeyResolver | None = None) -> tuple[Accepted, dict[str, list[Rejection]]]:
+    """Replay the deciding credentials of every claim and benchmark: (those kept, those that failed, as rejections).
 
-    ``accepted`` (claim id -> credentials that passed every other check) is edited in place;
+    ``accepted`` is claim id -> credentials that passed every other check (not edited);
     ``records`` gives, per attestation digest, its game-record layers and any bytes already fetched.
     """
     done: dict[str, Check] = {}
@@ -212,8 +211,9 @@ def replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]],
             break
         jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest, *records[a.attestation_digest])
                 for a in need]
-        done.update(replay_jobs(store, jobs, trust, now, workers=workers, allow_network=allow_network))
+        done.update(replay_jobs(store, jobs, trust, now, workers=workers, resolve_keys=resolve_keys))
     failed: dict[str, list[Rejection]] = {}
+    kept: dict[str, tuple[AcceptedCredential, ...]] = {}
     for cid, accs in accepted.items():
         keep = []
         for acc in accs:
@@ -223,5 +223,5 @@ def replay_deciding(store: Store, accepted: dict[str, list[AcceptedCredential]],
                                                             (verdict.message,), acc.credential_digest, acc.issuer))
             else:
                 keep.append(acc)
-        accs[:] = keep
-    return failed
+        kept[cid] = tuple(keep)
+    return kept, failed

@@ -1,4 +1,9 @@
-"""Fetching a cartridge's attestations for resolve: in parallel, bounded in count, bytes and time.
+"""Gathering every byte resolve decides on: in parallel, bounded in count, bytes and time.
+
+List the cartridge's attestations (:func:`list_attestations`), fetch each one's
+manifest, credential and records, every copy of the status list it points at and
+the sequence this consumer remembers for that list (:func:`gather`); the result is
+a :class:`~acx_oci.evaluation.judge.Material` that the pure judge decides on.
 
 The time bound is a :class:`~acx_oci.timeutil.Deadline` entered as the ambient
 scope of every fetch, so the registry transport cuts a fetch in flight when it
@@ -9,19 +14,28 @@ not joined, and what was not judged by then makes the result ``partial``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
 from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, Descriptor
-from acx_oci.oci.store import Store
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, credential_layer, evidence_layers
-from acx_oci.timeutil import Deadline, deadline_scope
+from acx_oci.model.credential import issuer_id
+from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTESTATION, Descriptor
+from acx_oci.oci.store import ReferrerListing, Store
+from acx_oci.services.attestation import (
+    ANN_CAPABILITY,
+    MAX_CREDENTIAL_BYTES,
+    credential_layer,
+    evidence_layers,
+    fetch_status_list,
+)
+from acx_oci.services.statuscache import StatusHistory
+from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
 
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -80,6 +94,7 @@ class BlobMemo:
         self.check()
 
     def check(self) -> None:
+        """Raise :class:`ByteBoundReached` once more than the budget has been read."""
         if self._max is not None and self.read > self._max:
             raise ByteBoundReached(f"read {self.read} bytes, past the byte bound {self._max}")
 
@@ -106,6 +121,7 @@ class BlobMemo:
 
 def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence: bool,
               memo: BlobMemo | None = None) -> Fetched:
+    """Fetch one attestation's manifest, credential and (``with_evidence``) records; a defect becomes a code."""
     out = Fetched(desc)
     memo = memo or BlobMemo()
     try:
@@ -159,14 +175,15 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
 
 
 def time_bound_note(deadline: Deadline) -> str:
+    """The note a resolution carries when its time bound cut it short."""
     return f"stopped at the time bound ({deadline.seconds:g} s); outstanding fetches were cancelled"
 
 
-def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
-                    deadline: Deadline, judge: Callable[[Fetched], None]) -> tuple[int, list[str]]:
-    """Fetch ``refs`` on ``lim.workers`` threads and ``judge`` each on this thread as it arrives.
+def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
+                       deadline: Deadline, collect: Callable[[Fetched], None]) -> tuple[int, list[str]]:
+    """Fetch ``refs`` on ``lim.workers`` threads and ``collect`` each on this thread as it arrives.
 
-    Returns (how many were judged, notes on any bound hit). At the deadline the
+    Returns (how many were collected, notes on any bound hit). At the deadline the
     pool is shut down without waiting: queued fetches are cancelled and the ones
     in flight are cut by their transport guards.
     """
@@ -177,6 +194,7 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
     memo = BlobMemo(lim.max_bytes)
 
     def task(desc: Descriptor) -> Fetched:
+        """Fetch one attestation under the resolution's deadline (worker threads start without it)."""
         with deadline_scope(deadline):
             return fetch_one(store, desc, subject, with_evidence, memo)
 
@@ -193,7 +211,7 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
                 notes.append(f"stopped after {max(total, memo.read)} bytes (byte bound {lim.max_bytes})")
                 break
             done += 1
-            judge(item)
+            collect(item)
             if total > lim.max_bytes:
                 notes.append(f"stopped after {total} bytes (byte bound {lim.max_bytes})")
                 break
@@ -202,3 +220,128 @@ def fetch_and_judge(store: Store, refs: list[Descriptor], subject: str, with_evi
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return done, notes
+
+
+# --------------------------------------------------------------------------- listing
+
+@dataclass(frozen=True)
+class Listed:
+    """The attestations to fetch (newest ``max_referrers`` of them) and what the listing said."""
+
+    refs: list[Descriptor]
+    seen: int  # how many the store listed, before the bound
+    partial: bool
+    notes: tuple[str, ...]
+    classified: int
+
+
+def list_attestations(store: Store, subject: str, lim: ResolveLimits, deadline: Deadline) -> Listed:
+    """The attestations referring to ``subject``; past ``max_referrers``, only the newest (``partial``)."""
+    notes: list[str] = []
+    partial = False
+    try:
+        listing = store.referrers(subject, ARTIFACT_ATTESTATION)
+    except DeadlineExceeded:
+        listing, partial = ReferrerListing(descriptors=[], source="none", partial=True), True
+        notes.append(time_bound_note(deadline) + " (while listing referrers)")
+    refs = listing.descriptors
+    seen = len(refs)
+    notes += listing.notes
+    if not partial and listing.partial:
+        partial = True
+        notes.append("the store hit a bound while listing referrers (tags or pages)")
+    if len(refs) > lim.max_referrers:
+        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or FLOOR,
+                                           d.digest), reverse=True)
+        refs = refs[: lim.max_referrers]
+        partial = True
+        notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
+    return Listed(refs, seen, partial, tuple(notes), listing.classified)
+
+
+# --------------------------------------------------------------------------- gathering
+
+StatusFetcher = Callable[[str], dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class StatusSources:
+    """Where status lists come from besides the cartridge's repository, and what this consumer remembers."""
+
+    supplied: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # user files, by list id
+    fetch_remote: StatusFetcher | None = None  # HTTPS, when the network is allowed
+    history: StatusHistory | None = None
+
+
+def supplied_lists(status_lists: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """User-supplied status lists by their ``id`` (the URL credentials name)."""
+    return {str(s.get("id")): s for s in status_lists or [] if isinstance(s, dict)}
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What :func:`gather` fetched: the judge's material, the replay's record index, and bound notes."""
+
+    material: Material
+    records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]]  # attestation -> (record layers, bytes)
+    done: int  # how many attestations arrived (and were collected) within the bounds
+    status_notes: tuple[str, ...]  # status lists that could not be fetched
+    bound_notes: tuple[str, ...]  # a bound hit while fetching: the answer is partial
+
+
+class _Collector:
+    """Runs on the caller's thread as attestations arrive: fetches each new status list and its remembered mark."""
+
+    def __init__(self, store: Store, sources: StatusSources) -> None:
+        self.store, self.sources = store, sources
+        self.items: list[FetchedAttestation] = []
+        self.records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]] = {}
+        self.lists: dict[str, tuple[dict[str, Any], ...]] = {}
+        self.marks: dict[StatusKey, int] = {}
+        self.notes: list[str] = []
+
+    def __call__(self, item: Fetched) -> None:
+        cred = item.credential
+        url = status_url(cred) if cred is not None else None
+        if cred is not None and url:
+            if url not in self.lists:
+                self.lists[url] = self.status_candidates(url)
+            issuer = issuer_id(cred)
+            history = self.sources.history
+            if history is not None and issuer is not None and (url, issuer) not in self.marks:
+                self.marks[(url, issuer)] = history.highest(url, issuer)
+        self.records[item.descriptor.digest] = (item.evidence_order, item.evidence)
+        self.items.append(FetchedAttestation(
+            digest=item.descriptor.digest, offered=item.descriptor.annotations.get(ANN_CAPABILITY, ""),
+            credential=cred, credential_digest=item.credential_digest,
+            evidence_present=frozenset(item.evidence_present), evidence=item.evidence,
+            codes=tuple(item.codes), messages=tuple(item.messages)))
+
+    def status_candidates(self, url: str) -> tuple[dict[str, Any], ...]:
+        """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""
+        found: list[dict[str, Any]] = []
+        try:
+            published = fetch_status_list(self.store, url)
+            if published:
+                found.append(published[0])
+        except AcxError as exc:
+            self.notes.append(f"status list {url}: {exc}")
+        if url in self.sources.supplied:
+            found.append(self.sources.supplied[url])
+        if self.sources.fetch_remote is not None:
+            try:
+                remote = self.sources.fetch_remote(url)
+                if remote is not None:
+                    found.append(remote)
+            except AcxError as exc:
+                self.notes.append(f"status list {url}: {exc}")
+        return tuple(found)
+
+
+def gather(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
+           deadline: Deadline, sources: StatusSources) -> Gathered:
+    """Fetch every attestation in ``refs`` and the status lists they name, under ``lim`` and ``deadline``."""
+    collect = _Collector(store, sources)
+    done, bound_notes = fetch_attestations(store, refs, subject, with_evidence, lim, deadline, collect)
+    material = Material(tuple(collect.items), collect.lists, collect.marks)
+    return Gathered(material, collect.records, done, tuple(collect.notes), tuple(bound_notes))

@@ -1,0 +1,287 @@
+"""The judge: bytes already fetched in, verdicts out (no I/O, like python-tuf's trusted metadata set).
+
+:mod:`acx_oci.services.resolve_fetch` gathers every byte a decision needs (the
+attestations, their credentials and game records, every copy of each status list
+and the sequence this consumer remembers for it) into a :class:`Material`;
+:func:`judge_credentials` runs every verification rule on it and says, per
+attestation, accepted or rejected with reasons; :func:`capability_verdicts` picks,
+per claim, the newest valid credential per benchmark and the highest level among
+those. Replay (re-deriving the deciding credentials from their records) sits
+between the two and is the caller's: it may fetch records the listing did not carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext
+from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.model import statuslist
+from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
+from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
+from acx_oci.model.rom import STATUS_TAMPERED
+from acx_oci.timeutil import parse_datetime
+from acx_oci.trust.trustfile import Trust
+
+FLOOR = datetime.min.replace(tzinfo=UTC)
+StatusKey = tuple[str, str]  # (status list URL, issuer DID)
+
+
+@dataclass(frozen=True)
+class CartridgeFacts:
+    """What the judge needs of the loaded cartridge: its digests, its parties and its claims."""
+
+    manifest_digest: str
+    rom_digest: str
+    controller: str
+    signer: str | None
+    signer_key: bytes | None
+    signature_status: str
+    capabilities: tuple[CapabilityRecord, ...]
+
+    @property
+    def tampered(self) -> bool:
+        """A tampered cartridge verifies no claim, whatever its credentials say."""
+        return self.signature_status == STATUS_TAMPERED
+
+
+@dataclass(frozen=True)
+class FetchedAttestation:
+    """One attestation as fetched: its credential (None when unusable), records, and any fetch-time reasons."""
+
+    digest: str  # the attestation manifest's
+    offered: str = ""  # the (unsigned) capability annotation: which claim the pusher offered it for
+    credential: dict[str, Any] | None = None
+    credential_digest: str | None = None
+    evidence_present: frozenset[str] = frozenset()  # every evidence layer's digest
+    evidence: Mapping[str, bytes] | None = None  # the record bytes, when fetched (--check-evidence)
+    codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
+    messages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Material:
+    """Every byte one decision needs, fetched beforehand."""
+
+    attestations: tuple[FetchedAttestation, ...] = ()
+    # per status-list URL, every copy found (the cartridge's repository, user files, HTTPS), in that order
+    status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
+    min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Per attestation, accepted (by claim) or rejected, and the status lists that verified (to remember)."""
+
+    accepted: Mapping[str, tuple[AcceptedCredential, ...]]
+    rejected: Mapping[str, tuple[Rejection, ...]]
+    unmatched: tuple[Rejection, ...]
+    status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
+
+
+def status_url(credential: dict[str, Any]) -> str | None:
+    """The first status entry's list URL (the one a resolver fetches)."""
+    entries = status_entries(credential)
+    url = entries[0].get("statusListCredential") if entries else None
+    return url if isinstance(url, str) else None
+
+
+def _status_index(credential: dict[str, Any]) -> int | None:
+    entries = status_entries(credential)
+    index = entries[0].get("statusListIndex") if entries else None
+    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
+
+
+def sequence(status_list: dict[str, Any]) -> int:
+    """A list's ``acx:sequence`` for ordering copies; -1 when malformed (it loses, and fails its check)."""
+    try:
+        return statuslist.list_sequence(status_list)
+    except AcxError:
+        return -1
+
+
+def _bit_is_set(doc: dict[str, Any], index: int | None, bits_memo: dict[int, bytes | None]) -> bool:
+    if id(doc) not in bits_memo:
+        try:
+            bits_memo[id(doc)] = statuslist.list_bits(doc)
+        except AcxError:
+            bits_memo[id(doc)] = None
+    bits = bits_memo[id(doc)]
+    return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits, index)
+
+
+def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], ...],
+                       bits_memo: dict[int, bytes | None] | None = None) -> dict[str, Any] | None:
+    """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
+
+    A revocation never clears a bit, so a list that shows the bit set wins
+    (its proof and issuer are still checked): a repository owner who puts
+    back an older, pre-revocation copy of the verifier's list loses to any
+    fresher copy the user supplies or fetches. Otherwise (and among those
+    with the bit set) the highest ``acx:sequence`` wins, then the latest
+    ``validFrom``; against an owner and no other source, the remembered
+    sequence and the list's one-day validity are the defence.
+    """
+    memo: dict[int, bytes | None] = {} if bits_memo is None else bits_memo
+    index = _status_index(credential)
+    revoking = [c for c in found if _bit_is_set(c, index, memo)]
+    return max(revoking or found, key=lambda c: (sequence(c), parse_datetime(c.get("validFrom")) or FLOOR),
+               default=None)
+
+
+def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
+    """Evidence the credential names that is neither inline nor a layer of its attestation."""
+    missing = []
+    for item in credential.get("evidence") or []:
+        digest = evidence_digest(item)
+        if digest and digest not in present and not (isinstance(item, dict) and "acx:dsseEnvelope" in item):
+            missing.append(digest)
+    return missing
+
+
+def _claim_of(item: FetchedAttestation, claims: Mapping[str, CapabilityRecord]) -> tuple[str, list[str], list[str]]:
+    """The claim an attestation counts for, and a capability_mismatch when it was offered for another.
+
+    The claim is the one the signed ``acx:capabilityId`` names, never the (unsigned) annotation.
+    """
+    cred = item.credential
+    cap_id = str(((level_result(cred) or {}) if cred else {}).get("acx:capabilityId") or "")
+    codes, messages = list(item.codes), list(item.messages)
+    if cap_id not in claims and item.offered in claims:
+        if cred is not None:  # (a malformed one was rejected for that already)
+            codes.append("capability_mismatch")
+            messages.append(f"offered for claim {claims[item.offered].display()} ({item.offered}), but the "
+                            f"credential is for capability {cap_id or '(none)'}")
+        cap_id = item.offered
+    return cap_id, codes, messages
+
+
+def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None) -> AcceptedCredential:
+    cred, digest = item.credential, item.credential_digest
+    assert cred is not None and digest is not None
+    res = level_result(cred) or {}
+    return AcceptedCredential(
+        attestation_digest=item.digest, credential_digest=digest, issuer=issuer or "", capability_id=cap_id,
+        benchmark_id=str(res.get("acx:benchmarkId")), benchmark_version=str(res.get("acx:benchmarkVersion")),
+        mu=float(res["acx:ratingMu"]), sigma=float(res["acx:ratingSigma"]), games=int(res["acx:gamesPlayed"]),
+        acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]),
+        valid_from=str(cred.get("validFrom", "")), credential=cred, solver=str(res.get("acx:solver", "reference")),
+    )
+
+
+@dataclass
+class _Run:
+    """One judgement's memos: verdicts per (credential, list, records), status-list checks and bits."""
+
+    material: Material
+    cart: CartridgeFacts
+    trust: Trust
+    now: datetime
+    allow_unknown_status: bool
+    resolve_keys: KeyResolver | None
+    verdicts: dict[tuple[Any, ...], tuple[list[str], list[str]]] = field(default_factory=dict)
+    status_cache: StatusCache = field(default_factory=dict)
+    bits: dict[int, bytes | None] = field(default_factory=dict)
+    seen: dict[StatusKey, int] = field(default_factory=dict)
+
+    def verify(self, item: FetchedAttestation, issuer: str | None) -> tuple[list[str], list[str]]:
+        """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
+
+        The evidence judged is this attestation's own layers: a copy of the credential with other (or no)
+        records must not decide the verdict of the attestation that carries the real ones.
+        """
+        cred = item.credential
+        assert cred is not None
+        url = status_url(cred)
+        key = (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
+        if key in self.verdicts:
+            return self.verdicts[key]
+        chosen = choose_status_list(cred, self.material.status_lists.get(url, ()), self.bits) if url else None
+        floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
+        ctx = VerifyContext(
+            trust=self.trust, now=self.now, expected_rom_digest=self.cart.rom_digest,
+            expected_manifest_digest=self.cart.manifest_digest, cartridge_controller=self.cart.controller,
+            rom_signer=self.cart.signer, rom_signer_key=self.cart.signer_key, status_list=chosen,
+            status_min_sequence=floor, allow_unknown_status=self.allow_unknown_status,
+            evidence=None if item.evidence is None else dict(item.evidence), status_cache=self.status_cache,
+            resolve_keys=self.resolve_keys,
+        )
+        checks = verify_level_credential(cred, ctx).checks
+        if url and issuer and chosen is not None and any(
+                c.name == "status_list" and c.ok and not c.skipped for c in checks):
+            # the list verified as the issuer's and is not older than what we knew: remember it
+            self.seen[(url, issuer)] = max(self.seen.get((url, issuer), 0), sequence(chosen))
+        failed = [c for c in checks if not c.ok]
+        self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
+        return self.verdicts[key]
+
+
+def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, now: datetime, *,
+                      allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None) -> Judgement:
+    """Judge every fetched attestation: accepted under the claim it proves, else rejected with every reason.
+
+    ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O, e.g. did:web over HTTPS); by
+    default keys resolve offline.
+    """
+    run = _Run(material, cart, trust, now, allow_unknown_status, resolve_keys)
+    claims = {c.id: c for c in cart.capabilities}
+    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
+    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
+    unmatched: list[Rejection] = []
+    for item in material.attestations:
+        cap_id, codes, messages = _claim_of(item, claims)
+        cred = item.credential
+        issuer = issuer_id(cred) if cred is not None else None
+        if cred is not None:
+            vcodes, vmsgs = run.verify(item, issuer)
+            codes += vcodes
+            messages += vmsgs
+            missing = _evidence_bound(cred, item.evidence_present)
+            if missing:
+                codes.append("evidence_missing")
+                messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
+        if codes:
+            rej = Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
+            (rejected[cap_id] if cap_id in claims else unmatched).append(rej)
+        elif cap_id in claims:
+            accepted[cap_id].append(_accepted(item, cap_id, issuer))
+        else:
+            unmatched.append(Rejection(item.digest, ("capability_not_claimed",),
+                                       (f"the credential proves {cap_id}, which this cartridge does not claim",),
+                                       item.credential_digest, issuer))
+    return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
+                     tuple(unmatched), dict(run.seen))
+
+
+def instant(acc: AcceptedCredential) -> datetime:
+    """validFrom as an instant (``-05:00`` and ``Z`` compare by time, not by text)."""
+    return parse_datetime(acc.valid_from) or FLOOR
+
+
+def order_key(acc: AcceptedCredential) -> tuple[datetime, int, str]:
+    """Newest first; a tie at the same instant goes to the higher level, then the digest (deterministic)."""
+    return instant(acc), acc.acx_level, acc.credential_digest
+
+
+def capability_verdicts(cart: CartridgeFacts, accepted: Mapping[str, tuple[AcceptedCredential, ...]],
+                        rejected: Mapping[str, tuple[Rejection, ...]]) -> tuple[CapabilityResolution, ...]:
+    """Per claim: the newest valid credential per benchmark, the highest level among those (none if tampered)."""
+    results = []
+    for cap in {c.id: c for c in cart.capabilities}.values():  # one verdict per claim id
+        newest: dict[tuple[str, str], AcceptedCredential] = {}
+        for acc in accepted.get(cap.id, ()):
+            k = (acc.benchmark_id, acc.benchmark_version)
+            if k not in newest or order_key(acc) > order_key(newest[k]):
+                newest[k] = acc
+        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, instant(a), a.credential_digest),
+                               reverse=True))
+        best = winners[0] if winners and not cart.tampered else None
+        results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
+                                            tuple(sorted(rejected.get(cap.id, ()), key=lambda r: r.digest))))
+    return tuple(results)
