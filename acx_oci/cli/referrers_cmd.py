@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from acx_oci import reasons
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.errors import DeadlineExceeded, UsageError
@@ -250,7 +251,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
         for failure in failures:
             click.echo(f"  REQUIREMENT NOT MET {failure}")
     check_deadline(resolution, "resolve: the result above is partial")
-    if resolution.signature_status == "tampered" or failures:
+    if resolution.signature_status == reasons.TAMPERED or failures:
         raise SystemExit(1)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto import dataintegrity
 from acx_oci.model import statuslist
 from acx_oci.trust import did
@@ -145,7 +146,7 @@ def check_proofs(document: dict[str, Any], resolve: KeyResolver, now: datetime |
         methods = [r.verification_method for r in results]
         foreign = [m for m in methods if base(m) != issuer]
         if not methods or foreign:
-            checks.append(bad(f"{name}_issuer", "issuer_key_mismatch",
+            checks.append(bad(f"{name}_issuer", reasons.ISSUER_KEY_MISMATCH,
                                f"the proof is by {', '.join(str(m) for m in foreign) or 'nobody'}, "
                                f"not by a key of the issuer {issuer}"))
         else:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
@@ -33,9 +34,9 @@ from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90
 # Reason codes that lead NOT ISSUED reasons (the text after the colon is for people).
-CONTAINMENT_UNPROVEN = "containment_unproven"
-EXAMINER_UNRELIABLE = "examiner_unreliable"
-CHEATING_DETECTED = "cheating_detected"
+CONTAINMENT_UNPROVEN = reasons.CONTAINMENT_UNPROVEN
+EXAMINER_UNRELIABLE = reasons.EXAMINER_UNRELIABLE
+CHEATING_DETECTED = reasons.CHEATING_DETECTED
 
 
 def draw_key(rom_digest: str, task_id: str) -> str:

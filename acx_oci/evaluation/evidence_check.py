@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import verify_envelope
 from acx_oci.crypto.jcs import canonical
@@ -17,8 +18,8 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
                     resolve: KeyResolver) -> list[Check]:
     items = credential.get("evidence")
     if not isinstance(items, list) or not items:
-        return [bad("evidence_digest", "evidence_mismatch", "the credential references no game-record evidence"),
-                skip("evidence_signature", "no evidence to check")]
+        return [bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "the credential references no game-record evidence"),
+                skip(reasons.EVIDENCE_SIGNATURE, "no evidence to check")]
     supplied: dict[str, bytes] = {}
     mismatched: list[str] = []
     for name, blob in (ctx.evidence or {}).items():
@@ -54,14 +55,14 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
             unavailable += 1
     out: list[Check] = []
     if mismatched:
-        out.append(bad("evidence_digest", "evidence_mismatch", "; ".join(mismatched[:5])))
+        out.append(bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "; ".join(mismatched[:5])))
     elif not envelopes:
         out.append(skip("evidence_digest", f"{unavailable} evidence item(s) referenced, none available to check"))
     else:
         note = f"; {unavailable} not available" if unavailable else ""
         out.append(ok("evidence_digest", f"{len(envelopes)} evidence item(s) match their digests{note}"))
     if not envelopes:
-        out.append(skip("evidence_signature", "no evidence available to check signatures"))
+        out.append(skip(reasons.EVIDENCE_SIGNATURE, "no evidence available to check signatures"))
         return out
     try:
         keys = [key for _, key in resolve(issuer)] if issuer else []
@@ -82,11 +83,11 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
             continue
         bad_bind += _statement_binding(digest, payload, res)
     if bad_sig:
-        out.append(bad("evidence_signature", "evidence_signature", "; ".join(bad_sig[:5])))
+        out.append(bad(reasons.EVIDENCE_SIGNATURE, reasons.EVIDENCE_SIGNATURE, "; ".join(bad_sig[:5])))
     else:
-        out.append(ok("evidence_signature", f"{len(envelopes)} game record(s) signed by the issuer"))
+        out.append(ok(reasons.EVIDENCE_SIGNATURE, f"{len(envelopes)} game record(s) signed by the issuer"))
     if bad_bind and out[0].ok:
-        out[0] = bad("evidence_digest", "evidence_mismatch", "; ".join(bad_bind[:5]))
+        out[0] = bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "; ".join(bad_bind[:5]))
     return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
@@ -155,7 +156,7 @@ def _claim_of(item: FetchedAttestation, claims: Mapping[str, CapabilityRecord]) 
     codes, messages = list(item.codes), list(item.messages)
     if cap_id not in claims and item.offered in claims:
         if cred is not None:  # (a malformed one was rejected for that already)
-            codes.append("capability_mismatch")
+            codes.append(reasons.CAPABILITY_MISMATCH)
             messages.append(f"offered for claim {claims[item.offered].display()} ({item.offered}), but the "
                             f"credential is for capability {cap_id or '(none)'}")
         cap_id = item.offered
@@ -244,7 +245,7 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             messages += vmsgs
             missing = _evidence_bound(cred, item.evidence_present)
             if missing:
-                codes.append("evidence_missing")
+                codes.append(reasons.EVIDENCE_MISSING)
                 messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
         if codes:
             rej = Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
@@ -252,7 +253,7 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
         elif cap_id in claims:
             accepted[cap_id].append(_accepted(item, cap_id, issuer))
         else:
-            unmatched.append(Rejection(item.digest, ("capability_not_claimed",),
+            unmatched.append(Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
                                        item.credential_digest, issuer))
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},

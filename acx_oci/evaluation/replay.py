@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload, verify_envelope
 from acx_oci.errors import AcxError
@@ -39,8 +40,8 @@ from acx_oci.model import rating as ts
 from acx_oci.model.credential import evidence_digest, level_result
 from acx_oci.model.gamerecords import CERTIFIED_PASS, game_predicate, is_rated
 
-MISMATCH = "evidence_mismatch"
-SIGNATURE = "evidence_signature"
+MISMATCH = reasons.EVIDENCE_MISMATCH
+SIGNATURE = reasons.EVIDENCE_SIGNATURE
 NAME = "replay"
 
 

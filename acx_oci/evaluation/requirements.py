@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
@@ -22,20 +23,20 @@ API_VERSION = "acx.dev/policy/v1"
 TRUSTED_PUBLISHER = "trusted-publisher"
 
 # Requirement-level reason codes (attestation codes come from verification).
-CODE_NOT_CLAIMED = "capability_not_claimed"
-CODE_NO_ATTESTATION = "no_attestation"
-CODE_TIER_BELOW = "tier_below"
-CODE_LEVEL_BELOW = "level_below"
-CODE_ISSUER_NOT_ALLOWED = "issuer_not_allowed"
-CODE_TOO_OLD = "credential_too_old"
-CODE_BENCHMARK_MISMATCH = "benchmark_mismatch"
-CODE_PARTIAL = "resolution_partial"
-CODE_ROM_UNSIGNED = "rom_unsigned"
-CODE_ROM_TAMPERED = "rom_tampered"
-CODE_PUBLISHER_UNTRUSTED = "publisher_untrusted"
-CODE_PUBLISHER_NOT_ALLOWED = "publisher_not_allowed"
-CODE_NOT_VERIFIED = "claim_not_verified"
-CODE_MODEL_MISMATCH = "model_mismatch"
+CODE_NOT_CLAIMED = reasons.CAPABILITY_NOT_CLAIMED
+CODE_NO_ATTESTATION = reasons.NO_ATTESTATION
+CODE_TIER_BELOW = reasons.TIER_BELOW
+CODE_LEVEL_BELOW = reasons.LEVEL_BELOW
+CODE_ISSUER_NOT_ALLOWED = reasons.ISSUER_NOT_ALLOWED
+CODE_TOO_OLD = reasons.CREDENTIAL_TOO_OLD
+CODE_BENCHMARK_MISMATCH = reasons.BENCHMARK_MISMATCH
+CODE_PARTIAL = reasons.RESOLUTION_PARTIAL
+CODE_ROM_UNSIGNED = reasons.ROM_UNSIGNED
+CODE_ROM_TAMPERED = reasons.ROM_TAMPERED
+CODE_PUBLISHER_UNTRUSTED = reasons.PUBLISHER_UNTRUSTED
+CODE_PUBLISHER_NOT_ALLOWED = reasons.PUBLISHER_NOT_ALLOWED
+CODE_NOT_VERIFIED = reasons.CLAIM_NOT_VERIFIED
+CODE_MODEL_MISMATCH = reasons.MODEL_MISMATCH
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:

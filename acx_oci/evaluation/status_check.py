@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, check_proofs, ok, skip
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, status_entries
 from acx_oci.timeutil import parse_datetime
 
-STALE = "status_stale"
-INVALID = "status_invalid"
-ROLLBACK = "status_rollback"
+STALE = reasons.STATUS_STALE
+INVALID = reasons.STATUS_INVALID
+ROLLBACK = reasons.STATUS_ROLLBACK
 
 
 def check_status_list(status_list: Any, list_url: str | None, issuer: str | None, ctx: VerifyContext,
@@ -76,16 +77,16 @@ def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCont
                   resolve: KeyResolver) -> list[Check]:
     entries = status_entries(credential)
     if not entries:
-        return [bad("status_list", "status_invalid", "the credential has no BitstringStatusListEntry"),
-                bad("revocation", "status_unknown", "revocation status cannot be known")]
+        return [bad("status_list", reasons.STATUS_INVALID, "the credential has no BitstringStatusListEntry"),
+                bad("revocation", reasons.STATUS_UNKNOWN, "revocation status cannot be known")]
     may_skip = ctx.allow_unknown_status or ctx.trust is None or not ctx.trust.fail_closed
     if ctx.status_list is None:
         if may_skip:
             return [skip("status_list", "no status list available; allowed to continue without it"),
                     skip("revocation", "revocation status unknown (allowed by --allow-unknown-status or policy)")]
-        return [bad("status_list", "status_unknown", "no status list available for "
+        return [bad("status_list", reasons.STATUS_UNKNOWN, "no status list available for "
                      f"{entries[0].get('statusListCredential')} (fail closed)"),
-                bad("revocation", "status_unknown", "revocation status unknown: failing closed")]
+                bad("revocation", reasons.STATUS_UNKNOWN, "revocation status unknown: failing closed")]
     listed = [e for e in entries if e.get("statusListCredential") == ctx.status_list.get("id")]
     entry = listed[0] if listed else entries[0]
     url = entry.get("statusListCredential")
@@ -111,7 +112,7 @@ def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCont
         # an unsound list's sequence means nothing, so status_invalid outranks status_rollback
         code = INVALID if INVALID in codes else ROLLBACK if ROLLBACK in codes else STALE
         return [bad("status_list", code, "; ".join(m for _, m in problems)),
-                bad("revocation", "status_unknown", "revocation status unknown: the status list is not usable")]
+                bad("revocation", reasons.STATUS_UNKNOWN, "revocation status unknown: the status list is not usable")]
     out = [ok("status_list", f"status list {url} is signed by {issuer_id(ctx.status_list)} and current")]
     try:
         index = statuslist.parse_index(entry.get("statusListIndex"))
@@ -119,10 +120,10 @@ def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyCont
                                                                                  ctx.max_status_bytes)
         is_set = statuslist.get_bit(bits, index)
     except UsageError as exc:
-        return [out[0], bad("revocation", "status_invalid", str(exc))]
+        return [out[0], bad("revocation", reasons.STATUS_INVALID, str(exc))]
     if is_set:
-        code = "suspended" if purpose == "suspension" else "revoked"
+        code = reasons.SUSPENDED if purpose == "suspension" else reasons.REVOKED
         out.append(bad("revocation", code, f"{code}: bit {index} of {url} is set ({purpose})"))
     else:
-        out.append(ok("revocation", f"not {purpose or 'revoked'}: bit {index} of {url} is clear"))
+        out.append(ok("revocation", f"not {purpose or reasons.REVOKED}: bit {index} of {url} is clear"))
     return out

@@ -25,6 +25,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import (
     Check,
@@ -51,7 +52,7 @@ from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAUL
 def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
     """Proof alone (no trust file): every level rule is reported as skipped, not passed silently."""
     if not isinstance(credential, dict):
-        return VerifyResult([bad("schema", "schema_invalid", "the credential is not a JSON object")])
+        return VerifyResult([bad("schema", reasons.SCHEMA_INVALID, "the credential is not a JSON object")])
     checks = check_proofs(credential, resolver(ctx), ctx.now)
     for name in ("issuer_trusted", "self_issuance", "gates", "bindings", "benchmark_accepted",
                  "validity", "status", "evidence"):
@@ -64,7 +65,7 @@ def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
 def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult:
     """Run every level rule on ``credential`` and report each one."""
     if not isinstance(credential, dict):
-        return VerifyResult([bad("schema", "schema_invalid", "the credential is not a JSON object")])
+        return VerifyResult([bad("schema", reasons.SCHEMA_INVALID, "the credential is not a JSON object")])
     schema = check_schema(credential)
     resolve = resolver(ctx)
     if not schema.ok:
@@ -94,7 +95,7 @@ def check_schema(credential: dict[str, Any]) -> Check:
     error = first_error(credential, "level-credential.schema.json")
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return bad("schema", "schema_invalid", f"not a level credential: at {where}: {error.message[:200]}")
+        return bad("schema", reasons.SCHEMA_INVALID, f"not a level credential: at {where}: {error.message[:200]}")
     return ok("schema", "VC 2.0 structure and acx level fields present")
 
 
@@ -103,7 +104,7 @@ def _check_issuer_trusted(issuer: str | None, trust: Trust | None) -> Check:
         return skip("issuer_trusted", "no trust file: the issuer's trustworthiness was not checked")
     if issuer and trust.is_trusted_verifier(issuer):
         return ok("issuer_trusted", f"issuer {issuer} is a trusted verifier")
-    return bad("issuer_trusted", "issuer_untrusted", f"issuer {issuer} is not a verifier in the trust file")
+    return bad("issuer_trusted", reasons.ISSUER_UNTRUSTED, f"issuer {issuer} is not a verifier in the trust file")
 
 
 def _party_keys(did_value: str | None, resolve: KeyResolver) -> set[bytes]:
@@ -124,7 +125,7 @@ def _check_self_issuance(credential: dict[str, Any], issuer: str | None, ctx: Ve
                "the ROM signer": base(ctx.rom_signer)}
     hits = [what for what, value in parties.items() if value is not None and value == issuer]
     if issuer is None:
-        return bad("self_issuance", "self_issued", "the credential names no issuer, so independence cannot hold")
+        return bad("self_issuance", reasons.SELF_ISSUED, "the credential names no issuer, so independence cannot hold")
     issuer_keys = _party_keys(issuer, resolve)
     if issuer_keys:
         if ctx.rom_signer_key is not None and ctx.rom_signer_key in issuer_keys and "the ROM signer" not in hits:
@@ -133,7 +134,7 @@ def _check_self_issuance(credential: dict[str, Any], issuer: str | None, ctx: Ve
                 and "the cartridge controller" not in hits:
             hits.append("the cartridge controller (same key)")
     if hits:
-        return bad("self_issuance", "self_issued", f"self-issued: the issuer {issuer} is {' and '.join(hits)}")
+        return bad("self_issuance", reasons.SELF_ISSUED, f"self-issued: the issuer {issuer} is {' and '.join(hits)}")
     unknown = [what for what in ("the cartridge controller", "the ROM signer") if parties[what] is None]
     note = f" ({' and '.join(unknown)} not supplied)" if unknown else ""
     return ok("self_issuance", f"issuer {issuer} is independent of the cartridge{note}")
@@ -152,19 +153,20 @@ def _check_gates(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     sigma, games, mu = _number(res, "acx:ratingSigma"), _number(res, "acx:gamesPlayed"), _number(res, "acx:ratingMu")
     out = []
     if sigma is None or not sigma < sigma_max:
-        out.append(bad("sigma_gate", "sigma_gate", f"sigma {sigma} is not below the gate's {sigma_max}"))
+        out.append(bad(reasons.SIGMA_GATE, reasons.SIGMA_GATE, f"sigma {sigma} is not below the gate's {sigma_max}"))
     else:
-        out.append(ok("sigma_gate", f"sigma {sigma:.4f} < {sigma_max}"))
+        out.append(ok(reasons.SIGMA_GATE, f"sigma {sigma:.4f} < {sigma_max}"))
     if games is None or games < min_games:
-        out.append(bad("games_gate", "games_gate", f"{games} games played, the gate wants at least {min_games}"))
+        out.append(bad(reasons.GAMES_GATE, reasons.GAMES_GATE,
+                       f"{games} games played, the gate wants at least {min_games}"))
     else:
-        out.append(ok("games_gate", f"{int(games)} games >= {min_games}"))
+        out.append(ok(reasons.GAMES_GATE, f"{int(games)} games >= {min_games}"))
     level, tier = res.get("acx:acxLevel"), res.get("acx:careerTier")
     if mu is None or sigma is None or not isinstance(level, int):
-        out.append(bad("level_consistent", "level_inconsistent", "rating or level missing"))
+        out.append(bad("level_consistent", reasons.LEVEL_INCONSISTENT, "rating or level missing"))
     elif level_for(mu, sigma) != (level, tier):
         want = level_for(mu, sigma)
-        out.append(bad("level_consistent", "level_inconsistent",
+        out.append(bad("level_consistent", reasons.LEVEL_INCONSISTENT,
                         f"mu={mu} sigma={sigma} gives level {want[0]} ({want[1]}), "
                         f"the credential claims {level} ({tier})"))
     else:
@@ -175,8 +177,8 @@ def _check_gates(res: dict[str, Any], trust: Trust | None) -> list[Check]:
 def _check_bindings(res: dict[str, Any], ctx: VerifyContext) -> list[Check]:
     out = []
     for name, code, key, expected, what in (
-        ("rom_binding", "rom_mismatch", "acx:cartridgeRomDigest", ctx.expected_rom_digest, "ROM digest"),
-        ("manifest_binding", "manifest_mismatch", "acx:cartridgeManifestDigest", ctx.expected_manifest_digest,
+        ("rom_binding", reasons.ROM_MISMATCH, "acx:cartridgeRomDigest", ctx.expected_rom_digest, "ROM digest"),
+        ("manifest_binding", reasons.MANIFEST_MISMATCH, "acx:cartridgeManifestDigest", ctx.expected_manifest_digest,
          "manifest digest"),
     ):
         actual = res.get(key)
@@ -199,7 +201,7 @@ def _check_solver(res: dict[str, Any], trust: Trust | None) -> Check:
     accepted = trust.solvers if trust is not None else DEFAULT_SOLVERS
     if solver not in accepted:
         what = "a simulation (reference solver)" if solver == "reference" else f"solver {solver!r}"
-        return bad("solver", "solver_not_accepted", f"the level was earned by {what}; this trust file accepts "
+        return bad("solver", reasons.SOLVER_NOT_ACCEPTED, f"the level was earned by {what}; this trust file accepts "
                    f"only {', '.join(accepted)} (add 'reference' to solvers: to accept simulated levels)")
     label = "the signed ROM, sandboxed" if solver == "rom" else "a simulation, accepted by this trust file"
     return ok("solver", f"played by {label}")
@@ -213,16 +215,16 @@ def _check_model(res: dict[str, Any], trust: Trust | None) -> list[Check]:
         return [ok("model", "the agent calls no model")]
     mid = model.get("id") if isinstance(model, dict) else None
     if not isinstance(mid, str):
-        return [bad("model", "schema_invalid", "acx:model has no id")]
+        return [bad("model", reasons.SCHEMA_INVALID, "acx:model has no id")]
     out = []
     if trust is not None and trust.models is not None and mid not in trust.models:
-        out.append(bad("model", "model_not_accepted",
+        out.append(bad("model", reasons.MODEL_NOT_ACCEPTED,
                        f"the level was earned with model {mid}; this trust file accepts {', '.join(trust.models)}"))
     else:
         out.append(ok("model", f"played with model {mid} over {model.get('api')}"))
     use = res.get("acx:modelDataUse", "unknown")
     if trust is not None and trust.require_no_training and use != "no-training":
-        out.append(bad("model_data_use", "held_out_exposed",
+        out.append(bad("model_data_use", reasons.HELD_OUT_EXPOSED,
                        f"held-out prompts went to a provider whose data terms are {use!r}; this trust file requires "
                        "no-training"))
     return out
@@ -235,12 +237,12 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     bid, ver, dig = res.get("acx:benchmarkId"), res.get("acx:benchmarkVersion"), res.get("acx:benchmarkDigest")
     accepted = trust.benchmark(str(bid), str(ver)) if bid is not None and ver is not None else None
     if accepted is None:
-        return [bad("benchmark_accepted", "benchmark_not_accepted",
+        return [bad("benchmark_accepted", reasons.BENCHMARK_NOT_ACCEPTED,
                      f"benchmark {bid}@{ver} is not accepted by the trust file"),
                 skip("held_out_slice", "benchmark not accepted; heldOutSliceDigest not compared")]
     out = []
     if accepted.digest != dig:
-        out.append(bad("benchmark_accepted", "benchmark_not_accepted",
+        out.append(bad("benchmark_accepted", reasons.BENCHMARK_NOT_ACCEPTED,
                         f"benchmark {bid}@{ver} digest {dig} is not the accepted {accepted.digest}"))
     else:
         out.append(ok("benchmark_accepted", f"benchmark {bid}@{ver} ({dig}) is accepted"))
@@ -248,7 +250,7 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     if accepted.held_out_slice_digest is None:
         out.append(skip("held_out_slice", "the trust file pins no heldOutSliceDigest for this benchmark"))
     elif accepted.held_out_slice_digest != held:
-        out.append(bad("held_out_slice", "held_out_mismatch",
+        out.append(bad("held_out_slice", reasons.HELD_OUT_MISMATCH,
                         f"heldOutSliceDigest {held} differs from the pinned {accepted.held_out_slice_digest}"))
     else:
         out.append(ok("held_out_slice", f"heldOutSliceDigest matches the pinned {held}"))
@@ -264,11 +266,11 @@ def _check_exam_certification(res: dict[str, Any], certified_by: tuple[str, ...]
         return ok("exam_certification", "the trust file requires no exam certification for this benchmark")
     state, certifier = res.get("acx:examCertification"), res.get("acx:examCertifier")
     if state != "certified" or not res.get("acx:examCertificationDigest"):
-        return bad("exam_certification", "exam_uncertified",
+        return bad("exam_certification", reasons.EXAM_UNCERTIFIED,
                    f"the benchmark's exams were not certified when this level was issued ({state or 'unknown'}); "
                    f"the trust file requires certification by {', '.join(certified_by)}")
     if certifier not in certified_by:
-        return bad("exam_certification", "exam_uncertified",
+        return bad("exam_certification", reasons.EXAM_UNCERTIFIED,
                    f"the exams were certified by {certifier}, not by {', '.join(certified_by)}")
     return ok("exam_certification", f"exams certified by {certifier} ({res.get('acx:examCertificationDigest')})")
 
@@ -288,7 +290,7 @@ def _check_benchmark_capability(res: dict[str, Any], accepted: AcceptedBenchmark
     claimed = res.get("acx:capabilityId")
     want = capability_id_of(accepted.capability or "")
     if want is None or claimed != want:
-        return bad("benchmark_capability", "capability_mismatch",
+        return bad("benchmark_capability", reasons.CAPABILITY_MISMATCH,
                    f"the credential is for capability {claimed}, but benchmark {accepted.id}@{accepted.version} "
                    f"measures {accepted.capability}" + (f" ({want})" if want and want != accepted.capability else ""))
     return ok("benchmark_capability", f"benchmark {accepted.id}@{accepted.version} measures {accepted.capability}")
@@ -299,9 +301,9 @@ def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:
     vf, vu = credential.get("validFrom"), credential.get("validUntil")
     start = parse_datetime(vf)
     if start is None:
-        out.append(bad("valid_from", "not_yet_valid", f"validFrom {str(vf)[:40]!r} is missing or not a dateTime"))
+        out.append(bad("valid_from", reasons.NOT_YET_VALID, f"validFrom {str(vf)[:40]!r} is missing or not a dateTime"))
     elif start > now:
-        out.append(bad("valid_from", "not_yet_valid", f"not valid before {vf}"))
+        out.append(bad("valid_from", reasons.NOT_YET_VALID, f"not valid before {vf}"))
     else:
         out.append(ok("valid_from", f"valid from {vf}"))
     if vu is None:
@@ -309,9 +311,9 @@ def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:
     else:
         end = parse_datetime(vu)
         if end is None:
-            out.append(bad("valid_until", "expired", f"validUntil {str(vu)[:40]!r} is not a dateTime"))
+            out.append(bad("valid_until", reasons.EXPIRED, f"validUntil {str(vu)[:40]!r} is not a dateTime"))
         elif end <= now:
-            out.append(bad("valid_until", "expired", f"expired at {vu}"))
+            out.append(bad("valid_until", reasons.EXPIRED, f"expired at {vu}"))
         else:
             out.append(ok("valid_until", f"valid until {vu}"))
     return out

@@ -55,6 +55,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from acx_oci import reasons
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.errors import (
     AcxError,
@@ -234,7 +235,7 @@ class Gateway(Proxy):
         if at == UNREADABLE:  # a cartridge to a Go client, perhaps, and judged by nobody: not served here
             request.state.decision = "denied"
             return denied(f"manifest {digest} cannot be read as I-JSON, so the policy cannot judge it",
-                          {"codes": ["schema_invalid"]})
+                          {"codes": [reasons.SCHEMA_INVALID]})
         if at == ARTIFACT_CARTRIDGE:
             verdict = await self.verdict(request, name, digest)
             if not verdict.allowed:
@@ -279,7 +280,7 @@ class Gateway(Proxy):
                 return None
             request.state.decision = "denied"
             return denied(f"blob {digest} is not referenced by any manifest this gateway has served from {name}: "
-                          "fetch it through the manifest that references it", {"codes": ["blob_unreferenced"]})
+                          "fetch it through the manifest that references it", {"codes": [reasons.BLOB_UNREFERENCED]})
         cartridges = [m for m, is_cart in refs.items() if is_cart]
         verdicts = [await self.verdict(request, name, m) for m in cartridges]
         if not cartridges or any(v.allowed for v in verdicts):
@@ -287,7 +288,7 @@ class Gateway(Proxy):
             return None
         request.state.decision = "denied"
         return denied(f"blob {digest} belongs to a cartridge the policy denies: {verdicts[0].summary()}",
-                      {"codes": ["blob_denied"], **_denied_detail(verdicts[0])})
+                      {"codes": [reasons.BLOB_DENIED], **_denied_detail(verdicts[0])})
 
     async def verdict(self, request: Request, repository: str, digest: str) -> Verdict:
         key = (repository, digest)
@@ -337,7 +338,8 @@ class Gateway(Proxy):
         doc, unreadable = read_manifest_body(body)
         if unreadable is not None:
             request.state.decision = "refused"
-            return oci_error(400, "MANIFEST_INVALID", f"schema_invalid: {unreadable}", {"codes": ["schema_invalid"]})
+            return oci_error(400, "MANIFEST_INVALID", f"{reasons.SCHEMA_INVALID}: {unreadable}",
+                             {"codes": [reasons.SCHEMA_INVALID]})
         bad = [d for d in manifest_body_digests(doc) if not is_digest(d)]
         if bad:  # refused here, before the upstream stores anything
             request.state.decision = "refused"
@@ -407,7 +409,7 @@ class Gateway(Proxy):
             return None
         request.state.decision = "refused"
         return denied("status lists are not deleted through the gateway: push a newer one "
-                      "(a higher acx:sequence) instead", {"codes": ["status_delete"]})
+                      "(a higher acx:sequence) instead", {"codes": [reasons.STATUS_DELETE]})
 
     # ------------------------------------------------------------ referrers
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
@@ -186,38 +187,38 @@ class Upstream:
         try:
             manifest = parse_manifest(raw, "level attestation")
         except UsageError as exc:
-            return [("manifest_invalid", str(exc))]
+            return [(reasons.MANIFEST_INVALID, str(exc))]
         if manifest.subject is None:
-            return [("subject_missing", "a level attestation must have a subject (the cartridge manifest)")]
+            return [(reasons.SUBJECT_MISSING, "a level attestation must have a subject (the cartridge manifest)")]
         layer = credential_layer(manifest)
         if layer is None:
-            return [("schema_invalid", "expected exactly one application/vc credential layer")]
+            return [(reasons.SCHEMA_INVALID, "expected exactly one application/vc credential layer")]
         distinct: dict[str, Descriptor] = {}
         for d in evidence_layers(manifest):
             distinct.setdefault(d.digest, d)
         layers = list(distinct.values())
         declared = sum(d.size for d in layers)
         if declared > MAX_PUSH_EVIDENCE_BYTES:  # refused before a byte is read: a manifest may list ~25 000 layers
-            return [("evidence_too_large", f"the attestation's {len(layers)} game records declare {declared} bytes; "
-                                           f"expected at most {MAX_PUSH_EVIDENCE_BYTES}")]
+            return [(reasons.EVIDENCE_TOO_LARGE, f"the attestation's {len(layers)} game records declare "
+                                                 f"{declared} bytes; expected at most {MAX_PUSH_EVIDENCE_BYTES}")]
         st = self.store(repository)
         try:
             cred_raw = st.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
         except NotFoundError:
-            return [("credential_missing", f"credential blob {layer.digest} is not in {repository}; "
+            return [(reasons.CREDENTIAL_MISSING, f"credential blob {layer.digest} is not in {repository}; "
                                            "upload blobs before the manifest")]
         try:
             credential = parse_json(cred_raw, f"credential {layer.digest}")
         except UsageError as exc:
-            return [("schema_invalid", str(exc))]
+            return [(reasons.SCHEMA_INVALID, str(exc))]
         if not isinstance(credential, dict):
-            return [("schema_invalid", "the credential is not a JSON object")]
+            return [(reasons.SCHEMA_INVALID, "the credential is not a JSON object")]
         try:
             cart = load_cartridge(st, manifest.subject.digest, self.config.trust)
         except NotFoundError:
-            return [("subject_missing", f"subject {manifest.subject.digest} is not a manifest in {repository}")]
+            return [(reasons.SUBJECT_MISSING, f"subject {manifest.subject.digest} is not a manifest in {repository}")]
         except UsageError as exc:
-            return [("subject_not_cartridge", str(exc))]
+            return [(reasons.SUBJECT_NOT_CARTRIDGE, str(exc))]
         except VerificationError as exc:  # a tampered ROM: nothing to attest
             return [(exc.code, str(exc))]
         status_list = None
@@ -242,8 +243,8 @@ class Upstream:
         claimed = {c.id: c for c in cart.capabilities}
         cap_id = (level_result(credential) or {}).get("acx:capabilityId")
         if cap_id not in claimed:
-            problems.append(("capability_mismatch", f"the credential is for capability {cap_id}, which the subject "
-                                                    "cartridge does not claim"))
+            problems.append((reasons.CAPABILITY_MISMATCH, f"the credential is for capability {cap_id}, which the "
+                                                          "subject cartridge does not claim"))
         if self.config.replay and not problems:
             # The same replay resolve does, over the records this push carries (already fetched above).
             job = ReplayJob(manifest.digest, credential, layer.digest,
@@ -265,13 +266,13 @@ class Upstream:
         try:
             manifest = parse_manifest(raw, "status list manifest")
         except UsageError as exc:
-            return [("manifest_invalid", str(exc))], {}
+            return [(reasons.MANIFEST_INVALID, str(exc))], {}
         if manifest.artifact_type != ARTIFACT_STATUS_LIST:
-            return [("status_invalid", f"tag {tag} holds status lists ({ARTIFACT_STATUS_LIST}) only, "
+            return [(reasons.STATUS_INVALID, f"tag {tag} holds status lists ({ARTIFACT_STATUS_LIST}) only, "
                                        f"not {manifest.artifact_type}")], {}
         layer = credential_layer(manifest)
         if layer is None:
-            return [("status_invalid", "expected exactly one application/vc status list layer")], {}
+            return [(reasons.STATUS_INVALID, "expected exactly one application/vc status list layer")], {}
         st = self.store(repository)
         try:
             doc = parse_json(st.fetch_blob(layer.digest, MAX_STATUS_LIST_BYTES), f"status list {layer.digest}")
@@ -280,14 +281,14 @@ class Upstream:
             if status_tag(list_url) != tag:
                 raise UsageError(f"the list's id {list_url[:80]} belongs under {status_tag(list_url)}, not {tag}")
         except NotFoundError:
-            return [("status_invalid", f"status list blob {layer.digest} is not in {repository}; "
+            return [(reasons.STATUS_INVALID, f"status list blob {layer.digest} is not in {repository}; "
                                        "upload blobs before the manifest")], {}
         except AcxError as exc:
-            return [("status_invalid", str(exc))], {}
+            return [(reasons.STATUS_INVALID, str(exc))], {}
         issuer = issuer_id(doc)
         bad_proofs = [c.message for c in self._proofs(doc, issuer) if not c.ok]
         if issuer is None or bad_proofs:
-            return [("status_invalid", f"the status list's proof does not verify as its issuer {issuer}'s: "
+            return [(reasons.STATUS_INVALID, f"the status list's proof does not verify as its issuer {issuer}'s: "
                                        + "; ".join(bad_proofs))], {}
         upstream_seq = 0
         try:
@@ -299,8 +300,8 @@ class Upstream:
             current_issuer = issuer_id(current)
             if current_issuer is not None and all(c.ok for c in self._proofs(current, current_issuer)):
                 if current_issuer != issuer:
-                    return [("status_invalid", f"the list at {tag} is signed by {current_issuer}; a list signed by "
-                                               f"{issuer} may not replace it")], {}
+                    return [(reasons.STATUS_INVALID, f"the list at {tag} is signed by {current_issuer}; a list "
+                                                     f"signed by {issuer} may not replace it")], {}
                 try:
                     upstream_seq = statuslist.list_sequence(current)
                 except AcxError:
@@ -309,9 +310,10 @@ class Upstream:
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
                   "upstreamSequence": upstream_seq, "highestSequenceSeen": seen}
         if sequence <= upstream_seq or sequence < seen:
-            return [("status_rollback", f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is not newer "
-                                        f"than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; highest seen "
-                                        f"{seen}): putting back an older list is a rollback")], detail
+            return [(reasons.STATUS_ROLLBACK, f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is "
+                                              f"not newer than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; "
+                                              f"highest seen {seen}): putting back an older list is a "
+                                              "rollback")], detail
         return [], detail
 
     def accepted_status_push(self, detail: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
 from acx_oci.evaluation.verify import check_schema
@@ -132,16 +133,16 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         # judged by what the fetched manifest says (type, annotations), never by what the listing claimed
         out.descriptor = replace(manifest.descriptor, digest=desc.digest)
         if manifest.artifact_type != ARTIFACT_ATTESTATION:
-            out.codes.append("not_an_attestation")
+            out.codes.append(reasons.NOT_AN_ATTESTATION)
             out.messages.append(f"artifactType is {manifest.artifact_type}")
             return out
         if manifest.subject is None or manifest.subject.digest != subject_digest:
-            out.codes.append("subject_mismatch")
+            out.codes.append(reasons.SUBJECT_MISMATCH)
             out.messages.append(f"the attestation's subject is {manifest.subject.digest if manifest.subject else None},"
                                 f" not the cartridge manifest {subject_digest}")
         layer = credential_layer(manifest)
         if layer is None:
-            out.codes.append("schema_invalid")
+            out.codes.append(reasons.SCHEMA_INVALID)
             out.messages.append("the attestation has no single application/vc credential layer")
             return out
         raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
@@ -151,7 +152,7 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         out.credential_digest = layer.digest
         schema = check_schema(out.credential) if out.credential is not None else None
         if schema is None or not schema.ok:  # judged no further: one schema_invalid with the schema's message
-            out.codes.append("schema_invalid")
+            out.codes.append(reasons.SCHEMA_INVALID)
             out.messages.append(schema.message if schema else "the credential is not a JSON object")
             out.credential = None
         ev_layers = evidence_layers(manifest)
@@ -168,7 +169,7 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         out.over = True
     except AcxError as exc:
         # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
-        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else "fetch_failed"
+        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else reasons.FETCH_FAILED
         out.codes.append(code)
         out.messages.append(str(exc))
     return out
