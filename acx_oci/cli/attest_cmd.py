@@ -18,7 +18,18 @@ from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.attest import (
+    AttestOutcome,
+    AttestRequest,
+    BaselineOptions,
+    GateOptions,
+    Issued,
+    ModelOptions,
+    Refused,
+    RegistryOptions,
+    SandboxOptions,
+    attest,
+)
 from acx_oci.services.models import load_models
 from acx_oci.services.publish import new_run_dir, run_issuer
 from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
@@ -75,30 +86,31 @@ def _render_replay(report: ReplayReport) -> None:
 
 
 def _render(outcome: AttestOutcome) -> None:
-    r = outcome.result
-    if outcome.status == "refused":
+    r = outcome.result if not isinstance(outcome, Refused) else None
+    if isinstance(outcome, Refused):
         click.echo("REFUSED (nothing was run)")
     elif r is not None:
-        verdict = "ISSUED" if outcome.status == "issued" else "NOT ISSUED"
+        verdict = "ISSUED" if isinstance(outcome, Issued) else "NOT ISSUED"
         click.echo(f"{verdict}  mu={r.rating.mu:.3f} sigma={r.rating.sigma:.3f} games={r.rated} "
                    f"passRate={r.pass_rate:.0%} R={r.conservative:.2f} => acxLevel={r.level} tier={r.tier}")
         counts = {k: v for k, v in r.outcome_counts().items() if v}
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    if outcome.replay is not None:
+    if not isinstance(outcome, Refused) and outcome.replay is not None:
         _render_replay(outcome.replay)
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
-    if outcome.publication_error:
+    if isinstance(outcome, Issued) and outcome.publication_error:
         click.echo(f"  NOT PUBLISHED: {outcome.publication_error}")
     click.echo(f"  ROM digest: {outcome.rom_digest}")
-    if outcome.credential_path:
+    if isinstance(outcome, Issued):
         click.echo(f"  credential:  {outcome.credential_path}")
         click.echo(f"  status list: {outcome.status_list_path}")
-    if outcome.attestation_digest:
-        click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
-        click.echo(f"  status list: {outcome.status_list_ref}")
-    if outcome.result_path:
-        click.echo(f"  result:      {outcome.result_path} ({len(outcome.record_paths)} signed game records)")
+        if outcome.attestation_digest:
+            click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
+            click.echo(f"  status list: {outcome.status_list_ref}")
+    files = outcome.files if not isinstance(outcome, Refused) else None
+    if files is not None:
+        click.echo(f"  result:      {files.result_path} ({len(files.record_paths)} signed game records)")
 
 
 @main.command("attest")
@@ -265,14 +277,15 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
 
     if executor is not None:
         executor.on_progress = on_cluster
-    req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
-                        out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
-                        jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
-                        store_options=options,
-                        progress=progress if show_progress or events else None, push=not no_push, executor=executor,
-                        baseline_ref=baseline_ref, baseline_solver=baseline_solver,
-                        regression_tolerance=regression_tolerance,
-                        models=load_models(models_path) if models_path is not None else None, replay=replay)
+    req = AttestRequest(
+        cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, out_dir=out_dir,
+        state_dir=state_dir, solver=solver,
+        gate=GateOptions(games=games, sigma_max=sigma_max, min_games=min_games, cooldown=timedelta(seconds=seconds)),
+        sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(key,)),
+        baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
+        models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
+        registry=RegistryOptions(store_options=options, push=not no_push),
+        progress=progress if show_progress or events else None)
     try:
         outcome = attest(req)
     finally:
