@@ -28,7 +28,7 @@ from acx_oci.model import rating as ts
 from acx_oci.model.credential import level_result
 from acx_oci.model.rom import runtime_of
 from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import Reference, parse_reference
+from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
@@ -63,13 +63,13 @@ def _version_key(version: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
-def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, options: StoreOptions,
+def load_baseline(ref: str, cart_reference: str, cart: LoadedCartridge, options: StoreOptions,
                   rom_solver: bool) -> tuple[Baseline | None, list[str]]:
     """Load the baseline cartridge (a reference, or a bare ``sha256:`` manifest digest in the new
     cartridge's repository) and check that it is an earlier version of the same cartridge id."""
     try:
         parsed = parse_reference(ref if not ref.startswith("sha256:")
-                                 else str(cart_reference.with_digest(ref)))
+                                 else str(parse_reference(cart_reference).with_digest(ref)))
         store = open_store(parsed, options)
         digest = store.resolve(parsed.target).digest
         base = load_cartridge(store, digest, None)
