@@ -44,7 +44,7 @@ from acx_oci.crypto.keys import generate_identity  # noqa: E402
 from acx_oci.model import gamerecords, statuslist  # noqa: E402
 from acx_oci.model import rating as ts  # noqa: E402
 from acx_oci.model.capability import parse_capability  # noqa: E402
-from acx_oci.model.credential import evidence_item, issue  # noqa: E402
+from acx_oci.model.credential import LevelClaim, evidence_item, issue  # noqa: E402
 from acx_oci.oci.model import (  # noqa: E402
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
@@ -118,14 +118,14 @@ def populate(host: str, repo: str, n: int, workdir: Path) -> tuple[str, Trust]:
     def one(i: int) -> None:
         idx = statuslist.allocate_index(statuslist.MIN_ENTRIES, used)
         used.add(idx)
-        cred = issue(signer=verifier, issuer_did=verifier.did, subject_id=f"urn:acx:cartridge:{pushed.rom_digest}",
+        cred = issue(LevelClaim(issuer_did=verifier.did, subject_id=f"urn:acx:cartridge:{pushed.rom_digest}",
                      capability_id=cap.id, rating_mu=rating.mu, rating_sigma=rating.sigma, games_played=rated,
                      acx_level=level, career_tier=ts.career_tier(level), pass_rate=passes / rated,
                      rom_digest=pushed.rom_digest, manifest_digest=pushed.manifest_digest,
                      benchmark_id="acx-bench-dag-de", benchmark_version="2026.07.1", benchmark_digest=BENCH_DIGEST,
                      held_out_slice_digest=HELD_OUT, evidence=evidence, status_entry=statuslist.status_entry(url, idx),
                      valid_from=now - timedelta(seconds=i), valid_until=now + timedelta(days=365),
-                     achievement_name="ACX Level — build-dag")
+                     achievement_name="ACX Level — build-dag"), verifier)
         cred_layer = store.push_blob(canonical(cred), MEDIA_VC)
         annotations = attestation_annotations(cred)
         raw = build_manifest(ARTIFACT_ATTESTATION, [cred_layer, *record_layers], subject=subj,

@@ -6,6 +6,7 @@ played (before the push) and restarted on the same port and storage.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import AttestRequest, attest
+from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
 from acx_oci.services.attestation import credential_layer
 from acx_oci.services.ledger import Ledger
 from acx_oci.services.publish import publish_folder
@@ -64,10 +65,10 @@ def test_registry_killed_after_the_games_then_publish(own_registry: list[Registr
 
     outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench,
                                    verifier=ident, solver=ReferenceSolver(33), out_dir=out, state_dir=state,
-                                   secret_paths=(Path(f"{w.verifier}.key"),), progress=progress,
-                                   store_options=StoreOptions(timeout=3)))
+                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),)), progress=progress,
+                                   registry=RegistryOptions(store_options=StoreOptions(timeout=3))))
     assert killed, "the progress hook never saw the last game"
-    assert outcome.status == "issued" and outcome.exit_code == 3
+    assert isinstance(outcome, Issued) and outcome.exit_code == 3
     assert outcome.attestation_digest is None and outcome.publication_error
     assert "attest --publish" in outcome.publication_error and str(out) in outcome.publication_error
     credential_bytes = (out / "credential.json").read_bytes()
@@ -166,11 +167,11 @@ def test_registry_failure_during_the_games_is_not_an_attempt(registry: str, tmp_
     w = build_attest_world(tmp_path, registry)
     ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
     req = AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident, solver=LaneDies(33),
-                        out_dir=tmp_path / "out", state_dir=tmp_path / "state", jobs=1)
+                        out_dir=tmp_path / "out", state_dir=tmp_path / "state", sandbox=SandboxOptions(jobs=1))
     with pytest.raises(RegistryError):
         attest(req)
     with Ledger(tmp_path / "state") as led:
         (a,) = led.attempts()
     assert (a.state, a.starts_cooldown) == ("aborted", False)
-    req.solver, req.out_dir = ReferenceSolver(33), tmp_path / "out2"
+    req = dataclasses.replace(req, solver=ReferenceSolver(33), out_dir=tmp_path / "out2")
     assert attest(req).status == "issued"  # the retry is not refused by a cooldown

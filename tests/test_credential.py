@@ -79,11 +79,11 @@ def test_builder_refuses_bad_input() -> None:
         "held_out_slice_digest": "sha256:" + "4" * 64, "evidence": [w.signed["evidence"][1]],
         "status_entry": w.signed["credentialStatus"], "valid_from": ISSUED,
         "valid_until": ISSUED + timedelta(days=1), "achievement_name": "x"}
-    credential.build_level_credential(**base)
+    credential.build_level_credential(credential.LevelClaim(**base))
     for override in ({"rom_digest": "sha256:abc"}, {"valid_until": ISSUED}, {"status_entry": {"type": "x"}},
                      {"evidence": [{"type": ["Evidence"]}]}):
         with pytest.raises(UsageError):
-            credential.build_level_credential(**{**base, **override})
+            credential.build_level_credential(credential.LevelClaim(**{**base, **override}))
 
 
 def test_inline_evidence_must_match_its_bytes() -> None:
@@ -92,3 +92,22 @@ def test_inline_evidence_must_match_its_bytes() -> None:
         credential.evidence_item(b"other bytes", inline=env)
     item = credential.evidence_item(canonical(env), game=3, inline=env)
     assert item["acx:game"] == 3 and credential.evidence_digest(item) == item["acx:digestMultibase"]
+
+
+def test_builders_take_one_typed_claim() -> None:
+    """Every ``build*``/``issue*`` takes at most five parameters and no ``**kwargs``: the claim is a typed value."""
+    import dataclasses
+    import inspect
+
+    found = {name: fn for name, fn in vars(credential).items()
+             if (name.startswith("build") or name.startswith("issue")) and inspect.isfunction(fn)
+             and fn.__module__ == credential.__name__}
+    assert {"build_level_credential", "issue"} <= set(found)
+    for name, fn in found.items():
+        params = inspect.signature(fn).parameters.values()
+        assert len(params) <= 5, name
+        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in params), name
+    assert dataclasses.is_dataclass(credential.LevelClaim)
+    assert credential.LevelClaim.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        credential.LevelClaim(issuer_did="x", rating=30.0)  # type: ignore[call-arg]  # a misspelt field fails

@@ -26,7 +26,14 @@ from acx_oci.evaluation.replay import replay_credential
 from acx_oci.jsonio import parse_json
 from acx_oci.model import gamerecords, statuslist
 from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import build_level_credential, evidence_item, level_for, level_result, sign_credential
+from acx_oci.model.credential import (
+    LevelClaim,
+    build_level_credential,
+    evidence_item,
+    level_for,
+    level_result,
+    sign_credential,
+)
 from acx_oci.model.resolution import Resolution
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
@@ -87,13 +94,13 @@ class World:
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
         claims = {**played.claims(), **override}
-        return build_level_credential(
+        return build_level_credential(LevelClaim(
             issuer_did=self.verifier.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id, **claims,
             rom_digest=self.pushed.rom_digest, manifest_digest=self.pushed.manifest_digest, benchmark_id="bench",
             benchmark_version="1", benchmark_digest=BENCH, held_out_slice_digest=HELD,
             evidence=evidence if evidence is not None else played.evidence(),
             status_entry=statuslist.status_entry(self.url, self.index), valid_from=when,
-            valid_until=when + timedelta(days=30), achievement_name="level")
+            valid_until=when + timedelta(days=30), achievement_name="level"))
 
     def sign(self, cred: dict[str, Any]) -> dict[str, Any]:
         return sign_credential(cred, self.verifier, self.verifier.verification_method, NOW - timedelta(days=1))

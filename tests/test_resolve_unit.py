@@ -11,7 +11,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, generate_identity
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord, parse_capability
-from acx_oci.model.credential import issue
+from acx_oci.model.credential import LevelClaim, issue
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import publish_status_list, push_attestation
@@ -51,12 +51,12 @@ class World:
         played = play_level(signer, self.pushed.rom_digest, BENCH, level)
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
-        cred = issue(signer=signer, issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
+        cred = issue(LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
                      **played.claims(), rom_digest=self.pushed.rom_digest,
                      manifest_digest=self.pushed.manifest_digest, benchmark_id="bench", benchmark_version=version,
                      benchmark_digest=BENCH, held_out_slice_digest=HELD, evidence=played.evidence(),
                      status_entry=statuslist.status_entry(self.url, self.index), valid_from=when,
-                     valid_until=when + timedelta(days=30), achievement_name="level")
+                     valid_until=when + timedelta(days=30), achievement_name="level"), signer)
         desc = push_attestation(self.store, self.store.resolve(self.pushed.manifest_digest), canonical(cred),
                                 played.raws)
         return desc.digest

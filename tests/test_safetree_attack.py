@@ -65,7 +65,7 @@ def test_the_provider_key_file_is_among_the_secrets_the_containment_probes_prove
 
     from acx_oci.egress.session import ModelSetup
     from acx_oci.model import modelapi as ma
-    from acx_oci.services import attest
+    from acx_oci.services import attest_play as attest
 
     seen: list[tuple[Path, ...]] = []
     monkeypatch.setattr(attest, "runtime_of", lambda rom: {"command": ["true"]})
@@ -74,8 +74,8 @@ def test_the_provider_key_file_is_among_the_secrets_the_containment_probes_prove
     monkeypatch.setattr(attest, "prove", lambda secrets, *a: seen.append(tuple(secrets)) or {"proven": False})
     key_file = tmp_path / "acme.key"
     entry = ma.ModelEntry(id="m", api="openai-chat", base_url="http://127.0.0.1:1/v1", api_key_file=str(key_file))
-    req = SimpleNamespace(secret_paths=(tmp_path / "verifier.key",), state_dir=tmp_path / "state", executor=None,
-                          store_options=None, cartridge_ref="x")
-    with attest._rom_solver(req, SimpleNamespace(rom={}), None, object(), ModelSetup(entry, "k")):  # type: ignore[arg-type]
+    req = SimpleNamespace(sandbox=SimpleNamespace(secret_paths=(tmp_path / "verifier.key",), executor=None),
+                          state_dir=tmp_path / "state", registry=SimpleNamespace(store_options=None))
+    with attest.rom_solver(req, SimpleNamespace(rom={}), None, object(), ModelSetup(entry, "k")):  # type: ignore[arg-type]
         pass
     assert seen and key_file in seen[0], seen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,18 @@ from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.attest import (
+    AttestOutcome,
+    AttestRequest,
+    BaselineOptions,
+    GateOptions,
+    Issued,
+    ModelOptions,
+    Refused,
+    RegistryOptions,
+    SandboxOptions,
+    attest,
+)
 from acx_oci.services.models import load_models
 from acx_oci.services.publish import new_run_dir, run_issuer
 from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
@@ -75,30 +87,75 @@ def _render_replay(report: ReplayReport) -> None:
 
 
 def _render(outcome: AttestOutcome) -> None:
-    r = outcome.result
-    if outcome.status == "refused":
+    r = outcome.result if not isinstance(outcome, Refused) else None
+    if isinstance(outcome, Refused):
         click.echo("REFUSED (nothing was run)")
     elif r is not None:
-        verdict = "ISSUED" if outcome.status == "issued" else "NOT ISSUED"
+        verdict = "ISSUED" if isinstance(outcome, Issued) else "NOT ISSUED"
         click.echo(f"{verdict}  mu={r.rating.mu:.3f} sigma={r.rating.sigma:.3f} games={r.rated} "
                    f"passRate={r.pass_rate:.0%} R={r.conservative:.2f} => acxLevel={r.level} tier={r.tier}")
         counts = {k: v for k, v in r.outcome_counts().items() if v}
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    if outcome.replay is not None:
+    if not isinstance(outcome, Refused) and outcome.replay is not None:
         _render_replay(outcome.replay)
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
-    if outcome.publication_error:
+    if isinstance(outcome, Issued) and outcome.publication_error:
         click.echo(f"  NOT PUBLISHED: {outcome.publication_error}")
     click.echo(f"  ROM digest: {outcome.rom_digest}")
-    if outcome.credential_path:
+    if isinstance(outcome, Issued):
         click.echo(f"  credential:  {outcome.credential_path}")
         click.echo(f"  status list: {outcome.status_list_path}")
-    if outcome.attestation_digest:
-        click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
-        click.echo(f"  status list: {outcome.status_list_ref}")
-    if outcome.result_path:
-        click.echo(f"  result:      {outcome.result_path} ({len(outcome.record_paths)} signed game records)")
+        if outcome.attestation_digest:
+            click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
+            click.echo(f"  status list: {outcome.status_list_ref}")
+    files = outcome.files if not isinstance(outcome, Refused) else None
+    if files is not None:
+        click.echo(f"  result:      {files.result_path} ({len(files.record_paths)} signed game records)")
+
+
+def _empty_out_dir(out_dir: Path | None, state_dir: Path, as_json: bool) -> Path:
+    """The run's output folder: given and empty, or a fresh one under STATE/runs/ (said on stderr)."""
+    if out_dir is None:
+        out_dir = new_run_dir(state_dir)
+        if not as_json:
+            click.echo(f"output: {out_dir}", err=True)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
+    return out_dir
+
+
+def _solvers(kind: str | None, competence: float | None, model_replay: Path | None,
+             baseline_competence: float | None) -> tuple[Solver | None, Solver | None]:
+    """The run's solver and the baseline's (simulations only); flags that cannot go together are refused."""
+    solver = _solver(kind, competence)
+    if model_replay is not None and solver is not None:
+        raise UsageError("attest --model-replay replays the ROM solver's games: no --solver reference/--competence")
+    if baseline_competence is not None and solver is None:
+        raise UsageError("--baseline-competence is only for --solver reference")
+    return solver, ReferenceSolver(baseline_competence) if baseline_competence is not None else None
+
+
+def _progress(events: bool, executor: Any, jobs: int, as_json: bool
+              ) -> tuple[ProgressDisplay, Callable[[int, int, str], None] | None]:
+    """The progress line on a terminal and/or --json-events on stdout; None when neither is wanted."""
+    show_progress = not as_json and sys.stderr.isatty()
+    display = ProgressDisplay()
+
+    def on_cluster(snap: dict[str, Any]) -> None:
+        if events:
+            emit_event(snap)
+        display.cluster = progress_text(snap)
+
+    def progress(done: int, total: int, text: str) -> None:
+        if events and executor is None and not text.startswith("uploaded"):
+            emit_event(local_snapshot(done, total, jobs or 1))
+        if show_progress:
+            display(done, total, text)
+
+    if executor is not None:
+        executor.on_progress = on_cluster
+    return display, progress if show_progress or events else None
 
 
 @main.command("attest")
@@ -227,18 +284,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     if not cartridge_ref or not benchmark_ref or not issuer:
         raise UsageError("attest: expected CARTRIDGE_REF, --benchmark BENCH_REF and --issuer DID "
                          "(or --publish OUT_DIR)")
-    if out_dir is None:
-        out_dir = new_run_dir(state_dir)
-        if not as_json:
-            click.echo(f"output: {out_dir}", err=True)
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise UsageError(f"attest: output directory {out_dir} exists and is not empty")
-    solver = _solver(solver_kind, competence)
-    if model_replay is not None and solver is not None:
-        raise UsageError("attest --model-replay replays the ROM solver's games: no --solver reference/--competence")
-    if baseline_competence is not None and solver is None:
-        raise UsageError("--baseline-competence is only for --solver reference")
-    baseline_solver = ReferenceSolver(baseline_competence) if baseline_competence is not None else None
+    out_dir = _empty_out_dir(out_dir, state_dir, as_json)
+    solver, baseline_solver = _solvers(solver_kind, competence, model_replay, baseline_competence)
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     ident = load_identity(key, did=issuer)
     replay = load_export(model_replay, ident) if model_replay is not None else None
@@ -248,31 +295,16 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
         raise UsageError("--executor: only the ROM solver plays on a cluster (a simulation is computed here)")
     executor = open_from_options(executor_opts, timeout) if solver is None else None
     jobs = jobs or (executor.threads() if executor is not None else os.cpu_count() or 1)
-    events = bool(executor_opts["json_events"])
-    show_progress = not as_json and sys.stderr.isatty()
-    display = ProgressDisplay()
-
-    def on_cluster(snap: dict[str, Any]) -> None:
-        if events:
-            emit_event(snap)
-        display.cluster = progress_text(snap)
-
-    def progress(done: int, total: int, text: str) -> None:
-        if events and executor is None and not text.startswith("uploaded"):
-            emit_event(local_snapshot(done, total, jobs or 1))
-        if show_progress:
-            display(done, total, text)
-
-    if executor is not None:
-        executor.on_progress = on_cluster
-    req = AttestRequest(cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, solver=solver,
-                        out_dir=out_dir, state_dir=state_dir, games=games, cooldown=timedelta(seconds=seconds),
-                        jobs=jobs, secret_paths=(key,), sigma_max=sigma_max, min_games=min_games,
-                        store_options=options,
-                        progress=progress if show_progress or events else None, push=not no_push, executor=executor,
-                        baseline_ref=baseline_ref, baseline_solver=baseline_solver,
-                        regression_tolerance=regression_tolerance,
-                        models=load_models(models_path) if models_path is not None else None, replay=replay)
+    display, progress = _progress(bool(executor_opts["json_events"]), executor, jobs, as_json)
+    req = AttestRequest(
+        cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, out_dir=out_dir,
+        state_dir=state_dir, solver=solver,
+        gate=GateOptions(games=games, sigma_max=sigma_max, min_games=min_games, cooldown=timedelta(seconds=seconds)),
+        sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(key,)),
+        baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
+        models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
+        registry=RegistryOptions(store_options=options, push=not no_push),
+        progress=progress)
     try:
         outcome = attest(req)
     finally:

@@ -12,6 +12,7 @@ validate against the OB 3.0 AchievementCredential JSON Schema (``proof`` and
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -85,90 +86,116 @@ def _typed_evidence(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "type": types}
 
 
-def build_level_credential(*, issuer_did: str, subject_id: str, capability_id: str, rating_mu: float,
-                           rating_sigma: float, games_played: int, acx_level: int, career_tier: str,
-                           pass_rate: float, rom_digest: str, manifest_digest: str, benchmark_id: str,
-                           benchmark_version: str, benchmark_digest: str, held_out_slice_digest: str,
-                           evidence: list[dict[str, Any]], status_entry: dict[str, Any], valid_from: datetime,
-                           valid_until: datetime, achievement_name: str, credential_id: str | None = None,
-                           issuer_name: str | None = None, criteria_narrative: str | None = None,
-                           achievement_description: str | None = None, solver: str = "reference",
-                           runtime_digest: str | None = None, training_cutoff: date | None = None,
-                           qualifying_exams: int | None = None,
-                           exam_certification: dict[str, Any] | None = None,
-                           image_digests: list[str] | None = None,
-                           extra: dict[str, Any] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LevelClaim:
+    """Everything a level credential says, as one typed value: a misspelt field is a type error, not a KeyError."""
+
+    issuer_did: str
+    subject_id: str
+    capability_id: str
+    rating_mu: float
+    rating_sigma: float
+    games_played: int
+    acx_level: int
+    career_tier: str
+    pass_rate: float
+    rom_digest: str
+    manifest_digest: str
+    benchmark_id: str
+    benchmark_version: str
+    benchmark_digest: str
+    held_out_slice_digest: str
+    evidence: list[dict[str, Any]]
+    status_entry: dict[str, Any]
+    valid_from: datetime
+    valid_until: datetime
+    achievement_name: str
+    credential_id: str | None = None
+    issuer_name: str | None = None
+    criteria_narrative: str | None = None
+    achievement_description: str | None = None
+    solver: str = "reference"  # "rom" (the signed ROM, sandboxed, containment proven) or "reference"
+    runtime_digest: str | None = None
+    training_cutoff: date | None = None
+    qualifying_exams: int | None = None
+    exam_certification: dict[str, Any] | None = None
+    image_digests: list[str] | None = None
+    extra: dict[str, Any] | None = None  # further ``acx:`` result fields (attest --baseline, --model-replay)
+
+
+def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
     """The unsigned level credential; ratings stay unrounded floats."""
-    for value, what in ((rom_digest, "ROM digest"), (manifest_digest, "manifest digest"),
-                        (benchmark_digest, "benchmark digest"), (held_out_slice_digest, "heldOutSliceDigest")):
+    c = claim
+    for value, what in ((c.rom_digest, "ROM digest"), (c.manifest_digest, "manifest digest"),
+                        (c.benchmark_digest, "benchmark digest"), (c.held_out_slice_digest, "heldOutSliceDigest")):
         check_digest(value, what)
-    if valid_until <= valid_from:
+    if c.valid_until <= c.valid_from:
         raise UsageError("level credential: validUntil must be after validFrom")
-    if not isinstance(status_entry, dict) or not isinstance(status_entry.get("id"), str):
+    if not isinstance(c.status_entry, dict) or not isinstance(c.status_entry.get("id"), str):
         raise UsageError("level credential: credentialStatus needs an id (use statuslist.status_entry)")
-    issuer: dict[str, Any] = {"id": issuer_did, "type": ["Profile"]}
-    if issuer_name:
-        issuer["name"] = issuer_name
-    narrative = criteria_narrative or (
-        f"Independently re-executed by {issuer_did} on the sealed held-out slice {held_out_slice_digest} of "
-        f"{benchmark_id}@{benchmark_version}; TrueSkill rating R = mu - 3 sigma, issued only when sigma < the "
+    issuer: dict[str, Any] = {"id": c.issuer_did, "type": ["Profile"]}
+    if c.issuer_name:
+        issuer["name"] = c.issuer_name
+    narrative = c.criteria_narrative or (
+        f"Independently re-executed by {c.issuer_did} on the sealed held-out slice {c.held_out_slice_digest} of "
+        f"{c.benchmark_id}@{c.benchmark_version}; TrueSkill rating R = mu - 3 sigma, issued only when sigma < the "
         f"gate's sigmaMax over at least minGames games.")
     result: dict[str, Any] = {
         "type": ["Result"],
-        "achievedLevel": career_tier,
-        "acx:ratingMu": float(rating_mu),
-        "acx:ratingSigma": float(rating_sigma),
-        "acx:gamesPlayed": int(games_played),
-        "acx:acxLevel": int(acx_level),
-        "acx:careerTier": career_tier,
-        "acx:passRate": float(pass_rate),
-        "acx:capabilityId": capability_id,
-        "acx:cartridgeRomDigest": rom_digest,
-        "acx:cartridgeManifestDigest": manifest_digest,
-        "acx:benchmarkId": benchmark_id,
-        "acx:benchmarkVersion": str(benchmark_version),
-        "acx:benchmarkDigest": benchmark_digest,
-        "acx:heldOutSliceDigest": held_out_slice_digest,
+        "achievedLevel": c.career_tier,
+        "acx:ratingMu": float(c.rating_mu),
+        "acx:ratingSigma": float(c.rating_sigma),
+        "acx:gamesPlayed": int(c.games_played),
+        "acx:acxLevel": int(c.acx_level),
+        "acx:careerTier": c.career_tier,
+        "acx:passRate": float(c.pass_rate),
+        "acx:capabilityId": c.capability_id,
+        "acx:cartridgeRomDigest": c.rom_digest,
+        "acx:cartridgeManifestDigest": c.manifest_digest,
+        "acx:benchmarkId": c.benchmark_id,
+        "acx:benchmarkVersion": str(c.benchmark_version),
+        "acx:benchmarkDigest": c.benchmark_digest,
+        "acx:heldOutSliceDigest": c.held_out_slice_digest,
         # What played: "rom" (the signed ROM, sandboxed, containment proven) or "reference" (a simulation).
-        "acx:solver": solver,
-        **({"acx:runtimeDigest": runtime_digest} if runtime_digest else {}),
+        "acx:solver": c.solver,
+        **({"acx:runtimeDigest": c.runtime_digest} if c.runtime_digest else {}),
         # Post-cutoff slicing: the model's declared training cutoff (null: none declared) and how many
         # held-out exams were published after it.
-        "acx:trainingCutoff": training_cutoff.isoformat() if training_cutoff else None,
-        **({"acx:qualifyingExams": int(qualifying_exams)} if qualifying_exams is not None else {}),
+        "acx:trainingCutoff": c.training_cutoff.isoformat() if c.training_cutoff else None,
+        **({"acx:qualifyingExams": int(c.qualifying_exams)} if c.qualifying_exams is not None else {}),
         # The benchmark's exam certification: certified (with the referrer's digest and certifier),
         # uncertified-allowed (pushed with --allow-uncertified) or not-exam-form.
-        **(exam_certification or {}),
+        **(c.exam_certification or {}),
         # Environment images: the manifest digests of the root file systems the games ran in (absent: host).
-        **({"acx:imageDigests": sorted(set(image_digests))} if image_digests else {}),
+        **({"acx:imageDigests": sorted(set(c.image_digests))} if c.image_digests else {}),
         # Further acx: fields (attest --baseline: acx:heldInR and acx:baseline).
-        **{k: v for k, v in (extra or {}).items() if k.startswith("acx:")},
+        **{k: v for k, v in (c.extra or {}).items() if k.startswith("acx:")},
     }
     return {
         "@context": list(CONTEXTS),
-        "id": credential_id or f"urn:uuid:{uuid.uuid4()}",
+        "id": c.credential_id or f"urn:uuid:{uuid.uuid4()}",
         "type": list(CREDENTIAL_TYPES),
-        "name": achievement_name,
+        "name": c.achievement_name,
         "issuer": issuer,
-        "validFrom": rfc3339(valid_from),
-        "validUntil": rfc3339(valid_until),
+        "validFrom": rfc3339(c.valid_from),
+        "validUntil": rfc3339(c.valid_until),
         "credentialSubject": {
-            "id": subject_id,
+            "id": c.subject_id,
             "type": ["AchievementSubject"],
             "achievement": {
-                "id": f"urn:acx:achievement:{capability_id}:{benchmark_id}@{benchmark_version}",
+                "id": f"urn:acx:achievement:{c.capability_id}:{c.benchmark_id}@{c.benchmark_version}",
                 "type": ["Achievement"],
-                "name": achievement_name,
-                "description": achievement_description or (
-                    f"ACX level for capability {capability_id}, earned on benchmark {benchmark_id}@"
-                    f"{benchmark_version} by an independent verifier."),
+                "name": c.achievement_name,
+                "description": c.achievement_description or (
+                    f"ACX level for capability {c.capability_id}, earned on benchmark {c.benchmark_id}@"
+                    f"{c.benchmark_version} by an independent verifier."),
                 "criteria": {"narrative": narrative},
             },
             "result": [result],
         },
-        "evidence": [_typed_evidence(e) for e in evidence],
+        "evidence": [_typed_evidence(e) for e in c.evidence],
         "credentialSchema": [{"id": OB_SCHEMA_URL, "type": "1EdTechJsonSchemaValidator2019"}],
-        "credentialStatus": dict(status_entry),
+        "credentialStatus": dict(c.status_entry),
     }
 
 
@@ -179,12 +206,11 @@ def sign_credential(credential: dict[str, Any], signer: Identity, verification_m
     return dataintegrity.sign(credential, signer, verification_method, when, as_array=True)
 
 
-def issue(*, signer: Identity, verification_method: str | None = None, created: datetime | None = None,
-          **fields: Any) -> dict[str, Any]:
+def issue(claim: LevelClaim, signer: Identity, verification_method: str | None = None,
+          created: datetime | None = None) -> dict[str, Any]:
     """Build and sign a level credential; ``created`` defaults to ``valid_from``."""
-    cred = build_level_credential(**fields)
-    return sign_credential(cred, signer, verification_method or signer.verification_method,
-                           created or fields["valid_from"])
+    return sign_credential(build_level_credential(claim), signer, verification_method or signer.verification_method,
+                           created or claim.valid_from)
 
 
 def level_result(credential: Any) -> dict[str, Any] | None:

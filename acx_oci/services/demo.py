@@ -32,7 +32,7 @@ from acx_oci.model.resolution import CapabilityResolution, Resolution
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import benchmark as bm
-from acx_oci.services.attest import AttestOutcome, AttestRequest, attest
+from acx_oci.services.attest import AttestOutcome, AttestRequest, GateOptions, Issued, Refused, RegistryOptions, attest
 from acx_oci.services.attestation import push_attestation
 from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
 from acx_oci.services.resolve import resolve_cartridge
@@ -113,11 +113,11 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
         return attest(AttestRequest(
             cartridge_ref=refs[name], benchmark_ref=ref("benchmark", bench.version), verifier=verifier,
             solver=ReferenceSolver(competence), out_dir=workdir / "attest" / name,
-            state_dir=workdir / "verifier-state", games=games, cooldown=timedelta(0), store_options=options
-            or StoreOptions(), clock=clock))
+            state_dir=workdir / "verifier-state", gate=GateOptions(games=games, cooldown=timedelta(0)),
+            registry=RegistryOptions(store_options=options or StoreOptions()), clock=clock))
 
     weak = run("weak", 14, 50)
-    wr = weak.result
+    wr = weak.result if not isinstance(weak, Refused) else None
     if wr is not None:
         check("weak agent (competence 14)", weak.status == "not-issued",
               f"NOT ISSUED — {'; '.join(weak.reasons)} | mu={wr.rating.mu:.2f} sigma={wr.rating.sigma:.3f} "
@@ -125,10 +125,10 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     else:
         check("weak agent (competence 14)", False, f"refused: {'; '.join(weak.reasons)}")
     strong = run("strong", 33, 90)
-    sr = strong.result
-    if sr is None or strong.credential is None or strong.attestation_digest is None:
+    if not isinstance(strong, Issued) or strong.attestation_digest is None:
         check("strong agent (competence 33)", False, f"{strong.status}: {'; '.join(strong.reasons)}")
         return result
+    sr = strong.result
     check("strong agent (competence 33)", True,
           f"ISSUED | mu={sr.rating.mu:.2f} sigma={sr.rating.sigma:.3f} games={sr.rated} "
           f"passRate={sr.pass_rate:.0%} R={sr.conservative:.2f} => acxLevel={sr.level} tier={sr.tier}")

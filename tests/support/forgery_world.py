@@ -96,12 +96,12 @@ def make_world() -> World:
     evidence += [credential.evidence_item(canonical(e), game=i + 2) for i, e in enumerate(envelopes[1:])]
     mu, sigma = 33.0312, 1.2321
     level, tier = credential.level_for(mu, sigma)
-    unsigned = credential.build_level_credential(
+    unsigned = credential.build_level_credential(credential.LevelClaim(
         issuer_did=VERIFIER_DID, subject_id=SUBJECT, capability_id="build-dag-0123abcd", rating_mu=mu,
         rating_sigma=sigma, games_played=90, acx_level=level, career_tier=tier, pass_rate=0.6, rom_digest=ROM,
         manifest_digest=MANIFEST, benchmark_id="acx-bench-dag-de", benchmark_version="2026.07.1",
         benchmark_digest=BENCH_DIGEST, held_out_slice_digest=HELD_OUT, evidence=evidence,
         status_entry=statuslist.status_entry(LIST_URL, index), valid_from=ISSUED,
-        valid_until=ISSUED + timedelta(days=365), achievement_name="ACX Level — DAG construction")
+        valid_until=ISSUED + timedelta(days=365), achievement_name="ACX Level — DAG construction"))
     signed = credential.sign_credential(unsigned, verifier, verifier.verification_method, ISSUED)
     return World(verifier, stray, publisher, stranger, trust, envelopes, status_list, index, unsigned, signed)

@@ -1,0 +1,159 @@
+"""Step five of ``attest``: sign what was played, and issue the level credential if the verdict says so.
+
+Every game becomes a signed record in the output folder (its transcript sealed to the verifier: it would
+reveal the held-out task); an issued run also gets a status-list index, the credential and the signed list.
+``result.json`` is written last and names everything; the push is the next step, not this one.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto.keys import Identity
+from acx_oci.crypto.seal import recipient_from_identity, seal
+from acx_oci.evaluation import engine
+from acx_oci.model import benchmark as bmodel
+from acx_oci.model import credential as cred_mod
+from acx_oci.model import gamerecords, statuslist
+from acx_oci.model.rom import training_cutoff
+from acx_oci.services import transcripts as tx
+from acx_oci.services.attest_check import Loaded
+from acx_oci.services.attest_outcome import summary_json
+from acx_oci.services.attest_plan import Plan
+from acx_oci.services.attest_play import Verdict
+from acx_oci.services.environment import image_digests
+from acx_oci.services.ledger import Ledger, StatusList
+from acx_oci.services.publish import signed_status_list, status_base_url
+
+TRANSCRIPT_SEAL_INFO = tx.TRANSCRIPT_SEAL_INFO
+CREDENTIAL_VALIDITY = timedelta(days=365)
+
+
+@dataclass(frozen=True)
+class Records:
+    """The run's signed game records, where they were written, and their entries in ``result.json``."""
+
+    records: tuple[gamerecords.GameRecord, ...]
+    paths: tuple[Path, ...]
+    games_json: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Signed:
+    """An issued credential and the status list that can revoke it, both signed and written to the folder."""
+
+    credential: dict[str, Any]
+    credential_bytes: bytes
+    credential_id: str
+    credential_path: Path
+    status_list: StatusList
+    signed_list: dict[str, Any]
+    status_list_path: Path
+    issued_at: datetime  # validFrom; the push records it as the publication time
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def write_records(verifier: Identity, result: engine.Result, out: Path) -> Records:
+    """Sign one record per game (a ROM game's names the digest of its sealed transcript) and write them."""
+    out.mkdir(parents=True, exist_ok=True)
+    me = recipient_from_identity(verifier)
+    records, paths, games_json = [], [], []
+    for g in result.games:
+        pred = dict(g.predicate)
+        sealed_transcript = None
+        if g.transcript is not None:
+            # A transcript would reveal the held-out task: sealed to the verifier, never in the clear;
+            # the record names the digest of the sealed bytes (per run: the sealing key is random).
+            sealed_transcript = canonical(seal(g.transcript, [me], TRANSCRIPT_SEAL_INFO))
+            if pred["solver"].get("name") == "rom":
+                pred["transcriptDigest"] = sha256_digest(sealed_transcript)
+        rec = gamerecords.sign_game(pred, verifier)
+        records.append(rec)
+        path = _write(out / "games" / f"game-{g.number:04d}.dsse.json", rec.raw)
+        paths.append(path)
+        entry: dict[str, Any] = {"game": g.number, "outcome": g.outcome, "detail": g.detail,
+                                 "taskCommitment": g.predicate["taskCommitment"], "record": rec.digest,
+                                 "path": str(path.relative_to(out))}
+        if sealed_transcript is not None:
+            tpath = _write(out / "transcripts" / f"game-{g.number:04d}.sealed.json", sealed_transcript)
+            entry["transcript"] = str(tpath.relative_to(out))
+        games_json.append(entry)
+    return Records(tuple(records), tuple(paths), tuple(games_json))
+
+
+def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str, Any]],
+           status_entry: dict[str, Any], credential_id: str, issuer: str, now: datetime) -> cred_mod.LevelClaim:
+    """What the credential says, as one typed value."""
+    cart, bench, result = loaded.cart, plan.unsealed.bench, verdict.played.result
+    cap, model = bench.capability, loaded.model_entry
+    return cred_mod.LevelClaim(
+        issuer_did=issuer, subject_id=f"urn:acx:cartridge:{cart.id}@{cart.version}", capability_id=cap["id"],
+        rating_mu=result.rating.mu, rating_sigma=result.rating.sigma, games_played=result.rated,
+        acx_level=result.level, career_tier=result.tier, pass_rate=result.pass_rate, rom_digest=cart.rom_digest,
+        manifest_digest=cart.manifest.digest, benchmark_id=bench.id, benchmark_version=bench.version,
+        benchmark_digest=bench.digest, held_out_slice_digest=plan.unsealed.held_out_slice_digest, evidence=evidence,
+        status_entry=status_entry, valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
+        achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=credential_id,
+        solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
+        training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
+        qualifying_exams=plan.qualifying, exam_certification=plan.exam_cert,
+        image_digests=image_digests(g.predicate for g in result.games),
+        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)})
+
+
+def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,
+                     ledger: Ledger, attempt_id: int, now: datetime, out: Path) -> Signed:
+    """Allocate a status index, sign the credential and the list, write both and note them in the ledger."""
+    sl = ledger.status_list(now, status_base_url(verifier.did), issuer=verifier.did)
+    cred_id = f"urn:uuid:{uuid.uuid4()}"
+    index = ledger.allocate(sl.uuid, cred_id, now, attempt_id)
+    recs = records.records
+    evidence = [cred_mod.evidence_item(recs[0].raw, game=1, inline=recs[0].envelope)]
+    evidence += [cred_mod.evidence_item(rec.raw, game=i) for i, rec in enumerate(recs[1:], 2)]
+    claim = _claim(loaded, plan, verdict, evidence, statuslist.status_entry(sl.url, index), cred_id, verifier.did, now)
+    credential = cred_mod.issue(claim, verifier)
+    credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
+    credential_path = _write(out / "credential.json", credential_bytes)
+    signed_list = signed_status_list(ledger, sl, verifier, now)
+    list_bytes = json.dumps(signed_list, indent=2).encode() + b"\n"
+    list_path = _write(out / "status-list.json", list_bytes)
+    ledger.record_publication(sl.uuid, list_path.resolve().as_uri(), sha256_digest(list_bytes), now)
+    ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
+    return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now)
+
+
+def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,
+                 signed: Signed | None, out: Path) -> Path:
+    """``result.json``: the run as the outcome will report it (not yet pushed), plus everything it names."""
+    cart, unsealed, result = loaded.cart, plan.unsealed, verdict.played.result
+    bench, model, held_in = unsealed.bench, loaded.model_entry, verdict.played.held_in
+    doc = {
+        **summary_json(verdict.status, verdict.reasons, result, cart.rom_digest,
+                       signed.credential_path if signed else None, verdict.replay),
+        "issuer": issuer,
+        "attempt": attempt_id,
+        "cartridge": {"reference": loaded.pinned, "manifestDigest": cart.manifest.digest,
+                      "romDigest": cart.rom_digest, "id": cart.id, "version": cart.version,
+                      "controller": cart.controller, "signer": cart.signer, "signatureStatus": cart.signature_status},
+        "benchmark": {"id": bench.id, "version": bench.version, "manifestDigest": unsealed.manifest_digest,
+                      "benchmarkDigest": bench.digest, "heldOutSliceDigest": unsealed.held_out_slice_digest,
+                      "capability": bench.capability},
+        "run": result.summary(),
+        "model": model.public() if model else None,
+        **({"regression": held_in} if held_in else {}),
+        "gameRecords": list(records.games_json),
+        "statusList": str(signed.status_list_path) if signed else None,
+    }
+    return _write(out / "result.json", json.dumps(doc, indent=2).encode() + b"\n")

@@ -1,0 +1,55 @@
+"""Step two of ``attest``: plan the draw, which held-out exams may be played and how many games.
+
+Only exams published after the model's training cutoff count (the verifier's models-file cutoff if it
+has one, else the ROM's): an exam the model may have seen in training measures memory, not skill. A bad
+``--games`` is a usage error here, before any cooldown starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from acx_oci.evaluation import engine
+from acx_oci.model import benchmark as bmodel
+from acx_oci.model.rom import training_cutoff
+from acx_oci.services import benchmark as bm
+from acx_oci.services import regression as regr
+from acx_oci.services.attest_check import Checked, Loaded
+from acx_oci.services.attest_request import GateOptions
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The exams the draw takes from, the engine's parameters, and how many games that makes."""
+
+    unsealed: bm.Unsealed
+    eligible: tuple[dict[str, Any], ...]  # held-out exams published after the cutoff
+    params: engine.Params
+    cutoff: date | None
+    qualifying: int  # of ``eligible``, the ones that can be rated
+    total: int  # games to play (0: nothing eligible)
+    baseline: regr.Baseline | None = None
+    exam_cert: dict[str, Any] = field(default_factory=dict)  # the credential's acx:examCertification fields
+
+
+def plan_draw(gate: GateOptions, loaded: Loaded, checked: Checked) -> Plan:
+    """The post-cutoff slice and the number of games, checked against it."""
+    unsealed = checked.unsealed
+    assert unsealed is not None  # planned only once the slice is unsealed
+    params = engine.Params(games=gate.games, sigma_max=gate.sigma_max, min_games=gate.min_games)
+    entry = loaded.model_entry
+    cutoff = entry.training_cutoff if entry else training_cutoff(loaded.cart.rom)  # the verifier's, if any
+    eligible = bmodel.post_cutoff(list(unsealed.held_out), cutoff)
+    total = params.resolve_games(len(eligible)) if eligible else 0
+    return Plan(unsealed, tuple(eligible), params, cutoff, bmodel.rateable(eligible), total, checked.baseline,
+                checked.exam_cert)
+
+
+def shortfall(plan: Plan, min_games: int) -> str | None:
+    """NOT ISSUED before any game when too few post-cutoff exams are left to reach the gate."""
+    if plan.qualifying >= min_games:
+        return None
+    return (f"insufficient_post_cutoff_exams: {plan.qualifying} held-out exams were published after the ROM's "
+            f"training cutoff {plan.cutoff}; the gate needs at least {min_games}")
