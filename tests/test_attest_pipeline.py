@@ -28,9 +28,13 @@ class CountingStore:
 
     def close(self) -> None:
         self._closed[self._name] += 1
-        close = getattr(self._inner, "close", None)
-        if callable(close):
-            close()
+        self._inner.close()
+
+    def __enter__(self) -> CountingStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._inner, attr)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from acx_oci import reasons
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, open_from_options, progress_text
 from acx_oci.cli.main import main
@@ -350,7 +351,7 @@ def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Pa
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path.home() / ".acx-oci" / "verifier", show_default=True,
               help="Verifier state that issued the credential.")
-@click.option("--reason", default="revoked", show_default=True, help="Recorded in the ledger.")
+@click.option("--reason", default=reasons.REVOKED, show_default=True, help="Recorded in the ledger.")
 @registry_options
 @json_option
 def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, reason: str, plain_http: bool,

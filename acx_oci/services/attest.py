@@ -62,14 +62,9 @@ __all__ = ["CREDENTIAL_VALIDITY", "DEFAULT_COOLDOWN", "ISSUED", "NOT_ISSUED", "R
 
 @contextlib.contextmanager
 def opened(reference: Any, options: StoreOptions) -> Iterator[Store]:
-    """A store for the run's lifetime, closed at its end (a store without ``close`` holds nothing open)."""
-    store = open_store(reference, options)
-    try:
+    """A store for the run's lifetime, closed at its end however the run ends."""
+    with open_store(reference, options) as store:
         yield store
-    finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
 
 
 def attest(req: AttestRequest) -> AttestOutcome:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.dataintegrity import without_proof
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, generate_identity
@@ -232,7 +233,7 @@ def _gauntlet(demo: _Demo, credential: dict[str, Any], attestation_digest: str, 
         forged_att = push_attestation(sstore, cart.manifest.descriptor, canonical(forged), [])
     res = demo.resolved(strong_ref, trust).capabilities[0]
     codes = _codes(res, forged_att.digest)
-    demo.check("anti-gaming — self-issued credential", "self_issued" in codes and res.effective == "VERIFIED",
+    demo.check("anti-gaming — self-issued credential", reasons.SELF_ISSUED in codes and res.effective == "VERIFIED",
                f"REJECTED {codes} (the honest credential still verifies)")
 
     # 2: copy the credential onto a SAVE-edited cartridge (same ROM, new manifest)
@@ -246,7 +247,7 @@ def _gauntlet(demo: _Demo, credential: dict[str, Any], attestation_digest: str, 
     res = demo.resolved(edited_ref, trust).capabilities[0]
     codes = _codes(res, copied.digest)
     demo.check("anti-transplant — credential copied onto a SAVE-edited cartridge",
-               "manifest_mismatch" in codes and res.effective == "unproven",
+               reasons.MANIFEST_MISMATCH in codes and res.effective == "unproven",
                f"REJECTED {codes} (same ROM {_short(edited.rom_digest)}, new manifest "
                f"{_short(edited.manifest_digest)})")
 
@@ -255,5 +256,5 @@ def _gauntlet(demo: _Demo, credential: dict[str, Any], attestation_digest: str, 
            demo.options)
     res = demo.resolved(strong_ref, trust).capabilities[0]
     codes = _codes(res, attestation_digest)
-    demo.check("revocation — status bit set", "revoked" in codes and res.effective == "unproven",
+    demo.check("revocation — status bit set", reasons.REVOKED in codes and res.effective == "unproven",
                f"REVOKED -> build-dag {res.effective} {codes}")
