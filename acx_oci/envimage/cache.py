@@ -302,8 +302,7 @@ def prune(cache: Path | None = None, max_bytes: int = 0, *, keep: str | None = N
 
 
 def cache_listing(cache: Path | None = None) -> list[dict[str, Any]]:
-    """Cached images by digest with their size on disk, for ``env cache``; entries without their info file are skipped.
-    """
+    """Cached images by digest with their size on disk, for ``env cache``; entries lacking an info file are skipped."""
     cache = cache or default_cache_dir()
     out = []
     if cache.is_dir():

@@ -53,8 +53,7 @@ class Guard:
                 _cut(conn)
 
     def fire(self) -> None:
-        """Cut the sockets now (the deadline thread calls this); connections since reused by another request are spared.
-        """
+        """Cut the sockets now (the deadline thread calls this); connections another request reuses are spared."""
         with self._lock:
             if self._done:
                 return

@@ -176,8 +176,7 @@ class RomSolver:
         return {"runtimeDigest": self.runtime_digest, "containment": self.containment}
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
-        """Play one task in the sandbox; withheld unless containment was proven, a lane error for a non-pytest grader.
-        """
+        """Play one task in the sandbox: withheld unless containment is proven, a lane error for a non-pytest grader."""
         if not self.containment.get("proven"):
             failed = [p["name"] for p in self.containment.get("probes") or [] if not p.get("ok")]
             why = ", ".join(failed) or str(self.containment.get("error") or "no proof")

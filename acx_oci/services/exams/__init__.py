@@ -144,7 +144,7 @@ def suite_canaries(path: Path) -> dict[str, dict[str, str]]:
 
 
 def load_registry(path: Path) -> dict[str, dict[str, str]]:
-    """The canary registry (canary -> where it was issued); UsageError unless it is a JSON object."""
+    """The canary registry (canary -> the exam and file it marks); UsageError unless it is a JSON object."""
     doc = load_json_file(path, "canary registry")
     if not isinstance(doc, dict):
         raise UsageError(f"canary registry ({path}): expected an object")
