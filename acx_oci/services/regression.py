@@ -43,6 +43,8 @@ BASELINE_REFUSED = "baseline"
 
 @dataclass
 class Baseline:
+    """The earlier version a new one is measured against; its store is open until the caller closes it."""
+
     reference: str  # pinned by digest
     store: Store
     cart: LoadedCartridge
@@ -156,5 +158,6 @@ def judge(new_out: float, new_in: float, base_out: float, base_in: float, tolera
 
 
 def credential_field(baseline: Baseline, base_in: float) -> dict[str, Any]:
+    """The ``acx:baseline`` claim: which credential and ROM were compared, and both held-in r values."""
     return {"credentialDigest": baseline.credential_digest, "romDigest": baseline.cart.rom_digest,
             "heldOutR": baseline.held_out_r, "heldInR": base_in}
