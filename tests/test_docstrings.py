@@ -26,7 +26,6 @@ NOT_YET = {
     "acx_oci/cli/referrers_cmd.py",
     "acx_oci/cli/policy_cmd.py",
     "acx_oci/evaluation/*",
-    "acx_oci/gateway/*",
     "acx_oci/reasons.py",
 }
 

@@ -104,13 +104,9 @@ def target(api: ApiPath) -> str:
 
 
 def _denied_detail(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "repository": verdict.repository,
-        "manifestDigest": verdict.manifest_digest,
-        "rules": list(verdict.rules),
-        "unmet": [{"description": r.description, "codes": list(r.codes), "reasons": list(r.reasons[:10])}
-                  for r in verdict.unmet],
-    }
+    return {"repository": verdict.repository, "manifestDigest": verdict.manifest_digest, "rules": list(verdict.rules),
+            "unmet": [{"description": r.description, "codes": list(r.codes), "reasons": list(r.reasons[:10])}
+                      for r in verdict.unmet]}
 
 
 class Gateway(Proxy):
@@ -133,6 +129,7 @@ class Gateway(Proxy):
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """Starlette's lifespan: opens the upstream client, and on shutdown also closes the worker threads' stores."""
         async with self.client_lifespan(app):
             try:
                 yield
@@ -142,9 +139,11 @@ class Gateway(Proxy):
     # ------------------------------------------------------------ routes
 
     async def healthz(self, request: Request) -> Response:
+        """Liveness: answers while the process does, whatever the upstream's state (that is ``/readyz``)."""
         return JSONResponse({"status": "ok"})  # no more: the upstream URL may hold credentials; counts: /metrics
 
     async def readyz(self, request: Request) -> Response:
+        """Readiness: 503 if the upstream is unreachable or answers 5xx (a 401 from its ``/v2/`` is ready)."""
         try:
             resp = await self.client.get(self.origin + "/v2/")
         except httpx.HTTPError as exc:
@@ -154,6 +153,7 @@ class Gateway(Proxy):
                             status_code=200 if ok else 503)
 
     async def handle(self, request: Request) -> Response:
+        """The catch-all route: a path that fails the raw parse is refused unforwarded; an AcxError is an OCI error."""
         try:
             api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""))
         except RequestRefused as exc:
@@ -198,6 +198,7 @@ class Gateway(Proxy):
         return await self.passthrough(request, api)
 
     async def passthrough(self, request: Request, api: ApiPath) -> Response:
+        """What the gateway does not judge: forwarded as matched, a request body streamed (GET/HEAD send none)."""
         content = request.stream() if request.method not in ("GET", "HEAD") else None
         resp = await self._send(request, target(api), content=content)
         return self._stream_back(resp, request)
@@ -205,6 +206,7 @@ class Gateway(Proxy):
     # ------------------------------------------------------------ pulls
 
     async def pull_manifest(self, request: Request, api: ApiPath) -> Response:
+        """A covered manifest GET/HEAD: the upstream answers first, then a cartridge is served only if it is allowed."""
         name, ref = api.name, api.ref
         # Only a whole 200 body can be judged: no Range (a registry that honours it would hand out the denied
         # manifest in unjudged 206 pieces), no conditionals (a 304 to If-None-Match told a client its cached copy of
@@ -291,6 +293,7 @@ class Gateway(Proxy):
                       {"codes": [reasons.BLOB_DENIED], **_denied_detail(verdicts[0])})
 
     async def verdict(self, request: Request, repository: str, digest: str) -> Verdict:
+        """The policy's verdict, cached and revalidated by fingerprint; PolicyUnreadable (fail closed) if unreadable."""
         key = (repository, digest)
         now = time.monotonic()
         entry = self.cache.get(key)
@@ -329,6 +332,7 @@ class Gateway(Proxy):
     # ------------------------------------------------------------ pushes
 
     async def put_manifest(self, request: Request, api: ApiPath) -> Response:
+        """A manifest push: a status list or level attestation is verified before the upstream ever sees it."""
         name, ref = api.name, api.ref
         body = await request.body()
         try:
@@ -350,8 +354,7 @@ class Gateway(Proxy):
             subj = doc.get("subject")
             if isinstance(subj, dict) and isinstance(subj.get("digest"), str):
                 subject = subj["digest"]
-        # The same rule resolve uses (artifactType, else config.mediaType): a forger must not be able
-        # to slip an attestation past this check by moving its type into the config descriptor.
+        # resolve's rule (artifactType, else config.mediaType): an attestation typed only in its config is still one
         is_attestation = artifact_type_of(body) == ARTIFACT_ATTESTATION
         status_detail: dict[str, Any] | None = None
         if ref.startswith(STATUS_TAG_PREFIX):
@@ -414,6 +417,7 @@ class Gateway(Proxy):
     # ------------------------------------------------------------ referrers
 
     async def referrers(self, request: Request, api: ApiPath) -> Response:
+        """The Referrers API on any upstream, after a HEAD of the subject with the client's own credentials."""
         name, digest = api.name, api.ref
         # The client's credentials decide whether it may read this repository at all.
         probe = await self._send(request, f"/v2/{name}/manifests/{digest}", method="HEAD",
@@ -439,12 +443,8 @@ def create_app(config: GatewayConfig) -> tuple[ASGIApp, Gateway]:
     gw = Gateway(config)
 
     methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    app = Starlette(
-        routes=[
-            Route("/healthz", gw.healthz, methods=["GET"]),
-            Route("/readyz", gw.readyz, methods=["GET"]),
-            Route("/{path:path}", gw.handle, methods=methods),
-        ],
-        lifespan=gw.lifespan,
-    )
+    app = Starlette(routes=[
+        Route("/healthz", gw.healthz, methods=["GET"]), Route("/readyz", gw.readyz, methods=["GET"]),
+        Route("/{path:path}", gw.handle, methods=methods),
+    ], lifespan=gw.lifespan)
     return AccessLog(app), gw

@@ -59,6 +59,8 @@ class BlobLedger:
         self._lock = threading.Lock()
 
     def record(self, repository: str, manifest_digest: str, blobs: tuple[str, ...], cartridge: bool) -> None:
+        """Learn which blobs ``manifest_digest`` names: at most 16 manifests remembered per blob, and a cartridge
+        displaces a non-cartridge (cartridges decide)."""
         with self._lock:
             for blob in blobs:
                 key = (repository, blob)

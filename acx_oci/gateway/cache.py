@@ -43,6 +43,8 @@ _VERDICT_CACHE_MAX = 10_000
 
 @dataclass
 class CacheEntry:
+    """One verdict and what decides its reuse: the fingerprint, when it was evaluated (max age) and last
+    checked (freshness), and the repository's generation then."""
     fingerprint: tuple[str, ...]
     verdict: Verdict
     evaluated_at: float
@@ -62,6 +64,7 @@ class VerdictCache:
         self._lock = threading.Lock()
 
     def generation(self, repository: str) -> int:
+        """Writes through this gateway to ``repository`` so far: an entry from an older generation is revalidated."""
         with self._lock:
             return self._generation.get(repository, 0)
 
@@ -71,6 +74,7 @@ class VerdictCache:
             self._generation[repository] = self._generation.get(repository, 0) + 1
 
     def get(self, key: tuple[str, str]) -> CacheEntry | None:
+        """The entry for (repository, digest), or None; marks it recently used (the caller judges its age)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -78,6 +82,7 @@ class VerdictCache:
             return entry
 
     def put(self, key: tuple[str, str], entry: CacheEntry) -> None:
+        """Store an entry; past ``max_entries`` the least recently used ones go."""
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)
@@ -85,6 +90,7 @@ class VerdictCache:
                 self._entries.popitem(last=False)
 
     def clear(self) -> None:
+        """Forget every verdict, so each is evaluated afresh (generations stay); the gateway itself never calls it."""
         with self._lock:
             self._entries.clear()
 

@@ -17,6 +17,7 @@ from acx_oci.trust.trustfile import Trust
 
 
 def utcnow() -> datetime:
+    """The default ``GatewayConfig.clock`` (timezone-aware UTC); tests pass their own to move time."""
     return datetime.now(UTC)
 
 
@@ -46,6 +47,7 @@ class GatewayConfig:
 
     @property
     def upstream_origin(self) -> str:
+        """``scheme://host[:port]`` of ``--upstream`` (any path dropped); a UsageError unless it is http(s)."""
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UsageError(f"--upstream {self.upstream!r}: expected http(s)://HOST[:PORT]")
@@ -53,10 +55,12 @@ class GatewayConfig:
 
     @property
     def upstream_host(self) -> str:
+        """The netloc of ``--upstream`` (``host[:port]``): what the gateway's own reads address and its errors name."""
         return urlsplit(self.upstream).netloc
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
+    """``--listen HOST:PORT`` (``[::1]:PORT`` for IPv6) as (host, port); else a UsageError, before anything starts."""
     host, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not host or not 0 <= int(port) <= 65535:
         raise UsageError(f"--listen {listen!r}: expected HOST:PORT with a port from 0 to 65535")

@@ -84,6 +84,8 @@ class ConnectionGuard:
         self._busy: dict[GuardedH11Protocol, None] = {}
 
     def opened(self, conn: GuardedH11Protocol) -> None:
+        """Count a new connection (waiting for its headers); past the limit drop the oldest waiting one, else the
+        slowest stalled one, else the newcomer."""
         self.open += 1
         self._waiting[conn] = None
         while self.open > self.max_connections:
@@ -103,15 +105,18 @@ class ConnectionGuard:
         conn.abort_waiting()
 
     def waiting(self, conn: GuardedH11Protocol) -> None:
+        """The connection is idle between requests: droppable, after every connection that began waiting before it."""
         self._busy.pop(conn, None)
         self._waiting.pop(conn, None)
         self._waiting[conn] = None
 
     def busy(self, conn: GuardedH11Protocol) -> None:
+        """The connection is serving a request (or lingering): droppable only while its client stalls it."""
         self._waiting.pop(conn, None)
         self._busy[conn] = None
 
     def closed(self, conn: GuardedH11Protocol) -> None:
+        """Forget a connection and free its place under the limit, once (a dropped one is closed again when lost)."""
         self._waiting.pop(conn, None)
         self._busy.pop(conn, None)
         if conn.counted:
@@ -182,6 +187,7 @@ class GuardedH11Protocol(H11Protocol):
     progress = 0  # bytes the client moved since then: body bytes sent to us, response bytes we wrote
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Wrap the transport (coalesced writes, lingering close), arm the first receipt deadline, count it in."""
         self._raw = transport
         self.timeout_keep_alive = self.limits.idle_seconds  # type: ignore[assignment]  # uvicorn's, in seconds
         self._out = _Transport(transport, self, self.loop)
@@ -191,6 +197,7 @@ class GuardedH11Protocol(H11Protocol):
         self.guard.opened(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """Cancel this connection's timers and free its place under the limit."""
         self._disarm()
         if self._stall is not None:
             self._stall.cancel()
@@ -199,6 +206,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        """Feed h11, or discard while lingering; a first byte between requests starts the next receipt deadline."""
         if self._lingering:
             self._discard(data)
             return
@@ -212,6 +220,7 @@ class GuardedH11Protocol(H11Protocol):
         self._body_timer()
 
     def handle_events(self) -> None:
+        """Once a request's head is complete, the connection turns busy and the body idle timer takes over."""
         super().handle_events()
         cycle = self.cycle
         if cycle is not None and cycle is not self._cycle_seen and not self._lingering:
@@ -233,6 +242,7 @@ class GuardedH11Protocol(H11Protocol):
             self._disarm()
 
     def on_response_complete(self) -> None:
+        """Answered before the body was read: linger; else uvicorn's keep-alive timer, and back to waiting."""
         if self.conn.their_state is h11.SEND_BODY and self.start_lingering():
             return  # answered before the body was read: drain a bounded amount, then close
         self._disarm()
@@ -241,11 +251,13 @@ class GuardedH11Protocol(H11Protocol):
             self.guard.waiting(self)
 
     def pause_writing(self) -> None:
+        """The client stopped reading (send buffer full): abort after ``body_idle_seconds`` unless it resumes."""
         super().pause_writing()
         if self._stall is None:
             self._stall = self.loop.call_later(self.limits.body_idle_seconds, self._write_stalled)
 
     def resume_writing(self) -> None:
+        """The client reads again: the stall timer is cancelled."""
         super().resume_writing()
         if self._stall is not None:
             self._stall.cancel()
@@ -265,6 +277,7 @@ class GuardedH11Protocol(H11Protocol):
         return sending or self.flow.write_paused
 
     def client_rate(self, now: float) -> float:
+        """Bytes per second the client moved since this request's head: past the limit, the slowest stalled one goes."""
         return self.progress / max(now - self.busy_since, 1e-3)
 
     # ------------------------------------------------------------ timers and closing
@@ -301,6 +314,7 @@ class GuardedH11Protocol(H11Protocol):
         self._raw.close()
 
     def abort_waiting(self) -> None:
+        """Abort the connection without an answer; a request mid-flight sees a disconnect, so its handler stops."""
         self._disarm()
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:  # a stalled request: its handler sees a disconnect

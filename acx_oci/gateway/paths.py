@@ -62,10 +62,12 @@ class ApiPath:
 
 
 def is_digest(value: str) -> bool:
+    """``sha256:<64 hex>`` or ``sha512:<128 hex>`` (lower case): the only digests the gateway passes on."""
     return DIGEST_RE.fullmatch(value) is not None
 
 
 def check_name(name: str) -> str:
+    """``name`` if it matches the OCI name grammar (at most 255 characters); else a 400 ``NAME_INVALID``."""
     if len(name) > MAX_NAME or NAME_RE.fullmatch(name) is None:
         raise refused(400, "NAME_INVALID", f"repository name {name[:80]!r} does not match the OCI name grammar "
                                                "(lower-case components separated by '/', at most 255 characters)")
@@ -73,6 +75,7 @@ def check_name(name: str) -> str:
 
 
 def check_digest_value(value: str, what: str) -> str:
+    """``value`` if it is a digest; else a 400 ``DIGEST_INVALID`` naming ``what`` part of the request it was."""
     if not is_digest(value):
         raise refused(400, "DIGEST_INVALID", f"{what}: expected sha256:<64 hex> or sha512:<128 hex>, "
                                                  f"found {value[:80]!r}")

@@ -40,9 +40,11 @@ class NoCookies(http.cookiejar.CookieJar):
     another client's requests (httpx's default jar would store it and send it with every later request)."""
 
     def extract_cookies(self, response: Any, request: Any) -> None:
+        """Keep no cookie from an upstream response (it reaches its own client in the relayed headers)."""
         return None
 
     def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        """Refuse a cookie set directly too, so the jar stays empty whoever calls it."""
         return None
 
 

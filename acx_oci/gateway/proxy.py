@@ -71,12 +71,14 @@ class Proxy:
 
     @property
     def client(self) -> httpx.AsyncClient:
+        """The upstream client, opened by the app's lifespan; a RuntimeError before it starts or after it ends."""
         if self._client is None:
             raise RuntimeError("gateway not started (lifespan)")
         return self._client
 
     @contextlib.asynccontextmanager
     async def client_lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """The one upstream client for the app's life: redirects not followed, no cookies, our own transport."""
         self._client = httpx.AsyncClient(
             verify=not self.config.insecure, follow_redirects=False,
             timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),

@@ -86,6 +86,7 @@ class Upstream:
             return self._history
 
     def store(self, repository: str) -> RegistryStore:
+        """The project's store for one upstream repository, reused (at most 256 kept; the oldest is closed)."""
         with self._lock:
             st = self._stores.get(repository)
             if st is None:
@@ -100,6 +101,7 @@ class Upstream:
             return st
 
     def close(self) -> None:
+        """Close every cached store's connections; the app's lifespan calls it on shutdown (in a worker thread)."""
         with self._lock:
             for st in self._stores.values():
                 st.close()
@@ -334,6 +336,7 @@ class Upstream:
         st.write_referrers_index(subject_digest, [descriptor_for_referrer(manifest)])
 
     def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
+        """The referrers index the gateway serves, and which path the store took (the API or the fallback)."""
         refs, source = list_referrers(self.store(repository), digest, artifact_type)
         return build_index(refs), source
 
@@ -373,6 +376,8 @@ UNREADABLE = "(unreadable)"
 
 
 def artifact_type_of(raw: bytes) -> str | None:
+    """The type resolve would read (``artifactType``, else ``config.mediaType``); None for an index or an
+    untyped manifest, :data:`UNREADABLE` for bytes that are not I-JSON."""
     try:
         doc = loads_ijson(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the stack: unreadable, like malformed)
