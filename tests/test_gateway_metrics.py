@@ -71,3 +71,25 @@ def test_own_paths_do_not_collide_with_the_registry_api(pair: tuple[RunningGatew
     assert httpx.post(f"{one.url}/metrics").status_code == 405
     before = samples(one)[("acx_gateway_requests_total", (("method", "GET"), ("outcome", "internal")))]
     assert samples(one)[("acx_gateway_requests_total", (("method", "GET"), ("outcome", "internal")))] == before + 1
+
+
+def test_credentials_in_the_upstream_url_never_reach_an_answer(world: World) -> None:
+    """``--upstream http://user:pass@host``: errors name the host, never the credential."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the upstream is unreachable
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = GatewayConfig(upstream=f"http://robot:s3cret-token@127.0.0.1:{port}", policy=load_policy(world.policy),
+                           trust=load_trust(world.trust), fresh_seconds=30, timeout=2.0)
+    assert config.upstream_host == f"127.0.0.1:{port}"
+    gw = start_in_thread(config)
+    try:
+        answers = [httpx.get(f"{gw.url}{path}", headers={"Accept": MANIFEST_ACCEPT}, timeout=30)
+                   for path in ("/v2/", "/v2/demo/cart/manifests/latest", "/healthz", "/readyz")]
+    finally:
+        gw.stop()
+    assert all(a.status_code in (200, 502, 503, 504) for a in answers), [a.status_code for a in answers]
+    assert any(a.status_code >= 500 for a in answers)
+    for a in answers:
+        assert "s3cret" not in a.text and "s3cret" not in str(a.headers), a.text[:300]

@@ -55,8 +55,9 @@ class GatewayConfig:
 
     @property
     def upstream_host(self) -> str:
-        """The netloc of ``--upstream`` (``host[:port]``): what the gateway's own reads address and its errors name."""
-        return urlsplit(self.upstream).netloc
+        """``host[:port]`` of ``--upstream``: what the gateway's own reads address and its errors name (any
+        ``user:pass@`` dropped, so no error message or log line carries a credential)."""
+        return urlsplit(self.upstream).netloc.rpartition("@")[2]
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
