@@ -89,6 +89,46 @@ def test_append_across_tile_boundaries_and_reopen(tmp_path: Path, key: Ed25519Pr
         TransLog(tmp_path, Ed25519PrivateKey.generate())
 
 
+def test_two_writers_a_crash_leftover_and_a_corrupt_tile(tmp_path: Path, key: Ed25519PrivateKey) -> None:
+    a, b = TransLog(tmp_path, key), TransLog(tmp_path, key)
+    a.append([attempt(0), attempt(1)])
+    got = b.append([attempt(2)])  # b opened before a's append: it re-reads the log under the lock
+    assert got.indices == [2] and C.open_checkpoint(got.checkpoint, b.verifier).size == 3
+    root = tmp_path / "log"
+    # a crash after the tiles of size 5 were written but before the checkpoint: leftovers beyond size 3
+    (root / "tile/0/000.p/5").write_bytes(b"\xff" * 160)
+    (root / "tile/entries/000.p/5").write_bytes(b"garbage")
+    reopened = TransLog(tmp_path, key)
+    assert reopened.size == 3
+    reopened.append([attempt(3), attempt(4)])
+    assert (root / "tile/0/000.p/5").read_bytes() == reopened.read("tile/0/000.p/5") != b"\xff" * 160
+    assert TransLog(tmp_path, key).tree.root() == mth([leaf(canonical({"schemaVersion": "acx.log-entry/1",
+                                                                        **attempt(i)})) for i in range(5)])
+    tile = bytearray((root / "tile/0/000.p/5").read_bytes())
+    tile[0] ^= 1
+    (root / "tile/0/000.p/5").write_bytes(bytes(tile))
+    with pytest.raises(LogInconsistent):
+        TransLog(tmp_path, key)
+
+
+def test_an_unreachable_witness_is_named_and_the_append_stays(tmp_path: Path, key: Ed25519PrivateKey) -> None:
+    cosigner = C.sigsum_cosigner(N.raw_public(Ed25519PrivateKey.generate()))
+    log = TransLog(tmp_path, key, witnesses=[Witness("http://127.0.0.1:9", cosigner)])
+    got = log.append([attempt(0)])
+    assert got.cosigned == () and len(got.refused) == 1 and "127.0.0.1:9" in got.refused[0]
+    assert TransLog(tmp_path, key).size == 1
+
+
+def test_an_oci_layout_holds_a_log_too(tmp_path: Path, key: Ed25519PrivateKey) -> None:
+    log = _grown(tmp_path / "state", key, n=260)
+    where = f"oci:{tmp_path / 'layout'}"
+    with open_store(where) as store:
+        assert publish(log, store).uploaded == 5
+        assert publish(log, store).uploaded == 0  # nothing new: idempotent
+    doc = ok(cli("log", "verify", where, "--key", log.verifier.vkey(), "--json"))
+    assert doc["size"] == 260 and doc["entries"][259]["recordDigest"] == f"sha256:{259:064x}"
+
+
 @pytest.fixture
 def published(tmp_path: Path, key: Ed25519PrivateKey, registry: str) -> tuple[TransLog, str]:
     log = _grown(tmp_path / "state", key, extra={7: "io.github.other/agent", 299: "io.github.other/agent"})

@@ -10,9 +10,11 @@ tiles of the checkpoint's size and refuses a state whose tiles do not lead to it
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from acx_oci.net.witness import add_checkpoint
 from acx_oci.services.translog.entries import entry_bytes
 from acx_oci.tlog.checkpoint import Checkpoint, Cosigner, open_checkpoint, sign_checkpoint, sigsum_origin
 from acx_oci.tlog.merkle import MemoryTree
-from acx_oci.tlog.note import Verifier, ed25519_verifier, raw_public, with_signatures
+from acx_oci.tlog.note import Verifier, ed25519_verifier, parse, raw_public, with_signatures
 from acx_oci.tlog.tiles import (
     TILE_WIDTH,
     Tile,
@@ -39,6 +41,7 @@ from acx_oci.tlog.tiles import (
 
 LOG_DIR = "log"
 CHECKPOINT = "checkpoint"
+LOCK = ".lock"
 WITNESS_STATE = "witnesses.json"
 MAX_TILE_FILE = TILE_WIDTH * (2 + 0xFFFF)
 
@@ -85,6 +88,7 @@ class TransLog:
         self.witnesses = tuple(witnesses)
         self.tree = MemoryTree()
         self._edge: list[bytes] = []  # the entries of the partial bundle at the right edge
+        self._text = ""  # the committed checkpoint's text: another process's append changes it
         self._load()
 
     @property
@@ -109,10 +113,23 @@ class TransLog:
         """Every tile and entry bundle path of the committed tree (what a full mirror holds)."""
         return [t.path for t in (*tiles_for_size(self.size), *bundles_for_size(self.size))]
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive lock on the log directory: two verifier processes append one after the other."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / LOCK).open("a") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
     def _load(self) -> None:
         if not (self.root / CHECKPOINT).exists():
             return
         note = self.read(CHECKPOINT)
+        if parse(note).text == self._text:
+            return  # nobody appended since we read it
         try:
             cp = open_checkpoint(note, self.verifier)
         except AcxError as exc:
@@ -125,9 +142,11 @@ class TransLog:
         if tree.root() != cp.root:
             raise LogInconsistent(f"{self.root}: the level-0 tiles do not lead to the checkpoint's root")
         self.tree = tree
+        self._edge = []
         if cp.size % TILE_WIDTH:
             edge = Tile(-1, cp.size // TILE_WIDTH, cp.size % TILE_WIDTH)
             self._edge = parse_entry_bundle(self.read(edge.path), edge.width)
+        self._text = cp.text()
 
     def append(self, entries: Sequence[dict[str, Any]]) -> Appended:
         """Add entries (schema-checked, canonical JSON), write tiles and a signed checkpoint, ask the witnesses.
@@ -139,6 +158,11 @@ class TransLog:
         data = [entry_bytes(e) for e in entries]
         if not data:
             raise UsageError("nothing to append")
+        with self._locked():
+            self._load()
+            return self._append(data)
+
+    def _append(self, data: list[bytes]) -> Appended:
         old = self.size
         tree = MemoryTree()
         tree.levels = [list(row) for row in self.tree.levels]  # the committed tree stays as it is until the commit
@@ -153,6 +177,7 @@ class TransLog:
         note = sign_checkpoint(Checkpoint(self.origin, tree.size, tree.root()), self.key)
         write_atomic(self.root / CHECKPOINT, note)  # the commit point
         self.tree = tree
+        self._text = parse(note).text
         rest = len(pending) % TILE_WIDTH
         self._edge = pending[len(pending) - rest:] if rest else []
         cosigned, refused, lines = self._witness(note)
