@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import LogInconsistent
+from acx_oci.errors import LogInconsistent, UsageError
 from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.services.translog.audit import verify_log
@@ -127,6 +127,15 @@ def test_an_oci_layout_holds_a_log_too(tmp_path: Path, key: Ed25519PrivateKey) -
         assert publish(log, store).uploaded == 0  # nothing new: idempotent
     doc = ok(cli("log", "verify", where, "--key", log.verifier.vkey(), "--json"))
     assert doc["size"] == 260 and doc["entries"][259]["recordDigest"] == f"sha256:{259:064x}"
+    other = _grown(tmp_path / "other", Ed25519PrivateKey.generate(), n=270)
+    fork = TransLog(tmp_path / "fork", key)  # the same key, another history
+    fork.append([attempt(i + 1) for i in range(270)])
+    with open_store(where) as store:
+        with pytest.raises(UsageError, match="holds the log of"):
+            publish(other, store)
+        with pytest.raises(LogInconsistent, match="another history"):
+            publish(fork, store)
+        assert LogReader(store).head().checkpoint.size == 260  # the served log is untouched
 
 
 @pytest.fixture

@@ -18,11 +18,12 @@ in the index is trusted: every tile read goes into a proof checked against the s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import LogError, LogInconsistent, NotFoundError
+from acx_oci.errors import LogError, LogInconsistent, NotFoundError, UsageError
 from acx_oci.jsonio import parse_json
 from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor, build_manifest
 from acx_oci.oci.store import Store
@@ -32,10 +33,8 @@ from acx_oci.tlog.merkle import HASH_SIZE, leaf_hash
 from acx_oci.tlog.note import MAX_NOTE, Verifier, parse
 from acx_oci.tlog.tiles import (
     TILE_WIDTH,
-    bundles_for_size,
     parse_tile_path,
     prove_inclusion,
-    tiles_for_size,
 )
 
 ARTIFACT_LOG = "application/vnd.acx.transparency-log.v1"
@@ -70,35 +69,34 @@ class Published:
     manifest: str
 
 
-def remote_size(store: Store) -> int:
-    """The size the repository's ``checkpoint`` tag serves (0 when there is none yet)."""
-    try:
-        manifest = store.fetch_manifest(CHECKPOINT_TAG)
-    except NotFoundError:
-        return 0
-    size = manifest.annotations.get(ANNOTATION_SIZE, "")
-    if not size.isdigit():
-        raise LogError(f"{store.reference}: the checkpoint manifest has no {ANNOTATION_SIZE}")
-    return int(size)
-
-
 def publish(log: TransLog, store: Store) -> Published:
     """Upload what the registry lacks (tiles since its size), then move the ``checkpoint`` tag to ours.
 
-    The tag moves last, so a reader never meets a checkpoint whose tiles are not there yet; a
-    registry already ahead of this log (another log wrote there, or state was lost) is refused.
+    The tag moves last, so a reader never meets a checkpoint whose tiles are not there yet. What
+    the repository already serves must be this log's past: another origin, a bigger tree, or a
+    tile path served with other bytes than ours (another history) is refused, never papered over.
     """
-    served = remote_size(store)
     size = log.size
-    if served > size:
-        raise LogInconsistent(f"{store.reference} serves a log of size {served}, this log has {size}")
-    before = {t.path for t in (*tiles_for_size(served), *bundles_for_size(served))}
+    if size == 0:
+        raise UsageError("the log is empty: nothing to publish")
+    try:
+        served = LogReader(store).head()
+    except NotFoundError:
+        served = None
+    if served is not None and served.checkpoint.origin != log.origin:
+        raise UsageError(f"{store.reference} holds the log of {served.checkpoint.origin}, not of {log.origin}")
+    if served is not None and served.checkpoint.size > size:
+        raise LogInconsistent(f"{store.reference} serves a log of size {served.checkpoint.size}, this log has {size}")
+    before = served.index if served is not None else {}
     index: dict[str, str] = {}
     layers: list[Descriptor] = []
     for path in log.paths():
         data = log.read(path)
+        digest = sha256_digest(data)
         if path in before:
-            index[path] = sha256_digest(data)
+            if before[path] != digest:
+                raise LogInconsistent(f"{store.reference} serves {path} with other bytes: another history")
+            index[path] = digest
             continue
         d = store.push_blob(data, _media(path))
         index[path] = d.digest
@@ -180,8 +178,9 @@ class LogReader:
         return self.store.fetch_blob(digest, limit)
 
     def verify(self, log: Verifier, witnesses: list[Cosigner] | None = None, quorum: int = 0) -> Cosigned:
-        """The served checkpoint, checked: signed by ``log``, cosigned by ``quorum`` of ``witnesses``."""
-        return verify_cosigned(self.head().note, log, witnesses or [], quorum)
+        """The served checkpoint, checked: signed by ``log``, cosigned by ``quorum`` of ``witnesses`` (none dated
+        more than a day ahead of this machine's clock)."""
+        return verify_cosigned(self.head().note, log, witnesses or [], quorum, now=int(time.time()))
 
     def prove(self, index: int, entry: bytes, checkpoint: Checkpoint) -> tuple[list[bytes], int]:
         """Prove entry ``index`` is ``entry`` in the (verified) ``checkpoint``; (proof, tile fetches it cost)."""
