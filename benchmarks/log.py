@@ -96,6 +96,10 @@ def main() -> None:
             t_verify = time.perf_counter() - t0
             assert res.exit_code == 0, res.output
             print(f"log verify (every tile and bundle fetched and checked): {t_verify:.2f} s, exit {res.exit_code}")
+            with open_store(repo) as store:
+                index = store.fetch_manifest("checkpoint").layers[1]
+            print(f"tile index: {index.size} bytes for {len(log.paths())} tiles and bundles "
+                  f"({index.size / len(log.paths()):.0f} bytes each; one GET per reader)")
             samples = prove_samples(log, repo, n)
             bound = math.ceil(math.log2(n) / 8) + 2
             worst = max(f for _, f, _, _ in samples)

@@ -138,6 +138,19 @@ def test_an_oci_layout_holds_a_log_too(tmp_path: Path, key: Ed25519PrivateKey) -
         assert LogReader(store).head().checkpoint.size == 260  # the served log is untouched
 
 
+def test_the_entry_schema_takes_three_kinds_and_nothing_else(tmp_path: Path, key: Ed25519PrivateKey) -> None:
+    log = TransLog(tmp_path, key)
+    status = {"kind": "status-list", "time": "2026-12-02T01:00:00Z", "url": "https://v.example/status/1",
+              "sequence": 7, "digest": DIGEST}
+    rotation = {"kind": "key-rotation", "time": "2026-12-02T01:00:00Z", "previousKey": "z6MkOld", "newKey": "z6MkNew"}
+    assert log.append([status, rotation, attempt(1)]).indices == [0, 1, 2]
+    for bad in ({**status, "kind": "credential"}, {**status, "extra": 1}, {**rotation, "time": "yesterday"},
+                {**attempt(1), "romDigest": "sha256:short"}, {**attempt(1), "url": "https://x"}):
+        with pytest.raises(UsageError):
+            log.append([bad])
+    assert TransLog(tmp_path, key).size == 3
+
+
 @pytest.fixture
 def published(tmp_path: Path, key: Ed25519PrivateKey, registry: str) -> tuple[TransLog, str]:
     log = _grown(tmp_path / "state", key, extra={7: "io.github.other/agent", 299: "io.github.other/agent"})
