@@ -10,9 +10,10 @@ Layout (artifact type ``application/vnd.acx.transparency-log.v1``):
   of every tile and bundle of that size.
 
 A consumer so reaches any tile in O(1) requests: the tag, the note and the index once (3
-requests), then one blob GET per tile. The index grows by one entry per 256 leaves (about 80
-entries, 9 KB, at 10,000 entries; 0.9 MB at a million): cheaper than a tag per tile (a manifest
-GET *and* a blob GET per tile) and than an index of indexes until logs of many millions. Nothing
+requests), then one blob GET per tile. The index grows by one entry per 256 leaves (81
+entries, 7.3 KB, at 10,000 entries, as benchmarks/log.py measures; about 0.7 MB at a million):
+cheaper than a tag per tile (a manifest GET *and* a blob GET per tile, and a registry tag list
+of n/256 tags) and than an index of indexes until logs of many millions. Nothing
 in the index is trusted: every tile read goes into a proof checked against the signed root.
 """
 
