@@ -76,6 +76,7 @@ def verify_log(reader: LogReader, key: Verifier | None = None, *, since: bytes |
     cp = cosigned.checkpoint
 
     def fetch(path: str) -> bytes:
+        """The reader's fetch, keeping a copy for the export."""
         data = reader.fetch(path)
         if keep is not None:
             keep[path] = data

@@ -65,7 +65,8 @@ class Appended:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new temporary beside ``path``, fsync it, rename it over ``path``."""
+    """Write ``data`` to a new temporary beside ``path``, fsync it, rename it over ``path``, fsync the directory
+    (so the rename itself survives a power loss: the checkpoint's rename is the log's commit)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with tmp.open("wb") as fh:
@@ -73,6 +74,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class TransLog:
