@@ -20,7 +20,12 @@ REGENERATE = "python -m acx_oci.cli.reference > docs/cli.md"
 
 def _walk(command: click.Command, parent: click.Context | None, name: str) -> Iterator[click.Context]:
     """Every command under ``command``, depth first, in the order ``--help`` lists them."""
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH)
+    # the root gets the group's context settings (``-h``), as a real invocation does; else the rendering would
+    # depend on whether some command had run before in this process (click caches the help option)
+    settings = {k: v for k, v in command.context_settings.items() if k not in ("terminal_width", "max_content_width")} \
+        if parent is None else {}
+    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH,
+                        **settings)
     yield ctx
     if isinstance(command, click.Group):
         for sub_name in command.list_commands(ctx):
