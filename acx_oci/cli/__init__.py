@@ -11,6 +11,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     env_cmd,
     exam_cmd,
     keys_cmd,
+    log_cmd,
     policy_cmd,
     referrers_cmd,
     sandbox_cmd,
