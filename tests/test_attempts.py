@@ -162,20 +162,28 @@ def test_not_issued_run_pushes_a_signed_attempt_record(registry: str, tmp_path: 
 
 
 def test_newer_credential_revokes_the_older_in_the_same_list_update(registry: str, tmp_path: Path) -> None:
+    """Also where the older one went: the same ROM pushed to a second repository, attested there later,
+    revokes the first repository's credential in that repository's copy of the list too."""
     w = _world(tmp_path, registry)
+    ok(cli("cartridge", "push", str(w.agent), f"{registry}/mirror/dag:1.0.0", "--key", str(tmp_path / "publisher.key"),
+           "--json"))
     one = _attest(w, registry, "1.0.0", "run1", "--cooldown", "0")
-    two = _attest(w, registry, "1.0.0", "run2", "--cooldown", "0")
+    two = cli("attest", f"{registry}/mirror/dag:1.0.0", "--benchmark", f"{registry}/acme/bench:2026.07.1",
+              "--key", w.key, "--issuer", DID, "--competence", "33", "--state", tmp_path / "state",
+              "-o", tmp_path / "run2", "--json", "--cooldown", "0")
     assert one.exit_code == 0 and two.exit_code == 0, (one.output, two.output)
     old = json.loads((tmp_path / "run1" / "credential.json").read_text())
     new = json.loads((tmp_path / "run2" / "credential.json").read_text())
+    assert (level_result(old) or {})["acx:cartridgeRomDigest"] == (level_result(new) or {})["acx:cartridgeRomDigest"]
     entry, new_entry = old["credentialStatus"], new["credentialStatus"]
     assert entry["statusListCredential"] == new_entry["statusListCredential"]
-    store = open_store(parse_reference(f"{registry}/acme/dag:1.0.0"), StoreOptions())
-    fetched = fetch_status_list(store, entry["statusListCredential"])
-    assert fetched is not None
-    bits = statuslist.list_bits(fetched[0])
-    assert statuslist.get_bit(bits, int(entry["statusListIndex"])) is True
-    assert statuslist.get_bit(bits, int(new_entry["statusListIndex"])) is False
+    for repo in ("mirror/dag", "acme/dag"):
+        store = open_store(parse_reference(f"{registry}/{repo}:1.0.0"), StoreOptions())
+        fetched = fetch_status_list(store, entry["statusListCredential"])
+        assert fetched is not None, repo
+        bits = statuslist.list_bits(fetched[0])
+        assert statuslist.get_bit(bits, int(entry["statusListIndex"])) is True, repo
+        assert statuslist.get_bit(bits, int(new_entry["statusListIndex"])) is False, repo
     with Ledger(tmp_path / "state") as led:
         (sl,) = led.status_list_uuids()
         reasons = {e["credential_id"]: e["reason"] for e in led.entries(sl)}

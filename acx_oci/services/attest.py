@@ -57,6 +57,7 @@ from acx_oci.services.attest_request import (
 )
 from acx_oci.services.ledger import Ledger, Subject
 from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list, status_base_url
+from acx_oci.services.revoke import republish
 
 __all__ = ["CREDENTIAL_VALIDITY", "DEFAULT_COOLDOWN", "ISSUED", "NOT_ISSUED", "REFUSED", "STATUS_LIST_VALIDITY",
            "TRANSCRIPT_SEAL_INFO", "AttestOutcome", "AttestRequest", "BaselineOptions", "GateOptions", "Issued",
@@ -194,8 +195,11 @@ def _publish(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int
     now = signed.issued_at
     raws = [r.raw for r in records.records]
     try:
-        return pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
+        published = pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
             loaded.cart_store, loaded.cart.manifest.descriptor, ledger, signed.status_list, signed.signed_list,
-            signed.credential_bytes, raws, signed.credential_id, now, req.progress), hint), None
+            signed.credential_bytes, raws, signed.credential_id, now, req.progress), hint)
     except RegistryError as exc:
         return None, str(exc)
+    if signed.superseded:  # every copy of the list, wherever the older credential went, now revokes it
+        republish(ledger, signed.status_list.uuid, req.verifier, req.now(), req.registry.store_options)
+    return published, None
