@@ -80,9 +80,12 @@ def attest(req: AttestRequest) -> AttestOutcome:
     with opened(cart_ref, options) as cart_store, opened(bench_ref, options) as bench_store:
         loaded = load(req, cart_ref, cart_store, bench_ref, bench_store)
         checked = check(req, loaded, req.now())
-        plan = plan_draw(req.gate, loaded, checked) if checked.unsealed is not None else None
-        with Ledger(req.state_dir) as ledger:
-            return _attempt(req, loaded, checked, plan, ledger)
+        with contextlib.ExitStack() as stack:
+            if checked.baseline is not None:  # closed at the run's end (closing twice is harmless)
+                stack.enter_context(checked.baseline.store)
+            plan = plan_draw(req.gate, loaded, checked) if checked.unsealed is not None else None
+            with Ledger(req.state_dir) as ledger:
+                return _attempt(req, loaded, checked, plan, ledger)
 
 
 def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
