@@ -156,15 +156,6 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Ve
     return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now, superseded)
 
 
-def _code(text: str) -> str:
-    """The reason code of a NOT ISSUED reason text (the engine words its gate without one)."""
-    if text.startswith("gate: sigma"):
-        return rc.SIGMA_GATE
-    if text.startswith("gate:"):
-        return rc.GAMES_GATE
-    return reason_pairs([text], rc.ERROR)[0][0]
-
-
 def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
                          attempt_id: int, now: datetime, out: Path) -> Path:
     """A NOT ISSUED run that played: its signed attempt record (verdict, reason codes, rating; no held-out
@@ -175,7 +166,7 @@ def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict
         cartridge_manifest_digest=cart.manifest.digest, benchmark=f"{bench.id}@{bench.version}",
         benchmark_digest=bench.digest, capability=str(bench.capability["id"]),
         attempt=ledger.attempt_count(attempt_id), verdict=VERDICT_NOT_ISSUED,
-        reasons=tuple((_code(t), t) for t in verdict.reasons),
+        reasons=reason_pairs(verdict.reasons, rc.ERROR),  # the gate's and the judge's reasons start with a code
         mu=result.rating.mu, sigma=result.rating.sigma, acx_level=result.level, games_played=result.rated)
     return _write(out / "attempt-record.json", attempt_bytes(sign_attempt_record(record, verifier)))
 
