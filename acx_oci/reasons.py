@@ -151,6 +151,14 @@ MODEL_MISMATCH = _r("model_mismatch", "requirement", 1, "the level was earned wi
 EXAMINER_UNRELIABLE = _r("examiner_unreliable", "attest", 1, "too many games were unrated: the run is withheld")
 CHEATING_DETECTED = _r("cheating_detected", "attest", 1, "the agent touched the grader or the hidden tests")
 MODEL_UNAVAILABLE = _r("model_unavailable", "attest", 3, "the model provider could not be reached for this run")
+COOLDOWN = _r("cooldown", "attest", 2, "the ROM (or the cartridge's claim) was attempted within the cooldown: "
+              "not played; the refusal says when the next attempt is allowed")
+SUPERSEDED = _r("superseded", "check", 1, "a newer credential of the same issuer, ROM, benchmark and capability "
+                "verifies: the older one no longer decides (the verifier also revokes it)")
+TOO_MANY_ATTEMPTS = _r("too_many_attempts", "requirement", 1,
+                       "more attempts in the window than the requirement or policy's maxAttempts allows")
+QUORUM_UNMET = _r("quorum_unmet", "requirement", 1,
+                  "fewer distinct trusted verifiers (DIDs and keys) than minVerifiers attest the capability")
 
 # -- gateway --------------------------------------------------------------------------------------
 BLOB_DENIED = _r("blob_denied", "gateway", 1, "the blob belongs to a cartridge the policy denies")
