@@ -48,6 +48,15 @@ class AcceptedCredential:
     valid_from: str  # RFC 3339 as issued
     credential: dict[str, Any] = field(repr=False, default_factory=dict)
     solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
+    rom_digest: str = ""
+    benchmark_digest: str = ""
+    # the public keys of the proofs' verification methods: one key under two DIDs is one verifier (quorum)
+    proof_keys: frozenset[bytes] = field(repr=False, default_factory=frozenset)
+
+    @property
+    def supersede_key(self) -> tuple[str, str, str, str]:
+        """(issuer DID, ROM digest, benchmark digest, capability id): within one key only the newest decides."""
+        return self.issuer.split("#", 1)[0], self.rom_digest, self.benchmark_digest, self.capability_id
 
     @property
     def model(self) -> dict[str, Any] | None:
@@ -64,8 +73,8 @@ class CapabilityResolution:
     capability: CapabilityRecord
     effective: str  # VERIFIED | unproven
     best: AcceptedCredential | None  # the credential the effective proficiency rests on
-    accepted: tuple[AcceptedCredential, ...]  # newest valid per benchmark
-    rejected: tuple[Rejection, ...]
+    accepted: tuple[AcceptedCredential, ...]  # the newest valid one per (issuer, ROM, benchmark, capability)
+    rejected: tuple[Rejection, ...]  # failed a check, failed replay, or superseded
 
     def to_json(self) -> dict[str, Any]:
         b = self.best
