@@ -116,9 +116,6 @@ EVIDENCE_SIGNATURE = _r("evidence_signature", "check", 1, "a game record's DSSE 
 EVIDENCE_MISSING = _r("evidence_missing", "check", 1, "the game records the credential lists are not in the registry")
 EVIDENCE_TOO_LARGE = _r("evidence_too_large", "check", 1, "the attestation's game records exceed the byte bound")
 REVOKED = _r("revoked", "check", 1, "the credential's revocation bit is set")
-SUPERSEDED = _r("superseded", "check", 1,
-                "a newer credential that verifies, by the same issuer for the same ROM, benchmark and capability, "
-                "decides")
 SUSPENDED = _r("suspended", "check", 1, "the credential's suspension bit is set")
 STATUS_UNKNOWN = _r("status_unknown", "check", 1,
                     "revocation status cannot be known (fails closed unless the user opts out)")
@@ -149,15 +146,19 @@ PUBLISHER_UNTRUSTED = _r("publisher_untrusted", "requirement", 1, "the ROM's pub
 PUBLISHER_NOT_ALLOWED = _r("publisher_not_allowed", "requirement", 1, "the publisher is not one the policy allows")
 CLAIM_NOT_VERIFIED = _r("claim_not_verified", "requirement", 1, "the claim is not verified")
 MODEL_MISMATCH = _r("model_mismatch", "requirement", 1, "the level was earned with another model")
-QUORUM_UNMET = _r("quorum_unmet", "requirement", 1,
-                  "fewer distinct verifiers (distinct DIDs and keys) than minVerifiers vouch for the capability")
-TOO_MANY_ATTEMPTS = _r("too_many_attempts", "requirement", 1,
-                       "the cartridge was attested more often in the window than maxAttempts allows")
 
 # -- attest ---------------------------------------------------------------------------------------
 EXAMINER_UNRELIABLE = _r("examiner_unreliable", "attest", 1, "too many games were unrated: the run is withheld")
 CHEATING_DETECTED = _r("cheating_detected", "attest", 1, "the agent touched the grader or the hidden tests")
 MODEL_UNAVAILABLE = _r("model_unavailable", "attest", 3, "the model provider could not be reached for this run")
+COOLDOWN = _r("cooldown", "attest", 2, "the ROM (or the cartridge's claim) was attempted within the cooldown: "
+              "not played; the refusal says when the next attempt is allowed")
+SUPERSEDED = _r("superseded", "check", 1, "a newer credential of the same issuer, ROM, benchmark and capability "
+                "verifies: the older one no longer decides (the verifier also revokes it)")
+TOO_MANY_ATTEMPTS = _r("too_many_attempts", "requirement", 1,
+                       "more attempts in the window than the requirement or policy's maxAttempts allows")
+QUORUM_UNMET = _r("quorum_unmet", "requirement", 1,
+                  "fewer distinct trusted verifiers (DIDs and keys) than minVerifiers attest the capability")
 
 # -- gateway --------------------------------------------------------------------------------------
 BLOB_DENIED = _r("blob_denied", "gateway", 1, "the blob belongs to a cartridge the policy denies")

@@ -21,6 +21,7 @@ from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import UsageError
+from acx_oci.model.attempt import SCOPE_ROM, SCOPE_ROM_CLAIM, AttemptCount
 from acx_oci.model.rating import acx_level, career_tier
 from acx_oci.model.statuslist import rfc3339
 
@@ -121,6 +122,10 @@ class LevelClaim:
     exam_certification: dict[str, Any] | None = None
     image_digests: list[str] | None = None
     extra: dict[str, Any] | None = None  # further ``acx:`` result fields (attest --baseline, --model-replay)
+    # Its place in the (cartridge id, benchmark, capability) history with this verifier (acx:attempt), and which
+    # cooldown rule the verifier applied (acx:cooldownScope: "rom" or "rom+claim"); None: not said (older states).
+    attempt: AttemptCount | None = None
+    cooldown_scope: str | None = None
 
 
 def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
@@ -131,6 +136,8 @@ def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
         check_digest(value, what)
     if c.valid_until <= c.valid_from:
         raise UsageError("level credential: validUntil must be after validFrom")
+    if c.cooldown_scope not in (None, SCOPE_ROM, SCOPE_ROM_CLAIM):
+        raise UsageError(f"level credential: acx:cooldownScope must be rom or rom+claim, found {c.cooldown_scope!r}")
     if not isinstance(c.status_entry, dict) or not isinstance(c.status_entry.get("id"), str):
         raise UsageError("level credential: credentialStatus needs an id (use statuslist.status_entry)")
     issuer: dict[str, Any] = {"id": c.issuer_did, "type": ["Profile"]}
@@ -168,6 +175,8 @@ def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
         **(c.exam_certification or {}),
         # Environment images: the manifest digests of the root file systems the games ran in (absent: host).
         **({"acx:imageDigests": sorted(set(c.image_digests))} if c.image_digests else {}),
+        **({"acx:attempt": c.attempt.to_json()} if c.attempt else {}),
+        **({"acx:cooldownScope": c.cooldown_scope} if c.cooldown_scope else {}),
         # Further acx: fields (attest --baseline: acx:heldInR and acx:baseline).
         **{k: v for k, v in (c.extra or {}).items() if k.startswith("acx:")},
     }
@@ -242,3 +251,8 @@ def status_entries(credential: Any) -> list[dict[str, Any]]:
     status = credential.get("credentialStatus") if isinstance(credential, dict) else None
     items = status if isinstance(status, list) else [status] if status is not None else []
     return [s for s in items if isinstance(s, dict) and s.get("type") == "BitstringStatusListEntry"]
+
+
+def credential_attempt(credential: Any) -> AttemptCount | None:
+    """The credential's ``acx:attempt`` (None: absent or malformed - a credential from before attempts counted)."""
+    return AttemptCount.from_json((level_result(credential) or {}).get("acx:attempt"))

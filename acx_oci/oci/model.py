@@ -26,6 +26,8 @@ EMPTY_DIGEST = sha256_digest(EMPTY_JSON)
 ARTIFACT_CARTRIDGE = "application/vnd.acx.cartridge.v1"
 ARTIFACT_BENCHMARK = "application/vnd.acx.benchmark.v1"
 ARTIFACT_ATTESTATION = "application/vnd.acx.level-attestation.v1"
+ARTIFACT_ATTEMPT_RECORD = "application/vnd.acx.attempt-record.v1"
+MEDIA_ATTEMPT_RECORD = "application/vnd.acx.attempt-record.v1+json"
 ARTIFACT_STATUS_LIST = "application/vnd.acx.status-list.v1"
 
 MEDIA_DSSE = "application/vnd.dsse.envelope.v1+json"
