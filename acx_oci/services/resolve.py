@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
-from acx_oci.model.capability import CapabilityRecord, parse_requirement
+from acx_oci.evaluation.require_text import parse_require
+from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.oci.store import Store
@@ -194,11 +195,21 @@ def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolut
 __all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]
 
 
-def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
-    """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
+def requirement_failures(resolution: Resolution, requirements: list[str], now: datetime | None = None) -> list[str]:
+    """Human sentences for each ``--require`` the resolution does not meet.
+
+    One with ``@minVerifiers=`` or ``@maxAttempts=`` is judged as the same policy requirement (its codes lead
+    the sentence: ``quorum_unmet``, ``too_many_attempts``), so ``pull --require`` and a gateway agree.
+    """
     failures = []
     for text in requirements:
-        req = parse_requirement(text)
+        parsed = parse_require(text)
+        if parsed.has_options:
+            result = parsed.as_requirement().evaluate(resolution, now or datetime.now(UTC))
+            if not result.met:
+                failures.append(f"{text}: {', '.join(result.codes)}: {'; '.join(result.reasons[:3])}")
+            continue
+        req = parsed.base
         floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
         caps = claims_for(resolution, req.task_type)
         if not any(meets(c, floor, req.min_level, req.model) for c in caps):
