@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
 from acx_oci.evaluation.require_text import parse_require
@@ -34,6 +35,7 @@ from acx_oci.services.resolve_fetch import (
     ResolveLimits,
     StatusFetcher,
     StatusSources,
+    fetch_attempt_records,
     gather,
     list_attestations,
     supplied_lists,
@@ -98,6 +100,8 @@ def _resolve(
     remember_status(status_history, judgement, gathered, now)
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
+    verdicts = capability_verdicts(facts, replayed.accepted, replayed.rejected)
+    history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
     return Resolution(
         reference=reference or str(store.reference),
         manifest_digest=facts.manifest_digest,
@@ -105,11 +109,11 @@ def _resolve(
         signature_status=facts.signature_status,
         signer=facts.signer,
         controller=facts.controller,
-        capabilities=capability_verdicts(facts, replayed.accepted, replayed.rejected),
+        capabilities=with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys),
         unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
         referrers_seen=listed.seen,
-        partial=partial or replayed.partial,
-        notes=(*notes, *replayed.notes),
+        partial=partial or replayed.partial or history.partial,
+        notes=(*notes, *replayed.notes, *history.notes),
         replayed=replay,
         classified_by_manifest=listed.classified,
         judged=frozenset(a.digest for a in gathered.material.attestations),
