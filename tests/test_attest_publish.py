@@ -1,4 +1,4 @@
-"""A failed publication is not an attempt: the registry dies after the games, ``attest --publish`` finishes it.
+"""A failed publication is still an attempt: the registry dies after the games, ``attest --publish`` finishes it.
 
 The registry is a real Distribution process of its own, SIGKILLed from the progress hook once the last game is
 played (before the push) and restarted on the same port and storage.
@@ -21,8 +21,8 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
 from acx_oci.services.attestation import credential_layer
-from acx_oci.services.ledger import Ledger
-from acx_oci.services.publish import publish_folder
+from acx_oci.services.ledger import Ledger, Subject
+from acx_oci.services.publish_dir import publish_folder
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
@@ -47,7 +47,9 @@ def own_registry() -> Iterator[list[Registry]]:
 def _attempt(state: Path) -> tuple[bool, str | None, str, bool]:
     with Ledger(state) as led:
         (a,) = led.attempts()
-        refusal = led.cooldown_refusal(a.rom_digest, a.benchmark_digest, datetime.now(UTC), timedelta(hours=24))
+        subject = Subject(a.cartridge_ref, a.cartridge_manifest_digest, a.rom_digest, a.benchmark_id,
+                          a.benchmark_version, a.benchmark_digest, a.issuer, a.solver, a.cartridge_id, a.capability_id)
+        refusal = led.cooldown_refusal(subject, datetime.now(UTC), timedelta(hours=24))
     return a.starts_cooldown, a.publication, a.state, refusal is not None
 
 
@@ -72,8 +74,9 @@ def test_registry_killed_after_the_games_then_publish(own_registry: list[Registr
     assert outcome.attestation_digest is None and outcome.publication_error
     assert "attest --publish" in outcome.publication_error and str(out) in outcome.publication_error
     credential_bytes = (out / "credential.json").read_bytes()
-    # Not an attempt: no cooldown, the ledger says the result is waiting to be pushed.
-    assert _attempt(state) == (False, "pending", "issued", False)
+    # An attempt all the same: its cooldown runs; the ledger says the result is waiting to be pushed.
+    assert _attempt(state) == (True, "pending", "issued", True)
+    assert "counts all the same" in outcome.publication_error
 
     own_registry.append(restart(reg))
     res = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", state, "--json")
@@ -87,7 +90,7 @@ def test_registry_killed_after_the_games_then_publish(own_registry: list[Registr
     layer = credential_layer(store.fetch_manifest(first["attestationDigest"]))
     assert layer is not None and store.fetch_blob(layer.digest) == credential_bytes
     assert json.loads((out / "result.json").read_text())["attestationDigest"] == first["attestationDigest"]
-    # Published: now it counts, and the cooldown runs from when the games were played.
+    # Published: it still counts, the cooldown running from when the games were played.
     assert _attempt(state) == (True, "published", "issued", True)
     # Idempotent: publishing again gives the same credential and attestation digests.
     again = json.loads(cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", state,
@@ -125,36 +128,44 @@ def test_out_is_optional_run_folder_in_state(registry: str, tmp_path: Path) -> N
     assert out.parent == tmp_path / "st" / "runs" and (out / "result.json").is_file()
     usage = cli("attest", "--publish", out, w.cart, "--key", f"{w.verifier}.key")
     assert usage.exit_code == 2 and "takes no CARTRIDGE_REF" in usage.output
+    # A NOT ISSUED run is publishable too: its signed attempt record, idempotently.
+    first = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", tmp_path / "st", "--json")
+    assert first.exit_code == 0, first.output
+    again = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", tmp_path / "st", "--json")
+    assert json.loads(first.output)["kind"] == "attempt-record"
+    assert json.loads(again.output)["attestationDigest"] == json.loads(first.output)["attestationDigest"]
+    (out / "attempt-record.json").unlink()
     missing = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", tmp_path / "st")
-    assert missing.exit_code == 2 and "no credential.json" in missing.output
+    assert missing.exit_code == 2 and "neither credential.json nor attempt-record.json" in missing.output
 
 
-@pytest.mark.parametrize("counted", [False, True])
-def test_failed_push_keeps_an_attempt_that_already_counted(tmp_path: Path, counted: bool) -> None:
-    """A fresh run's failed push starts no cooldown; a --no-push run (already counted) keeps its cooldown."""
+def test_failed_push_never_frees_the_cooldown(tmp_path: Path) -> None:
+    """The attempt counted when its verdict existed: a push that fails leaves it counted and pending."""
     from acx_oci.errors import PublicationFailed, RegistryError
     from acx_oci.services.publish import publish_attempt
 
     now = datetime.now(UTC)
     with Ledger(tmp_path / "state") as led:
-        attempt_id, refusal = led.begin_attempt(
-            now=now, cooldown=timedelta(hours=24), cartridge_ref="r/c@sha256:" + "0" * 64,
-            manifest_digest="sha256:" + "0" * 64, rom_digest="sha256:" + "1" * 64, benchmark_id="b",
-            benchmark_version="1", benchmark_digest="sha256:" + "2" * 64, issuer="did:key:z", solver={})
+        attempt_id, refusal = led.begin_attempt(Subject(
+            cartridge_ref="r/c@sha256:" + "0" * 64, manifest_digest="sha256:" + "0" * 64,
+            rom_digest="sha256:" + "1" * 64, benchmark_id="b", benchmark_version="1",
+            benchmark_digest="sha256:" + "2" * 64, issuer="did:key:z", solver={}), now=now,
+            cooldown=timedelta(hours=24))
         assert refusal is None
-        led.finish_attempt(attempt_id, now=now, issued=True, reasons=[], starts_cooldown=counted)
+        led.finish_attempt(attempt_id, now=now, issued=True, reasons=[])
 
         def dead() -> Any:
             raise RegistryError("127.0.0.1:1: connection refused")
 
         with pytest.raises(PublicationFailed, match="attest --publish"):
-            publish_attempt(led, attempt_id, tmp_path / "out", dead, counted=counted)
+            publish_attempt(led, attempt_id, tmp_path / "out", dead)
         (a,) = led.attempts()
-    assert a.publication == "pending" and a.starts_cooldown is counted
+    assert a.publication == "pending" and a.starts_cooldown is True
 
 
 def test_registry_failure_during_the_games_is_not_an_attempt(registry: str, tmp_path: Path) -> None:
-    """A lane error mid-run (here: the solver's registry fetch fails) aborts with no cooldown; a retry may run."""
+    """Stopped before its first game was played (here: the solver's registry fetch fails on game 1): no attempt,
+    no cooldown, a retry may run."""
     from dataclasses import dataclass
 
     from acx_oci.errors import RegistryError
@@ -175,3 +186,27 @@ def test_registry_failure_during_the_games_is_not_an_attempt(registry: str, tmp_
     assert (a.state, a.starts_cooldown) == ("aborted", False)
     req = dataclasses.replace(req, solver=ReferenceSolver(33), out_dir=tmp_path / "out2")
     assert attest(req).status == "issued"  # the retry is not refused by a cooldown
+
+
+@pytest.mark.parametrize("stop_at", [0, 2])
+def test_ctrl_c_before_the_first_game_is_no_attempt_after_it_is(registry: str, tmp_path: Path, stop_at: int) -> None:
+    """Ctrl-C at "starting" (no game played) frees the cooldown; Ctrl-C after game 2 keeps it: the retry is refused."""
+    w = build_attest_world(tmp_path, registry)
+    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
+
+    def progress(done: int, total: int, text: str) -> None:
+        if done == stop_at:
+            raise KeyboardInterrupt
+
+    req = AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident, solver=ReferenceSolver(33),
+                        out_dir=tmp_path / "out", state_dir=tmp_path / "state", sandbox=SandboxOptions(jobs=1),
+                        progress=progress)
+    with pytest.raises(KeyboardInterrupt):
+        attest(req)
+    with Ledger(tmp_path / "state") as led:
+        (a,) = led.attempts()
+    assert (a.state, a.starts_cooldown) == ("aborted", stop_at > 0)
+    retry = attest(dataclasses.replace(req, progress=None, out_dir=tmp_path / "out2"))
+    assert retry.status == ("refused" if stop_at else "issued")
+    if stop_at:
+        assert retry.reasons[0].startswith("cooldown: ") and "next attempt allowed after" in retry.reasons[0]

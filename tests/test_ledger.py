@@ -9,18 +9,23 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.services.ledger import Ledger
+from acx_oci.services.ledger import Ledger, Subject
 
 T0 = datetime(2026, 7, 10, 12, 0, tzinfo=UTC)
 ROM = "sha256:" + "a" * 64
 BENCH = "sha256:" + "b" * 64
 
 
-def _attempt(ledger: Ledger, now: datetime, cooldown: timedelta, rom: str = ROM) -> tuple[int, Any]:
-    return ledger.begin_attempt(now=now, cooldown=cooldown, cartridge_ref="oci:x@sha256:" + "c" * 64,
-                                manifest_digest="sha256:" + "c" * 64, rom_digest=rom, benchmark_id="b",
-                                benchmark_version="1", benchmark_digest=BENCH, issuer="did:web:v",
-                                solver={"name": "reference", "competence": 14})
+def _subject(rom: str = ROM, cartridge_id: str | None = None) -> Subject:
+    return Subject(cartridge_ref="oci:x@sha256:" + "c" * 64, manifest_digest="sha256:" + "c" * 64, rom_digest=rom,
+                   benchmark_id="b", benchmark_version="1", benchmark_digest=BENCH, issuer="did:web:v",
+                   solver={"name": "reference", "competence": 14}, cartridge_id=cartridge_id,
+                   capability_id="build-dag" if cartridge_id else None)
+
+
+def _attempt(ledger: Ledger, now: datetime, cooldown: timedelta, rom: str = ROM, cartridge_id: str | None = None,
+             scope: str = "rom+claim") -> tuple[int, Any]:
+    return ledger.begin_attempt(_subject(rom, cartridge_id), now=now, cooldown=cooldown, scope=scope)
 
 
 def test_every_attempt_starts_a_cooldown_issued_or_not(tmp_path: Path) -> None:
@@ -34,7 +39,7 @@ def test_every_attempt_starts_a_cooldown_issued_or_not(tmp_path: Path) -> None:
         assert refusal is not None and "cooldown" in refusal.reason() and "not-issued" in refusal.reason()
         # another ROM is unaffected; cooldown 0 disables
         assert _attempt(led, T0 + timedelta(hours=1), day, rom="sha256:" + "d" * 64)[1] is None
-        assert led.cooldown_refusal(ROM, BENCH, T0 + timedelta(hours=1), timedelta(0)) is None
+        assert led.cooldown_refusal(_subject(), T0 + timedelta(hours=1), timedelta(0)) is None
         # the refusal does not extend the cooldown
         third, refusal = _attempt(led, T0 + timedelta(hours=24, seconds=1), day)
         assert refusal is None

@@ -27,13 +27,14 @@ from acx_oci.services.attest import (
     GateOptions,
     Issued,
     ModelOptions,
+    NotIssued,
     Refused,
     RegistryOptions,
     SandboxOptions,
     attest,
 )
 from acx_oci.services.models import load_models
-from acx_oci.services.publish import new_run_dir, run_issuer
+from acx_oci.services.publish_dir import new_run_dir, run_issuer
 from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
@@ -101,8 +102,10 @@ def _render(outcome: AttestOutcome) -> None:
         _render_replay(outcome.replay)
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
-    if isinstance(outcome, Issued) and outcome.publication_error:
+    if not isinstance(outcome, Refused) and outcome.publication_error:
         click.echo(f"  NOT PUBLISHED: {outcome.publication_error}")
+    if isinstance(outcome, NotIssued) and outcome.published:
+        click.echo(f"  attempt record: {outcome.published.attestation_digest} (of {outcome.manifest_digest})")
     click.echo(f"  ROM digest: {outcome.rom_digest}")
     if isinstance(outcome, Issued):
         click.echo(f"  credential:  {outcome.credential_path}")
@@ -183,16 +186,24 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
               default=Path.home() / ".acx-oci" / "verifier", show_default=True,
               help="Verifier state: the SQLite ledger of attempts, cooldowns and status lists.")
 @click.option("--cooldown", default="24h", show_default=True, metavar="DURATION",
-              help="Minimum time between attempts on one ROM and benchmark (e.g. 12h, 7d; 0 disables).")
+              help="Minimum time between attempts on one ROM and benchmark, and on one cartridge's claim to the "
+                   "benchmark's capability across ROMs (e.g. 12h, 7d; 0 disables).")
+@click.option("--cooldown-scope", type=click.Choice(["rom+claim", "rom"]), default="rom+claim", show_default=True,
+              help="rom: the cooldown applies per ROM digest only (a respin may try at once); recorded in the "
+                   "credential as acx:cooldownScope.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json "
                    "(default: a new run folder under STATE/runs/, printed).")
 @click.option("--publish", "publish_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               metavar="OUT_DIR",
-              help="Push an already signed result (an earlier run whose push failed, or --no-push): re-verified "
-                   "against the cartridge, idempotent (same credential, same attestation digest); no games.")
+              help="Push an already signed result again (OUT_DIR: the run's -o folder or STATE/runs/RUN; its "
+                   "credential, or a NOT ISSUED run's attempt record): re-verified against the cartridge, "
+                   "idempotent (same result, same referrer digest), any number of times; no games.")
+@click.option("--to", "publish_to", metavar="REPO",
+              help="With --publish: push to this repository (another registry) instead of the run's; it must hold "
+                   "the same cartridge manifest.")
 @click.option("--no-push", is_flag=True,
-              help="Only write files: don't publish the status list or push the attestation.")
+              help="Only write files: don't publish the status list, the attestation or the attempt record.")
 @click.option("--baseline", "baseline_ref", metavar="CART_REF",
               help="Regression acceptance: an earlier version of the same cartridge (reference, or a sha256: "
                    "manifest digest in this cartridge's repository) with a credential on this benchmark from this "
@@ -221,11 +232,11 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
 @json_option
 def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
                    solver_kind: str | None, competence: float | None, jobs: int | None, games: int | None,
-                   sigma_max: float, min_games: int, state_dir: Path, cooldown: str, out_dir: Path | None,
-                   publish_dir: Path | None, no_push: bool, baseline_ref: str | None,
-                   baseline_competence: float | None, regression_tolerance: float, models_path: Path | None,
-                   model_replay: Path | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool,
-                   **executor_opts: Any) -> None:
+                   sigma_max: float, min_games: int, state_dir: Path, cooldown: str, cooldown_scope: str,
+                   out_dir: Path | None, publish_dir: Path | None, publish_to: str | None, no_push: bool,
+                   baseline_ref: str | None, baseline_competence: float | None, regression_tolerance: float,
+                   models_path: Path | None, model_replay: Path | None, plain_http: bool, insecure: bool,
+                   timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -255,14 +266,18 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     it exits as the original run did and an issued credential says
     acx:modelReplay; if not, NOT ISSUED replay_divergent, exit 1.
 
-    A registry failure while pushing the issued result is not an attempt:
-    no cooldown starts, the signed result stays in the output folder, and
-    `attest --publish OUT_DIR --key KEY` pushes it later.
+    An attempt counts once its first game is played: the ledger seals its
+    signed result before anything is pushed, and a registry that fails (or
+    vetoes) the push frees no cooldown. A NOT ISSUED run that played is
+    pushed as a signed attempt record (unless --no-push). `attest --publish
+    OUT_DIR [--to REPO]` pushes the kept result later. Ctrl-C before the first
+    game is not an attempt; after it, it is. The cooldown covers the ROM and
+    the cartridge's claim (a respin); a refusal says when to try again.
 
     \b
     Exit codes: 0 issued, 1 not issued (or --publish: the folder does not
-    verify), 2 refused before running (or bad input), 3 registry failure
-    (nothing counted as an attempt).
+    verify), 2 refused before running (cooldown, bad input), 3 registry
+    failure (the attempt counts; --publish retries the push).
 
     \b
     Example:
@@ -280,8 +295,10 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
         if cartridge_ref or benchmark_ref or out_dir:
             raise UsageError("attest --publish OUT_DIR takes no CARTRIDGE_REF, --benchmark or -o: the folder names "
                              "its cartridge")
-        _publish_command(publish_dir, key, issuer, state_dir, options, as_json)
+        _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to)
         return
+    if publish_to is not None:
+        raise UsageError("attest --to REPO goes with --publish OUT_DIR")
     if not cartridge_ref or not benchmark_ref or not issuer:
         raise UsageError("attest: expected CARTRIDGE_REF, --benchmark BENCH_REF and --issuer DID "
                          "(or --publish OUT_DIR)")
@@ -300,7 +317,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     req = AttestRequest(
         cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, out_dir=out_dir,
         state_dir=state_dir, solver=solver,
-        gate=GateOptions(games=games, sigma_max=sigma_max, min_games=min_games, cooldown=timedelta(seconds=seconds)),
+        gate=GateOptions(games=games, sigma_max=sigma_max, min_games=min_games, cooldown=timedelta(seconds=seconds),
+                        cooldown_scope=cooldown_scope),
         sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(key,)),
         baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
         models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
@@ -320,10 +338,10 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
 
 
 def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Path, options: StoreOptions,
-                     as_json: bool) -> None:
+                     as_json: bool, to: str | None) -> None:
     from datetime import UTC, datetime
 
-    from acx_oci.services.publish import publish_folder
+    from acx_oci.services.publish_dir import publish_folder
 
     if issuer is None:  # the run's issuer, as result.json recorded it
         issuer = run_issuer(out_dir)
@@ -331,16 +349,17 @@ def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Pa
     progress = ProgressDisplay()
     try:
         published = publish_folder(out_dir, ident, state_dir, datetime.now(UTC), options,
-                                   progress if not as_json and sys.stderr.isatty() else None)
+                                   progress if not as_json and sys.stderr.isatty() else None, to)
     finally:
         progress.stop()
     if as_json:
         emit_json(published.to_json())
         return
     click.echo(f"PUBLISHED {published.credential_id}")
-    click.echo(f"  credential:  {published.credential_digest}")
-    click.echo(f"  attestation: {published.attestation_digest} (referrer of {published.cartridge_ref})")
-    click.echo(f"  status list: {published.status_list_ref}")
+    click.echo(f"  {published.kind}: {published.credential_digest}")
+    click.echo(f"  referrer:    {published.attestation_digest} (of {published.cartridge_ref})")
+    if published.status_list_ref:
+        click.echo(f"  status list: {published.status_list_ref}")
 
 
 @main.command("revoke")

@@ -4,14 +4,17 @@ A straight sequence of steps, each taking values and returning one: load and che
 (:mod:`attest_check`) -> plan the draw (:mod:`attest_plan`) -> play, rate and judge
 (:mod:`attest_play`) -> issue (:mod:`attest_issue`) -> publish. Order matters: everything that can
 refuse the run is checked before any game is played, and every attempt - refused, not issued or
-issued - is logged in the ledger. Runs that play start the cooldown whatever their result, so trying
-until lucky costs a cooldown per try. The cartridge's store is opened once and closed when the run ends.
+issued - is logged in the ledger, with its signed result, before anything is pushed. Runs that play
+start the cooldown whatever their result or publication, so trying until lucky costs a cooldown per try.
+The cartridge's store is opened once and closed when the run ends.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import RegistryError
@@ -27,6 +30,7 @@ from acx_oci.services.attest_issue import (
     Records,
     Signed,
     issue_credential,
+    write_attempt_record,
     write_records,
     write_result,
 )
@@ -51,7 +55,7 @@ from acx_oci.services.attest_request import (
     RegistryOptions,
     SandboxOptions,
 )
-from acx_oci.services.ledger import Ledger
+from acx_oci.services.ledger import Ledger, Subject
 from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list, status_base_url
 
 __all__ = ["CREDENTIAL_VALIDITY", "DEFAULT_COOLDOWN", "ISSUED", "NOT_ISSUED", "REFUSED", "STATUS_LIST_VALIDITY",
@@ -80,47 +84,70 @@ def attest(req: AttestRequest) -> AttestOutcome:
             return _attempt(req, loaded, checked, plan, ledger)
 
 
-def _subject(req: AttestRequest, loaded: Loaded) -> dict[str, Any]:
-    """What the ledger files an attempt under: the pinned cartridge, the benchmark, the issuer, the solver."""
+def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
+    """What the ledger files an attempt under: the pinned cartridge and its claim, the benchmark, the issuer."""
     cart, remote = loaded.cart, loaded.remote
-    return dict(cartridge_ref=loaded.pinned, manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
-                benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest=loaded.benchmark_digest,
-                issuer=req.verifier.did, solver=loaded.solver_desc)
+    return Subject(cartridge_ref=loaded.pinned, manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
+                   benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest=loaded.benchmark_digest,
+                   issuer=req.verifier.did, solver=loaded.solver_desc, cartridge_id=str(cart.id),
+                   capability_id=str(remote.capability["id"]))
+
+
+def _counting(req: AttestRequest) -> tuple[AttestRequest, list[bool]]:
+    """The request with a progress hook that notes the first game played: stopped before it, no attempt."""
+    played = [False]
+    inner = req.progress
+
+    def progress(done: int, total: int, text: str) -> None:
+        if done >= 1:
+            played[0] = True
+        if inner is not None:
+            inner(done, total, text)
+
+    return replace(req, progress=progress), played
 
 
 def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | None,
              ledger: Ledger) -> AttestOutcome:
-    """Log the attempt (or the refusal), then play it to its end; a registry failure mid-run is no attempt."""
+    """Log the attempt (or the refusal), play it, seal its result in the ledger, then publish.
+
+    From the first game on, the run is an attempt: the cooldown it started stays, whether the run ends
+    in a verdict, a Ctrl-C or a registry that fails (or vetoes) the push.
+    """
     cart = loaded.cart
     ids = (cart.rom_digest, cart.manifest.digest)
     subject = _subject(req, loaded)
     if checked.reasons or plan is None:
-        attempt_id = ledger.log_refusal(now=req.now(), reasons=list(checked.reasons), **subject)
+        attempt_id = ledger.log_refusal(subject, now=req.now(), reasons=list(checked.reasons))
         return Refused(checked.reasons, *ids, attempt_id)
     if loaded.model_problem:  # the verifier cannot reach the ROM's model: counted as not issued, no cooldown
-        attempt_id = ledger.log_refusal(now=req.now(), reasons=[loaded.model_problem], **subject)
+        attempt_id = ledger.log_refusal(subject, now=req.now(), reasons=[loaded.model_problem])
         return NotIssued((loaded.model_problem,), *ids, attempt_id)
-    attempt_id, refusal = ledger.begin_attempt(now=req.now(), cooldown=req.gate.cooldown, **subject)
+    attempt_id, refusal = ledger.begin_attempt(subject, now=req.now(), cooldown=req.gate.cooldown,
+                                               scope=req.gate.cooldown_scope)
     if refusal is not None:
         return Refused((refusal.reason(),), *ids, attempt_id)
     short = shortfall(plan, req.gate.min_games)
     if short:
         ledger.finish_attempt(attempt_id, now=req.now(), issued=False, reasons=[short])
         return NotIssued((short,), *ids, attempt_id)
+    counted, played = _counting(req)
     try:
-        verdict = judge(req, play(req, loaded, plan))
-        records, signed, result_path = _sign(req, loaded, plan, verdict, ledger, attempt_id)
-    except BaseException as exc:  # a registry failure is a lane error, not an attempt: no cooldown
+        verdict = judge(counted, play(counted, loaded, plan))
+        records, signed, result_path, record_path = _sign(req, loaded, plan, verdict, ledger, attempt_id)
+    except BaseException:  # stopped (Ctrl-C, a failure): an attempt once its first game was played
         ledger.finish_attempt(attempt_id, now=req.now(), issued=False, reasons=["aborted"], aborted=True,
-                              starts_cooldown=not isinstance(exc, RegistryError))
+                              starts_cooldown=played[0])
         raise
     r = verdict.played.result
     ledger.finish_attempt(attempt_id, now=req.now(), issued=signed is not None, reasons=list(verdict.reasons),
                           mu=r.rating.mu, sigma=r.rating.sigma, games=r.rated, acx_level=r.level,
-                          credential_id=signed.credential_id if signed else None)
+                          credential_id=signed.credential_id if signed else None, run_dir=str(req.out_dir.resolve()))
     files = RunFiles(result_path, records.paths)
     if signed is None:
-        return NotIssued(verdict.reasons, *ids, attempt_id, r, files, verdict.replay)
+        published, error = _publish_record(req, loaded, ledger, attempt_id, record_path) \
+            if req.registry.push and record_path is not None else (None, None)
+        return NotIssued(verdict.reasons, *ids, attempt_id, r, files, verdict.replay, published, error)
     published, error = _publish(req, loaded, ledger, attempt_id, records, signed) if req.registry.push \
         else (None, None)
     return Issued(verdict.reasons, *ids, attempt_id, r, files, signed.credential, signed.credential_path,
@@ -128,8 +155,9 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
 
 
 def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
-          attempt_id: int) -> tuple[Records, Signed | None, Any]:
-    """Record the exposures, sign the game records and (issued) the credential; write ``result.json``."""
+          attempt_id: int) -> tuple[Records, Signed | None, Any, Path | None]:
+    """Record the exposures, sign the game records and the credential (issued) or the attempt record (not);
+    write ``result.json``."""
     result, bench = verdict.played.result, plan.unsealed.bench
     exposures.record(ledger, benchmark_digest=bench.digest, benchmark=f"{bench.id}@{bench.version}",
                      entry=loaded.model_entry, games=((g.task_id, g.predicate) for g in result.games), now=req.now())
@@ -137,15 +165,32 @@ def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledg
     now = req.now()
     signed = issue_credential(req.verifier, loaded, plan, verdict, records, ledger, attempt_id, now, req.out_dir) \
         if verdict.status == ISSUED else None
+    record_path = write_attempt_record(req.verifier, loaded, plan, verdict, ledger, attempt_id, now, req.out_dir) \
+        if signed is None else None
     path = write_result(req.verifier.did, attempt_id, loaded, plan, verdict, records, signed, req.out_dir)
-    return records, signed, path
+    return records, signed, path, record_path
+
+
+def _hint(req: AttestRequest) -> str:
+    paths = req.sandbox.secret_paths
+    return " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}"])
+
+
+def _publish_record(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int,
+                    record_path: Path) -> tuple[pub.Published | None, str | None]:
+    """Push a NOT ISSUED run's attempt record next to the cartridge: failed attempts are public too."""
+    raw = record_path.read_bytes()
+    try:
+        return pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_attempt_record(
+            loaded.cart_store, loaded.cart.manifest.descriptor, raw, loaded.pinned), _hint(req)), None
+    except RegistryError as exc:
+        return None, str(exc)
 
 
 def _publish(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int, records: Records,
              signed: Signed) -> tuple[pub.Published | None, str | None]:
     """Push the list, then the attestation, through the store the run loaded the cartridge from."""
-    paths = req.sandbox.secret_paths
-    hint = " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}"])
+    hint = _hint(req)
     now = signed.issued_at
     raws = [r.raw for r in records.records]
     try:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons as rc
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
@@ -22,6 +23,15 @@ from acx_oci.evaluation import engine
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, statuslist
+from acx_oci.model.attempt import (
+    SCOPE_ROM_CLAIM,
+    VERDICT_NOT_ISSUED,
+    AttemptCount,
+    AttemptRecord,
+    reason_pairs,
+    sign_attempt_record,
+)
+from acx_oci.model.attempt import record_bytes as attempt_bytes
 from acx_oci.model.rom import training_cutoff
 from acx_oci.services import transcripts as tx
 from acx_oci.services.attest_check import Loaded
@@ -94,7 +104,8 @@ def write_records(verifier: Identity, result: engine.Result, out: Path) -> Recor
 
 
 def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str, Any]],
-           status_entry: dict[str, Any], credential_id: str, issuer: str, now: datetime) -> cred_mod.LevelClaim:
+           status_entry: dict[str, Any], credential_id: str, issuer: str, now: datetime,
+           count: AttemptCount, scope: str) -> cred_mod.LevelClaim:
     """What the credential says, as one typed value."""
     cart, bench, result = loaded.cart, plan.unsealed.bench, verdict.played.result
     cap, model = bench.capability, loaded.model_entry
@@ -110,19 +121,28 @@ def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str
         training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
         qualifying_exams=plan.qualifying, exam_certification=plan.exam_cert,
         image_digests=image_digests(g.predicate for g in result.games),
-        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)})
+        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)},
+        attempt=count, cooldown_scope=scope)
 
 
 def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,
                      ledger: Ledger, attempt_id: int, now: datetime, out: Path) -> Signed:
-    """Allocate a status index, sign the credential and the list, write both and note them in the ledger."""
+    """Allocate a status index, sign the credential and the list, write both and note them in the ledger.
+
+    The list signed here also revokes every earlier credential of this issuer for the same ROM, benchmark
+    and capability (``superseded``): one status-list update publishes the new level and retires the old.
+    """
     sl = ledger.status_list(now, status_base_url(verifier.did), issuer=verifier.did)
     cred_id = f"urn:uuid:{uuid.uuid4()}"
     index = ledger.allocate(sl.uuid, cred_id, now, attempt_id)
     recs = records.records
     evidence = [cred_mod.evidence_item(recs[0].raw, game=1, inline=recs[0].envelope)]
     evidence += [cred_mod.evidence_item(rec.raw, game=i) for i, rec in enumerate(recs[1:], 2)]
-    claim = _claim(loaded, plan, verdict, evidence, statuslist.status_entry(sl.url, index), cred_id, verifier.did, now)
+    mine = ledger.attempt(attempt_id)
+    claim = _claim(loaded, plan, verdict, evidence, statuslist.status_entry(sl.url, index), cred_id, verifier.did, now,
+                   ledger.attempt_count(attempt_id), (mine.cooldown_scope if mine else None) or SCOPE_ROM_CLAIM)
+    for older in ledger.superseded_credentials(attempt_id):
+        ledger.revoke(older, now, rc.SUPERSEDED)
     credential = cred_mod.issue(claim, verifier)
     credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
     credential_path = _write(out / "credential.json", credential_bytes)
@@ -132,6 +152,30 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Ve
     ledger.record_publication(sl.uuid, list_path.resolve().as_uri(), sha256_digest(list_bytes), now)
     ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
     return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now)
+
+
+def _code(text: str) -> str:
+    """The reason code of a NOT ISSUED reason text (the engine words its gate without one)."""
+    if text.startswith("gate: sigma"):
+        return rc.SIGMA_GATE
+    if text.startswith("gate:"):
+        return rc.GAMES_GATE
+    return reason_pairs([text], rc.ERROR)[0][0]
+
+
+def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
+                         attempt_id: int, now: datetime, out: Path) -> Path:
+    """A NOT ISSUED run that played: its signed attempt record (verdict, reason codes, rating; no held-out
+    content), written as ``attempt-record.json`` (RFC 8785 bytes: a republication pushes the same blob)."""
+    cart, bench, result = loaded.cart, plan.unsealed.bench, verdict.played.result
+    record = AttemptRecord(
+        issuer=verifier.did, valid_from=now, cartridge_id=str(cart.id), rom_digest=cart.rom_digest,
+        cartridge_manifest_digest=cart.manifest.digest, benchmark=f"{bench.id}@{bench.version}",
+        benchmark_digest=bench.digest, capability=str(bench.capability["id"]),
+        attempt=ledger.attempt_count(attempt_id), verdict=VERDICT_NOT_ISSUED,
+        reasons=tuple((_code(t), t) for t in verdict.reasons),
+        mu=result.rating.mu, sigma=result.rating.sigma, acx_level=result.level, games_played=result.rated)
+    return _write(out / "attempt-record.json", attempt_bytes(sign_attempt_record(record, verifier)))
 
 
 def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,

@@ -77,12 +77,19 @@ class NotIssued:
     result: engine.Result | None = None  # None: stopped before any game
     files: RunFiles | None = None
     replay: tx.ReplayReport | None = None
+    published: Published | None = None  # the attempt record, pushed as a referrer of the cartridge
+    publication_error: str | None = None  # the registry failed the push: the record is kept in out_dir
     status: ClassVar[str] = NOT_ISSUED
-    exit_code: ClassVar[int] = 1
+
+    @property
+    def exit_code(self) -> int:
+        """1, or 3 when the registry refused the attempt record (the attempt counts all the same)."""
+        return 3 if self.publication_error else 1
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document."""
-        return summary_json(self.status, self.reasons, self.result, self.rom_digest, replay=self.replay)
+        return summary_json(self.status, self.reasons, self.result, self.rom_digest, replay=self.replay,
+                            published=self.published, publication_error=self.publication_error)
 
 
 @dataclass(frozen=True)
@@ -100,12 +107,12 @@ class Issued:
     status_list_path: Path
     replay: tx.ReplayReport | None = None
     published: Published | None = None
-    publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, no cooldown
+    publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, counted
     status: ClassVar[str] = ISSUED
 
     @property
     def exit_code(self) -> int:
-        """0, or 3 when the registry refused the push (nothing counted as an attempt)."""
+        """0, or 3 when the registry refused the push (the attempt counts; ``attest --publish`` pushes it later)."""
         return 3 if self.publication_error else 0
 
     @property

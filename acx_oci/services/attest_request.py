@@ -14,6 +14,7 @@ from typing import Any
 
 from acx_oci.crypto.keys import Identity
 from acx_oci.evaluation.solver import Solver
+from acx_oci.model.attempt import SCOPE_ROM_CLAIM
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services import models as models_mod
 from acx_oci.services import regression as regr
@@ -32,6 +33,7 @@ class GateOptions:
     sigma_max: float = DEFAULT_SIGMA_MAX
     min_games: int = DEFAULT_MIN_GAMES
     cooldown: timedelta = DEFAULT_COOLDOWN
+    cooldown_scope: str = SCOPE_ROM_CLAIM  # "rom": per ROM digest only; "rom+claim": also per (cartridge, capability)
 
 
 @dataclass(frozen=True)

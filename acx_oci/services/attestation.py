@@ -24,9 +24,11 @@ from acx_oci.net import https
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
     ANNOTATION_TITLE,
+    ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
     EMPTY_JSON,
+    MEDIA_ATTEMPT_RECORD,
     MEDIA_DSSE,
     MEDIA_EMPTY,
     MEDIA_MANIFEST,
@@ -93,6 +95,22 @@ def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes
     annotations = attestation_annotations(credential)
     raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj, annotations=annotations)
     return raw, Descriptor(MEDIA_MANIFEST, sha256_digest(raw), len(raw), annotations, ARTIFACT_ATTESTATION)
+
+
+def push_attempt_record(store: Store, subject: Descriptor, record: bytes) -> Descriptor:
+    """Push a signed attempt record (its RFC 8785 bytes) as a referrer of ``subject``: the same record always
+    makes the same manifest, so pushing it again is a no-op."""
+    doc = parse_json(record, "attempt record")
+    if not isinstance(doc, dict):
+        raise UsageError("attempt record: expected a JSON object")
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    layer = store.push_blob(record, MEDIA_ATTEMPT_RECORD, {ANNOTATION_TITLE: "attempt-record.json"})
+    subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
+    annotations = {ANN_ISSUER: str(doc.get("issuer", "")), ANN_CAPABILITY: str(doc.get("capability", "")),
+                   ANN_BENCHMARK: str(doc.get("benchmark", "")), ANN_ROM: str(doc.get("romDigest", "")),
+                   ANNOTATION_CREATED: str(doc.get("validFrom", ""))}
+    raw = build_manifest(ARTIFACT_ATTEMPT_RECORD, [layer], subject=subj, annotations=annotations)
+    return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 
 def credential_layer(manifest: Manifest) -> Descriptor | None:

@@ -1,9 +1,9 @@
 """The verifier's ledger: an embedded SQLite database under ``--state DIR``.
 
 It keeps what anti-gaming needs to outlive one process: every attempt (run
-or refused), the cooldown per (ROM digest, benchmark digest) that every run
-starts whether it issued or not - so resubmitting until lucky costs a
-cooldown per try - and the state's status list (random UUID, randomly
+or refused) and the cooldown every played run starts whether it issued or not
+(:mod:`ledger_attempts`: per ROM and per claim, so resubmitting or respinning
+until lucky costs a cooldown per try), and the state's status list (random UUID, randomly
 allocated indices, every place the signed list was published, and the
 ``acx:sequence`` it was last signed with) so ``revoke`` can flip one bit and
 re-publish it everywhere with a higher sequence. Times are passed in (``now``).
@@ -11,18 +11,21 @@ re-publish it everywhere with a higher sequence. Times are passed in (``now``).
 
 from __future__ import annotations
 
-import json
 import secrets
 import sqlite3
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import UsageError
 from acx_oci.model.statuslist import MIN_ENTRIES, allocate_index
+from acx_oci.services.ledger_attempts import Attempt, AttemptsMixin, CooldownRefusal, Subject, migrate
+from acx_oci.services.ledger_attempts import ts as _ts
+
+__all__ = ["DB_FILE", "Attempt", "CooldownRefusal", "Ledger", "StatusList", "Subject"]
 
 DB_FILE = "ledger.sqlite3"
 
@@ -82,65 +85,8 @@ CREATE TABLE IF NOT EXISTS publications (
 """
 
 
-def _ts(dt: datetime) -> str:
-    if dt.tzinfo is None:
-        raise UsageError("ledger: timestamps must be timezone-aware")
-    return dt.astimezone(UTC).isoformat(timespec="microseconds")
-
-
 def _dt(text: str) -> datetime:
     return datetime.fromisoformat(text)
-
-
-@dataclass(frozen=True)
-class Attempt:
-    id: int
-    started_at: datetime
-    finished_at: datetime | None
-    cartridge_ref: str
-    cartridge_manifest_digest: str
-    rom_digest: str
-    benchmark_id: str
-    benchmark_version: str
-    benchmark_digest: str
-    issuer: str
-    solver: dict[str, Any]
-    state: str
-    starts_cooldown: bool
-    reasons: list[str]
-    mu: float | None
-    sigma: float | None
-    games: int | None
-    acx_level: int | None
-    credential_id: str | None
-    # None: nothing to publish (or a state from before this column); "pending": issued, signed, not yet (fully)
-    # pushed - no cooldown until it is; "published": pushed (the cooldown counts from started_at).
-    publication: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "startedAt": self.started_at.isoformat(),
-            "finishedAt": self.finished_at.isoformat() if self.finished_at else None,
-            "cartridgeRef": self.cartridge_ref, "cartridgeManifestDigest": self.cartridge_manifest_digest,
-            "romDigest": self.rom_digest, "benchmarkId": self.benchmark_id,
-            "benchmarkVersion": self.benchmark_version, "benchmarkDigest": self.benchmark_digest,
-            "issuer": self.issuer, "solver": self.solver, "state": self.state, "reasons": self.reasons,
-            "mu": self.mu, "sigma": self.sigma, "games": self.games, "acxLevel": self.acx_level,
-            "credentialId": self.credential_id, "publication": self.publication,
-        }
-
-
-def _attempt(row: sqlite3.Row) -> Attempt:
-    return Attempt(
-        id=row["id"], started_at=_dt(row["started_at"]),
-        finished_at=_dt(row["finished_at"]) if row["finished_at"] else None,
-        cartridge_ref=row["cartridge_ref"], cartridge_manifest_digest=row["cartridge_manifest_digest"],
-        rom_digest=row["rom_digest"], benchmark_id=row["benchmark_id"], benchmark_version=row["benchmark_version"],
-        benchmark_digest=row["benchmark_digest"], issuer=row["issuer"], solver=json.loads(row["solver"]),
-        state=row["state"], starts_cooldown=bool(row["starts_cooldown"]), reasons=json.loads(row["reasons"]),
-        mu=row["mu"], sigma=row["sigma"], games=row["games"], acx_level=row["acx_level"],
-        credential_id=row["credential_id"], publication=row["publication"],
-    )
 
 
 @dataclass(frozen=True)
@@ -152,20 +98,7 @@ class StatusList:
     purpose: str
 
 
-@dataclass(frozen=True)
-class CooldownRefusal:
-    """Why a new run may not start yet."""
-
-    previous: Attempt
-    until: datetime
-
-    def reason(self) -> str:
-        return (f"cooldown: attempt {self.previous.id} on this ROM and benchmark started "
-                f"{self.previous.started_at.isoformat(timespec='seconds')} ({self.previous.state}); "
-                f"next attempt allowed after {self.until.isoformat(timespec='seconds')}")
-
-
-class Ledger:
+class Ledger(AttemptsMixin):
     """One verifier state directory. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, state_dir: Path) -> None:
@@ -182,8 +115,7 @@ class Ledger:
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(status_lists)")}
         if "issuer" not in columns:  # states written before lists were kept per issuer
             self.db.execute("ALTER TABLE status_lists ADD COLUMN issuer TEXT")
-        if "publication" not in {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}:
-            self.db.execute("ALTER TABLE attempts ADD COLUMN publication TEXT")
+        migrate(self.db)  # attempt columns added since (publication, cartridge id, capability...)
         if "sequence" not in columns:  # states written before lists carried a sequence: their lists count as 0
             self.db.execute("ALTER TABLE status_lists ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0")
 
@@ -195,89 +127,6 @@ class Ledger:
 
     def close(self) -> None:
         self.db.close()
-
-    # --- attempts ---------------------------------------------------------------------------------------
-
-    def cooldown_refusal(self, rom_digest: str, benchmark_digest: str, now: datetime,
-                         cooldown: timedelta) -> CooldownRefusal | None:
-        if cooldown <= timedelta(0):
-            return None
-        row = self.db.execute(
-            "SELECT * FROM attempts WHERE rom_digest = ? AND benchmark_digest = ? AND starts_cooldown = 1 "
-            "ORDER BY started_at DESC, id DESC LIMIT 1", (rom_digest, benchmark_digest)).fetchone()
-        if row is None:
-            return None
-        prev = _attempt(row)
-        until = prev.started_at + cooldown
-        return CooldownRefusal(prev, until) if now < until else None
-
-    def begin_attempt(self, *, now: datetime, cooldown: timedelta, cartridge_ref: str, manifest_digest: str,
-                      rom_digest: str, benchmark_id: str, benchmark_version: str, benchmark_digest: str,
-                      issuer: str, solver: dict[str, Any]) -> tuple[int, CooldownRefusal | None]:
-        """Atomically check the cooldown and log the attempt: ``running`` (starts a cooldown) or ``refused``."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            refusal = self.cooldown_refusal(rom_digest, benchmark_digest, now, cooldown)
-            cur = self.db.execute(
-                "INSERT INTO attempts (started_at, finished_at, cartridge_ref, cartridge_manifest_digest, rom_digest,"
-                " benchmark_id, benchmark_version, benchmark_digest, issuer, solver, state, starts_cooldown, reasons)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (_ts(now), _ts(now) if refusal else None, cartridge_ref, manifest_digest, rom_digest, benchmark_id,
-                 benchmark_version, benchmark_digest, issuer, json.dumps(solver, sort_keys=True),
-                 "refused" if refusal else "running", 0 if refusal else 1,
-                 json.dumps([refusal.reason()] if refusal else [])))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        return int(cur.lastrowid or 0), refusal
-
-    def log_refusal(self, *, now: datetime, cartridge_ref: str, manifest_digest: str, rom_digest: str,
-                    benchmark_id: str, benchmark_version: str, benchmark_digest: str, issuer: str,
-                    solver: dict[str, Any], reasons: list[str]) -> int:
-        """A refusal before running (bad signature, capability mismatch...): logged, no cooldown."""
-        cur = self.db.execute(
-            "INSERT INTO attempts (started_at, finished_at, cartridge_ref, cartridge_manifest_digest, rom_digest,"
-            " benchmark_id, benchmark_version, benchmark_digest, issuer, solver, state, starts_cooldown, reasons)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'refused', 0, ?)",
-            (_ts(now), _ts(now), cartridge_ref, manifest_digest, rom_digest, benchmark_id, benchmark_version,
-             benchmark_digest, issuer, json.dumps(solver, sort_keys=True), json.dumps(reasons)))
-        return int(cur.lastrowid or 0)
-
-    def finish_attempt(self, attempt_id: int, *, now: datetime, issued: bool, reasons: list[str],
-                       mu: float | None = None, sigma: float | None = None, games: int | None = None,
-                       acx_level: int | None = None, credential_id: str | None = None,
-                       aborted: bool = False, starts_cooldown: bool = True) -> None:
-        """``starts_cooldown=False``: a lane error (the registry failed), not an attempt - no cooldown."""
-        state = "aborted" if aborted else "issued" if issued else "not-issued"
-        self.db.execute(
-            "UPDATE attempts SET finished_at = ?, state = ?, reasons = ?, mu = ?, sigma = ?, games = ?,"
-            " acx_level = ?, credential_id = ?, starts_cooldown = ? WHERE id = ?",
-            (_ts(now), state, json.dumps(reasons), mu, sigma, games, acx_level, credential_id,
-             1 if starts_cooldown else 0, attempt_id))
-
-    def set_publication(self, attempt_id: int, publication: str, *, starts_cooldown: bool) -> None:
-        """``pending`` (no cooldown: a result the registry never took is not an attempt) or ``published``."""
-        self.db.execute("UPDATE attempts SET publication = ?, starts_cooldown = ? WHERE id = ?",
-                        (publication, 1 if starts_cooldown else 0, attempt_id))
-
-    def attempt_of_credential(self, credential_id: str) -> Attempt | None:
-        row = self.db.execute("SELECT * FROM attempts WHERE credential_id = ?", (credential_id,)).fetchone()
-        return _attempt(row) if row is not None else None
-
-    def later_runs(self, attempt: Attempt) -> list[Attempt]:
-        """Runs on the same ROM and benchmark that played after ``attempt`` (a newer run supersedes it)."""
-        rows = self.db.execute("SELECT * FROM attempts WHERE rom_digest = ? AND benchmark_digest = ? AND id > ? "
-                               "AND state IN ('running', 'issued', 'not-issued') ORDER BY id",
-                               (attempt.rom_digest, attempt.benchmark_digest, attempt.id)).fetchall()
-        return [_attempt(r) for r in rows]
-
-    def attempts(self, rom_digest: str | None = None) -> list[Attempt]:
-        if rom_digest is None:
-            rows = self.db.execute("SELECT * FROM attempts ORDER BY id").fetchall()
-        else:
-            rows = self.db.execute("SELECT * FROM attempts WHERE rom_digest = ? ORDER BY id", (rom_digest,)).fetchall()
-        return [_attempt(r) for r in rows]
 
     # --- the status list --------------------------------------------------------------------------------
 
