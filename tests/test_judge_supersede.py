@@ -20,6 +20,7 @@ from acx_oci.evaluation.judge import (
 )
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
+from acx_oci.model.attempt import AttemptCount
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.credential import LevelClaim, evidence_digest, issue
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, CapabilityResolution
@@ -50,7 +51,7 @@ class Issuers:
         self.index = 0
         self.played: dict[tuple[str, int], Any] = {}
 
-    def credential(self, signer: Identity, level: int, age_hours: float) -> bytes:
+    def credential(self, signer: Identity, level: int, age_hours: float, attempt: AttemptCount | None = None) -> bytes:
         key = (signer.did, level)
         if key not in self.played:
             self.played[key] = play_level(signer, ROM, BENCH, level)
@@ -62,7 +63,7 @@ class Issuers:
             rom_digest=ROM, manifest_digest=MANIFEST, benchmark_id="bench", benchmark_version="1",
             benchmark_digest=BENCH, held_out_slice_digest=HELD, evidence=played.evidence(),
             status_entry=statuslist.status_entry(self.urls[signer.did], self.index), valid_from=when,
-            valid_until=when + timedelta(days=30), achievement_name="level"), signer))
+            valid_until=when + timedelta(days=30), achievement_name="level", attempt=attempt), signer))
 
     def lists(self) -> dict[str, tuple[dict[str, Any], ...]]:
         out = {}

@@ -75,3 +75,52 @@ def test_deleting_the_newer_credential_does_not_resurrect_the_older(world: World
     assert pulled.exit_code == 1, pulled.output
     assert "revoked" in pulled.output or "superseded" in pulled.output
     assert not (tmp_path / "pulled").exists() or not any((tmp_path / "pulled").iterdir())
+
+
+def test_resolve_lists_the_attempt_history_and_max_attempts_refuses(world: World, gw: RunningGateway,
+                                                                     tmp_path: Path) -> None:
+    """Three NOT ISSUED runs (their attempt records pushed by attest) and one issued: resolve --json shows
+    4 attempts; a bound of 3 in 30 days refuses it, through --require and through a gateway's policy."""
+    ref = f"{world.registry}/lab/attempts:1"
+    push_cartridge(world, tmp_path / "agent", ref, "io.github.acme/attempts-agent")
+    state = tmp_path / "state"
+    for n in range(3):
+        res = cli("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
+                  world.verifier_did, "--competence", 15, "--state", state, "--cooldown", "0", "-o",
+                  tmp_path / f"fail{n}", "--json")
+        assert res.exit_code == 1 and json.loads(res.output)["issued"] is False, res.output
+    attest(world, ref, tmp_path / "ok", state, competence=33)
+    code, doc = resolve(world, ref)
+    caps = doc["capabilities"]
+    assert code == 0 and isinstance(caps, list)
+    attempts = caps[0]["attempts"]
+    assert (attempts["total"], attempts["issued"], attempts["notIssued"]) == (4, 1, 3), attempts
+    assert [e["verdict"] for e in attempts["entries"]] == ["not-issued"] * 3 + ["issued"]
+    assert all(e["issuer"] == world.verifier_did for e in attempts["entries"])
+    human = cli("resolve", ref, "--trust", world.trust).output
+    assert f"4 attempts by {world.verifier_did}: 1 issued, 3 not issued" in human
+
+    code, doc = resolve(world, ref, "--require", "build-dag>=1@maxAttempts=3/30d")
+    assert code == 1 and "too_many_attempts" in json.dumps(doc["requirements"])
+    assert resolve(world, ref, "--require", "build-dag>=1@maxAttempts=4/30d")[0] == 0
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: [\"lab/attempts\"]\n    require:\n"
+                      "      capabilities:\n        - taskType: build-dag\n"
+                      "          maxAttempts: {count: 3, window: 30d}\n")
+    running = start_in_thread(GatewayConfig(upstream=f"http://{world.registry}", policy=load_policy(policy),
+                                            trust=load_trust(world.trust), fresh_seconds=0.3))
+    try:
+        digest = json.loads(cli("resolve", ref, "--trust", world.trust, "--json").output)["manifestDigest"]
+        resp = httpx.get(f"http://{running.address}/v2/lab/attempts/manifests/{digest}",
+                         headers={"Accept": MANIFEST_ACCEPT})
+        assert resp.status_code == 403 and "too_many_attempts" in resp.text
+        # pull --require through a gateway that does not gate this repository: one verifier is not a quorum of two
+        via = f"{gw.address}/lab/attempts:1"
+        pulled = cli("pull", via, "-o", tmp_path / "pulled", "--trust", world.trust, "--require",
+                     "build-dag>=1@minVerifiers=2")
+        assert pulled.exit_code == 1 and "quorum_unmet" in pulled.output, pulled.output
+        assert cli("pull", via, "-o", tmp_path / "pulled1", "--trust", world.trust, "--require",
+                   "build-dag>=1@minVerifiers=1").exit_code == 0
+    finally:
+        running.stop()

@@ -5,7 +5,8 @@ when it is an attempt record by the schema, its proof verifies with a key of its
 verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
 makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a
 ``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since superseded or
-revoked: they were attempts); a record naming one of them is the same attempt, counted once.
+revoked: they were attempts); a record naming one of them, or carrying the same verifier's sequence number
+for the same benchmark, is the same attempt, counted once.
 """
 
 from __future__ import annotations
@@ -109,7 +110,15 @@ def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, re
     for cap in caps:
         issued = _issued(cap, credentials)
         entries = list(issued.values())
-        entries += [e for e, d in by_cap.get(cap.capability.id, []) if not (d and d in issued)]
+        # one attempt is one (verifier, benchmark, sequence): a record re-signed or naming an issued credential
+        # is the attempt already counted
+        counted = {(e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None}
+        for e, d in by_cap.get(cap.capability.id, []):
+            key = (e.issuer, e.benchmark_digest, e.sequence)
+            if (d and d in issued) or key in counted:
+                continue
+            counted.add(key)
+            entries.append(e)
         entries.sort(key=lambda e: (e.instant is None, e.instant or now, e.digest))
         out.append(replace(cap, attempts=AttemptHistory(tuple(entries))))
     return tuple(out)
