@@ -112,12 +112,14 @@ def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, re
         entries = list(issued.values())
         # one attempt is one (verifier, benchmark, sequence): a record re-signed or naming an issued credential
         # is the attempt already counted
-        counted = {(e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None}
+        counted: set[tuple[str, str, int | None]] = {
+            (e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None}
         for e, d in by_cap.get(cap.capability.id, []):
             key = (e.issuer, e.benchmark_digest, e.sequence)
             if (d and d in issued) or key in counted:
                 continue
-            counted.add(key)
+            if e.sequence is not None:
+                counted.add(key)
             entries.append(e)
         entries.sort(key=lambda e: (e.instant is None, e.instant or now, e.digest))
         out.append(replace(cap, attempts=AttemptHistory(tuple(entries))))
