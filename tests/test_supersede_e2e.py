@@ -5,6 +5,7 @@ by `resolve --require` nor by `pull --require` through the gateway."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,13 +108,18 @@ def test_resolve_lists_the_attempt_history_and_max_attempts_refuses(world: World
     policy = tmp_path / "policy.yaml"
     policy.write_text("apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: [\"lab/attempts\"]\n    require:\n"
                       "      capabilities:\n        - taskType: build-dag\n"
-                      "          maxAttempts: {count: 3, window: 30d}\n")
+                      "          maxAttempts: {count: 4, window: 30d}\n")
     running = start_in_thread(GatewayConfig(upstream=f"http://{world.registry}", policy=load_policy(policy),
                                             trust=load_trust(world.trust), fresh_seconds=0.3))
     try:
-        digest = json.loads(cli("resolve", ref, "--trust", world.trust, "--json").output)["manifestDigest"]
-        resp = httpx.get(f"http://{running.address}/v2/lab/attempts/manifests/{digest}",
-                         headers={"Accept": MANIFEST_ACCEPT})
+        url = f"http://{running.address}/v2/lab/attempts/manifests/{doc['manifestDigest']}"
+        assert httpx.get(url, headers={"Accept": MANIFEST_ACCEPT}).status_code == 200  # 4 of 4 allowed
+        res = cli("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
+                  world.verifier_did, "--competence", 15, "--state", state, "--cooldown", "0", "-o",
+                  tmp_path / "fail4", "--json")
+        assert res.exit_code == 1, res.output
+        time.sleep(0.35)  # the cached allow is revalidated: a new attempt record changes the fingerprint
+        resp = httpx.get(url, headers={"Accept": MANIFEST_ACCEPT})
         assert resp.status_code == 403 and "too_many_attempts" in resp.text
         # pull --require through a gateway that does not gate this repository: one verifier is not a quorum of two
         via = f"{gw.address}/lab/attempts:1"

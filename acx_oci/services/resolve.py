@@ -8,8 +8,10 @@ HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory
 the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
 rule; a list older than the remembered sequence is a rollback) → :func:`replay_step` →
 :func:`~acx_oci.evaluation.judge.capability_verdicts`. A claim is VERIFIED only when a
-credential that passed all of them names it; the newest valid credential per capability
-and benchmark wins, and the highest level among those is the effective one.
+credential that passed all of them names it; the newest valid credential per issuer, ROM,
+benchmark and capability wins (older ones are ``superseded``), and the highest level among
+those is the effective one. The attempt history (attempt-record referrers and the credentials'
+``acx:attempt``) is read last, bounded the same way (:func:`~acx_oci.evaluation.attempt_history.with_attempts`).
 """
 
 from __future__ import annotations
