@@ -39,7 +39,7 @@ The tree (as httpx draws its own)::
     │   └── DidError                exit 1  did_unresolvable
     │       └── MethodNotAuthorizedError  method_not_authorized
     └── RegistryError               exit 3  fetch_failed   (unreachable, 5xx, refused, too slow)
-        ├── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; no cooldown)
+        ├── PublicationFailed       exit 3  publish_failed (attest: signed, kept on disk, not pushed; counted)
         ├── ConnectionLost          exit 3  fetch_failed   (reset or closed mid-request: a retry may work)
         ├── DeadlineExceeded        exit 3  deadline_exceeded (the operation's --deadline passed)
         └── ByteBoundReached        exit 3  byte_bound     (resolve: the byte bound is read; no new fetch starts)

@@ -18,6 +18,7 @@ from acx_oci.jsonio import MAX_DOCUMENT_BYTES, parse_json, parse_yaml
 
 
 def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """At most ``max_bytes`` of a user-named file; a missing file, a directory or an oversize file is one UsageError."""
     p = Path(path)
     try:
         with p.open("rb") as fh:
@@ -34,6 +35,7 @@ def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES)
 
 
 def load_json_file(path: str | Path, what: str) -> Any:
+    """A bounded JSON file parsed; errors name ``what`` and the path."""
     return parse_json(read_bytes(path, what), f"{what} ({path})")
 
 

@@ -315,6 +315,7 @@ def _to_draft7(node: Any) -> Any:
 
 @cache
 def validator(schema_name: str) -> jsonschema.Draft202012Validator:
+    """The compiled validator of a bundled schema, built once per name (compiling is the slow part)."""
     return jsonschema.Draft202012Validator(schema(schema_name))
 
 

@@ -67,15 +67,19 @@ class Deadline:
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:
+        """A deadline ``seconds`` from now (a negative budget is already over)."""
         return cls(time.monotonic() + max(0.0, seconds), seconds)
 
     def remaining(self) -> float:
+        """Seconds left, never negative."""
         return max(0.0, self.at - time.monotonic())
 
     def expired(self) -> bool:
+        """Whether the budget is used up."""
         return time.monotonic() >= self.at
 
     def earliest(self, other: Deadline | None) -> Deadline:
+        """The sooner of two deadlines, so a request never outlives the operation it serves."""
         return self if other is None or self.at <= other.at else other
 
 

@@ -199,3 +199,14 @@ def test_a_changed_help_is_caught(monkeypatch: pytest.MonkeyPatch, change: str) 
         monkeypatch.setattr(option, "help", f"{option.help} Changed.")
     drift = cli_reference_drift()
     assert "Changed." in drift and drift.startswith("--- docs/cli.md")
+
+
+def test_cli_reference_does_not_depend_on_what_ran_first() -> None:
+    """click caches a command's help option once built: after real ``-h`` invocations the reference is the same."""
+    from click.testing import CliRunner
+
+    from acx_oci.cli.main import main
+
+    for args in (["--help"], ["resolve", "-h"], ["attest", "--help"]):
+        assert CliRunner().invoke(main, args).exit_code == 0
+    assert not cli_reference_drift()

@@ -52,3 +52,29 @@ def test_a_code_is_defined_once() -> None:
         assert "twice" in str(exc)
     else:
         raise AssertionError("a second definition of sigma_gate was accepted")
+
+
+def test_no_module_spells_a_code_itself() -> None:
+    """Outside the vocabulary a code is a name (``reasons.SIGMA_GATE``), never a string a typo could change."""
+    found = {f"{p.relative_to(ROOT)}:{line}: {code}" for p in sorted(PACKAGE.rglob("*.py"))
+             if p.name != "reasons.py" for line, code in _literals(p)}
+    assert found == set()
+
+
+def test_the_issues_six_codes_live_in_one_file() -> None:
+    """The acceptance check as written: each is a string literal in exactly one file under acx_oci/."""
+    for code in ("schema_invalid", "status_rollback", "status_unknown", "containment_unproven", "self_issued",
+                 "fetch_failed"):
+        files = [p for p in PACKAGE.rglob("*.py") if f'"{code}"' in p.read_text() or f"'{code}'" in p.read_text()]
+        assert [p.relative_to(ROOT).as_posix() for p in files] == ["acx_oci/reasons.py"], code
+
+
+def test_attest_and_verify_name_the_gate_with_the_same_codes() -> None:
+    """One spelling per concept: a run refused at the gate and a credential refused at it say the same code."""
+    from acx_oci.evaluation.engine import gate
+    from acx_oci.model.rating import Rating
+
+    said = gate(Rating(mu=25.0, sigma=3.0), rated=4, sigma_max=1.5, min_games=30)
+    assert [r.split(":")[0] for r in said] == [reasons.SIGMA_GATE, reasons.GAMES_GATE]
+    verify_src = (PACKAGE / "evaluation" / "verify.py").read_text()
+    assert "reasons.SIGMA_GATE" in verify_src and "reasons.GAMES_GATE" in verify_src

@@ -251,11 +251,9 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     NOT ISSUED containment_unproven. `acx-oci sandbox check` runs the probes
     alone.
 
-    With --baseline (regression acceptance) the same attest also plays the
-    new and the baseline ROM on the public (held-in) slice and compares both
-    with the baseline's own credential from this issuer: a drop of more than
-    --regression-tolerance on either -> NOT ISSUED regression; otherwise the
-    credential names the baseline (acx:baseline) and acx:heldInR.
+    With --baseline (regression acceptance) the new and the baseline ROM also
+    play the public slice, compared with the baseline's credential from this
+    issuer: a drop over --regression-tolerance -> NOT ISSUED regression.
 
     With --model-replay DIR an auditor (a second verifier the benchmark was
     also sealed to) replays a model-calling run from the transcripts the first
@@ -266,13 +264,10 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     it exits as the original run did and an issued credential says
     acx:modelReplay; if not, NOT ISSUED replay_divergent, exit 1.
 
-    An attempt counts once its first game is played: the ledger seals its
-    signed result before anything is pushed, and a registry that fails (or
-    vetoes) the push frees no cooldown. A NOT ISSUED run that played is
-    pushed as a signed attempt record (unless --no-push). `attest --publish
-    OUT_DIR [--to REPO]` pushes the kept result later. Ctrl-C before the first
-    game is not an attempt; after it, it is. The cooldown covers the ROM and
-    the cartridge's claim (a respin); a refusal says when to try again.
+    An attempt counts once its first game is played (Ctrl-C before it: no
+    attempt): its signed result is sealed in the ledger before any push, and
+    a failed (or vetoed) push frees no cooldown; `attest --publish OUT_DIR`
+    pushes it later. A NOT ISSUED run is pushed as an attempt record.
 
     \b
     Exit codes: 0 issued, 1 not issued (or --publish: the folder does not

@@ -64,6 +64,7 @@ def registry_options(func: F | None = None, *, deadline: float = DEFAULT_DEADLIN
 
 
 def json_option(func: F) -> F:
+    """``--json`` as one decorator, so every command spells the flag and its help the same way."""
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
 
 
@@ -78,4 +79,5 @@ def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeou
 
 
 def emit_json(obj: Any) -> None:
+    """Print a command's ``--json`` document on stdout, keys in the order the command built them."""
     click.echo(json.dumps(obj, indent=2, sort_keys=False))

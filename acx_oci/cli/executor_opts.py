@@ -19,6 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def executor_options(func: F) -> F:
+    """The ``--executor`` family in one decorator; ``open_from_options`` turns the values into an executor."""
     opts = [
         click.option("--executor", "executor", default="local", show_default=True, metavar="local|dask://HOST:PORT",
                      help="Where games are played: local (a pool of --jobs), dask://HOST:PORT (a Dask scheduler, plain "
@@ -61,6 +62,7 @@ def progress_text(snap: dict[str, Any]) -> str:
 
 
 def emit_event(snap: dict[str, Any]) -> None:
+    """One ``--json-events`` cluster snapshot as a JSON line on stderr, flushed so a watcher sees it at once."""
     sys.stderr.write(json.dumps(snap, sort_keys=True) + "\n")
     sys.stderr.flush()
 

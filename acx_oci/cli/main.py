@@ -27,6 +27,7 @@ class AcxGroup(click.Group):
     """A click group that turns our exceptions into one line and an exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command with SIGTERM raised as ``Terminated`` (main thread only: signals cannot be set elsewhere)."""
         if threading.current_thread() is not threading.main_thread():
             return self._invoke(ctx)
         previous = signal.signal(signal.SIGTERM, _on_sigterm)

@@ -34,5 +34,6 @@ class ProgressDisplay:
         self._bar.update(self._tasks[phase], completed=done, total=total, description=text)
 
     def stop(self) -> None:
+        """Remove the transient bar; safe to call when no progress was ever shown."""
         if self._bar is not None:
             self._bar.stop()

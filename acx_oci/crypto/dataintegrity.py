@@ -76,6 +76,7 @@ def proofs_of(document: dict[str, Any]) -> list[Any]:
 
 
 def without_proof(document: dict[str, Any]) -> dict[str, Any]:
+    """The unsecured document: what a proof signs over, and what a re-signer starts from."""
     return {k: v for k, v in document.items() if k != "proof"}
 
 
@@ -218,6 +219,7 @@ def verify(document: dict[str, Any], resolve_key: KeyResolver, expected_purpose:
 
 
 def all_ok(results: Sequence[ProofResult]) -> bool:
+    """True only if there is at least one proof and every one verified: an empty list never passes."""
     return bool(results) and all(r.ok for r in results)
 
 

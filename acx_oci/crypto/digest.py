@@ -16,10 +16,12 @@ def sha256_digest(data: bytes) -> str:
 
 
 def sha256_hex(data: bytes) -> str:
+    """Lower-case hex SHA-256 of exact bytes, without the ``sha256:`` prefix."""
     return hashlib.sha256(data).hexdigest()
 
 
 def is_digest(value: str) -> bool:
+    """Only ``sha256:`` and 64 lower-case hex passes: check before a digest names a path or a URL."""
     return bool(_DIGEST_RE.match(value))
 
 

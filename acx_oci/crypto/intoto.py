@@ -20,11 +20,13 @@ def statement(subjects: list[dict[str, Any]], predicate_type: str, predicate: di
 
 
 def subject_for_digest(name: str, digest: str) -> dict[str, Any]:
+    """An in-toto subject for an OCI digest: ``sha256:abc`` becomes ``{"sha256": "abc"}``."""
     alg, _, hexpart = digest.partition(":")
     return {"name": name, "digest": {alg: hexpart}}
 
 
 def validate_statement(st: Any) -> None:
+    """Check the shape with the in-toto library; raises UsageError, never returns the library's (re-typed) form."""
     from google.protobuf import json_format
     from in_toto_attestation.v1 import statement_pb2
     from in_toto_attestation.v1.statement import Statement
@@ -39,4 +41,5 @@ def validate_statement(st: Any) -> None:
 
 
 def statement_bytes(st: dict[str, Any]) -> bytes:
+    """The bytes a DSSE envelope signs: RFC 8785 of our own dict, never the protobuf round trip."""
     return canonical(st)

@@ -27,6 +27,7 @@ _P = 2**255 - 19
 
 
 def b58encode(data: bytes) -> str:
+    """Multibase base58btc (``z`` prefix), the encoding of Multikeys and of eddsa-jcs-2022 proof values."""
     return "z" + base58.b58encode(data).decode("ascii")
 
 
@@ -36,6 +37,7 @@ MAX_MULTIBASE_CHARS = 256
 
 
 def b58decode(value: str, what: str = "multibase value") -> bytes:
+    """Decode multibase base58btc; refuses values longer than a key or signature needs, before decoding them."""
     if not isinstance(value, str) or not value.startswith("z"):
         raise UsageError(f"{what}: expected multibase base58btc ('z' prefix), found {str(value)[:20]!r}")
     if len(value) > MAX_MULTIBASE_CHARS:
@@ -48,6 +50,7 @@ def b58decode(value: str, what: str = "multibase value") -> bytes:
 
 
 def decode_prefixed(value: str, prefix: bytes, what: str) -> bytes:
+    """The 32 key bytes after a multicodec prefix; UsageError names ``what`` when the prefix or length is wrong."""
     raw = b58decode(value, what)
     if not raw.startswith(prefix) or len(raw) != len(prefix) + 32:
         raise UsageError(f"{what}: expected multicodec 0x{prefix.hex()} + 32 bytes, found {len(raw)} bytes")
@@ -60,14 +63,17 @@ def ed25519_multikey(public: bytes) -> str:
 
 
 def ed25519_public_from_multikey(value: str) -> bytes:
+    """The raw Ed25519 public key from a ``z6Mk...`` Multikey."""
     return decode_prefixed(value, ED25519_PUB_PREFIX, "Ed25519 publicKeyMultibase")
 
 
 def x25519_multikey(public: bytes) -> str:
+    """``z6LS...``: the Multikey of an X25519 key, the form a DID document lists for sealing."""
     return b58encode(X25519_PUB_PREFIX + public)
 
 
 def x25519_public_from_multikey(value: str) -> bytes:
+    """The raw X25519 public key from a ``z6LS...`` Multikey, as a sealer reads it from a DID document."""
     return decode_prefixed(value, X25519_PUB_PREFIX, "X25519 publicKeyMultibase")
 
 
@@ -79,16 +85,19 @@ def ed25519_to_x25519_public(public: bytes) -> bytes:
 
 
 def did_key(public: bytes) -> str:
+    """The ``did:key`` of an Ed25519 public key: an identity that needs no DID document fetched."""
     return "did:key:" + ed25519_multikey(public)
 
 
 def public_from_did_key(did: str) -> bytes:
+    """The Ed25519 key a ``did:key`` names (a fragment is ignored); UsageError for any other DID method."""
     if not did.startswith("did:key:"):
         raise UsageError(f"expected a did:key, found {did!r}")
     return ed25519_public_from_multikey(did.split("#", 1)[0][len("did:key:"):])
 
 
 def verify_ed25519(public: bytes, signature: bytes, message: bytes) -> bool:
+    """False for a bad signature or a malformed key: callers turn False into their own reason code."""
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
     except (InvalidSignature, ValueError):
@@ -106,20 +115,24 @@ class Identity:
 
     @property
     def seed(self) -> bytes:
+        """The 32-byte private seed: the X25519 key derives from it, and ``identity_from_seed`` restores it."""
         return self.private.private_bytes(
             serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
         )
 
     @property
     def public_bytes(self) -> bytes:
+        """The raw 32-byte Ed25519 public key."""
         return self.private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
     @property
     def multikey(self) -> str:
+        """The public key as a Multikey, the form DID documents and verification method ids carry."""
         return ed25519_multikey(self.public_bytes)
 
     @property
     def did_key(self) -> str:
+        """The ``did:key`` of this key, which may differ from ``did`` when the key speaks for a did:web."""
         return did_key(self.public_bytes)
 
     @property
@@ -138,27 +151,33 @@ class Identity:
 
     @property
     def x25519_public_bytes(self) -> bytes:
+        """The X25519 public key mapped from the Ed25519 one, so one key both signs and receives sealed bytes."""
         return ed25519_to_x25519_public(self.public_bytes)
 
     def sign(self, message: bytes) -> bytes:
+        """Raw Ed25519 signature over exact bytes (the caller canonicalises first)."""
         return self.private.sign(message)
 
     def pem(self) -> bytes:
+        """Unencrypted PKCS#8 PEM, the key file format: whoever reads it is this identity."""
         return self.private.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
 
     def did_document(self) -> dict[str, Any]:
+        """The DID document to publish for this identity (Ed25519 and derived X25519 keys)."""
         return did_document(self.did, self.public_bytes)
 
 
 def identity_from_seed(seed: bytes, did: str | None = None) -> Identity:
+    """Restore an identity from its seed; ``did`` defaults to the key's own ``did:key``."""
     key = Ed25519PrivateKey.from_private_bytes(seed)
     pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return Identity(key, did or did_key(pub))
 
 
 def generate_identity(did: str | None = None) -> Identity:
+    """A fresh identity from the OS random source; ``did`` defaults to its ``did:key``."""
     return identity_from_seed(os.urandom(32), did)
 
 

@@ -40,10 +40,12 @@ class Recipient:
 
     @property
     def multikey(self) -> str:
+        """The X25519 key as a ``z6LS...`` Multikey, written beside each sealed key so a recipient finds its own."""
         return x25519_multikey(self.x25519_public)
 
 
 def recipient_from_identity(ident: Identity) -> Recipient:
+    """This verifier as a sealing recipient: its did:key names the X25519 Multikey, another DID its ``#key-2``."""
     return Recipient(f"{ident.did}#{x25519_multikey(ident.x25519_public_bytes)}"
                      if ident.did.startswith("did:key:") else f"{ident.did}#key-2", ident.x25519_public_bytes)
 

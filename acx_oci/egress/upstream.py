@@ -29,6 +29,7 @@ class NoCookies(http.cookiejar.DefaultCookiePolicy):
     """Upstream cookies are neither stored nor sent: nothing carries over between a game's requests."""
 
     def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        """Refuse every cookie the provider sets, so no state survives from one request (or game) to the next."""
         return False
 
 
@@ -42,26 +43,32 @@ class TrackedStream(httpcore.NetworkStream):
             live.add(self)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """Delegate to the wrapped stream; only closing and cutting are tracked."""
         return self.inner.read(max_bytes, timeout)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        """Delegate to the wrapped stream."""
         self.inner.write(buffer, timeout)
 
     def close(self) -> None:
+        """Close and stop tracking, so a later ``cut_all`` does not touch a finished connection."""
         with self.lock:
             self.live.discard(self)
         self.inner.close()
 
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
+        """Upgrade to TLS; the TLS stream replaces this one in the live set (it is the one a cut must reach)."""
         with self.lock:
             self.live.discard(self)
         return TrackedStream(self.inner.start_tls(ssl_context, server_hostname, timeout), self.live, self.lock)
 
     def get_extra_info(self, info: str) -> Any:
+        """Delegate to the wrapped stream (``cut`` reads its ``socket`` from here)."""
         return self.inner.get_extra_info(info)
 
     def cut(self) -> None:
+        """``shutdown`` the socket: wakes a thread blocked reading it, which ``close`` would not."""
         sock = self.inner.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -69,16 +76,20 @@ class TrackedStream(httpcore.NetworkStream):
 
 
 class TrackingBackend(httpcore.SyncBackend):
+    """httpcore's sync backend with every open connection remembered, so ``ModelProxy.stop`` can cut them all."""
+
     def __init__(self) -> None:
         self.live: set[TrackedStream] = set()
         self.lock = threading.Lock()
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
+        """Open the TCP connection as a tracked stream."""
         return TrackedStream(super().connect_tcp(host, port, timeout, local_address, socket_options), self.live,
                         self.lock)
 
     def cut_all(self) -> None:
+        """Cut every live connection: requests still waiting on the provider end now, not at their deadline."""
         with self.lock:
             live = list(self.live)
         for s in live:
@@ -104,6 +115,7 @@ class KeyScrubber:
         self.held = b""
 
     def feed(self, chunk: bytes) -> bytes:
+        """The chunk with the key masked, minus a held-back tail that might begin the key in the next chunk."""
         if not self.key:
             return chunk
         buf = (self.held + chunk).replace(self.key, self.MASK)
@@ -112,8 +124,10 @@ class KeyScrubber:
         return buf[:len(buf) - keep]
 
     def end(self) -> bytes:
+        """What is still held back, released when the stream ends (it cannot be the key any more)."""
         out, self.held = self.held, b""
         return out
 
     def text(self, value: str) -> str:
+        """Mask the key in one whole string, such as a relayed response header."""
         return value.replace(self.key.decode("ascii"), self.MASK.decode("ascii")) if self.key else value

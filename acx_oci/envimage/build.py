@@ -71,6 +71,7 @@ class BuiltImage:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The ``env build --json`` document: digests, sizes and timings (the package count, not the list)."""
         return {"reference": self.reference, "imageDigest": self.manifest_digest, "configDigest": self.config_digest,
                 "layerDigest": self.layer_digest, "layerSize": self.layer_size, "diffId": self.diff_id,
                 "uncompressedSize": self.uncompressed_size, "entries": self.entries, "suite": self.suite,
@@ -159,6 +160,8 @@ class _Tee:
 
 @dataclass(frozen=True)
 class Layer:
+    """The one reproducible layer a build writes: its gzip digest and size, its diff id and what it holds."""
+
     path: Path
     digest: str
     size: int

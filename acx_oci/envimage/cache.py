@@ -40,6 +40,7 @@ _MACHINE = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "i686": "386
 
 
 def default_cache_dir() -> Path:
+    """``$ACX_OCI_CACHE_DIR``, else a system cache for root, else under ``$XDG_CACHE_HOME`` (or ``~/.cache``)."""
     env = os.environ.get("ACX_OCI_CACHE_DIR")
     if env:
         return Path(env)
@@ -61,6 +62,7 @@ class Prepared:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """The ``env`` commands' ``--json`` document: the package count, not the list."""
         return {"imageDigest": self.image_digest, "reference": self.reference, "rootfs": str(self.root),
                 "cacheHit": self.cache_hit, "seconds": round(self.seconds, 2),
                 **{k: v for k, v in self.info.items() if k not in ("imageDigest", "reference", "packages")},
@@ -69,6 +71,8 @@ class Prepared:
 
 @dataclass(frozen=True)
 class ImageManifest:
+    """An image manifest already checked to be one we can unpack: its digest, config and layer descriptors."""
+
     digest: str
     config: dict[str, Any]
     layers: list[dict[str, Any]]
@@ -298,6 +302,7 @@ def prune(cache: Path | None = None, max_bytes: int = 0, *, keep: str | None = N
 
 
 def cache_listing(cache: Path | None = None) -> list[dict[str, Any]]:
+    """Cached images by digest with their size on disk, for ``env cache``; entries lacking an info file are skipped."""
     cache = cache or default_cache_dir()
     out = []
     if cache.is_dir():

@@ -43,12 +43,17 @@ CHUNK = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
+    """The bounds an unpack enforces over all layers together, so a small image cannot expand without end."""
+
     max_bytes: int = DEFAULT_MAX_BYTES  # decompressed bytes over all layers
     max_entries: int = DEFAULT_MAX_ENTRIES
 
 
 @dataclass
 class Stats:
+    """What an unpack did and what it refused or changed, reported so a user sees devices skipped and set-id bits
+    stripped."""
+
     entries: int = 0
     bytes: int = 0
     decompressed: int = 0
@@ -58,10 +63,12 @@ class Stats:
     examples: dict[str, list[str]] = field(default_factory=lambda: {"devicesSkipped": [], "setidStripped": []})
 
     def note(self, kind: str, name: str) -> None:
+        """Keep up to ten example names per kind: enough to show the user, bounded for a hostile image."""
         if len(self.examples[kind]) < 10:
             self.examples[kind].append(name)
 
     def to_json(self) -> dict[str, Any]:
+        """The counts and examples as the unpack report in ``--json`` output."""
         return {"entries": self.entries, "bytes": self.bytes, "devicesSkipped": self.devices_skipped,
                 "setidStripped": self.setid_stripped, "whiteouts": self.whiteouts, "examples": self.examples}
 

@@ -124,12 +124,12 @@ class Result:
 
 def gate(rating: ts.Rating, rated: int, sigma_max: float, min_games: int) -> list[str]:
     """Both conditions must hold: a confident rating (sigma) over enough games."""
-    reasons = []
+    out: list[str] = []
     if not rating.sigma < sigma_max:
-        reasons.append(f"gate: sigma {rating.sigma:.3f} is not below sigmaMax {sigma_max:g}")
+        out.append(f"{reasons.SIGMA_GATE}: sigma {rating.sigma:.3f} is not below sigmaMax {sigma_max:g}")
     if rated < min_games:
-        reasons.append(f"gate: {rated} rated games, fewer than minGames {min_games}")
-    return reasons
+        out.append(f"{reasons.GAMES_GATE}: {rated} rated games, fewer than minGames {min_games}")
+    return out
 
 
 def _played(solver: Solver, order: list[dict[str, Any]], rom_digest: str, jobs: int) -> Iterator[SolverResult]:

@@ -40,6 +40,7 @@ def provider_for(cartridge_id: str) -> dict[str, str]:
 
 
 def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
+    """The A2A AgentCard for a resolved cartridge: one skill per capability, with its verified level as evidence."""
     cid = str(rom.get("id"))
     skills = []
     records = []
@@ -99,6 +100,7 @@ def sign_agent_card(card: dict[str, Any], signer: Identity) -> dict[str, Any]:
 
 
 def verify_agent_card(card: dict[str, Any], public_key: bytes) -> bool:
+    """True if any signature entry verifies under ``public_key``; a malformed entry counts as not verifying."""
     body = {k: v for k, v in card.items() if k != "signatures"}
     entries = card.get("signatures")
     for entry in entries if isinstance(entries, list) else []:

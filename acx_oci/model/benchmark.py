@@ -79,26 +79,32 @@ class Benchmark:
 
     @property
     def id(self) -> str:
+        """The suite's id, as credentials and the ``benchmark`` ref name it."""
         return str(self.meta["id"])
 
     @property
     def version(self) -> str:
+        """The suite's version: a new version is a new suite, rated apart."""
         return str(self.meta["version"])
 
     @property
     def capability(self) -> dict[str, Any]:
+        """The normalized capability record the suite measures (``capability_record``'s form)."""
         cap: dict[str, Any] = self.meta["capability"]
         return cap
 
     @property
     def capability_id(self) -> str:
+        """The ``acx-cap:`` id that ties this suite to a cartridge's capability claim."""
         return str(self.capability["id"])
 
     @property
     def held_out_fraction(self) -> float:
+        """The share of tasks held out (sealed); ``held_out_count`` rounds it."""
         return float(self.meta["heldOutFraction"])
 
     def document(self) -> dict[str, Any]:
+        """The inline suite document (meta and every task) that ``digest`` commits to."""
         return {**self.meta, "tasks": list(self.tasks)}
 
     @property
@@ -107,6 +113,7 @@ class Benchmark:
         return sha256_digest(canonical(self.document()))
 
     def task(self, task_id: str) -> dict[str, Any]:
+        """One task by id; UsageError naming the suite if it has none."""
         for t in self.tasks:
             if t["id"] == task_id:
                 return t
@@ -131,6 +138,7 @@ def capability_record(text_or_obj: str | dict[str, Any]) -> dict[str, Any]:
 
 
 def capability_display(cap: dict[str, Any]) -> str:
+    """``taskType[stack]@domain`` for messages; not an id (``capability_id`` is)."""
     text = f"{cap['taskType']}[{'+'.join(cap['stack'])}]"
     return text + (f"@{cap['domain']}" if cap.get("domain") else "")
 
@@ -171,10 +179,12 @@ def from_document(doc: Any, what: str = "benchmark") -> Benchmark:
 
 
 def held_out_count(total: int, fraction: float) -> int:
+    """The number of held-out tasks: ``fraction`` of ``total`` rounded half up, within 0..total."""
     return min(total, max(0, math.floor(total * fraction + 0.5)))
 
 
 def split_rank(seal_key: bytes, task_id: str) -> str:
+    """HMAC rank of a task under the seal key: orders the split so it cannot be predicted without the key."""
     return hmac.new(seal_key, b"acx-split|" + task_id.encode("utf-8"), hashlib.sha256).hexdigest()
 
 

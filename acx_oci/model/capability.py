@@ -113,6 +113,8 @@ def capability_id(task_type: str, stack: list[str], domain: str | None) -> str:
 
 @dataclass(frozen=True)
 class CapabilityRecord:
+    """One capability claim; its ``id`` derives from (taskType, sorted stack, domain), so equal claims share it."""
+
     task_type: str
     stack: tuple[str, ...]
     domain: str | None = None
@@ -122,6 +124,7 @@ class CapabilityRecord:
 
     @property
     def id(self) -> str:
+        """The ``acx-cap:`` id of (taskType, stack, domain): what credentials and benchmarks name the claim by."""
         return capability_id(self.task_type, list(self.stack), self.domain)
 
     def display(self, with_domain: bool = False) -> str:
@@ -132,6 +135,7 @@ class CapabilityRecord:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """The ``acx.capability/1`` record as stored in a cartridge, proficiency included."""
         out: dict[str, Any] = {
             "schemaVersion": SCHEMA_VERSION,
             "id": self.id,

@@ -199,6 +199,8 @@ def leaks(wins: set[bytes], files: Mapping[str, str], size: int = WINDOW) -> lis
 
 
 def find_canaries(text: str) -> list[str]:
+    """The distinct canary markers in ``text``, sorted: each hidden test carries one; in a model-facing file one is a
+    leak."""
     return sorted(set(CANARY_RE.findall(text)))
 
 

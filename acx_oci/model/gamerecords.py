@@ -52,6 +52,7 @@ def task_commitment(key: bytes, task_id: str) -> str:
 def predicate(*, game: int, task_commitment: str, difficulty: float, outcome: str, rating_before: ts.Rating,
               rating_after: ts.Rating, rom_digest: str, benchmark_digest: str,
               solver: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One game's predicate; UsageError for an unknown outcome or extra field, so a record never carries a stray key."""
     if outcome not in OUTCOMES:
         raise UsageError(f"game record: unknown outcome {outcome!r}")
     unknown = set(extra or {}) - OPTIONAL_FIELDS

@@ -40,6 +40,7 @@ class Rating:
     sigma: float = SIGMA0
 
     def to_json(self) -> dict[str, float]:
+        """The rating as recorded in game records and credentials."""
         return {"mu": self.mu, "sigma": self.sigma}
 
 
@@ -53,9 +54,11 @@ class Model:
     tau: float = TAU
 
     def initial(self) -> Rating:
+        """The prior every run starts from, so a replay from the recorded model starts at the same point."""
         return Rating(self.mu0, self.sigma0)
 
     def to_json(self) -> dict[str, float]:
+        """The constants as recorded in a result, for a replay."""
         return {"mu0": self.mu0, "sigma0": self.sigma0, "beta": self.beta, "tau": self.tau}
 
 

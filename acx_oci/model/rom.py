@@ -123,6 +123,8 @@ def sign_rom(rom_bytes: bytes, rom: dict[str, Any], signer: Identity) -> bytes:
 
 @dataclass(frozen=True)
 class SignatureCheck:
+    """What checking a ROM's signature concluded; ``signer`` is only ever the verified signer, never a claim."""
+
     status: str  # valid | warning | tampered | unsigned
     signer: str | None  # the signer as *verified*: a trusted DID, a did:key, or did:key of the key used
     reason: str
@@ -131,6 +133,7 @@ class SignatureCheck:
 
     @property
     def display(self) -> str:
+        """The status as shown to people (``status_display``)."""
         return status_display(self.status)
 
 

@@ -54,6 +54,7 @@ def new_list_url(base: str) -> str:
 
 
 def empty_bits(size: int = MIN_ENTRIES) -> bytearray:
+    """An all-clear list of ``size`` bits; the spec's minimum size keeps one entry from being singled out."""
     if size < MIN_ENTRIES or size % 8:
         raise StatusListError(f"a status list needs at least {MIN_ENTRIES} entries and a multiple of 8, found {size}")
     return bytearray(size // 8)
@@ -95,12 +96,14 @@ def decode_encoded_list(encoded: Any, max_bytes: int = DEFAULT_MAX_BYTES, min_en
 
 
 def get_bit(bits: bytes | bytearray, index: int) -> bool:
+    """Bit ``index``, most significant bit first as the spec orders them; StatusListError outside the list."""
     if not 0 <= index < len(bits) * 8:
         raise StatusListError(f"status list index {index} is outside the list (0..{len(bits) * 8 - 1})")
     return bool(bits[index // 8] & (0x80 >> (index % 8)))
 
 
 def set_bit(bits: bytearray, index: int, value: bool = True) -> None:
+    """Set or clear bit ``index`` in place; StatusListError outside the list (checked before any change)."""
     get_bit(bits, index)
     if value:
         bits[index // 8] |= 0x80 >> (index % 8)
@@ -197,10 +200,12 @@ def list_subject(credential: Any) -> dict[str, Any]:
 
 
 def list_bits(credential: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The decoded bitstring of a status list credential, bounded by ``max_bytes`` decompressed."""
     return decode_encoded_list(list_subject(credential).get("encodedList"), max_bytes)
 
 
 def list_purposes(credential: Any) -> list[str]:
+    """The purposes a list serves (``revocation``, ``suspension``): a single string or an array in the credential."""
     purpose = list_subject(credential).get("statusPurpose")
     return [purpose] if isinstance(purpose, str) else [p for p in _list(purpose) if isinstance(p, str)]
 

@@ -53,6 +53,7 @@ class Guard:
                 _cut(conn)
 
     def fire(self) -> None:
+        """Cut the sockets now (the deadline thread calls this); connections another request reuses are spared."""
         with self._lock:
             if self._done:
                 return
@@ -63,6 +64,7 @@ class Guard:
 
     @property
     def released(self) -> bool:
+        """Whether the request finished, so the deadline thread can drop this guard from its heap."""
         return self._done
 
     def release(self) -> None:
@@ -229,6 +231,7 @@ class GuardedAdapter(HTTPAdapter):
     """An ``HTTPAdapter`` whose connections register with the current thread's :class:`Guard`."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        """Make the pools build our connection classes, which register each socket with the thread's Guard."""
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
 

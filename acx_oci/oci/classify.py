@@ -41,7 +41,8 @@ _LOCK = threading.Lock()
 class ManifestSource(Protocol):
     """What classification needs of a store."""
 
-    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]: ...
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """Exact manifest bytes, media type and digest for a tag or digest, verified."""
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,7 @@ class LayoutStore(ManifestReads, Closing):
         return self._blob_path(digest)
 
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Write the blob atomically unless it is already there; returns its descriptor."""
         desc = Descriptor.for_bytes(media_type, data, annotations)
         self._init()
         if not self._has_blob(desc.digest):
@@ -214,6 +215,7 @@ class LayoutStore(ManifestReads, Closing):
         return desc
 
     def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Stream a file into the layout, hashing as it copies, so a large layer is never held in memory."""
         self._init()
         h = hashlib.sha256()
         size = 0
@@ -274,10 +276,12 @@ class LayoutStore(ManifestReads, Closing):
         return data
 
     def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        """Read a blob, verifying its digest and refusing more than ``size`` or ``max_bytes``."""
         return self._read_verified(digest, max_bytes, "blob", size)
 
     def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
                            max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        """Stream a blob to ``dest`` via a temporary in its directory, verified before it is renamed into place."""
         dest = Path(dest)
         limit = blob_limit(digest, size, max_bytes)
         h = hashlib.sha256()
@@ -302,6 +306,7 @@ class LayoutStore(ManifestReads, Closing):
     # ------------------------------------------------------------------ manifests
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
+        """Store exact manifest bytes as a blob, and in ``index.json`` under ``tag`` when given."""
         return self._push_manifest(raw, media_type, tag, None)
 
     def _push_manifest(self, raw: bytes, media_type: str, tag: str | None, artifact_type: str | None) -> Descriptor:
@@ -328,6 +333,7 @@ class LayoutStore(ManifestReads, Closing):
         return self._read_verified(digest, MAX_MANIFEST_BYTES, "manifest")
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """A digest is read straight from the blobs; a tag is looked up in ``index.json``. Bytes are digest-verified."""
         entry: dict[str, Any] | None = None
         if target.startswith("sha256:"):
             digest = check_digest(target, "manifest digest")  # content-addressed: no index lookup needed
@@ -341,10 +347,12 @@ class LayoutStore(ManifestReads, Closing):
         return raw, media_type, digest
 
     def tag(self, digest: str, tag: str) -> None:
+        """Point ``tag`` at an existing manifest (read first, so a missing digest fails here)."""
         raw, media_type, _ = self.fetch_manifest_raw(check_digest(digest))
         self._update_index(Descriptor(media_type, digest, len(raw)), tag)
 
     def list_tags(self) -> list[str]:
+        """The ``org.opencontainers.image.ref.name`` tags in ``index.json``; none for a layout not yet written."""
         if not (self.root / "index.json").exists():
             return []
         tags = [(e.get("annotations") or {}).get(REF_NAME) for e in self._read_index()]

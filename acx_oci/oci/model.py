@@ -50,6 +50,7 @@ class Descriptor:
     artifact_type: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The descriptor as OCI JSON, optional fields left out when empty."""
         out: dict[str, Any] = {"mediaType": self.media_type, "digest": self.digest, "size": self.size}
         if self.artifact_type:
             out["artifactType"] = self.artifact_type
@@ -59,6 +60,7 @@ class Descriptor:
 
     @classmethod
     def from_json(cls, obj: Any, what: str = "descriptor") -> Descriptor:
+        """Parse a descriptor from untrusted JSON; UsageError naming ``what`` for a missing field or a bad digest."""
         if not isinstance(obj, dict):
             raise UsageError(f"{what}: expected an object, found {type(obj).__name__}")
         mt, dg, size = obj.get("mediaType"), obj.get("digest"), obj.get("size")
@@ -73,6 +75,7 @@ class Descriptor:
 
     @classmethod
     def for_bytes(cls, media_type: str, data: bytes, annotations: dict[str, str] | None = None) -> Descriptor:
+        """The descriptor of exact bytes: what a push returns and a manifest lists."""
         return cls(media_type, sha256_digest(data), len(data), dict(annotations or {}))
 
 
@@ -116,6 +119,7 @@ def check_manifest_size(raw: bytes, what: str) -> None:
 
 
 def build_index(manifests: list[Descriptor], annotations: dict[str, str] | None = None) -> bytes:
+    """The exact bytes of an OCI image index over ``manifests``."""
     doc: dict[str, Any] = {
         "schemaVersion": 2,
         "mediaType": MEDIA_INDEX,
@@ -141,6 +145,8 @@ class Manifest:
 
     @property
     def descriptor(self) -> Descriptor:
+        """The descriptor that lists this manifest in an index or a referrers listing (annotations and artifact type
+        kept)."""
         return Descriptor(self.media_type, self.digest, len(self.raw), dict(self.annotations), self.artifact_type)
 
 
@@ -193,6 +199,7 @@ def parse_manifest(raw: bytes, what: str = "manifest") -> Manifest:
 
 
 def parse_index(raw: bytes, what: str = "index") -> list[Descriptor]:
+    """Entries of an OCI image index from untrusted bytes; UsageError for any other media type or shape."""
     doc = _manifest_json(raw, what)
     if doc.get("mediaType", MEDIA_INDEX) != MEDIA_INDEX:
         raise UsageError(f"{what}: expected an OCI image index")

@@ -29,9 +29,11 @@ class Reference:
         return self.digest or self.tag or "latest"
 
     def with_digest(self, digest: str) -> Reference:
+        """The same reference pinned to ``digest`` (the tag kept for display)."""
         return replace(self, digest=digest)
 
     def with_tag(self, tag: str | None) -> Reference:
+        """The same repository under ``tag``, unpinned, so the tag is resolved afresh."""
         return replace(self, tag=tag, digest=None)
 
     def __str__(self) -> str:

@@ -117,9 +117,11 @@ class TagScanStore(Protocol):
     repository: str
     max_tags_scanned: int
 
-    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]: ...
+    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` tags, and whether there were more."""
 
-    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]: ...
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """Exact manifest bytes, media type and digest for a tag or digest, verified."""
 
 
 # Own tags are content-named (acx-att-<hex prefix of the digest>), so what a tag pointed to can be
@@ -187,11 +189,14 @@ def scan_own_tags(store: TagScanStore, subject_digest: str, known: set[str]) -> 
 class ReferrerIndexStore(Protocol):
     """What ``repair_referrers`` needs: stores that keep a fallback index implement it."""
 
-    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing: ...
+    def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:
+        """The store's listing before repair: what is already discoverable."""
 
-    def read_referrers_index(self, subject_digest: str) -> list[Descriptor]: ...
+    def read_referrers_index(self, subject_digest: str) -> list[Descriptor]:
+        """The fallback referrers index of ``subject_digest`` as stored (empty when there is none)."""
 
-    def write_referrers_index(self, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]: ...
+    def write_referrers_index(self, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
+        """Replace the fallback index with ``entries``; returns what it now holds."""
 
 
 def repair_referrers(store: Any, subject_digest: str) -> tuple[list[Descriptor], list[Descriptor]]:

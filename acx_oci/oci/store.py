@@ -36,6 +36,7 @@ def check_received(digest: str, received: int, size: int | None, limit: int) -> 
 
 
 def check_complete(digest: str, received: int, size: int | None) -> None:
+    """After a read ends: fewer bytes than the descriptor promised is an IntegrityError, like a wrong digest."""
     if size is not None and received != size:
         raise IntegrityError(f"blob {digest}: {received} bytes, its descriptor gives {size} (digest mismatch)")
 
@@ -123,9 +124,11 @@ class Store(Protocol):
         ...
 
     def tag(self, digest: str, tag: str) -> None:
+        """Point ``tag`` at the manifest ``digest`` (which must already be stored)."""
         ...
 
     def list_tags(self) -> list[str]:
+        """Every tag of the repository (or layout), up to the store's listing cap."""
         ...
 
     def push_referrer(self, raw: bytes, subject_digest: str, tag: str | None = None) -> Descriptor:
@@ -154,12 +157,15 @@ class ManifestReads:
     """``fetch_manifest`` and ``resolve`` in terms of ``fetch_manifest_raw`` (shared by both stores)."""
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """Exact bytes, media type and digest for a tag or digest: the one read each store implements."""
         raise NotImplementedError
 
     def fetch_manifest(self, target: str) -> Manifest:
+        """Fetch and parse an OCI image manifest; UsageError for an index or malformed bytes."""
         raw, _, _ = self.fetch_manifest_raw(target)
         return parse_manifest(raw, f"manifest {target}")
 
     def resolve(self, target: str) -> Descriptor:
+        """The descriptor of the manifest ``target`` names, its bytes fetched and verified (not a HEAD)."""
         raw, media_type, digest = self.fetch_manifest_raw(target)
         return Descriptor(media_type, digest, len(raw))

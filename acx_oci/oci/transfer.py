@@ -71,6 +71,7 @@ class CopyPlan:
 
     @property
     def total_bytes(self) -> int:
+        """Bytes of every distinct blob in the plan: what a copy moves at most, for progress."""
         return sum(d.size for d in self.blobs.values())
 
     def add_image(self, item: PlannedManifest) -> None:
@@ -79,6 +80,7 @@ class CopyPlan:
         self.add(item, [item.manifest.config, *item.manifest.layers])
 
     def add(self, item: PlannedManifest, blobs: list[Descriptor]) -> None:
+        """Add a manifest once per (digest, tag) and its blobs once per digest; UsageError past the plan's bounds."""
         if len(self.manifests) >= MAX_PLAN_MANIFESTS:
             raise UsageError(f"copy: more than {MAX_PLAN_MANIFESTS} manifests; refusing an unbounded copy")
         if any(m.digest == item.digest and m.tag == item.tag for m in self.manifests):
@@ -182,6 +184,8 @@ def _copy_blob(src: Store, dst: Store, desc: Descriptor) -> None:
 
 @dataclass
 class CopyCounts:
+    """What ``copy_blobs`` did: copied, mounted across repositories, or already present at the destination."""
+
     blobs_copied: int = 0
     blobs_mounted: int = 0
     blobs_present: int = 0

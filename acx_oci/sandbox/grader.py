@@ -74,6 +74,7 @@ class GradeResult:
         return frozenset(t.nodeid for t in self.tests if t.outcome in ("failed", "error"))
 
     def counts(self) -> dict[str, int]:
+        """Tests per outcome (passed, failed, error, skipped), the zeros included, as game records report them."""
         out = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
         for t in self.tests:
             out[t.outcome] = out.get(t.outcome, 0) + 1

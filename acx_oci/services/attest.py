@@ -57,6 +57,7 @@ from acx_oci.services.attest_request import (
 )
 from acx_oci.services.ledger import Ledger, Subject
 from acx_oci.services.publish import STATUS_LIST_VALIDITY, signed_status_list, status_base_url
+from acx_oci.services.revoke import republish
 
 __all__ = ["CREDENTIAL_VALIDITY", "DEFAULT_COOLDOWN", "ISSUED", "NOT_ISSUED", "REFUSED", "STATUS_LIST_VALIDITY",
            "TRANSCRIPT_SEAL_INFO", "AttestOutcome", "AttestRequest", "BaselineOptions", "GateOptions", "Issued",
@@ -79,9 +80,12 @@ def attest(req: AttestRequest) -> AttestOutcome:
     with opened(cart_ref, options) as cart_store, opened(bench_ref, options) as bench_store:
         loaded = load(req, cart_ref, cart_store, bench_ref, bench_store)
         checked = check(req, loaded, req.now())
-        plan = plan_draw(req.gate, loaded, checked) if checked.unsealed is not None else None
-        with Ledger(req.state_dir) as ledger:
-            return _attempt(req, loaded, checked, plan, ledger)
+        with contextlib.ExitStack() as stack:
+            if checked.baseline is not None:  # closed at the run's end (closing twice is harmless)
+                stack.enter_context(checked.baseline.store)
+            plan = plan_draw(req.gate, loaded, checked) if checked.unsealed is not None else None
+            with Ledger(req.state_dir) as ledger:
+                return _attempt(req, loaded, checked, plan, ledger)
 
 
 def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
@@ -194,8 +198,11 @@ def _publish(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int
     now = signed.issued_at
     raws = [r.raw for r in records.records]
     try:
-        return pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
+        published = pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
             loaded.cart_store, loaded.cart.manifest.descriptor, ledger, signed.status_list, signed.signed_list,
-            signed.credential_bytes, raws, signed.credential_id, now, req.progress), hint), None
+            signed.credential_bytes, raws, signed.credential_id, now, req.progress), hint)
     except RegistryError as exc:
         return None, str(exc)
+    if signed.superseded:  # every copy of the list, wherever the older credential went, now revokes it
+        republish(ledger, signed.status_list.uuid, req.verifier, req.now(), req.registry.store_options)
+    return published, None

@@ -149,7 +149,7 @@ def check(req: AttestRequest, loaded: Loaded, now: datetime) -> Checked:
         return Checked((f"benchmark: {exc}",))
     baseline: regr.Baseline | None = None
     if loaded.baseline_ref:
-        baseline, problems = regr.load_baseline(loaded.baseline_ref, req.cartridge_ref, loaded.cart,
+        baseline, problems = regr.load_baseline(loaded.baseline_ref, loaded.cart_ref, loaded.cart,
                                                 req.registry.store_options, rom_solver=req.rom_solver)
         if baseline is not None and not problems:
             problems = regr.find_credential(baseline, req.verifier, loaded.remote, reference=not req.rom_solver,

@@ -67,6 +67,7 @@ class Signed:
     signed_list: dict[str, Any]
     status_list_path: Path
     issued_at: datetime  # validFrom; the push records it as the publication time
+    superseded: tuple[str, ...] = ()  # earlier credentials for the same ROM, benchmark, capability: now revoked
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -141,7 +142,8 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Ve
     mine = ledger.attempt(attempt_id)
     claim = _claim(loaded, plan, verdict, evidence, statuslist.status_entry(sl.url, index), cred_id, verifier.did, now,
                    ledger.attempt_count(attempt_id), (mine.cooldown_scope if mine else None) or SCOPE_ROM_CLAIM)
-    for older in ledger.superseded_credentials(attempt_id):
+    superseded = tuple(ledger.superseded_credentials(attempt_id))
+    for older in superseded:
         ledger.revoke(older, now, rc.SUPERSEDED)
     credential = cred_mod.issue(claim, verifier)
     credential_bytes = json.dumps(credential, indent=2, ensure_ascii=False).encode() + b"\n"
@@ -151,16 +153,7 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Ve
     list_path = _write(out / "status-list.json", list_bytes)
     ledger.record_publication(sl.uuid, list_path.resolve().as_uri(), sha256_digest(list_bytes), now)
     ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
-    return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now)
-
-
-def _code(text: str) -> str:
-    """The reason code of a NOT ISSUED reason text (the engine words its gate without one)."""
-    if text.startswith("gate: sigma"):
-        return rc.SIGMA_GATE
-    if text.startswith("gate:"):
-        return rc.GAMES_GATE
-    return reason_pairs([text], rc.ERROR)[0][0]
+    return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now, superseded)
 
 
 def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
@@ -173,7 +166,7 @@ def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict
         cartridge_manifest_digest=cart.manifest.digest, benchmark=f"{bench.id}@{bench.version}",
         benchmark_digest=bench.digest, capability=str(bench.capability["id"]),
         attempt=ledger.attempt_count(attempt_id), verdict=VERDICT_NOT_ISSUED,
-        reasons=tuple((_code(t), t) for t in verdict.reasons),
+        reasons=reason_pairs(verdict.reasons, rc.ERROR),  # the gate's and the judge's reasons start with a code
         mu=result.rating.mu, sigma=result.rating.sigma, acx_level=result.level, games_played=result.rated)
     return _write(out / "attempt-record.json", attempt_bytes(sign_attempt_record(record, verifier)))
 

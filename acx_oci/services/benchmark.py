@@ -150,6 +150,7 @@ class Published:
 
 
 def publish_layers(bench: Benchmark, seal_key: bytes, recipients: list[Recipient]) -> Published:
+    """Split and seal a suite into its three layers; the held-out tasks leave only sealed to ``recipients``."""
     public, held = split(bench, seal_key)
     held_ids = [t["id"] for t in held]
     public_doc = {"schema": PUBLIC_SCHEMA, "benchmark": bench.id, "version": bench.version, "tasks": public}
@@ -171,6 +172,8 @@ def publish_layers(bench: Benchmark, seal_key: bytes, recipients: list[Recipient
 
 @dataclass(frozen=True)
 class PushedBenchmark:
+    """A pushed benchmark: the digests a trust file pins it by, and the manifest a certification refers to."""
+
     manifest_digest: str
     benchmark_digest: str
     held_out_slice_digest: str
@@ -209,18 +212,22 @@ class RemoteBenchmark:
 
     @property
     def id(self) -> str:
+        """The suite's id as its descriptor states it."""
         return str(self.descriptor["benchmark"]["id"])
 
     @property
     def version(self) -> str:
+        """The suite's version as its descriptor states it."""
         return str(self.descriptor["benchmark"]["version"])
 
     @property
     def capability(self) -> dict[str, Any]:
+        """The capability record the suite measures, as its descriptor states it."""
         cap: dict[str, Any] = self.descriptor["benchmark"]["capability"]
         return cap
 
     def summary(self) -> dict[str, Any]:
+        """The ``benchmark inspect`` summary: counts, digests, capability and recipients; never a held-out task."""
         d = self.descriptor
         return {"id": self.id, "version": self.version, "manifestDigest": self.manifest.digest,
                 "taskCount": d["taskCount"], "publicCount": d["publicCount"], "heldOutCount": d["heldOutCount"],

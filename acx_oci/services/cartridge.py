@@ -57,6 +57,7 @@ from acx_oci.trust.trustfile import Trust
 # ---------------------------------------------------------------- directory form
 
 def default_skill(cap: CapabilityRecord) -> str:
+    """A placeholder SKILL.md for ``cartridge init``; it is signed with the ROM, so the author edits it first."""
     return (
         f"# Skill: {cap.task_type}\n\n"
         f"Stack: {', '.join(cap.stack) or '(none)'}\n"
@@ -131,6 +132,8 @@ def read_directory(directory: Path) -> CartridgeSource:
 
 @dataclass(frozen=True)
 class PushedCartridge:
+    """What a push produced: the pinned reference and digests to attest, and who signed the ROM."""
+
     manifest_digest: str
     rom_digest: str
     reference: str
@@ -200,6 +203,7 @@ class LoadedCartridge:
 
     @property
     def signature_status(self) -> str:
+        """The signature's status, except ``tampered`` whenever the cartridge has a structural problem."""
         return STATUS_TAMPERED if self.problems else self.signature.status
 
     @property
@@ -209,14 +213,17 @@ class LoadedCartridge:
 
     @property
     def signer(self) -> str | None:
+        """The verified signer, if any (never a claimed one)."""
         return self.signature.signer
 
     @property
     def id(self) -> str:
+        """The ROM's id: a baseline and a credential must be for the same one."""
         return str(self.rom.get("id"))
 
     @property
     def version(self) -> str:
+        """The ROM's version, which a regression baseline must precede."""
         return str(self.rom.get("version"))
 
 

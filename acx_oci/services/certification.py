@@ -59,6 +59,7 @@ class SuiteCheck:
 
     @property
     def certified(self) -> bool:
+        """Certified only in exam form with no problem: a suite not in exam form is never certified."""
         return self.exam_form and not self.problems
 
 
@@ -94,6 +95,7 @@ def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
 
 def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certifier: str,
                       records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The certification predicate: per exam its record digest and freeze hash, so later edits show."""
     exams = {eid: {"recordDigest": rec["digest"], "freezeHash": rec["stages"]["freeze"]["freezeHash"],
                    "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
                    "promoted": bool(rec["stages"].get("promotion", {}).get("ok"))}
@@ -179,4 +181,5 @@ def find_certification(store: Store, bench_manifest_digest: str, benchmark_diges
 
 
 def render(cert: Certification) -> str:
+    """The certification as JSON for people, its digest and certifier first."""
     return json.dumps({"digest": cert.digest, "certifier": cert.certifier, **cert.predicate}, indent=2)

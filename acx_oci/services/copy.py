@@ -57,6 +57,8 @@ MAX_REFERRER_DEPTH = 2  # referrers of the subject, and referrers of those (e.g.
 
 @dataclass
 class CopyRequest:
+    """What ``acx-oci copy`` is asked: source and destination, the trust and bounds that decide what is carried."""
+
     source: str
     destination: str
     now: datetime
@@ -70,6 +72,8 @@ class CopyRequest:
 
 @dataclass
 class CopyOutcome:
+    """What a copy did and what it verified; ``to_json`` is the ``copy --json`` document."""
+
     source: str
     destination: str
     subject: str
@@ -88,6 +92,7 @@ class CopyOutcome:
     destination_same: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The ``copy --json`` document (field names are a public interface: keep them)."""
         return {
             "source": self.source, "destination": self.destination, "subject": self.subject,
             "artifactType": self.artifact_type, "manifests": self.manifests, "blobs": self.blobs,

@@ -48,10 +48,13 @@ VERIFIER_DID = "did:web:verifier.acx.example"
 
 @dataclass
 class DemoResult:
+    """Each demo step's name and whether it held: the demo is a test a newcomer can run."""
+
     checks: list[tuple[str, bool]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """True only if there were steps and every one passed."""
         return bool(self.checks) and all(passed for _, passed in self.checks)
 
 

@@ -55,9 +55,11 @@ class DoctorReport:
 
     @property
     def mode(self) -> str:
+        """``referrers-api`` when the registry serves the Referrers API, else the tag schema fallback."""
         return "referrers-api" if self.capabilities.get("referrersApi") else "tag-schema"
 
     def to_json(self) -> dict[str, Any]:
+        """The ``doctor --json`` document: one field per capability, None for those not probed."""
         return {"registry": self.registry, "repository": self.repository, "mode": self.mode,
                 **{k: self.capabilities.get(k) for k in CAPABILITIES}, "authScheme": self.auth_scheme,
                 "details": dict(self.details), "notes": list(self.notes)}

@@ -23,6 +23,7 @@ def benchmark_image(bench_meta: dict[str, Any]) -> str | None:
 
 
 def rom_image_digest(runtime: dict[str, Any] | None) -> str | None:
+    """The environment image digest the ROM's runtime demands, if it pins one."""
     env = (runtime or {}).get("environment") or {}
     digest = env.get("imageDigest") if isinstance(env, dict) else None
     return str(digest) if digest else None

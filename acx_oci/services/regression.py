@@ -28,7 +28,7 @@ from acx_oci.model import rating as ts
 from acx_oci.model.credential import level_result
 from acx_oci.model.rom import runtime_of
 from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.ref import Reference, parse_reference
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.services import benchmark as bm
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
@@ -43,6 +43,8 @@ BASELINE_REFUSED = "baseline"
 
 @dataclass
 class Baseline:
+    """The earlier version a new one is measured against; its store is open until the caller closes it."""
+
     reference: str  # pinned by digest
     store: Store
     cart: LoadedCartridge
@@ -63,7 +65,7 @@ def _version_key(version: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
-def load_baseline(ref: str, cart_reference: str, cart: LoadedCartridge, options: StoreOptions,
+def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, options: StoreOptions,
                   rom_solver: bool) -> tuple[Baseline | None, list[str]]:
     """Load the baseline cartridge (a reference, or a bare ``sha256:`` manifest digest in the new
     cartridge's repository) and check that it is an earlier version of the same cartridge id.
@@ -71,8 +73,8 @@ def load_baseline(ref: str, cart_reference: str, cart: LoadedCartridge, options:
     The baseline's store stays open only when it is usable (no problems): the caller plays the baseline
     from it and closes it (``Baseline.store``)."""
     try:
-        parsed = parse_reference(ref if not ref.startswith("sha256:")
-                                 else str(parse_reference(cart_reference).with_digest(ref)))
+        # a bare digest names a manifest in the new cartridge's repository; parsed again so a bad digest is refused
+        parsed = parse_reference(str(cart_reference.with_digest(ref)) if ref.startswith("sha256:") else ref)
         store = open_store(parsed, options)
     except AcxError as exc:
         return None, [f"{BASELINE_REFUSED}: cannot load the baseline {ref}: {exc}"]
@@ -156,5 +158,6 @@ def judge(new_out: float, new_in: float, base_out: float, base_in: float, tolera
 
 
 def credential_field(baseline: Baseline, base_in: float) -> dict[str, Any]:
+    """The ``acx:baseline`` claim: which credential and ROM were compared, and both held-in r values."""
     return {"credentialDigest": baseline.credential_digest, "romDigest": baseline.cart.rom_digest,
             "heldOutR": baseline.held_out_r, "heldInR": base_in}

@@ -37,13 +37,16 @@ class ReferenceSolver:
             raise UsageError("reference solver: competence must be a finite number")
 
     def descriptor(self) -> dict[str, Any]:
+        """The descriptor every game record names: ``reference`` and its competence."""
         c: float | int = int(self.competence) if float(self.competence).is_integer() else self.competence
         return {"name": "reference", "version": 1, "competence": c}
 
     def record_fields(self) -> dict[str, Any]:
+        """Nothing extra: a simulated game has no runtime or containment to record."""
         return {}
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        """A deterministic win or loss drawn from (ROM, task, competence); an impossible exam is always lost."""
         if task.get("impossible"):
             return SolverResult(MODEL_FAIL, "an impossible exam (the reference solver never games a grader)")
         u = reference_uniform(rom_digest, str(task["id"]), self.competence)

@@ -168,6 +168,7 @@ class RomSolver:
         self.grader_seconds = grader_seconds
 
     def descriptor(self) -> dict[str, Any]:
+        """The runtime and the local sandbox version, as every game record names the solver."""
         return rom_descriptor(self.runtime, self.containment.get("version"))
 
     def record_fields(self) -> dict[str, Any]:
@@ -175,6 +176,7 @@ class RomSolver:
         return {"runtimeDigest": self.runtime_digest, "containment": self.containment}
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        """Play one task in the sandbox: withheld unless containment is proven, a lane error for a non-pytest grader."""
         if not self.containment.get("proven"):
             failed = [p["name"] for p in self.containment.get("probes") or [] if not p.get("ok")]
             why = ", ".join(failed) or str(self.containment.get("error") or "no proof")

@@ -28,7 +28,8 @@ Fetch = Callable[[str], bytes]
 class DocumentSource(Protocol):
     """Where offline DID documents come from (the trust file); kept abstract so this module stays pure."""
 
-    def did_document_for(self, did: str) -> dict[str, Any] | None: ...
+    def did_document_for(self, did: str) -> dict[str, Any] | None:
+        """The DID document supplied offline for ``did``, or None to fall back to did:key derivation or did:web."""
 
 
 def check_did(value: str, what: str = "DID") -> str:

@@ -44,6 +44,8 @@ class Party:
 
 @dataclass(frozen=True)
 class AcceptedBenchmark:
+    """A benchmark the consumer accepts, pinned by digest; optionally its held-out slice, certifiers and capability."""
+
     id: str
     version: str
     digest: str
@@ -56,6 +58,8 @@ class AcceptedBenchmark:
 
 @dataclass(frozen=True)
 class Trust:
+    """The consumer's trust decisions, parsed once: whose keys count, which benchmarks, and the gate's bounds."""
+
     publishers: list[Party] = field(default_factory=list)
     verifiers: list[Party] = field(default_factory=list)
     benchmarks: list[AcceptedBenchmark] = field(default_factory=list)
@@ -78,9 +82,11 @@ class Trust:
         return cls()
 
     def is_trusted_publisher(self, did: str) -> bool:
+        """Whether ``did`` (a fragment is ignored) is a publisher whose ROM signatures count."""
         return any(p.id == did.split("#", 1)[0] for p in self.publishers)
 
     def is_trusted_verifier(self, did: str) -> bool:
+        """Whether ``did`` (a fragment is ignored) is a verifier whose credentials count."""
         return any(p.id == did.split("#", 1)[0] for p in self.verifiers)
 
     def did_document_for(self, did: str) -> dict[str, Any] | None:
@@ -92,6 +98,7 @@ class Trust:
         return None
 
     def benchmark(self, bench_id: str, version: str) -> AcceptedBenchmark | None:
+        """The accepted entry for (id, version), or None: a benchmark not listed does not count."""
         for b in self.benchmarks:
             if b.id == bench_id and b.version == version:
                 return b

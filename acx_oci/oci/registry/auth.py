@@ -31,6 +31,7 @@ _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
 def docker_config_path() -> Path:
+    """``$DOCKER_CONFIG/config.json``, else ``~/.docker/config.json``: where docker and oras keep logins."""
     env = os.environ.get("DOCKER_CONFIG")
     base = Path(env) if env else Path.home() / ".docker"
     return base / "config.json"
@@ -60,6 +61,7 @@ class Credentials:
     identity_token: str = ""
 
     def basic(self) -> str:
+        """The ``Authorization: Basic`` value for these credentials."""
         return base64.b64encode(f"{self.username}:{self.password}".encode()).decode("ascii")
 
 
@@ -149,6 +151,7 @@ class RegistryAuth:
         self._tokens: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
 
     def credentials(self) -> Credentials | None:
+        """The docker-config credentials for ``config_host``, looked up on first use (a helper may be slow) and kept."""
         if not self._loaded:
             self._credentials = load_credentials(self.config_host)
             self._loaded = True
@@ -156,6 +159,7 @@ class RegistryAuth:
 
     @property
     def has_credentials(self) -> bool:
+        """Whether credentials were found; False until ``credentials()`` has looked (a 401 hint reads this)."""
         return self._credentials is not None
 
     def answer(self, challenge: str, sent: str | None, session: requests.Session,

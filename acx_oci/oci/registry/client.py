@@ -111,6 +111,7 @@ class RegistryStore(ManifestReads):
         return f"{self.base}blobs/{check_digest(digest, 'blob digest')}"
 
     def blob_exists(self, digest: str) -> bool:
+        """HEAD the blob once; a digest seen present is remembered for this store, so pushes skip repeat checks."""
         if digest in self._known_blobs:
             return True
         resp = self.transport.request("HEAD", self._blob_url(digest))
@@ -172,12 +173,14 @@ class RegistryStore(ManifestReads):
         return None
 
     def push_blob(self, data: bytes, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Upload the bytes unless the registry already has the blob."""
         desc = Descriptor.for_bytes(media_type, data, annotations)
         if not self.blob_exists(desc.digest):
             self._upload(desc.digest, len(data), data)
         return desc
 
     def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
+        """Hash the file first, then upload it streamed unless the registry already has the blob."""
         path = Path(path)
         h = hashlib.sha256()
         size = 0
@@ -210,6 +213,7 @@ class RegistryStore(ManifestReads):
         return resp, limit
 
     def fetch_blob(self, digest: str, max_bytes: int = DEFAULT_MAX_BLOB_BYTES, size: int | None = None) -> bytes:
+        """GET a blob, stopping the moment it passes ``size`` or ``max_bytes``; the digest is verified."""
         resp, limit = self._open_limited(digest, size, max_bytes)
         buf = bytearray()
         h = hashlib.sha256()
@@ -308,6 +312,7 @@ class RegistryStore(ManifestReads):
                                     "is not in the registry")
 
     def push_manifest(self, raw: bytes, media_type: str, tag: str | None = None) -> Descriptor:
+        """PUT exact bytes by digest (or under ``tag``), after making sure the config blob exists."""
         check_manifest_size(raw, "manifest")
         self.ensure_config_blob(raw)
         digest = sha256_digest(raw)
@@ -315,6 +320,7 @@ class RegistryStore(ManifestReads):
         return Descriptor(media_type, digest, len(raw))
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """GET a manifest under the size cap and check its bytes against the digest asked for or announced."""
         t = self.transport
         resp = t.request("GET", self._manifest_url(target), headers={"Accept": MANIFEST_ACCEPT})
         if resp.status_code != 200:
@@ -337,6 +343,7 @@ class RegistryStore(ManifestReads):
     # ------------------------------------------------------------------ tags
 
     def tag(self, digest: str, tag: str) -> None:
+        """Tag an existing manifest by PUTting its exact bytes again under ``tag``."""
         raw, media_type, _ = self.fetch_manifest_raw(check_digest(digest))
         self.put_manifest(raw, media_type, tag)
 
@@ -390,6 +397,7 @@ class RegistryStore(ManifestReads):
         return tags, False
 
     def list_tags(self) -> list[str]:
+        """Every tag up to the listing cap; ``list_tags_bounded`` also says whether it was cut."""
         return self.list_tags_bounded(MAX_TAGS_LISTED)[0]
 
     # ------------------------------------------------------------------ referrers
@@ -403,6 +411,7 @@ class RegistryStore(ManifestReads):
         return _referrers.write_index(self, subject_digest, entries)
 
     def push_referrer(self, raw: bytes, subject_digest: str, tag: str | None = None) -> Descriptor:
+        """Push a referrer and keep discovery current (the fallback tag index when the API is missing)."""
         return _referrers.push_referrer(self, raw, subject_digest, tag)
 
     def referrers(self, subject_digest: str, artifact_type: str | None = None) -> ReferrerListing:

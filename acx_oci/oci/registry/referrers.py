@@ -42,13 +42,17 @@ class RegistryStore(Protocol):
     max_referrers: int
     max_tags_scanned: int
 
-    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]: ...
+    def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
+        """Exact manifest bytes, media type and digest for a tag or digest, verified."""
 
-    def put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response: ...
+    def put_manifest(self, raw: bytes, media_type: str, target: str) -> requests.Response:
+        """PUT exact manifest bytes under ``target`` (a tag or digest)."""
 
-    def ensure_config_blob(self, raw: bytes) -> None: ...
+    def ensure_config_blob(self, raw: bytes) -> None:
+        """Make sure every blob the manifest names is in the registry before the manifest goes up."""
 
-    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]: ...
+    def list_tags_bounded(self, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` tags, and whether there were more."""
 
 MAX_API_PAGES = 100
 INDEX_WRITE_ATTEMPTS = 10
@@ -65,6 +69,7 @@ _API_LOCK = threading.Lock()
 
 
 def api_support(host: str) -> bool | None:
+    """What this process learned of ``host``'s Referrers API: True, False or None (not yet probed)."""
     with _API_LOCK:
         return _API_SUPPORT.get(host)
 
@@ -76,6 +81,7 @@ def forget_api_support(host: str) -> None:
 
 
 def set_api_support(host: str, supported: bool) -> None:
+    """Remember the probe's answer for every store on ``host``; the map is cleared at its bound."""
     with _API_LOCK:
         if host not in _API_SUPPORT and len(_API_SUPPORT) >= _API_SUPPORT_MAX:
             _API_SUPPORT.clear()

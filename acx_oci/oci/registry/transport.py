@@ -59,6 +59,7 @@ def is_loopback(host: str) -> bool:
 
 
 def one_line(text: str, limit: int = 200) -> str:
+    """Whitespace collapsed and cut to ``limit``: a server's text in our one-line errors."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
@@ -246,6 +247,7 @@ class Transport:
         resp.close = close  # type: ignore[method-assign]
         return resp
     def deadline_error(self, deadline: Deadline, what: str) -> DeadlineExceeded:
+        """The error when the whole operation's ``--deadline`` passed, naming what was under way."""
         return DeadlineExceeded(f"registry {self.host}: the {deadline.seconds:g} s deadline (--deadline) passed "
                                 f"before {what} completed")
 
@@ -275,6 +277,7 @@ class Transport:
 
     @staticmethod
     def path(url: str) -> str:
+        """The path of a URL without host or query, cut to 120 characters, for naming a request in messages."""
         return url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0][:120]
 
     def failure(self, resp: requests.Response, what: str) -> tuple[AcxError, str]:

@@ -42,6 +42,7 @@ SCAN_MAX_BYTES = 64 * 1024 * 1024  # one scanned file (a transcript, a dataset s
 
 
 def default_out() -> Path:
+    """Where exam records and the canary registry live: ``$ACX_EXAM_STATE``, else ``~/.acx-oci/exams``."""
     return Path(os.environ.get("ACX_EXAM_STATE") or Path.home() / ".acx-oci" / "exams")
 
 
@@ -143,6 +144,7 @@ def suite_canaries(path: Path) -> dict[str, dict[str, str]]:
 
 
 def load_registry(path: Path) -> dict[str, dict[str, str]]:
+    """The canary registry (canary -> the exam and file it marks); UsageError unless it is a JSON object."""
     doc = load_json_file(path, "canary registry")
     if not isinstance(doc, dict):
         raise UsageError(f"canary registry ({path}): expected an object")

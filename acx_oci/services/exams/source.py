@@ -53,15 +53,18 @@ class ExamSource:
 
     @property
     def impossible(self) -> bool:
+        """Whether the contract marks the exam impossible (only a literal ``true`` does): no honest solver passes it."""
         return isinstance(self.contract, dict) and self.contract.get("impossible") is True
 
     @property
     def version(self) -> str | None:
+        """The contract's version, if it has one and the contract could be read."""
         v = self.contract.get("version") if isinstance(self.contract, dict) else None
         return str(v) if v is not None else None
 
     @property
     def grader_entry(self) -> str:
+        """The grader file the contract names, else ``hidden/test_hidden.py``."""
         entry = self.contract.get("grader") if isinstance(self.contract, dict) else None
         return str(entry or "hidden/test_hidden.py")
 
@@ -74,11 +77,13 @@ class ExamSource:
         return {**self.common, **self.hidden}
 
     def tree_hash(self) -> str:
+        """Digest of the starting workspace (of an empty list when there is none), part of the freeze hash."""
         ws = self.dir / "workspace"
         return tree_digest(ws) if ws.is_dir() else sha256_digest(canonical([]))
 
 
 def find_suite_root(exam_dir: Path) -> Path | None:
+    """The suite root: the first of the exam dir and three parents holding the families file or a benchmark.json."""
     for p in [exam_dir, *exam_dir.resolve().parents][:4]:
         if (p / mx.FAMILIES_FILE).is_file() or (p / "benchmark.json").is_file():
             return p
@@ -152,6 +157,7 @@ def _files_digest(files: dict[str, str]) -> str:
 
 
 def freeze_inputs(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]) -> dict[str, str]:
+    """A digest per input the freeze hash covers (grader, reference, prompt, controls, families, patterns)."""
     return {"grader": _files_digest(src.hidden), "graderCommon": _files_digest(src.common),
             "reference": _files_digest(src.reference), "prompt": sha256_digest(src.prompt.encode("utf-8")),
             "controls": sha256_digest(canonical(src.controls)), "families": sha256_digest(canonical(src.families)),
@@ -159,6 +165,7 @@ def freeze_inputs(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]) -
 
 
 def exam_freeze_hash(src: ExamSource, patterns: tuple[tuple[str, str, str], ...] = mx.DEFAULT_PATTERNS) -> str:
+    """The freeze hash of an exam: changes when its contract, tree or any graded input changes."""
     contract = src.contract if isinstance(src.contract, dict) else {"unreadable": src.contract_error}
     return mx.freeze_hash(contract=contract, tree_hash=src.tree_hash(), inputs=freeze_inputs(src, patterns))
 

@@ -91,6 +91,7 @@ class DaskExecutor:
         return {str(v)[:120] for v in found.values() if v}  # a worker's text goes into the signed descriptor
 
     def workers(self) -> list[str]:
+        """The addresses of the scheduler's workers now."""
         return list(self.client.scheduler_info()["workers"])
 
     def eligible(self, address: str) -> bool:
@@ -118,6 +119,7 @@ class DaskExecutor:
         return DaskSolver(self, bundle, runtime)
 
     def close(self) -> None:
+        """Close the Dask client (the cluster itself keeps running)."""
         self.client.close()
 
 
@@ -196,15 +198,20 @@ class DaskSolver:
         self._version = "; ".join(sorted(versions)) if versions else None
 
     def descriptor(self) -> dict[str, Any]:
+        """The solver descriptor, with the workers' sandbox versions, like the local ROM solver's."""
         return rom_descriptor(self.runtime, self._version)
 
     def record_fields(self) -> dict[str, Any]:
+        """The runtime digest only: each worker proves its own containment, so that goes per game."""
         return {"runtimeDigest": runtime_digest(self.runtime)}  # containment: per game, the worker's own
 
     def solve(self, task: dict[str, Any], rom_digest: str) -> SolverResult:
+        """Play one task on the cluster (``solve_all`` of one)."""
         return next(self.solve_all([task], rom_digest, 1))
 
     def solve_all(self, tasks: list[dict[str, Any]], rom_digest: str, jobs: int) -> Iterator[SolverResult]:
+        """Place the tasks on the workers, ``jobs`` at a time, yielding results as they finish; stopping cancels the
+        rest."""
         client = self.executor.client
         tracker = _Tracker(uuid.uuid4().hex[:16], len(tasks), self.executor.on_progress)
         client.subscribe_topic(EVENT_TOPIC, tracker.on_event)

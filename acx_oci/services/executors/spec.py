@@ -15,6 +15,8 @@ _SCHEMES = {"dask": "tcp", "dask+tls": "tls"}
 
 @dataclass(frozen=True)
 class ExecutorSpec:
+    """A parsed ``--executor``: local or a Dask scheduler address, with its TLS files and plaintext consent."""
+
     kind: str  # "local" | "dask"
     address: str | None = None  # the scheduler, as Dask spells it: tcp://host:port or tls://host:port
     ca_file: str | None = None
@@ -24,10 +26,12 @@ class ExecutorSpec:
 
     @property
     def tls(self) -> bool:
+        """True when the scheduler is reached over TLS (``dask+tls://``, kept as Dask's ``tls://``)."""
         return bool(self.address and self.address.startswith("tls://"))
 
 
 def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback IP; a host name is not resolved here (spec is pure), so anything else is not."""
     if host == "localhost":
         return True
     try:
