@@ -87,7 +87,7 @@ def test_resolve_lists_the_attempt_history_and_max_attempts_refuses(world: World
     state = tmp_path / "state"
     for n in range(3):
         res = cli("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
-                  world.verifier_did, "--competence", 15, "--state", state, "--cooldown", "0", "-o",
+                  world.verifier_did, "--competence", 15, "--games", 10, "--state", state, "--cooldown", "0", "-o",
                   tmp_path / f"fail{n}", "--json")
         assert res.exit_code == 1 and json.loads(res.output)["issued"] is False, res.output
     attest(world, ref, tmp_path / "ok", state, competence=33)
@@ -115,7 +115,7 @@ def test_resolve_lists_the_attempt_history_and_max_attempts_refuses(world: World
         url = f"http://{running.address}/v2/lab/attempts/manifests/{doc['manifestDigest']}"
         assert httpx.get(url, headers={"Accept": MANIFEST_ACCEPT}).status_code == 200  # 4 of 4 allowed
         res = cli("attest", ref, "--benchmark", world.bench_ref, "--key", world.dir / "ver.key", "--issuer",
-                  world.verifier_did, "--competence", 15, "--state", state, "--cooldown", "0", "-o",
+                  world.verifier_did, "--competence", 15, "--games", 10, "--state", state, "--cooldown", "0", "-o",
                   tmp_path / "fail4", "--json")
         assert res.exit_code == 1, res.output
         time.sleep(0.35)  # the cached allow is revalidated: a new attempt record changes the fingerprint
