@@ -53,13 +53,12 @@ class Bytes:
         self.credential = canonical(self.issue(self.verifier))
 
     def issue(self, signer: Identity) -> dict[str, Any]:
-        claim = LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=CAP.id,
-                           **self.played.claims(), rom_digest=ROM, manifest_digest=MANIFEST, benchmark_id="bench",
-                           benchmark_version="1", benchmark_digest=BENCH, held_out_slice_digest=HELD,
-                           evidence=self.played.evidence(), status_entry=statuslist.status_entry(URL, INDEX),
-                           valid_from=NOW - timedelta(hours=1), valid_until=NOW + timedelta(days=30),
-                           achievement_name="level")
-        return issue(claim, signer)
+        return issue(LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=CAP.id,
+                                **self.played.claims(), rom_digest=ROM, manifest_digest=MANIFEST, benchmark_id="bench",
+                                benchmark_version="1", benchmark_digest=BENCH, held_out_slice_digest=HELD,
+                                evidence=self.played.evidence(), status_entry=statuslist.status_entry(URL, INDEX),
+                                valid_from=NOW - timedelta(hours=1), valid_until=NOW + timedelta(days=30),
+                                achievement_name="level"), signer)
 
     def status_list(self, *, revoked: bool = False, sequence: int = 1) -> bytes:
         bits = bytearray(statuslist.MIN_ENTRIES // 8)

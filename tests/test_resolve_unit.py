@@ -23,6 +23,7 @@ from .support.games import play_level
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 BENCH = "sha256:" + "b" * 64
+BENCH2 = "sha256:" + "d" * 64  # another version is another benchmark digest (the superseding key names it)
 HELD = "sha256:" + "c" * 64
 CAP = parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering")
 
@@ -41,20 +42,21 @@ class World:
         publish_status_list(self.store, signed)
         self.trust = Trust(verifiers=[Party(self.verifier.did)],
                            benchmarks=[AcceptedBenchmark("bench", "1", BENCH, HELD),
-                                       AcceptedBenchmark("bench", "2", BENCH, HELD)],
+                                       AcceptedBenchmark("bench", "2", BENCH2, HELD)],
                            solvers=("rom", "reference"))
         self.index = 0
 
     def attest(self, level: int, age_hours: float, *, version: str = "1", cap: CapabilityRecord = CAP,
                signer: Identity | None = None) -> str:
         signer = signer or self.verifier
-        played = play_level(signer, self.pushed.rom_digest, BENCH, level)
+        bench = BENCH2 if version == "2" else BENCH
+        played = play_level(signer, self.pushed.rom_digest, bench, level)
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
         cred = issue(LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
                      **played.claims(), rom_digest=self.pushed.rom_digest,
                      manifest_digest=self.pushed.manifest_digest, benchmark_id="bench", benchmark_version=version,
-                     benchmark_digest=BENCH, held_out_slice_digest=HELD, evidence=played.evidence(),
+                     benchmark_digest=bench, held_out_slice_digest=HELD, evidence=played.evidence(),
                      status_entry=statuslist.status_entry(self.url, self.index), valid_from=when,
                      valid_until=when + timedelta(days=30), achievement_name="level"), signer)
         desc = push_attestation(self.store, self.store.resolve(self.pushed.manifest_digest), canonical(cred),

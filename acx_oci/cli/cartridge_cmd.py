@@ -252,10 +252,10 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
           no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool, timeout: float,
           failed: dict[str, Any]) -> tuple[LoadedCartridge, Any, list[Path]]:
     """Everything ``pull`` checks, then the write; what is known so far goes into ``failed`` for --json."""
-    from acx_oci.model.capability import parse_requirement
+    from acx_oci.evaluation.require_text import parse_require
 
     for text in requirements:
-        parse_requirement(text)
+        parse_require(text)
     if requirements and trust_path is None:
         raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
     trust = load_trust(trust_path) if trust_path else Trust.empty()

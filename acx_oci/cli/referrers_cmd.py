@@ -185,6 +185,8 @@ def render_resolution(resolution: Resolution) -> None:
                     click.echo("      warning: held-out prompts went to a provider that may train on them")
         else:
             click.echo(f"  {cap.capability.display()}  unproven")
+        for line in cap.attempts.lines():
+            click.echo(f"      {line}")
         for r in cap.rejected:
             click.echo(f"      rejected {r.digest}: {', '.join(r.codes)}")
             if r.messages:
@@ -206,7 +208,9 @@ def render_resolution(resolution: Resolution) -> None:
 @click.option("--require", "requirements", multiple=True, metavar="'TASKTYPE>=TIER'",
               help="Exit 1 unless this claim resolves VERIFIED at this tier (or level, 'TASKTYPE>=L7'); repeatable. "
                    "Add '@model=MODEL-ID' to count only levels earned with that model "
-                   "('build-dag>=senior@model=acme-large-2026-06').")
+                   "('build-dag>=senior@model=acme-large-2026-06'); '@minVerifiers=N' to need N distinct "
+                   "verifiers (DIDs and keys; the level is the lowest of N); '@maxAttempts=COUNT/WINDOW' to refuse "
+                   "a cartridge attempted more often ('build-dag>=senior@minVerifiers=2@maxAttempts=3/30d').")
 @resolve_options
 @registry_options
 @json_option
@@ -233,11 +237,11 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
     Exit codes: 0 resolved (every --require met), 1 a --require unmet or the
     ROM tampered, 2 bad input, 3 registry failure.
     """
-    from acx_oci.model.capability import parse_requirement
+    from acx_oci.evaluation.require_text import parse_require
     from acx_oci.services.resolve import requirement_failures
 
     for text in requirements:
-        parse_requirement(text)  # a malformed requirement is bad input before any network
+        parse_require(text)  # a malformed requirement is bad input before any network
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,

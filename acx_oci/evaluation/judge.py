@@ -5,8 +5,9 @@ attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
 :func:`judge_credentials` runs every verification rule on it and says, per
 attestation, accepted or rejected with reasons; :func:`capability_verdicts` picks,
-per claim, the newest valid credential per benchmark and the highest level among
-those. Replay (re-deriving the deciding credentials from their records) sits
+per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
+digest, capability) and the highest level among those; the older ones of a key are
+``superseded``. Replay (re-deriving the deciding credentials from their records) sits
 between the two and is the caller's: it may fetch records the listing did not carry.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext
+from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
@@ -163,7 +164,21 @@ def _claim_of(item: FetchedAttestation, claims: Mapping[str, CapabilityRecord]) 
     return cap_id, codes, messages
 
 
-def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None) -> AcceptedCredential:
+def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[bytes]:
+    """The public keys of the credential's proofs' verification methods (what makes two DIDs one verifier)."""
+    proofs = credential.get("proof")
+    out: set[bytes] = set()
+    for proof in proofs if isinstance(proofs, list) else [proofs]:
+        vm = proof.get("verificationMethod") if isinstance(proof, dict) else None
+        if isinstance(vm, str):
+            try:
+                out |= {key for _, key in resolve(vm)}
+            except AcxError:
+                continue
+    return frozenset(out)
+
+
+def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None, keys: frozenset[bytes]) -> AcceptedCredential:
     cred, digest = item.credential, item.credential_digest
     assert cred is not None and digest is not None
     res = level_result(cred) or {}
@@ -173,6 +188,8 @@ def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None) -> Acce
         mu=float(res["acx:ratingMu"]), sigma=float(res["acx:ratingSigma"]), games=int(res["acx:gamesPlayed"]),
         acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]),
         valid_from=str(cred.get("validFrom", "")), credential=cred, solver=str(res.get("acx:solver", "reference")),
+        rom_digest=str(res.get("acx:cartridgeRomDigest", "")), benchmark_digest=str(res.get("acx:benchmarkDigest", "")),
+        proof_keys=keys,
     )
 
 
@@ -190,6 +207,10 @@ class _Run:
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
+
+    def keys(self) -> KeyResolver:
+        """The key resolver verification used (injected, else offline)."""
+        return self.resolve_keys or offline_keys(self.trust)
 
     def verify(self, item: FetchedAttestation, issuer: str | None) -> tuple[list[str], list[str]]:
         """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
@@ -251,7 +272,8 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             rej = Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
             (rejected[cap_id] if cap_id in claims else unmatched).append(rej)
         elif cap_id in claims:
-            accepted[cap_id].append(_accepted(item, cap_id, issuer))
+            assert cred is not None
+            accepted[cap_id].append(_accepted(item, cap_id, issuer, proof_keys(cred, run.keys())))
         else:
             unmatched.append(Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                                        (f"the credential proves {cap_id}, which this cartridge does not claim",),
@@ -270,19 +292,45 @@ def order_key(acc: AcceptedCredential) -> tuple[datetime, int, str]:
     return instant(acc), acc.acx_level, acc.credential_digest
 
 
+def newer_key(acc: AcceptedCredential) -> tuple[datetime, str]:
+    """The superseding order (the shared contract): later ``validFrom``, a tie broken by the credential digest.
+
+    The level plays no part: a verifier's newer verdict replaces its older one whether it is higher or lower.
+    """
+    return instant(acc), acc.credential_digest
+
+
+def supersede(accepted: tuple[AcceptedCredential, ...]) -> tuple[tuple[AcceptedCredential, ...], tuple[Rejection, ...]]:
+    """Per superseding key the newest credential that verified decides; every older one is ``superseded``.
+
+    Only credentials that passed every check (and replay) are here, so a forged or failing "newer" one
+    was rejected for its own reason and cannot hide the valid older one; an older one is superseded
+    even while its issuer has not revoked it yet (deleting the newer one then resurrects nothing once
+    the issuer's revocation is published, and a stale list cannot resurrect it while the newer one stands).
+    """
+    newest: dict[tuple[str, str, str, str], AcceptedCredential] = {}
+    for acc in accepted:
+        k = acc.supersede_key
+        if k not in newest or newer_key(acc) > newer_key(newest[k]):
+            newest[k] = acc
+    current = tuple(a for a in accepted if newest[a.supersede_key] is a)
+    older = tuple(
+        Rejection(a.attestation_digest, (reasons.SUPERSEDED,),
+                  (f"superseded by credential {newest[a.supersede_key].credential_digest} from the same issuer "
+                   f"(validFrom {newest[a.supersede_key].valid_from}, level {newest[a.supersede_key].acx_level})",),
+                  a.credential_digest, a.issuer)
+        for a in accepted if newest[a.supersede_key] is not a)
+    return current, older
+
+
 def capability_verdicts(cart: CartridgeFacts, accepted: Mapping[str, tuple[AcceptedCredential, ...]],
                         rejected: Mapping[str, tuple[Rejection, ...]]) -> tuple[CapabilityResolution, ...]:
-    """Per claim: the newest valid credential per benchmark, the highest level among those (none if tampered)."""
+    """Per claim: the newest valid credential per superseding key, the highest level among those (none if tampered)."""
     results = []
     for cap in {c.id: c for c in cart.capabilities}.values():  # one verdict per claim id
-        newest: dict[tuple[str, str], AcceptedCredential] = {}
-        for acc in accepted.get(cap.id, ()):
-            k = (acc.benchmark_id, acc.benchmark_version)
-            if k not in newest or order_key(acc) > order_key(newest[k]):
-                newest[k] = acc
-        winners = tuple(sorted(newest.values(), key=lambda a: (a.acx_level, instant(a), a.credential_digest),
-                               reverse=True))
+        current, older = supersede(accepted.get(cap.id, ()))
+        winners = tuple(sorted(current, key=lambda a: (a.acx_level, instant(a), a.credential_digest), reverse=True))
         best = winners[0] if winners and not cart.tampered else None
         results.append(CapabilityResolution(cap, VERIFIED if best else UNPROVEN, best, winners,
-                                            tuple(sorted(rejected.get(cap.id, ()), key=lambda r: r.digest))))
+                                            tuple(sorted((*rejected.get(cap.id, ()), *older), key=lambda r: r.digest))))
     return tuple(results)

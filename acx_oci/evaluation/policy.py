@@ -23,6 +23,8 @@ Example::
               issuers: [did:web:verifier.example]
               maxCredentialAge: 30d
               benchmark: {id: acx-bench-dag-de, version: 2026.07.1}
+              minVerifiers: 2     # two verifiers (distinct DIDs and keys); the level is the lower
+              maxAttempts: {count: 3, window: 30d}   # resubmitting until lucky: too_many_attempts
           anyOf:
             - capabilities: [{taskType: review, minLevel: 10}]
             - capabilities: [{taskType: debug, minLevel: 10}]
@@ -46,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import UsageError
+from acx_oci.evaluation.require_text import parse_max_attempts
 from acx_oci.evaluation.requirements import (
     API_VERSION,
     TRUSTED_PUBLISHER,
@@ -125,6 +128,8 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
         raise UsageError(f"{where}: {exc}") from None
     bench = raw.get("benchmark") or {}
     issuers = raw.get("issuers")
+    limit = raw.get("maxAttempts")
+    bound = parse_max_attempts(limit["count"], limit["window"], where) if isinstance(limit, dict) else None
     return CapabilityRequirement(
         task_type=task_type,
         stack=stack,
@@ -137,6 +142,8 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
         benchmark_id=bench.get("id"),
         benchmark_version=bench.get("version"),
         model=raw.get("model"),
+        min_verifiers=raw.get("minVerifiers"),
+        max_attempts=bound,
     )
 
 

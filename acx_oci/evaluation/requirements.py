@@ -14,8 +14,10 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
+from acx_oci.evaluation.attempts import MaxAttempts, attempts_in_window
+from acx_oci.evaluation.quorum import quorum
 from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
-from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
 from acx_oci.timeutil import parse_datetime
 
@@ -37,6 +39,8 @@ CODE_PUBLISHER_UNTRUSTED = reasons.PUBLISHER_UNTRUSTED
 CODE_PUBLISHER_NOT_ALLOWED = reasons.PUBLISHER_NOT_ALLOWED
 CODE_NOT_VERIFIED = reasons.CLAIM_NOT_VERIFIED
 CODE_MODEL_MISMATCH = reasons.MODEL_MISMATCH
+CODE_QUORUM_UNMET = reasons.QUORUM_UNMET
+CODE_TOO_MANY_ATTEMPTS = reasons.TOO_MANY_ATTEMPTS
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -199,7 +203,11 @@ class CapabilityRequirement(Requirement):
         benchmark_id: str | None = None,
         benchmark_version: str | None = None,
         model: str | None = None,
+        min_verifiers: int | None = None,
+        max_attempts: MaxAttempts | None = None,
     ) -> None:
+        if min_verifiers is not None and min_verifiers < 1:
+            raise UsageError(f"minVerifiers {min_verifiers}: expected a whole number of at least 1")
         if min_tier is not None and min_tier not in TIER_FLOOR:
             raise UsageError(f"minTier {min_tier!r}: expected one of {', '.join(TIER_NAMES)}")
         self.task_type = task_type
@@ -213,6 +221,8 @@ class CapabilityRequirement(Requirement):
         self.benchmark_id = benchmark_id
         self.benchmark_version = benchmark_version
         self.model = model  # a level is a level of this ROM *with this model*: only that model's levels count
+        self.min_verifiers = min_verifiers  # N distinct verifiers (DIDs and keys); the level is the lowest of N
+        self.max_attempts = max_attempts  # resubmitting until lucky: at most COUNT attempts in WINDOW
 
     def describe(self) -> str:
         out = self.task_type
@@ -236,6 +246,10 @@ class CapabilityRequirement(Requirement):
             out += f" on {self.benchmark_id}" + (f"@{self.benchmark_version}" if self.benchmark_version else "")
         if self.model:
             out += f" with model {self.model}"
+        if self.min_verifiers is not None:
+            out += f" by {self.min_verifiers} distinct verifiers"
+        if self.max_attempts is not None:
+            out += f", {self.max_attempts.describe()}"
         return out
 
     def _floor(self) -> tuple[int, str] | None:
@@ -247,10 +261,10 @@ class CapabilityRequirement(Requirement):
             floors.append((self.min_level, f"level {self.min_level}"))
         return max(floors) if floors else None
 
-    def _shortfalls(self, acc: AcceptedCredential, now: datetime) -> list[tuple[str, str]]:
+    def _shortfalls(self, acc: AcceptedCredential, now: datetime, level: bool = True) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         floor = self._floor()
-        if floor is not None and acc.acx_level < floor[0]:
+        if level and floor is not None and acc.acx_level < floor[0]:
             code = CODE_TIER_BELOW if self.min_tier is not None else CODE_LEVEL_BELOW
             out.append((code, f"level {acc.acx_level} ({acc.career_tier}) is below {floor[1]}"))
         if self.issuers is not None and acc.issuer.split("#", 1)[0] not in self.issuers:
@@ -279,6 +293,24 @@ class CapabilityRequirement(Requirement):
         return self.domain is None or domain == self.domain
 
     def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        """The level (or quorum) requirement, then the attempt bound on the same claims."""
+        result = self._evaluate_levels(resolution, now)
+        if self.max_attempts is None or result.codes == (CODE_NOT_CLAIMED,):
+            return result
+        bound = self.max_attempts
+        over = []
+        for c in resolution.capabilities:
+            if self._matches(c.capability.task_type, c.capability.stack, c.capability.domain):
+                n = attempts_in_window(c.attempts, now, bound.window_seconds)
+                if n > bound.count:
+                    over.append(f"{c.capability.display()}: {n} attempts in the last {bound.window}, "
+                                f"more than the {bound.count} allowed ({'; '.join(c.attempts.lines())})")
+        if not over:
+            return result
+        return RequirementResult(result.description, False, (*over, *(() if result.met else result.reasons)),
+                                 _unique([CODE_TOO_MANY_ATTEMPTS, *result.codes]), result.considered)
+
+    def _evaluate_levels(self, resolution: Resolution, now: datetime) -> RequirementResult:
         desc = self.describe()
         claims = [c for c in resolution.capabilities
                   if self._matches(c.capability.task_type, c.capability.stack, c.capability.domain)]
@@ -318,6 +350,8 @@ class CapabilityRequirement(Requirement):
             for rej in claim.rejected:
                 considered.append(Considered(rej.digest, rej.credential_digest, rej.issuer, "rejected",
                                              rej.codes, rej.messages))
+        if self.min_verifiers is not None:
+            return self._quorum(claims, now, tuple(considered), resolution.partial)
         if met:
             best = next(c for c in considered if c.outcome == "satisfies")
             return RequirementResult(desc, True, best.messages, (), tuple(considered))
@@ -332,6 +366,33 @@ class CapabilityRequirement(Requirement):
             codes.append(CODE_PARTIAL)
             reasons.append("the resolution is partial (a bound was hit): a qualifying attestation may be unseen")
         return RequirementResult(desc, False, tuple(reasons), _unique(codes), tuple(considered))
+
+
+    def _quorum(self, claims: list[CapabilityResolution], now: datetime, considered: tuple[Considered, ...],
+                partial: bool) -> RequirementResult:
+        """N distinct verifiers must vouch for one claim; its level is the lowest of the N (``quorum_unmet``)."""
+        assert self.min_verifiers is not None
+        desc, floor, found = self.describe(), self._floor(), []
+        for claim in claims:
+            pool = [a for a in claim.accepted if claim.effective == VERIFIED and not self._shortfalls(a, now, False)]
+            q = quorum(pool, self.min_verifiers)
+            if q.met and (floor is None or (q.level or 0) >= floor[0]):
+                return RequirementResult(desc, True, (f"{claim.capability.display()}: {q.describe()}",), (),
+                                         considered)
+            found.append((claim, q))
+        codes: list[str] = []
+        why: list[str] = []
+        for claim, q in found:
+            if not q.met:
+                codes.append(CODE_QUORUM_UNMET)
+            elif floor is not None:
+                codes.append(CODE_TIER_BELOW if self.min_tier is not None else CODE_LEVEL_BELOW)
+            why.append(f"{claim.capability.display()}: {q.describe()}" + (
+                f", below {floor[1]}" if q.met and floor is not None else ""))
+        if partial:
+            codes.append(CODE_PARTIAL)
+            why.append("the resolution is partial (a bound was hit): a qualifying attestation may be unseen")
+        return RequirementResult(desc, False, tuple(why), _unique(codes), considered)
 
 
 class AllOf(Requirement):

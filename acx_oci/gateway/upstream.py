@@ -27,6 +27,7 @@ from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, level_result, status_entries
 from acx_oci.oci.model import (
+    ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
     MEDIA_MANIFEST,
@@ -156,12 +157,15 @@ class Upstream:
     def fingerprint(self, repository: str, digest: str) -> tuple[str, ...]:
         """What a verdict depends on besides the (immutable) manifest and the clock."""
         st = self.store(repository)
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=3) as pool:
             refs_f = pool.submit(list_referrers, st, digest, ARTIFACT_ATTESTATION)
+            # attempt records bound a verdict too (maxAttempts): a new one must not leave a cached allow standing
+            tries_f = pool.submit(list_referrers, st, digest, ARTIFACT_ATTEMPT_RECORD)
             tags = [t for t in st.list_tags() if t.startswith(STATUS_PREFIX)]
             status = sorted(f"{t}={d}" for t, d in zip(tags, pool.map(self._manifest_digest(st), tags), strict=True))
             refs = sorted(d.digest for d in refs_f.result()[0])
-        return (*refs, "|", *status)
+            tries = sorted(d.digest for d in tries_f.result()[0])
+        return (*refs, "|", *tries, "|", *status)
 
     @staticmethod
     def _manifest_digest(st: RegistryStore) -> Callable[[str], str]:

@@ -9,6 +9,7 @@ of every attestation that was rejected.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
@@ -48,6 +49,15 @@ class AcceptedCredential:
     valid_from: str  # RFC 3339 as issued
     credential: dict[str, Any] = field(repr=False, default_factory=dict)
     solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
+    rom_digest: str = ""
+    benchmark_digest: str = ""
+    # the public keys of the proofs' verification methods: one key under two DIDs is one verifier (quorum)
+    proof_keys: frozenset[bytes] = field(repr=False, default_factory=frozenset)
+
+    @property
+    def supersede_key(self) -> tuple[str, str, str, str]:
+        """(issuer DID, ROM digest, benchmark digest, capability id): within one key only the newest decides."""
+        return self.issuer.split("#", 1)[0], self.rom_digest, self.benchmark_digest, self.capability_id
 
     @property
     def model(self) -> dict[str, Any] | None:
@@ -60,12 +70,80 @@ class AcceptedCredential:
 
 
 @dataclass(frozen=True)
+class AttemptEntry:
+    """One attempt resolve could see and verify: an issued credential or a signed attempt record."""
+
+    issuer: str
+    at: str  # validFrom: when the attempt finished (RFC 3339 as signed)
+    verdict: str  # issued | not-issued
+    source: str  # "credential" | "attempt-record"
+    digest: str  # the credential's or the attempt record's digest
+    benchmark_digest: str
+    sequence: int | None = None  # the verifier's own counter (acx:attempt / attempt.sequence)
+    first_attempt_at: str | None = None
+    acx_level: int | None = None
+    reasons: tuple[str, ...] = ()  # reason codes of a not-issued attempt
+    instant: datetime | None = field(default=None, compare=False)
+    first_attempt: datetime | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """One ``attempts.entries[]`` item of ``resolve --json``."""
+        return {"issuer": self.issuer, "at": self.at, "verdict": self.verdict, "source": self.source,
+                "digest": self.digest, "benchmarkDigest": self.benchmark_digest, "sequence": self.sequence,
+                "firstAttemptAt": self.first_attempt_at, "acxLevel": self.acx_level, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class AttemptHistory:
+    """Every attempt at one claim resolve could verify, oldest first; the verifiers' counters may know more."""
+
+    entries: tuple[AttemptEntry, ...] = ()
+
+    def groups(self) -> dict[tuple[str, str], list[AttemptEntry]]:
+        """The entries per (verifier, benchmark digest): the scope of one verifier's attempt counter."""
+        out: dict[tuple[str, str], list[AttemptEntry]] = {}
+        for e in self.entries:
+            out.setdefault((e.issuer, e.benchmark_digest), []).append(e)
+        return out
+
+    @property
+    def total(self) -> int:
+        """Attempts known: per verifier and benchmark, the entries seen or its own counter, whichever is more."""
+        return sum(max(len(g), max((e.sequence or 0 for e in g), default=0)) for g in self.groups().values())
+
+    @property
+    def issued(self) -> int:
+        """Issued attempts seen."""
+        return sum(1 for e in self.entries if e.verdict == "issued")
+
+    @property
+    def not_issued(self) -> int:
+        """Attempts known not to have issued (counted, seen or not)."""
+        return self.total - self.issued
+
+    def lines(self) -> list[str]:
+        """``3 attempts by did:...: 1 issued, 2 not issued``, one per verifier."""
+        by: dict[str, AttemptHistory] = {}
+        for e in self.entries:
+            by.setdefault(e.issuer, AttemptHistory())
+            by[e.issuer] = AttemptHistory((*by[e.issuer].entries, e))
+        return [f"{h.total} attempt{'s' if h.total != 1 else ''} by {who}: {h.issued} issued, "
+                f"{h.not_issued} not issued" for who, h in by.items()]
+
+    def to_json(self) -> dict[str, Any]:
+        """``attempts`` of one capability in ``resolve --json``."""
+        return {"total": self.total, "issued": self.issued, "notIssued": self.not_issued,
+                "entries": [e.to_json() for e in self.entries]}
+
+
+@dataclass(frozen=True)
 class CapabilityResolution:
     capability: CapabilityRecord
     effective: str  # VERIFIED | unproven
     best: AcceptedCredential | None  # the credential the effective proficiency rests on
-    accepted: tuple[AcceptedCredential, ...]  # newest valid per benchmark
-    rejected: tuple[Rejection, ...]
+    accepted: tuple[AcceptedCredential, ...]  # the newest valid one per (issuer, ROM, benchmark, capability)
+    rejected: tuple[Rejection, ...]  # failed a check, failed replay, or superseded
+    attempts: AttemptHistory = AttemptHistory()
 
     def to_json(self) -> dict[str, Any]:
         b = self.best
@@ -90,6 +168,7 @@ class CapabilityResolution:
             "validFrom": b.valid_from if b else None,
             "rejected": [{"digest": r.digest, "codes": list(r.codes), "messages": list(r.messages),
                           "credentialDigest": r.credential_digest, "issuer": r.issuer} for r in self.rejected],
+            "attempts": self.attempts.to_json(),
         }
 
 

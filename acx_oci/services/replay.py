@@ -165,7 +165,7 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
 # --------------------------------------------------------------- which credentials decide
 
 def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
-    """Who must replay next in one (capability, benchmark) group, walked newest first.
+    """Who must replay next in one superseding group (issuer, ROM, benchmark, capability), walked newest first.
 
     The newest credential that replays decides the group; every credential newer than it, or as new,
     must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
@@ -202,9 +202,9 @@ def replay_deciding(store: Store, accepted: Accepted,
     while True:
         need: list[AcceptedCredential] = []
         for accs in accepted.values():
-            groups: dict[tuple[str, str], list[AcceptedCredential]] = {}
+            groups: dict[tuple[str, str, str, str], list[AcceptedCredential]] = {}
             for acc in accs:
-                groups.setdefault((acc.benchmark_id, acc.benchmark_version), []).append(acc)
+                groups.setdefault(acc.supersede_key, []).append(acc)
             for group in groups.values():
                 need += _to_replay(group, done)
         if not need:

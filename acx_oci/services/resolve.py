@@ -8,20 +8,24 @@ HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory
 the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
 rule; a list older than the remembered sequence is a rollback) → :func:`replay_step` →
 :func:`~acx_oci.evaluation.judge.capability_verdicts`. A claim is VERIFIED only when a
-credential that passed all of them names it; the newest valid credential per capability
-and benchmark wins, and the highest level among those is the effective one.
+credential that passed all of them names it; the newest valid credential per issuer, ROM,
+benchmark and capability wins (older ones are ``superseded``), and the highest level among
+those is the effective one. The attempt history (attempt-record referrers and the credentials'
+``acx:attempt``) is read last, bounded the same way (:func:`~acx_oci.evaluation.attempt_history.with_attempts`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
-from acx_oci.model.capability import CapabilityRecord, parse_requirement
+from acx_oci.evaluation.require_text import parse_require
+from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.oci.store import Store
@@ -33,6 +37,7 @@ from acx_oci.services.resolve_fetch import (
     ResolveLimits,
     StatusFetcher,
     StatusSources,
+    fetch_attempt_records,
     gather,
     list_attestations,
     supplied_lists,
@@ -97,6 +102,8 @@ def _resolve(
     remember_status(status_history, judgement, gathered, now)
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
+    verdicts = capability_verdicts(facts, replayed.accepted, replayed.rejected)
+    history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
     return Resolution(
         reference=reference or str(store.reference),
         manifest_digest=facts.manifest_digest,
@@ -104,11 +111,11 @@ def _resolve(
         signature_status=facts.signature_status,
         signer=facts.signer,
         controller=facts.controller,
-        capabilities=capability_verdicts(facts, replayed.accepted, replayed.rejected),
+        capabilities=with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys),
         unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
         referrers_seen=listed.seen,
-        partial=partial or replayed.partial,
-        notes=(*notes, *replayed.notes),
+        partial=partial or replayed.partial or history.partial,
+        notes=(*notes, *replayed.notes, *history.notes),
         replayed=replay,
         classified_by_manifest=listed.classified,
         judged=frozenset(a.digest for a in gathered.material.attestations),
@@ -194,11 +201,21 @@ def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolut
 __all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]
 
 
-def requirement_failures(resolution: Resolution, requirements: list[str]) -> list[str]:
-    """Human sentences for each ``TASKTYPE>=TIER`` the resolution does not meet."""
+def requirement_failures(resolution: Resolution, requirements: list[str], now: datetime | None = None) -> list[str]:
+    """Human sentences for each ``--require`` the resolution does not meet.
+
+    One with ``@minVerifiers=`` or ``@maxAttempts=`` is judged as the same policy requirement (its codes lead
+    the sentence: ``quorum_unmet``, ``too_many_attempts``), so ``pull --require`` and a gateway agree.
+    """
     failures = []
     for text in requirements:
-        req = parse_requirement(text)
+        parsed = parse_require(text)
+        if parsed.has_options:
+            result = parsed.as_requirement().evaluate(resolution, now or datetime.now(UTC))
+            if not result.met:
+                failures.append(f"{text}: {', '.join(result.codes)}: {'; '.join(result.reasons[:3])}")
+            continue
+        req = parsed.base
         floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
         caps = claims_for(resolution, req.task_type)
         if not any(meets(c, floor, req.min_level, req.model) for c in caps):

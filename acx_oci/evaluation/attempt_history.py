@@ -1,0 +1,126 @@
+"""The attempt history resolve can verify (issue 23 item 4): signed attempt records and credentials' counters.
+
+Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.resolve_fetch`). A record counts only
+when it is an attempt record by the schema, its proof verifies with a key of its ``issuer``, that issuer is a
+verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
+makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a
+``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since superseded or
+revoked: they were attempts); a record naming one of them, or carrying the same verifier's sequence number
+for the same benchmark, is the same attempt, counted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from acx_oci import reasons
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.checks import KeyResolver, check_proofs, offline_keys
+from acx_oci.evaluation.judge import CartridgeFacts, Material
+from acx_oci.model.attempt import VERDICT_ISSUED, parse_attempt_record
+from acx_oci.model.credential import credential_attempt, issuer_id, level_result
+from acx_oci.model.resolution import AttemptEntry, AttemptHistory, CapabilityResolution
+from acx_oci.model.statuslist import rfc3339
+from acx_oci.timeutil import parse_datetime
+from acx_oci.trust.trustfile import Trust
+
+# A credential rejected only for these still records an attempt the verifier made (it was issued).
+ATTEMPT_STILL_COUNTS = frozenset({reasons.SUPERSEDED, reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED})
+
+
+@dataclass(frozen=True)
+class FetchedRecord:
+    """One attempt-record referrer as fetched: its manifest digest and its parsed JSON (None: unusable)."""
+
+    digest: str
+    document: Any = None
+
+
+def record_entry(item: FetchedRecord, cart: CartridgeFacts, trust: Trust, now: datetime,
+                 resolve: KeyResolver) -> tuple[str, AttemptEntry, str | None] | None:
+    """(capability id, entry, the credential it names) for a record that verifies and is about this cartridge.
+
+    None for any other record: unreadable, untrusted, forged, or about another cartridge.
+    """
+    doc = item.document
+    try:
+        rec = parse_attempt_record(doc)
+    except AcxError:
+        return None
+    if not trust.is_trusted_verifier(rec.issuer) or rec.cartridge_manifest_digest != cart.manifest_digest \
+            or rec.rom_digest != cart.rom_digest:
+        return None
+    if not all(c.ok for c in check_proofs(doc, resolve, now, name="attempt_record", issuer=rec.issuer)):
+        return None
+    return rec.capability, AttemptEntry(
+        issuer=rec.issuer, at=rfc3339(rec.valid_from), verdict=rec.verdict, source="attempt-record",
+        digest=item.digest, benchmark_digest=rec.benchmark_digest, sequence=rec.attempt.sequence,
+        first_attempt_at=rfc3339(rec.attempt.first_attempt_at), acx_level=rec.acx_level,
+        reasons=tuple(code for code, _ in rec.reasons), instant=rec.valid_from,
+        first_attempt=rec.attempt.first_attempt_at), rec.credential_digest
+
+
+def credential_entry(cred: dict[str, Any], digest: str) -> AttemptEntry:
+    """The issued attempt a verified credential records (its ``acx:attempt`` counter when it has one)."""
+    res = level_result(cred) or {}
+    count = credential_attempt(cred)
+    when = parse_datetime(cred.get("validFrom"))
+    return AttemptEntry(
+        issuer=str(issuer_id(cred) or ""), at=str(cred.get("validFrom", "")), verdict=VERDICT_ISSUED,
+        source="credential", digest=digest, benchmark_digest=str(res.get("acx:benchmarkDigest", "")),
+        sequence=count.sequence if count else None,
+        first_attempt_at=rfc3339(count.first_attempt_at) if count else None,
+        acx_level=res.get("acx:acxLevel") if isinstance(res.get("acx:acxLevel"), int) else None,
+        instant=when, first_attempt=count.first_attempt_at if count else None)
+
+
+def _issued(cap: CapabilityResolution, credentials: Mapping[str, dict[str, Any]]) -> dict[str, AttemptEntry]:
+    """Per credential digest, the issued attempt of every credential of this claim that verified."""
+    out: dict[str, AttemptEntry] = {}
+    for acc in cap.accepted:
+        out[acc.credential_digest] = credential_entry(acc.credential, acc.credential_digest)
+    for rej in cap.rejected:
+        d = rej.credential_digest
+        if d and d in credentials and d not in out and set(rej.codes) <= ATTEMPT_STILL_COUNTS:
+            out[d] = credential_entry(credentials[d], d)
+    return out
+
+
+def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, records: tuple[FetchedRecord, ...],
+                  cart: CartridgeFacts, trust: Trust, now: datetime,
+                  resolve_keys: KeyResolver | None = None) -> tuple[CapabilityResolution, ...]:
+    """Each claim's resolution with the attempt history that verified, oldest first."""
+    resolve = resolve_keys or offline_keys(trust)
+    credentials = {a.credential_digest: a.credential for a in material.attestations
+                   if a.credential is not None and a.credential_digest}
+    by_cap: dict[str, list[tuple[AttemptEntry, str | None]]] = {}
+    seen: set[str] = set()
+    for item in records:
+        if item.digest in seen:
+            continue
+        seen.add(item.digest)
+        got = record_entry(item, cart, trust, now, resolve)
+        if got is not None:
+            cap_id, entry, cred_digest = got
+            by_cap.setdefault(cap_id, []).append((entry, cred_digest))
+    out = []
+    for cap in caps:
+        issued = _issued(cap, credentials)
+        entries = list(issued.values())
+        # one attempt is one (verifier, benchmark, sequence): a record re-signed or naming an issued credential
+        # is the attempt already counted
+        counted: set[tuple[str, str, int | None]] = {
+            (e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None}
+        for e, d in by_cap.get(cap.capability.id, []):
+            key = (e.issuer, e.benchmark_digest, e.sequence)
+            if (d and d in issued) or key in counted:
+                continue
+            if e.sequence is not None:
+                counted.add(key)
+            entries.append(e)
+        entries.sort(key=lambda e: (e.instant is None, e.instant or now, e.digest))
+        out.append(replace(cap, attempts=AttemptHistory(tuple(entries))))
+    return tuple(out)

@@ -1,0 +1,40 @@
+"""Bounding a cartridge's attempt history (issue 23 item 4): ``maxAttempts: {count, window}``.
+
+Pure: it reads the attempt history resolve already verified (attempt records signed by a trusted verifier
+for this cartridge, and the ``acx:attempt`` counters of verified credentials). Resubmitting until lucky is
+visible here: a verifier's counter keeps counting the attempts whose records the publisher deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from acx_oci.model.resolution import AttemptHistory
+
+
+@dataclass(frozen=True)
+class MaxAttempts:
+    """At most ``count`` attempts in the last ``window_seconds`` (``window`` as written)."""
+
+    count: int
+    window_seconds: float
+    window: str
+
+    def describe(self) -> str:
+        """How the bound reads in a requirement's description."""
+        return f"at most {self.count} attempt(s) in {self.window}"
+
+
+def attempts_in_window(history: AttemptHistory, now: datetime, window_seconds: float) -> int:
+    """How many attempts fall in the window: per (verifier, benchmark), the larger of the entries seen
+    in it and the verifier's own counter when its first attempt is in it (records can be deleted, the counter
+    in a signed credential or record cannot)."""
+    since = now - timedelta(seconds=window_seconds)
+    total = 0
+    for group in history.groups().values():
+        seen = sum(1 for e in group if e.instant is not None and e.instant >= since)
+        counted = max((e.sequence or 0 for e in group
+                       if e.first_attempt is not None and e.first_attempt >= since), default=0)
+        total += max(seen, counted)
+    return total

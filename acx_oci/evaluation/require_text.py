@@ -1,0 +1,80 @@
+"""The ``--require`` grammar: ``TASKTYPE>=TIER|LEVEL`` and its ``@key=value`` options, parsed once.
+
+``@model=ID`` (only levels earned with that model count) is parsed by
+:func:`acx_oci.model.capability.parse_requirement`; this adds the options of issue 23,
+which need a :class:`~acx_oci.evaluation.requirements.CapabilityRequirement` to judge:
+
+* ``@minVerifiers=N`` — N distinct verifiers (distinct DIDs and keys) vouch; the level is the lowest of N
+  (``quorum_unmet``);
+* ``@maxAttempts=COUNT/WINDOW`` — at most COUNT attempts in the last WINDOW (``3/30d``) by the verifiers
+  the trust file trusts (``too_many_attempts``).
+
+Options may come in any order, e.g. ``build-dag>=senior@minVerifiers=2@maxAttempts=3/30d``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from acx_oci.errors import UsageError
+from acx_oci.evaluation.attempts import MaxAttempts
+from acx_oci.evaluation.requirements import CapabilityRequirement
+from acx_oci.model.capability import Requirement, parse_requirement
+from acx_oci.timeutil import parse_duration
+
+_OPTION = re.compile(r"@(minVerifiers|maxAttempts)=([^@]*)")
+
+
+@dataclass(frozen=True)
+class ParsedRequire:
+    """One ``--require``: the floor (and model), and the options that need the policy evaluator."""
+
+    text: str
+    base: Requirement
+    min_verifiers: int | None = None
+    max_attempts: MaxAttempts | None = None
+
+    @property
+    def has_options(self) -> bool:
+        """Whether a quorum or an attempt bound is asked for (judged as a policy requirement)."""
+        return self.min_verifiers is not None or self.max_attempts is not None
+
+    def as_requirement(self) -> CapabilityRequirement:
+        """The same requirement as a policy's capability requirement."""
+        b = self.base
+        return CapabilityRequirement(task_type=b.task_type, min_tier=b.min_tier, min_level=b.min_level,
+                                     model=b.model, min_verifiers=self.min_verifiers, max_attempts=self.max_attempts)
+
+
+def parse_max_attempts(count: object, window: object, where: str) -> MaxAttempts:
+    """``{count, window}`` (a policy) or ``COUNT/WINDOW`` (``--require``) as a bound; a bad one is a UsageError."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise UsageError(f"{where}: maxAttempts count must be a whole number, found {count!r}")
+    seconds = parse_duration(window if isinstance(window, str | int) else str(window), f"{where}: maxAttempts window")
+    assert seconds is not None
+    return MaxAttempts(count, seconds, str(window))
+
+
+def parse_require(text: str) -> ParsedRequire:
+    """Parse one ``--require`` (bad input is a one-line UsageError, before any network)."""
+    options: dict[str, str] = {}
+    for key, value in _OPTION.findall(text):
+        if key in options:
+            raise UsageError(f"requirement {text!r}: @{key}= given twice")
+        options[key] = value.strip()
+    rest = _OPTION.sub("", text)
+    base = parse_requirement(rest)
+    min_verifiers = None
+    if "minVerifiers" in options:
+        value = options["minVerifiers"]
+        if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 64:
+            raise UsageError(f"requirement {text!r}: @minVerifiers= expects a number from 1 to 64, found {value!r}")
+        min_verifiers = int(value)
+    bound = None
+    if "maxAttempts" in options:
+        count, slash, window = options["maxAttempts"].partition("/")
+        if not slash or not count.strip().isdigit():
+            raise UsageError(f"requirement {text!r}: @maxAttempts= expects COUNT/WINDOW, e.g. 3/30d")
+        bound = parse_max_attempts(int(count), window.strip(), f"requirement {text!r}")
+    return ParsedRequire(text, base, min_verifiers, bound)
