@@ -40,6 +40,7 @@ CHEATING_DETECTED = reasons.CHEATING_DETECTED
 
 
 def draw_key(rom_digest: str, task_id: str) -> str:
+    """The sort key of the deterministic draw: anyone holding the ROM digest can recompute which tasks were played."""
     return hashlib.sha256(f"{rom_digest}|draw|{task_id}".encode()).hexdigest()
 
 
@@ -58,6 +59,7 @@ class Params:
     model: ts.Model = ts.DEFAULT_MODEL
 
     def resolve_games(self, held_out: int) -> int:
+        """The number of games to play; a count below 1 or above the held-out tasks is a UsageError."""
         n = min(DEFAULT_MAX_GAMES, held_out) if self.games is None else self.games
         if n < 1:
             raise UsageError(f"--games must be at least 1, found {n}")
@@ -81,6 +83,7 @@ class Game:
 
 @dataclass(frozen=True)
 class Result:
+    """The outcome of one evaluation run: the rating, every game, and whether a credential may be issued."""
     rating: ts.Rating
     games: tuple[Game, ...]
     draws: int
@@ -93,27 +96,33 @@ class Result:
 
     @property
     def pass_rate(self) -> float:
+        """Passes over rated games (draws excluded); 0.0 when nothing was rated."""
         return self.passes / self.rated if self.rated else 0.0
 
     @property
     def conservative(self) -> float:
+        """R = mu - 3 sigma, the conservative rating that the level is read from."""
         return ts.conservative(self.rating)
 
     @property
     def level(self) -> int:
+        """The ACX level that the conservative rating reaches."""
         return ts.acx_level(self.conservative)
 
     @property
     def tier(self) -> str:
+        """The career tier that the ACX level falls in."""
         return ts.career_tier(self.level)
 
     def outcome_counts(self) -> dict[str, int]:
+        """How many games ended in each outcome; every outcome is a key, even when its count is 0."""
         counts = dict.fromkeys(OUTCOMES, 0)
         for g in self.games:
             counts[g.outcome] += 1
         return counts
 
     def summary(self) -> dict[str, Any]:
+        """The JSON summary printed by the CLI and recorded with the attempt (camelCase keys)."""
         return {
             "issued": self.issued, "reasons": list(self.reasons), "mu": self.rating.mu, "sigma": self.rating.sigma,
             "games": self.rated, "draws": self.draws, "passRate": self.pass_rate, "R": self.conservative,

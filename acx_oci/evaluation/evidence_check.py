@@ -16,6 +16,7 @@ from acx_oci.model.credential import evidence_digest
 
 def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str | None, ctx: VerifyContext,
                     resolve: KeyResolver) -> list[Check]:
+    """Checks that the cited game-record evidence was supplied, hashes as cited and is signed by the issuer."""
     items = credential.get("evidence")
     if not isinstance(items, list) or not items:
         return [bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "the credential references no game-record evidence"),

@@ -72,11 +72,13 @@ from acx_oci.timeutil import parse_duration
 
 @dataclass(frozen=True)
 class Rule:
+    """A named rule: the requirements that every repository matching one of its glob patterns must meet."""
     name: str
     repositories: tuple[str, ...]
     requirements: tuple[Requirement, ...]
 
     def covers(self, repository: str) -> bool:
+        """Whether one of the rule's patterns matches the repository (case-sensitive fnmatch)."""
         return any(fnmatch.fnmatchcase(repository, pattern) for pattern in self.repositories)
 
 
@@ -85,6 +87,7 @@ ALLOW, DENY = "allow", "deny"
 
 @dataclass(frozen=True)
 class Policy:
+    """A parsed policy file: its rules, plus the default for repositories that no rule covers."""
     rules: tuple[Rule, ...]
     source: str = "policy"
     document: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -92,6 +95,7 @@ class Policy:
     default_explicit: bool = False
 
     def rules_for(self, repository: str) -> list[Rule]:
+        """The rules covering the repository (outer slashes ignored); empty means the default applies."""
         return [r for r in self.rules if r.covers(repository.strip("/"))]
 
     def covers(self, repository: str) -> bool:

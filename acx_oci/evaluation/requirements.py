@@ -68,6 +68,7 @@ class Considered:
     messages: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form used in verdicts, so a denial shows every credential that was weighed."""
         return {"attestationDigest": self.attestation_digest, "credentialDigest": self.credential_digest,
                 "issuer": self.issuer, "outcome": self.outcome, "codes": list(self.codes),
                 "messages": list(self.messages)}
@@ -85,6 +86,7 @@ class RequirementResult:
     children: tuple[RequirementResult, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form, with ``children`` only when the requirement is a combinator."""
         out: dict[str, Any] = {"description": self.description, "met": self.met, "reasons": list(self.reasons),
                                "codes": list(self.codes),
                                "considered": [c.to_json() for c in self.considered]}
@@ -108,6 +110,7 @@ class Verdict:
 
     @property
     def unmet(self) -> list[RequirementResult]:
+        """The top-level requirements that did not hold; empty when the verdict allows."""
         return [r for r in self.requirements if not r.met]
 
     def summary(self) -> str:
@@ -118,6 +121,7 @@ class Verdict:
         return "policy not met: " + ("; ".join(parts) or (self.notes[0] if self.notes else "denied"))
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form that ``policy check`` prints and the gateway returns with a 403."""
         return {
             "allowed": self.allowed,
             "repository": self.repository,
@@ -137,10 +141,12 @@ class Requirement(ABC):
     """One thing a cartridge must satisfy; subclasses are small and pure."""
 
     @abstractmethod
-    def describe(self) -> str: ...
+    def describe(self) -> str:
+        """A one-line human description, used as the result's ``description`` and in denials."""
 
     @abstractmethod
-    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult: ...
+    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        """Whether the resolution meets this requirement at ``now``; pure: it never touches a registry."""
 
 
 class SignedBy(Requirement):
@@ -156,11 +162,13 @@ class SignedBy(Requirement):
         self.dids = dids
 
     def describe(self) -> str:
+        """Names the trusted publishers or the allowed DIDs."""
         if self.dids is None:
             return "ROM signed by a trusted publisher"
         return "ROM signed by one of " + ", ".join(self.dids)
 
     def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        """Fails on an unsigned or tampered ROM first, then on a signer outside the trust file or DID list."""
         status, signer = resolution.signature_status, resolution.signer
         if status == STATUS_UNSIGNED:
             return RequirementResult(self.describe(), False, ("the ROM is not signed",), (CODE_ROM_UNSIGNED,))
@@ -225,6 +233,7 @@ class CapabilityRequirement(Requirement):
         self.max_attempts = max_attempts  # resubmitting until lucky: at most COUNT attempts in WINDOW
 
     def describe(self) -> str:
+        """The capability with its stack, domain and tier/level floor (``VERIFIED`` when none)."""
         out = self.task_type
         if self.stack:
             out += "[" + "+".join(self.stack) + "]"
@@ -404,9 +413,11 @@ class AllOf(Requirement):
         self.children = children
 
     def describe(self) -> str:
+        """The children's descriptions joined with ``;``."""
         return "all of: " + "; ".join(c.describe() for c in self.children)
 
     def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        """Met when every child is met; otherwise it reports each unmet child and merges their codes."""
         results = tuple(c.evaluate(resolution, now) for c in self.children)
         unmet = [r for r in results if not r.met]
         if not unmet:
@@ -425,9 +436,11 @@ class AnyOf(Requirement):
         self.children = children
 
     def describe(self) -> str:
+        """The children's descriptions joined with ``|``."""
         return "any of: " + " | ".join(c.describe() for c in self.children)
 
     def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
+        """Met by the first child that holds; otherwise it reports every child and merges their codes."""
         results = tuple(c.evaluate(resolution, now) for c in self.children)
         hit = next((r for r in results if r.met), None)
         if hit is not None:

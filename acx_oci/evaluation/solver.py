@@ -27,6 +27,7 @@ class SolverResult:
 
 
 class Solver(Protocol):
+    """What the engine needs from anything that plays tasks: a local ROM run, a remote agent or a cluster."""
     def descriptor(self) -> dict[str, Any]:
         """What every game record names as its ``solver`` (no secrets, no task ids)."""
         ...

@@ -75,6 +75,7 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
 
 def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext,
                   resolve: KeyResolver) -> list[Check]:
+    """Checks the status list entry and revocation; fails closed unless unknown status is allowed."""
     entries = status_entries(credential)
     if not entries:
         return [bad("status_list", reasons.STATUS_INVALID, "the credential has no BitstringStatusListEntry"),

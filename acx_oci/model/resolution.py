@@ -138,6 +138,7 @@ class AttemptHistory:
 
 @dataclass(frozen=True)
 class CapabilityResolution:
+    """One claimed capability: the credentials accepted and rejected for it, and the one it rests on."""
     capability: CapabilityRecord
     effective: str  # VERIFIED | unproven
     best: AcceptedCredential | None  # the credential the effective proficiency rests on
@@ -146,6 +147,7 @@ class CapabilityResolution:
     attempts: AttemptHistory = AttemptHistory()
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form; the rating fields are None when no credential backs the capability."""
         b = self.best
         return {
             "id": self.capability.id,
@@ -207,6 +209,7 @@ class Resolution:
                          for a in c.accepted)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form that ``resolve --json`` prints and the gateway serves."""
         return {
             "reference": self.reference,
             "replayed": self.replayed,

@@ -54,6 +54,7 @@ _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 
 
 def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
+    """Annotations summarising the credential, so a referrers listing can be filtered without fetching it."""
     res = level_result(credential) or {}
     return {
         ANN_CAPABILITY: str(res.get("acx:capabilityId", "")),
@@ -114,11 +115,13 @@ def push_attempt_record(store: Store, subject: Descriptor, record: bytes) -> Des
 
 
 def credential_layer(manifest: Manifest) -> Descriptor | None:
+    """The attestation's single VC layer; None when it has no VC layer or more than one (ambiguous)."""
     vcs = [layer for layer in manifest.layers if layer.media_type == MEDIA_VC]
     return vcs[0] if len(vcs) == 1 else None
 
 
 def evidence_layers(manifest: Manifest) -> list[Descriptor]:
+    """The attestation's DSSE game-record layers, in manifest order."""
     return [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
 
 

@@ -91,6 +91,7 @@ def _dt(text: str) -> datetime:
 
 @dataclass(frozen=True)
 class StatusList:
+    """One status list row of the ledger: where it is published, its size and its purpose."""
     uuid: str
     url: str  # statusListCredential: its last path segment is the UUID
     created_at: datetime
@@ -126,6 +127,7 @@ class Ledger(AttemptsMixin):
         self.close()
 
     def close(self) -> None:
+        """Closes the SQLite connection; the context manager calls this on exit."""
         self.db.close()
 
     # --- the status list --------------------------------------------------------------------------------
@@ -197,6 +199,7 @@ class Ledger(AttemptsMixin):
         return idx
 
     def revoke(self, credential_id: str, now: datetime, reason: str) -> tuple[str, int]:
+        """Marks it revoked, returning (list UUID, index); UsageError if it was not issued from this state."""
         row = self.db.execute("SELECT list_uuid, idx FROM status_entries WHERE credential_id = ?",
                               (credential_id,)).fetchone()
         if row is None:
@@ -206,19 +209,23 @@ class Ledger(AttemptsMixin):
         return str(row[0]), int(row[1])
 
     def revoked_indices(self, list_uuid: str) -> list[int]:
+        """The revoked indices of the list, ascending: the bits to set when the list is re-signed."""
         return [r[0] for r in self.db.execute(
             "SELECT idx FROM status_entries WHERE list_uuid = ? AND revoked_at IS NOT NULL ORDER BY idx", (list_uuid,))]
 
     def entries(self, list_uuid: str) -> list[dict[str, Any]]:
+        """Every allocated entry of the list, oldest first, as plain dicts of the row."""
         return [dict(r) for r in self.db.execute(
             "SELECT * FROM status_entries WHERE list_uuid = ? ORDER BY allocated_at", (list_uuid,))]
 
     def record_publication(self, list_uuid: str, location: str, digest: str | None, now: datetime) -> None:
+        """Records where a list was published (one row per location), so revoke and refresh republish there."""
         self.db.execute("INSERT INTO publications (list_uuid, location, digest, published_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT (list_uuid, location) DO UPDATE SET digest = excluded.digest, "
                         "published_at = excluded.published_at", (list_uuid, location, digest, _ts(now)))
 
     def publications(self, list_uuid: str) -> list[dict[str, Any]]:
+        """The locations that the list was published to, with the digest last written to each."""
         return [dict(r) for r in self.db.execute(
             "SELECT location, digest, published_at FROM publications WHERE list_uuid = ? ORDER BY location",
             (list_uuid,))]
@@ -227,6 +234,7 @@ class Ledger(AttemptsMixin):
 
     def record_credential(self, credential_id: str, credential_digest: str, now: datetime,
                           attestation_digest: str | None = None, attestation_ref: str | None = None) -> None:
+        """Records an issued credential's names so ``revoke`` accepts any; re-recording keeps known digests."""
         self.db.execute("INSERT INTO credentials (credential_id, credential_digest, attestation_digest, "
                         "attestation_ref, issued_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (credential_id) DO UPDATE "
                         "SET attestation_digest = COALESCE(excluded.attestation_digest, attestation_digest), "
@@ -243,12 +251,14 @@ class Ledger(AttemptsMixin):
         return str(row[0]) if row is not None else None
 
     def status_list_by_uuid(self, list_uuid: str) -> StatusList:
+        """The list with this UUID; raises UsageError when this state never created it."""
         row = self.db.execute("SELECT * FROM status_lists WHERE uuid = ?", (list_uuid,)).fetchone()
         if row is None:
             raise UsageError(f"ledger: unknown status list {list_uuid}")
         return StatusList(row["uuid"], row["url"], _dt(row["created_at"]), row["size"], row["purpose"])
 
     def status_list_uuids(self) -> list[str]:
+        """Every list in this state, oldest first (what ``refresh`` re-signs)."""
         return [str(r[0]) for r in self.db.execute("SELECT uuid FROM status_lists ORDER BY created_at")]
 
     def _issuers_of(self, list_uuid: str) -> set[str]:
@@ -265,6 +275,7 @@ class Ledger(AttemptsMixin):
         return next(iter(issuers)) if len(issuers) == 1 else None
 
     def list_of_credential(self, credential_id: str) -> str | None:
+        """The UUID of the list holding the credential's entry; None when none was allocated."""
         row = self.db.execute("SELECT list_uuid FROM status_entries WHERE credential_id = ?",
                               (credential_id,)).fetchone()
         return str(row[0]) if row is not None else None

@@ -28,6 +28,7 @@ from acx_oci.services.publish import signed_status_list
 
 @dataclass
 class RevokeOutcome:
+    """What ``revoke`` did: the credential's list entry and where the re-signed list was or was not published."""
     credential_id: str
     list_url: str
     index: int
@@ -35,6 +36,7 @@ class RevokeOutcome:
     failed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
+        """The JSON form printed by ``acx revoke --json``."""
         return {"credentialId": self.credential_id, "statusList": self.list_url, "index": self.index,
                 "published": self.published, "failed": self.failed, "revoked": True}
 
@@ -60,6 +62,7 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
 
 @dataclass
 class RefreshResult:
+    """One re-signed list and where it was (or could not be) republished; ``skipped`` says why it was not."""
     list_url: str
     published: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
