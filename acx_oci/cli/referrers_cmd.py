@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from acx_oci import reasons
-from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.common import emit_json, json_option, level_state, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.errors import DeadlineExceeded, UsageError
 from acx_oci.files import load_json_file
@@ -173,8 +173,8 @@ def render_resolution(resolution: Resolution) -> None:
     for cap in resolution.capabilities:
         b = cap.best
         if b is not None:
-            played = "the signed ROM, sandboxed" if b.solver == "rom" else "SIMULATED (reference solver)"
-            click.echo(f"  {cap.capability.display()}  VERIFIED tier={b.career_tier} mu={b.mu:.2f} "
+            played = "the signed ROM, sandboxed" if b.solver == "rom" else "the reference solver (a simulation)"
+            click.echo(f"  {cap.capability.display()}  {level_state(b.solver)} tier={b.career_tier} mu={b.mu:.2f} "
                        f"sigma={b.sigma:.3f} level={b.acx_level}  played by: {played}")
             click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
                        f"credential {b.credential_digest}")
@@ -193,7 +193,7 @@ def render_resolution(resolution: Resolution) -> None:
         click.echo(f"  (attestation {r.digest} names no claimed capability: {', '.join(r.codes)})")
     for note in resolution.notes:
         click.echo(f"  note: {note}")
-    if resolution.replayed:
+    if resolution.replayed and any(cap.best is not None for cap in resolution.capabilities):
         click.echo("  replayed: every deciding credential's level was re-derived from its game records")
     if resolution.partial:
         click.echo("  PARTIAL: a bound was hit; the answer may be incomplete")
