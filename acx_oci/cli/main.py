@@ -37,7 +37,7 @@ class AcxGroup(click.Group):
             signal.signal(signal.SIGTERM, previous)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        # Kept for a usage error, which stops before the command (and its --json flag) is parsed.
+        """Keep the arguments: a usage error stops before the command (and its --json flag) is parsed."""
         ctx.meta["acx_oci.argv"] = list(args)
         return super().parse_args(ctx, args)
 
