@@ -166,6 +166,11 @@ def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tupl
     return resolution, cart.rom
 
 
+# What a replay rejects for: the line saying something was replayed shows only when one of these, or a level, did.
+_REPLAY_CODES = {reasons.EVIDENCE_MISMATCH, reasons.EVIDENCE_SIGNATURE, reasons.EVIDENCE_MISSING,
+                 reasons.EVIDENCE_TOO_LARGE}
+
+
 def render_resolution(resolution: Resolution) -> None:
     sig = status_display(resolution.signature_status)
     click.echo(f"{resolution.reference}")
@@ -195,6 +200,9 @@ def render_resolution(resolution: Resolution) -> None:
         click.echo(f"  note: {note}")
     if resolution.replayed and any(cap.best is not None for cap in resolution.capabilities):
         click.echo("  replayed: every deciding credential's level was re-derived from its game records")
+    elif resolution.replayed and any(set(r.codes) & _REPLAY_CODES for c in resolution.capabilities
+                                     for r in c.rejected):
+        click.echo("  replayed: the candidate credentials were re-derived from their game records; none held")
     if resolution.partial:
         click.echo("  PARTIAL: a bound was hit; the answer may be incomplete")
 
