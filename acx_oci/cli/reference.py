@@ -20,7 +20,10 @@ REGENERATE = "python -m acx_oci.cli.reference > docs/cli.md"
 
 def _walk(command: click.Command, parent: click.Context | None, name: str) -> Iterator[click.Context]:
     """Every command under ``command``, depth first, in the order ``--help`` lists them."""
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH)
+    # the command's own context settings (the root's ``-h, --help``) as a real invocation applies them: click
+    # caches a command's help option once built, so a reference built without them would depend on what ran first
+    settings = {**command.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(command, info_name=name, parent=parent, **settings)
     yield ctx
     if isinstance(command, click.Group):
         for sub_name in command.list_commands(ctx):
