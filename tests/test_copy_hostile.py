@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from acx_oci import reasons
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import StatusReplaceRefused
 from acx_oci.model import statuslist
@@ -129,8 +130,9 @@ def test_a_forged_newer_list_in_a_hostile_source_never_replaces_the_mirrors(worl
         for trust in (("--trust", str(w.trust)), ()):
             res = cli("copy", f"{hostile}:1.0.0", mirror, "--json", *trust)
             assert res.exit_code == 1, (what, trust, res.output)
-            line = res.output.strip()
+            line = res.stderr.strip()  # one line on stderr; stdout has the --json document with the same reason
             assert "\n" not in line and "Traceback" not in line, line
+            assert json.loads(res.stdout)["code"] == reasons.STATUS_REPLACE_REFUSED, res.stdout
             assert isinstance(res.exception, SystemExit)
             assert f"{tag}: the source's status list" in line and "the destination's list is kept" in line, line
             why = ("does not verify as its issuer" if what != "another issuer" else

@@ -10,8 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "acx_oci"
 
-# (being edited on another branch: the lead empties this after merging)
-NOT_YET = {"acx_oci/cli/referrers_cmd.py", "acx_oci/cli/policy_cmd.py"}
+# Paths exempt while another branch edits them: none now (every public definition has a docstring).
+NOT_YET: set[str] = set()
 
 _EXEMPT_DECORATORS = ("overload", "typing.overload")
 

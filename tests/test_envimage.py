@@ -41,6 +41,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.sandbox import staging_dir
 from acx_oci.services.environment import environment_problems
 from acx_oci.trust.keyfiles import load_identity
+from tests.support.jsondoc import check_document
 from tests.support.layers import push_layers, tar_layer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -326,7 +327,7 @@ def test_building_twice_reports_both_digests(tmp_path: Path) -> None:
     res = cli("env", "build", f"oci:{tmp_path / 'images'}:py", "--include", ",".join(PACKAGES), "--twice",
               "--epoch", "1700000000", "--json")
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = check_document("env build", res.stdout, res.exit_code)  # its shipped schema (test_json_output)
     assert len(out["digests"]) == 2 and out["reproducible"] is (out["digests"][0] == out["digests"][1])
     assert out["reproducible"], out  # mmdebstrap + SOURCE_DATE_EPOCH + our repack: bit for bit here
 

@@ -16,6 +16,7 @@ from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import trust_from_dict
 from tests.support.cli import cli, ok
+from tests.support.jsondoc import check_document
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ROOT / "testdata" / "exams-good"
@@ -82,7 +83,8 @@ def test_certified_suite_pushes_a_signed_certification_referrer(certified: dict[
     assert manifest["subject"]["digest"] == pushed["manifestDigest"]
     listed = ok(cli("discover", f"{w['registry']}/certs/bench:certified", "--json"))
     assert pushed["certificationDigest"] in json.dumps(listed)
-    verified = ok(cli("exam", "verify", f"{w['registry']}/certs/bench:certified", "--json"))
+    res = cli("exam", "verify", f"{w['registry']}/certs/bench:certified", "--json")
+    verified = check_document("exam verify", res.stdout, res.exit_code)  # its shipped schema (test_json_output)
     assert verified["verified"] is True and verified["certification"]["certifier"] == w["certifier"]
     # The credential names the certification; a consumer requiring this certifier accepts it, another does not.
     cred = _attest(w, "certified")

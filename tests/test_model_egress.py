@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
+from acx_oci import reasons
 from acx_oci.crypto.seal import unseal
 from acx_oci.solvers import rom as rom_solver
 from acx_oci.trust.keyfiles import load_identity
@@ -260,7 +261,8 @@ def test_a_missing_key_is_bad_input_before_any_attempt_unless_workers_read_it(wo
         models = models_file(world["tmp"], fm, "nokey")
         res = attest(world, "honest", "nokey", "--models", str(models))
         assert res.exit_code == 2 and f"apiKeyEnv {KEY_ENV}, which is not set" in res.output, res.output
-        assert len(res.output.strip().splitlines()) == 1 and not fm.requests
+        assert len(res.stderr.strip().splitlines()) == 1 and not fm.requests  # one line; stdout: the --json doc
+        assert json.loads(res.stdout)["code"] == reasons.BAD_INPUT, res.stdout
     assert not list((world["tmp"] / "runs").glob("nokey/games"))
     from acx_oci.services import models as models_mod
 

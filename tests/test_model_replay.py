@@ -26,6 +26,7 @@ from acx_oci.crypto.seal import recipient_from_identity, seal, unseal
 from acx_oci.errors import VerificationError
 from acx_oci.trust.keyfiles import load_identity
 from tests.support.fakemodel import FakeModel, ModelRequest
+from tests.support.jsondoc import check_document
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_PY = ROOT / "testdata" / "bench-py"
@@ -128,8 +129,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
                       str(tmp / "att"), "--models", str(tmp / "models.yaml"), "--games", str(GAMES), "--min-games",
                       str(MIN_GAMES), "--sigma-max", "8", "--cooldown", "0", "--jobs", "3", "--json"))
     seen = model.requests
-    exported = ok(cli("transcripts", "export", str(tmp / "att"), "--key", str(tmp / "verifier.key"), "--to",
-                      str(tmp / "auditor.did.json"), "-o", str(tmp / "export"), "--json"))
+    res = cli("transcripts", "export", str(tmp / "att"), "--key", str(tmp / "verifier.key"), "--to",
+              str(tmp / "auditor.did.json"), "-o", str(tmp / "export"), "--json")
+    exported = check_document("transcripts export", res.stdout, res.exit_code)  # its shipped schema
     model.stop()  # the auditor's replay has no model to call
     yield {"tmp": tmp, "layout": layout, "verifier": verifier, "auditor": auditor, "original": original,
            "seen": seen, "upstream": model, "exported": exported}

@@ -31,9 +31,16 @@ from acx_oci.tlog import note as N
 from acx_oci.tlog.merkle import MemoryTree
 
 from .support.cli import cli, ok
+from .support.jsondoc import check_document
 from .support.sigsum_witness import RunningWitness, sigsum_witness
 
 DIGEST = "sha256:" + "ab" * 32
+
+
+def _checked(command: str, res: Any) -> Any:
+    """A ``--json`` run, exit 0, its stdout valid against the schema the package ships for ``command``."""
+    check_document(command, res.stdout, res.exit_code)
+    return ok(res)
 
 
 def attempt(i: int, cartridge: str = "io.github.acme/dag-agent") -> dict[str, Any]:
@@ -125,7 +132,7 @@ def test_an_oci_layout_holds_a_log_too(tmp_path: Path, key: Ed25519PrivateKey) -
     with open_store(where) as store:
         assert publish(log, store).uploaded == 5
         assert publish(log, store).uploaded == 0  # nothing new: idempotent
-    doc = ok(cli("log", "verify", where, "--key", log.verifier.vkey(), "--json"))
+    doc = _checked("log verify", cli("log", "verify", where, "--key", log.verifier.vkey(), "--json"))
     assert doc["size"] == 260 and doc["entries"][259]["recordDigest"] == f"sha256:{259:064x}"
     other = _grown(tmp_path / "other", Ed25519PrivateKey.generate(), n=270)
     fork = TransLog(tmp_path / "fork", key)  # the same key, another history
@@ -167,10 +174,11 @@ def published(tmp_path: Path, key: Ed25519PrivateKey, registry: str) -> tuple[Tr
 def test_publish_to_the_registry_and_log_verify(published: tuple[TransLog, str], tmp_path: Path) -> None:
     log, repo = published
     vkey = log.verifier.vkey()
-    doc = ok(cli("log", "verify", repo, "--key", vkey, "--json", "--save", tmp_path / "seen.cp"))
+    doc = _checked("log verify", cli("log", "verify", repo, "--key", vkey, "--json", "--save", tmp_path / "seen.cp"))
     assert doc["size"] == 301 and doc["keyPinned"] is True and len(doc["entries"]) == 301
     assert doc["entries"][7]["cartridgeId"] == "io.github.other/agent"
-    watch = ok(cli("log", "watch", repo, "--cartridge", "io.github.other/agent", "--key", vkey, "--json"))
+    watch = _checked("log watch", cli("log", "watch", repo, "--cartridge", "io.github.other/agent", "--key", vkey,
+                                       "--json"))
     assert [e["index"] for e in watch["entries"]] == [7, 299]
     log.append([attempt(301)])
     with open_store(repo) as store:
@@ -202,7 +210,7 @@ def test_inclusion_proof_within_the_fetch_bound(published: tuple[TransLog, str])
 def test_export_is_the_tlog_tiles_layout(published: tuple[TransLog, str], tmp_path: Path) -> None:
     log, repo = published
     out = tmp_path / "www"
-    ok(cli("log", "export", repo, out))
+    _checked("log export", cli("log", "export", repo, out, "--json"))
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert files == ["checkpoint", "tile/0/000", "tile/0/001.p/45", "tile/1/000.p/1", "tile/entries/000",
                      "tile/entries/001.p/45"]

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from acx_oci import reasons
-from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.common import emit_json, json_option, level_state, partial_json, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import check_deadline, resolve_loaded_cli, resolve_options
 from acx_oci.errors import AcxError, UsageError, VerificationError
@@ -227,11 +227,9 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
                                             allow_unknown_status, allow_network, check_evidence, no_replay,
                                             max_referrers, plain_http, insecure, timeout, failed)
     except AcxError as exc:
-        if not as_json:
-            raise
-        # --json: a machine reading stdout gets JSON on failure too (and the same exit code)
-        emit_json({**failed, "error": {"code": exc.code, "message": str(exc), "exitCode": exc.exit_code}})
-        raise SystemExit(exc.exit_code) from None
+        # --json: what is known so far goes into the failure document (the group adds code and message)
+        partial_json({**failed, "error": {"code": exc.code, "message": str(exc), "exitCode": exc.exit_code}})
+        raise
     if as_json:
         emit_json({**card(loaded), "pulled": True, "output": str(out), "files": [str(p) for p in written],
                    "resolution": resolution.to_json()})
@@ -240,7 +238,7 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
         click.echo(f"  signature: {loaded.status_display}")
         for cap in resolution.capabilities:
             b = cap.best
-            state = f"VERIFIED tier={b.career_tier} level={b.acx_level}" if b else "unproven"
+            state = f"{level_state(b.solver)} tier={b.career_tier} level={b.acx_level}" if b else "unproven"
             click.echo(f"  {cap.capability.display()}  {state}")
         if not resolution.replayed:
             click.echo("  note: replay was off (--no-replay): levels were believed as signed, not re-derived "

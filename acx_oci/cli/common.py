@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 import click
 
+from acx_oci.cli.jsonout import emit_json, partial_json, want_json
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.timeutil import Deadline, deadline_scope
@@ -64,8 +64,17 @@ def registry_options(func: F | None = None, *, deadline: float = DEFAULT_DEADLIN
 
 
 def json_option(func: F) -> F:
-    """``--json`` as one decorator, so every command spells the flag and its help the same way."""
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+    """``--json``: the command's result, or its failure, as one JSON document on stdout (see ``cli.jsonout``)."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("as_json"):
+            want_json()  # from here on, however the command ends, stdout gets one document
+        return func(*args, **kwargs)
+
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON document on stdout, also on failure "
+                             "(ok, exitCode, code, message beside the result).")(run)  # type: ignore[return-value]
 
 
 def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeout: float = 10.0) -> Store:
@@ -78,6 +87,13 @@ def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeou
     return store
 
 
-def emit_json(obj: Any) -> None:
-    """Print a command's ``--json`` document on stdout, keys in the order the command built them."""
-    click.echo(json.dumps(obj, indent=2, sort_keys=False))
+def level_state(solver: str) -> str:
+    """How a level reads to a human: only a level the signed ROM earned in the sandbox says VERIFIED.
+
+    A simulated level (the reference solver played, not the agent) is a demonstration of the
+    pipeline, never evidence about the agent, so it must not read as verified.
+    """
+    return "VERIFIED" if solver == "rom" else "SIMULATED (not verified)"
+
+
+__all__ = ["emit_json", "json_option", "level_state", "partial_json", "registry_options", "store_for"]

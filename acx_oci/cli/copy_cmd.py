@@ -66,8 +66,10 @@ def _render(out: CopyOutcome) -> None:
         click.echo(f"  skipped {s['digest']} (not verified: {s['reason']})")
     if out.source_verdict is not None:
         caps = out.source_verdict["capabilities"]
-        verified = sum(1 for c in caps if c["effective"] == "VERIFIED")
-        click.echo(f"  source resolves: {verified}/{len(caps)} claims VERIFIED, "
+        levels = [c for c in caps if c["effective"] == "VERIFIED"]
+        verified = sum(1 for c in levels if c.get("solver") == "rom")  # a simulated level is never VERIFIED
+        simulated = f", {len(levels) - verified} SIMULATED (not verified)" if len(levels) > verified else ""
+        click.echo(f"  source resolves: {verified}/{len(caps)} claims VERIFIED{simulated}, "
                    f"{out.source_verdict['verifiedAttestations']}/{out.source_verdict['attestations']} "
                    "attestations verify")
     if out.destination_same:

@@ -10,6 +10,7 @@ from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.envimage import cache as envcache
 from acx_oci.envimage.build import build_image
+from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 
 
@@ -43,6 +44,7 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
       acx-oci env build localhost:5000/acme/env:bookworm-py --include python3,python3-pytest --json
       acx-oci env build oci:./images:bookworm-py --twice
     """
+    parse_reference(ref)  # a malformed REF is bad input now, not after minutes of mmdebstrap
     packages = [p.strip() for p in include.split(",") if p.strip()]
     opts = _options(plain_http, insecure, timeout)
     first = build_image(ref, suite=suite, include=packages, epoch=epoch, mirror=mirror, store_options=opts)

@@ -39,6 +39,7 @@ def _render_requirement(req: RequirementResult, indent: str) -> None:
 
 
 def render_verdict(ref: str, verdict: Verdict) -> None:
+    """The human ``policy check`` verdict: the manifest and repository judged, then each rule met or not, and why."""
     click.echo(f"{ref}  (manifest {verdict.manifest_digest}, repository {verdict.repository})")
     if not verdict.requirements:
         click.echo("ALLOWED: " + (verdict.notes[0] if verdict.notes else "no requirement applies"))

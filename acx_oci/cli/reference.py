@@ -43,6 +43,11 @@ def render() -> str:
         "(tests/test_docs.py fails when this file and `--help` differ). Exit codes and what each",
         "command returns them for: [concepts.md, \"Exit codes\"](concepts.md#exit-codes).",
         "",
+        "With `--json` a command prints one JSON document on stdout, on success and on failure:",
+        "`schemaVersion`, `ok`, `exitCode`, on an error its reason `code` and `message`, and the command's",
+        "own fields beside them. Each command's JSON Schema ships in the package, in `acx_oci/schemas/cli/`",
+        "(`policy check`: `policy-check.schema.json`), each built on `envelope.schema.json`.",
+        "",
     ]
     for ctx in contexts:
         path = ctx.command_path

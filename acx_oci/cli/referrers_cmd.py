@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from acx_oci import reasons
-from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.common import emit_json, json_option, level_state, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.errors import DeadlineExceeded, UsageError
 from acx_oci.files import load_json_file
@@ -109,6 +109,7 @@ def status_history() -> StatusHistory:
 
 
 def resolve_options(func: Any) -> Any:
+    """The options every resolving command shares (resolve, pull, agent-card): trust, status, replay read alike."""
     func = status_cache_option(func)
     func = click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)(func)
     func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
@@ -166,15 +167,21 @@ def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tupl
     return resolution, cart.rom
 
 
+# What a replay rejects for: the line saying something was replayed shows only when one of these, or a level, did.
+_REPLAY_CODES = {reasons.EVIDENCE_MISMATCH, reasons.EVIDENCE_SIGNATURE, reasons.EVIDENCE_MISSING,
+                 reasons.EVIDENCE_TOO_LARGE}
+
+
 def render_resolution(resolution: Resolution) -> None:
+    """The human resolution: only a level the signed ROM earned reads VERIFIED, and every rejection names its code."""
     sig = status_display(resolution.signature_status)
     click.echo(f"{resolution.reference}")
     click.echo(f"  manifest {resolution.manifest_digest}  ROM {resolution.rom_digest}  signature: {sig}")
     for cap in resolution.capabilities:
         b = cap.best
         if b is not None:
-            played = "the signed ROM, sandboxed" if b.solver == "rom" else "SIMULATED (reference solver)"
-            click.echo(f"  {cap.capability.display()}  VERIFIED tier={b.career_tier} mu={b.mu:.2f} "
+            played = "the signed ROM, sandboxed" if b.solver == "rom" else "the reference solver (a simulation)"
+            click.echo(f"  {cap.capability.display()}  {level_state(b.solver)} tier={b.career_tier} mu={b.mu:.2f} "
                        f"sigma={b.sigma:.3f} level={b.acx_level}  played by: {played}")
             click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
                        f"credential {b.credential_digest}")
@@ -195,8 +202,11 @@ def render_resolution(resolution: Resolution) -> None:
         click.echo(f"  (attestation {r.digest} names no claimed capability: {', '.join(r.codes)})")
     for note in resolution.notes:
         click.echo(f"  note: {note}")
-    if resolution.replayed:
+    if resolution.replayed and any(cap.best is not None for cap in resolution.capabilities):
         click.echo("  replayed: every deciding credential's level was re-derived from its game records")
+    elif resolution.replayed and any(set(r.codes) & _REPLAY_CODES for c in resolution.capabilities
+                                     for r in c.rejected):
+        click.echo("  replayed: the candidate credentials were re-derived from their game records; none held")
     if resolution.partial:
         click.echo("  PARTIAL: a bound was hit; the answer may be incomplete")
 

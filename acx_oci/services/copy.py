@@ -110,6 +110,7 @@ def verdict(resolution: Resolution) -> dict[str, Any]:
         "signature": resolution.signature_status,
         "capabilities": [{"id": c.capability.id, "effective": c.effective,
                           "acxLevel": c.best.acx_level if c.best else None,
+                          "solver": c.best.solver if c.best else None,
                           "credentialDigest": c.best.credential_digest if c.best else None,
                           "attestationDigest": c.best.attestation_digest if c.best else None}
                          for c in resolution.capabilities],
