@@ -117,3 +117,13 @@ def test_requirements() -> None:
     for bad in ["build-dag", "build-dag>=boss", "nope>=senior"]:
         with pytest.raises(UsageError):
             parse_requirement(bad)
+
+
+def test_a_misspelt_task_type_gets_a_suggestion() -> None:
+    """One line that names the likely intended type; an unrelated word gets the private-type hint instead."""
+    with pytest.raises(UsageError) as exc:
+        parse_capability("biuld-dag[snowflake]@data-engineering")
+    assert "did you mean 'build-dag'?" in str(exc.value) and "seed" not in str(exc.value)
+    with pytest.raises(UsageError) as exc:
+        parse_capability("zzzz[snowflake]@data-engineering")
+    assert "reverse-DNS-prefixed" in str(exc.value)

@@ -35,7 +35,6 @@ LINK = re.compile(r"(?<!!)\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)\)")
 CITED_DOC = re.compile(r"(?<![\w/.-])((?:docs/)?[\w-]+\.md)(?![\w/])")
 CITED_HEADING = re.compile(r"(?<![\w/.-])(README(?:\.md)?|DESIGN\.md|docs/[\w-]+\.md)[,:]?\s+\(?[\"“]([^\"”\n]+)[\"”]")
 # The design briefs the project started from, cited by number or by their folder: not shipped, so not citable.
-# (acx_oci/model/capability.py's error message still says "17 seed task types": wording, not a citation.)
 SEED_CITATION = re.compile(r"\bseed\s+`?0\d\d|\bseeds/|\bseed vocabulary\b", re.I)
 
 

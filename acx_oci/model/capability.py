@@ -8,6 +8,7 @@ only from resolving an attestation.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,8 +102,11 @@ def check_task_type(task_type: str) -> str:
         raise UsageError(
             f"taskType {task_type!r}: expected a reverse-DNS namespaced token like dev.acx.x:generate-terraform"
         )
-    hint = " (use a reverse-DNS-prefixed token like dev.example:my-task for private types)"
-    raise UsageError(f"taskType {task_type!r}: expected one of the 17 seed task types{hint}")
+    close = difflib.get_close_matches(task_type, sorted(TASK_TYPES), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else \
+        " (use a reverse-DNS-prefixed token like dev.example:my-task for private types)"
+    raise UsageError(f"taskType {task_type!r}: expected one of the {len(TASK_TYPES)} task types of the reference "
+                     f"vocabulary{hint}")
 
 
 def capability_id(task_type: str, stack: list[str], domain: str | None) -> str:
