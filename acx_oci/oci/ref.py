@@ -61,7 +61,8 @@ def _split_tag_digest(rest: str, what: str) -> tuple[str, str | None, str | None
 
 
 def parse_reference(text: str) -> Reference:
-    """Parse a reference; an OCI layout path may not itself contain ':'."""
+    """Parse a reference (``HOST/REPO``, skopeo's ``docker://HOST/REPO`` or ``oci:PATH``); a layout path may not
+    itself contain ':'."""
     what = f"reference {text!r}"
     if not text:
         raise UsageError("reference: expected HOST[:PORT]/REPO[:TAG|@DIGEST] or oci:PATH[:TAG|@DIGEST], found ''")
@@ -79,6 +80,9 @@ def parse_reference(text: str) -> Reference:
         if not rest:
             raise UsageError(f"{what}: expected oci:PATH[:TAG|@DIGEST]")
         return Reference(kind="oci", path=rest, tag=tag, digest=digest)
+    if text.startswith("docker://"):  # skopeo's transport name for a registry, as ``oci:`` is its layout's
+        text = text[len("docker://"):]
+        what = f"reference {text!r}"
     if "/" not in text:
         raise UsageError(f"{what}: expected HOST[:PORT]/REPO[:TAG|@DIGEST] or oci:PATH[:TAG|@DIGEST]")
     host, rest = text.split("/", 1)
