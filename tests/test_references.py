@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from acx_oci.errors import UsageError
 from acx_oci.oci.ref import parse_reference
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_docker_transport_names_the_same_registry_reference() -> None:
@@ -20,3 +24,20 @@ def test_a_bad_docker_reference_is_one_line(text: str) -> None:
     with pytest.raises(UsageError) as exc:
         parse_reference(text)
     assert "\n" not in str(exc.value) and str(exc.value).startswith("reference")
+
+
+def test_a_missing_key_reads_the_same_in_every_command(tmp_path: Path) -> None:
+    """``cartridge push --key``, ``attest --key``, ``benchmark unseal --key``: one wording, exit 2, nothing written."""
+    from .support.cli import cli
+
+    missing = tmp_path / "missing.key"
+    runs = [
+        cli("cartridge", "push", str(ROOT / "testdata" / "agents"), f"oci:{tmp_path / 'l'}:1", "--key", missing),
+        cli("attest", f"oci:{tmp_path / 'l'}:1", "--benchmark", f"oci:{tmp_path / 'b'}:1", "--key", missing,
+            "--issuer", "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK", "-o", tmp_path / "out"),
+        cli("benchmark", "unseal", f"oci:{tmp_path / 'b'}:1", "--key", missing, "--output", tmp_path / "h.json"),
+    ]
+    for res in runs:
+        assert res.exit_code == 2, res.output
+        assert f"key file: file not found: {missing}" in res.stderr, res.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "l").exists()

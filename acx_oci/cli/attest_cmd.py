@@ -165,7 +165,7 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
 @main.command("attest")
 @click.argument("cartridge_ref", required=False)
 @click.option("--benchmark", "benchmark_ref", metavar="BENCH_REF", help="The benchmark artifact (required).")
-@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The verifier's key (PREFIX.key): unseals the slice, signs records and the credential.")
 @click.option("--issuer", metavar="DID",
               help="The verifier's DID, must differ from the cartridge's (required; with --publish: the run's).")
@@ -297,10 +297,10 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     if not cartridge_ref or not benchmark_ref or not issuer:
         raise UsageError("attest: expected CARTRIDGE_REF, --benchmark BENCH_REF and --issuer DID "
                          "(or --publish OUT_DIR)")
+    ident = load_identity(key, did=issuer)  # before -o is made: a missing key leaves nothing behind
     out_dir = _empty_out_dir(out_dir, state_dir, as_json)
     solver, baseline_solver = _solvers(solver_kind, competence, model_replay, baseline_competence)
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
-    ident = load_identity(key, did=issuer)
     replay = load_export(model_replay, ident) if model_replay is not None else None
     if replay is not None:
         games, sigma_max, min_games = _replay_params(replay, games, sigma_max, min_games)

@@ -151,7 +151,7 @@ def benchmark_inspect(ref: str, plain_http: bool, insecure: bool, timeout: float
 
 @benchmark.command("unseal")
 @click.argument("ref")
-@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The verifier's key (PREFIX.key); its derived X25519 key opens the slice.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the held-out slice (JSON, mode 0600).")

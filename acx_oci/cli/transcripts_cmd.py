@@ -21,7 +21,7 @@ def transcripts() -> None:
 
 @transcripts.command("export")
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The key of the verifier that ran OUT_DIR (its transcripts are sealed to it).")
 @click.option("--to", "to", multiple=True, required=True, metavar="AUDITOR.did.json",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
