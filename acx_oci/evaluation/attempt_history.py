@@ -121,6 +121,7 @@ def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, re
             if e.sequence is not None:
                 counted.add(key)
             entries.append(e)
-        entries.sort(key=lambda e: (e.instant is None, e.instant or now, e.digest))
+        # times are whole seconds, so back-to-back attempts tie: the verifier's own counter orders them then
+        entries.sort(key=lambda e: (e.instant is None, e.instant or now, e.sequence or 0, e.digest))
         out.append(replace(cap, attempts=AttemptHistory(tuple(entries))))
     return tuple(out)
