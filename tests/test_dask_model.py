@@ -131,10 +131,11 @@ def test_model_games_on_a_worker_that_holds_the_key(world: dict[str, Any], clust
         cluster.kill_worker("keyed")
     assert res.exit_code == 1, res.output  # two games cannot pass the gate: played and rated, not issued
     summary = json.loads(res.output)
-    assert summary["games"] == 2, summary
     out = world["tmp"] / "runs" / "dask"
     preds = egress.predicates(out)
-    assert len(preds) == 2
+    assert len(preds) == 2 and json.loads((out / "result.json").read_text())["run"]["draws"] == 2
+    # The draw hangs on the ROM digest (fresh keys each run): an impossible exam (a canary) is played, never rated.
+    assert summary["games"] == sum(not p.get("canary") for p in preds), summary
     for p in preds:
         assert p["executor"] == {"name": "dask", "worker": "keyed", "attempts": 1}
         assert p["containment"]["proven"] is True and p["containment"]["modelEgress"]["id"] == MODEL
@@ -142,7 +143,8 @@ def test_model_games_on_a_worker_that_holds_the_key(world: dict[str, Any], clust
         m = p["model"]
         assert m["id"] == MODEL and m["requests"] >= 1 and m["refused"] == 0 and m["inputTokens"] > 0
         assert p["solver"]["sandbox"]["network"] == "model"
-    assert any(p["outcome"] == "certified-pass" for p in preds), [p["outcome"] for p in preds]
+    # The reference answers pass every possible exam and fail every impossible one (bench-py's canaries).
+    assert all(p["outcome"] == ("model-fail" if p.get("canary") else "certified-pass") for p in preds), preds
     # The upstream saw the worker's key (the verifier never had it) and only allowed requests, all counted.
     assert fm.requests and len(fm.requests) == sum(p["model"]["requests"] for p in preds)
     egress.only_allowed(fm)
