@@ -86,3 +86,18 @@ def test_cosign_refuses_a_predicate_changed_by_one_byte(attested: dict[str, Any]
     proc = _verify_attestation(attested)
     assert proc.returncode != 0
     assert "signature" in (proc.stderr + proc.stdout).lower()
+
+
+def test_export_pem_is_the_identitys_ed25519_key(tmp_path: Path) -> None:
+    """The PEM is PKIX SubjectPublicKeyInfo of the same raw key; an unwritable -o is one line, exit 2."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    ok(cli("keygen", str(tmp_path / "v")))
+    pem = ok(cli("keys", "export-pem", str(tmp_path / "v.key")))
+    key = serialization.load_pem_public_key(pem.encode())
+    assert isinstance(key, Ed25519PublicKey)
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    assert raw == load_identity(tmp_path / "v.key").public_bytes
+    res = cli("keys", "export-pem", str(tmp_path / "v.key"), "-o", str(tmp_path / "no" / "dir" / "v.pub"))
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "cannot write" in res.output

@@ -121,7 +121,8 @@ def simple_signing_payload(docker_reference: str, manifest_digest: str) -> bytes
 def sign_manifest(store: Store, manifest_digest: str, signer: Identity) -> Descriptor:
     """The publisher's cosign signature of the cartridge manifest (``cosign verify --key publisher.pub``)."""
     ref = store.reference
-    payload = simple_signing_payload(f"{ref.host}/{ref.repository}", manifest_digest)
+    where = f"{ref.host}/{ref.repository}" if ref.host else (ref.repository or ref.path)
+    payload = simple_signing_payload(where, manifest_digest)
     sig = base64.b64encode(signer.sign(payload)).decode("ascii")
     layer = store.push_blob(payload, MEDIA_SIMPLESIGNING, {ANN_SIGNATURE: sig})
     return _push_layout(store, manifest_digest, "sig", [layer])
