@@ -59,6 +59,19 @@ if [ -z "${ACX_SIGSUM_WITNESS:-}" ]; then
   fi
 fi
 
+# The real cosign (Debian trixie's cosign 2.5) for the cosign interop tests: one .deb, unpacked into the cache.
+if [ -z "${ACX_COSIGN:-}" ]; then
+  if ACX_COSIGN=$(bash scripts/install-cosign.sh); then
+    export ACX_COSIGN
+  elif [ "${CI:-}" = "true" ]; then
+    echo "scripts/install-cosign.sh failed: the cosign interop tests cannot run" >&2
+    exit 1
+  else
+    unset ACX_COSIGN
+    echo "warning: scripts/install-cosign.sh failed; the cosign interop tests will skip" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 # The official model SDKs for the sandbox's interpreter (/usr/bin/python3), in a directory of their own under
 # /usr/local/lib (visible read-only in the sandbox; not on the grader's default path): the LLM agents' tests.

@@ -6,13 +6,14 @@ import os
 from pathlib import Path
 
 import click
+from cryptography.hazmat.primitives import serialization
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
 from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError
 from acx_oci.trust.did import check_did
-from acx_oci.trust.keyfiles import write_identity
+from acx_oci.trust.keyfiles import load_identity, write_identity
 
 
 @main.command()
@@ -42,3 +43,35 @@ def keygen(prefix: str, did_web: str | None, as_json: bool) -> None:
                    "key": str(key_path), "didDocument": str(doc_path)})
     else:
         click.echo(ident.did)
+
+
+@main.group()
+def keys() -> None:
+    """Key formats other tools read (cosign, Kyverno, Ratify)."""
+
+
+@keys.command("export-pem")
+@click.argument("key", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default="-", show_default=True,
+              help="Where to write the PEM public key ('-': stdout).")
+def export_pem(key: str, output: str) -> None:
+    """Write KEY's public key as PEM (PKIX SubjectPublicKeyInfo, Ed25519).
+
+    This is the file ``cosign verify --key`` and ``cosign verify-attestation
+    --key`` take: the verifier's for levels, the publisher's for cartridges.
+
+    \b
+    Example:
+      acx-oci keys export-pem keys/verifier.key -o verifier.pub
+      cosign verify-attestation --key verifier.pub --insecure-ignore-tlog \\
+        --type https://acx.dev/attestation/level/v1 REF
+    """
+    pem = load_identity(key).private.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if output == "-":
+        click.echo(pem.decode("ascii"), nl=False)
+        return
+    try:
+        Path(output).write_bytes(pem)
+    except OSError as exc:
+        raise UsageError(f"keys export-pem: cannot write {output}: {exc.strerror}") from None

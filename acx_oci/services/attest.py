@@ -200,7 +200,7 @@ def _publish(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int
     try:
         published = pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
             loaded.cart_store, loaded.cart.manifest.descriptor, ledger, signed.status_list, signed.signed_list,
-            signed.credential_bytes, raws, signed.credential_id, now, req.progress), hint)
+            signed.credential_bytes, raws, signed.credential_id, now, req.progress, req.verifier), hint)
     except RegistryError as exc:
         return None, str(exc)
     if signed.superseded:  # every copy of the list, wherever the older credential went, now revokes it

@@ -51,6 +51,7 @@ from acx_oci.oci.model import (
     build_manifest,
 )
 from acx_oci.oci.store import Store
+from acx_oci.services.cosign_projection import sign_manifest
 from acx_oci.trust.did import check_did
 from acx_oci.trust.trustfile import Trust
 
@@ -148,7 +149,9 @@ def push_directory(store: Store, directory: Path, signer: Identity, tag: str | N
     rom_bytes = build_rom(source, controller)
     rom = loads(rom_bytes, "ROM manifest")
     sig = sign_rom(rom_bytes, rom, signer)
-    return push_parts(store, rom_bytes, source.files, sig, source.save, tag)
+    pushed = push_parts(store, rom_bytes, source.files, sig, source.save, tag)
+    sign_manifest(store, pushed.manifest_digest, signer)  # cosign verify --key publisher.pub finds it
+    return pushed
 
 
 def push_parts(

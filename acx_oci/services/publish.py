@@ -31,6 +31,7 @@ from acx_oci.oci.model import Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.attestation import push_attempt_record as push_attempt_record_referrer
+from acx_oci.services.cosign_projection import publish_projection
 from acx_oci.services.ledger import Ledger, StatusList
 
 # A signed list expires: an old copy put back by a repository owner stops verifying after this,
@@ -82,8 +83,12 @@ def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: 
 
 def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusList, signed_list: dict[str, Any],
                 credential_bytes: bytes, records: list[bytes], credential_id: str, now: datetime,
-                progress: Progress | None = None) -> Published:
-    """The list goes up first, so no resolver ever sees the credential without its status."""
+                progress: Progress | None = None, verifier: Identity | None = None) -> Published:
+    """The list goes up first, so no resolver ever sees the credential without its status.
+
+    With ``verifier``, the level also goes up as a cosign attestation (services.cosign_projection); a failed
+    push of it fails the publication like any other push.
+    """
     list_desc = publish_status_list(store, signed_list)
     location = str(store.reference.with_tag(status_tag(sl.url)))
     ledger.record_publication(sl.uuid, location, list_desc.digest, now)
@@ -94,6 +99,8 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
             progress(done, total, f"uploaded {title}")
 
     att = push_attestation(store, subject, credential_bytes, records, on_blob=on_blob)
+    if verifier is not None:
+        publish_projection(store, subject.digest, credential_bytes, verifier)
     cred_digest = sha256_digest(credential_bytes)
     ledger.record_credential(credential_id, cred_digest, now, att.digest, str(store.reference.with_digest(att.digest)))
     return Published(str(store.reference.with_digest(subject.digest)), credential_id, cred_digest, att.digest,

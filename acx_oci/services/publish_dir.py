@@ -159,7 +159,7 @@ def publish_folder(out_dir: Path, verifier: Identity, state_dir: Path, now: date
         list_file.write_bytes(list_bytes)
         ledger.record_publication(sl.uuid, list_file.resolve().as_uri(), sha256_digest(list_bytes), now)
         return publish_attempt(ledger, attempt.id, out_dir, lambda: push_result(
-            store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress))
+            store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress, verifier))
 
 
 def _publish_attempt_record(out_dir: Path, verifier: Identity, state_dir: Path, store: Store, ref: Reference,
