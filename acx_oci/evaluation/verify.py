@@ -27,6 +27,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
+from acx_oci.evaluation import contamination
 from acx_oci.evaluation.checks import (
     Check,
     KeyResolver,
@@ -255,6 +256,8 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     else:
         out.append(ok("held_out_slice", f"heldOutSliceDigest matches the pinned {held}"))
     out.append(_check_exam_certification(res, accepted.certified_by))
+    if accepted.post_cutoff is not None:
+        out.append(contamination.check(res, accepted.post_cutoff))
     if accepted.capability is not None:
         out.append(_check_benchmark_capability(res, accepted))
     return out

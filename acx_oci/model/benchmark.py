@@ -28,7 +28,7 @@ import hashlib
 import hmac
 import math
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
@@ -63,6 +63,7 @@ DEMO_ID = "acx-bench-dag-de"
 DEMO_VERSION = "2026.07.1"
 DEMO_CAPABILITY = "build-dag[snowflake+airflow+dbt]@data-engineering"
 DEMO_TASKS = 160
+DEMO_FIRST_PUBLISHED = date(2026, 1, 1)  # dag-0001's publishedAt; dag-N is N-1 days later
 DEMO_MIN_DIFFICULTY = 15.0
 DEMO_MAX_DIFFICULTY = 48.0
 DEMO_HELD_OUT_FRACTION = 0.6
@@ -229,7 +230,10 @@ def demo_document() -> dict[str, Any]:
         prompt = (f"Build an Airflow DAG that ingests {source} {_CADENCES[i % 3]} into Snowflake and runs the "
                   f"dbt project downstream, {_EXTRAS[(i * 5) % len(_EXTRAS)]}.")
         expected = sha256_digest(f"{DEMO_ID}@{DEMO_VERSION}/{tid}/expected-dag.py".encode())
-        tasks.append({"id": tid, "difficulty": difficulty, "prompt": prompt,
+        # A real date for every task (published over the first half of 2026, before the suite's July
+        # release), so a model's training cutoff can slice it and a consumer can require post-cutoff games.
+        published = (DEMO_FIRST_PUBLISHED + timedelta(days=i - 1)).isoformat()
+        tasks.append({"id": tid, "difficulty": difficulty, "prompt": prompt, "publishedAt": published,
                       "grader": {"kind": "reference", "artifacts": {"dags/pipeline.py": expected}}})
     return {
         "schema": SUITE_SCHEMA,
@@ -244,10 +248,10 @@ def demo_document() -> dict[str, Any]:
 
 
 def post_cutoff(tasks: list[dict[str, Any]], cutoff: date | None) -> list[dict[str, Any]]:
-    """Held-out tasks a model with this training cutoff cannot have seen (DESIGN.md, "Exams, environments").
+    """The held-out tasks the draw may take given this training cutoff (DESIGN.md, "Exams, environments").
 
-    Tasks published strictly after the cutoff qualify; tasks with no ``publishedAt`` (suites not in exam
-    form) and every task when there is no cutoff (no trained model) qualify too.
+    Tasks published strictly after the cutoff, tasks with no ``publishedAt`` and every task when there is no
+    cutoff are drawn; only the dated ones count as post-cutoff (:func:`dated_after`, ``acx:postCutoff``).
     """
     if cutoff is None:
         return list(tasks)
@@ -257,6 +261,12 @@ def post_cutoff(tasks: list[dict[str, Any]], cutoff: date | None) -> list[dict[s
         if published is None or date.fromisoformat(str(published)) > cutoff:
             out.append(task)
     return out
+
+
+def dated_after(task: dict[str, Any], cutoff: date | None) -> bool:
+    """Whether the task is *proven* post-cutoff: dated strictly after a known cutoff (undated: never)."""
+    published = task.get("publishedAt")
+    return cutoff is not None and published is not None and date.fromisoformat(str(published)) > cutoff
 
 
 def rateable(tasks: list[dict[str, Any]]) -> int:

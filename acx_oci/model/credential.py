@@ -119,6 +119,8 @@ class LevelClaim:
     runtime_digest: str | None = None
     training_cutoff: date | None = None
     qualifying_exams: int | None = None
+    # acx:postCutoff {cutoff, source: rom | models-file, qualifying, drawn}: rated games on exams dated after the cutoff
+    post_cutoff: dict[str, Any] | None = None
     exam_certification: dict[str, Any] | None = None
     image_digests: list[str] | None = None
     extra: dict[str, Any] | None = None  # further ``acx:`` result fields (attest --baseline, --model-replay)
@@ -170,6 +172,7 @@ def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
         # held-out exams were published after it.
         "acx:trainingCutoff": c.training_cutoff.isoformat() if c.training_cutoff else None,
         **({"acx:qualifyingExams": int(c.qualifying_exams)} if c.qualifying_exams is not None else {}),
+        **({"acx:postCutoff": dict(c.post_cutoff)} if c.post_cutoff is not None else {}),
         # The benchmark's exam certification: certified (with the referrer's digest and certifier),
         # uncertified-allowed (pushed with --allow-uncertified) or not-exam-form.
         **(c.exam_certification or {}),

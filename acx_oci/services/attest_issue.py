@@ -32,11 +32,10 @@ from acx_oci.model.attempt import (
     sign_attempt_record,
 )
 from acx_oci.model.attempt import record_bytes as attempt_bytes
-from acx_oci.model.rom import training_cutoff
 from acx_oci.services import transcripts as tx
 from acx_oci.services.attest_check import Loaded
 from acx_oci.services.attest_outcome import summary_json
-from acx_oci.services.attest_plan import Plan
+from acx_oci.services.attest_plan import Plan, post_cutoff_claim
 from acx_oci.services.attest_play import Verdict
 from acx_oci.services.environment import image_digests
 from acx_oci.services.ledger import Ledger, StatusList
@@ -119,8 +118,9 @@ def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str
         status_entry=status_entry, valid_from=now, valid_until=now + CREDENTIAL_VALIDITY,
         achievement_name=f"ACX Level — {bmodel.capability_display(cap)}", credential_id=credential_id,
         solver=str(result.solver.get("name")), runtime_digest=result.solver.get("runtimeDigest"),
-        training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
-        qualifying_exams=plan.qualifying, exam_certification=plan.exam_cert,
+        training_cutoff=plan.cutoff,
+        qualifying_exams=plan.qualifying, post_cutoff=post_cutoff_claim(plan, result),
+        exam_certification=plan.exam_cert,
         image_digests=image_digests(g.predicate for g in result.games),
         extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)},
         attempt=count, cooldown_scope=scope)

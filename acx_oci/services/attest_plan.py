@@ -1,8 +1,10 @@
 """Step two of ``attest``: plan the draw, which held-out exams may be played and how many games.
 
-Only exams published after the model's training cutoff count (the verifier's models-file cutoff if it
-has one, else the ROM's): an exam the model may have seen in training measures memory, not skill. A bad
-``--games`` is a usage error here, before any cooldown starts.
+Only exams published after the model's training cutoff are drawn (the verifier's models-file cutoff if it
+has one, else the ROM's): an exam the model may have seen in training measures memory, not skill. Undated
+exams are still drawn, but never count as post-cutoff: the credential's ``acx:postCutoff`` counts only rated
+games on exams dated after the cutoff, and a consumer may require a share of them. A bad ``--games`` is a
+usage error here, before any cooldown starts.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from acx_oci.evaluation import engine
 from acx_oci.model import benchmark as bmodel
+from acx_oci.model.gamerecords import RATED
 from acx_oci.model.rom import training_cutoff
 from acx_oci.services import benchmark as bm
 from acx_oci.services import regression as regr
@@ -28,6 +31,7 @@ class Plan:
     eligible: tuple[dict[str, Any], ...]  # held-out exams published after the cutoff
     params: engine.Params
     cutoff: date | None
+    cutoff_source: str | None  # "models-file", "rom", or None (no cutoff known)
     qualifying: int  # of ``eligible``, the ones that can be rated
     total: int  # games to play (0: nothing eligible)
     baseline: regr.Baseline | None = None
@@ -39,12 +43,30 @@ def plan_draw(gate: GateOptions, loaded: Loaded, checked: Checked) -> Plan:
     unsealed = checked.unsealed
     assert unsealed is not None  # planned only once the slice is unsealed
     params = engine.Params(games=gate.games, sigma_max=gate.sigma_max, min_games=gate.min_games)
-    entry = loaded.model_entry
-    cutoff = entry.training_cutoff if entry else training_cutoff(loaded.cart.rom)  # the verifier's, if any
+    cutoff, source = cutoff_of(loaded)
     eligible = bmodel.post_cutoff(list(unsealed.held_out), cutoff)
     total = params.resolve_games(len(eligible)) if eligible else 0
-    return Plan(unsealed, tuple(eligible), params, cutoff, bmodel.rateable(eligible), total, checked.baseline,
-                checked.exam_cert)
+    return Plan(unsealed, tuple(eligible), params, cutoff, source, bmodel.rateable(eligible), total,
+                checked.baseline, checked.exam_cert)
+
+
+def cutoff_of(loaded: Loaded) -> tuple[date | None, str | None]:
+    """The training cutoff and where it came from: the verifier's models file if it has one, else the ROM's."""
+    entry = loaded.model_entry
+    if entry is not None and entry.training_cutoff is not None:
+        return entry.training_cutoff, "models-file"
+    rom = training_cutoff(loaded.cart.rom)
+    return rom, "rom" if rom is not None else None
+
+
+def post_cutoff_claim(plan: Plan, result: engine.Result) -> dict[str, Any]:
+    """``acx:postCutoff``: of the rated games, how many were on exams dated strictly after the cutoff."""
+    by_id = {str(t["id"]): t for t in plan.eligible}
+    rated = [by_id[g.task_id] for g in result.games
+             if g.outcome in RATED and g.task_id in by_id and not by_id[g.task_id].get("impossible")]
+    qualifying = sum(bmodel.dated_after(t, plan.cutoff) for t in rated)
+    return {"cutoff": plan.cutoff.isoformat() if plan.cutoff else None, "source": plan.cutoff_source,
+            "qualifying": qualifying, "drawn": len(rated)}
 
 
 def shortfall(plan: Plan, min_games: int) -> str | None:

@@ -10,7 +10,8 @@ Example::
     publishers: [{id: did:key:z6Mk...}]
     verifiers:  [{id: did:web:verifier.example, didDocument: verifier.did.json}]
     benchmarks: [{id: acx-bench-dag-de, version: 2026.07.1, digest: sha256:..., heldOutSliceDigest: sha256:...,
-                  capability: "build-dag[snowflake+airflow+dbt]@data-engineering"}]
+                  capability: "build-dag[snowflake+airflow+dbt]@data-engineering",
+                  postCutoff: {required: true, minShare: 0.8}}]   # contamination: games on post-cutoff exams
     gate:   {sigmaMax: 1.5, minGames: 30}
     status: {maxAge: 7d, failClosed: true}
     models: [acme-large-2026-06]     # agents that call a model: whose levels count (default: any)
@@ -43,6 +44,22 @@ class Party:
 
 
 @dataclass(frozen=True)
+class PostCutoff:
+    """A consumer's contamination rule: at least ``min_share`` of the rated held-out games on exams dated after
+    the model's training cutoff (an undated exam never counts; no cutoff, no qualifying game)."""
+
+    required: bool = False
+    min_share: float = 1.0
+
+
+def post_cutoff_from(raw: Any) -> PostCutoff | None:
+    """``postCutoff: {required, minShare}`` as parsed (schema-checked by the caller); None when absent."""
+    if not isinstance(raw, dict):
+        return None
+    return PostCutoff(bool(raw.get("required")), float(raw.get("minShare", 1.0)))
+
+
+@dataclass(frozen=True)
 class AcceptedBenchmark:
     """A benchmark the consumer accepts, pinned by digest; optionally its held-out slice, certifiers and capability."""
 
@@ -54,6 +71,7 @@ class AcceptedBenchmark:
     # The capability the benchmark measures, as an id (acx-cap:sha256:...) or display form
     # (build-dag[airflow]@data-engineering); a credential on it must be for that capability.
     capability: str | None = None
+    post_cutoff: PostCutoff | None = None  # postCutoff: the contamination rule for this benchmark
 
 
 @dataclass(frozen=True)
@@ -140,7 +158,8 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         publishers=[_party(p, folder, f"{source} publishers[{i}]") for i, p in enumerate(data.get("publishers") or [])],
         verifiers=[_party(p, folder, f"{source} verifiers[{i}]") for i, p in enumerate(data.get("verifiers") or [])],
         benchmarks=[AcceptedBenchmark(str(b["id"]), str(b["version"]), b["digest"], b.get("heldOutSliceDigest"),
-                                      tuple(b.get("certifiedBy") or ()), b.get("capability"))
+                                      tuple(b.get("certifiedBy") or ()), b.get("capability"),
+                                      post_cutoff_from(b.get("postCutoff")))
                     for b in data.get("benchmarks") or []],
         sigma_max=float(gate.get("sigmaMax", DEFAULT_SIGMA_MAX)),
         min_games=int(gate.get("minGames", DEFAULT_MIN_GAMES)),
