@@ -35,6 +35,7 @@ from acx_oci.services.attest import (
 )
 from acx_oci.services.models import load_models
 from acx_oci.services.publish_dir import new_run_dir, run_issuer
+from acx_oci.services.regression import DEFAULT_TOLERANCE
 from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
@@ -210,10 +211,11 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
                    "issuer. Default: the ROM's policy.verification.regression.baseline.")
 @click.option("--baseline-competence", type=float,
               help="Reference solver with --baseline: the baseline's simulated skill (required with --competence).")
-@click.option("--regression-tolerance", type=click.FloatRange(min=0), default=3.0, show_default=True,
-              help="With --baseline: NOT ISSUED regression if the new R (held-out, or held-in) is below the "
-                   "baseline's by more than this (levels of R). R varies by about 1.1-1.3 from draw to draw, so "
-                   "an equally good agent is wrongly refused about 9% of the time at 3.0, 48% at 1.0.")
+@click.option("--regression-tolerance", type=click.FloatRange(min=0), default=DEFAULT_TOLERANCE, show_default=True,
+              help="With --baseline: the ROM's acceptIf reads it as 'tolerance'; the default rule (no-regression) "
+                   "is NOT ISSUED regression if the new R (held-out, or held-in) is below the baseline's by more "
+                   "than this (levels of R). On the demo suite (benchmarks/regression_sim.py) an equally good agent "
+                   "is refused about 6% of the time at 3.0 and a 2-levels-worse one accepted about 57%.")
 @click.option("--models", "models_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The verifier's models file (YAML/JSON): for a ROM whose runtime.network is 'model', where "
                    "its model lives (baseUrl), which key pays (apiKeyEnv or apiKeyFile; never seen by the agent), "

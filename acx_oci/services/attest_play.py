@@ -16,6 +16,7 @@ from typing import Any
 
 from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
+from acx_oci.evaluation import accept_if as ai
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
 from acx_oci.model.rom import runtime_of
@@ -83,21 +84,24 @@ def rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None, sto
 
 
 def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, baseline: regr.Baseline,
-             solver: Solver, stack: contextlib.ExitStack[Any], new_out: float
+             solver: Solver, stack: contextlib.ExitStack[Any], new_out: engine.Result
              ) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Both ROMs on the public (held-in) slice with the same kind of solver; the regression verdict."""
-    held = {str(t["id"]) for t in unsealed.held_out}
-    public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
+    """Both ROMs on the held-in suite with the same kind of solver; the ROM's acceptIf gives the verdict."""
+    suite = regr.held_in_suite(baseline, unsealed)
     base_solver = req.baseline.solver if req.solver is not None else \
         stack.enter_context(rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store,
                                        models_mod.setup_for(req.models.models, runtime_of(baseline.cart.rom),
                                                             req.sandbox.executor)))
-    assert base_solver is not None and baseline.held_out_r is not None
+    assert base_solver is not None and baseline.held_out_rating is not None
     jobs = req.sandbox.jobs
-    new_in = regr.held_in_r(cart.rom_digest, unsealed, public, solver, jobs)
-    base_in = regr.held_in_r(baseline.cart.rom_digest, unsealed, public, base_solver, jobs)
-    regressed = regr.judge(new_out, new_in, baseline.held_out_r, base_in, req.baseline.tolerance)
-    return tuple(regressed), {"acx:heldInR": new_in, "acx:baseline": regr.credential_field(baseline, base_in)}
+    new_in = regr.held_in_rating(cart.rom_digest, suite, solver, jobs)
+    base_in = regr.held_in_rating(baseline.cart.rom_digest, suite, base_solver, jobs)
+    new = {"heldIn": new_in, "heldOut": ai.Rating(new_out.rating.mu, new_out.rating.sigma)}
+    base = {"heldIn": base_in, "heldOut": baseline.held_out_rating}
+    labels = {"heldIn": suite[0], "heldOut": f"{unsealed.bench.id}@{unsealed.bench.version}"}
+    regressed = regr.judge(baseline.spec, new, base, req.baseline.tolerance, labels)
+    return tuple(regressed), {"acx:heldInR": new_in.r,
+                              "acx:baseline": regr.credential_field(baseline, base_in.r, suite[0])}
 
 
 def play(req: AttestRequest, loaded: Loaded, plan: Plan) -> Played:
@@ -120,7 +124,7 @@ def play(req: AttestRequest, loaded: Loaded, plan: Plan) -> Played:
                             params=plan.params, jobs=req.sandbox.jobs, on_game=on_game)
         if baseline is None:
             return Played(result)
-        regressed, held_in = _held_in(req, loaded.cart, unsealed, baseline, solver, stack, result.conservative)
+        regressed, held_in = _held_in(req, loaded.cart, unsealed, baseline, solver, stack, result)
         return Played(result, regressed, held_in)
 
 

@@ -3,18 +3,22 @@
 The reference design (quoting Weng): accept a candidate only with no regression on held-in and held-out. The
 baseline is an earlier version of the same cartridge id. Its own credential on the same benchmark,
 issued by this verifier and verified like any consumer would (replayed from its game records), gives
-the baseline's held-out R; the baseline ROM and the new ROM are both played on the benchmark's public
-(held-in) slice in the same attest, with the same kind of solver, for the held-in comparison. The new
-ROM is NOT ISSUED ``regression`` if either R fell by more than the tolerance.
+the baseline's held-out rating; the baseline ROM and the new ROM are both played on the held-in suite in
+the same attest, with the same kind of solver. The new ROM's signed
+``policy.verification.regression {heldInSuite, heldOutSuite, acceptIf}`` says what is compared:
+``heldInSuite`` names the benchmark whose public slice is the held-in suite (default: this benchmark's),
+``heldOutSuite`` the benchmark the credential must be earned on (default: any), and ``acceptIf`` the rule,
+in the language of :mod:`acx_oci.evaluation.accept_if` (default ``no-regression``: neither R may fall by
+more than the tolerance). A false rule is NOT ISSUED ``regression`` naming the suites that failed it.
 
-The tolerance defaults to 3.0 levels of R = mu - 3 sigma: R is an estimate (on the DAG demo, 90 held-out
-and 64 held-in games, its run-to-run sd is about 1.1 and 1.3), so an equally good agent is read as a
-regression about 9% of the time at 3.0 and about half the time at 1.0, the smallest change a credential
-shows (docs/attest-a-real-agent.md, "Regression acceptance").
+The tolerance, ``DEFAULT_TOLERANCE`` for the CLI and the library alike, is 3.0 levels of R = mu - 3 sigma:
+R is an estimate, and ``benchmarks/regression_sim.py`` measures what that costs on the DAG demo (an equally
+good agent refused, one two levels worse accepted; docs/attest-a-real-agent.md, "Regression acceptance").
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +26,7 @@ from typing import Any
 
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.evaluation import accept_if as ai
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
 from acx_oci.model import rating as ts
@@ -36,9 +41,28 @@ from acx_oci.services.replay import order_key
 from acx_oci.services.resolve import resolve_loaded
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 
-DEFAULT_TOLERANCE = 1.0
+DEFAULT_TOLERANCE = 3.0  # the one default: attest --regression-tolerance shows it
 REGRESSION = "regression"
 BASELINE_REFUSED = "baseline"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The new ROM's ``policy.verification.regression``: which suites, and the acceptance rule (parsed)."""
+
+    held_in_suite: str | None
+    held_out_suite: str | None
+    accept_if: str  # as the ROM states it ("no-regression" when it states none)
+    rule: ai.BoolExpr
+
+
+@dataclass(frozen=True)
+class HeldIn:
+    """The held-in suite another benchmark supplies: its public slice (never its sealed one) and its name."""
+
+    label: str  # id@version
+    benchmark_digest: str
+    tasks: tuple[dict[str, Any], ...]
 
 
 @dataclass
@@ -50,6 +74,29 @@ class Baseline:
     cart: LoadedCartridge
     credential_digest: str | None = None
     held_out_r: float | None = None
+    held_out_rating: ai.Rating | None = None
+    spec: Spec | None = None
+    options: StoreOptions | None = None
+    held_in: HeldIn | None = None  # None: this benchmark's public slice
+
+
+def policy_regression(rom: dict[str, Any]) -> Spec:
+    """Read and parse the ROM's ``policy.verification.regression`` (a bad one: one UsageError line)."""
+    node: Any = rom.get("policy")
+    for key in ("verification", "regression"):
+        node = node.get(key) if isinstance(node, dict) else None
+    node = node if isinstance(node, dict) else {}
+    suites = []
+    for key in ("heldInSuite", "heldOutSuite"):
+        value = node.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise UsageError(f"policy.verification.regression.{key} must name a benchmark (a reference or id@version)")
+        suites.append(value)
+    text = node.get("acceptIf")
+    text = "no-regression" if text is None else text
+    if not isinstance(text, str):
+        raise UsageError("policy.verification.regression.acceptIf must be a string")
+    return Spec(suites[0], suites[1], text, ai.parse(text))
 
 
 def policy_baseline(rom: dict[str, Any]) -> str | None:
@@ -88,9 +135,14 @@ def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, op
         store.close()
         raise
     problems = _baseline_problems(ref, cart, base, rom_solver)
+    spec = None
+    try:
+        spec = policy_regression(cart.rom)
+    except UsageError as exc:
+        problems.append(f"{BASELINE_REFUSED}: the ROM's regression policy: {exc}")
     if problems:
         store.close()
-    return Baseline(str(parsed.with_digest(digest)), store, base), problems
+    return Baseline(str(parsed.with_digest(digest)), store, base, spec=spec, options=options), problems
 
 
 def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, rom_solver: bool) -> list[str]:
@@ -135,29 +187,86 @@ def find_credential(baseline: Baseline, verifier: Identity, remote: bm.RemoteBen
     best = max(found, key=order_key)
     res = level_result(best.credential) or {}
     baseline.credential_digest = best.credential_digest
-    baseline.held_out_r = ts.conservative(ts.Rating(float(res["acx:ratingMu"]), float(res["acx:ratingSigma"])))
+    baseline.held_out_rating = ai.Rating(float(res["acx:ratingMu"]), float(res["acx:ratingSigma"]))
+    baseline.held_out_r = ts.conservative(ts.Rating(baseline.held_out_rating.mu, baseline.held_out_rating.sigma))
+    return _suites(baseline, remote)
+
+
+def _names(value: str, remote: bm.RemoteBenchmark, options: StoreOptions | None
+           ) -> tuple[bool, bm.RemoteBenchmark | None]:
+    """Whether ``value`` (``id@version`` or a reference) names ``remote``; else the benchmark it names."""
+    if value == f"{remote.id}@{remote.version}":
+        return True, None
+    parsed = parse_reference(value)
+    store = open_store(parsed, options or StoreOptions())
+    try:
+        digest = store.resolve(parsed.target).digest
+        return (True, None) if digest == remote.manifest.digest else (False, bm.fetch(store, digest))
+    finally:
+        store.close()
+
+
+def _suites(baseline: Baseline, remote: bm.RemoteBenchmark) -> list[str]:
+    """Check ``heldOutSuite`` names this benchmark and load ``heldInSuite``'s public slice, before any game."""
+    spec = baseline.spec
+    if spec is None:
+        return []
+    try:
+        if spec.held_out_suite is not None and not _names(spec.held_out_suite, remote, baseline.options)[0]:
+            return [f"{BASELINE_REFUSED}: the ROM's regression.heldOutSuite is {spec.held_out_suite}, but this "
+                    f"attest runs on {remote.id}@{remote.version}"]
+        if spec.held_in_suite is not None:
+            same, other = _names(spec.held_in_suite, remote, baseline.options)
+            if not same and other is not None:
+                if not other.public_tasks:
+                    return [f"{BASELINE_REFUSED}: the held-in suite {other.id}@{other.version} has no public slice"]
+                baseline.held_in = HeldIn(f"{other.id}@{other.version}", str(other.descriptor["benchmarkDigest"]),
+                                          tuple(other.public_tasks))
+    except AcxError as exc:
+        return [f"{BASELINE_REFUSED}: cannot load the ROM's regression suites: {exc}"]
     return []
 
 
-def held_in_r(rom_digest: str, unsealed: bm.Unsealed, public: list[dict[str, Any]], solver: Solver,
-              jobs: int) -> float:
-    """R of one ROM on the public (held-in) slice: same engine and draw rule, no gate, nothing signed."""
-    if not public:
-        raise UsageError("attest --baseline: the benchmark has no public (held-in) slice to compare on")
-    result = engine.run(rom_digest=rom_digest, benchmark_digest=unsealed.bench.digest, held_out=public,
-                        commitment_key=unsealed.commitment_key, solver=solver, params=engine.Params(), jobs=jobs)
-    return result.conservative
+def held_in_suite(baseline: Baseline, unsealed: bm.Unsealed) -> tuple[str, str, bytes, list[dict[str, Any]]]:
+    """(label, benchmark digest, commitment key, tasks) of the held-in suite: the ROM's ``heldInSuite``'s public
+    slice, else this benchmark's public slice. Nothing played there is signed, so its key is only derived."""
+    if baseline.held_in is not None:
+        h = baseline.held_in
+        return h.label, h.benchmark_digest, hashlib.sha256(f"acx-held-in/v1|{h.benchmark_digest}".encode()).digest(), \
+            list(h.tasks)
+    held = {str(t["id"]) for t in unsealed.held_out}
+    public = [t for t in unsealed.bench.tasks if str(t["id"]) not in held]
+    return f"{unsealed.bench.id}@{unsealed.bench.version}", unsealed.bench.digest, unsealed.commitment_key, public
 
 
-def judge(new_out: float, new_in: float, base_out: float, base_in: float, tolerance: float) -> list[str]:
-    """NOT ISSUED ``regression`` if either new R is below the baseline's R minus the tolerance."""
-    if new_out >= base_out - tolerance and new_in >= base_in - tolerance:
+def held_in_rating(rom_digest: str, suite: tuple[str, str, bytes, list[dict[str, Any]]], solver: Solver,
+                   jobs: int) -> ai.Rating:
+    """The rating of one ROM on the held-in suite: same engine and draw rule, no gate, nothing signed."""
+    label, digest, key, tasks = suite
+    if not tasks:
+        raise UsageError(f"attest --baseline: the held-in suite {label} has no public slice to compare on")
+    result = engine.run(rom_digest=rom_digest, benchmark_digest=digest, held_out=tasks, commitment_key=key,
+                        solver=solver, params=engine.Params(), jobs=jobs)
+    return ai.Rating(result.rating.mu, result.rating.sigma)
+
+
+def judge(spec: Spec | None, new: dict[str, ai.Rating], base: dict[str, ai.Rating], tolerance: float,
+          labels: dict[str, str]) -> list[str]:
+    """NOT ISSUED ``regression`` when the ROM's ``acceptIf`` (default: no R falls by more than the tolerance) is
+    false; the reason names the suites that failed it and all four R values."""
+    spec = spec or policy_regression({})
+    outcome = ai.evaluate(spec.rule, ai.Env(new, base, tolerance))
+    if outcome.accepted:
         return []
-    return [f"{REGRESSION}: held-out R {new_out:.2f} vs baseline {base_out:.2f}, held-in R {new_in:.2f} vs "
-            f"baseline {base_in:.2f}; the new ROM may not fall more than {tolerance:g} below the baseline on either"]
+    failed = ", ".join(f"{'held-in' if s == 'heldIn' else 'held-out'} suite {labels[s]}" for s in outcome.failed)
+    return [f"{REGRESSION}: acceptIf {spec.accept_if!r} (tolerance {tolerance:g}) is false on the "
+            f"{failed or 'rule as a whole'}; held-out R {new['heldOut'].r:.2f} vs baseline {base['heldOut'].r:.2f}, "
+            f"held-in R {new['heldIn'].r:.2f} vs baseline {base['heldIn'].r:.2f}"]
 
 
-def credential_field(baseline: Baseline, base_in: float) -> dict[str, Any]:
-    """The ``acx:baseline`` claim: which credential and ROM were compared, and both held-in r values."""
+def credential_field(baseline: Baseline, base_in: float, held_in_label: str | None = None) -> dict[str, Any]:
+    """The ``acx:baseline`` claim: which credential and ROM were compared, both held-in r values, and the rule."""
+    spec = baseline.spec or policy_regression({})
     return {"credentialDigest": baseline.credential_digest, "romDigest": baseline.cart.rom_digest,
-            "heldOutR": baseline.held_out_r, "heldInR": base_in}
+            "heldOutR": baseline.held_out_r, "heldInR": base_in, "acceptIf": spec.accept_if,
+            **({"heldInSuite": held_in_label} if held_in_label else {})}
