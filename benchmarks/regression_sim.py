@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from acx_oci.evaluation import accept_if as ai  # noqa: E402
-from acx_oci.evaluation import engine  # noqa: E402
-from acx_oci.model import benchmark as bmodel  # noqa: E402
-from acx_oci.services import regression as regr  # noqa: E402
-from acx_oci.solvers.reference import ReferenceSolver  # noqa: E402
+from acx_oci.evaluation import accept_if as ai
+from acx_oci.evaluation import engine
+from acx_oci.model import benchmark as bmodel
+from acx_oci.services import regression as regr
+from acx_oci.solvers.reference import ReferenceSolver
 
 RULES = [("no-regression", regr.DEFAULT_TOLERANCE), ("no-regression", 1.0), ("no-regression", 2.0),
          ("no-regression", 4.0), ("heldIn.R >= baseline.heldIn.R and heldOut.R >= baseline.heldOut.R", 0.0),

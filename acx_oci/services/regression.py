@@ -197,6 +197,8 @@ def _names(value: str, remote: bm.RemoteBenchmark, options: StoreOptions | None
     """Whether ``value`` (``id@version`` or a reference) names ``remote``; else the benchmark it names."""
     if value == f"{remote.id}@{remote.version}":
         return True, None
+    if "/" not in value and not value.startswith("oci:"):
+        return False, None  # another id@version: names no place to load it from
     parsed = parse_reference(value)
     store = open_store(parsed, options or StoreOptions())
     try:
@@ -217,7 +219,10 @@ def _suites(baseline: Baseline, remote: bm.RemoteBenchmark) -> list[str]:
                     f"attest runs on {remote.id}@{remote.version}"]
         if spec.held_in_suite is not None:
             same, other = _names(spec.held_in_suite, remote, baseline.options)
-            if not same and other is not None:
+            if not same and other is None:
+                return [f"{BASELINE_REFUSED}: the ROM's regression.heldInSuite {spec.held_in_suite} is neither "
+                        f"{remote.id}@{remote.version} nor a benchmark reference"]
+            if other is not None:
                 if not other.public_tasks:
                     return [f"{BASELINE_REFUSED}: the held-in suite {other.id}@{other.version} has no public slice"]
                 baseline.held_in = HeldIn(f"{other.id}@{other.version}", str(other.descriptor["benchmarkDigest"]),
