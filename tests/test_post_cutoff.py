@@ -151,3 +151,31 @@ def test_every_demo_task_has_a_real_date() -> None:
     tasks = bmodel.demo_document()["tasks"]
     dates = [date.fromisoformat(t["publishedAt"]) for t in tasks]
     assert len(set(dates)) == len(tasks) and min(dates) == date(2026, 1, 1) and max(dates) < date(2026, 7, 1)
+
+
+@pytest.mark.parametrize(("post", "rule", "allowed"), [
+    ({"cutoff": "2025-12-31", "source": "models-file", "qualifying": 90, "drawn": 90}, {"required": True}, True),
+    ({"cutoff": "2025-12-31", "source": "rom", "qualifying": 80, "drawn": 90}, {"required": True}, False),
+    ({"cutoff": "2025-12-31", "source": "rom", "qualifying": 80, "drawn": 90}, {"required": True, "minShare": 0.8},
+     True),
+    ({"cutoff": None, "source": None, "qualifying": 0, "drawn": 90}, {"required": True, "minShare": 0.1}, False),
+    (None, {"required": True}, False),
+    (None, {"required": False}, True),
+])
+def test_a_policy_capability_can_require_post_cutoff_games(post: dict[str, Any] | None, rule: dict[str, Any],
+                                                           allowed: bool) -> None:
+    from dataclasses import replace
+
+    from acx_oci.evaluation.policy import evaluate
+
+    from .test_policy import CAPREQ, NOW, accepted, policy, resolution
+
+    result: dict[str, Any] = {"acx:cartridgeRomDigest": "sha256:" + "0" * 64}
+    if post is not None:
+        result["acx:postCutoff"] = post
+    acc = replace(accepted(), credential={"credentialSubject": {"result": [result]}})
+    verdict = evaluate(policy({"capabilities": [{**CAPREQ, "postCutoff": rule}]}), "acx/agent", resolution([acc]), NOW)
+    assert verdict.allowed is allowed
+    if not allowed:
+        assert verdict.requirements[0].codes == (reasons.CONTAMINATION_UNPROVEN,)
+        assert "post-cutoff" in verdict.requirements[0].description

@@ -25,6 +25,7 @@ Example::
               benchmark: {id: acx-bench-dag-de, version: 2026.07.1}
               minVerifiers: 2     # two verifiers (distinct DIDs and keys); the level is the lower
               maxAttempts: {count: 3, window: 30d}   # resubmitting until lucky: too_many_attempts
+              postCutoff: {required: true, minShare: 0.8}  # contamination: games on exams after the cutoff
           anyOf:
             - capabilities: [{taskType: review, minLevel: 10}]
             - capabilities: [{taskType: debug, minLevel: 10}]
@@ -47,7 +48,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import UsageError
+from acx_oci.evaluation import contamination
 from acx_oci.evaluation.require_text import parse_max_attempts
 from acx_oci.evaluation.requirements import (
     API_VERSION,
@@ -64,8 +67,10 @@ from acx_oci.evaluation.requirements import (
 from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate
 from acx_oci.model.capability import check_task_type, to_purl
-from acx_oci.model.resolution import Resolution
+from acx_oci.model.credential import level_result
+from acx_oci.model.resolution import AcceptedCredential, Resolution
 from acx_oci.timeutil import parse_duration
+from acx_oci.trust.trustfile import PostCutoff, post_cutoff_from
 
 # --------------------------------------------------------------------------- policy
 
@@ -122,6 +127,24 @@ def _check_combinators(node: Any, where: str) -> None:
             _check_combinators(item, f"{where}/{i}")
 
 
+class PostCutoffCapability(CapabilityRequirement):
+    """A capability requirement that also wants ``postCutoff``: a share of the deciding credential's rated games
+    on exams dated after the model's cutoff (:mod:`acx_oci.evaluation.contamination`); else contamination_unproven."""
+
+    def __init__(self, rule: PostCutoff, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.post_cutoff = rule
+
+    def describe(self) -> str:
+        """The capability's description plus the post-cutoff share it wants."""
+        return f"{super().describe()}, {self.post_cutoff.min_share:.0%} of games post-cutoff"
+
+    def _shortfalls(self, acc: AcceptedCredential, now: datetime, level: bool = True) -> list[tuple[str, str]]:
+        out = super()._shortfalls(acc, now, level)
+        why = contamination.shortfall(level_result(acc.credential) or {}, self.post_cutoff)
+        return [*out, (reasons.CONTAMINATION_UNPROVEN, why)] if why else out
+
+
 def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
     try:
         task_type = check_task_type(str(raw["taskType"]))
@@ -134,7 +157,7 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
     issuers = raw.get("issuers")
     limit = raw.get("maxAttempts")
     bound = parse_max_attempts(limit["count"], limit["window"], where) if isinstance(limit, dict) else None
-    return CapabilityRequirement(
+    kwargs: dict[str, Any] = dict(
         task_type=task_type,
         stack=stack,
         domain=raw.get("domain"),
@@ -149,6 +172,10 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
         min_verifiers=raw.get("minVerifiers"),
         max_attempts=bound,
     )
+    rule = post_cutoff_from(raw.get("postCutoff"))
+    if rule is not None and rule.required:
+        return PostCutoffCapability(rule, **kwargs)
+    return CapabilityRequirement(**kwargs)
 
 
 def _parts(node: dict[str, Any], where: str) -> list[Requirement]:
