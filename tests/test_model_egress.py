@@ -331,6 +331,8 @@ def test_llm_agent_attested_on_the_registry_names_the_model(registry: str, tmp_p
     assert result["acx:model"] == {"id": MODEL, "api": "openai-chat"} and result["acx:modelDataUse"] == "unknown"
     assert result["acx:modelUsage"]["requests"] == sum(p["model"]["requests"] for p in preds)
     assert result["acx:trainingCutoff"] == "2020-01-01"  # the verifier's models file, never the ROM's claim
+    assert result["acx:postCutoff"] == {"cutoff": "2020-01-01", "source": "models-file",  # every exam is later
+                                        "qualifying": result["acx:gamesPlayed"], "drawn": result["acx:gamesPlayed"]}
     trust = tmp_path / "trust.yaml"
     trust.write_text(f"verifiers: [{{id: '{did}'}}]\n"
                      f"benchmarks: [{{id: {bench['id']}, version: '{bench['version']}', "
