@@ -1,10 +1,10 @@
 """Step two of ``attest``: plan the draw, which held-out exams may be played and how many games.
 
-Only exams published after the model's training cutoff are drawn (the verifier's models-file cutoff if it
-has one, else the ROM's): an exam the model may have seen in training measures memory, not skill. Undated
-exams are still drawn, but never count as post-cutoff: the credential's ``acx:postCutoff`` counts only rated
-games on exams dated after the cutoff, and a consumer may require a share of them. A bad ``--games`` is a
-usage error here, before any cooldown starts.
+Only exams published after the model's training cutoff are drawn (for an agent that calls a model, the
+verifier's models-file cutoff; else the ROM's): an exam the model may have seen in training measures memory,
+not skill. Undated exams are still drawn, but never count as post-cutoff: the credential's ``acx:postCutoff``
+counts only rated games on exams dated after the cutoff, and a consumer may require a share of them. A bad
+``--games`` is a usage error here, before any cooldown starts.
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ def plan_draw(gate: GateOptions, loaded: Loaded, checked: Checked) -> Plan:
 
 
 def cutoff_of(loaded: Loaded) -> tuple[date | None, str | None]:
-    """The training cutoff and where it came from: the verifier's models file if it has one, else the ROM's."""
+    """The training cutoff and where it came from: for an agent that calls a model, the verifier's models file
+    (the ROM's own claim is ignored: an author could date it early); else the ROM's."""
     entry = loaded.model_entry
-    if entry is not None and entry.training_cutoff is not None:
-        return entry.training_cutoff, "models-file"
+    if entry is not None:
+        return entry.training_cutoff, "models-file" if entry.training_cutoff is not None else None
     rom = training_cutoff(loaded.cart.rom)
     return rom, "rom" if rom is not None else None
 
