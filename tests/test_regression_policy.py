@@ -91,3 +91,12 @@ def test_a_malformed_accept_if_is_one_line_before_any_game(world: RWorld) -> Non
     (reason,) = res["reasons"]
     assert "acceptIf: column 35: unexpected character '_'" in reason and "\n" not in reason, reason
     assert not (world.tmp / "run-bad-rule" / "games").exists()
+
+
+def test_the_cli_and_the_library_share_one_default_tolerance() -> None:
+    from acx_oci.cli.attest_cmd import attest_command
+    from acx_oci.services import regression as regr
+    from acx_oci.services.attest_request import BaselineOptions
+
+    (option,) = [p for p in attest_command.params if p.name == "regression_tolerance"]
+    assert option.default == BaselineOptions().tolerance == regr.DEFAULT_TOLERANCE == 3.0
