@@ -97,3 +97,10 @@ def test_malformed_input_is_one_line(text: str, column: int | None, what: str) -
 def test_a_very_long_expression_is_refused() -> None:
     with pytest.raises(UsageError, match="longer than"):
         ai.parse(" and ".join(["true"] * 300))
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
+    with pytest.raises(UsageError, match="nested deeper than 16"):
+        ai.parse("(" * 400 + "true" + ")" * 400)
+    assert ai.parse("(" * 16 + "true" + ")" * 16) == ai.Const(True)
+    assert not ai.evaluate(ai.parse(" ".join(["not"] * 201) + " true"), ai.Env({}, {}, 0.0)).accepted

@@ -32,6 +32,7 @@ from acx_oci.errors import UsageError
 SUITES = ("heldIn", "heldOut")
 FIELDS = ("R", "mu", "sigma")
 MAX_LENGTH = 1000
+MAX_DEPTH = 16  # parentheses nested deeper are refused (the parser recurses)
 #: The rule when a ROM says ``acceptIf: no-regression`` (what ``cartridge init`` writes) or nothing.
 NO_REGRESSION = "heldIn.R >= baseline.heldIn.R - tolerance and heldOut.R >= baseline.heldOut.R - tolerance"
 
@@ -144,7 +145,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens: list[tuple[str, int]] = []
-        pos = 0
+        pos = depth = 0
         while True:
             while pos < len(text) and text[pos].isspace():
                 pos += 1
@@ -154,6 +155,9 @@ class _Parser:
             if m is None:
                 raise self.error(pos + 1, f"unexpected character {text[pos]!r}")
             self.tokens.append((m.group(m.lastindex or 1), m.start(m.lastindex or 1) + 1))
+            depth += {"(": 1, ")": -1}.get(self.tokens[-1][0], 0)
+            if depth > MAX_DEPTH:
+                raise self.error(self.tokens[-1][1], f"parentheses nested deeper than {MAX_DEPTH}")
             pos = m.end()
         self.i = 0
 
