@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
 from acx_oci.safetree import parts_of
 
 GIT_SECONDS = 30.0
@@ -29,10 +29,6 @@ MAX_TREE_BYTES = 32 * 1024 * 1024
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
         "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C", "PATH": "/usr/bin:/bin"}
-
-
-class RepoRefused(UsageError):
-    """The repository (or a commit of it) cannot become an exam: one line says why."""
 
 
 def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float = GIT_SECONDS,
@@ -61,7 +57,7 @@ def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float 
             out = proc.stdout.read(max_bytes + 1)
             if len(out) > max_bytes:
                 proc.kill()
-                raise RepoRefused(f"git {args[0]}: output over {max_bytes} bytes; refused")
+                raise TreeRefused(f"git {args[0]}: output over {max_bytes} bytes; refused")
             code = proc.wait()
         finally:
             timer.cancel()
@@ -69,7 +65,7 @@ def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float 
                 proc.stdout.close()
             proc.wait()
         if fired.is_set():
-            raise RepoRefused(f"git {args[0]}: took over {seconds:g}s; refused")
+            raise TreeRefused(f"git {args[0]}: took over {seconds:g}s; refused")
         if code != 0:
             err.seek(0)
             msg = err.read(400).decode("utf-8", "replace").strip().splitlines()
@@ -81,8 +77,11 @@ def resolve(repo: Path, rev: str) -> str:
     """The full commit id ``rev`` names (``rev^`` too); a name that is no commit is one line."""
     if rev.startswith("-") or not rev.strip():
         raise UsageError(f"not a commit: {rev!r}")
-    out = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
-                  max_bytes=4096).decode("ascii", "replace").strip()
+    try:
+        out = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+                      max_bytes=4096).decode("ascii", "replace").strip()
+    except (UsageError, TreeRefused):
+        out = ""
     if not _SHA.match(out):
         raise UsageError(f"{repo}: {rev!r} names no commit")
     return out
@@ -117,24 +116,27 @@ def ls_tree(repo: Path, commit: str) -> dict[str, Entry]:
         if not rec:
             continue
         meta, _, name_b = rec.partition(b"\t")
-        name = name_b.decode("utf-8", "replace")
+        try:
+            name = name_b.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TreeRefused(f"{commit[:12]}: a file name is not UTF-8; refused") from None
         mode, kind, sha, size = meta.decode("ascii", "replace").split()
         if mode == "120000":
-            raise RepoRefused(f"{commit[:12]}: {name!r} is a symlink; refused")
+            raise PathOutside(f"{commit[:12]}: {name!r} is a symlink; refused")
         if kind != "blob":
-            raise RepoRefused(f"{commit[:12]}: {name!r} is a {kind} (submodule); refused")
+            raise PathOutside(f"{commit[:12]}: {name!r} is a {kind} (submodule); refused")
         try:
             clean = "/".join(parts_of(name, "repository path"))
         except AcxError:
-            raise RepoRefused(f"{commit[:12]}: {name!r} leaves the tree; refused") from None
-        if clean != name or name_b.decode("utf-8", "replace") != name or "\\" in name:
-            raise RepoRefused(f"{commit[:12]}: {name!r} is not a plain relative path; refused")
+            raise PathOutside(f"{commit[:12]}: {name!r} leaves the tree; refused") from None
+        if clean != name or "\\" in name:
+            raise PathOutside(f"{commit[:12]}: {name!r} is not a plain relative path; refused")
         if int(size) > MAX_FILE_BYTES:
-            raise RepoRefused(f"{commit[:12]}: {name} is {int(size)} bytes (over {MAX_FILE_BYTES}); refused")
+            raise TreeRefused(f"{commit[:12]}: {name} is {int(size)} bytes (over {MAX_FILE_BYTES}); refused")
         total += int(size)
         out[name] = Entry(mode, sha, int(size))
         if len(out) > MAX_FILES or total > MAX_TREE_BYTES:
-            raise RepoRefused(f"{commit[:12]}: tree over {MAX_FILES} files or {MAX_TREE_BYTES} bytes; refused")
+            raise TreeRefused(f"{commit[:12]}: tree over {MAX_FILES} files or {MAX_TREE_BYTES} bytes; refused")
     return out
 
 
@@ -152,13 +154,13 @@ def read_blobs(repo: Path, entries: dict[str, Entry]) -> dict[str, str]:
         header_end = raw.index(b"\n", pos)
         sha, kind, size = raw[pos:header_end].decode("ascii", "replace").split()
         if sha != entries[name].sha or kind != "blob":
-            raise RepoRefused(f"{name}: git returned {kind} {sha} for it; refused")
+            raise TreeRefused(f"{name}: git returned {kind} {sha} for it; refused")
         body = raw[header_end + 1:header_end + 1 + int(size)]
         pos = header_end + 1 + int(size) + 1
         try:
             out[name] = body.decode("utf-8")
         except UnicodeDecodeError:
-            raise RepoRefused(f"{name}: not UTF-8 text (exams hold text files); refused") from None
+            raise TreeRefused(f"{name}: not UTF-8 text (exams hold text files); refused") from None
     return out
 
 

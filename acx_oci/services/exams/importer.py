@@ -139,6 +139,13 @@ def _write_tree(root: Path, rel: str, files: dict[str, str]) -> None:
         safetree.write_inside(root, f"{rel}/{path}", text.encode("utf-8"))
 
 
+def _replace(out: Path, name: str, data: bytes) -> None:
+    """Write a suite file anew (a link there is replaced, never followed)."""
+    tmp = f".{name}.tmp{os.getpid()}"
+    safetree.write_inside(out, tmp, data)
+    os.replace(out / tmp, out / name)
+
+
 def _suite(out: Path) -> dict[str, Any]:
     """The suite ``out`` (made when absent): its ``benchmark.json``, with ``families.yaml`` and ``seal.key``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +163,7 @@ def _suite(out: Path) -> dict[str, Any]:
         raise UsageError(f"{out / 'families.yaml'}: expected {{families: {{name: active|retired}}}}")
     if fam["families"].get(FAMILY) is None:
         fam["families"][FAMILY] = "active"
-        safetree.write_inside(out, "families.yaml", json.dumps(fam, indent=2).encode("utf-8") + b"\n")
+        _replace(out, "families.yaml", json.dumps(fam, indent=2).encode("utf-8") + b"\n")
     if not (out / "seal.key").exists():
         safetree.write_inside(out, "seal.key", os.urandom(32).hex().encode("ascii") + b"\n", 0o600)
     return doc
@@ -191,7 +198,7 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
                           json.dumps(parts.source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
-    safetree.write_inside(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
+    _replace(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
     return root
 
 
@@ -259,3 +266,24 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
               "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths}
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(repo, fix_sha),
                      gitrepo.commit_date(repo, fix_sha), source, lookalike, incomplete, difficulty, notes)
+
+
+def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
+    """What ``exam import`` reports per exam."""
+    return {"exam": parts.exam_id, "dir": str(path), "publishedAt": parts.published_at,
+            "parentCommit": parts.source.get("parentCommit"), "baseCommit": parts.source.get("baseCommit"),
+            "fixCommit": parts.source.get("fixCommit"), "hiddenTests": sorted(parts.hidden),
+            "sourceFiles": sorted(parts.fixed), "controls": {"incomplete": parts.incomplete is not None,
+                                                             "lookalike": parts.lookalike is not None},
+            "notes": list(parts.notes)}
+
+
+def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:
+    """Write every exam into the suite ``out`` (ids checked first: nothing is written on a clash)."""
+    ids = [p.exam_id for p in parts]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"exam import: two exams would both be {sorted(i for i in ids if ids.count(i) > 1)[0]}")
+    for p in parts:
+        if (out / "tasks" / p.exam_id).exists():
+            raise UsageError(f"{out / 'tasks' / p.exam_id}: exam {p.exam_id} exists already; refusing to overwrite it")
+    return [summary(p, write_exam(p, out)) for p in parts]
