@@ -225,3 +225,25 @@ def test_untrusted_repositories_are_refused_in_one_line(tmp_path: Path) -> None:
     assert "--swebench" in _refused("--repo", tmp_path / "r", "-o", out)
     assert not out.exists()  # nothing was written by any refusal
     assert not (tmp_path / "outside.py").exists()
+
+
+def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    git(repo, "checkout", "-q", "-b", "more", shas["base"])
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN, "tests/test_noise.py": VISIBLE,
+                        "checks/verify_calc.py": HIDDEN}, "more tests", "2026-03-20T10:00:00Z")
+    out = tmp_path / "suite"
+    assert "not a file of the fix" in _refused("--repo", repo, "--base", shas["base"], "--fix", fix,
+                                               "--tests", "checks/nope.py", "-o", out)
+    assert "test_*.py" in _refused("--repo", repo, "--base", shas["base"], "--fix", fix,
+                                   "--tests", "checks/verify_calc.py", "-o", out)
+    assert not out.exists()
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
+              "tests/test_calc.py", "-o", out, "--json")
+    doc = check_document("exam import", res.stdout, res.exit_code)
+    (e,) = doc["exams"]
+    assert e["hiddenTests"] == ["tests/test_calc.py"] and e["parentCommit"] == shas["base"]
+    assert e["sourceFiles"] == ["calc.py", "checks/verify_calc.py"]  # test_noise.py is in neither
+    contract = json.loads((Path(e["dir"]) / "exam.yaml").read_text())
+    assert contract["grader"] == "hidden/tests/test_calc.py" and contract["publishedAt"] == "2026-03-20"

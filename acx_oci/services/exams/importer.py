@@ -169,6 +169,16 @@ def _suite(out: Path) -> dict[str, Any]:
     return doc
 
 
+def grader_entry(parts: ExamParts) -> str:
+    """The contract's grader: the first hidden ``test_*.py`` (the grader collects those; each gets a canary)."""
+    entry = next((p for p in sorted(parts.hidden) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")),
+                 None)
+    if entry is None:
+        raise UsageError(f"exam {parts.exam_id}: no hidden test is named test_*.py (the grader collects those, "
+                         "and each carries a canary marker)")
+    return entry
+
+
 def write_exam(parts: ExamParts, out: Path) -> Path:
     """Write the exam into the suite ``out`` as ``tasks/<id>/`` and list it in ``benchmark.json``."""
     doc = _suite(out)
@@ -176,10 +186,7 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
     if (out / rel).exists() or any(isinstance(t, dict) and t.get("id") == parts.exam_id for t in doc["tasks"]):
         raise UsageError(f"{out / rel}: exam {parts.exam_id} exists already; refusing to overwrite it")
     hidden = {p: _marked(p, t, _canary(parts.exam_id, p, parts.source)) for p, t in parts.hidden.items()}
-    entry = next((p for p in sorted(hidden) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")),
-                 next((p for p in sorted(hidden) if p.endswith(".py")), None))
-    if entry is None:
-        raise UsageError(f"exam {parts.exam_id}: no Python test file among the hidden tests")
+    entry = grader_entry(parts)
     workspace = {p: t for p, t in parts.base.items() if p not in hidden}
     contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
                 "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
@@ -250,7 +257,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
         test_paths = {p for p in changed if is_test_path(p) and p in fix_entries}
     if not test_paths:
         raise UsageError(f"fix {fix_sha[:12]} changes no test file; name the hidden tests (--tests PATHS)")
-    source_paths = [p for p in changed if p not in test_paths]
+    # Test files the hidden set leaves out are no part of the reference either: they stay as the base has them.
+    source_paths = [p for p in changed if p not in test_paths and not is_test_path(p)]
     gone = [p for p in source_paths if p not in fix_entries]
     if gone:
         raise UsageError(f"fix {fix_sha[:12]} deletes {gone[0]}; exam overlays cannot delete files")
@@ -284,6 +292,7 @@ def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:
     if len(set(ids)) != len(ids):
         raise UsageError(f"exam import: two exams would both be {sorted(i for i in ids if ids.count(i) > 1)[0]}")
     for p in parts:
+        grader_entry(p)
         if (out / "tasks" / p.exam_id).exists():
             raise UsageError(f"{out / 'tasks' / p.exam_id}: exam {p.exam_id} exists already; refusing to overwrite it")
     return [summary(p, write_exam(p, out)) for p in parts]
