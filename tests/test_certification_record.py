@@ -107,3 +107,14 @@ def test_eval_plays_through_the_rom_solver_and_catches_a_wrong_reference() -> No
     facts = evaluate(broken, None, ())
     assert facts["ok"] is False and facts["promotionEligible"] is False
     assert facts["plays"]["gold"] == "model-fail" and "hidden tests failed" in facts["unexpected"]["gold"]
+
+
+@needs_bwrap
+def test_the_signed_summary_says_which_exams_were_evaluated(one: tuple[Path, dict[str, Any]]) -> None:
+    from acx_oci.services.certification import summary_predicate
+
+    _, rec = one
+    old = _v1_record()
+    pred = summary_predicate("b", "1", "sha256:" + "1" * 64, "did:web:c.example", {rec["exam"]: rec, "old-1": old})
+    assert pred["exams"][rec["exam"]]["evaluated"] is True and pred["exams"]["old-1"]["evaluated"] is False
+    assert pred["exams"][rec["exam"]]["allOk"] is False and pred["summary"]["stages"]["eval"]["ok"] == 1
