@@ -247,3 +247,17 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert e["sourceFiles"] == ["calc.py", "checks/verify_calc.py"]  # test_noise.py is in neither
     contract = json.loads((Path(e["dir"]) / "exam.yaml").read_text())
     assert contract["grader"] == "hidden/tests/test_calc.py" and contract["publishedAt"] == "2026-03-20"
+
+
+def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    git(repo, "checkout", "-q", "-b", "bin", shas["base"])
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    base = commit(repo, {}, "logo", "2026-03-21T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "fix", "2026-03-22T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert any("not UTF-8 text: logo.png" in n for n in e["notes"])
+    assert not (Path(e["dir"]) / "workspace" / "logo.png").exists()
+    assert json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"] == ["logo.png"]

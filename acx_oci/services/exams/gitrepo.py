@@ -4,8 +4,8 @@ Only object-reading commands run (``rev-parse``, ``ls-tree``, ``cat-file``, ``lo
 work tree or an index, so a repository's own configuration cannot start a program (no fsmonitor, hooks,
 external diff or textconv driver runs), and system/global configuration is ignored. A tree is refused,
 one line naming the path, when it holds a symlink, a submodule, a name leaving the tree, a file over
-:data:`MAX_FILE_BYTES`, more than :data:`MAX_FILES` files or more than :data:`MAX_TREE_BYTES` in all, or
-a file that is not UTF-8 text.
+:data:`MAX_FILE_BYTES`, more than :data:`MAX_FILES` files or more than :data:`MAX_TREE_BYTES` in all; a
+file that is not UTF-8 text is refused too, except in the base tree, where it is left out and named.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from acx_oci.safetree import parts_of
 GIT_SECONDS = 30.0
 MAX_OUTPUT = 64 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024
-MAX_FILES = 5000
+MAX_FILES = 20_000  # as many as an exam directory may hold (files.MAX_TREE_FILES)
 MAX_TREE_BYTES = 32 * 1024 * 1024
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+        "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C", "TZ": "UTC",
+        "PATH": "/usr/bin:/bin"}
 
 
 def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float = GIT_SECONDS,
@@ -140,8 +141,9 @@ def ls_tree(repo: Path, commit: str) -> dict[str, Entry]:
     return out
 
 
-def read_blobs(repo: Path, entries: dict[str, Entry]) -> dict[str, str]:
-    """The text of each entry, read by object id in one bounded ``cat-file --batch``; non-UTF-8 is refused."""
+def read_blobs(repo: Path, entries: dict[str, Entry], skipped: list[str] | None = None) -> dict[str, str]:
+    """The text of each entry, read by object id in one bounded ``cat-file --batch``; a file that is not UTF-8
+    is refused, or, given ``skipped``, left out and named there."""
     if not entries:
         return {}
     names = sorted(entries)
@@ -160,10 +162,12 @@ def read_blobs(repo: Path, entries: dict[str, Entry]) -> dict[str, str]:
         try:
             out[name] = body.decode("utf-8")
         except UnicodeDecodeError:
-            raise TreeRefused(f"{name}: not UTF-8 text (exams hold text files); refused") from None
+            if skipped is None:
+                raise TreeRefused(f"{name}: not UTF-8 text (exams hold text files); refused") from None
+            skipped.append(name)
     return out
 
 
-def tree_files(repo: Path, commit: str) -> dict[str, str]:
-    """``{path: text}`` of every file of ``commit``, under the refusals above."""
-    return read_blobs(repo, ls_tree(repo, commit))
+def tree_files(repo: Path, commit: str, skipped: list[str] | None = None) -> dict[str, str]:
+    """``{path: text}`` of every file of ``commit``, under the refusals above (binary files: see read_blobs)."""
+    return read_blobs(repo, ls_tree(repo, commit), skipped)

@@ -232,6 +232,14 @@ def controls(parts_base: dict[str, str], parent: dict[str, str], fixed: dict[str
     return incomplete, lookalike, notes
 
 
+def binary_note(binary: list[str]) -> list[str]:
+    """The note naming base files left out of the model-facing tree because they are not text."""
+    if not binary:
+        return []
+    more = f" and {len(binary) - 3} more" if len(binary) > 3 else ""
+    return [f"left out of the workspace, not UTF-8 text: {', '.join(sorted(binary)[:3])}{more}"]
+
+
 def _blob(entries: dict[str, gitrepo.Entry], path: str) -> str | None:
     entry = entries.get(path)
     return entry.sha if entry is not None else None
@@ -243,7 +251,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     """The exam parts from ``repo``: base tree, the fix's source change and tests, parent = ``FIX^``."""
     base_sha, fix_sha = gitrepo.resolve(repo, base), gitrepo.resolve(repo, fix)
     parent_sha = gitrepo.resolve(repo, f"{fix_sha}^")
-    base_tree = gitrepo.tree_files(repo, base_sha)
+    binary: list[str] = []
+    base_tree = gitrepo.tree_files(repo, base_sha, binary)
     fix_entries, parent_entries = gitrepo.ls_tree(repo, fix_sha), gitrepo.ls_tree(repo, parent_sha)
     changed = sorted(p for p in set(fix_entries) | set(parent_entries)
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
@@ -271,7 +280,9 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
     source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
-              "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths}
+              "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
+              "binaryLeftOut": sorted(binary)}
+    notes += binary_note(binary)
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(repo, fix_sha),
                      gitrepo.commit_date(repo, fix_sha), source, lookalike, incomplete, difficulty, notes)
 

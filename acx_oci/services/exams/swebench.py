@@ -20,7 +20,14 @@ from typing import Any
 from acx_oci.errors import UsageError
 from acx_oci.files import read_bytes
 from acx_oci.services.exams import gitrepo
-from acx_oci.services.exams.importer import ExamParts, apply_patch, controls, exam_id_for, overlay
+from acx_oci.services.exams.importer import (
+    ExamParts,
+    apply_patch,
+    binary_note,
+    controls,
+    exam_id_for,
+    overlay,
+)
 
 MAX_INSTANCES_BYTES = 256 * 1024 * 1024
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -94,7 +101,8 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     what = f"instance {iid}"
     clone = clone_for(repos, str(inst["repo"]))
     base_sha = gitrepo.resolve(clone, str(inst["base_commit"]))
-    base = gitrepo.tree_files(clone, base_sha)
+    binary: list[str] = []
+    base = gitrepo.tree_files(clone, base_sha, binary)
     fixed = overlay(base, apply_patch(base, inst["patch"].encode("utf-8"), f"{what}: patch"), f"{what}: patch")
     hidden = overlay(base, apply_patch(base, inst["test_patch"].encode("utf-8"), f"{what}: test_patch"),
                      f"{what}: test_patch")
@@ -120,7 +128,8 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     # SWE-bench's fix is a patch on base_commit: the fix's parent is the base itself.
     source = {"kind": "swebench", "instanceId": iid, "repo": inst["repo"], "repository": str(clone.resolve()),
               "baseCommit": base_sha, "parentCommit": base_sha, "failToPass": f2p, "passToPass": p2p,
-              "hiddenTests": sorted(hidden), "sourceFiles": sorted(fixed)}
+              "hiddenTests": sorted(hidden), "sourceFiles": sorted(fixed), "binaryLeftOut": sorted(binary)}
+    notes += binary_note(binary)
     return ExamParts(exam_id_for(iid), base, parent, fixed, hidden, prompt, date, source, lookalike, incomplete,
                      notes=notes)
 
