@@ -369,6 +369,8 @@ def test_credential_names_the_images_its_games_ran_in() -> None:
 def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Stage 8: the whole chain re-run inside the pinned image; the records name exactly that image."""
+    from acx_oci.model import exam as mx
+
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
     monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(staging_dir("acx-test-promote-")))
@@ -381,6 +383,10 @@ def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any],
         assert rec["stages"]["freeze"]["imageDigest"] == env_image["digest"]
         assert rec["stages"]["promotion"]["ok"] is True
         assert rec["stages"]["promotion"]["imageDigest"] == env_image["digest"]
+        # the evaluation re-ran in the image too: the reference and controls played through the ROM solver
+        assert rec["stages"]["eval"]["ok"] is True and rec["stages"]["eval"]["solver"] == "rom"
+        assert rec["stages"]["attack"]["passedForPromotion"] is True
+        assert mx.check_record(rec) == []
     plain = cli("exam", "certify", str(suite), "--out", str(tmp_path / "plain"), "--json")
     assert plain.exit_code == 0, plain.output
     for rec in json.loads(plain.output)["records"]:

@@ -32,7 +32,7 @@ REFUSALS = {
     "controls-same": ("grader", "distinguished"),
     "trusts-conftest": ("grader", "plantedHooksIgnored"),
     "trusts-reward": ("grader", "plantedRewardIgnored"),
-    "family-retired": ("contract", "familyActive"),
+    "family-retired": ("seed", "familyActive"),
 }
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
@@ -117,7 +117,7 @@ def test_refusal_fixtures_name_stage_and_fact(broken: tuple[int, str, dict[str, 
         assert rec["stages"][stage]["ok"] is False and rec["stages"][stage][fact] is False, exam_id
         assert f"{exam_id}: {stage}: {fact}" in stderr.splitlines(), exam_id
     # the contract is validated before anything else runs
-    assert recs["family-retired"]["stages"]["gold"] == {"ok": False, "skipped": "contract failed"}
+    assert recs["family-retired"]["stages"]["gold"] == mx.skipped("gold", "seed (contract) failed")
     # a grader inside the model-facing tree is an answer key the attack suite finds
     assert "answerKey" in recs["grader-in-tree"]["stages"]["attack"]["trivialExploits"]
     assert recs["reference-leak"]["stages"]["gold"]["leaks"][0]["file"] == "workspace/NOTES.md"
@@ -177,13 +177,15 @@ def test_rollout_cells_show_raw_counts_below_ten() -> None:
 
 
 def test_record_digest_and_checks_are_pure() -> None:
-    stages = {s: {"ok": True} for s in mx.STAGES}
-    stages["grader"] = {"ok": True, "controls": dict(mx.EXPECTED), "distinguished": True}
+    stages = {s: {"ok": True, **mx.FLAGS.get(s, {})} for s in mx.STAGES}
+    stages["attack"]["goldStillPassesAfterSuite"] = True
+    stages["grader"] = {**stages["grader"], "controls": dict(mx.EXPECTED), "distinguished": True,
+                        "controlsDistinguished": True}
     stages["promotion"] = dict(mx.NO_IMAGE)
     rec = mx.build_record("x", "1", stages, impossible=False)
     assert rec["certified"] and not rec["allOk"] and mx.check_record(rec) == []
     assert mx.check_record({**rec, "certified": False})  # digest and derived field both wrong
-    forged = {**rec, "stages": {**rec["stages"], "grader": {"ok": True, "controls": {}, "distinguished": True}}}
+    forged = {**rec, "stages": {**rec["stages"], "grader": {**rec["stages"]["grader"], "controls": {}}}}
     forged["digest"] = mx.record_digest(forged)
     assert any("controls" in p for p in mx.check_record(forged))
 

@@ -32,6 +32,7 @@ CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
 SUCCESS_ELSEWHERE = {
     "env build": "tests/test_envimage.py (builds a Debian image from packages)",
     "exam verify": "tests/test_exam_certification_push.py (certifies a whole suite: ~40 s)",
+    "exam import": "tests/test_exam_import.py (builds git repositories with history)",
     "transcripts export": "tests/test_model_replay.py (needs a run of an agent that calls a model)",
     "log verify": "tests/test_translog.py (a published transparency log)",
     "log watch": "tests/test_translog.py (a published transparency log)",
@@ -222,6 +223,8 @@ FAILURE: dict[str, Callable[[World], tuple[list[Any], int]]] = {
     "sandbox check": lambda w: (["--model", "openai-chat:x"], 2),
     "exam certify": lambda w: ([w.tmp / "agent"], 2),
     "exam report": lambda w: (["--records", w.tmp / "no-records"], 2),
+    "exam import": lambda w: (["--swebench", _file(w, "instances.jsonl", "{}\n"), "--repos", w.tmp,
+                               "-o", w.tmp / "imported"], 2),
     "exam verify": lambda w: ([w.bench], 1),
     "exam canary scan": lambda w: ([w.trust, "--registry", _certified(w) / "canaries.json"], 1),
     "log verify": lambda w: ([f"oci:{w.tmp / 'no-log'}"], 2),

@@ -36,11 +36,12 @@ def exam() -> None:
 @json_option
 def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, promote: bool,
                  image_ref: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
-    """Run contract, gold, grader controls, attack suite, canary, publication scan, freeze and promotion on
-    every exam under PATH (a suite directory or one exam directory).
+    """Run the contract check, gold, grader controls, attack suite, eval (the reference and controls played
+    through the ROM solver), canary, publication scan, freeze and promotion on every exam under PATH (a
+    suite directory or one exam directory).
 
-    Exit 0 iff every exam is certified (stages 1-7 ok); else 1, naming each failing exam, stage and fact.
-    Promotion is recorded, never gating: without an image every record says imageDigest null.
+    Exit 0 iff every exam is certified (every stage but promotion ok); else 1, naming each failing exam,
+    stage and fact. Promotion is recorded, never gating: without an image every record says imageDigest null.
 
     \b
     Example:
@@ -76,6 +77,74 @@ def _declared_image(path: Path) -> str:
     if not isinstance(image, str):
         raise UsageError(f"exam certify --promote: {path} declares no environment image; give --image REF")
     return image
+
+
+@exam.command("import")
+@click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A git repository holding the fix (read with git plumbing only, as untrusted input).")
+@click.option("--base", metavar="COMMIT", help="The commit the model starts from (the tree it is given).")
+@click.option("--fix", metavar="COMMIT", help="The upstream fix: its source change is the reference.")
+@click.option("--tests", "tests", multiple=True, metavar="PATHS",
+              help="Hidden tests (paths at the fix, comma-separated or repeated); default: the test files the fix "
+                   "changes.")
+@click.option("--lookalike", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A near miss a competent engineer would write: a patch against the base.")
+@click.option("--incomplete", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="An incomplete fix (a patch against the base); default: the fix without its last source hunk.")
+@click.option("--prompt", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The task statement the model gets (default: the fix's commit message).")
+@click.option("--id", "exam_id", default=None, help="The exam id (default: the repository's name and the fix).")
+@click.option("--swebench", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="SWE-bench instances (JSON Lines) to import instead, against the clones in --repos.")
+@click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="With --swebench: where the clones are (owner__name, owner/name or name).")
+@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The suite the exams are written into (made if absent; an existing suite gains them).")
+@json_option
+def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tuple[str, ...],
+                lookalike: Path | None, incomplete: Path | None, prompt: Path | None, exam_id: str | None,
+                swebench: Path | None, repos: Path | None, out: Path, as_json: bool) -> None:
+    """Make exams from a repository's own fix (--repo --base --fix) or from SWE-bench instances
+    (--swebench --repos), in exam form under OUT; then certify them like any exam.
+
+    The model gets the base tree without the hidden tests; the fix's source change is the reference and its
+    parent commit is recorded (source.json). Exit 0 when every exam was written; 2 on bad input (nothing is
+    written then).
+
+    \b
+    Example:
+      acx-oci exam import --repo ./calc --base v1.2 --fix 3f2c9e1 --lookalike near-miss.patch -o ./suite
+      acx-oci exam import --swebench instances.jsonl --repos ./clones -o ./suite
+      acx-oci exam certify ./suite --out ./certs
+    """
+    from acx_oci.files import read_bytes
+    from acx_oci.services.exams import importer
+    from acx_oci.services.exams import swebench as swe
+
+    if swebench is not None:
+        if repo or base or fix or tests or lookalike or incomplete or prompt or exam_id or repos is None:
+            raise UsageError("exam import --swebench FILE takes --repos DIR and -o DIR only")
+        parts = swe.swebench_parts(swebench, repos)
+    else:
+        if repo is None or base is None or fix is None:
+            raise UsageError("exam import: give --repo PATH --base COMMIT --fix COMMIT, or --swebench FILE --repos DIR")
+
+        def patch(p: Path | None) -> bytes | None:
+            return read_bytes(p, "patch", importer.MAX_PATCH_BYTES) if p is not None else None
+
+        parts = [importer.from_repo(repo, base, fix, tests=list(tests) or None, exam_id=exam_id,
+                                    prompt=read_bytes(prompt, "prompt", 1 << 20).decode("utf-8", "replace")
+                                    if prompt else None,
+                                    incomplete_patch=patch(incomplete), lookalike_patch=patch(lookalike))]
+    exams = importer.write_all(parts, out)
+    if as_json:
+        emit_json({"suite": str(out), "exams": exams})
+        return
+    for e in exams:
+        click.echo(f"{e['exam']}: {e['dir']} (parent {e['parentCommit']}, hidden {', '.join(e['hiddenTests'])})")
+        for note in e["notes"]:
+            click.echo(f"  {note}")
+    click.echo(f"next: acx-oci exam certify {out} --out CERTS")
 
 
 @exam.group("canary")

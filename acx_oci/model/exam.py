@@ -1,8 +1,11 @@
 """Exam certification (DESIGN.md, issue 11): the record, its seal and the pure checks behind each stage.
 
-An exam is certified when stages 1-7 (contract, gold, grader, attack, canary, publication, freeze) are ok;
-stage 8 (promotion) is recorded, never gating. The services side (:mod:`acx_oci.services.exams`) runs the
-sandboxed grades and hands the facts to the functions here.
+An exam is certified when every stage but promotion (seed — the contract —, gold, grader, attack, eval,
+canary, publication, freeze) is ok; promotion is recorded, never gating. Records carry the seed's stage names
+and flags (``promotionEligible``, ``isolated``, ``controlsDistinguished``, ``trivialExploits``,
+``passedForPromotion``, ``goldStillPassesAfterSuite``, ``allOk``); a record of the first shape
+(``acx.exam-certification/1``: ``contract``, no ``eval``) is still read and checked, see :func:`stages_of`.
+The services side (:mod:`acx_oci.services.exams`) runs the sandboxed grades and hands the facts to the functions here.
 
 Stable interface (for ``benchmark push`` gating, the certification referrer and ``attest``):
 
@@ -25,18 +28,29 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.jsonio import first_error
 
-RECORD_SCHEMA = "acx.exam-certification/1"
+RECORD_SCHEMA = "acx.exam-certification/2"
+RECORD_SCHEMA_V1 = "acx.exam-certification/1"
 SUMMARY_SCHEMA = "acx.exam-certification-summary/1"
 RECORD_SCHEMA_FILE = "exam-certification.schema.json"
 CONTRACT_SCHEMA_FILE = "exam.schema.json"
 FAMILIES_SCHEMA_FILE = "exam-families.schema.json"
 #: The certification procedure; part of every freeze hash, so changing the procedure re-certifies.
-CERTIFIER = "acx-oci-exam-certify/1"
+CERTIFIER = "acx-oci-exam-certify/2"
 EXAM_FILE = "exam.yaml"
 FAMILIES_FILE = "families.yaml"
 
-STAGES = ("contract", "gold", "grader", "attack", "canary", "publication", "freeze", "promotion")
-CERTIFYING = STAGES[:7]
+STAGES = ("seed", "gold", "grader", "attack", "eval", "canary", "publication", "freeze", "promotion")
+CERTIFYING = STAGES[:-1]
+#: The first record shape's stages (read, never written): ``contract`` is the seed stage, there is no eval.
+STAGES_V1 = ("contract", "gold", "grader", "attack", "canary", "publication", "freeze", "promotion")
+#: Each stage's seed flags and the value a stage that never ran carries (so a skipped stage still validates).
+FLAGS: dict[str, dict[str, Any]] = {
+    "gold": {"promotionEligible": False, "isolated": False},
+    "grader": {"promotionEligible": False, "isolated": False, "controlsDistinguished": False},
+    "attack": {"promotionEligible": False, "trivialExploits": [], "passedForPromotion": False,
+               "goldStillPassesAfterSuite": False},
+    "eval": {"promotionEligible": False},
+}
 CONTROLS = ("untouched", "gold", "incomplete", "lookalike", "plantedHook", "plantedReward",
             "goldAfterTamperAttempts")
 EXPECTED = {"untouched": "F", "gold": "P", "incomplete": "F", "lookalike": "F", "plantedHook": "F",
@@ -70,9 +84,27 @@ def record_digest(record: Mapping[str, Any]) -> str:
     return sha256_digest(canonical({k: v for k, v in record.items() if k != "digest"}))
 
 
+def stages_of(record: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stages, certifying stages) of a record's shape: the first shape had ``contract`` and no ``eval``."""
+    if record.get("schema") == RECORD_SCHEMA_V1:
+        return STAGES_V1, STAGES_V1[:7]
+    return STAGES, CERTIFYING
+
+
+def seed_stages(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The record's stages under today's names (a first-shape ``contract`` read as ``seed``); no eval there."""
+    return {("seed" if k == "contract" else k): v for k, v in record["stages"].items()}
+
+
+def skipped(stage: str, reason: str) -> dict[str, Any]:
+    """A stage that did not run: not ok, the reason, and its seed flags all false."""
+    return {"ok": False, "skipped": reason, **{k: (list(v) if isinstance(v, list) else v)
+                                               for k, v in FLAGS.get(stage, {}).items()}}
+
+
 def build_record(exam: str, version: str | None, stages: Mapping[str, Mapping[str, Any]], *,
                  impossible: bool) -> dict[str, Any]:
-    """The sealed record: ``allOk`` = all eight stages ok, ``certified`` = stages 1-7 ok."""
+    """The sealed record: ``allOk`` = every stage ok (promotion too), ``certified`` = all but promotion ok."""
     rec: dict[str, Any] = {"schema": RECORD_SCHEMA, "exam": exam, "version": version, "impossible": impossible,
                            "certifier": CERTIFIER, "stages": {s: dict(stages[s]) for s in STAGES}}
     rec["allOk"] = all(bool(stages[s].get("ok")) for s in STAGES)
@@ -91,10 +123,13 @@ def check_record(record: Any) -> list[str]:
     if record["digest"] != record_digest(record):
         problems.append(f"digest: record hashes to {record_digest(record)}, it says {record['digest']}")
     stages = record["stages"]
-    if record["allOk"] != all(stages[s]["ok"] for s in STAGES):
+    names, certifying = stages_of(record)
+    if record["allOk"] != all(stages[s]["ok"] for s in names):
         problems.append("allOk does not match the stages")
-    if record["certified"] != all(stages[s]["ok"] for s in CERTIFYING):
-        problems.append("certified does not match stages 1-7")
+    if record["certified"] != all(stages[s]["ok"] for s in certifying):
+        problems.append("certified does not match its certifying stages")
+    if record["schema"] == RECORD_SCHEMA:
+        problems += _flag_problems(stages)
     grader = stages["grader"]
     if grader["ok"]:
         want = EXPECTED_IMPOSSIBLE if record["impossible"] else EXPECTED
@@ -109,14 +144,29 @@ def check_record(record: Any) -> list[str]:
     return problems
 
 
+def _flag_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The seed flags must agree with the facts they summarise: no stage is promotion-eligible unless ok."""
+    problems = [f"{s}.promotionEligible without {s}.ok" for s in FLAGS
+                if stages[s].get("promotionEligible") and not stages[s]["ok"]]
+    grader, attack = stages["grader"], stages["attack"]
+    if grader.get("controlsDistinguished") != bool(grader.get("distinguished", grader.get("controlsDistinguished"))):
+        problems.append("grader.controlsDistinguished disagrees with grader.distinguished")
+    if attack.get("passedForPromotion") and not (attack["ok"] and stages["freeze"].get("imageDigest")):
+        problems.append("attack.passedForPromotion without an ok attack stage inside an image")
+    if attack["ok"] and attack.get("goldStillPassesAfterSuite") is False:
+        problems.append("attack stage ok although the gold no longer passes after the suite")
+    return problems
+
+
 def failures(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(stage, fact) for every certifying stage that is not ok: the false facts, non-empty lists, or reason."""
     out: list[tuple[str, str]] = []
-    for stage in CERTIFYING:
-        st = record["stages"][stage]
+    stages = seed_stages(record)
+    for stage in (("seed" if s == "contract" else s) for s in stages_of(record)[1]):
+        st = stages[stage]
         if st.get("ok") or st.get("skipped"):
             continue
-        facts = [k for k, v in st.items() if k != "ok" and v is False]
+        facts = [k for k, v in st.items() if k != "ok" and v is False and k not in FLAGS.get(stage, {})]
         facts += [f"{k}={v}" for k, v in st.items() if k in ("trivialExploits", "findings", "problems") and v]
         if stage == "grader":
             facts += [f"{c}={v} (want {w})" for c, v in (st.get("controls") or {}).items()
@@ -224,8 +274,8 @@ def summarize(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The suite summary, a pure function of the sealed records."""
     stages = {s: {"ok": 0, "failed": 0} for s in STAGES}
     for rec in records.values():
-        for s in STAGES:
-            stages[s]["ok" if rec["stages"][s]["ok"] else "failed"] += 1
+        for s, st in seed_stages(rec).items():  # a first-shape record has no eval: counted in neither
+            stages[s]["ok" if st["ok"] else "failed"] += 1
     return {"schema": SUMMARY_SCHEMA, "exams": len(records),
             "certified": sum(1 for r in records.values() if r["certified"]),
             "impossible": sum(1 for r in records.values() if r.get("impossible")),

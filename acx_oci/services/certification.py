@@ -95,10 +95,12 @@ def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
 
 def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certifier: str,
                       records: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The certification predicate: per exam its record digest and freeze hash, so later edits show."""
+    """The certification predicate: per exam its record digest and freeze hash, so later edits show, and
+    whether the evaluation ran through the ROM solver (``evaluated``; a first-shape record never did)."""
     exams = {eid: {"recordDigest": rec["digest"], "freezeHash": rec["stages"]["freeze"]["freezeHash"],
                    "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
-                   "promoted": bool(rec["stages"].get("promotion", {}).get("ok"))}
+                   "promoted": bool(rec["stages"].get("promotion", {}).get("ok")),
+                   "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk"))}
              for eid, rec in sorted(records.items())}
     return {"certifier": certifier, "benchmark": {"id": bench_id, "version": version,
                                                   "benchmarkDigest": benchmark_digest},

@@ -3,12 +3,12 @@
 An exam directory holds ``exam.yaml`` (the contract), ``prompt.md`` and ``workspace/`` (the model-facing
 tree), the hidden grader (``hidden/``, plus the suite's ``graderCommon`` directory), ``reference/`` and
 ``controls/{incomplete,lookalike}/`` (overlays on the workspace; an impossible exam also has
-``controls/second-reference/``). The suite root is the nearest parent with ``families.yaml``.
+``controls/second-reference/``) and, for an exam made from a repository (``exam import``), ``source.json``
+(repository, base, fix and the fix's parent commit). The suite root is the nearest parent with ``families.yaml``.
 """
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from acx_oci.safetree import parts_of
 from acx_oci.sandbox.tree import tree_digest
 
 CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
+SOURCE_FILE = "source.json"
 
 
 def read_tree(base: Path, rel: str, what: str = "exam tree") -> dict[str, str]:
@@ -50,6 +51,13 @@ class ExamSource:
     common: dict[str, str]
     reference: dict[str, str]
     controls: dict[str, dict[str, str]] = field(default_factory=dict)
+    source: dict[str, Any] | None = None
+
+    @property
+    def parent_commit(self) -> str | None:
+        """The parent of the upstream fix the exam comes from (``source.json``); None for a hand-made exam."""
+        sha = (self.source or {}).get("parentCommit")
+        return sha if isinstance(sha, str) and len(sha) == 40 else None
 
     @property
     def impossible(self) -> bool:
@@ -147,9 +155,12 @@ def load_exam(exam_dir: Path) -> ExamSource:
         raise UsageError(f"{exam_dir / 'prompt.md'}: not UTF-8 text") from None
     trees = {c: read_tree(exam_dir, f"controls/{c}", f"control {c}") for c in CONTROL_DIRS}  # links refused here
     controls = {c: t for c, t in trees.items() if (exam_dir / "controls" / c).is_dir()}
+    source = load_yaml_or_json_inside(exam_dir, SOURCE_FILE, "exam source")
+    if source is not None and not isinstance(source, dict):
+        raise UsageError(f"{exam_dir / SOURCE_FILE}: expected an object")
     return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir, "workspace", "workspace"),
                       prompt, read_tree(exam_dir, "hidden", "hidden grader"), common,
-                      read_tree(exam_dir, "reference", "reference"), controls)
+                      read_tree(exam_dir, "reference", "reference"), controls, source)
 
 
 def _files_digest(files: dict[str, str]) -> str:
@@ -161,6 +172,7 @@ def freeze_inputs(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]) -
     return {"grader": _files_digest(src.hidden), "graderCommon": _files_digest(src.common),
             "reference": _files_digest(src.reference), "prompt": sha256_digest(src.prompt.encode("utf-8")),
             "controls": sha256_digest(canonical(src.controls)), "families": sha256_digest(canonical(src.families)),
+            "source": sha256_digest(canonical(src.source)),
             "patterns": sha256_digest(canonical([list(p) for p in patterns]))}
 
 
@@ -168,17 +180,6 @@ def exam_freeze_hash(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]
     """The freeze hash of an exam: changes when its contract, tree or any graded input changes."""
     contract = src.contract if isinstance(src.contract, dict) else {"unreadable": src.contract_error}
     return mx.freeze_hash(contract=contract, tree_hash=src.tree_hash(), inputs=freeze_inputs(src, patterns))
-
-
-def parent_commit(path: Path) -> str | None:
-    """``git rev-parse HEAD`` of the repository holding ``path``, or None outside one."""
-    try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    sha = out.stdout.strip()
-    return sha if out.returncode == 0 and len(sha) == 40 else None
 
 
 def load_patterns(path: Path | None) -> tuple[tuple[str, str, str], ...]:

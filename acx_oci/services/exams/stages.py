@@ -1,4 +1,9 @@
-"""The eight stages for one exam, in order; every grade runs in the contained sandbox (:func:`sandbox.grade`)."""
+"""The stages for one exam, in order; every grade runs in the contained sandbox (:func:`sandbox.grade`).
+
+Names are the seed's (``seed`` is the contract check); ``eval`` plays the reference and the controls through
+the ROM solver (:mod:`acx_oci.services.exams.evaluation`). ``isolated`` is the grading sandbox's containment
+proof, taken in the very spec the grades ran in; a stage is ``promotionEligible`` when it is ok and isolated.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +17,15 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model import exam as mx
-from acx_oci.sandbox import GradeResult, SandboxSpec, grade
+from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
-from acx_oci.services.exams.source import ExamSource, exam_freeze_hash, parent_commit
+from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
 
 GRADE_SECONDS = 60.0
+LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
+                     "a human's job; give one (exam import --lookalike PATCH)")
 #: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
 Register = Callable[[str, dict[str, str]], list[str]]
 
@@ -61,27 +69,25 @@ def _short(nodeids: frozenset[str]) -> list[str]:
     return sorted(n.rsplit("::", 1)[-1] for n in nodeids)
 
 
-def _skipped(reason: str) -> dict[str, Any]:
-    return {"ok": False, "skipped": reason}
-
-
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
-                 image: tuple[Path, str] | None = None) -> dict[str, Any]:
-    """Run stages 1-8 in order and return the sealed record.
+                 image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Run the stages in order and return the sealed record.
 
-    ``image`` (unpacked root, manifest digest) is promotion: the whole chain runs inside that image, with no
-    network, and the record names it (``freeze.imageDigest``, ``promotion``). Without one the record says
-    ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed from elsewhere.
+    ``image`` (unpacked root, manifest digest) is promotion: the whole chain, the evaluation included, runs
+    inside that image, with no network, and the record names it (``freeze.imageDigest``, ``promotion``).
+    Without one the record says ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed
+    from elsewhere. ``secrets`` (the certifier's state) must be unreachable from every sandbox.
     """
-    stages: dict[str, dict[str, Any]] = {"contract": _contract(src)}
-    if not stages["contract"]["ok"]:
+    stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
+    if not stages["seed"]["ok"]:
         for s in mx.STAGES[1:]:
-            stages[s] = _skipped("contract failed")
+            stages[s] = mx.skipped(s, "seed (contract) failed")
         stages["promotion"] = dict(mx.NO_IMAGE)
         return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
         g = _Grader(src, work, image[0] if image else None)
+        isolated = bool(check(secrets, g.spec).get("proven"))
         wins = mx.windows(_reference_added(src))
         stages["gold"], base = _gold(src, g, wins)
         stages["grader"] = _controls(src, g, base)
@@ -90,10 +96,17 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    stages["eval"] = evaluate(src, image[0] if image else None, secrets)
+    for s in ("gold", "grader", "attack"):
+        stages[s]["promotionEligible"] = bool(stages[s]["ok"] and isolated)
+    stages["gold"]["isolated"] = stages["grader"]["isolated"] = isolated
+    stages["grader"]["controlsDistinguished"] = stages["grader"]["distinguished"]
+    stages["attack"]["passedForPromotion"] = bool(stages["attack"]["ok"] and isolated and image is not None)
+    stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
     stages["canary"] = _canary(src, register)
     stages["publication"] = _publication(src, patterns, wins)
     stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
-                        "parentCommit": parent_commit(src.dir), "imageDigest": image[1] if image else None}
+                        "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
     else:
@@ -113,7 +126,8 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     facts = mx.contract_facts(src.contract, src.families)
     facts["graderEntryExists"] = (src.dir / src.grader_entry).is_file()
     facts["hasReference"] = bool(src.reference)
-    facts["hasControls"] = {"incomplete", "lookalike"} <= set(src.controls) and (
+    # The lookalike is a human's near miss: its absence is the grader stage's refusal, said there.
+    facts["hasControls"] = "incomplete" in src.controls and (
         not src.impossible or "second-reference" in src.controls)
     facts["ok"] = bool(facts["ok"] and facts["graderEntryExists"] and facts["hasReference"] and facts["hasControls"])
     return facts
@@ -191,8 +205,11 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict
     }
     if src.impossible:
         facts["goldAfterTamperUnchanged"] = res["goldAfterTamperAttempts"].failing() == res["gold"].failing()
+    if "lookalike" not in src.controls:
+        facts["lookalikeProvided"] = False
+        facts["reason"] = LOOKALIKE_MISSING
     ok = (facts["controlsAsExpected"] and distinguished and facts["plantedRewardIgnored"]
-          and facts["plantedHooksIgnored"])
+          and facts["plantedHooksIgnored"] and "lookalike" in src.controls)
     return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
 
 

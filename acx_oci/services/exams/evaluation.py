@@ -1,0 +1,93 @@
+"""Stage ``eval``: the reference and the controls played as games through the real ROM-solver path.
+
+The grader stage grades trees directly; this stage proves the same verdicts survive the way a score is
+actually made. Each submission (untouched, gold, incomplete, lookalike) becomes a tiny ROM whose signed-style
+runtime writes that tree into ``/workspace``; :class:`acx_oci.solvers.rom.RomSolver` then plays the exam's
+task with it exactly as ``attest`` does (containment proven in the game's own spec, the agent sandboxed, the
+submission graded in a separate sandbox, :func:`acx_oci.sandbox.verdict` deciding the outcome), inside the
+environment image when promoting. The gold must come out ``certified-pass`` (``model-fail`` for an impossible
+exam) and every control ``model-fail``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.files import read_bytes_inside
+from acx_oci.jsonio import parse_json
+from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
+from acx_oci.sandbox.tree import remove_tree
+from acx_oci.services.exams.source import ExamSource
+from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
+
+#: The player ROM: copies its answer (a JSON map of relative path -> text) into the workspace.
+PLAYER = '''import json, os
+with open("/rom/answer.json", encoding="utf-8") as fh:
+    answer = json.load(fh)
+for rel, text in sorted(answer.items()):
+    path = os.path.join("/workspace", rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+'''
+RUNTIME: dict[str, Any] = {"command": ["python3", "-I", "/rom/play.py"],
+                           "limits": {"timeSeconds": 60, "memoryMiB": 1024, "pids": 64, "diskMiB": 256}}
+PLAYS = ("untouched", "gold", "incomplete", "lookalike")
+
+
+def exam_task(src: ExamSource) -> dict[str, Any]:
+    """The task exactly as ``benchmark push`` expands the exam directory (``task.json`` extras included)."""
+    raw = read_bytes_inside(src.dir, "task.json", "exam task.json")
+    extra = parse_json(raw, f"task.json ({src.dir})") if raw is not None else {}
+    extra = extra if isinstance(extra, dict) else {}
+    grader = {"kind": "pytest", "files": src.grader_files(), **(extra.get("grader") or {})}
+    return {**{k: v for k, v in extra.items() if k != "grader"}, "id": src.exam_id, "prompt": src.prompt,
+            "workspace": {"files": dict(src.workspace)}, "grader": grader}
+
+
+def _submissions(src: ExamSource) -> dict[str, dict[str, str]]:
+    return {"untouched": {}, "gold": dict(src.reference),
+            "incomplete": dict(src.controls.get("incomplete", {})),
+            "lookalike": dict(src.controls.get("lookalike", {}))}
+
+
+def _play(task: dict[str, Any], answer: dict[str, str], rootfs: Path | None,
+          secrets: tuple[Path, ...]) -> tuple[str, str, bool]:
+    """(outcome, detail, containment proven) of one game played by a player ROM answering ``answer``."""
+    files = {"play.py": PLAYER.encode("utf-8"), "answer.json": json.dumps(answer, sort_keys=True).encode("utf-8")}
+    rom_digest = sha256_digest(canonical({k: v.decode("utf-8") for k, v in files.items()}))
+    root = new_rom_dir()
+    try:
+        rom = materialize_rom(files, root / "rom")
+        proof = prove(secrets, rom, RUNTIME, rootfs)
+        result = RomSolver(rom, RUNTIME, proof, rootfs=rootfs).solve(task, rom_digest)
+        return result.outcome, result.detail, bool(proof.get("proven"))
+    finally:
+        remove_tree(root)
+
+
+def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) -> dict[str, Any]:
+    """Stage ``eval``: every play's outcome against the expected one; ok only when all match and every
+    game's containment was proven (an unproven sandbox withholds, and a withheld play is not a verdict)."""
+    task = exam_task(src)
+    expected = {p: MODEL_FAIL for p in PLAYS}
+    if not src.impossible:
+        expected["gold"] = CERTIFIED_PASS
+    plays: dict[str, str] = {}
+    details: dict[str, str] = {}
+    contained = True
+    for name, answer in _submissions(src).items():
+        outcome, detail, proven = _play(task, answer, rootfs, secrets)
+        plays[name], contained = outcome, contained and proven
+        if outcome != expected[name]:
+            details[name] = detail
+    ok = plays == expected and contained
+    facts: dict[str, Any] = {"ok": ok, "solver": "rom", "plays": plays, "expected": expected,
+                             "containmentProven": contained, "promotionEligible": ok}
+    if details:
+        facts["unexpected"] = details
+    return facts

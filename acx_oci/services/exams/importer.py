@@ -1,0 +1,309 @@
+"""``exam import``: an exam made from a repository's own fix (or a SWE-bench instance), in exam form.
+
+What the model gets is the base commit's tree without the hidden tests; the reference is the fix's source
+change (the changed source files as the fix leaves them, an overlay on the base); the hidden tests are the
+test files the fix touches (or ``--tests``), each given a canary marker and a two-line prologue that puts
+the submission on the *end* of ``sys.path`` (a repository's tests import its package). Controls: the
+``incomplete`` fix is the fix without its last source hunk when it has two or more (else a given patch);
+the ``lookalike`` near miss is only ever a human's patch — without one, certification's grader stage
+refuses and says so. ``source.json`` records where the exam came from, ``parentCommit`` = the fix's parent.
+The planted hook and reward probes and the attack suite are the certification's, as for every exam.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx_oci import safetree
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.errors import AcxError, UsageError
+from acx_oci.files import load_yaml_or_json_inside, read_text_tree
+from acx_oci.services.exams import gitrepo
+from acx_oci.services.exams.source import SOURCE_FILE
+
+FAMILY = "imported"
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+_ID = re.compile(r"[^A-Za-z0-9._-]+")
+TEST_DIRS = {"tests", "test", "testing"}
+PROLOGUE = ('import os as _acx_os, sys as _acx_sys  # acx: the submission, last on sys.path\n'
+            '_acx_sys.path += [_acx_os.path.join(_acx_os.environ.get("ACX_SUBMISSION", "/workspace"), _d) '
+            'for _d in ("src", "")]\n')
+
+
+@dataclass(frozen=True)
+class ExamParts:
+    """Everything an imported exam is written from; built by the repo and SWE-bench readers."""
+
+    exam_id: str
+    base: dict[str, str]  # the whole base tree
+    parent: dict[str, str]  # the changed source files before the fix ("" where the fix adds one)
+    fixed: dict[str, str]  # the changed source files after it
+    hidden: dict[str, str]  # the hidden tests, as the fix leaves them
+    prompt: str
+    published_at: str
+    source: dict[str, Any]
+    lookalike: dict[str, str] | None = None  # a whole tree (base with a human's patch applied)
+    incomplete: dict[str, str] | None = None
+    difficulty: float = 20.0
+    notes: list[str] = field(default_factory=list)
+
+
+def is_test_path(path: str) -> bool:
+    """A test file by the usual conventions: ``test_*.py``, ``*_test.py``, or under a tests directory."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py") or bool(
+        TEST_DIRS & set(parts[:-1]))
+
+
+def exam_id_for(text: str) -> str:
+    """A contract-valid id from free text (a directory name and a commit, an instance id)."""
+    clean = _ID.sub("-", text).strip("-._")[:128] or "exam"
+    return clean if clean[0].isalnum() else f"x{clean}"[:128]
+
+
+def hunks(before: str, after: str) -> list[tuple[int, int, int, int]]:
+    """The changed regions of a line diff (``i1, i2, j1, j2`` in before/after lines), in file order."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in
+            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+
+
+def without_last_hunk(parent: dict[str, str], fixed: dict[str, str]) -> dict[str, str] | None:
+    """The fix with its last source hunk reverted (files in path order), or None with fewer than two."""
+    per_file = [(p, hunks(parent.get(p, ""), fixed[p])) for p in sorted(fixed)]
+    if sum(len(h) for _, h in per_file) < 2:
+        return None
+    path, last = next((p, h[-1]) for p, h in reversed(per_file) if h)
+    i1, i2, j1, j2 = last
+    a, b = parent.get(path, "").splitlines(keepends=True), fixed[path].splitlines(keepends=True)
+    return {**fixed, path: "".join(b[:j1] + a[i1:i2] + b[j2:])}
+
+
+def apply_patch(tree: dict[str, str], patch: bytes, what: str) -> dict[str, str]:
+    """``tree`` with a unified diff applied (``git apply`` outside any repository: no name may leave the tree,
+    no link is followed); the result read back under the same refusals as a repository's tree."""
+    if len(patch) > MAX_PATCH_BYTES:
+        raise UsageError(f"{what}: patch over {MAX_PATCH_BYTES} bytes; refused")
+    work = Path(tempfile.mkdtemp(prefix="acx-import-"))
+    try:
+        root = work / "t"
+        root.mkdir()
+        for rel, text in tree.items():
+            safetree.write_inside(root, rel, text.encode("utf-8"))
+        try:  # the ceiling keeps git from finding a repository around the scratch tree
+            gitrepo.run_git(root, "apply", "--whitespace=nowarn", "-", stdin=patch,
+                            env_extra={"GIT_CEILING_DIRECTORIES": str(work)})
+        except UsageError as exc:
+            raise UsageError(f"{what}: does not apply to the base ({str(exc).rsplit(': ', 1)[-1]})") from None
+        try:
+            return read_text_tree(work, "t", what)
+        except AcxError as exc:
+            raise UsageError(f"{what}: {exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def overlay(base: dict[str, str], after: dict[str, str], what: str) -> dict[str, str]:
+    """The files ``after`` changes or adds relative to ``base``; a deletion cannot be an overlay: refused."""
+    gone = sorted(set(base) - set(after))
+    if gone:
+        raise UsageError(f"{what}: deletes {gone[0]}; exam overlays can add and change files, not delete them")
+    return {p: t for p, t in after.items() if base.get(p) != t}
+
+
+def _marked(path: str, text: str, marker: str) -> str:
+    """A hidden test with its canary marker (first line) and the prologue (after any __future__ import)."""
+    lines = text.splitlines(keepends=True)
+    future = [i for i, line in enumerate(lines) if line.startswith("from __future__ import")]
+    at = future[-1] + 1 if future else 0
+    body = "".join(lines[:at]) + PROLOGUE + "".join(lines[at:]) if path.endswith(".py") else text
+    return f"# {marker} (hidden test marker: exam import)\n{body}" if path.endswith(".py") else body
+
+
+def _canary(exam_id: str, path: str, source: dict[str, Any]) -> str:
+    seed = json.dumps([exam_id, path, source.get("fixCommit") or source.get("baseCommit")], sort_keys=True)
+    return "acx-canary-" + sha256_digest(seed.encode("utf-8")).split(":", 1)[1][:24]
+
+
+def _write_tree(root: Path, rel: str, files: dict[str, str]) -> None:
+    for path, text in sorted(files.items()):
+        safetree.write_inside(root, f"{rel}/{path}", text.encode("utf-8"))
+
+
+def _replace(out: Path, name: str, data: bytes) -> None:
+    """Write a suite file anew (a link there is replaced, never followed)."""
+    tmp = f".{name}.tmp{os.getpid()}"
+    safetree.write_inside(out, tmp, data)
+    os.replace(out / tmp, out / name)
+
+
+def _suite(out: Path) -> dict[str, Any]:
+    """The suite ``out`` (made when absent): its ``benchmark.json``, with ``families.yaml`` and ``seal.key``."""
+    out.mkdir(parents=True, exist_ok=True)
+    doc = load_yaml_or_json_inside(out, "benchmark.json", "benchmark suite")
+    if doc is None:
+        doc = {"schema": "acx.benchmark/1", "id": exam_id_for(f"imported.{out.resolve().name}"), "version": "1",
+               "name": f"Exams imported into {out.name}", "description": "Exams made by acx-oci exam import.",
+               "capability": {"taskType": "implement-feature", "stack": ["pkg:generic/python"],
+                              "domain": "software-engineering"},
+               "heldOutFraction": 0.6, "tasks": []}
+    if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
+        raise UsageError(f"{out / 'benchmark.json'}: not a benchmark suite with a tasks list")
+    fam = load_yaml_or_json_inside(out, "families.yaml", "exam family registry") or {"families": {}}
+    if not isinstance(fam, dict) or not isinstance(fam.get("families"), dict):
+        raise UsageError(f"{out / 'families.yaml'}: expected {{families: {{name: active|retired}}}}")
+    if fam["families"].get(FAMILY) is None:
+        fam["families"][FAMILY] = "active"
+        _replace(out, "families.yaml", json.dumps(fam, indent=2).encode("utf-8") + b"\n")
+    if not (out / "seal.key").exists():
+        safetree.write_inside(out, "seal.key", os.urandom(32).hex().encode("ascii") + b"\n", 0o600)
+    return doc
+
+
+def grader_entry(parts: ExamParts) -> str:
+    """The contract's grader: the first hidden ``test_*.py`` (the grader collects those; each gets a canary)."""
+    entry = next((p for p in sorted(parts.hidden) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")),
+                 None)
+    if entry is None:
+        raise UsageError(f"exam {parts.exam_id}: no hidden test is named test_*.py (the grader collects those, "
+                         "and each carries a canary marker)")
+    return entry
+
+
+def write_exam(parts: ExamParts, out: Path) -> Path:
+    """Write the exam into the suite ``out`` as ``tasks/<id>/`` and list it in ``benchmark.json``."""
+    doc = _suite(out)
+    rel = f"tasks/{parts.exam_id}"
+    if (out / rel).exists() or any(isinstance(t, dict) and t.get("id") == parts.exam_id for t in doc["tasks"]):
+        raise UsageError(f"{out / rel}: exam {parts.exam_id} exists already; refusing to overwrite it")
+    hidden = {p: _marked(p, t, _canary(parts.exam_id, p, parts.source)) for p, t in parts.hidden.items()}
+    entry = grader_entry(parts)
+    workspace = {p: t for p, t in parts.base.items() if p not in hidden}
+    contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
+                "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
+                "classification": {"publiclyListable": True, "customerOwned": False},
+                "publishedAt": parts.published_at}
+    root = out / rel
+    _write_tree(out, f"{rel}/workspace", workspace)
+    _write_tree(out, f"{rel}/hidden", hidden)
+    _write_tree(out, f"{rel}/reference", parts.fixed)
+    if parts.incomplete is not None:
+        _write_tree(out, f"{rel}/controls/incomplete", parts.incomplete)
+    if parts.lookalike is not None:
+        _write_tree(out, f"{rel}/controls/lookalike", parts.lookalike)
+    safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
+    safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
+    safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
+                          json.dumps(parts.source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+    doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
+    _replace(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
+    return root
+
+
+def controls(parts_base: dict[str, str], parent: dict[str, str], fixed: dict[str, str], *,
+             incomplete_patch: bytes | None, lookalike_patch: bytes | None,
+             what: str) -> tuple[dict[str, str] | None, dict[str, str] | None, list[str]]:
+    """(incomplete, lookalike, notes): derived where they can be, else from the given patches."""
+    notes: list[str] = []
+    if incomplete_patch is not None:
+        incomplete: dict[str, str] | None = overlay(
+            parts_base, apply_patch(parts_base, incomplete_patch, f"{what}: --incomplete"), f"{what}: --incomplete")
+    else:
+        incomplete = without_last_hunk(parent, fixed)
+        if incomplete is None:
+            raise UsageError(f"{what}: the fix has one source hunk, so no incomplete fix can be derived; "
+                             "give one (--incomplete PATCH, against the base)")
+        notes.append("incomplete: the fix without its last source hunk")
+    lookalike = None
+    if lookalike_patch is not None:
+        lookalike = overlay(parts_base, apply_patch(parts_base, lookalike_patch, f"{what}: --lookalike"),
+                            f"{what}: --lookalike")
+    else:
+        notes.append("lookalike: none given; certification refuses the grader stage until one is (--lookalike)")
+    return incomplete, lookalike, notes
+
+
+def binary_note(binary: list[str]) -> list[str]:
+    """The note naming base files left out of the model-facing tree because they are not text."""
+    if not binary:
+        return []
+    more = f" and {len(binary) - 3} more" if len(binary) > 3 else ""
+    return [f"left out of the workspace, not UTF-8 text: {', '.join(sorted(binary)[:3])}{more}"]
+
+
+def _blob(entries: dict[str, gitrepo.Entry], path: str) -> str | None:
+    entry = entries.get(path)
+    return entry.sha if entry is not None else None
+
+
+def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None, prompt: str | None = None,
+              incomplete_patch: bytes | None = None, lookalike_patch: bytes | None = None,
+              exam_id: str | None = None, difficulty: float = 20.0) -> ExamParts:
+    """The exam parts from ``repo``: base tree, the fix's source change and tests, parent = ``FIX^``."""
+    base_sha, fix_sha = gitrepo.resolve(repo, base), gitrepo.resolve(repo, fix)
+    parent_sha = gitrepo.resolve(repo, f"{fix_sha}^")
+    binary: list[str] = []
+    base_tree = gitrepo.tree_files(repo, base_sha, binary)
+    fix_entries, parent_entries = gitrepo.ls_tree(repo, fix_sha), gitrepo.ls_tree(repo, parent_sha)
+    changed = sorted(p for p in set(fix_entries) | set(parent_entries)
+                     if _blob(fix_entries, p) != _blob(parent_entries, p))
+    if tests:
+        wanted = [t.strip().strip("/") for spec in tests for t in spec.split(",") if t.strip()]
+        missing = [t for t in wanted if t not in fix_entries]
+        if missing:
+            raise UsageError(f"--tests: {missing[0]} is not a file of the fix commit {fix_sha[:12]}")
+        test_paths = set(wanted)
+    else:
+        test_paths = {p for p in changed if is_test_path(p) and p in fix_entries}
+    if not test_paths:
+        raise UsageError(f"fix {fix_sha[:12]} changes no test file; name the hidden tests (--tests PATHS)")
+    # Test files the hidden set leaves out are no part of the reference either: they stay as the base has them.
+    source_paths = [p for p in changed if p not in test_paths and not is_test_path(p)]
+    gone = [p for p in source_paths if p not in fix_entries]
+    if gone:
+        raise UsageError(f"fix {fix_sha[:12]} deletes {gone[0]}; exam overlays cannot delete files")
+    if not source_paths:
+        raise UsageError(f"fix {fix_sha[:12]} changes no source file: there is no reference solution")
+    fixed = gitrepo.read_blobs(repo, {p: fix_entries[p] for p in source_paths})
+    parent = gitrepo.read_blobs(repo, {p: parent_entries[p] for p in source_paths if p in parent_entries})
+    hidden = gitrepo.read_blobs(repo, {p: fix_entries[p] for p in test_paths})
+    eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
+    incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
+                                            lookalike_patch=lookalike_patch, what=f"exam {eid}")
+    source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
+              "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
+              "binaryLeftOut": sorted(binary)}
+    notes += binary_note(binary)
+    return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(repo, fix_sha),
+                     gitrepo.commit_date(repo, fix_sha), source, lookalike, incomplete, difficulty, notes)
+
+
+def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
+    """What ``exam import`` reports per exam."""
+    return {"exam": parts.exam_id, "dir": str(path), "publishedAt": parts.published_at,
+            "parentCommit": parts.source.get("parentCommit"), "baseCommit": parts.source.get("baseCommit"),
+            "fixCommit": parts.source.get("fixCommit"), "hiddenTests": sorted(parts.hidden),
+            "sourceFiles": sorted(parts.fixed), "controls": {"incomplete": parts.incomplete is not None,
+                                                             "lookalike": parts.lookalike is not None},
+            "notes": list(parts.notes)}
+
+
+def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:
+    """Write every exam into the suite ``out`` (ids checked first: nothing is written on a clash)."""
+    ids = [p.exam_id for p in parts]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"exam import: two exams would both be {sorted(i for i in ids if ids.count(i) > 1)[0]}")
+    for p in parts:
+        grader_entry(p)
+        if (out / "tasks" / p.exam_id).exists():
+            raise UsageError(f"{out / 'tasks' / p.exam_id}: exam {p.exam_id} exists already; refusing to overwrite it")
+    return [summary(p, write_exam(p, out)) for p in parts]

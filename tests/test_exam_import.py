@@ -1,0 +1,263 @@
+"""``exam import``: exams from small git repositories with real history, certified through every stage."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.jsonio import first_error
+from acx_oci.model import exam as mx
+from acx_oci.services.exams import importer
+
+from .support.cli import cli
+from .support.jsondoc import check_document
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+BASE_CALC = '''def add(a, b):
+    return a + b
+
+
+def clamp(x, lo, hi):
+    return x
+
+
+def sign(x):
+    return 1
+'''
+FIXED_CALC = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n").replace(
+    "def sign(x):\n    return 1\n", "def sign(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n")
+#: A near miss: clamp right, sign forgets zero (fails one test the incomplete fix fails too, but not the other).
+LOOKALIKE_CALC = FIXED_CALC.replace("    if x == 0:\n        return 0\n", "")
+HIDDEN = '''from __future__ import annotations
+
+from calc import clamp, sign
+
+
+def test_clamp_low():
+    assert clamp(-5, 0, 10) == 0
+
+
+def test_clamp_high():
+    assert clamp(50, 0, 10) == 10
+
+
+def test_sign_zero():
+    assert sign(0) == 0
+
+
+def test_sign_negative():
+    assert sign(-3) == -1
+'''
+VISIBLE = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def git(repo: Path, *args: str, date: str = "2026-03-01T10:00:00Z") -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example"}
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def commit(repo: Path, files: dict[str, str], message: str, date: str) -> str:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message, date=date)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def make_repo(path: Path) -> dict[str, str]:
+    """base -> an unrelated commit -> the fix (two source hunks + its test) -> a later commit (HEAD)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    base = commit(path, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE}, "initial", "2026-03-01T10:00:00Z")
+    between = commit(path, {"readme.txt": "calc\n"}, "readme", "2026-03-02T10:00:00Z")
+    fix = commit(path, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN},
+                 "Fix clamp bounds and the sign of zero and negatives", "2026-03-05T10:00:00Z")
+    head = commit(path, {"news.txt": "1.1\n"}, "news", "2026-03-09T10:00:00Z")
+    return {"base": base, "between": between, "fix": fix, "head": head}
+
+
+def patch(path: str, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}"))
+
+
+def test_incomplete_is_the_fix_without_its_last_hunk() -> None:
+    inc = importer.without_last_hunk({"calc.py": BASE_CALC}, {"calc.py": FIXED_CALC})
+    assert inc is not None and "max(lo, min(hi, x))" in inc["calc.py"] and "return 1\n" in inc["calc.py"]
+    assert inc["calc.py"] != FIXED_CALC
+    one = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n")
+    assert importer.without_last_hunk({"calc.py": BASE_CALC}, {"calc.py": one}) is None
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Two exams from one repository in one suite: one with a lookalike, one without; certified together."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    tmp = tmp_path_factory.mktemp("import")
+    shas = make_repo(tmp / "calc")
+    look = tmp / "near-miss.patch"
+    look.write_text(patch("calc.py", BASE_CALC, LOOKALIKE_CALC))
+    suite = tmp / "suite"
+    res = cli("exam", "import", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
+              "--lookalike", look, "--id", "calc-look", "-o", suite, "--json")
+    doc = check_document("exam import", res.stdout, res.exit_code)
+    assert res.exit_code == 0, res.output
+    res2 = cli("exam", "import", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
+               "--id", "calc-nolook", "-o", suite)
+    assert res2.exit_code == 0, res2.output
+    cert = cli("exam", "certify", suite, "--out", tmp / "certs", "--jobs", "2", "--json")
+    records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
+    return {"tmp": tmp, "shas": shas, "suite": suite, "doc": doc, "cert": cert, "records": records,
+            "text": res2.stdout}
+
+
+@needs_bwrap
+def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str, Any]) -> None:
+    shas, rec = imported["shas"], imported["records"]["calc-look"]
+    (summary,) = imported["doc"]["exams"]
+    assert summary["parentCommit"] == shas["between"] != shas["base"]  # FIX^, not the base, not HEAD
+    assert summary["hiddenTests"] == ["tests/test_calc.py"] and summary["sourceFiles"] == ["calc.py"]
+    assert summary["publishedAt"] == "2026-03-05" and summary["controls"] == {"incomplete": True, "lookalike": True}
+    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
+                                                                            f"{shas['fix']}^")
+    assert rec["stages"]["eval"]["plays"]["gold"] == "certified-pass"
+    failing = rec["stages"]["grader"]["failing"]
+    assert failing == {"incomplete": ["test_sign_negative", "test_sign_zero"], "lookalike": ["test_sign_zero"]}
+    assert first_error(rec, mx.RECORD_SCHEMA_FILE) is None
+    exam = imported["suite"] / "tasks" / "calc-look"
+    assert not (exam / "workspace" / "tests" / "test_calc.py").exists()  # the hidden test is not model-facing
+    assert (exam / "workspace" / "calc.py").read_text() == BASE_CALC
+    assert (exam / "reference" / "calc.py").read_text() == FIXED_CALC
+    hidden = (exam / "hidden" / "tests" / "test_calc.py").read_text()
+    assert len(mx.find_canaries(hidden)) == 1 and "from __future__ import annotations\nimport os" in hidden
+    assert json.loads((exam / "source.json").read_text())["fixCommit"] == shas["fix"]
+
+
+@needs_bwrap
+def test_without_a_lookalike_certification_refuses_the_grader_stage_and_says_why(imported: dict[str, Any]) -> None:
+    rec = imported["records"]["calc-nolook"]
+    assert "lookalike: none given" in imported["text"]
+    assert rec["certified"] is False and rec["stages"]["seed"]["ok"] is True
+    grader = rec["stages"]["grader"]
+    assert grader["ok"] is False and grader["lookalikeProvided"] is False and "--lookalike" in grader["reason"]
+    assert imported["cert"].exit_code == 1
+    assert "calc-nolook: grader: lookalikeProvided" in imported["cert"].stderr.splitlines()
+    assert ("grader", mx.failures(rec)[-1][1]) == ("grader", grader["reason"])
+
+
+@needs_bwrap
+def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
+    repos = tmp_path / "clones"
+    shas = make_repo(repos / "acme__calc")
+    other = repos / "acme__calc2"
+    shutil.copytree(repos / "acme__calc", other)
+    base_hidden = ""
+    instances = []
+    for iid, clone in (("acme__calc-1", "acme/calc"), ("acme__calc2-7", "acme/calc2")):
+        instances.append({
+            "instance_id": iid, "repo": clone, "base_commit": shas["base"],
+            "patch": patch("calc.py", BASE_CALC, FIXED_CALC),
+            "test_patch": patch("tests/test_calc.py", base_hidden, HIDDEN).replace(
+                "--- a/tests/test_calc.py", "--- /dev/null"),
+            "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_sign_zero", "tests/test_calc.py::test_clamp_low"]),
+            "PASS_TO_PASS": ["tests/test_visible.py::test_add"],
+            "problem_statement": "clamp ignores its bounds and sign is wrong for zero and negatives.\n",
+            "created_at": "2026-04-01T12:00:00Z",
+            "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC)})
+    jsonl = tmp_path / "instances.jsonl"
+    jsonl.write_text("".join(json.dumps(i) + "\n" for i in instances))
+    res = cli("exam", "import", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
+    doc = check_document("exam import", res.stdout, res.exit_code)
+    assert res.exit_code == 0, res.output
+    assert [e["exam"] for e in doc["exams"]] == ["acme__calc-1", "acme__calc2-7"]
+    assert all(e["parentCommit"] == shas["base"] and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
+    cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--jobs", "2", "--json")
+    assert cert.exit_code == 0, cert.stderr
+    records = json.loads(cert.stdout)["records"]
+    assert len(records) == 2 and all(r["certified"] and r["stages"]["eval"]["ok"] for r in records)
+    src = json.loads((tmp_path / "suite" / "tasks" / "acme__calc-1" / "source.json").read_text())
+    assert src["failToPass"][0] == "tests/test_calc.py::test_sign_zero" and src["kind"] == "swebench"
+
+
+def _refused(*args: Any) -> str:
+    res = cli("exam", "import", *args)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.output
+    return lines[0]
+
+
+def test_untrusted_repositories_are_refused_in_one_line(tmp_path: Path) -> None:
+    shas = make_repo(tmp_path / "r")
+    out = tmp_path / "suite"
+    common = ("--repo", tmp_path / "r", "--base", shas["base"], "-o", out)
+    os.symlink("/etc/passwd", tmp_path / "r" / "passwd")
+    link_fix = commit(tmp_path / "r", {"calc.py": FIXED_CALC + "\n", "tests/test_x.py": HIDDEN}, "link",
+                      "2026-03-10T10:00:00Z")
+    assert "symlink" in _refused(*common[:2], "--base", link_fix, "--fix", link_fix, "-o", out)
+    (tmp_path / "r" / "passwd").unlink()
+    (tmp_path / "r" / "big.txt").write_text("x" * (1024 * 1024 + 1))
+    big = commit(tmp_path / "r", {"tests/test_y.py": HIDDEN, "calc.py": FIXED_CALC}, "big", "2026-03-11T10:00:00Z")
+    assert "over 1048576" in _refused(*common[:2], "--base", big, "--fix", big, "-o", out)
+    one_hunk = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n")
+    r2 = tmp_path / "r2"
+    make_repo(r2)
+    git(r2, "checkout", "-q", "-b", "one", shas["base"])
+    fix1 = commit(r2, {"calc.py": one_hunk, "tests/test_one.py": HIDDEN}, "one hunk", "2026-03-12T10:00:00Z")
+    assert "--incomplete PATCH" in _refused("--repo", r2, "--base", shas["base"], "--fix", fix1, "-o", out)
+    escape = tmp_path / "escape.patch"
+    escape.write_text(patch("../outside.py", "", "x = 1\n"))
+    assert "--lookalike" in _refused(*common, "--fix", shas["fix"], "--lookalike", escape)
+    assert "names no commit" in _refused(*common, "--fix", "no-such-commit")
+    assert "--swebench" in _refused("--repo", tmp_path / "r", "-o", out)
+    assert not out.exists()  # nothing was written by any refusal
+    assert not (tmp_path / "outside.py").exists()
+
+
+def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    git(repo, "checkout", "-q", "-b", "more", shas["base"])
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN, "tests/test_noise.py": VISIBLE,
+                        "checks/verify_calc.py": HIDDEN}, "more tests", "2026-03-20T10:00:00Z")
+    out = tmp_path / "suite"
+    assert "not a file of the fix" in _refused("--repo", repo, "--base", shas["base"], "--fix", fix,
+                                               "--tests", "checks/nope.py", "-o", out)
+    assert "test_*.py" in _refused("--repo", repo, "--base", shas["base"], "--fix", fix,
+                                   "--tests", "checks/verify_calc.py", "-o", out)
+    assert not out.exists()
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
+              "tests/test_calc.py", "-o", out, "--json")
+    doc = check_document("exam import", res.stdout, res.exit_code)
+    (e,) = doc["exams"]
+    assert e["hiddenTests"] == ["tests/test_calc.py"] and e["parentCommit"] == shas["base"]
+    assert e["sourceFiles"] == ["calc.py", "checks/verify_calc.py"]  # test_noise.py is in neither
+    contract = json.loads((Path(e["dir"]) / "exam.yaml").read_text())
+    assert contract["grader"] == "hidden/tests/test_calc.py" and contract["publishedAt"] == "2026-03-20"
+
+
+def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    git(repo, "checkout", "-q", "-b", "bin", shas["base"])
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    base = commit(repo, {}, "logo", "2026-03-21T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "fix", "2026-03-22T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert any("not UTF-8 text: logo.png" in n for n in e["notes"])
+    assert not (Path(e["dir"]) / "workspace" / "logo.png").exists()
+    assert json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"] == ["logo.png"]
