@@ -122,7 +122,8 @@ def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str
         training_cutoff=model.training_cutoff if model else training_cutoff(cart.rom),
         qualifying_exams=plan.qualifying, exam_certification=plan.exam_cert,
         image_digests=image_digests(g.predicate for g in result.games),
-        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)},
+        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay),
+               "acx:harnessReview": result.review.to_json()},
         attempt=count, cooldown_scope=scope)
 
 
