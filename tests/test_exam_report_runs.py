@@ -29,14 +29,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory, registry: str) -> Path:
     cli_expect("benchmark", "demo", tmp / "bench")
     bench = f"{registry}/acx/report-bench:2026.07.1"
     cli_expect("benchmark", "push", tmp / "bench", bench, "--seal-to", tmp / "ver.did.json")
-    for i, (name, competence) in enumerate((("alpha", 33), ("beta", 20), ("alpha", 33))):
+    for i, (name, competence, games) in enumerate((("alpha", 33, 90), ("beta", 20, 40), ("alpha", 33, 90))):
         ref = f"{registry}/acx/report-{name}:1.0.0"
         if i < 2:
             cli_expect("cartridge", "init", tmp / name, "--id", f"io.example/{name}", "--version", "1.0.0",
                        "--capability", CAP)
             cli_expect("cartridge", "push", tmp / name, ref, "--key", tmp / "pub.key")
         cli_expect("attest", ref, "--benchmark", bench, "--key", tmp / "ver.key", "--issuer", did,
-                   "--competence", competence, "--games", 40, "--state", tmp / "state", "--cooldown", "0",
+                   "--competence", competence, "--games", games, "--state", tmp / "state", "--cooldown", "0",
                    "-o", tmp / "runs" / f"run-{i}", "--no-push", ok=(0, 1))
     return tmp / "runs"
 
@@ -47,12 +47,17 @@ def test_three_attest_runs_give_raw_count_cells_and_no_ranking(runs: Path) -> No
     doc: dict[str, Any] = json.loads(res.output)
     cells = doc["cells"]
     assert {c["agent"] for c in cells} == {"io.example/alpha@1.0.0", "io.example/beta@1.0.0"}
-    assert sum(c["rollouts"] for c in cells) == 3 * 40
+    assert sum(c["rollouts"] for c in cells) == 90 + 40 + 90
     assert all("passRate" not in c and c["rates"].startswith("withheld") for c in cells)
     twice = [c for c in cells if c["agent"] == "io.example/alpha@1.0.0"]
     assert twice and all(c["rollouts"] == 2 for c in twice)  # the same ROM draws the same tasks both times
     assert doc["ranking"] is None and doc["rankingWithheld"].startswith("withheld")
     assert len(doc["harnessReview"]) == 3 and doc["summary"] is None
+    creds = sorted(runs.glob("*/credential.json"))
+    assert creds  # alpha (competence 33) is issued over 90 games
+    for cred in creds:  # the issued runs name the review in the credential
+        review = json.loads(cred.read_text())["credentialSubject"]["result"][0]["acx:harnessReview"]
+        assert "identical-failure-text" in review["rules"] and review["withheld"] == []
     text = cli_expect("exam", "report", "--runs", runs).output
     assert "raw counts only" in text and "ranking withheld" in text and "passRate" not in text
     ids = [str(t["id"]) for t in bmodel.from_document(bmodel.demo_document()).tasks]

@@ -248,3 +248,38 @@ def test_a_broken_grader_fixture_prints_one_text_for_unrelated_tasks(tmp_path: P
             shutil.rmtree(stage, ignore_errors=True)
     assert texts[0] is not None and texts[0] == texts[1] and "RuntimeError" in texts[0]
     assert hr.failure_text(b"no errors here\n") is None
+
+
+@bwrap
+def test_a_real_rom_run_records_what_the_rules_read(tmp_path: Path) -> None:
+    """simple_agent on bench-py in bubblewrap: its failures carry distinct grader-text digests, none withheld."""
+    import base64
+    import json
+
+    from .support.cli import cli, ok
+
+    root = Path(__file__).resolve().parent.parent
+    ok(cli("keygen", tmp_path / "publisher"))
+    ok(cli("keygen", tmp_path / "verifier"))
+    layout = f"oci:{tmp_path / 'layout'}"
+    d = tmp_path / "agent"
+    ok(cli("cartridge", "init", d, "--id", "io.example/simple", "--version", "1.0.0", "--capability",
+           "implement-feature[python+pytest]@software-engineering", "--runtime", "python3 /rom/skills/agent.py"))
+    shutil.copy(root / "testdata" / "agents" / "simple_agent.py", d / "skills" / "agent.py")
+    ok(cli("cartridge", "push", d, f"{layout}:agent", "--key", tmp_path / "publisher.key"))
+    ok(cli("benchmark", "push", root / "testdata" / "bench-py", f"{layout}:bench", "--seal-to",
+           tmp_path / "verifier.did.json", "--allow-uncertified"))
+    did = json.loads((tmp_path / "verifier.did.json").read_text())["id"]
+    res = cli("attest", f"{layout}:agent", "--benchmark", f"{layout}:bench", "--key", tmp_path / "verifier.key",
+              "--issuer", did, "--state", tmp_path / "state", "-o", tmp_path / "out", "--games", 12, "--jobs", 2,
+              "--json")
+    assert res.exit_code == 1, res.output  # 12 games cannot pass the gate; every game was played
+    preds = [json.loads(base64.b64decode(json.loads(p.read_bytes())["payload"]))["predicate"]
+             for p in sorted((tmp_path / "out" / "games").glob("*.dsse.json"))]
+    fails = [p for p in preds if p["outcome"] == "model-fail"]
+    assert fails, [p["outcome"] for p in preds]
+    digests = [p["review"]["failureDigest"] for p in fails]
+    assert all(d.startswith("hmac-sha256:") for d in digests) and len(set(digests)) == len(digests)
+    assert not any("withheldBy" in p.get("review", {}) for p in preds)
+    summary = json.loads((tmp_path / "out" / "result.json").read_text())["run"]["harnessReview"]
+    assert summary["findings"] == [] and summary["withheld"] == [] and len(summary["rules"]) == 6
