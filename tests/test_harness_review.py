@@ -21,10 +21,11 @@ from acx_oci.evaluation import engine
 from acx_oci.evaluation import harness_review as hr
 from acx_oci.evaluation.replay import replay_credential
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.jsonio import first_error
 from acx_oci.model import benchmark as bmodel
-from acx_oci.model import gamerecords
+from acx_oci.model import gamerecords, statuslist
 from acx_oci.model import rating as ts
-from acx_oci.model.credential import LevelClaim, build_level_credential, evidence_item
+from acx_oci.model.credential import LevelClaim, build_level_credential, evidence_item, sign_credential
 from acx_oci.sandbox import SandboxSpec, grade, run, staging_dir
 from acx_oci.solvers.reference import ReferenceSolver
 
@@ -110,7 +111,8 @@ def _credential(preds: list[dict[str, Any]], signer: Any, review: hr.Review | No
         manifest_digest="sha256:" + "a" * 64, benchmark_id="demo", benchmark_version="1",
         benchmark_digest=preds[0]["benchmarkDigest"], held_out_slice_digest="sha256:" + "c" * 64,
         evidence=[evidence_item(r.raw, game=i + 1, inline=r.envelope) for i, r in enumerate(recs)],
-        status_entry={"id": "https://status.example/l#1"}, valid_from=NOW, valid_until=NOW + timedelta(days=1),
+        status_entry=statuslist.status_entry("https://status.example/l", 1), valid_from=NOW,
+        valid_until=NOW + timedelta(days=1),
         achievement_name="ACX Level", extra={"acx:harnessReview": review.to_json()} if review else None)
     return build_level_credential(claim), [r.raw for r in recs]
 
@@ -156,6 +158,11 @@ def test_one_grader_text_over_eight_unrelated_tasks_withholds_those_games_and_re
     check = replay_credential(cred, raws, [signer.public_bytes])
     assert check.ok, check.message
     assert cred["credentialSubject"]["result"][0]["acx:gamesPlayed"] == 82
+    signed = sign_credential(cred, signer, signer.verification_method, str(cred["validFrom"]))
+    assert first_error(signed, "level-credential.schema.json") is None
+    bad = copy.deepcopy(signed)
+    bad["credentialSubject"]["result"][0]["acx:harnessReview"]["findings"][0]["classification"] = "advisory"
+    assert first_error(bad, "level-credential.schema.json") is not None
 
 
 def test_replay_refuses_a_withheld_set_the_rules_do_not_give(
