@@ -37,7 +37,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, registry: str) -> Path:
             cli_expect("cartridge", "push", tmp / name, ref, "--key", tmp / "pub.key")
         cli_expect("attest", ref, "--benchmark", bench, "--key", tmp / "ver.key", "--issuer", did,
                    "--competence", competence, "--games", games, "--state", tmp / "state", "--cooldown", "0",
-                   "-o", tmp / "runs" / f"run-{i}", "--no-push", ok=(0, 1))
+                   "-o", tmp / "runs" / f"run-{i}", *(() if name == "alpha" else ("--no-push",)), ok=(0, 1))
+    (tmp / "runs" / "registry").write_text(registry)
     return tmp / "runs"
 
 
@@ -62,6 +63,16 @@ def test_three_attest_runs_give_raw_count_cells_and_no_ranking(runs: Path) -> No
     assert "raw counts only" in text and "ranking withheld" in text and "passRate" not in text
     ids = [str(t["id"]) for t in bmodel.from_document(bmodel.demo_document()).tasks]
     assert not [i for i in ids if i in res.output or i in text]  # exams are named by commitment only
+
+
+def test_a_registrys_attestations_are_runs_too(runs: Path) -> None:
+    ref = f"{(runs / 'registry').read_text()}/acx/report-alpha:1.0.0"
+    doc = json.loads(cli_expect("exam", "report", "--attestations", ref, "--json").output)
+    assert {c["agent"] for c in doc["cells"]} == {"io.example/alpha@1.0.0"}
+    assert sum(c["rollouts"] for c in doc["cells"]) == 2 * 90 and all(c["rollouts"] == 2 for c in doc["cells"])
+    assert doc["ranking"] is None and len(doc["harnessReview"]) == 2
+    local = json.loads(cli_expect("exam", "report", "--runs", runs, "--json").output)["cells"]
+    assert [c for c in local if c["agent"] == "io.example/alpha@1.0.0"] == doc["cells"]  # the same records
 
 
 def test_a_record_edited_after_the_run_is_refused(runs: Path, tmp_path: Path) -> None:

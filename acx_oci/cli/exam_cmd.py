@@ -120,13 +120,18 @@ def canary_scan(files: tuple[Path, ...], suite: Path | None, registry: Path | No
               help="The --out directory of exam certify (the suite summary, regenerated from its sealed records).")
 @click.option("--runs", "runs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="An attest -o folder, or a folder of them: rollout cells from their game records.")
+@click.option("--attestations", "cartridges", multiple=True, metavar="CARTRIDGE_REF",
+              help="A cartridge in a registry: its attestations' game records are runs too. Repeatable.")
 @click.option("--rollouts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="JSON list of {exam, agent, outcome}, added to the cells of --runs (older reports).")
+@registry_options
 @json_option
-def exam_report(records_dir: Path | None, runs_dir: Path | None, rollouts: Path | None, as_json: bool) -> None:
+def exam_report(records_dir: Path | None, runs_dir: Path | None, cartridges: tuple[str, ...], rollouts: Path | None,
+                plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """The suite summary (--records) and rollout cells per (exam, agent) from attest runs (--runs).
 
-    Cells come from the runs' own game records (each record's bytes checked against the run's result.json);
+    Cells come from the runs' own game records (each record's bytes checked against the run's result.json, or
+    by digest for a registry's attestations);
     an exam is named by its task commitment, never its id. Below 10 counted rollouts a cell shows raw counts
     only, and agents are ranked only when every cell has a rate. Exit 1 when a stored summary.json disagrees
     or a record does not verify.
@@ -135,12 +140,17 @@ def exam_report(records_dir: Path | None, runs_dir: Path | None, rollouts: Path 
     Example:
       acx-oci exam report --records ./certs --runs ./attest-runs
     """
+    from acx_oci.oci.ref import parse_reference
     from acx_oci.services import exam_runs
 
-    if records_dir is None and runs_dir is None and rollouts is None:
-        raise UsageError("exam report: give --records, --runs or --rollouts")
+    if records_dir is None and runs_dir is None and not cartridges and rollouts is None:
+        raise UsageError("exam report: give --records, --runs, --attestations or --rollouts")
     summary = ex.report(records_dir) if records_dir else None
     rolls, reviews = exam_runs.rollouts(runs_dir) if runs_dir else ([], [])
+    for ref in cartridges:
+        more, seen = exam_runs.cells_input(exam_runs.registry_runs(
+            store_for(ref, plain_http, insecure, timeout), parse_reference(ref).target))
+        rolls, reviews = rolls + more, reviews + seen
     if rollouts:
         rolls += list(load_json_file(rollouts, "rollouts"))
     cells = mx.rollout_cells(rolls)

@@ -1,11 +1,12 @@
-"""``exam report --runs``: rollout cells from attest runs' own game records, not from a hand-written file.
+"""``exam report --runs`` / ``--attestations``: rollout cells from attest runs' own game records.
 
 An attest ``-o`` folder holds one DSSE game record per game (``games/game-NNNN.dsse.json``) and ``result.json``
 (which cartridge played, the record digests, the harness review). A cell is (exam, agent): the exam is the
 record's task commitment (the held-out id never appears, so a report is safe to publish), the agent the
 cartridge ``id@version`` (or its ROM digest). Records are read with their shape checked and, where
 ``result.json`` names a digest, their bytes checked against it; their signatures are the consumer's check
-(``resolve``), not the report's.
+(``resolve``), not the report's. In a registry, a cartridge's attestation referrers are the runs (issued
+ones only: a refused run publishes an attempt record, no games).
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.errors import AcxError, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.jsonio import loads_ijson
+from acx_oci.model.credential import level_result
 from acx_oci.model.gamerecords import game_predicate
+from acx_oci.oci.model import ARTIFACT_ATTESTATION
+from acx_oci.oci.store import Store
+from acx_oci.services.resolve_fetch import fetch_one
 
 GAMES_DIR = "games"
 RESULT_FILE = "result.json"
@@ -59,10 +64,7 @@ def read_run(run: Path) -> dict[str, Any]:
         if path.is_symlink():
             raise IntegrityError(f"exam report: {path} is a symbolic link")
         raw = read_bytes(path, "game record")
-        try:
-            pred = game_predicate(*envelope_payload(loads_ijson(raw)))
-        except (ValueError, UnicodeDecodeError, AcxError) as exc:
-            raise IntegrityError(f"exam report: {path} is not a game record ({exc})") from None
+        pred = _predicate(raw, str(path))
         want = named.get(int(pred["game"]))
         if want is not None and sha256_digest(raw) != want:
             raise IntegrityError(f"exam report: {path} digests to {sha256_digest(raw)}, result.json names {want}")
@@ -73,14 +75,47 @@ def read_run(run: Path) -> dict[str, Any]:
             "harnessReview": review if isinstance(review, dict) else None}
 
 
-def rollouts(root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every game of every run under ``root`` as ``{exam, agent, outcome}``, and each run's harness review."""
+MAX_ATTESTATIONS = 200
+
+
+def _predicate(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        return game_predicate(*envelope_payload(loads_ijson(raw)))
+    except (ValueError, UnicodeDecodeError, AcxError) as exc:
+        raise IntegrityError(f"exam report: {where} is not a game record ({exc})") from None
+
+
+def registry_runs(store: Store, target: str) -> list[dict[str, Any]]:
+    """The attestations of the cartridge at ``target``, each as a run: its game records in the credential's
+    evidence order (every layer digest-checked by the store), agent and harness review from the credential."""
+    subject = store.resolve(target).digest
+    runs = []
+    for desc in store.referrers(subject, ARTIFACT_ATTESTATION).descriptors[:MAX_ATTESTATIONS]:
+        got = fetch_one(store, desc, subject, with_evidence=True)
+        if got.codes or got.credential is None or got.evidence is None:
+            raise IntegrityError(f"exam report: attestation {desc.digest}: {'; '.join(got.messages) or 'unreadable'}")
+        res = level_result(got.credential) or {}
+        subject_id = str((got.credential.get("credentialSubject") or {}).get("id") or "")
+        agent = subject_id.removeprefix("urn:acx:cartridge:") or str(res.get("acx:cartridgeRomDigest"))
+        preds = [_predicate(got.evidence[d], f"{desc.digest} layer {d}") for d in got.evidence_order]
+        review = res.get("acx:harnessReview")
+        runs.append({"run": desc.digest, "agent": agent, "games": preds,
+                     "harnessReview": review if isinstance(review, dict) else None})
+    return runs
+
+
+def cells_input(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every game of ``runs`` as ``{exam, agent, outcome}`` (canaries left out), and each run's review."""
     out: list[dict[str, Any]] = []
     reviews: list[dict[str, Any]] = []
-    for run in run_dirs(root):
-        got = read_run(run)
+    for got in runs:
         out.extend({"exam": p["taskCommitment"], "agent": got["agent"], "outcome": p["outcome"]}
                    for p in got["games"] if not p.get("canary"))
         reviews.append({"run": got["run"], "agent": got["agent"], "games": len(got["games"]),
                         "findings": (got["harnessReview"] or {}).get("findings", [])})
     return out, reviews
+
+
+def rollouts(root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every game of every run under ``root`` as ``{exam, agent, outcome}``, and each run's harness review."""
+    return cells_input([read_run(run) for run in run_dirs(root)])
