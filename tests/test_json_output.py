@@ -174,7 +174,7 @@ SUCCESS: dict[str, Case] = {
     "env prune": lambda w: run_json("env prune", "--cache-dir", w.tmp / "cache", "--max-size", "0"),
     "sandbox check": lambda w: run_json("sandbox check", "--key", w.key("verifier")),
     "exam certify": lambda w: (_certified(w), w.docs["exam certify"])[1],
-    "exam report": lambda w: run_json("exam report", "--records", _certified(w)),
+    "exam report": lambda w: run_json("exam report", "--records", _certified(w), "--runs", w.tmp / "att"),
     "exam canary scan": lambda w: run_json("exam canary scan", _certified(w) / "canaries.json",
                                            "--registry", _certified(w) / "canaries.json"),
 }

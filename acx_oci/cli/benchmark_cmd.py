@@ -62,11 +62,14 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
 @click.option("--allow-uncertified", is_flag=True,
               help="Push a suite in exam form even if an exam is uncertified or changed since certification; "
                    "recorded in the benchmark and in every credential issued off it.")
+@click.option("--customer", metavar="NAME", default=None,
+              help="The customer whose customer-owned exams this push carries (their classification.customer); "
+                   "a suite with customer-owned exams is refused without it.")
 @registry_options
 @json_option
 def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records_dir: Path | None,
-                   certifier_key: Path | None, allow_uncertified: bool, plain_http: bool, insecure: bool,
-                   timeout: float, as_json: bool) -> None:
+                   certifier_key: Path | None, allow_uncertified: bool, customer: str | None, plain_http: bool,
+                   insecure: bool, timeout: float, as_json: bool) -> None:
     """Split the suite in DIRECTORY, seal the held-out slice, push it to REF.
 
     REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to the version).
@@ -74,6 +77,8 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     sealed record certified and its freeze hash unchanged (else exit 1 naming
     each exam); the certification, signed with --certifier-key, is pushed as
     a referrer of the benchmark (artifactType application/vnd.acx.exam-certification.v1).
+    An exam classified not publicly listable, or customer-owned, is always held
+    out and published only as its task commitment (docs/attest-a-real-agent.md).
 
     \b
     Example:
@@ -96,6 +101,7 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     state = "not-exam-form" if not check.exam_form else \
         "certified" if check.certified and certifier is not None else "uncertified-allowed"
     bench, key = bm.load_suite_dir(directory)
+    bm.check_customers(bench, customer)
     recipients = [recipient_from_did_document(load_json_file(p, "verifier DID document"), f"DID document {p}")
                   for p in seal_to]
     reference = parse_reference(ref)
@@ -105,8 +111,9 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version, state)
     cert_digest = None
     if state == "certified" and certifier is not None and pushed.descriptor is not None:
-        pred = cert.summary_predicate(bench.id, bench.version, bench.digest, certifier.did, check.records)
-        cert_digest = cert.push_certification(store, pushed.descriptor, pred, check.records, certifier).digest
+        records = bm.publishable_records(check.records, bench, key)  # private exams: commitments, redacted
+        pred = cert.summary_predicate(bench.id, bench.version, bench.digest, certifier.did, records)
+        cert_digest = cert.push_certification(store, pushed.descriptor, pred, records, certifier).digest
     if as_json:
         emit_json({"id": bench.id, "version": bench.version, "manifestDigest": pushed.manifest_digest,
                    "examCertification": state, "certificationDigest": cert_digest,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -184,26 +185,74 @@ def canary_scan(files: tuple[Path, ...], suite: Path | None, registry: Path | No
 
 
 @exam.command("report")
-@click.option("--records", "records_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="The --out directory of exam certify.")
+@click.option("--records", "records_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The --out directory of exam certify (the suite summary, regenerated from its sealed records).")
+@click.option("--runs", "runs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="An attest -o folder, or a folder of them: rollout cells from their game records.")
+@click.option("--attestations", "cartridges", multiple=True, metavar="CARTRIDGE_REF",
+              help="A cartridge in a registry: its attestations' game records are runs too. Repeatable.")
 @click.option("--rollouts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="JSON list of {exam, agent, outcome}; cells under 10 rollouts show raw counts only.")
+              help="JSON list of {exam, agent, outcome}, added to the cells of --runs (older reports).")
+@registry_options
 @json_option
-def exam_report(records_dir: Path, rollouts: Path | None, as_json: bool) -> None:
-    """Regenerate the suite summary from the sealed records only (each digest verified); exit 1 when a
-    stored summary.json disagrees or a record does not verify."""
-    summary = ex.report(records_dir)
-    cells = mx.rollout_cells(load_json_file(rollouts, "rollouts")) if rollouts else []
+def exam_report(records_dir: Path | None, runs_dir: Path | None, cartridges: tuple[str, ...], rollouts: Path | None,
+                plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+    """The suite summary (--records) and rollout cells per (exam, agent) from attest runs (--runs).
+
+    Cells come from the runs' own game records (each record's bytes checked against the run's result.json, or
+    by digest for a registry's attestations);
+    an exam is named by its task commitment, never its id. Below 10 counted rollouts a cell shows raw counts
+    only, and agents are ranked only when every cell has a rate. Exit 1 when a stored summary.json disagrees
+    or a record does not verify.
+
+    \b
+    Example:
+      acx-oci exam report --records ./certs --runs ./attest-runs
+    """
+    from acx_oci.oci.ref import parse_reference
+    from acx_oci.services import exam_runs
+
+    if records_dir is None and runs_dir is None and not cartridges and rollouts is None:
+        raise UsageError("exam report: give --records, --runs, --attestations or --rollouts")
+    summary = ex.report(records_dir) if records_dir else None
+    rolls, reviews = exam_runs.rollouts(runs_dir) if runs_dir else ([], [])
+    for ref in cartridges:
+        more, seen = exam_runs.cells_input(exam_runs.registry_runs(
+            store_for(ref, plain_http, insecure, timeout), parse_reference(ref).target))
+        rolls, reviews = rolls + more, reviews + seen
+    if rollouts:
+        rolls += list(load_json_file(rollouts, "rollouts"))
+    cells = mx.rollout_cells(rolls)
+    ranked, withheld = mx.ranking(cells)
     if as_json:
-        emit_json({"summary": summary, "cells": cells})
+        emit_json({"summary": summary, "cells": cells, "ranking": ranked, "rankingWithheld": withheld,
+                   "harnessReview": reviews})
         return
-    click.echo(f"{summary['certified']}/{summary['exams']} exams certified ({summary['impossible']} impossible)")
-    for stage, c in summary["stages"].items():
-        click.echo(f"  {stage:<12} ok {c['ok']:>4}  failed {c['failed']:>4}")
+    _print_report(summary, cells, ranked, withheld, reviews)
+
+
+def _print_report(summary: dict[str, Any] | None, cells: list[dict[str, Any]], ranked: list[dict[str, Any]] | None,
+                  withheld: str | None, reviews: list[dict[str, Any]]) -> None:
+    if summary is not None:
+        click.echo(f"{summary['certified']}/{summary['exams']} exams certified ({summary['impossible']} impossible)")
+        for stage, c in summary["stages"].items():
+            click.echo(f"  {stage:<12} ok {c['ok']:>4}  failed {c['failed']:>4}")
     for cell in cells:
         counts = " ".join(f"{k}={v}" for k, v in sorted(cell["counts"].items()))
         rate = f"passRate {cell['passRate']:.2f}" if "passRate" in cell else "raw counts only (< 10 rollouts)"
-        click.echo(f"  {cell['exam']} x {cell['agent']}: {counts} ({rate})")
+        click.echo(f"  {_short(cell['exam'])} x {cell['agent']}: {counts} ({rate})")
+    if cells:
+        click.echo(f"ranking {withheld}" if ranked is None else
+                   "ranking: " + ", ".join(f"{r['agent']} {r['passRate']:.2f}" for r in ranked))
+    for rv in reviews:
+        for f in rv["findings"]:
+            click.echo(f"  harness review {rv['agent']} ({rv['run']}): {f['rule']} [{f['classification']}] "
+                       f"games {','.join(map(str, f['games']))}: {f['detail']}")
+
+
+def _short(exam: str) -> str:
+    """A task commitment shortened for a terminal (JSON keeps it whole)."""
+    return exam[:len("hmac-sha256:") + 16] if exam.startswith("hmac-sha256:") else exam
 
 
 @exam.command("verify")

@@ -11,19 +11,19 @@ and no signing here: the caller timestamps, signs and stores.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+import hmac
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
+from acx_oci.evaluation import harness_review as hr
 from acx_oci.evaluation.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import (
     CERTIFIED_PASS,
-    INVALID,
-    LANE_ERROR,
     OUTCOMES,
     RATED,
     WITHHELD,
@@ -93,6 +93,7 @@ class Result:
     reasons: tuple[str, ...]
     params: dict[str, Any]
     solver: dict[str, Any]
+    review: hr.Review = field(default_factory=hr.Review)
 
     @property
     def pass_rate(self) -> float:
@@ -127,7 +128,7 @@ class Result:
             "issued": self.issued, "reasons": list(self.reasons), "mu": self.rating.mu, "sigma": self.rating.sigma,
             "games": self.rated, "draws": self.draws, "passRate": self.pass_rate, "R": self.conservative,
             "acxLevel": self.level, "careerTier": self.tier, "outcomes": self.outcome_counts(),
-            "parameters": self.params, "solver": self.solver,
+            "parameters": self.params, "solver": self.solver, "harnessReview": self.review.to_json(),
         }
 
 
@@ -175,60 +176,106 @@ def cheating(games: list[Game]) -> list[str]:
 
 
 def review(games: list[Game], draws: int) -> list[str]:
-    """The harness review (docs/security.md): unproven containment, or a suspect examiner, withholds the level.
+    """The harness review's whole-run reasons over played games (the rule table: evaluation/harness_review.py)."""
+    return list(_review(games, draws).reasons)
 
-    Containment takes precedence: when the sandbox was not proven every game is withheld, and the
-    examiner is not "unreliable", it never ran. Otherwise more than 10% of drawn games ending in
-    ``lane-error``, ``withheld`` or ``invalid`` (all unrated) means the examiner, not the model, is in doubt.
-    """
+
+def _review(games: list[Game], draws: int) -> hr.Review:
+    """The rule table over the games' predicates, the containment reason naming the first failed probe."""
+    found = hr.review([hr.view(g.predicate) for g in games], draws)
     unproven = [g for g in games if g.facts.get("conditions", {}).get("containment") is False]
-    if unproven:  # the first game's reason says which probe failed (on a cluster: on which worker, and why)
-        return [f"{CONTAINMENT_UNPROVEN}: the sandbox's containment was not proven on this run; "
-                f"every game is withheld ({unproven[0].detail[:400]})"]
-    broken = sum(g.outcome in (LANE_ERROR, WITHHELD, INVALID) for g in games)
-    if draws and broken * 10 > draws:
-        return [f"{EXAMINER_UNRELIABLE}: {broken} of {draws} drawn games ended lane-error, withheld or invalid "
-                "(more than 10%); a suspect examiner may not blame the model"]
-    return []
+    if unproven and found.reasons and found.reasons[0].startswith(CONTAINMENT_UNPROVEN):
+        # the first game's reason says which probe failed (on a cluster: on which worker, and why)
+        found = hr.Review(found.findings, found.withheld,
+                          (f"{found.reasons[0]} ({unproven[0].detail[:400]})", *found.reasons[1:]))
+    return found
+
+
+def review_fields(facts: dict[str, Any], commitment_key: bytes) -> dict[str, Any]:
+    """A game record's ``review`` field from the solver's facts: what the rule table reads, the grader's
+    error text only as a keyed digest (it may quote hidden tests)."""
+    raw = facts.get("review") or {}
+    out = {k: raw[k] for k in ("timedOut", "cpuSeconds", "runqueueSeconds", "limitSeconds", "lane") if k in raw}
+    text = raw.get("failureText")
+    if isinstance(text, str) and text:
+        out["failureDigest"] = "hmac-sha256:" + hmac.new(commitment_key, b"failure|" + text.encode(),
+                                                         hashlib.sha256).hexdigest()
+    return out
+
+
+@dataclass(frozen=True)
+class _Played:
+    task: dict[str, Any]
+    res: SolverResult
+    review: dict[str, Any]
+
+
+def _rated(played: list[_Played], withheld: Mapping[int, str], *, rom_digest: str, benchmark_digest: str,
+           commitment_key: bytes, solver: Solver, params: Params,
+           on_game: Callable[[Game, ts.Rating], None] | None = None) -> tuple[list[Game], ts.Rating, int, int]:
+    """Rate the games in draw order, the withheld ones unrated, and build each game's record predicate."""
+    solver_desc, extra_all = solver.descriptor(), solver.record_fields()
+    rating = params.model.initial()
+    games: list[Game] = []
+    passes = rated = 0
+    for number, p in enumerate(played, 1):
+        task, res = p.task, p.res
+        before = rating
+        canary = bool(task.get("impossible"))  # an impossible exam: drawn like any task, never rated
+        outcome, rv = res.outcome, dict(p.review)
+        if number in withheld:
+            outcome, rv = WITHHELD, {**rv, "played": res.outcome, "withheldBy": withheld[number]}
+        if outcome in RATED and not canary:
+            rated += 1
+            passes += outcome == CERTIFIED_PASS
+            rating = ts.rate(rating, float(task["difficulty"]), outcome == CERTIFIED_PASS, params.model)
+        pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
+                         difficulty=task["difficulty"], outcome=outcome, rating_before=before,
+                         rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
+                         solver=solver_desc, extra={**extra_all, **res.facts.get("record", {}),
+                                                    **({"conditions": res.facts["conditions"]}
+                                                       if "conditions" in res.facts else {}),
+                                                    **({"canary": True} if canary else {}),
+                                                    **({"review": rv} if rv else {})})
+        detail = res.detail if number not in withheld else f"withheld by the harness review ({withheld[number]}): " \
+            f"{res.detail}"
+        game = Game(number, str(task["id"]), outcome, detail, pred, res.transcript, dict(res.facts))
+        games.append(game)
+        if on_game is not None:
+            on_game(game, rating)
+    return games, rating, rated, passes
 
 
 def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]], commitment_key: bytes,
         solver: Solver, params: Params = Params(), jobs: int = 1,
         on_game: Callable[[Game, ts.Rating], None] | None = None) -> Result:
-    """Play the first N tasks of the draw order; rate, gate, and return every game's predicate."""
+    """Play the first N tasks of the draw order; review the games, rate the rest, gate, and return every predicate.
+
+    ``on_game`` sees each game as played, with the running rating before the review; the review then withholds
+    what the examiner is to blame for (evaluation/harness_review.py) and the games are rated again without them,
+    exactly as a consumer replaying the records does.
+    """
     n = params.resolve_games(len(held_out))
     order = draw_order(rom_digest, held_out)[:n]
-    solver_desc = solver.descriptor()
-    extra_all = solver.record_fields()
-    rating = params.model.initial()
-    games: list[Game] = []
-    passes = rated = 0
-    for number, (task, res) in enumerate(zip(order, _played(solver, order, rom_digest, jobs), strict=True), 1):
+    played: list[_Played] = []
+    for task, res in zip(order, _played(solver, order, rom_digest, jobs), strict=True):
         if res.outcome not in OUTCOMES:
             raise UsageError(f"solver returned an unknown outcome {res.outcome!r}")
-        before = rating
-        canary = bool(task.get("impossible"))  # an impossible exam: drawn like any task, never rated
-        if res.outcome in RATED and not canary:
-            rated += 1
-            passes += res.outcome == CERTIFIED_PASS
-            rating = ts.rate(rating, float(task["difficulty"]), res.outcome == CERTIFIED_PASS, params.model)
-        pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
-                         difficulty=task["difficulty"], outcome=res.outcome, rating_before=before,
-                         rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
-                         solver=solver_desc, extra={**extra_all, **res.facts.get("record", {}),
-                                                    **({"conditions": res.facts["conditions"]}
-                                                       if "conditions" in res.facts else {}),
-                                                    **({"canary": True} if canary else {})})
-        game = Game(number, str(task["id"]), res.outcome, res.detail, pred, res.transcript, dict(res.facts))
-        games.append(game)
-        if on_game is not None:
-            on_game(game, rating)
-    containment = review(games, n)
+        played.append(_Played(task, res, review_fields(res.facts, commitment_key)))
+    kw: dict[str, Any] = {"rom_digest": rom_digest, "benchmark_digest": benchmark_digest,
+                          "commitment_key": commitment_key, "solver": solver, "params": params}
+    first, rating, rated, passes = _rated(played, {}, on_game=on_game, **kw)
+    found = _review(first, n)
+    games = first
+    if found.withheld:
+        games, rating, rated, passes = _rated(played, found.withheld, **kw)
+    containment = list(found.reasons)
     unproven = bool(containment) and containment[0].startswith(CONTAINMENT_UNPROVEN)
-    reasons = (containment if unproven else []) or cheating(games) or containment \
+    reasons = (containment[:1] if unproven else []) or cheating(games) or containment \
         or gate(rating, rated, params.sigma_max, params.min_games)
     recorded = {"games": n, "gamesRequested": params.games, "defaultMaxGames": DEFAULT_MAX_GAMES,
                 "heldOutSize": len(held_out), "sigmaMax": params.sigma_max, "minGames": params.min_games,
                 **params.model.to_json(), "draw": "sha256(romDigest|draw|taskId) ascending",
                 "levelRule": "acxLevel = max(0, floor(mu - 3 sigma + 0.5))"}
-    return Result(rating, tuple(games), n, rated, passes, not reasons, tuple(reasons), recorded, solver_desc)
+    return Result(rating, tuple(games), n, rated, passes, not reasons, tuple(reasons), recorded,
+                  solver.descriptor(), found)

@@ -18,6 +18,10 @@ records that replay to a principal. So a consumer re-runs the rating itself:
    R = mu - 3 sigma, ``acx:acxLevel`` and ``acx:careerTier`` EXACTLY equal to the
    replay's (the issuer computed them with the same floats in the same order).
 
+5. the harness review (evaluation/harness_review.py) re-run over the records withholds exactly the games
+   the records mark as withheld by it (a verifier cannot quietly drop a game it lost, nor keep one it
+   should have withheld).
+
 Any difference is ``evidence_mismatch`` naming the field and both values; a
 record whose signature is not the issuer's is ``evidence_signature``.
 Nothing here fetches: the caller hands in the record bytes (or None where a
@@ -33,12 +37,13 @@ from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload, verify_envelope
 from acx_oci.errors import AcxError
+from acx_oci.evaluation import harness_review as hr
 from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.evaluation.evidence_check import _statement_binding
 from acx_oci.jsonio import loads_ijson
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import evidence_digest, level_result
-from acx_oci.model.gamerecords import CERTIFIED_PASS, game_predicate, is_rated
+from acx_oci.model.gamerecords import CERTIFIED_PASS, WITHHELD, game_predicate, is_rated
 
 MISMATCH = reasons.EVIDENCE_MISMATCH
 SIGNATURE = reasons.EVIDENCE_SIGNATURE
@@ -89,6 +94,7 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
     items = credential.get("evidence") or []
     rating = model.initial()
     rated = passes = 0
+    preds: list[dict[str, Any]] = []
     for i, (digest, raw) in enumerate(zip(digests, records, strict=True)):
         n = i + 1
         if digest is None:
@@ -130,6 +136,7 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
         if pred.get("canary") and pred["outcome"] == CERTIFIED_PASS:
             return bad(NAME, MISMATCH, f"game {n}: a pass on an impossible exam; the run was cheating_detected "
                        "and must not have been issued")
+        preds.append(pred)
         if is_rated(pred):
             rated += 1
             won = pred["outcome"] == CERTIFIED_PASS
@@ -138,6 +145,9 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
         after = ts.Rating(float(pred["ratingAfter"]["mu"]), float(pred["ratingAfter"]["sigma"]))
         if after != rating:
             return bad(NAME, MISMATCH, f"game {n}: " + _field("ratingAfter", after, rating))
+    review = _review_in_step(preds, res)
+    if review:
+        return bad(NAME, MISMATCH, review)
     replayed_r = ts.conservative(rating)
     level = ts.acx_level(replayed_r)
     mu, sigma = res.get("acx:ratingMu"), res.get("acx:ratingSigma")
@@ -157,6 +167,26 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
     unrated = len(digests) - rated
     return ok(NAME, f"{len(digests)} game record(s) replayed ({rated} rated, {unrated} unrated): mu={rating.mu!r} "
                     f"sigma={rating.sigma!r} level {level} ({ts.career_tier(level)}), exactly as claimed")
+
+
+def _review_in_step(preds: list[dict[str, Any]], res: dict[str, Any]) -> str | None:
+    """The harness review re-run over the records must withhold exactly the games the records say it withheld
+    (and the credential's ``acx:harnessReview``, when present, must list those games)."""
+    found = hr.review([hr.view(p) for p in preds], len(preds))
+    marked: dict[int, str] = {}
+    for p in preds:
+        rv = p.get("review")
+        if isinstance(rv, dict) and "withheldBy" in rv:
+            if p["outcome"] != WITHHELD:
+                return f"game {p['game']}: the harness review withheld it, but its outcome is {p['outcome']}"
+            marked[int(p["game"])] = str(rv["withheldBy"])
+    if marked != dict(found.withheld):
+        return _field("games withheld by the harness review", dict(sorted(marked.items())),
+                      dict(sorted(found.withheld.items())))
+    claimed = res.get("acx:harnessReview")
+    if isinstance(claimed, dict) and claimed.get("withheld") != sorted(marked):
+        return _field("acx:harnessReview.withheld", claimed.get("withheld"), sorted(marked))
+    return None
 
 
 def _num(value: Any) -> bool:

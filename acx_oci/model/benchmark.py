@@ -189,14 +189,32 @@ def split_rank(seal_key: bytes, task_id: str) -> str:
     return hmac.new(seal_key, b"acx-split|" + task_id.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
+def is_private(task: dict[str, Any]) -> bool:
+    """Not publicly listable, or a customer's: never in the public slice, its id published only as a commitment."""
+    c = task.get("classification") or {}
+    return c.get("publiclyListable") is False or c.get("customerOwned") is True
+
+
+def customer_of(task: dict[str, Any]) -> str | None:
+    """The customer a customer-owned task belongs to ("" when it names none); None when it is not a customer's."""
+    c = task.get("classification") or {}
+    return str(c.get("customer") or "") if c.get("customerOwned") is True else None
+
+
 def split(bench: Benchmark, seal_key: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(public, held-out), each sorted by id; deterministic in (suite, seal key)."""
+    """(public, held-out), each sorted by id; deterministic in (suite, seal key).
+
+    Private tasks (:func:`is_private`) are always held out; the rest fill the held-out count in rank order.
+    """
     if len(seal_key) < 16:
         raise UsageError("seal key: expected at least 16 bytes")
     ranked = sorted(bench.tasks, key=lambda t: split_rank(seal_key, t["id"]))
     n = held_out_count(len(ranked), bench.held_out_fraction)
-    held = sorted(ranked[:n], key=lambda t: t["id"])
-    public = sorted(ranked[n:], key=lambda t: t["id"])
+    private = [t for t in ranked if is_private(t)]
+    listable = [t for t in ranked if not is_private(t)]
+    k = max(0, n - len(private))
+    held = sorted(private + listable[:k], key=lambda t: t["id"])
+    public = sorted(listable[k:], key=lambda t: t["id"])
     return public, held
 
 

@@ -304,3 +304,22 @@ def rollout_cells(rollouts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
             cell["rates"] = f"withheld: {counted} counted rollouts < {MIN_ROLLOUTS_FOR_RATES}"
         out.append(cell)
     return out
+
+
+def ranking(cells: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Agents ordered by pooled pass rate, only when every cell of every agent has a rate (>= 10 counted
+    rollouts); otherwise (None, why): a ranking over raw counts would rank noise."""
+    cells = list(cells)
+    thin = [c for c in cells if "passRate" not in c]
+    if not cells or thin:
+        return None, f"withheld: {len(thin)} of {len(cells)} cell(s) have fewer than {MIN_ROLLOUTS_FOR_RATES} " \
+                     "counted rollouts"
+    pooled: dict[str, list[int]] = {}
+    for c in cells:
+        tally = pooled.setdefault(str(c["agent"]), [0, 0])
+        tally[0] += int(c["counts"].get("certified-pass", 0))
+        tally[1] += sum(int(c["counts"].get(o, 0)) for o in COUNTED)
+    ranked: list[dict[str, Any]] = [{"agent": a, "passRate": p / n, "counted": n} for a, (p, n) in pooled.items()]
+    ranked.sort(key=lambda r: (-float(r["passRate"]), str(r["agent"])))
+    return ranked, None
+

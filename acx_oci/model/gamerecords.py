@@ -30,11 +30,13 @@ PREDICATE_TYPE = "https://acx.dev/attestation/game/v1"
 PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome", "ratingBefore", "ratingAfter",
                               "romDigest", "benchmarkDigest", "solver"})
 # Present when a real run produced the game (run conditions: docs/security.md); absent for simulated games.
+# ``review``: what the harness review's rules read (evaluation/harness_review.py), and for a game it withheld
+# the outcome as played and the rule's name.
 OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor",
-                             "canary", "model"})
+                             "canary", "model", "review"})
 # Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):
 # everything else in a record is a function of (ROM, benchmark, solver, parameters).
-PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest", "model")
+PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest", "model", "review")
 CERTIFIED_PASS = "certified-pass"
 MODEL_FAIL = "model-fail"
 LANE_ERROR = "lane-error"

@@ -101,6 +101,10 @@ class SandboxResult:
     stderr: bytes
     timed_out: bool
     wall_seconds: float
+    # Sampled only when the wall clock killed the run (the harness review's starvation rule reads them): CPU
+    # seconds (user + system, reaped children included) and seconds spent runnable but waiting for a CPU.
+    cpu_seconds: float | None = None
+    runqueue_seconds: float | None = None
 
 
 def find_bwrap(spec: SandboxSpec | None = None) -> str:
@@ -283,6 +287,37 @@ def _data_fd(data: bytes) -> int:
     return r
 
 
+def _descendants(root: int) -> list[int]:
+    """``root`` and every live process below it (the sandbox calls setsid, so a session would miss it)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                ppid = int(Path(f"/proc/{entry.name}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def cpu_usage(root: int) -> tuple[float, float]:
+    """(CPU seconds, run-queue wait seconds) of ``root``'s process tree, read from /proc before it is killed.
+
+    A process that slept used neither; a starved one (a host too loaded to run it) waited on the run queue.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu = wait = 0.0
+    for pid in _descendants(root):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            cpu += sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+            wait += int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    return cpu, wait
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -381,10 +416,11 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
+    usage: tuple[float | None, float | None] = cpu_usage(proc.pid) if timed_out else (None, None)
     _kill_group(proc.pid)  # on timeout: the sandbox; otherwise: leftovers in bwrap's group, if any
     proc.wait()
     _await_namespace_end(info_r)
     out, err = bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()])
     proc.stdout.close()
     proc.stderr.close()
-    return SandboxResult(proc.returncode, out, err, timed_out, time.monotonic() - t0)
+    return SandboxResult(proc.returncode, out, err, timed_out, time.monotonic() - t0, *usage)

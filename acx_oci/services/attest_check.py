@@ -169,7 +169,8 @@ def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.U
     if state != "certified":
         return {"acx:examCertification": state}, None
     found, problems = certification.find_certification(
-        store, remote.manifest.digest, unsealed.bench.digest, [str(t["id"]) for t in unsealed.held_out])
+        store, remote.manifest.digest, unsealed.bench.digest,
+        [bm.exam_key(t, unsealed.commitment_key) for t in unsealed.held_out])  # private exams: by commitment
     if found is None:
         return {}, ("exam_certification: the benchmark says it is certified, but no certification referrer "
                     f"verifies ({'; '.join(problems[:3]) or 'none found'})")

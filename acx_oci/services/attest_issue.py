@@ -122,8 +122,16 @@ def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str
         qualifying_exams=plan.qualifying, post_cutoff=post_cutoff_claim(plan, result),
         exam_certification=plan.exam_cert,
         image_digests=image_digests(g.predicate for g in result.games),
-        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay)},
+        extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay),
+               "acx:harnessReview": result.review.to_json(), **_customer_exams(plan, result)},
         attempt=count, cooldown_scope=scope)
+
+
+def _customer_exams(plan: Plan, result: engine.Result) -> dict[str, Any]:
+    """``acx:customerExams: true`` when a played game was a customer's exam (which ones, the credential never says)."""
+    played = {g.task_id for g in result.games}
+    owned = any(bmodel.customer_of(t) is not None for t in plan.unsealed.held_out if str(t["id"]) in played)
+    return {"acx:customerExams": True} if owned else {}
 
 
 def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,

@@ -40,11 +40,14 @@ from acx_oci.model.benchmark import (
     SUITE_FILE,
     Benchmark,
     commitment_key,
+    customer_of,
     from_document,
     grader_digest,
     held_out_slice_digest,
+    is_private,
     split,
 )
+from acx_oci.model.gamerecords import task_commitment
 from acx_oci.oci.model import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, build_manifest
 from acx_oci.oci.store import Store
 from acx_oci.safetree import parts_of
@@ -113,6 +116,52 @@ def _exam_fields(base: Path, rel: str, tid: Any) -> dict[str, Any]:
         out["publishedAt"] = str(doc["publishedAt"])
     if doc.get("impossible") is True:
         out["impossible"] = True
+    c = doc.get("classification")
+    if isinstance(c, dict) and (c.get("publiclyListable") is False or c.get("customerOwned") is True):
+        # Only a non-default classification enters the task (and so the benchmark digest): it is enforced below.
+        out["classification"] = {k: c[k] for k in ("publiclyListable", "customerOwned", "customer") if k in c}
+    return out
+
+
+def check_customers(bench: Benchmark, customer: str | None) -> list[str]:
+    """The customer-owned exams ``benchmark push --customer`` allows; UsageError (one line) when one is not
+    the named customer's, or a customer is named and owns nothing here."""
+    owned = [(str(t["id"]), customer_of(t)) for t in bench.tasks if customer_of(t) is not None]
+    wrong = [tid for tid, owner in owned if owner != customer]
+    if wrong and customer is None:
+        raise UsageError(f"benchmark push: {len(wrong)} exam(s) are customer-owned (first {wrong[0]}); push them "
+                         "with --customer NAME, the name in their classification.customer")
+    if wrong:
+        raise UsageError(f"benchmark push: {len(wrong)} exam(s) are not owned by customer {customer!r} "
+                         f"(first {wrong[0]}); one push carries one customer's exams")
+    if customer is not None and not owned:
+        raise UsageError(f"benchmark push: --customer {customer!r}, but no exam of the suite is customer-owned")
+    return [tid for tid, _ in owned]
+
+
+def exam_key(task: dict[str, Any], ckey: bytes) -> str:
+    """How a published artifact names an exam: its id, or for a private one its task commitment."""
+    return task_commitment(ckey, str(task["id"])) if is_private(task) else str(task["id"])
+
+
+def publishable_records(records: dict[str, dict[str, Any]], bench: Benchmark, seal_key: bytes
+                        ) -> dict[str, dict[str, Any]]:
+    """Certification records as they may be published: a private exam's keyed by its commitment and cut to
+    what the summary reads (verdicts and the freeze hash; no id, test names or canary markers)."""
+    ckey = commitment_key(seal_key)
+    tasks = {str(t["id"]): t for t in bench.tasks}
+    out: dict[str, dict[str, Any]] = {}
+    for eid, rec in records.items():
+        task = tasks.get(eid)
+        if task is None or not is_private(task):
+            out[eid] = rec
+            continue
+        key = exam_key(task, ckey)
+        stages = {s: {"ok": bool(v.get("ok"))} for s, v in (rec.get("stages") or {}).items() if isinstance(v, dict)}
+        if "freeze" in stages:
+            stages["freeze"]["freezeHash"] = rec["stages"]["freeze"].get("freezeHash")
+        out[key] = {"exam": key, "redacted": True, "digest": rec.get("digest"), "certified": rec.get("certified"),
+                    "impossible": rec.get("impossible"), "stages": stages}
     return out
 
 

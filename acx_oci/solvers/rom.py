@@ -29,6 +29,7 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
+from acx_oci.evaluation.harness_review import failure_text
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
@@ -208,12 +209,12 @@ class RomSolver:
         spec = game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws, task_dir=taskdir,
                          model_socket=sock if self.model else None)
         give_to_sandbox(ws, spec)
-        limit = float(task.get("timeLimitSeconds") or spec.time_seconds)
+        limit = min(float(task.get("timeLimitSeconds") or spec.time_seconds), spec.time_seconds)
         argv = list(self.runtime["command"])
         proxy = self.model.proxy(sock, (spec.host_uid, spec.host_gid) if drops_privilege() else None,
                                  str(task["id"])) if self.model else None
         try:
-            agent = run(spec, relay_argv(argv) if proxy else argv, time_seconds=min(limit, spec.time_seconds))
+            agent = run(spec, relay_argv(argv) if proxy else argv, time_seconds=limit)
         finally:
             mrun = proxy.stop() if proxy else None
         transcript: dict[str, Any] = {
@@ -239,12 +240,15 @@ class RomSolver:
             conditions.update(grader=None, integrity=None, harness=False)
             if mrun.divergent:
                 return done(LANE_ERROR, "replay_divergent: the agent sent a request the recording does not hold")
-            return done(LANE_ERROR, "upstream_failed: the model provider failed or did not answer in this game")
+            return done(LANE_ERROR, "upstream_failed: the model provider failed or did not answer in this game",
+                        review={"lane": "upstream"})
 
         if agent.timed_out:
             # A real result: otherwise hanging on hard tasks would keep them unrated.
             conditions.update(grader=None, integrity=None, harness=True)
-            return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit", agentTimedOut=True)
+            return done(MODEL_FAIL, f"agent exceeded the {limit:g}s time limit", agentTimedOut=True,
+                        review={"timedOut": True, "cpuSeconds": agent.cpu_seconds,
+                                "runqueueSeconds": agent.runqueue_seconds, "limitSeconds": limit})
         try:
             submitted = tree_digest(ws)
         except TreeRefused as exc:
@@ -265,7 +269,8 @@ class RomSolver:
                  "agentExit": agent.returncode}
         judged = verdict(graded, submitted, start, grader.get("expectedTests"))
         conditions.update(judged.conditions)
-        return done(judged.outcome, judged.detail, **facts)
+        text = failure_text(graded.stdout) if judged.outcome == MODEL_FAIL else None
+        return done(judged.outcome, judged.detail, **facts, **({"review": {"failureText": text}} if text else {}))
 
 
 def new_rom_dir() -> Path:
