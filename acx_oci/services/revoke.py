@@ -3,7 +3,10 @@
 The ledger knows every place the state's status list was published (the
 cartridge repositories it attested in, and files); a revocation that reached
 only some of them would leave resolvers disagreeing, so each place is updated
-and any that failed is reported rather than silently skipped.
+and any that failed is reported rather than silently skipped. With a log, every
+re-signed list is appended as a ``status-list`` entry (URL, sequence, digest)
+and the log published before the list goes anywhere: a list shown to one
+consumer and not to another is then visible in the verifier's history.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from acx_oci.errors import AcxError, UsageError
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attest_log import Logged, VerifierLog, refuse_same_repository
 from acx_oci.services.attestation import publish_status_list
 from acx_oci.services.ledger import Ledger
 from acx_oci.services.publish import signed_status_list
@@ -34,17 +38,31 @@ class RevokeOutcome:
     index: int
     published: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    logged: Logged | None = None
 
     def to_json(self) -> dict[str, object]:
         """The JSON form printed by ``acx revoke --json``."""
         return {"credentialId": self.credential_id, "statusList": self.list_url, "index": self.index,
-                "published": self.published, "failed": self.failed, "revoked": True}
+                "published": self.published, "failed": self.failed, "revoked": True,
+                **({"log": self.logged.to_json()} if self.logged else {})}
+
+
+def _check_log(ledger: Ledger, vlog: VerifierLog | None) -> None:
+    """The log may not share a repository with any status list (those are the publishers' repositories)."""
+    if vlog is None:
+        return
+    for list_uuid in ledger.status_list_uuids():
+        for pub in ledger.publications(list_uuid):
+            location = str(pub["location"])
+            if not location.startswith("file://"):
+                refuse_same_repository(vlog.options, parse_reference(location))
 
 
 def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason: str = reasons.REVOKED,
-           store_options: StoreOptions | None = None) -> RevokeOutcome:
-    """Revoke the credential named by id, credential digest or attestation digest."""
+           store_options: StoreOptions | None = None, vlog: VerifierLog | None = None) -> RevokeOutcome:
+    """Revoke the credential named by id, credential digest or attestation digest (logged when ``vlog``)."""
     with Ledger(state_dir) as ledger:
+        _check_log(ledger, vlog)
         cred_id = ledger.find_credential(name)
         if cred_id is None:
             raise UsageError(f"revoke: no credential, credential digest or attestation {name} was issued from "
@@ -56,7 +74,8 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
         list_uuid, index = ledger.revoke(cred_id, now, reason)
         sl = ledger.status_list_by_uuid(list_uuid)
         outcome = RevokeOutcome(cred_id, sl.url, index)
-        outcome.published, outcome.failed = republish(ledger, list_uuid, verifier, now, store_options)
+        outcome.published, outcome.failed, outcome.logged = republish(ledger, list_uuid, verifier, now,
+                                                                      store_options, vlog)
         return outcome
 
 
@@ -67,10 +86,11 @@ class RefreshResult:
     published: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     skipped: str | None = None  # why this list was not re-signed (another issuer's)
+    logged: Logged | None = None
 
 
 def refresh(state_dir: Path, verifier: Identity, now: datetime,
-            store_options: StoreOptions | None = None) -> list[RefreshResult]:
+            store_options: StoreOptions | None = None, vlog: VerifierLog | None = None) -> list[RefreshResult]:
     """Re-sign every list of the state with ``validFrom = now`` and republish it everywhere.
 
     Run it more often than the consumers' ``status.maxAge``: a fresh list is
@@ -79,20 +99,24 @@ def refresh(state_dir: Path, verifier: Identity, now: datetime,
     """
     out: list[RefreshResult] = []
     with Ledger(state_dir) as ledger:
+        _check_log(ledger, vlog)
         for list_uuid in ledger.status_list_uuids():
             result = RefreshResult(ledger.status_list_by_uuid(list_uuid).url)
             issuer = ledger.list_issuer(list_uuid)
             if issuer is not None and issuer != verifier.did:
                 result.skipped = f"signed by {issuer}, not {verifier.did} (refresh it with that identity)"
             else:
-                result.published, result.failed = republish(ledger, list_uuid, verifier, now, store_options)
+                result.published, result.failed, result.logged = republish(ledger, list_uuid, verifier, now,
+                                                                           store_options, vlog)
             out.append(result)
     return out
 
 
 def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
-              store_options: StoreOptions | None = None) -> tuple[list[str], list[str]]:
-    """Sign the list as the ledger has it now and write it to every recorded place: (done, failed)."""
+              store_options: StoreOptions | None = None, vlog: VerifierLog | None = None
+              ) -> tuple[list[str], list[str], Logged | None]:
+    """Sign the list as the ledger has it now, log it (``vlog``), write it to every recorded place: (done, failed,
+    logged); a log that could not be published is one of the failed places."""
     sl = ledger.status_list_by_uuid(list_uuid)
     issuer = ledger.list_issuer(list_uuid)
     if issuer is not None and issuer != verifier.did:
@@ -101,6 +125,9 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
     data = json.dumps(signed, indent=2).encode() + b"\n"
     done: list[str] = []
     failed: list[str] = []
+    logged = vlog.log_lists([signed], now, verifier.did) if vlog is not None else None
+    if logged is not None and logged.error:
+        failed.append(logged.error)
     for pub in ledger.publications(list_uuid):
         location = str(pub["location"])
         try:
@@ -116,4 +143,4 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
             done.append(location)
         except (AcxError, OSError) as exc:
             failed.append(f"{location}: {exc}")
-    return done, failed
+    return done, failed, logged
