@@ -85,6 +85,7 @@ def test_attest_logs_the_attempt_and_the_attestation_carries_a_cosigned_proof(
     log = out["log"]
     assert out["issued"] and log["index"] == 0 and log["checkpointSize"] == 2  # the attempt and its status list
     assert log["cosigned"] == [witness.url] and log["refused"] == [] and log["published"] is True
+    assert log["key"] == _note_key(world).vkey() and log["origin"] == _note_key(world).name
     layers = _layers(world, out["attestationDigest"])
     raw = layers[P.MEDIA_TYPE]
     assert raw == (tmp_path / "out" / "log-proof.json").read_bytes()

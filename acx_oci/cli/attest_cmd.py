@@ -126,6 +126,7 @@ def render_logged(logged: Logged) -> None:
     where = f"entry {logged.proof.index}, " if logged.proof is not None else ""
     state = "published to" if logged.published else "NOT yet published to"
     click.echo(f"  log: {where}checkpoint size {logged.size}, {state} {logged.repository}")
+    click.echo(f"    log key: {logged.key}")
     for url in logged.cosigned:
         click.echo(f"    cosigned by {url}")
     for refusal in logged.refused:
@@ -308,8 +309,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
         if cartridge_ref or benchmark_ref or out_dir:
             raise UsageError("attest --publish OUT_DIR takes no CARTRIDGE_REF, --benchmark or -o: the folder names "
                              "its cartridge")
-        _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to, log)
-        return
+        return _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to, log)
     if publish_to is not None:
         raise UsageError("attest --to REPO goes with --publish OUT_DIR")
     if not cartridge_ref or not benchmark_ref or not issuer:

@@ -119,12 +119,14 @@ class Logged:
     refused: tuple[str, ...]
     published: bool
     error: str | None = None  # the log's own registry failed: appended here, not yet served
+    key: str = ""  # the log's note verifier key (name+hash+base64): what a trust file's log.key names
 
     def to_json(self) -> dict[str, Any]:
         """The ``log`` member of ``attest``/``revoke``/``status-refresh --json``."""
         return {"repository": self.repository, "index": self.proof.index if self.proof else None,
                 "checkpointSize": self.size, "origin": self.proof.origin if self.proof else None,
-                "cosigned": list(self.cosigned), "refused": list(self.refused), "published": self.published,
+                "key": self.key, "cosigned": list(self.cosigned), "refused": list(self.refused),
+                "published": self.published,
                 **({"error": self.error} if self.error else {})}
 
 
@@ -172,7 +174,7 @@ class VerifierLog:
             except AcxError as exc:
                 error = str(exc)
         return Logged(proof, size, self.options.repository, appended.cosigned, appended.refused,
-                      push and error is None, error)
+                      push and error is None, error, self.log.verifier.vkey())
 
 
 def attempt_entry(*, time: datetime, issuer: str, cartridge_id: str, rom_digest: str, benchmark_digest: str,
