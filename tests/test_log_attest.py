@@ -20,8 +20,11 @@ from acx_oci.oci.model import MEDIA_ATTEMPT_RECORD, MEDIA_VC
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
+from acx_oci.services.attest_log import LogOptions
 from acx_oci.services.translog.audit import verify_log
 from acx_oci.services.translog.oci import LogReader
+from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.tlog import proof as P
 from acx_oci.tlog.checkpoint import Cosigner, sigsum_cosigner, sigsum_origin
 from acx_oci.tlog.note import Verifier, ed25519_verifier, raw_public
@@ -29,6 +32,8 @@ from acx_oci.trust.keyfiles import load_identity
 
 from .support.attest_world import World, build_attest_world
 from .support.cli import cli
+from .support.registry import Registry, registry_binary, start_registry
+from .support.registry_restart import kill, restart
 from .support.sigsum_witness import RunningWitness, sigsum_witness
 
 
@@ -180,3 +185,47 @@ def test_publish_republishes_the_same_proof_and_an_unreachable_witness_is_named(
     assert _layers(world, again["attestationDigest"])[P.MEDIA_TYPE] == first == (run / "log-proof.json").read_bytes()
     # the re-signed status list was logged too: the log grew by one, and is served
     assert _reader(repo).head().checkpoint.size == 3
+
+
+@pytest.fixture
+def own_registry() -> Iterator[list[Registry]]:
+    """A registry this test may kill; a list so the restarted process is the one stopped at the end."""
+    if registry_binary() is None:
+        pytest.skip("docker-registry not installed")
+    regs = [start_registry()]
+    try:
+        yield regs
+    finally:
+        regs[-1].stop()
+
+
+def test_the_attempt_is_logged_before_the_publishers_registry_sees_a_byte(
+        own_registry: list[Registry], tmp_path: Path) -> None:
+    reg = own_registry[0]
+    w = build_attest_world(tmp_path, reg.host)
+    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
+    out, state, repo = tmp_path / "out", tmp_path / "state", f"oci:{tmp_path / 'log'}"  # the embedded layout
+
+    killed: list[bool] = []
+
+    def progress(done: int, total: int, text: str) -> None:
+        if done == total and not text.startswith("uploaded") and not killed:
+            kill(reg)  # every game played, nothing pushed: the publisher's registry is gone
+            killed.append(True)
+
+    outcome = attest(AttestRequest(
+        cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident, solver=ReferenceSolver(33), out_dir=out,
+        state_dir=state, sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),)), progress=progress,
+        registry=RegistryOptions(store_options=StoreOptions(timeout=3), log=LogOptions(repo))))
+    assert killed and isinstance(outcome, Issued) and outcome.exit_code == 3 and outcome.attestation_digest is None
+    assert outcome.logged is not None and outcome.logged.published and outcome.logged.size == 2
+    report = verify_log(_reader(repo), _note_key(w))
+    (_, entry), _ = report.entries
+    assert entry["recordDigest"] == sha256_digest((out / "credential.json").read_bytes())
+    own_registry.append(restart(reg))
+    res = cli("attest", "--publish", out, "--key", f"{w.verifier}.key", "--state", state, "--log", repo, "--json")
+    assert res.exit_code == 0, res.output
+    pushed = json.loads(res.output)["attestationDigest"]
+    assert _layers(w, pushed)[P.MEDIA_TYPE] == (out / "log-proof.json").read_bytes()
+    assert P.parse_proof((out / "log-proof.json").read_bytes()).entry == entry
+    assert verify_log(_reader(repo), _note_key(w)).checkpoint.size == 3  # and the list it re-signed

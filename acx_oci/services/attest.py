@@ -159,11 +159,11 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
         published, error = _publish_record(req, loaded, ledger, attempt_id, record_path, vlog, logged) \
             if req.registry.push and record_path is not None else (None, None)
         return NotIssued(verdict.reasons, *ids, attempt_id, r, files, verdict.replay, published, error,
-                         _pushed(logged, published))
+                         _served(logged, vlog))
     published, error = _publish(req, loaded, ledger, attempt_id, records, signed, vlog, logged) \
         if req.registry.push else (None, None)
     return Issued(verdict.reasons, *ids, attempt_id, r, files, signed.credential, signed.credential_path,
-                  signed.status_list_path, verdict.replay, published, error, _pushed(logged, published))
+                  signed.status_list_path, verdict.replay, published, error, _served(logged, vlog))
 
 
 def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: Verdict, signed: Signed | None,
@@ -187,9 +187,11 @@ def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: Verdict
     return vlog.logged(appended, proof, push=False)
 
 
-def _pushed(logged: Logged | None, published: pub.Published | None) -> Logged | None:
-    """The log was published with the attestation (it goes up first, inside the same push)."""
-    return replace(logged, published=True) if logged is not None and published is not None else logged
+def _served(logged: Logged | None, vlog: VerifierLog | None) -> Logged | None:
+    """Whether the log's repository serves the entry (it goes up first, inside the push, which may fail later)."""
+    if logged is None or vlog is None:
+        return logged
+    return replace(logged, published=vlog.served >= logged.size)
 
 
 def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,

@@ -137,6 +137,7 @@ class VerifierLog:
         """Open ``STATE_DIR/log`` with the verifier's key (the note key) and the configured witnesses."""
         self.options = options
         self.log = TransLog(state_dir, verifier.private, origin=options.origin, witnesses=options.witnesses)
+        self.served = 0  # the size this handle last published
 
     def append(self, entries: Sequence[dict[str, Any]]) -> tuple[Appended, LogProof]:
         """Append ``entries`` (one checkpoint, one round of witnesses); the proof is of the first entry."""
@@ -153,11 +154,13 @@ class VerifierLog:
         naming the log's repository (the publication failed; ``attest --publish`` retries it)."""
         try:
             with open_store(parse_reference(self.options.repository), self.options.store_options) as store:
-                return publish(self.log, store)
+                done = publish(self.log, store)
         except RegistryError as exc:
             raise RegistryError(f"the log's repository {self.options.repository}: {exc}") from None
         except AcxError as exc:  # another history in the repository, another origin: not a network failure,
             raise RegistryError(f"the log's repository {self.options.repository}: {exc}") from None  # but no push
+        self.served = done.size
+        return done
 
     def log_lists(self, signed_lists: Sequence[dict[str, Any]], now: datetime, issuer: str) -> Logged:
         """Append one ``status-list`` entry per re-signed list (one checkpoint) and publish the log."""
