@@ -32,6 +32,7 @@ from acx_oci.trust.keyfiles import load_identity
 
 from .support.attest_world import World, build_attest_world
 from .support.cli import cli
+from .support.jsondoc import check_document
 from .support.registry import Registry, registry_binary, start_registry
 from .support.registry_restart import kill, restart
 from .support.sigsum_witness import RunningWitness, sigsum_witness
@@ -65,8 +66,7 @@ def _attest(w: World, out: Path, state: Path, *extra: str, competence: str = "33
     res = cli("attest", w.cart, "--benchmark", w.bench, "--key", f"{w.verifier}.key", "--issuer", w.verifier_did,
               "--state", state, "-o", out, "--competence", competence, "--cooldown", "0",
               "--json", *games, *extra)
-    assert res.exit_code == code, res.output
-    return dict(json.loads(res.output))
+    return check_document("attest", res.output, code)
 
 
 def _layers(w: World, digest: str) -> dict[str, bytes]:
@@ -139,8 +139,7 @@ def test_three_attests_and_a_revoke_grow_a_log_the_witness_cosigns_throughout(
         saved = _reader(repo).head().note
     res = cli("revoke", _attest_digest(tmp_path / "c"), "--key", f"{world.verifier}.key", "--issuer",
               world.verifier_did, "--state", state, "--json")
-    assert res.exit_code == 0, res.output
-    revoked = json.loads(res.output)["log"]
+    revoked = check_document("revoke", res.output, 0)["log"]
     assert revoked["cosigned"] == [witness.url] and revoked["checkpointSize"] > sizes[-1]
     # a: attempt + list; b: attempt; c: attempt + list (+ the superseding republication of a's list); revoke: list
     assert sizes == [2, 3, 5] and revoked["checkpointSize"] == 7
@@ -149,6 +148,20 @@ def test_three_attests_and_a_revoke_grow_a_log_the_witness_cosigns_throughout(
     assert kinds == ["attempt", "status-list", "attempt", "attempt", "status-list", "status-list", "status-list"]
     lists = [e for _, e in report.entries if e["kind"] == "status-list"]
     assert [e["sequence"] for e in lists] == sorted(e["sequence"] for e in lists)  # each re-sign a new sequence
+    # status-refresh: one entry per re-signed list (one list here), cosigned, the log consistent with before
+    saved = _reader(repo).head().note
+    res = cli("status-refresh", "--key", f"{world.verifier}.key", "--issuer", world.verifier_did, "--state", state,
+              "--json")
+    (listed,) = check_document("status-refresh", res.output, 0)["lists"]
+    assert listed["log"]["checkpointSize"] == 8 and listed["log"]["cosigned"] == [witness.url]
+    report = verify_log(_reader(repo), key, since=saved, witnesses=[cosigner], quorum=1)
+    (_, last) = report.entries[-1]
+    assert report.since == 7 and last["kind"] == "status-list" and last["sequence"] > lists[-1]["sequence"]
+    assert last["url"] == listed["statusList"]
+    # and revoke refuses a log in a repository that holds the state's status lists (the cartridge's)
+    bad = cli("revoke", _attest_digest(tmp_path / "a"), "--key", f"{world.verifier}.key", "--issuer",
+              world.verifier_did, "--state", state, "--log", str(parse_reference(world.cart).with_tag(None)))
+    assert bad.exit_code == 2 and "cartridge's repository" in bad.output and len(bad.output.splitlines()) == 1
 
 
 def _attest_digest(out: Path) -> str:

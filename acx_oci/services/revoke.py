@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from acx_oci import reasons
@@ -91,13 +92,14 @@ class RefreshResult:
 
 def refresh(state_dir: Path, verifier: Identity, now: datetime,
             store_options: StoreOptions | None = None, vlog: VerifierLog | None = None) -> list[RefreshResult]:
-    """Re-sign every list of the state with ``validFrom = now`` and republish it everywhere.
+    """Re-sign every list of the state with ``validFrom = now``, log them (one checkpoint), republish everywhere.
 
     Run it more often than the consumers' ``status.maxAge``: a fresh list is
     what stops a repository owner from rolling back to an older, unrevoked
     copy of the list (it is signed by the verifier, so it would still verify).
     """
     out: list[RefreshResult] = []
+    todo: list[tuple[RefreshResult, str, dict[str, Any]]] = []
     with Ledger(state_dir) as ledger:
         _check_log(ledger, vlog)
         for list_uuid in ledger.status_list_uuids():
@@ -106,10 +108,24 @@ def refresh(state_dir: Path, verifier: Identity, now: datetime,
             if issuer is not None and issuer != verifier.did:
                 result.skipped = f"signed by {issuer}, not {verifier.did} (refresh it with that identity)"
             else:
-                result.published, result.failed, result.logged = republish(ledger, list_uuid, verifier, now,
-                                                                           store_options, vlog)
+                todo.append((result, list_uuid, _sign(ledger, list_uuid, verifier, now)))
             out.append(result)
+        logged = vlog.log_lists([s for _, _, s in todo], now, verifier.did) if vlog is not None and todo else None
+        for result, list_uuid, signed in todo:
+            result.published, result.failed = _push(ledger, list_uuid, signed, now, store_options)
+            result.logged = logged
+            if logged is not None and logged.error:
+                result.failed.insert(0, logged.error)
     return out
+
+
+def _sign(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime) -> dict[str, Any]:
+    """The list as the ledger has it now, signed with the next sequence (only by the identity that issued it)."""
+    sl = ledger.status_list_by_uuid(list_uuid)
+    issuer = ledger.list_issuer(list_uuid)
+    if issuer is not None and issuer != verifier.did:
+        raise UsageError(f"status list {sl.url} was issued by {issuer}; refusing to re-sign it as {verifier.did}")
+    return signed_status_list(ledger, sl, verifier, now)
 
 
 def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
@@ -117,17 +133,20 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
               ) -> tuple[list[str], list[str], Logged | None]:
     """Sign the list as the ledger has it now, log it (``vlog``), write it to every recorded place: (done, failed,
     logged); a log that could not be published is one of the failed places."""
-    sl = ledger.status_list_by_uuid(list_uuid)
-    issuer = ledger.list_issuer(list_uuid)
-    if issuer is not None and issuer != verifier.did:
-        raise UsageError(f"status list {sl.url} was issued by {issuer}; refusing to re-sign it as {verifier.did}")
-    signed = signed_status_list(ledger, sl, verifier, now)
+    signed = _sign(ledger, list_uuid, verifier, now)
+    logged = vlog.log_lists([signed], now, verifier.did) if vlog is not None else None
+    done, failed = _push(ledger, list_uuid, signed, now, store_options)
+    if logged is not None and logged.error:
+        failed.insert(0, logged.error)
+    return done, failed, logged
+
+
+def _push(ledger: Ledger, list_uuid: str, signed: dict[str, Any], now: datetime,
+          store_options: StoreOptions | None) -> tuple[list[str], list[str]]:
+    """Write the signed list to every place the ledger recorded it: (done, failed)."""
     data = json.dumps(signed, indent=2).encode() + b"\n"
     done: list[str] = []
     failed: list[str] = []
-    logged = vlog.log_lists([signed], now, verifier.did) if vlog is not None else None
-    if logged is not None and logged.error:
-        failed.append(logged.error)
     for pub in ledger.publications(list_uuid):
         location = str(pub["location"])
         try:
@@ -143,4 +162,4 @@ def republish(ledger: Ledger, list_uuid: str, verifier: Identity, now: datetime,
             done.append(location)
         except (AcxError, OSError) as exc:
             failed.append(f"{location}: {exc}")
-    return done, failed, logged
+    return done, failed
