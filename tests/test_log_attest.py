@@ -94,6 +94,8 @@ def test_attest_logs_the_attempt_and_the_attestation_carries_a_cosigned_proof(
     layers = _layers(world, out["attestationDigest"])
     raw = layers[P.MEDIA_TYPE]
     assert raw == (tmp_path / "out" / "log-proof.json").read_bytes()
+    noted = json.loads((tmp_path / "out" / "result.json").read_text())["log"]
+    assert (noted["index"], noted["checkpointSize"], noted["repository"]) == (0, 2, repo)
     proof = P.parse_proof(raw)
     cosigned = P.check_proof(proof, _note_key(world), [cosigner], 1)
     assert cosigned.checkpoint.size == 2 and [c for c, _ in cosigned.witnesses] == [cosigner]
@@ -198,6 +200,14 @@ def test_publish_republishes_the_same_proof_and_an_unreachable_witness_is_named(
     assert _layers(world, again["attestationDigest"])[P.MEDIA_TYPE] == first == (run / "log-proof.json").read_bytes()
     # the re-signed status list was logged too: the log grew by one, and is served
     assert _reader(repo).head().checkpoint.size == 3
+    # --no-push still appends (the verifier's record), publishes nothing, and says so in its text output
+    res = cli("attest", world.cart, "--benchmark", world.bench, "--key", f"{world.verifier}.key", "--issuer",
+              world.verifier_did, "--state", state, "-o", tmp_path / "quiet", "--competence", "33", "--cooldown", "0",
+              "--log", repo, "--no-push")
+    assert res.exit_code == 0, res.output
+    assert f"log: entry 3, checkpoint size 5, NOT yet published to {repo}" in res.output
+    assert f"log key: {_note_key(world).vkey()}" in res.output
+    assert _reader(repo).head().checkpoint.size == 3 and (tmp_path / "quiet" / "log-proof.json").is_file()
 
 
 @pytest.fixture

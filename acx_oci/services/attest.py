@@ -183,8 +183,9 @@ def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: Verdict
     if signed is not None:
         entries.append(status_entry(signed.signed_list, signed.issued_at, req.verifier.did))
     appended, proof = vlog.append(entries)
-    write_log_proof(req.out_dir, proof)
-    return vlog.logged(appended, proof, push=False)
+    logged = vlog.logged(appended, proof, push=False)
+    write_log_proof(req.out_dir, logged)
+    return logged
 
 
 def _served(logged: Logged | None, vlog: VerifierLog | None) -> Logged | None:

@@ -12,6 +12,7 @@ quorum decides whether that is enough.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -211,11 +212,18 @@ def status_entry(signed_list: dict[str, Any], time: datetime, issuer: str) -> di
             "digest": sha256_digest(canonical(signed_list))}
 
 
-def write_proof(out_dir: Path, proof: LogProof) -> Path:
-    """Keep the proof in the run's folder: ``attest --publish`` pushes these very bytes again."""
-    path = out_dir / PROOF_FILE
-    path.write_bytes(proof.to_bytes())
-    return path
+def write_proof(out_dir: Path, logged: Logged) -> None:
+    """Keep the proof in the run's folder (``attest --publish`` pushes these very bytes again) and note the
+    entry's place in ``result.json`` (written before the append)."""
+    if logged.proof is None:
+        return
+    (out_dir / PROOF_FILE).write_bytes(logged.proof.to_bytes())
+    result = out_dir / "result.json"
+    if result.is_file():
+        doc = parse_json(result.read_bytes(), f"run result ({result})")
+        if isinstance(doc, dict):
+            doc["log"] = {k: v for k, v in logged.to_json().items() if k != "published"}
+            result.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def read_proof(out_dir: Path, record: bytes) -> bytes | None:
