@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from acx_oci.crypto.digest import sha256_digest
-from acx_oci.errors import NoteUnverified
+from acx_oci.errors import NoteUnverified, UsageError
 from acx_oci.oci.model import MEDIA_ATTEMPT_RECORD, MEDIA_VC
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
-from acx_oci.services.attest_log import LogOptions
+from acx_oci.services.attest_log import LogOptions, refuse_same_repository
 from acx_oci.services.translog.audit import verify_log
 from acx_oci.services.translog.oci import LogReader
 from acx_oci.solvers.reference import ReferenceSolver
@@ -241,6 +241,7 @@ def test_the_attempt_is_logged_before_the_publishers_registry_sees_a_byte(
         state_dir=state, sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),)), progress=progress,
         registry=RegistryOptions(store_options=StoreOptions(timeout=3), log=LogOptions(repo))))
     assert killed and isinstance(outcome, Issued) and outcome.exit_code == 3 and outcome.attestation_digest is None
+    assert outcome.publication_error and f"--log {repo}" in outcome.publication_error  # the retry names the log
     assert outcome.logged is not None and outcome.logged.published and outcome.logged.size == 2
     report = verify_log(_reader(repo), _note_key(w))
     (_, entry), _ = report.entries
@@ -252,3 +253,15 @@ def test_the_attempt_is_logged_before_the_publishers_registry_sees_a_byte(
     assert _layers(w, pushed)[P.MEDIA_TYPE] == (out / "log-proof.json").read_bytes()
     assert P.parse_proof((out / "log-proof.json").read_bytes()).entry == entry
     assert verify_log(_reader(repo), _note_key(w)).checkpoint.size == 3  # and the list it re-signed
+
+
+def test_the_same_repository_is_recognised_however_it_is_spelt(tmp_path: Path) -> None:
+    log = LogOptions(f"oci:{tmp_path / 'a' / '..' / 'log'}")
+    with pytest.raises(UsageError, match="cartridge's repository"):
+        refuse_same_repository(log, f"oci:{tmp_path / 'log'}:1.0.0")
+    refuse_same_repository(log, f"oci:{tmp_path / 'cart'}:1.0.0")  # another layout
+    refuse_same_repository(log, "registry.example/acme/log")  # a registry
+    remote = LogOptions("Registry.Example/verifier/log")
+    with pytest.raises(UsageError):
+        refuse_same_repository(remote, "registry.example/verifier/log@sha256:" + "0" * 64)
+    refuse_same_repository(remote, "registry.example/acme/dag-agent:1.0.0")

@@ -214,7 +214,8 @@ def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledg
 
 def _hint(req: AttestRequest) -> str:
     paths = req.sandbox.secret_paths
-    return " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}"])
+    log = [f"--log {req.registry.log.repository}"] if req.registry.log is not None else []
+    return " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}", *log])
 
 
 def _publish_record(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int, record_path: Path,

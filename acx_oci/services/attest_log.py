@@ -96,8 +96,8 @@ def log_options(state_dir: Path, repository: str | None, origin: str | None, wit
 
 
 def _place(ref: Reference) -> tuple[str, str]:
-    if ref.kind == "layout":
-        return "layout", str(Path(ref.path).resolve())
+    if ref.kind == "oci":  # an image layout directory: the same directory however it is spelt
+        return "oci", str(Path(ref.path).resolve())
     return ref.host.lower(), ref.repository
 
 
