@@ -14,6 +14,7 @@ from acx_oci.cli import (  # noqa: F401  (imported for their @main.command side 
     log_cmd,
     policy_cmd,
     referrers_cmd,
+    revoke_cmd,
     sandbox_cmd,
     transcripts_cmd,
     vc_cmd,

@@ -12,9 +12,9 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from acx_oci import reasons
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, open_from_options, progress_text
+from acx_oci.cli.log_opts import log_from_options, producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
@@ -33,6 +33,7 @@ from acx_oci.services.attest import (
     SandboxOptions,
     attest,
 )
+from acx_oci.services.attest_log import Logged, LogOptions
 from acx_oci.services.models import load_models
 from acx_oci.services.publish_dir import new_run_dir, run_issuer
 from acx_oci.services.regression import DEFAULT_TOLERANCE
@@ -114,9 +115,25 @@ def _render(outcome: AttestOutcome) -> None:
         if outcome.attestation_digest:
             click.echo(f"  attestation: {outcome.attestation_digest} (referrer of {outcome.manifest_digest})")
             click.echo(f"  status list: {outcome.status_list_ref}")
+    if not isinstance(outcome, Refused) and outcome.logged is not None:
+        render_logged(outcome.logged)
     files = outcome.files if not isinstance(outcome, Refused) else None
     if files is not None:
         click.echo(f"  result:      {files.result_path} ({len(files.record_paths)} signed game records)")
+
+
+def render_logged(logged: Logged) -> None:
+    """The log lines of a command's output: where the entry is, who cosigned, who did not, what failed."""
+    where = f"entry {logged.proof.index}, " if logged.proof is not None else ""
+    state = "published to" if logged.published else "NOT yet published to"
+    click.echo(f"  log: {where}checkpoint size {logged.size}, {state} {logged.repository}")
+    click.echo(f"    log key: {logged.key}")
+    for url in logged.cosigned:
+        click.echo(f"    cosigned by {url}")
+    for refusal in logged.refused:
+        click.echo(f"    witness did not cosign: {refusal}")
+    if logged.error:
+        click.echo(f"    log publication failed: {logged.error}")
 
 
 def _empty_out_dir(out_dir: Path | None, state_dir: Path, as_json: bool) -> Path:
@@ -230,6 +247,7 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
                    "run did (0 issued, 1 not issued); otherwise NOT ISSUED replay_divergent (or recording_altered), "
                    "exit 1; an export of another ROM or benchmark: refused, exit 2.")
 @executor_options
+@producer_log_options
 @registry_options(deadline=0)
 @json_option
 def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
@@ -288,12 +306,12 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
           --model-replay ./export
     """
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
+    log = log_from_options(state_dir, executor_opts, options)
     if publish_dir is not None:
         if cartridge_ref or benchmark_ref or out_dir:
             raise UsageError("attest --publish OUT_DIR takes no CARTRIDGE_REF, --benchmark or -o: the folder names "
                              "its cartridge")
-        _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to)
-        return
+        return _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to, log)
     if publish_to is not None:
         raise UsageError("attest --to REPO goes with --publish OUT_DIR")
     if not cartridge_ref or not benchmark_ref or not issuer:
@@ -319,7 +337,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
         sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(key,)),
         baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
         models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
-        registry=RegistryOptions(store_options=options, push=not no_push),
+        registry=RegistryOptions(store_options=options, push=not no_push, log=log),
         progress=progress)
     try:
         outcome = attest(req)
@@ -335,7 +353,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
 
 
 def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Path, options: StoreOptions,
-                     as_json: bool, to: str | None) -> None:
+                     as_json: bool, to: str | None, log: LogOptions | None) -> None:
     from datetime import UTC, datetime
 
     from acx_oci.services.publish_dir import publish_folder
@@ -346,7 +364,7 @@ def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Pa
     progress = ProgressDisplay()
     try:
         published = publish_folder(out_dir, ident, state_dir, datetime.now(UTC), options,
-                                   progress if not as_json and sys.stderr.isatty() else None, to)
+                                   progress if not as_json and sys.stderr.isatty() else None, to, log)
     finally:
         progress.stop()
     if as_json:
@@ -357,91 +375,3 @@ def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Pa
     click.echo(f"  referrer:    {published.attestation_digest} (of {published.cartridge_ref})")
     if published.status_list_ref:
         click.echo(f"  status list: {published.status_list_ref}")
-
-
-@main.command("revoke")
-@click.argument("name", metavar="CREDENTIAL_OR_ATTESTATION_DIGEST")
-@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The verifier's key: re-signs the status list.")
-@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path.home() / ".acx-oci" / "verifier", show_default=True,
-              help="Verifier state that issued the credential.")
-@click.option("--reason", default=reasons.REVOKED, show_default=True, help="Recorded in the ledger.")
-@registry_options
-@json_option
-def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, reason: str, plain_http: bool,
-                   insecure: bool, timeout: float, as_json: bool) -> None:
-    """Revoke a credential: set its status bit, re-sign the list, republish it everywhere.
-
-    NAME is the credential's digest, its attestation's digest, or its urn:uuid id.
-    Every place the ledger recorded the list (cartridge repositories, files) is
-    updated; resolvers then see the revocation. Exit 3 if any place failed.
-
-    \b
-    Example:
-      acx-oci revoke sha256:<attestation digest> --key keys/verifier.key --state ./state
-    """
-    from datetime import UTC, datetime
-
-    from acx_oci.services.revoke import revoke
-
-    ident = load_identity(key, did=issuer)
-    outcome = revoke(state_dir, name, ident, datetime.now(UTC), reason,
-                     StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
-    if as_json:
-        emit_json(outcome.to_json())
-    else:
-        click.echo(f"REVOKED {outcome.credential_id}: bit {outcome.index} of {outcome.list_url}")
-        for loc in outcome.published:
-            click.echo(f"  republished {loc}")
-        for fail in outcome.failed:
-            click.echo(f"  FAILED {fail}", err=True)
-    if outcome.failed:
-        sys.exit(3)
-
-
-@main.command("status-refresh")
-@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The verifier's key: re-signs the status lists.")
-@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path.home() / ".acx-oci" / "verifier", show_default=True, help="Verifier state.")
-@registry_options
-@json_option
-def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain_http: bool, insecure: bool,
-                           timeout: float, as_json: bool) -> None:
-    """Re-sign the state's status lists (validFrom = now, next acx:sequence) and republish them everywhere.
-
-    Lists are valid for one day: run it as a scheduled job (hourly; docs/operations.md
-    has a systemd timer and a cron line), and more often than your consumers'
-    trust-file status.maxAge. Without it every credential of the state fails
-    closed a day after the last re-sign. Exit 3 if any place could not be
-    updated.
-
-    \b
-    Example:
-      acx-oci status-refresh --key keys/verifier.key --state ./state
-    """
-    from datetime import UTC, datetime
-
-    from acx_oci.services.revoke import refresh
-
-    ident = load_identity(key, did=issuer)
-    results = refresh(state_dir, ident, datetime.now(UTC),
-                      StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
-    failed = [f for r in results for f in r.failed]
-    if as_json:
-        emit_json({"lists": [{"statusList": r.list_url, "published": r.published, "failed": r.failed,
-                              "skipped": r.skipped} for r in results]})
-    else:
-        for r in results:
-            if r.skipped:
-                click.echo(f"{r.list_url}: skipped, {r.skipped}")
-            else:
-                click.echo(f"{r.list_url}: republished to {len(r.published)} place(s)"
-                           + (f", {len(r.failed)} FAILED" if r.failed else ""))
-        for fail in failed:
-            click.echo(f"  FAILED {fail}", err=True)
-    if failed:
-        sys.exit(3)

@@ -34,6 +34,8 @@ from acx_oci.services.attest_issue import (
     write_records,
     write_result,
 )
+from acx_oci.services.attest_log import Logged, VerifierLog, attempt_entry, refuse_same_repository, status_entry
+from acx_oci.services.attest_log import write_proof as write_log_proof
 from acx_oci.services.attest_outcome import (
     ISSUED,
     NOT_ISSUED,
@@ -77,6 +79,10 @@ def attest(req: AttestRequest) -> AttestOutcome:
     check_issuer(req.verifier)
     cart_ref, bench_ref = parse_reference(req.cartridge_ref), parse_reference(req.benchmark_ref)
     options = req.registry.store_options
+    vlog = None
+    if req.registry.log is not None:  # before any game: a log in the wrong place, or a broken one, refuses the run
+        refuse_same_repository(req.registry.log, cart_ref)
+        vlog = VerifierLog(req.registry.log, req.state_dir, req.verifier)
     with opened(cart_ref, options) as cart_store, opened(bench_ref, options) as bench_store:
         loaded = load(req, cart_ref, cart_store, bench_ref, bench_store)
         checked = check(req, loaded, req.now())
@@ -85,7 +91,7 @@ def attest(req: AttestRequest) -> AttestOutcome:
                 stack.enter_context(checked.baseline.store)
             plan = plan_draw(req.gate, loaded, checked) if checked.unsealed is not None else None
             with Ledger(req.state_dir) as ledger:
-                return _attempt(req, loaded, checked, plan, ledger)
+                return _attempt(req, loaded, checked, plan, ledger, vlog)
 
 
 def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
@@ -112,7 +118,7 @@ def _counting(req: AttestRequest) -> tuple[AttestRequest, list[bool]]:
 
 
 def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | None,
-             ledger: Ledger) -> AttestOutcome:
+             ledger: Ledger, vlog: VerifierLog | None = None) -> AttestOutcome:
     """Log the attempt (or the refusal), play it, seal its result in the ledger, then publish.
 
     From the first game on, the run is an attempt: the cooldown it started stays, whether the run ends
@@ -148,14 +154,45 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
                           mu=r.rating.mu, sigma=r.rating.sigma, games=r.rated, acx_level=r.level,
                           credential_id=signed.credential_id if signed else None, run_dir=str(req.out_dir.resolve()))
     files = RunFiles(result_path, records.paths)
+    logged = _log(req, vlog, loaded, verdict, signed, record_path) if vlog is not None else None
     if signed is None:
-        published, error = _publish_record(req, loaded, ledger, attempt_id, record_path) \
+        published, error = _publish_record(req, loaded, ledger, attempt_id, record_path, vlog, logged) \
             if req.registry.push and record_path is not None else (None, None)
-        return NotIssued(verdict.reasons, *ids, attempt_id, r, files, verdict.replay, published, error)
-    published, error = _publish(req, loaded, ledger, attempt_id, records, signed) if req.registry.push \
-        else (None, None)
+        return NotIssued(verdict.reasons, *ids, attempt_id, r, files, verdict.replay, published, error,
+                         _served(logged, vlog))
+    published, error = _publish(req, loaded, ledger, attempt_id, records, signed, vlog, logged) \
+        if req.registry.push else (None, None)
     return Issued(verdict.reasons, *ids, attempt_id, r, files, signed.credential, signed.credential_path,
-                  signed.status_list_path, verdict.replay, published, error)
+                  signed.status_list_path, verdict.replay, published, error, _served(logged, vlog))
+
+
+def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: Verdict, signed: Signed | None,
+         record_path: Path | None) -> Logged | None:
+    """Append the attempt (and an issued run's status list) to the log: after the ledger counted it, before
+    any push; the proof goes into the run's folder. A run with no signed document (no game) is not logged."""
+    record = signed.credential_bytes if signed is not None else \
+        record_path.read_bytes() if record_path is not None else None
+    if record is None:
+        return None
+    cart, r, now = loaded.cart, verdict.played.result, req.now()
+    entries = [attempt_entry(
+        time=signed.issued_at if signed else now, issuer=req.verifier.did, cartridge_id=str(cart.id),
+        rom_digest=cart.rom_digest, benchmark_digest=loaded.benchmark_digest,
+        capability=str(loaded.remote.capability["id"]), issued=signed is not None, reasons=verdict.reasons,
+        record=record, mu=r.rating.mu, sigma=r.rating.sigma, level=r.level)]
+    if signed is not None:
+        entries.append(status_entry(signed.signed_list, signed.issued_at, req.verifier.did))
+    appended, proof = vlog.append(entries)
+    logged = vlog.logged(appended, proof, push=False)
+    write_log_proof(req.out_dir, logged)
+    return logged
+
+
+def _served(logged: Logged | None, vlog: VerifierLog | None) -> Logged | None:
+    """Whether the log's repository serves the entry (it goes up first, inside the push, which may fail later)."""
+    if logged is None or vlog is None:
+        return logged
+    return replace(logged, published=vlog.served >= logged.size)
 
 
 def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
@@ -177,32 +214,49 @@ def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledg
 
 def _hint(req: AttestRequest) -> str:
     paths = req.sandbox.secret_paths
-    return " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}"])
+    log = [f"--log {req.registry.log.repository}"] if req.registry.log is not None else []
+    return " ".join([f"--key {paths[0]}" if paths else "--key KEY", f"--state {req.state_dir}", *log])
 
 
-def _publish_record(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int,
-                    record_path: Path) -> tuple[pub.Published | None, str | None]:
-    """Push a NOT ISSUED run's attempt record next to the cartridge: failed attempts are public too."""
+def _publish_record(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int, record_path: Path,
+                    vlog: VerifierLog | None = None, logged: Logged | None = None
+                    ) -> tuple[pub.Published | None, str | None]:
+    """Push a NOT ISSUED run's attempt record (the log first) next to the cartridge: failed attempts are public."""
     raw = record_path.read_bytes()
+    proof = logged.proof.to_bytes() if logged is not None and logged.proof is not None else None
+
+    def push() -> pub.Published:
+        if vlog is not None:
+            vlog.publish()
+        return pub.push_attempt_record(loaded.cart_store, loaded.cart.manifest.descriptor, raw, loaded.pinned,
+                                       proof)
+
     try:
-        return pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_attempt_record(
-            loaded.cart_store, loaded.cart.manifest.descriptor, raw, loaded.pinned), _hint(req)), None
+        return pub.publish_attempt(ledger, attempt_id, req.out_dir, push, _hint(req)), None
     except RegistryError as exc:
         return None, str(exc)
 
 
 def _publish(req: AttestRequest, loaded: Loaded, ledger: Ledger, attempt_id: int, records: Records,
-             signed: Signed) -> tuple[pub.Published | None, str | None]:
-    """Push the list, then the attestation, through the store the run loaded the cartridge from."""
+             signed: Signed, vlog: VerifierLog | None = None,
+             logged: Logged | None = None) -> tuple[pub.Published | None, str | None]:
+    """Push the log, the list, then the attestation (through the store the run loaded the cartridge from)."""
     hint = _hint(req)
     now = signed.issued_at
     raws = [r.raw for r in records.records]
+    proof = logged.proof.to_bytes() if logged is not None and logged.proof is not None else None
+
+    def push() -> pub.Published:
+        if vlog is not None:
+            vlog.publish()
+        return pub.push_result(loaded.cart_store, loaded.cart.manifest.descriptor, ledger, signed.status_list,
+                               signed.signed_list, signed.credential_bytes, raws, signed.credential_id, now,
+                               req.progress, req.verifier, proof)
+
     try:
-        published = pub.publish_attempt(ledger, attempt_id, req.out_dir, lambda: pub.push_result(
-            loaded.cart_store, loaded.cart.manifest.descriptor, ledger, signed.status_list, signed.signed_list,
-            signed.credential_bytes, raws, signed.credential_id, now, req.progress, req.verifier), hint)
+        published = pub.publish_attempt(ledger, attempt_id, req.out_dir, push, hint)
     except RegistryError as exc:
         return None, str(exc)
     if signed.superseded:  # every copy of the list, wherever the older credential went, now revokes it
-        republish(ledger, signed.status_list.uuid, req.verifier, req.now(), req.registry.store_options)
+        republish(ledger, signed.status_list.uuid, req.verifier, req.now(), req.registry.store_options, vlog)
     return published, None

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from acx_oci.evaluation import engine
 from acx_oci.services import transcripts as tx
+from acx_oci.services.attest_log import Logged
 from acx_oci.services.publish import Published
 
 ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
@@ -79,6 +80,7 @@ class NotIssued:
     replay: tx.ReplayReport | None = None
     published: Published | None = None  # the attempt record, pushed as a referrer of the cartridge
     publication_error: str | None = None  # the registry failed the push: the record is kept in out_dir
+    logged: Logged | None = None  # the attempt's entry in the verifier's log
     status: ClassVar[str] = NOT_ISSUED
 
     @property
@@ -88,8 +90,9 @@ class NotIssued:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document."""
-        return summary_json(self.status, self.reasons, self.result, self.rom_digest, replay=self.replay,
-                            published=self.published, publication_error=self.publication_error)
+        return {**summary_json(self.status, self.reasons, self.result, self.rom_digest, replay=self.replay,
+                               published=self.published, publication_error=self.publication_error),
+                **({"log": self.logged.to_json()} if self.logged else {})}
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class Issued:
     replay: tx.ReplayReport | None = None
     published: Published | None = None
     publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, counted
+    logged: Logged | None = None  # the attempt's entry in the verifier's log
     status: ClassVar[str] = ISSUED
 
     @property
@@ -127,8 +131,9 @@ class Issued:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document."""
-        return summary_json(self.status, self.reasons, self.result, self.rom_digest, self.credential_path,
-                            self.replay, self.published, self.publication_error)
+        return {**summary_json(self.status, self.reasons, self.result, self.rom_digest, self.credential_path,
+                               self.replay, self.published, self.publication_error),
+                **({"log": self.logged.to_json()} if self.logged else {})}
 
 
 AttestOutcome = Refused | NotIssued | Issued

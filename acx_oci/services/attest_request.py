@@ -19,6 +19,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services import models as models_mod
 from acx_oci.services import regression as regr
 from acx_oci.services import transcripts as tx
+from acx_oci.services.attest_log import LogOptions
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_COOLDOWN = timedelta(hours=24)
@@ -68,6 +69,7 @@ class RegistryOptions:
 
     store_options: StoreOptions = field(default_factory=StoreOptions)
     push: bool = True  # publish the status list and push the attestation next to the cartridge
+    log: LogOptions | None = None  # the verifier's transparency log (None: not logged)
 
 
 @dataclass(frozen=True)

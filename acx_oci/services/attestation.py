@@ -39,6 +39,7 @@ from acx_oci.oci.model import (
 )
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.store import Store
+from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
 
 ANN_CAPABILITY = "dev.acx.capability.id"
 ANN_TIER = "dev.acx.level.career-tier"
@@ -68,14 +69,16 @@ def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
 
 
 def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
-                     envelopes: list[bytes], on_blob: Callable[[int, str], None] | None = None) -> Descriptor:
-    """Push credential + game records as a referrer of ``subject`` (with its own tag)."""
-    raw, _ = build_attestation(store, subject, credential_bytes, envelopes, on_blob)
+                     envelopes: list[bytes], on_blob: Callable[[int, str], None] | None = None,
+                     proof: bytes | None = None) -> Descriptor:
+    """Push credential + game records (+ the log proof) as a referrer of ``subject`` (with its own tag)."""
+    raw, _ = build_attestation(store, subject, credential_bytes, envelopes, on_blob, proof)
     return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 
 def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes, envelopes: list[bytes],
-                      on_blob: Callable[[int, str], None] | None = None) -> tuple[bytes, Descriptor]:
+                      on_blob: Callable[[int, str], None] | None = None,
+                      proof: bytes | None = None) -> tuple[bytes, Descriptor]:
     """Upload the layers and return the attestation manifest bytes (not yet pushed).
 
     ``on_blob(done, title)`` after each layer: a push of 90 game records takes seconds, say so.
@@ -92,13 +95,21 @@ def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes
         layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: title}))
         if on_blob:
             on_blob(i + 1, title)
+    layers += proof_layers(store, proof)
     subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
     annotations = attestation_annotations(credential)
     raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=subj, annotations=annotations)
     return raw, Descriptor(MEDIA_MANIFEST, sha256_digest(raw), len(raw), annotations, ARTIFACT_ATTESTATION)
 
 
-def push_attempt_record(store: Store, subject: Descriptor, record: bytes) -> Descriptor:
+def proof_layers(store: Store, proof: bytes | None) -> list[Descriptor]:
+    """The log proof (``tlog.proof``) as one extra layer; none for a run that was not logged ("not logged")."""
+    if proof is None:
+        return []
+    return [store.push_blob(proof, MEDIA_LOG_PROOF, {ANNOTATION_TITLE: "log-proof.json"})]
+
+
+def push_attempt_record(store: Store, subject: Descriptor, record: bytes, proof: bytes | None = None) -> Descriptor:
     """Push a signed attempt record (its RFC 8785 bytes) as a referrer of ``subject``: the same record always
     makes the same manifest, so pushing it again is a no-op."""
     doc = parse_json(record, "attempt record")
@@ -110,7 +121,8 @@ def push_attempt_record(store: Store, subject: Descriptor, record: bytes) -> Des
     annotations = {ANN_ISSUER: str(doc.get("issuer", "")), ANN_CAPABILITY: str(doc.get("capability", "")),
                    ANN_BENCHMARK: str(doc.get("benchmark", "")), ANN_ROM: str(doc.get("romDigest", "")),
                    ANNOTATION_CREATED: str(doc.get("validFrom", ""))}
-    raw = build_manifest(ARTIFACT_ATTEMPT_RECORD, [layer], subject=subj, annotations=annotations)
+    raw = build_manifest(ARTIFACT_ATTEMPT_RECORD, [layer, *proof_layers(store, proof)], subject=subj,
+                         annotations=annotations)
     return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 

@@ -83,7 +83,8 @@ def signed_status_list(ledger: Ledger, sl: StatusList, verifier: Identity, now: 
 
 def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusList, signed_list: dict[str, Any],
                 credential_bytes: bytes, records: list[bytes], credential_id: str, now: datetime,
-                progress: Progress | None = None, verifier: Identity | None = None) -> Published:
+                progress: Progress | None = None, verifier: Identity | None = None,
+                proof: bytes | None = None) -> Published:
     """The list goes up first, so no resolver ever sees the credential without its status.
 
     With ``verifier``, the level also goes up as a cosign attestation (services.cosign_projection); a failed
@@ -98,7 +99,7 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
         if progress is not None:
             progress(done, total, f"uploaded {title}")
 
-    att = push_attestation(store, subject, credential_bytes, records, on_blob=on_blob)
+    att = push_attestation(store, subject, credential_bytes, records, on_blob=on_blob, proof=proof)
     if verifier is not None:
         publish_projection(store, subject.digest, credential_bytes, verifier)
     cred_digest = sha256_digest(credential_bytes)
@@ -127,10 +128,11 @@ def publish_attempt(ledger: Ledger, attempt_id: int, out_dir: Path, push: Callab
     return published
 
 
-def push_attempt_record(store: Store, subject: Descriptor, record: bytes, cartridge_ref: str) -> Published:
-    """Push a NOT ISSUED run's signed attempt record next to the cartridge."""
+def push_attempt_record(store: Store, subject: Descriptor, record: bytes, cartridge_ref: str,
+                        proof: bytes | None = None) -> Published:
+    """Push a NOT ISSUED run's signed attempt record (and its log proof) next to the cartridge."""
     doc = parse_json(record, "attempt record")
-    desc = push_attempt_record_referrer(store, subject, record)
+    desc = push_attempt_record_referrer(store, subject, record, proof)
     return Published(cartridge_ref, str(doc.get("id", "")) if isinstance(doc, dict) else "", sha256_digest(record),
                      desc.digest, None, "attempt-record")
 

@@ -5,7 +5,9 @@ game records, or a NOT ISSUED run's attempt record. Publishing re-verifies it ag
 by digest: ``--to`` must hold the same manifest) and the verifier's key, then pushes it; the same folder makes
 the same referrer every time, so any number of republications, to any number of registries, are one result.
 A newer run does not strand an older result: the newer credential already revoked it (``superseded``), so
-publishing it late shows what happened rather than hiding it.
+publishing it late shows what happened rather than hiding it. A logged run's folder holds its ``log-proof.json``:
+the same bytes go up again as the proof layer (so the same referrer digest), after the log itself is published
+again when a log is configured (the first publication may be what failed).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
 from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.services.attest_log import LogOptions, VerifierLog, read_proof, refuse_same_repository, status_entry
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.ledger import Ledger
 from acx_oci.services.publish import (
@@ -135,16 +138,21 @@ def _target(result: Any, to: str | None) -> Reference:
 
 def publish_folder(out_dir: Path, verifier: Identity, state_dir: Path, now: datetime,
                    options: StoreOptions | None = None, progress: Progress | None = None,
-                   to: str | None = None) -> Published:
+                   to: str | None = None, log: LogOptions | None = None) -> Published:
     """``attest --publish``: re-verify OUT_DIR, push its credential (re-signing the state's list) or its attempt
-    record, to the run's repository or ``to``; idempotent."""
+    record, to the run's repository or ``to``; idempotent. With ``log``: the log goes up first (and the
+    re-signed list is logged)."""
     result = _read_json(out_dir / "result.json", "result.json")
     ref = _target(result, to)
     assert ref.digest is not None
+    if log is not None:
+        refuse_same_repository(log, ref)
+    vlog = VerifierLog(log, state_dir, verifier) if log is not None else None
     store = open_store(ref, options or StoreOptions())
     if not (out_dir / "credential.json").is_file() and (out_dir / ATTEMPT_RECORD_FILE).is_file():
-        return _publish_attempt_record(out_dir, verifier, state_dir, store, ref, result, now)
+        return _publish_attempt_record(out_dir, verifier, state_dir, store, ref, result, now, vlog)
     credential_bytes, credential, records, subject = verify_folder(out_dir, verifier, store, ref.digest, now)
+    proof = read_proof(out_dir, credential_bytes)
     cred_id = str(credential.get("id"))
     with Ledger(state_dir) as ledger:
         attempt = ledger.attempt_of_credential(cred_id)
@@ -158,23 +166,37 @@ def publish_folder(out_dir: Path, verifier: Identity, state_dir: Path, now: date
         list_bytes = json.dumps(signed, indent=2).encode() + b"\n"
         list_file.write_bytes(list_bytes)
         ledger.record_publication(sl.uuid, list_file.resolve().as_uri(), sha256_digest(list_bytes), now)
-        return publish_attempt(ledger, attempt.id, out_dir, lambda: push_result(
-            store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress, verifier))
+        if vlog is not None:
+            vlog.append([status_entry(signed, now, verifier.did)])
+
+        def push() -> Published:
+            if vlog is not None:
+                vlog.publish()
+            return push_result(store, subject, ledger, sl, signed, credential_bytes, records, cred_id, now, progress,
+                               verifier, proof)
+
+        return publish_attempt(ledger, attempt.id, out_dir, push)
 
 
 def _publish_attempt_record(out_dir: Path, verifier: Identity, state_dir: Path, store: Store, ref: Reference,
-                            result: Any, now: datetime) -> Published:
-    """Push a NOT ISSUED run's attempt record (the ledger's attempt is marked published)."""
+                            result: Any, now: datetime, vlog: VerifierLog | None = None) -> Published:
+    """Push a NOT ISSUED run's attempt record and its proof (the ledger's attempt is marked published)."""
     assert ref.digest is not None
     raw, subject = verify_attempt_folder(out_dir, verifier, store, ref.digest, now)
+    proof = read_proof(out_dir, raw)
+
+    def push() -> Published:
+        if vlog is not None:
+            vlog.publish()
+        return push_attempt_record(store, subject, raw, str(ref), proof)
+
     attempt_id = result.get("attempt") if isinstance(result, dict) else None
     with Ledger(state_dir) as ledger:
         attempt = ledger.attempt(attempt_id) if isinstance(attempt_id, int) else None
         if attempt is None or attempt.cartridge_manifest_digest != subject.digest:
             raise UsageError(f"attest --publish: attempt {attempt_id} of {out_dir} is not in the state {state_dir} "
                              "(give the --state the run used)")
-        return publish_attempt(ledger, attempt.id, out_dir,
-                               lambda: push_attempt_record(store, subject, raw, str(ref)))
+        return publish_attempt(ledger, attempt.id, out_dir, push)
 
 
 def new_run_dir(state_dir: Path, now: datetime | None = None) -> Path:

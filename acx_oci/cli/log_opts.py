@@ -1,0 +1,36 @@
+"""``--log``, ``--witness``, ``--log-origin``: the verifier's transparency log, for the commands that append to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.attest_log import LogOptions, log_options
+
+F = TypeVar("F", bound=Any)
+
+
+def producer_log_options(f: F) -> F:
+    """The three options; each overrides the same field of ``STATE_DIR/config.json``'s ``log``."""
+    f = click.option("--log-origin", "log_origin", metavar="ORIGIN",
+                     help="The log's checkpoint origin (and note key name). Default: "
+                          "sigsum.org/v1/tree/<hex sha256(the verifier's raw Ed25519 public key)>, the form "
+                          "Sigsum witnesses cosign.")(f)
+    f = click.option("--witness", "log_witness", multiple=True, metavar="URL=VKEY",
+                     help="A witness each new checkpoint is submitted to (C2SP tlog-witness add-checkpoint): its URL "
+                          "prefix, '=', its cosignature/v1 vkey (name+hash+base64, or a file holding it); "
+                          "repeatable. A witness that refuses or is down is named in the output; the run goes on.")(f)
+    f = click.option("--log", "log_repo", metavar="REGISTRY/REPO",
+                     help="The verifier's transparency log (REGISTRY/REPO or oci:DIR; never the cartridge's "
+                          "repository): every attempt is appended (kept under STATE/log) and the log published "
+                          "there. Default: STATE/config.json's log.repository; none: not logged.")(f)
+    return f
+
+
+def log_from_options(state_dir: Path, kwargs: dict[str, Any], store_options: StoreOptions) -> LogOptions | None:
+    """Pop the three options from a command's keyword arguments and resolve them against the state's config."""
+    return log_options(state_dir, kwargs.pop("log_repo", None), kwargs.pop("log_origin", None),
+                       tuple(kwargs.pop("log_witness", ()) or ()), store_options)
