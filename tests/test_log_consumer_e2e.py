@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from acx_oci.evaluation.policy import load_policy
+from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.oci.open import open_store
 from acx_oci.services.attestation import publish_status_list
@@ -22,6 +24,7 @@ from acx_oci.tlog.checkpoint import sigsum_cosigner
 from acx_oci.tlog.note import raw_public
 from acx_oci.tlog.proof import LogProof
 from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli
 from .support.logged import (
@@ -113,8 +116,12 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     assert code == 0 and any("--no-log" in n for n in doc["notes"]), doc["notes"]
     human = cli("resolve", logged.ref, "--trust", trust, "--no-log", "--status-cache", tmp_path / "c0").output
     assert "log checking is off (--no-log)" in human
+    _other_consumers(world, logged, trust, tmp_path)
     # the same credential pushed again with its proof layer: VERIFIED; the proof-less copy stays not_logged
     push_logged(logged)
+    proof_file = tmp_path / "proof.json"
+    proof_file.write_bytes(logged.proof.to_bytes())
+    assert _vc_log_check(logged, trust, tmp_path, "--log-proof", proof_file) == (True, "ok", False)
     code, doc = resolve(logged.ref, trust, tmp_path / "c1")
     cap = doc["capabilities"][0]
     assert code == 0 and cap["effective"] == "VERIFIED", doc
@@ -124,6 +131,42 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     # without log: in the trust file nothing changes: the two copies are judged as before (one decides)
     code, doc = resolve(logged.ref, world.trust, tmp_path / "c2")
     assert code == 0 and codes(doc) <= {"superseded"}, doc
+
+
+def _vc_log_check(logged: Logged, trust: Path, tmp_path: Path, *extra: Any) -> tuple[bool, str, bool]:
+    res = cli("vc", "verify", logged.out / "credential.json", "--trust", trust, "--status-list",
+              logged.out / "status-list.json", "--status-cache", tmp_path / "vc-cache", "--json", *extra)
+    checks = [c for c in json.loads(res.output)["checks"] if c["name"] == "transparency_log"]
+    assert len(checks) == 1, res.output
+    return checks[0]["ok"], checks[0]["code"], checks[0]["skipped"]
+
+
+def _other_consumers(world: World, logged: Logged, trust: Path, tmp_path: Path) -> None:
+    """pull --require, policy check, vc verify and the gateway refuse the unlogged credential; --no-log (and
+    the gateway's log=False) accept it."""
+    cache = ("--status-cache", tmp_path / "c-other")
+    pulled = cli("pull", logged.ref, "-o", tmp_path / "p1", "--trust", trust, "--require", REQUIRE, *cache)
+    assert pulled.exit_code == 1 and "not_logged" in pulled.output, pulled.output
+    assert cli("pull", logged.ref, "-o", tmp_path / "p2", "--trust", trust, "--require", REQUIRE, "--no-log",
+               *cache).exit_code == 0
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: acx.dev/policy/v1\nrules:\n  - repositories: [\"logw/*\"]\n    require:\n"
+                      "      capabilities:\n        - {taskType: build-dag, minLevel: 1}\n")
+    checked = cli("policy", "check", logged.ref, "--policy", policy, "--trust", trust, *cache)
+    assert checked.exit_code == 1 and "not_logged" in checked.output, checked.output
+    assert cli("policy", "check", logged.ref, "--policy", policy, "--trust", trust, "--no-log", *cache).exit_code == 0
+    assert _vc_log_check(logged, trust, tmp_path) == (False, "not_logged", False)
+    assert _vc_log_check(logged, trust, tmp_path, "--no-log") == (True, "skipped", True)
+    digest = json.loads(cli("resolve", logged.ref, "--trust", trust, "--json", *cache).output)["manifestDigest"]
+    for log, status in ((True, 403), (False, 200)):
+        running = start_in_thread(GatewayConfig(upstream=f"http://{world.registry}", policy=load_policy(policy),
+                                                trust=load_trust(trust), status_cache_dir=tmp_path / "gw", log=log))
+        try:
+            url = f"http://{running.address}/v2/logw/agent/manifests/{digest}"
+            resp = httpx.get(url, headers={"Accept": MANIFEST_ACCEPT})
+            assert resp.status_code == status and (log is False or "not_logged" in resp.text), resp.text
+        finally:
+            running.stop()
 
 
 OTHER = {"kind": "status-list", "time": "2026-12-01T00:00:00Z", "url": "https://v.example/s/1", "sequence": 1}
