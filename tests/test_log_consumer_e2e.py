@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.oci.model import MANIFEST_ACCEPT
@@ -269,3 +270,9 @@ def test_deleting_the_newer_credential_leaves_the_older_superseded(world: World,
     assert code == 1 and cap["effective"] == "unproven", doc
     older = [r for r in cap["rejected"] if r["digest"] == digests[0]]
     assert older and older[0]["codes"] == ["superseded"] and "the log" in older[0]["messages"][0], cap["rejected"]
+    # the attempt history comes from the log too: the deleted newer attempt still counts
+    attempts = cap["attempts"]
+    assert (attempts["total"], attempts["issued"]) == (2, 2), attempts
+    assert [e["source"] for e in attempts["entries"]] == ["log", "log"]
+    assert attempts["entries"][1]["digest"] == sha256_digest((outs[1] / "credential.json").read_bytes())
+    assert resolve(ref, trust, tmp_path / "c3", "--require", "build-dag>=1@maxAttempts=1/30d")[0] == 1

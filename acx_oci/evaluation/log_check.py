@@ -14,19 +14,22 @@ by the log's order, so a newer credential deleted from the cartridge's repositor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, LogInconsistent, NoteInvalid, UsageError
 from acx_oci.model.credential import issuer_id, level_result
-from acx_oci.model.resolution import AcceptedCredential, Rejection
+from acx_oci.model.resolution import AcceptedCredential, AttemptEntry, AttemptHistory, CapabilityResolution, Rejection
+from acx_oci.timeutil import parse_datetime
 from acx_oci.tlog.checkpoint import Checkpoint, Cosigner, cosigner_from_vkey, open_checkpoint, verify_cosigned
 from acx_oci.tlog.merkle import verify_consistency
 from acx_oci.tlog.note import Verifier, verifier_from_vkey
 from acx_oci.tlog.proof import LogProof, check_proof, parse_proof
 from acx_oci.trust.trustfile import LogTrust, Trust
 
+FLOOR = datetime.min.replace(tzinfo=UTC)
 CARTRIDGE_URN = "urn:acx:cartridge:"
 NO_LOG_NOTE = ("log checking is off (--no-log): credentials were NOT checked against their verifiers' transparency "
                "logs; a credential issued quietly, backdated or shown to this consumer only would count (weaker)")
@@ -211,3 +214,49 @@ def log_superseded(accepted: Sequence[AcceptedCredential], positions: Mapping[st
                                f"benchmark and capability (entry {later}, this credential's is {pos[1]})",),
                               acc.credential_digest, acc.issuer))
     return tuple(kept), tuple(gone)
+
+
+def _log_entry(e: Mapping[str, Any]) -> AttemptEntry:
+    level = e.get("level")
+    return AttemptEntry(issuer=str(e.get("issuer", "")), at=str(e.get("time", "")), verdict=str(e.get("verdict")),
+                        source="log", digest=str(e.get("recordDigest", "")),
+                        benchmark_digest=str(e.get("benchmarkDigest", "")),
+                        acx_level=level if isinstance(level, int) else None,
+                        reasons=tuple(str(r) for r in e.get("reasons") or ()), instant=parse_datetime(e.get("time")))
+
+
+def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str, LogView], rom_digest: str,
+                      trust: Trust) -> tuple[CapabilityResolution, ...]:
+    """Each claim's attempt history with its log-pinned verifiers' attempts taken from their logs.
+
+    For a verifier whose log was read from its first entry, the log *is* its history of this ROM and
+    claim: what the publisher deleted from the registry still counts, and the registry's entries of that
+    verifier are replaced (an issued one keeps its counter). Other verifiers' entries stay as found.
+    """
+    complete = {o: v for o, v in views.items() if v.entries_from == 0 and v.head is not None}
+    if not complete:
+        return caps
+    out = []
+    for cap in caps:
+        logged: list[AttemptEntry] = []
+        covered: set[str] = set()
+        for origin, view in complete.items():
+            for _, e in view.entries:
+                issuer = str(e.get("issuer", ""))
+                pinned = trust.log_for(issuer)
+                if pinned is None or pinned.origin != origin:
+                    continue
+                covered.add(issuer.split("#", 1)[0])
+                if e.get("kind") == "attempt" and e.get("romDigest") == rom_digest \
+                        and e.get("capability") == cap.capability.id:
+                    logged.append(_log_entry(e))
+        if not covered:
+            out.append(cap)
+            continue
+        known = {a.digest: a for a in cap.attempts.entries}
+        logged = [replace(e, sequence=known[e.digest].sequence) if e.digest in known else e for e in logged]
+        kept = [a for a in cap.attempts.entries if a.issuer.split("#", 1)[0] not in covered]
+        merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR, a.sequence or 0,
+                                                         a.digest))
+        out.append(replace(cap, attempts=AttemptHistory(tuple(merged))))
+    return tuple(out)

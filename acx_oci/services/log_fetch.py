@@ -123,8 +123,10 @@ def _view(reader: LogReader, want: _Wanted, remembered: bytes | None, deadline: 
             continue  # the check then finds no proof: log_inconsistent
     entries: tuple[tuple[int, dict[str, Any]], ...] = ()
     start = None
-    if want.first is not None and want.first < size:
-        entries, start = read_history(reader, tiles, size, root, want.first, deadline)
+    # the whole log when it fits the bound (the attempt history), else from the oldest logged credential
+    first = 0 if -(-size // TILE_WIDTH) <= MAX_HISTORY_BUNDLES else want.first
+    if first is not None and first < size:
+        entries, start = read_history(reader, tiles, size, root, first, deadline)
     return LogView(head.note, remembered, proofs, None, entries, start)
 
 
@@ -146,7 +148,7 @@ def gather_logs(material: Material, trust: Trust, history: LogHistory | None, de
             views[origin] = LogView(remembered=remembered, error=str(exc))
         finally:
             store.close()
-        if views[origin].entries_from is None and want.first is not None:
+        if views[origin].entries_from is None and views[origin].head is not None:
             notes.append(f"the history of log {origin} was not read to its end (a bound was hit): superseding "
                          "was decided by the registry's credentials only")
     return LogsFetched(views, {o: w.keys for o, w in wanted.items()}, tuple(notes))

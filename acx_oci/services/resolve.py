@@ -24,7 +24,7 @@ from typing import Any
 from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
-from acx_oci.evaluation.log_check import NO_LOG_NOTE, log_positions, log_superseded
+from acx_oci.evaluation.log_check import NO_LOG_NOTE, log_positions, log_superseded, with_log_attempts
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
@@ -123,7 +123,8 @@ def _resolve(
         signature_status=facts.signature_status,
         signer=facts.signer,
         controller=facts.controller,
-        capabilities=with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys),
+        capabilities=_log_history_step(with_attempts(verdicts, gathered.material, history.records, facts, trust, now,
+                                                     keys), logs, facts, trust),
         unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
         referrers_seen=listed.seen,
         partial=partial or replayed.partial or history.partial,
@@ -137,6 +138,11 @@ def _resolve(
 def _log_history(status: StatusHistory | None) -> LogHistory | None:
     """The log checkpoints are remembered beside the status lists (none for a first-time consumer)."""
     return LogHistory(status.directory) if status is not None else None
+
+
+def _log_history_step(caps: tuple[CapabilityResolution, ...], logs: LogsFetched | None, facts: CartridgeFacts,
+                      trust: Trust) -> tuple[CapabilityResolution, ...]:
+    return caps if logs is None else with_log_attempts(caps, logs.views, facts.rom_digest, trust)
 
 
 def log_supersede_step(replayed: Replayed, gathered: Gathered, logs: LogsFetched | None) -> Replayed:
