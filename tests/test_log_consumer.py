@@ -26,6 +26,8 @@ from acx_oci.tlog.merkle import MemoryTree
 from acx_oci.tlog.proof import LogProof
 from acx_oci.trust.trustfile import LogTrust, load_trust
 
+from .support.cli import cli
+
 ISSUER = "did:key:z6MkverifierXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
 D = "sha256:" + "1" * 64
 CRED_DIGEST = "sha256:" + "c" * 64
@@ -220,3 +222,9 @@ def test_a_vkey_whose_hash_does_not_match_is_refused_before_any_fetch(log: Log) 
     with pytest.raises(UsageError) as exc:
         log_keys(bad)
     assert exc.value.exit_code == 2 and "does not match" in str(exc.value)
+
+
+def test_a_bad_log_value_is_one_line_and_exit_2_on_the_command_line(tmp_path: Path, log: Log) -> None:
+    bad = _write(tmp_path, {"verifiers": [{"id": ISSUER, "log": {"origin": log.origin, "key": "nope", "url": "r/l"}}]})
+    res = cli("resolve", "127.0.0.1:9/none:1", "--trust", bad)
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "Traceback" not in res.output, res.output

@@ -129,6 +129,13 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     assert [r["codes"] for r in cap["rejected"] if r["digest"] == logged.unlogged] == [["not_logged"]]
     human = cli("resolve", logged.ref, "--trust", trust, "--status-cache", tmp_path / "c1").output
     assert "level=" in human and "unproven" not in human and "not_logged" in human
+    # a pinned key whose hash does not match it: one line, exit 2
+    doc = json.loads(trust.read_text())
+    key = doc["verifiers"][0]["log"]["key"]
+    doc["verifiers"][0]["log"]["key"] = key[:-12] + ("A" if key[-12] != "A" else "B") + key[-11:]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    res = cli("resolve", logged.ref, "--trust", tmp_path / "bad.json")
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "log" in res.output, res.output
     # without log: in the trust file nothing changes: the two copies are judged as before (one decides)
     code, doc = resolve(logged.ref, world.trust, tmp_path / "c2")
     assert code == 0 and codes(doc) <= {"superseded"}, doc

@@ -58,6 +58,12 @@ def log_keys(log: LogTrust, who: str = "trust file") -> LogKeys:
     return LogKeys(log.origin, log.url, verifier, witnesses, log.quorum)
 
 
+def pinned_keys(trust: Trust) -> dict[str, LogKeys]:
+    """Every log the trust file pins, parsed: a bad key fails here, before anything is fetched."""
+    return {k.origin: k for k in (log_keys(p.log, trust.source or "trust file") for p in trust.verifiers
+                                  if p.log is not None)}
+
+
 @dataclass(frozen=True)
 class LogView:
     """What was fetched of one log for one resolution (by :mod:`acx_oci.services.log_fetch`).

@@ -24,7 +24,13 @@ from typing import Any
 from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
-from acx_oci.evaluation.log_check import NO_LOG_NOTE, log_positions, log_superseded, with_log_attempts
+from acx_oci.evaluation.log_check import (
+    NO_LOG_NOTE,
+    log_positions,
+    log_superseded,
+    pinned_keys,
+    with_log_attempts,
+)
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
@@ -100,6 +106,8 @@ def _resolve(
     (:mod:`acx_oci.evaluation.log_check`); ``open_log`` opens the log's repository (default: ``open_store``).
     """
     facts = cartridge_facts(cart)
+    if log:
+        pinned_keys(trust)  # a bad log key in the trust file is exit 2 before any fetch
     listed = list_attestations(store, facts.manifest_digest, lim, deadline)
     sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
     gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
