@@ -17,16 +17,22 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci import reasons
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import UsageError
+from acx_oci.errors import LogError, UsageError
 from acx_oci.evaluation.log_check import LogView, check_logged, log_keys, log_superseded
 from acx_oci.model.resolution import AcceptedCredential
+from acx_oci.oci.open import open_store
+from acx_oci.services.log_fetch import read_history
+from acx_oci.services.translog.local import TransLog
+from acx_oci.services.translog.oci import LogReader
 from acx_oci.tlog import checkpoint as C
 from acx_oci.tlog import note as N
 from acx_oci.tlog.merkle import MemoryTree
 from acx_oci.tlog.proof import LogProof
+from acx_oci.tlog.tiles import TileReader
 from acx_oci.trust.trustfile import LogTrust, load_trust
 
 from .support.cli import cli
+from .support.logged import force_publish
 
 ISSUER = "did:key:z6MkverifierXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
 D = "sha256:" + "1" * 64
@@ -228,3 +234,30 @@ def test_a_bad_log_value_is_one_line_and_exit_2_on_the_command_line(tmp_path: Pa
     bad = _write(tmp_path, {"verifiers": [{"id": ISSUER, "log": {"origin": log.origin, "key": "nope", "url": "r/l"}}]})
     res = cli("resolve", "127.0.0.1:9/none:1", "--trust", bad)
     assert res.exit_code == 2 and res.output.count("\n") == 1 and "Traceback" not in res.output, res.output
+
+
+def test_the_history_read_from_a_published_log_is_bound_to_its_root(tmp_path: Path) -> None:
+    """A real TransLog published to an oci: layout: its entries come back; a log host that swaps an entry
+    bundle (hiding a newer attempt) is caught against the signed root."""
+    key = Ed25519PrivateKey.generate()
+    honest, other = TransLog(tmp_path / "a", key), TransLog(tmp_path / "b", key)
+    entries = [entry("sha256:" + f"{i:x}" * 64) for i in range(3)]
+    honest.append(entries)
+    other.append([*entries[:2], entry("sha256:" + "d" * 64)])
+    layout = f"oci:{tmp_path / 'layout'}"
+    force_publish(honest, layout)
+    with open_store(layout) as store:
+        reader = LogReader(store)
+        head = reader.head().checkpoint
+        got, start = read_history(reader, TileReader(head.size, reader.fetch), head.size, head.root, 1)
+    assert start == 0 and [e["recordDigest"] for _, e in got] == [e["recordDigest"] for e in entries]
+    bundle = "tile/entries/000.p/3"
+    force_publish(honest, layout, {bundle: other.read(bundle)})
+    with open_store(layout) as store, pytest.raises(LogError):
+        reader = LogReader(store)
+        read_history(reader, TileReader(head.size, reader.fetch), head.size, head.root, 0)
+    tile = "tile/0/000.p/3"  # the bundle and its level-0 tile swapped together: the inclusion path fails
+    force_publish(honest, layout, {bundle: other.read(bundle), tile: other.read(tile)})
+    with open_store(layout) as store, pytest.raises(LogError):
+        reader = LogReader(store)
+        read_history(reader, TileReader(head.size, reader.fetch), head.size, head.root, 0)

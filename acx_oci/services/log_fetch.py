@@ -144,8 +144,8 @@ def gather_logs(material: Material, trust: Trust, history: LogHistory | None, de
         store = (open_log or open_store)(want.keys.url)
         try:
             views[origin] = _view(LogReader(store), want, remembered, deadline)
-        except AcxError as exc:
-            views[origin] = LogView(remembered=remembered, error=str(exc))
+        except (AcxError, ValueError) as exc:  # a hostile log's tiles: the view says why, the judge fails closed
+            views[origin] = LogView(remembered=remembered, error=str(exc)[:300])
         finally:
             store.close()
         if views[origin].entries_from is None and views[origin].head is not None:

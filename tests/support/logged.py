@@ -77,12 +77,14 @@ def publish(log: TransLog, log_ref: str) -> logoci.Published:
         return logoci.publish(log, store)
 
 
-def force_publish(log: TransLog, log_ref: str) -> None:
-    """Serve ``log``'s tiles and checkpoint at ``log_ref`` whatever it served before (a lying verifier)."""
+def force_publish(log: TransLog, log_ref: str, override: dict[str, bytes] | None = None) -> None:
+    """Serve ``log``'s tiles and checkpoint at ``log_ref`` whatever it served before (a lying verifier);
+    ``override`` serves other bytes at some tile paths (a lying log host)."""
     with open_store(log_ref) as store:
         index: dict[str, str] = {}
         for path in log.paths():
-            index[path] = store.push_blob(log.read(path), logoci.MEDIA_TILE).digest
+            data = (override or {}).get(path) or log.read(path)
+            index[path] = store.push_blob(data, logoci.MEDIA_TILE).digest
         note = store.push_blob(log.checkpoint(), logoci.MEDIA_CHECKPOINT)
         idx = store.push_blob(canonical({"size": log.size, "tiles": index}), logoci.MEDIA_TILE_INDEX)
         raw = build_manifest(logoci.ARTIFACT_LOG, [note, idx], annotations={
