@@ -39,6 +39,7 @@ from acx_oci.trust.trustfile import Trust
 
 MAX_LOGS = 16
 MAX_HISTORY_BUNDLES = 256  # 65,536 entries after the oldest logged credential
+MAX_HISTORY_BYTES = 64 * 1024 * 1024  # of entry bundles per log and resolution (a bundle may be 16 MiB)
 LogOpener = Callable[[str], Store]
 
 
@@ -84,17 +85,20 @@ def read_history(reader: LogReader, tiles: TileReader, size: int, root: bytes, f
                  deadline: Deadline | None = None) -> tuple[tuple[tuple[int, dict[str, Any]], ...], int | None]:
     """The entries from ``first``'s bundle to ``size``, each bound to ``root``; (entries, first index or None).
 
-    None when a bound was hit (too many bundles, the deadline): the history was not read to its end.
+    None when a bound was hit (too many bundles or bytes, the deadline): the history was not read to its end.
     """
     k0, last = first // TILE_WIDTH, -(-size // TILE_WIDTH)
     if last - k0 > MAX_HISTORY_BUNDLES:
         return (), None
     out: list[tuple[int, dict[str, Any]]] = []
+    budget = MAX_HISTORY_BYTES
     for k in range(k0, last):
-        if deadline is not None and deadline.expired():
+        if (deadline is not None and deadline.expired()) or budget <= 0:
             return (), None
         width = min(TILE_WIDTH, size - k * TILE_WIDTH)
-        raw = parse_entry_bundle(reader.fetch(Tile(-1, k, width).path), width)
+        data = reader.fetch(Tile(-1, k, width).path)
+        budget -= len(data)
+        raw = parse_entry_bundle(data, width)
         if [leaf_hash(e) for e in raw] != tiles.tile(Tile(0, k, width)):
             raise LogError(f"entry bundle {k}: its entries do not hash to its level-0 tile")
         start = k * TILE_WIDTH
