@@ -78,6 +78,9 @@ class LogView:
     error: str | None = None  # why the head (or its tiles) could not be read
     entries: tuple[tuple[int, dict[str, Any]], ...] = ()
     entries_from: int | None = None  # None: the history was not read (or not to its end)
+    # head_status results per (pinned keys, now): one resolution judges many credentials against one head
+    memo: dict[tuple[LogKeys, int | None], tuple[Checkpoint | None, LogVerdict]] = field(
+        default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,13 @@ def _consistent(old: Checkpoint, new: Checkpoint, view: LogView, what: str) -> N
 
 def head_status(keys: LogKeys, view: LogView, now: int | None = None) -> tuple[Checkpoint | None, LogVerdict]:
     """The served head, verified (log key, witness quorum) and consistent with the remembered checkpoint."""
+    key = (keys, now)
+    if key not in view.memo:
+        view.memo[key] = _head_status(keys, view, now)
+    return view.memo[key]
+
+
+def _head_status(keys: LogKeys, view: LogView, now: int | None) -> tuple[Checkpoint | None, LogVerdict]:
     if view.head is None:
         return None, LogVerdict(reasons.LOG_INVALID, f"the log at {keys.url} could not be read: {view.error}")
     try:

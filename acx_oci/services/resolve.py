@@ -111,14 +111,15 @@ def _resolve(
     listed = list_attestations(store, facts.manifest_digest, lim, deadline)
     sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
     gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
-    logs = gather_logs(gathered.material, trust, _log_history(status_history), deadline, open_log) if log else None
+    log_history = _log_history(status_history) if log else None
+    logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
     gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
     keys = key_resolver(trust, fetch_remote_status is not None)
     judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
                                   resolve_keys=keys)
     remember_status(status_history, judgement, gathered, now)
     if logs is not None:
-        remember_logs(_log_history(status_history), logs, now)
+        remember_logs(log_history, logs, now)
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
     replayed = log_supersede_step(replayed, gathered, logs)
