@@ -261,3 +261,10 @@ def test_the_history_read_from_a_published_log_is_bound_to_its_root(tmp_path: Pa
     with open_store(layout) as store, pytest.raises(LogError):
         reader = LogReader(store)
         read_history(reader, TileReader(head.size, reader.fetch), head.size, head.root, 0)
+
+
+def test_a_malformed_checkpoint_in_the_proof_is_not_logged(log: Log) -> None:
+    doc = json.loads(log.proof(1))
+    doc["checkpoint"] = "not a note"
+    assert check(log, canonical(doc), log.view()) == reasons.NOT_LOGGED
+    assert check(log, log.proof(1), LogView(b"garbage\n\n", None, {})) == reasons.LOG_INVALID

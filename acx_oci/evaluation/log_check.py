@@ -93,6 +93,14 @@ class LogVerdict:
     entry: dict[str, Any] | None = None
 
 
+_LOG_CODES = frozenset({reasons.NOT_LOGGED, reasons.LOG_INCONSISTENT, reasons.NOTE_UNVERIFIED, reasons.LOG_INVALID})
+
+
+def _code(exc: AcxError, otherwise: str) -> str:
+    """The log code an error carries; a malformed note or document (``note_invalid``, ...) is ``otherwise``."""
+    return exc.code if exc.code in _LOG_CODES else otherwise
+
+
 def _consistent(old: Checkpoint, new: Checkpoint, view: LogView, what: str) -> None:
     """Raise :class:`LogInconsistent` unless ``new`` (the head) extends ``old``."""
     if old.size > new.size:
@@ -125,7 +133,7 @@ def _head_status(keys: LogKeys, view: LogView, now: int | None) -> tuple[Checkpo
             _consistent(open_checkpoint(view.remembered, keys.verifier, keys.origin), head, view,
                         "the checkpoint this consumer saw before")
     except AcxError as exc:
-        return None, LogVerdict(exc.code, f"the log's head at {keys.url}: {exc}")
+        return None, LogVerdict(_code(exc, reasons.LOG_INVALID), f"the log's head at {keys.url}: {exc}")
     return head, LogVerdict(None)
 
 
@@ -158,7 +166,7 @@ def check_logged(proof_bytes: bytes | None, credential: Mapping[str, Any], crede
             return LogVerdict(reasons.NOT_LOGGED, f"the proof is for log {proof.origin[:120]!r}, not {keys.origin}")
         checkpoint = check_proof(proof, keys.verifier, keys.witnesses, keys.quorum, now=now).checkpoint
     except AcxError as exc:
-        return LogVerdict(exc.code, f"log proof: {exc}")
+        return LogVerdict(_code(exc, reasons.NOT_LOGGED), f"log proof: {exc}")
     bad = entry_mismatch(proof.entry, credential, credential_digest)
     if bad:
         return LogVerdict(reasons.NOT_LOGGED, f"the logged entry {proof.index} does not describe this credential "

@@ -106,12 +106,11 @@ def _resolve(
     (:mod:`acx_oci.evaluation.log_check`); ``open_log`` opens the log's repository (default: ``open_store``).
     """
     facts = cartridge_facts(cart)
-    if log:
-        pinned_keys(trust)  # a bad log key in the trust file is exit 2 before any fetch
+    pinned = pinned_keys(trust) if log else {}  # a bad log key in the trust file is exit 2 before any fetch
     listed = list_attestations(store, facts.manifest_digest, lim, deadline)
     sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
     gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
-    log_history = _log_history(status_history) if log else None
+    log_history = _log_history(status_history) if pinned else None
     logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
     gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
     keys = key_resolver(trust, fetch_remote_status is not None)
