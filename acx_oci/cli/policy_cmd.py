@@ -9,7 +9,14 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import NO_REPLAY_HELP, check_deadline, resolve_loaded_cli, status_cache_option
+from acx_oci.cli.referrers_cmd import (
+    NO_REPLAY_HELP,
+    check_deadline,
+    log_checked,
+    no_log_option,
+    resolve_loaded_cli,
+    status_cache_option,
+)
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
@@ -75,6 +82,7 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
 @status_cache_option
 @click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)
+@no_log_option
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
@@ -129,6 +137,7 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
               help="Where the highest status-list sequences seen are remembered (default: $ACX_OCI_CACHE_DIR, "
                    "else $XDG_CACHE_HOME/acx-oci, else ~/.cache/acx-oci).")
 @click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP + " Applies to pulls and to attestation pushes.")
+@no_log_option
 @click.option("--header-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
               help="Seconds a client has to send a request line and all its headers (else 408 and close).")
 @click.option("--idle-timeout", type=click.FloatRange(0.1), default=5.0, show_default=True,
@@ -180,12 +189,13 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
-                           status_cache_dir=status_cache_dir, replay=not no_replay,
+                           status_cache_dir=status_cache_dir, replay=not no_replay, log=log_checked(),
                            manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
     mode = "" if tls is None else ("  (mutual TLS)" if tls_client_ca else "")
     click.echo(f"acx-oci gateway: {'https' if tls else 'http'}://{listen} -> {config.upstream_origin}{mode}"
-               + ("  (replay OFF: weaker)" if no_replay else ""), err=True)
+               + ("  (replay OFF: weaker)" if no_replay else "")
+               + ("  (log checking OFF: weaker)" if not config.log else ""), err=True)
     click.echo(f"acx-oci gateway: {config.policy.describe_default()}", err=True)
     serve(config, listen, graceful, ServerLimits(header_seconds=header_timeout, idle_seconds=idle_timeout,
                                                  max_connections=max_connections), tls)

@@ -86,7 +86,28 @@ NO_REPLAY_HELP = ("WEAKER: do not re-derive the deciding credentials' levels fro
                   "Shown as replayed: false in the output.")
 
 
+NO_LOG_HELP = ("WEAKER: do not check credentials against the transparency logs the trust file pins for their "
+               "verifiers (a credential issued quietly, backdated or shown to you only would count). Said in the "
+               "output's notes.")
+
 _STATUS_CACHE = "acx_oci.status_cache"
+_NO_LOG = "acx_oci.no_log"
+
+
+def _remember_no_log(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    ctx.meta[_NO_LOG] = value
+
+
+def no_log_option(func: Any) -> Any:
+    """``--no-log``: skip the transparency-log check (no parameter; :func:`log_checked` reads it)."""
+    return click.option("--no-log", is_flag=True, expose_value=False, callback=_remember_no_log,
+                        help=NO_LOG_HELP)(func)
+
+
+def log_checked() -> bool:
+    """False when the running command was given ``--no-log``."""
+    ctx = click.get_current_context(silent=True)
+    return not (ctx is not None and ctx.meta.get(_NO_LOG))
 
 
 def _remember_status_cache(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
@@ -111,6 +132,7 @@ def status_history() -> StatusHistory:
 def resolve_options(func: Any) -> Any:
     """The options every resolving command shares (resolve, pull, agent-card): trust, status, replay read alike."""
     func = status_cache_option(func)
+    func = no_log_option(func)
     func = click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)(func)
     func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
                         help="Check at most this many attestations (the newest); more sets partial.")(func)
@@ -153,7 +175,7 @@ def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Tru
         store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(status_list_files),
         allow_unknown_status=allow_unknown_status, limits=ResolveLimits(max_referrers=max_referrers),
         check_evidence=check_evidence, fetch_remote_status=fetch_status_list_https if allow_network else None,
-        reference=ref, status_history=status_history(), replay=not no_replay,
+        reference=ref, status_history=status_history(), replay=not no_replay, log=log_checked(),
     )
 
 

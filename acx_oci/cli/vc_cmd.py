@@ -11,19 +11,23 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
+from acx_oci.cli.referrers_cmd import log_checked, no_log_option, status_cache_option, status_history
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.checks import VerifyContext, VerifyResult
+from acx_oci.evaluation.checks import Check, VerifyContext, VerifyResult, ok, skip
 from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
+from acx_oci.model.credential import issuer_id
 from acx_oci.services.attestation import fetch_status_list_https
 from acx_oci.services.did_keys import key_resolver
+from acx_oci.services.log_fetch import check_credential_log
+from acx_oci.services.logcache import LogHistory
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust.trustfile import Trust, load_trust
 
 
 def _now(value: str | None) -> datetime:
@@ -103,6 +107,21 @@ def _fetch_status_list(url: str) -> dict[str, Any] | None:
         return None
 
 
+def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file: Path | None,
+               now: datetime) -> Check | None:
+    """The transparency-log check of a credential whose issuer's log the trust file pins (None: not pinned)."""
+    if trust.log_for(issuer_id(credential) or "") is None:
+        return None
+    if not log_checked():
+        return skip("transparency_log", "--no-log: not checked against the issuer's transparency log (weaker)")
+    proof = read_bytes(proof_file, "log proof") if proof_file is not None else None
+    verdict = check_credential_log(trust, credential, read_bytes(file, "credential"), proof,
+                                   LogHistory(status_history().directory), now)
+    if verdict is not None and verdict.code is not None:
+        return Check("transparency_log", False, verdict.code, verdict.message)
+    return ok("transparency_log", "the credential is in its issuer's log, consistent with what this consumer saw")
+
+
 @vc.command("verify")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--trust", "trust_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -119,12 +138,18 @@ def _fetch_status_list(url: str) -> dict[str, Any] | None:
 @click.option("--allow-network", is_flag=True,
               help="Resolve did:web and fetch the status list over HTTPS when the trust file lacks them.")
 @click.option("--did-web-base-url", metavar="URL", help="Serve did:web documents from this base URL (tests).")
+@click.option("--log-proof", "log_proof_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The credential's log proof (the attestation's application/vnd.acx.log-proof.v1+json layer); "
+                   "needed when the trust file pins the issuer's transparency log.")
+@no_log_option
+@status_cache_option
 @click.option("--now", "now_value", metavar="RFC3339", hidden=True, help="Evaluate validity at this time.")
 @json_option
 def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manifest_digest: str | None,
               controller: str | None, rom_signer: str | None, status_file: Path | None,
               allow_unknown_status: bool, evidence_files: tuple[Path, ...], allow_network: bool,
-              did_web_base_url: str | None, now_value: str | None, as_json: bool) -> None:
+              did_web_base_url: str | None, log_proof_file: Path | None, now_value: str | None,
+              as_json: bool) -> None:
     """Verify a credential. Exit 0 verified, 1 rejected, 2 bad input.
 
     With --trust every level rule runs (proof, issuer, self-issuance, gates,
@@ -158,6 +183,9 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
         result, mode = verify_proof_only(credential, ctx), "proof-only"
     else:
         result, mode = verify_level_credential(credential, ctx), "level"
+        log_check = _log_check(trust, credential, file, log_proof_file, now)
+        if log_check is not None:
+            result.checks.append(log_check)
     _render(result, as_json, mode)
     if not result.verified:
         raise SystemExit(VerificationError.exit_code)

@@ -21,6 +21,7 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext, offline_keys
+from acx_oci.evaluation.log_check import LogView, log_failure
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
@@ -64,6 +65,7 @@ class FetchedAttestation:
     evidence: Mapping[str, bytes] | None = None  # the record bytes, when fetched (--check-evidence)
     codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
     messages: tuple[str, ...] = ()
+    log_proof: bytes | None = None  # the attestation's log-proof layer (acx_oci.tlog.proof), when it has one
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Material:
     status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
     min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
+    # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
+    logs: Mapping[str, LogView] | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,11 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             vcodes, vmsgs = run.verify(item, issuer)
             codes += vcodes
             messages += vmsgs
+            logged = None if material.logs is None else log_failure(
+                trust, material.logs, cred, item.credential_digest, item.log_proof, int(now.timestamp()))
+            if logged is not None and logged.code is not None:
+                codes.append(logged.code)
+                messages.append(logged.message)
             missing = _evidence_bound(cred, item.evidence_present)
             if missing:
                 codes.append(reasons.EVIDENCE_MISSING)

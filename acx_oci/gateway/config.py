@@ -35,6 +35,7 @@ class GatewayConfig:
     max_referrers: int = 1000
     # Re-derive deciding credentials (pulls) and pushed attestations from their game records; off is weaker.
     replay: bool = True
+    log: bool = True  # check credentials against the logs the trust file pins (off: --no-log, weaker)
     clock: Callable[[], datetime] = field(default=utcnow)
     # a manifest PUT's whole body must arrive within this many seconds of its headers (else 408): the server's
     # body timeout is per read, and a byte every few seconds would otherwise hold the request open for ever

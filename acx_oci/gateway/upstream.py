@@ -185,7 +185,8 @@ class Upstream:
                                     allow_unknown_status=False,
                                     limits=ResolveLimits(max_referrers=self.config.max_referrers),
                                     reference=f"{self.config.upstream_host}/{repository}@{digest}",
-                                    status_history=self.history, replay=self.config.replay)
+                                    status_history=self.history, replay=self.config.replay,
+                                    log=self.config.log)
         return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
 
     def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:

@@ -17,13 +17,20 @@ those is the effective one. The attempt history (attempt-record referrers and th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
+from acx_oci.evaluation.log_check import (
+    NO_LOG_NOTE,
+    log_positions,
+    log_superseded,
+    pinned_keys,
+    with_log_attempts,
+)
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
@@ -31,6 +38,8 @@ from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityRes
 from acx_oci.oci.store import Store
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.did_keys import key_resolver
+from acx_oci.services.log_fetch import LogOpener, LogsFetched, gather_logs, remember_logs
+from acx_oci.services.logcache import LogHistory
 from acx_oci.services.replay import replay_deciding
 from acx_oci.services.resolve_fetch import (
     Gathered,
@@ -82,6 +91,8 @@ def _resolve(
     reference: str = "",
     status_history: StatusHistory | None = None,
     replay: bool = True,
+    log: bool = True,
+    open_log: LogOpener | None = None,
 ) -> Resolution:
     """Resolve a loaded cartridge under ``deadline``: list → fetch → judge → replay → result.
 
@@ -91,17 +102,26 @@ def _resolve(
 
     With ``replay`` (the default) every credential that decides the answer is re-derived from its game
     records (:mod:`acx_oci.services.replay`); ``replay=False`` believes a trusted key's numbers as signed.
+    With ``log`` (the default) a credential of a verifier whose log the trust file pins must be in that log
+    (:mod:`acx_oci.evaluation.log_check`); ``open_log`` opens the log's repository (default: ``open_store``).
     """
     facts = cartridge_facts(cart)
+    pinned = pinned_keys(trust) if log else {}  # a bad log key in the trust file is exit 2 before any fetch
     listed = list_attestations(store, facts.manifest_digest, lim, deadline)
     sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
     gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
+    log_history = _log_history(status_history) if pinned else None
+    logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
+    gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
     keys = key_resolver(trust, fetch_remote_status is not None)
     judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
                                   resolve_keys=keys)
     remember_status(status_history, judgement, gathered, now)
+    if logs is not None:
+        remember_logs(log_history, logs, now)
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
+    replayed = log_supersede_step(replayed, gathered, logs)
     verdicts = capability_verdicts(facts, replayed.accepted, replayed.rejected)
     history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
     return Resolution(
@@ -111,15 +131,39 @@ def _resolve(
         signature_status=facts.signature_status,
         signer=facts.signer,
         controller=facts.controller,
-        capabilities=with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys),
+        capabilities=_log_history_step(with_attempts(verdicts, gathered.material, history.records, facts, trust, now,
+                                                     keys), logs, facts, trust),
         unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
         referrers_seen=listed.seen,
         partial=partial or replayed.partial or history.partial,
-        notes=(*notes, *replayed.notes, *history.notes),
+        notes=(*notes, *replayed.notes, *history.notes, *(logs.notes if logs else (NO_LOG_NOTE,))),
         replayed=replay,
         classified_by_manifest=listed.classified,
         judged=frozenset(a.digest for a in gathered.material.attestations),
     )
+
+
+def _log_history(status: StatusHistory | None) -> LogHistory | None:
+    """The log checkpoints are remembered beside the status lists (none for a first-time consumer)."""
+    return LogHistory(status.directory) if status is not None else None
+
+
+def _log_history_step(caps: tuple[CapabilityResolution, ...], logs: LogsFetched | None, facts: CartridgeFacts,
+                      trust: Trust) -> tuple[CapabilityResolution, ...]:
+    return caps if logs is None else with_log_attempts(caps, logs.views, facts.rom_digest, trust)
+
+
+def log_supersede_step(replayed: Replayed, gathered: Gathered, logs: LogsFetched | None) -> Replayed:
+    """Supersede by the log's order: a credential with a later issued entry of its key in the log is older."""
+    if logs is None:
+        return replayed
+    positions = log_positions({a.digest: a.log_proof for a in gathered.material.attestations})
+    accepted: dict[str, tuple[AcceptedCredential, ...]] = {}
+    rejected = dict(replayed.rejected)
+    for cid, accs in replayed.accepted.items():
+        accepted[cid], gone = log_superseded(accs, positions, logs.views)
+        rejected[cid] = (*rejected.get(cid, ()), *gone)
+    return Replayed(accepted, rejected, replayed.partial, replayed.notes)
 
 
 def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathered,

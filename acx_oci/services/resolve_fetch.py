@@ -44,6 +44,8 @@ from acx_oci.services.attestation import (
 )
 from acx_oci.services.statuscache import StatusHistory
 from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
+from acx_oci.tlog.proof import MAX_PROOF_DOC
+from acx_oci.tlog.proof import MEDIA_TYPE as LOG_PROOF_MEDIA_TYPE
 
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -75,6 +77,7 @@ class Fetched:
     size: int = 0
     cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
     over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
+    log_proof: bytes | None = None  # the log-proof layer (judged by acx_oci.evaluation.log_check)
 
 
 class BlobMemo:
@@ -162,6 +165,10 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
             out.codes.append(reasons.SCHEMA_INVALID)
             out.messages.append(schema.message if schema else "the credential is not a JSON object")
             out.credential = None
+        proofs = [d for d in manifest.layers if d.media_type == LOG_PROOF_MEDIA_TYPE]
+        if len(proofs) == 1:  # none, or two (ambiguous), is "not logged"
+            out.log_proof, new = memo.fetch(store, proofs[0].digest, MAX_PROOF_DOC, proofs[0].size)
+            out.size += new
         ev_layers = evidence_layers(manifest)
         out.evidence_present = {e.digest for e in ev_layers}
         out.evidence_order = tuple(e.digest for e in ev_layers)
@@ -323,7 +330,7 @@ class _Collector:
             digest=item.descriptor.digest, offered=item.descriptor.annotations.get(ANN_CAPABILITY, ""),
             credential=cred, credential_digest=item.credential_digest,
             evidence_present=frozenset(item.evidence_present), evidence=item.evidence,
-            codes=tuple(item.codes), messages=tuple(item.messages)))
+            codes=tuple(item.codes), messages=tuple(item.messages), log_proof=item.log_proof))
 
     def status_candidates(self, url: str) -> tuple[dict[str, Any], ...]:
         """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""

@@ -8,7 +8,10 @@ after loading is pure and offline.
 Example::
 
     publishers: [{id: did:key:z6Mk...}]
-    verifiers:  [{id: did:web:verifier.example, didDocument: verifier.did.json}]
+    verifiers:  [{id: did:web:verifier.example, didDocument: verifier.did.json,
+                  log: {origin: sigsum.org/v1/tree/..., key: "sigsum.org/v1/tree/...+1a2b3c4d+AR...",
+                        url: registry.example/acme/log},       # optional: its credentials must be logged
+                  witnesses: {keys: ["witness.example+5e6f7a8b+BC..."], quorum: 1}}]
     benchmarks: [{id: acx-bench-dag-de, version: 2026.07.1, digest: sha256:..., heldOutSliceDigest: sha256:...,
                   capability: "build-dag[snowflake+airflow+dbt]@data-engineering",
                   postCutoff: {required: true, minShare: 0.8}}]   # contamination: games on post-cutoff exams
@@ -36,11 +39,27 @@ DEFAULT_SOLVERS = ("rom",)
 
 
 @dataclass(frozen=True)
+class LogTrust:
+    """A verifier's transparency log as the consumer pins it: origin, C2SP note key, where it is served, witnesses.
+
+    Kept as text here (this floor is below :mod:`acx_oci.tlog`); the keys are parsed, and their key IDs
+    checked, by :mod:`acx_oci.evaluation.log_check` before anything is fetched.
+    """
+
+    origin: str
+    key: str  # the log's note verifier key, name+hash+base64 (name = origin)
+    url: str  # REGISTRY/REPO (or oci:DIR) of the published log
+    witness_keys: tuple[str, ...] = ()  # C2SP cosignature/v1 vkeys
+    quorum: int = 0  # how many of them must have cosigned a checkpoint
+
+
+@dataclass(frozen=True)
 class Party:
-    """A trusted DID; ``did_document`` is required for did:web (did:key derives its own)."""
+    """A trusted DID; ``did_document`` is required for did:web (did:key derives its own); ``log``: its log."""
 
     id: str
     did_document: dict[str, Any] | None = None
+    log: LogTrust | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,11 @@ class Trust:
                 return party.did_document
         return None
 
+    def log_for(self, did: str) -> LogTrust | None:
+        """The log the trust file pins for verifier ``did`` (a fragment is ignored); None: not log-checked."""
+        base = did.split("#", 1)[0]
+        return next((p.log for p in self.verifiers if p.id == base and p.log is not None), None)
+
     def benchmark(self, bench_id: str, version: str) -> AcceptedBenchmark | None:
         """The accepted entry for (id, version), or None: a benchmark not listed does not count."""
         for b in self.benchmarks:
@@ -144,7 +168,24 @@ def _party(raw: dict[str, Any], folder: Path, where: str) -> Party:
             raise UsageError(f"{where}: {exc}") from None
     elif did.startswith("did:web:"):
         doc = None  # resolvable only with network resolution allowed
-    return Party(did, doc)
+    return Party(did, doc, _log(raw, where))
+
+
+def _log(raw: dict[str, Any], where: str) -> LogTrust | None:
+    """The party's ``log:`` and ``witnesses:`` (the schema checked their shapes; here what it cannot say)."""
+    log, wit = raw.get("log"), raw.get("witnesses")
+    if log is None:
+        if wit is not None:
+            raise UsageError(f"{where}: witnesses: without log: (witnesses cosign a log's checkpoints)")
+        return None
+    if log["key"].split("+", 1)[0] != log["origin"]:
+        raise UsageError(f"{where}: log.key is named {log['key'].split('+', 1)[0]!r}, but a checkpoint's key name "
+                         f"is its origin {log['origin']!r}")
+    keys = tuple(wit.get("keys") or ()) if wit else ()
+    quorum = int(wit.get("quorum", len(keys))) if wit else 0
+    if quorum > len(keys):
+        raise UsageError(f"{where}: witnesses.quorum is {quorum}, but only {len(keys)} witness key(s) are listed")
+    return LogTrust(log["origin"], log["key"], log["url"], keys, quorum)
 
 
 def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trust:
