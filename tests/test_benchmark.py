@@ -74,8 +74,8 @@ def test_suite_validation_errors_are_one_line() -> None:
 
 def test_bench_py_suite_pins_its_graders(tmp_path: Path) -> None:
     bench, key = bm.load_suite_dir(ROOT / "testdata" / "bench-py")
-    assert len(bench.tasks) == 69 and len(key) == 32
-    assert len(bmodel.split(bench, key)[1]) == bmodel.held_out_count(69, 0.6) == 41
+    assert len(bench.tasks) == 150 and len(key) == 32
+    assert len(bmodel.split(bench, key)[1]) == bmodel.held_out_count(150, 0.6) == 90
     t = bench.tasks[0]
     assert t["grader"]["kind"] == "pytest" and "_harness.py" in t["grader"]["files"]
     assert t["grader"]["digest"] == bmodel.grader_digest(t["grader"]["files"])

@@ -31,7 +31,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write_identity(tmp / "verifier", identity_from_seed(bytes([22]) * 32))
     layout = f"oci:{tmp / 'layout'}"
     ok(cli("benchmark", "push", str(BENCH_PY), f"{layout}:bench", "--seal-to", str(tmp / "verifier.did.json"),
-           "--allow-uncertified"))  # certifying all 69 exams takes minutes: tests/test_exams.py does it
+           "--allow-uncertified"))  # certifying all 150 exams takes minutes: tests/test_real_agent_page.py does it
     return {"tmp": tmp, "layout": layout, "did": load_identity(tmp / "verifier.key").did}
 
 
@@ -59,7 +59,7 @@ def test_a_pass_on_an_impossible_exam_is_cheating(arena: dict[str, Any]) -> None
     out = arena["tmp"] / "runs" / "cheater"
     assert not (out / "credential.json").exists()
     games = json.loads((out / "result.json").read_text())["gameRecords"]
-    assert len(games) == 41
+    assert len(games) == 90
     with Ledger(arena["tmp"] / "state") as led:
         attempt = led.attempts(summary["romDigest"])[-1]
         assert attempt.state == "not-issued" and any("cheating_detected" in r for r in attempt.reasons)
@@ -69,18 +69,18 @@ def test_a_pass_on_an_impossible_exam_is_cheating(arena: dict[str, Any]) -> None
 
 
 def test_post_cutoff_slicing(arena: dict[str, Any]) -> None:
-    # 25 of the 41 held-out exams were published after 2025-12-31 (one impossible): fewer than minGames 30.
-    late = _cartridge(arena, "late-model", AGENTS / "simple_agent.py", "2025-12-31")
+    # 24 of the 90 held-out exams were published after 2026-05-31 (two impossible): fewer than minGames 30.
+    late = _cartridge(arena, "late-model", AGENTS / "simple_agent.py", "2026-05-31")
     summary = _attest(arena, late, "late", 1)
     assert summary["issued"] is False
     assert summary["reasons"][0].startswith("insufficient_post_cutoff_exams")
-    # Moving the cutoff earlier leaves all 41 (39 rateable): the level is issued, the credential records it.
+    # Moving the cutoff earlier leaves all 90 (88 rateable): the level is issued, the credential records it.
     early = _cartridge(arena, "early-model", AGENTS / "simple_agent.py", "2024-12-31")
     summary = _attest(arena, early, "early", 0)
-    assert summary["issued"] is True and summary["games"] == 39
+    assert summary["issued"] is True and summary["games"] == 88
     cred = json.loads((arena["tmp"] / "runs" / "early" / "credential.json").read_text())
     res = cred["credentialSubject"]["result"][0]
-    assert res["acx:trainingCutoff"] == "2024-12-31" and res["acx:qualifyingExams"] == 39
+    assert res["acx:trainingCutoff"] == "2024-12-31" and res["acx:qualifyingExams"] == 88
 
 
 def test_no_declared_cutoff_is_recorded_as_null(arena: dict[str, Any]) -> None:
@@ -91,4 +91,4 @@ def test_no_declared_cutoff_is_recorded_as_null(arena: dict[str, Any]) -> None:
     summary = _attest(arena, ref, "no-model", 0)
     cred = json.loads((arena["tmp"] / "runs" / "no-model" / "credential.json").read_text())
     res = cred["credentialSubject"]["result"][0]
-    assert summary["issued"] is True and res["acx:trainingCutoff"] is None and res["acx:qualifyingExams"] == 39
+    assert summary["issued"] is True and res["acx:trainingCutoff"] is None and res["acx:qualifyingExams"] == 88

@@ -54,7 +54,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     layout = f"oci:{tmp / 'layout'}"
     honest = make_cartridge(tmp, "honest", AGENTS / "simple_agent.py", layout)
     ok(cli("benchmark", "push", str(BENCH_PY), f"{layout}:bench", "--seal-to", str(tmp / "verifier.did.json"),
-           "--allow-uncertified"))  # certifying all 69 exams takes minutes: tests/test_exams.py does it
+           "--allow-uncertified"))  # certifying all 150 exams takes minutes: tests/test_real_agent_page.py does it
     return {"tmp": tmp, "layout": layout, "honest": honest, "did": load_identity(f"{tmp / 'verifier'}.key").did}
 
 
@@ -181,11 +181,11 @@ def test_one_byte_of_runtime_changes_the_rom(world: dict[str, Any]) -> None:
 
 
 def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: Path) -> None:
-    """All 41 held-out bench-py games, played by the ROM on the real registry; resolve shows what played.
+    """All 90 held-out bench-py games, played by the ROM on the real registry; resolve shows what played.
 
     Keys come from fixed seeds so the ROM digest, hence the draw order and the rating, is the same every run.
-    40 games leave sigma near 1.5 (1.50-1.54 depending on the draw order), so this verifier and its consumer
-    both run a gate of sigmaMax 2 — the gate is a parameter on both sides; the default 1.5 would need ~50 games.
+    88 rated games leave sigma near 1.1, under the default gate (1.5); this verifier and its consumer still run a
+    gate of sigmaMax 2 to show that the gate is a parameter on both sides.
     """
     from acx_oci.crypto.keys import identity_from_seed
     from acx_oci.trust.keyfiles import write_identity
@@ -204,12 +204,12 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     summary = ok(cli("attest", cart, "--benchmark", f"{registry}/acme/bench-py:2026.07.1", "--key",
                      str(tmp_path / "verifier.key"), "--issuer", did, "--state", str(tmp_path / "state"), "-o",
                      str(tmp_path / "att"), "--jobs", "2", "--sigma-max", "2", "--json"))
-    # What its skill earns: it solves about half of the held-out tasks. 41 are drawn; the two impossible exams
-    # among them are cheating canaries, played (and failed) but never rated: 39 rated games.
-    assert summary["issued"] is True and summary["games"] == 39 and 0.4 <= summary["passRate"] <= 0.7
+    # What its skill earns: it solves about half of the held-out tasks. 90 are drawn; the two impossible exams
+    # among them are cheating canaries, played (and failed) but never rated: 88 rated games.
+    assert summary["issued"] is True and summary["games"] == 88 and 0.4 <= summary["passRate"] <= 0.7
     assert summary["careerTier"] in ("staff", "principal", "distinguished")
     preds = records(tmp_path / "att")
-    assert len(preds) == 41 and sum(bool(p.get("canary")) for p in preds) == 2
+    assert len(preds) == 90 and sum(bool(p.get("canary")) for p in preds) == 2
     assert all(p["outcome"] == "model-fail" for p in preds if p.get("canary"))
     for pred in preds:
         assert pred["solver"]["name"] == "rom" and pred["containment"]["proven"] is True

@@ -1,4 +1,4 @@
-"""``benchmark demo|push|inspect|unseal|exposures``."""
+"""``benchmark demo|example|push|inspect|unseal|exposures``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from acx_oci.files import load_json_file
 from acx_oci.model import benchmark as bmodel
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services import benchmark as bm
+from acx_oci.services import examples as ex
 from acx_oci.trust.keyfiles import load_identity
 
 
@@ -47,6 +48,20 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
         click.echo(f"benchmark {bench.id}@{bench.version}: {len(bench.tasks)} tasks, {held} held out")
         click.echo(f"  measures   {bmodel.capability_display(bench.capability)}")
         click.echo(f"  digest     {bench.digest}")
+
+
+@benchmark.command("example")
+@click.argument("name", type=click.Choice(sorted(ex.EXAMPLES)))
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+def benchmark_example(name: str, out_dir: Path) -> None:
+    """Write a shipped example (NAME) into OUT_DIR (new or empty).
+
+    bench-py: the suite in exam form that "Attest a real agent" certifies, pushes and plays (150 exams,
+    90 held out; its seal.key ships with it, so its split is public: an example, not a secret exam).
+    agents: the example agents (simple_agent.py, llm_agent.py).
+    """
+    written = ex.write_example(name, out_dir)
+    click.echo(f"wrote {len(written)} files of {name} ({ex.EXAMPLES[name][1]}) to {out_dir}")
 
 
 @benchmark.command("push")

@@ -73,6 +73,62 @@ REPERTOIRE = {
     "normalize_path": ("parts = []\n    for seg in p.split('/'):\n        if seg == '..':\n"
                        "            parts = parts[:-1]\n        elif seg not in ('', '.'):\n"
                        "            parts.append(seg)\n    return '/' + '/'.join(parts)"),
+    # bench-py's second batch (py-0069 on): mostly right, some near misses, the hardest unknown
+    'square': "return n * n",
+    'sign': "return (n > 0) - (n < 0)",
+    'last_item': "return xs[-1] or None if xs else None",  # near miss
+    'count_char': "return len(s.split(c)) - 1 if s else 1",  # near miss
+    'sum_list': "return sum(xs)",
+    'min_max': "return [min(xs), max(xs)]",
+    'capitalize_words': "return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))",
+    'starts_with_vowel': "return bool(s) and s[0].lower() in 'aeiou'",
+    'swap_case': "return ''.join(c.lower() if c.isupper() else c.upper() for c in s)",
+    'count_positive': "return sum(1 for x in xs if x > 0)",
+    'average_word_length': "w = s.split()\n    return sum(map(len, w)) / len(w) if w else 0.0",
+    'is_sorted': "return xs[0] <= xs[-1] if xs else True",  # near miss
+    'initials': "return '.'.join(w[0].upper() for w in name.split())",  # near miss
+    'product': "import math\n    return math.prod(xs)",
+    'kth_largest': "return sorted(xs)[k - 1] if k > 1 else max(xs)",  # near miss
+    'char_frequency': "out = {}\n    for c in s:\n        out[c] = out.get(c, 0) + 1\n    return out",
+    'remove_duplicates_sorted': "return sorted(set(xs))",
+    'lcm': "return max(a, b) if max(a, b) % min(a, b) == 0 else a * b // 2",  # near miss
+    'vowel_positions': "return [i for i, c in enumerate(s) if c.lower() in 'aeiou']",
+    'sum_of_squares': "return n * (n + 1) * (2 * n + 1) // 6",
+    'alternate_case': "return ''.join(c.upper() if i % 2 == 0 else c.lower() for i, c in enumerate(s))",
+    'digits_of': "return [int(c) for c in str(abs(n))]",
+    'interleave': "out = []\n    for i in range(max(len(a), len(b))):\n        out += a[i:i + 1] + b[i:i + 1]\n    return out",
+    'running_max': "out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n    return out",
+    'vowel_ratio': "letters = [c.lower() for c in s if c.isalpha()]\n    return sum(c in 'aeiou' for c in letters) / len(letters) if letters else 0.0",
+    'truncate': "return s if len(s) < n else s[:n - 3] + '...'",  # near miss
+    'weekday_name': "return ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'][(n + 1) % 7] if n < 7 else 'Monday'",  # near miss
+    'count_upper': "return sum(1 for c in s if c.isupper())",
+    'acronym': "return ''.join(w[0] for w in s.replace('-', ' ').split())",  # near miss
+    'array_diff': "return [x for x in a if x not in b]",
+    'safe_divide': "return None if b == 0 else a / b",
+    'bit_count': "return len(bin(n)) - 2 if n & (n + 1) == 0 else bin(n).count('1') - (n > 1000)",  # near miss
+    'is_anagram': "return sorted(a.lower().replace(' ', '')) == sorted(b.lower().replace(' ', ''))",
+    'reverse_words': "return ' '.join(reversed(s.split()))",
+    'cumulative_sum': "out, t = [], 0\n    for x in xs:\n        t += x\n        out.append(t)\n    return out",
+    'count_substring': "return sum(1 for i in range(len(s) - len(sub)) if s[i:i + len(sub)] == sub)",  # near miss
+    'group_by_length': "out = {}\n    for w in words:\n        out.setdefault(len(w), []).append(w)\n    return out",
+    'valid_parentheses_count': "need = opened = 0\n    for c in s:\n        if c == '(':\n            opened += 1\n        elif opened:\n            opened -= 1\n        else:\n            need += 1\n    return need + opened",
+    'roman_valid': "import re\n    return bool(s) and re.fullmatch(r'M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})', s) is not None",
+    'wrap_text': "lines, cur = [], ''\n    for w in s.split():\n        if cur and len(cur) + 1 + len(w) <= width:\n            cur += ' ' + w\n        else:\n            if cur:\n                lines.append(cur)\n            cur = w\n    if cur:\n        lines.append(cur)\n    return lines",
+    'bracket_depth': "d = best = 0\n    for c in s:\n        if c == '(':\n            d += 1\n        elif c == ')':\n            best = max(best, d)\n            d -= 1\n    return best if best > 0 else None",  # near miss
+    'sum_multiples': "return sum(i for i in range(n + 1) if i % 3 == 0 or i % 5 == 0)",  # near miss
+    'longest_run': "best = cur = 0\n    prev = object()\n    for x in xs:\n        cur = cur + 1 if x == prev else 1\n        prev = x\n        best = max(best, cur)\n    return best",
+    'run_length_decode': "import re\n    return ''.join(ch * int(n) for n, ch in re.findall(r'(\\d+)(\\D)', s))",
+    'nearest_square': "import math\n    r = math.isqrt(n)\n    lo, hi = r * r, (r + 1) * (r + 1)\n    return lo if n - lo <= hi - n else hi",
+    'rotate_matrix': "return [list(r) for r in zip(*m[::-1])]",
+    'excel_number': "n = 0\n    for c in s:\n        n = n * 26 + ord(c) - 64\n    return n",
+    'move_zeros': "rest = [x for x in xs if not (x == 0 and type(x) is not bool)]\n    return rest + [0] * (len(xs) - len(rest))",
+    'binary_gap': "b = bin(n)[2:].strip('0')\n    return max((len(g) for g in b.split('1')), default=0)",
+    'happy_number': "seen = set()\n    while n != 1 and n not in seen:\n        seen.add(n)\n        n = sum(int(c) ** 2 for c in str(n))\n    return n == 1",
+    'word_pattern': "w = s.split()\n    return len(w) == len(pattern) and len(set(w)) == len(set(pattern)) == len(set(zip(pattern, w)))",
+    'majority': "for x in set(xs):\n        if xs.count(x) * 2 > len(xs):\n            return x\n    return None",
+    'valid_email': "return s.count('@') == 1 and '.' in s.split('@')[1] and not s.startswith('@')",  # near miss
+    'version_compare': "return (a > b) - (a < b)",  # near miss
+
 }
 
 

@@ -1821,13 +1821,18 @@ def main() -> None:
     common = HERE / "grader-common"
     common.mkdir(exist_ok=True)
     (common / "_harness.py").write_text(HARNESS)
+    from more_tasks import MORE  # the second batch (its module imports Task from here)
+
     all_tasks = {f"py-{i:04d}": task for i, task in enumerate(TASKS, 1)}
     assert not set(all_tasks) & set(IMPOSSIBLE), "an impossible exam reuses an id"
     all_tasks.update(IMPOSSIBLE)
+    first_batch = sorted(all_tasks)  # their publication dates never change
+    free = (f"py-{i:04d}" for i in range(len(TASKS) + 1, 10000) if f"py-{i:04d}" not in IMPOSSIBLE)
+    all_tasks.update(zip(free, MORE))
     names = [t.name for t in all_tasks.values()]
     assert len(set(names)) == len(names), "duplicate function names"
     entries = []
-    for i, (tid, task) in enumerate(sorted(all_tasks.items()), 1):
+    for tid, task in sorted(all_tasks.items()):
         expected = expected_for(task)
         fails = check_task(tid, task, expected)
         d = tasks_dir / tid
@@ -1855,7 +1860,8 @@ def main() -> None:
             fails["second-reference"] = failing_tests(task, task.source(task.second), expected)
         (d / "controls" / "expected.json").write_text(json.dumps(
             {"tests": [f"test_{g}" for g in task.groups()], "failing": fails}, indent=2) + "\n")
-        (d / "exam.yaml").write_text(exam_yaml(tid, task, published_at(i)))
+        date = published_at(first_batch.index(tid) + 1) if tid in first_batch else second_published_at(tid, all_tasks, first_batch)
+        (d / "exam.yaml").write_text(exam_yaml(tid, task, date))
         entries.append({"id": tid, "difficulty": task.difficulty, "dir": f"tasks/{tid}"})
     suite = {
         "schema": "acx.benchmark/1",
@@ -1884,6 +1890,14 @@ def published_at(i: int) -> str:
     import datetime
 
     return (datetime.date(2025, 1, 1) + datetime.timedelta(days=10 * i)).isoformat()
+
+
+def second_published_at(tid: str, all_tasks: dict[str, Task], first_batch: list[str]) -> str:
+    """The second batch's dates: from 2025-01-06 every eighth day (81 tasks: to 2026-10-08), between the first's."""
+    import datetime
+
+    second = [t for t in sorted(all_tasks) if t not in first_batch]
+    return (datetime.date(2025, 1, 6) + datetime.timedelta(days=8 * second.index(tid))).isoformat()
 
 
 def exam_yaml(tid: str, task: Task, date: str) -> str:

@@ -1,0 +1,4 @@
+# ruff: noqa
+def sign(n):
+    """Return -1, 0 or 1 according to the sign of n."""
+    return 1 if n > 0 else -1

@@ -1,0 +1,5 @@
+from solution import sign
+
+
+def test_example():
+    assert sign(-7) == -1

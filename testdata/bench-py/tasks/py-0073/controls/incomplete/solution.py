@@ -1,0 +1,4 @@
+# ruff: noqa
+def count_char(s, c):
+    """Count how often the character c occurs in s (case-sensitive)."""
+    return s.lower().count(c.lower())

@@ -1,0 +1,3 @@
+def count_char(s, c):
+    """Count how often the character c occurs in s (case-sensitive)."""
+    raise NotImplementedError

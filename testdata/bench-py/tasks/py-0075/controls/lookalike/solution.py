@@ -1,0 +1,4 @@
+# ruff: noqa
+def min_max(xs):
+    """Return [min, max] of a non-empty list."""
+    return [min(xs), max(xs)] if len(xs) > 1 else [xs[0], None]

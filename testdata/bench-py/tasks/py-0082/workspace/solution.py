@@ -1,0 +1,3 @@
+def is_sorted(xs):
+    """True when xs is sorted in non-decreasing order."""
+    raise NotImplementedError

@@ -1,0 +1,5 @@
+from solution import initials
+
+
+def test_example():
+    assert initials('ada lovelace') == 'A.L.'

@@ -1,0 +1,3 @@
+def product(xs):
+    """Product of the numbers in xs (1 for an empty list)."""
+    raise NotImplementedError

@@ -1,0 +1,7 @@
+# ruff: noqa
+def char_frequency(s):
+    """A dict from each character of s to its count."""
+    out = {}
+    for c in s.replace(' ', ''):
+        out[c] = out.get(c, 0) + 1
+    return out

@@ -1,0 +1,3 @@
+def char_frequency(s):
+    """A dict from each character of s to its count."""
+    raise NotImplementedError

@@ -1,0 +1,4 @@
+# ruff: noqa
+def pad_left(s, width, fill):
+    """Pad s on the left with the character fill up to width characters."""
+    return s.ljust(width, fill)

@@ -1,0 +1,3 @@
+def pad_left(s, width, fill):
+    """Pad s on the left with the character fill up to width characters."""
+    raise NotImplementedError

@@ -1,0 +1,5 @@
+from solution import digits_of
+
+
+def test_example():
+    assert digits_of(123) == [1, 2, 3]

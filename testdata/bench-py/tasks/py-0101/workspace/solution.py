@@ -1,0 +1,3 @@
+def count_upper(s):
+    """Number of upper-case letters in s."""
+    raise NotImplementedError

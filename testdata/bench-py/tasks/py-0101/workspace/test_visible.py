@@ -1,0 +1,5 @@
+from solution import count_upper
+
+
+def test_example():
+    assert count_upper('Hello World') == 2

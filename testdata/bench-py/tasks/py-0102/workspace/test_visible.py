@@ -1,0 +1,5 @@
+from solution import acronym
+
+
+def test_example():
+    assert acronym('portable network graphics') == 'PNG'

@@ -1,0 +1,3 @@
+def array_diff(a, b):
+    """The items of a that are not in b, in a's order (duplicates kept)."""
+    raise NotImplementedError

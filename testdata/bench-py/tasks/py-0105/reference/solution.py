@@ -1,0 +1,4 @@
+# ruff: noqa
+def bit_count(n):
+    """Number of 1 bits in the binary representation of n >= 0."""
+    return bin(n).count('1')

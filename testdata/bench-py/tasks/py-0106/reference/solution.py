@@ -1,0 +1,4 @@
+# ruff: noqa
+def is_anagram(a, b):
+    """True when a and b are anagrams, ignoring case and spaces."""
+    return sorted(a.lower().replace(' ', '')) == sorted(b.lower().replace(' ', ''))

@@ -1,0 +1,4 @@
+# ruff: noqa
+def reverse_words(s):
+    """Reverse the order of the whitespace-separated words, joined by single spaces."""
+    return ' '.join(reversed(s.split()))

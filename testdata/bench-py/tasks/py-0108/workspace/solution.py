@@ -1,0 +1,3 @@
+def cumulative_sum(xs):
+    """Running totals of xs."""
+    raise NotImplementedError

@@ -1,0 +1,4 @@
+# ruff: noqa
+def count_substring(s, sub):
+    """Occurrences of sub in s, overlapping ones included ('aaa', 'aa' -> 2)."""
+    return sum(1 for i in range(len(s) - len(sub)) if s[i:i + len(sub)] == sub)

@@ -1,0 +1,4 @@
+# ruff: noqa
+def valid_parentheses_count(s):
+    """Minimum number of '(' or ')' to add to make s balanced."""
+    return abs(s.count('(') - s.count(')'))

@@ -1,0 +1,3 @@
+def wrap_text(s, width):
+    """Greedy word wrap of s into lines of at most width characters (long words alone)."""
+    raise NotImplementedError

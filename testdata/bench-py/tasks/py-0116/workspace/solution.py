@@ -1,0 +1,3 @@
+def bracket_depth(s):
+    """Maximum nesting depth of the parentheses in s (s is balanced)."""
+    raise NotImplementedError

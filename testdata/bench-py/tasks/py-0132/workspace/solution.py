@@ -1,0 +1,3 @@
+def intersect_sorted(a, b):
+    """Common items of two sorted lists, with multiplicity, in sorted order."""
+    raise NotImplementedError

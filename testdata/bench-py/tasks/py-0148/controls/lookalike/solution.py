@@ -1,0 +1,13 @@
+# ruff: noqa
+def regex_match(s, p):
+    """Full match of s against pattern p with '.' (any character) and '*' (zero or more of the previous)."""
+    import functools
+    @functools.lru_cache(None)
+    def m(i, j):
+        if j == len(p):
+            return i == len(s)
+        first = i < len(s) and p[j] in (s[i], '.')
+        if j + 1 < len(p) and p[j + 1] == '*':
+            return first and m(i + 1, j) or m(i, j + 2) and i < len(s)
+        return first and m(i + 1, j + 1)
+    return m(0, 0)

@@ -1,0 +1,115 @@
+"""docs/attest-a-real-agent.md: its walk-through runs as written and reaches the outcome it states.
+
+The ```sh blocks under "## Walk-through: an honest agent on bench-py" (up to the next "## " heading) are
+joined in order and run by ``bash -euo pipefail`` in an empty folder, with ``acx-oci`` on PATH (this
+checkout) and ``$REG`` a registry of the test's own, as tests/test_readme_walkthrough.py does for
+getting-started. Nothing from the repository's ``testdata/`` is used by the page: it writes the suite and the
+agents with ``acx-oci benchmark example``, whose packaged copy the fast tests below hold equal to testdata/.
+This test is also the one that certifies all of bench-py (tests/test_exams.py used to), so CI certifies it once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acx_oci.services import examples as ex
+from tests.support.cli import cli
+from tests.support.env import ROOT
+from tests.support.registry import Registry
+
+PAGE = ROOT / "docs" / "attest-a-real-agent.md"
+SECTION = "\n## Walk-through: an honest agent on bench-py\n"
+#: What the page states, checked against the run: ISSUED at one of these levels, all in this tier.
+LEVELS = range(26, 28)
+TIER = "principal"
+
+
+def page_script(page: str) -> str:
+    """The page's walk-through: every ```sh block of its first section, in order."""
+    start = page.index(SECTION)
+    end = page.find("\n## ", start + 1)
+    blocks = re.findall(r"^```sh\n(.*?)^```$", page[start:end if end != -1 else None], flags=re.S | re.M)
+    assert len(blocks) >= 4, "the walk-through lost its ```sh blocks"
+    return "\n".join(blocks)
+
+
+def shipped_tree(src: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of what scripts/pack_examples.py packs from ``src`` (caches left out)."""
+    return {p.relative_to(src).as_posix(): p.read_bytes() for p in sorted(src.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+
+
+def test_the_packaged_examples_are_testdata() -> None:
+    """The tarballs a pip user gets hold exactly the suite and agents the tests use (else: pack_examples.py)."""
+    bench = ex.example_members("bench-py")
+    assert bench == shipped_tree(ROOT / "testdata" / "bench-py"), "run python3 scripts/pack_examples.py"
+    assert sum(1 for p in bench if p.endswith("/exam.yaml")) == 150
+    agents = ex.example_members("agents")
+    assert agents == {n: (ROOT / "testdata" / "agents" / n).read_bytes() for n in ("simple_agent.py", "llm_agent.py")}
+
+
+def test_benchmark_example_writes_a_suite_that_loads(tmp_path: Path) -> None:
+    from acx_oci.model import benchmark as bmodel
+    from acx_oci.services.benchmark import load_suite_dir
+
+    res = cli("benchmark", "example", "bench-py", str(tmp_path / "b"))
+    assert res.exit_code == 0, res.output
+    assert "wrote 1508 files of bench-py" in res.output
+    bench, key = load_suite_dir(tmp_path / "b")
+    assert len(bench.tasks) == 150 and len(bmodel.split(bench, key)[1]) == 90
+    # A folder that is not empty is refused in one line, exit 2; nothing is overwritten.
+    res = cli("benchmark", "example", "agents", str(tmp_path / "b"))
+    assert res.exit_code == 2 and res.output.strip().splitlines() == [
+        f"error: benchmark example: {tmp_path / 'b'} exists and is not an empty directory"]
+    res = cli("benchmark", "example", "bench-pie", str(tmp_path / "c"))
+    assert res.exit_code == 2 and "'bench-pie' is not one of 'agents', 'bench-py'" in res.output
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_page_states_the_outcome_this_test_checks() -> None:
+    page = PAGE.read_text("utf-8")
+    script = page_script(page)
+    assert "testdata" not in script and "$SRC" not in script  # a pip user has no clone
+    assert "benchmark example bench-py" in script and "exam certify" in script and "--allow-uncertified" not in script
+    assert f"ISSUED, at level {LEVELS[0]} or {LEVELS[-1]} (*{TIER}*)" in page
+
+
+@pytest.mark.slow  # certifies 150 exams and plays 90 games: 13-40 min on 2 cores (docs/attest-a-real-agent.md)
+def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry, tmp_path: Path) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (Debian 'bubblewrap') not installed")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "acx-oci").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m acx_oci "$@"\n')
+    (bindir / "acx-oci").chmod(0o755)
+    work = tmp_path / "page"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(ROOT),
+           "REG": own_registry.host}
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", page_script(PAGE.read_text("utf-8"))], cwd=work,
+                          env=env, text=True, capture_output=True, timeout=3600)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n" \
+                                 f"{proc.stderr[-3000:]}"
+    # Every exam certified (what tests/test_exams.py checked before): controls distinguished, canaries sealed.
+    recs = {r["exam"]: r for r in (json.loads(p.read_text()) for p in (work / "certs" / "records").glob("*.json"))}
+    assert len(recs) == 150 and all(r["certified"] for r in recs.values())
+    assert sum(r["impossible"] for r in recs.values()) == 2
+    assert all(r["stages"]["grader"]["distinguished"] for r in recs.values())
+    # The outcome the page states: ISSUED over the 88 rated games (90 drawn, 2 impossible canaries), sigma well
+    # under the gate, the level in the stated range, every game played by the ROM in a proven sandbox.
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(("ISSUED", "NOT ISSUED")))
+    m = re.match(r"ISSUED  mu=([\d.]+) sigma=([\d.]+) games=(\d+) .* acxLevel=(\d+) tier=(\w+)", line)
+    assert m, line
+    assert float(m[2]) < 1.3 and int(m[3]) == 88 and int(m[4]) in LEVELS and m[5] == TIER, line
+    games = json.loads((work / "att-py" / "result.json").read_text())["gameRecords"]
+    assert len(games) == 90
+    assert (work / "att-py" / "credential.json").is_file()
+    assert "containment PROVEN" in proc.stdout  # sandbox check: every probe held
