@@ -16,34 +16,35 @@ those is the effective one. The attempt history (attempt-record referrers and th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.evaluation.attempt_history import with_attempts
-from acx_oci.evaluation.checks import KeyResolver
+from acx_oci.evaluation.checks import Check, KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
-from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.oci.store import Store
+from acx_oci.services.attempt_fetch import fetch_attempt_records
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.did_keys import key_resolver
-from acx_oci.services.replay import replay_deciding
+from acx_oci.services.replay import ReplayJob, issuer_keys, replay_jobs
 from acx_oci.services.resolve_fetch import (
     Gathered,
     ResolveLimits,
     StatusFetcher,
     StatusSources,
-    fetch_attempt_records,
     gather,
     list_attestations,
     supplied_lists,
     time_bound_note,
 )
+from acx_oci.services.resolve_phases import Phases
 from acx_oci.services.statuscache import StatusHistory
+from acx_oci.services.verdictcache import TrustView, VerdictCache
 from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
@@ -93,16 +94,25 @@ def _resolve(
     records (:mod:`acx_oci.services.replay`); ``replay=False`` believes a trusted key's numbers as signed.
     """
     facts = cartridge_facts(cart)
-    listed = list_attestations(store, facts.manifest_digest, lim, deadline)
-    sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
-    gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
+    phases = Phases()
+    with phases.timed("fetch", less=("status",)):
+        listed = list_attestations(store, facts.manifest_digest, lim, deadline)
+        sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
+        gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources, phases)
     keys = key_resolver(trust, fetch_remote_status is not None)
-    judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
-                                  resolve_keys=keys)
-    remember_status(status_history, judgement, gathered, now)
+    cache = VerdictCache(status_history.directory).view(trust) if status_history is not None else None
+    step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
+    with phases.timed("verify", less=("replay",)):
+        judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
+                                      resolve_keys=keys, known=cache,
+                                      confirm=step.confirm if replay and not facts.tampered else None)
+    with phases.timed("status"):
+        remember_status(status_history, judgement, gathered, now)
+    if cache is not None:
+        cache.cache.flush()
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
-    replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
-    verdicts = capability_verdicts(facts, replayed.accepted, replayed.rejected)
+    replayed = replay_notes(facts, judgement, replay, deadline)
+    verdicts = capability_verdicts(facts, judgement.accepted, judgement.rejected)
     history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
     return Resolution(
         reference=reference or str(store.reference),
@@ -119,6 +129,8 @@ def _resolve(
         replayed=replay,
         classified_by_manifest=listed.classified,
         judged=frozenset(a.digest for a in gathered.material.attestations),
+        phases=phases.to_json(),
+        verifications=judgement.verifications,
     )
 
 
@@ -144,32 +156,59 @@ def remember_status(history: StatusHistory | None, judgement: Judgement, gathere
 
 @dataclass(frozen=True)
 class Replayed:
-    """The accepted credentials that survived replay, every rejection, and what replay said."""
+    """Whether replay left the answer partial, and what it said."""
 
-    accepted: Mapping[str, tuple[AcceptedCredential, ...]]
-    rejected: Mapping[str, tuple[Rejection, ...]]
     partial: bool = False
     notes: tuple[str, ...] = ()
 
 
-def replay_step(store: Store, facts: CartridgeFacts, judgement: Judgement, gathered: Gathered, trust: Trust,
-                now: datetime, lim: ResolveLimits, deadline: Deadline, replay: bool,
-                keys: KeyResolver) -> Replayed:
-    """Re-derive the deciding credentials from their records (unless ``replay`` is off or the cartridge is tampered)."""
-    accepted, rejected = judgement.accepted, judgement.rejected
+class ReplayStep:
+    """The judge's ``confirm``: re-derive a credential that verified from its game records before it decides.
+
+    The consumer's verdict cache answers for bytes replayed before (same record layers, same issuer keys);
+    past the deadline it answers None (undecided: the answer is partial), never a false rejection.
+    """
+
+    def __init__(self, store: Store, gathered: Gathered, trust: Trust, now: datetime, lim: ResolveLimits,
+                 keys: KeyResolver, cache: TrustView | None, phases: Phases) -> None:
+        self.store, self.gathered, self.trust, self.now, self.lim = store, gathered, trust, now, lim
+        self.keys, self.cache, self.phases = keys, cache, phases
+        self.deadline = current_deadline()
+
+    def confirm(self, acc: AcceptedCredential) -> Check | None:
+        """The replay verdict of ``acc`` (None: the time bound passed first)."""
+        if self.deadline is not None and self.deadline.expired():
+            return None
+        src = self.gathered.records[acc.attestation_digest]
+        job = ReplayJob(acc.attestation_digest, acc.credential, acc.credential_digest, src.layers, src.evidence,
+                        src.bundle)
+        with self.phases.timed("replay"):
+            signers = tuple(sorted(k.hex() for k in issuer_keys(acc.credential, self.keys)))
+            layers = (*src.layers, *((src.bundle.digest,) if src.bundle else ()), *signers)
+            hit = self.cache.replayed(acc.credential_digest, layers) if self.cache is not None else None
+            if hit is not None:
+                return hit
+            verdict = replay_jobs(self.store, [job], self.trust, self.now, workers=self.lim.workers,
+                                  resolve_keys=self.keys,
+                                  tally=lambda n: self.phases.count("replay", 1, n))[acc.attestation_digest]
+        if not verdict.ok and self.deadline is not None and self.deadline.expired():
+            return None  # records cut short by the deadline: undecided, not refuted
+        if self.cache is not None:
+            self.cache.remember_replay(acc.credential_digest, layers, verdict)
+        return verdict
+
+
+def replay_notes(facts: CartridgeFacts, judgement: Judgement, replay: bool, deadline: Deadline) -> Replayed:
+    """What the replay step says: off, a tampered cartridge, or cut short by the time bound."""
     if facts.tampered:
         tampered = ("the cartridge is tampered: no claim can be verified",)
-        return Replayed(accepted, rejected, notes=tampered if replay else (*tampered, NO_REPLAY_NOTE))
+        return Replayed(notes=tampered if replay else (*tampered, NO_REPLAY_NOTE))
     if not replay:
-        return Replayed(accepted, rejected, notes=(NO_REPLAY_NOTE,))
-    if deadline.expired():
-        return Replayed({cid: () for cid in accepted}, rejected, True,
-                        ("the time bound passed before the deciding credentials were replayed: none counts",))
-    kept, failed = replay_deciding(store, accepted, gathered.records, trust, now, lim.workers, resolve_keys=keys)
-    merged = {cid: (*rejs, *failed.get(cid, ())) for cid, rejs in rejected.items()}
-    if deadline.expired():  # records cut short fail their replay: say why they may be missing
-        return Replayed(kept, merged, True, (time_bound_note(deadline) + " (while replaying game records)",))
-    return Replayed(kept, merged)
+        return Replayed(notes=(NO_REPLAY_NOTE,))
+    if judgement.unconfirmed:
+        return Replayed(True, (time_bound_note(deadline) + f" (while replaying game records: "
+                                                          f"{len(judgement.unconfirmed)} attestation(s) undecided)",))
+    return Replayed()
 
 
 NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "
