@@ -39,7 +39,7 @@ def test_es6_numbers(vectors: Path) -> None:
         try:
             jcs._plain(x)
             fast += 1
-        except jcs._Slow:
+        except ValueError:
             pass
     assert fast > 500  # the fast path is exercised, not just the fallback
 

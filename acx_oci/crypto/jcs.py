@@ -24,51 +24,52 @@ _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, 
                            check_circular=False).encode
 
 
-class _Slow(Exception):
+def _slow() -> ValueError:
     """The document needs the full RFC 8785 rules (the fast path does not apply)."""
+    return ValueError("outside the fast path")
 
 
 def _number(x: float) -> float | int:
-    """``x`` as the C encoder should print it, or :class:`_Slow` where ``repr`` and ES6 may differ."""
+    """``x`` as the C encoder should print it, or ValueError where ``repr`` and ES6 may differ."""
     if x != x or x in (float("inf"), float("-inf")):
-        raise _Slow
+        raise _slow()
     if x.is_integer():
         if abs(x) > _MAX_INT:
-            raise _Slow
+            raise _slow()
         return int(x)  # ES6 prints 100.0 as 100 and -0.0 as 0
     if not 1e-4 <= abs(x) < 1e16:
-        raise _Slow
+        raise _slow()
     return x
 
 
 def _plain(obj: Any) -> Any:
-    """``obj`` with integral floats as ints; :class:`_Slow` on anything the fast path cannot promise."""
+    """``obj`` with integral floats as ints; ValueError on anything the fast path cannot promise."""
     t = type(obj)
     if t is str or t is bool or obj is None:
         return obj
     if t is int:
         if -_MAX_INT <= obj <= _MAX_INT:
             return obj
-        raise _Slow
+        raise _slow()
     if t is float:
         return _number(obj)
     if t is dict:
         out = {}
         for k, v in obj.items():
             if type(k) is not str or not k.isascii():
-                raise _Slow
+                raise _slow()
             out[k] = _plain(v)
         return out
     if t is list:
         return [_plain(v) for v in obj]
-    raise _Slow
+    raise _slow()
 
 
 def canonical(obj: Any) -> bytes:
     """Return the JCS bytes of ``obj``; numbers must be in IEEE-754 safe range."""
     try:
         return _encode(_plain(obj)).encode("utf-8")
-    except (_Slow, UnicodeEncodeError, RecursionError):
+    except (ValueError, RecursionError):  # (UnicodeEncodeError is a ValueError: a lone surrogate)
         pass
     try:
         return rfc8785.dumps(obj)
