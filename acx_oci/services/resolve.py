@@ -6,8 +6,11 @@ and records in parallel, digest-verified, bounded in count, bytes and time; ever
 of each status list — the cartridge's repository, then files given by the user, then
 HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory``) →
 the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
-rule; a list older than the remembered sequence is a rollback) → :func:`replay_step` →
-:func:`~acx_oci.evaluation.judge.capability_verdicts`. A claim is VERIFIED only when a
+rule, per superseding key newest first, each credential that verifies replayed by
+:class:`ReplayStep` before it decides; a list older than the remembered sequence is a rollback) →
+:func:`~acx_oci.evaluation.judge.capability_verdicts`. Per-phase seconds and counts travel in
+``Resolution.phases``; proofs and replays verified before come from the consumer's verdict cache
+(:mod:`acx_oci.services.verdictcache`). A claim is VERIFIED only when a
 credential that passed all of them names it; the newest valid credential per issuer, ROM,
 benchmark and capability wins (older ones are ``superseded``), and the highest level among
 those is the effective one. The attempt history (attempt-record referrers and the credentials'
