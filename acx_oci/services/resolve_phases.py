@@ -3,7 +3,9 @@
 A user who hits a limit sees which phase spent it: ``resolve --json`` prints :meth:`Phases.to_json` as
 ``phases``, the gateway logs it at debug level. Seconds are wall time on the resolving thread, except
 ``parse``, which is summed over the fetch workers (it overlaps ``fetch``); ``fetch`` excludes the status
-lists fetched while attestations arrive, ``verify`` excludes the replays it asked for. Signatures are the
+lists fetched while attestations arrive, ``verify`` excludes the replays it asked for. ``blobs`` counts every
+object fetched (attestation manifests too); ``status`` counts a list's manifest and layer but not its bytes
+(the store hands back the parsed list). Signatures are the
 Ed25519 verifications made in the phase (:func:`acx_oci.crypto.keys.counting_verifications`).
 """
 
