@@ -13,7 +13,10 @@ keep-alive ``httpx.Client``:
 - non-cartridge: a benchmark manifest in a covered repository (proxy + reading its type; no verdict);
 - cached:      the cartridge through the gateway, verdict fresh in the cache (no upstream calls but the GET);
 - revalidated: the cartridge, cached verdict but its fingerprint re-listed (``--fresh 0``);
-- cold:        the cartridge, verdict cache emptied before every request (full resolve + evaluate).
+- cold:        the cartridge, the gateway's verdict cache emptied before every request (full resolve +
+               evaluate; the process's replay cache and the consumer verdict cache stay warm: the definition
+               the figures before issue 25 used);
+- cold, no cache: the same with every cache emptied (gateway verdicts, replay verdicts, ``verdicts.json``).
 
 The warm measurements are interleaved (one request of each per round), so load from other processes on
 the machine falls on all of them alike. Prints each against the floor as a ratio, and the two targets of
@@ -24,6 +27,7 @@ Run: python benchmarks/gateway.py [--n 300] [--repeat 3]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -39,6 +43,9 @@ sys.path.insert(0, str(ROOT))
 from acx_oci.evaluation.policy import load_policy  # noqa: E402
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread  # noqa: E402
 from acx_oci.oci.model import MANIFEST_ACCEPT  # noqa: E402
+from acx_oci.services import replay as replay_service  # noqa: E402
+from acx_oci.services.statuscache import CACHE_ENV  # noqa: E402
+from acx_oci.services.verdictcache import FILE as VERDICTS_FILE  # noqa: E402
 from acx_oci.trust.trustfile import load_trust  # noqa: E402
 from tests.support.policy_world import build_world  # noqa: E402
 from tests.support.registry import start_registry  # noqa: E402
@@ -99,6 +106,7 @@ def main() -> None:
     gateways: list[RunningGateway] = []
     try:
         with tempfile.TemporaryDirectory(prefix="acx-bench-gw-") as tmp:
+            os.environ[CACHE_ENV] = str(Path(tmp) / "consumer-cache")  # never the user's own cache
             print("building the world (keys, benchmark, 4 cartridges, attestations)...", file=sys.stderr)
             w = build_world(reg.host, Path(tmp))
             policy, trust = load_policy(w.policy), load_trust(w.trust)
@@ -126,6 +134,13 @@ def main() -> None:
                     if run == args.repeat - 1:
                         rows.append(("cold verdict (full resolve)",
                                      measure(client, urls[3], args.n_cold, fresh.gateway.cache.clear)))
+
+                        def forget_all() -> None:
+                            fresh.gateway.cache.clear()
+                            replay_service.clear_cache()
+                            (Path(os.environ[CACHE_ENV]) / VERDICTS_FILE).unlink(missing_ok=True)
+
+                        rows.append(("cold verdict, no cache", measure(client, urls[3], args.n_cold, forget_all)))
                     report(rows, args, run)
             print(f"evaluations: fresh gateway {fresh.gateway.stats}, revalidating gateway {reval.gateway.stats}")
     finally:

@@ -65,7 +65,7 @@ def test_attestation_is_a_referrer_visible_to_skopeo_and_discover(world: World) 
     assert att["artifactType"] == "application/vnd.acx.level-attestation.v1"
     assert att["subject"]["digest"] == w.cart["manifestDigest"]
     assert att["layers"][0]["mediaType"] == "application/vc"
-    assert {x["mediaType"] for x in att["layers"][1:]} == {"application/vnd.dsse.envelope.v1+json"}
+    assert [x["mediaType"] for x in att["layers"][1:]] == ["application/vnd.acx.game-records.v1+json"]
     assert att["annotations"]["dev.acx.level.career-tier"] == w.attest_out["careerTier"]
     if w.kind == "distribution":  # no Referrers API: the tag-schema index lists it
         index = skopeo_raw(f"{w.registry}/{w.repo}:{fallback_tag(w.cart['manifestDigest'])}")

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,8 +99,26 @@ def public_from_did_key(did: str) -> bytes:
     return ed25519_public_from_multikey(did.split("#", 1)[0][len("did:key:"):])
 
 
+# Signature verifications made in the current context (resolve reports them per phase; tests count a flood's cost).
+_verifications: ContextVar[list[int] | None] = ContextVar("acx_oci_signature_verifications", default=None)
+
+
+@contextmanager
+def counting_verifications() -> Iterator[list[int]]:
+    """Count :func:`verify_ed25519` calls on this thread's context inside the block (``counter[0]``)."""
+    counter = [0]
+    token = _verifications.set(counter)
+    try:
+        yield counter
+    finally:
+        _verifications.reset(token)
+
+
 def verify_ed25519(public: bytes, signature: bytes, message: bytes) -> bool:
     """False for a bad signature or a malformed key: callers turn False into their own reason code."""
+    counter = _verifications.get()
+    if counter is not None:
+        counter[0] += 1
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
     except (InvalidSignature, ValueError):

@@ -4,23 +4,25 @@
 attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
 :func:`judge_credentials` runs every verification rule on it and says, per
-attestation, accepted or rejected with reasons; :func:`capability_verdicts` picks,
+attestation, accepted or rejected with reasons — per superseding key newest first, stopping
+at the first credential that verifies (and replays, through the caller's ``confirm``), so
+the older ones are ``superseded`` unverified and a forged "newer" one costs one failed
+verification; :func:`capability_verdicts` picks,
 per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
-digest, capability) and the highest level among those; the older ones of a key are
-``superseded``. Replay (re-deriving the deciding credentials from their records) sits
-between the two and is the caller's: it may fetch records the listing did not carry.
+digest, capability) and the highest level among those. Replay (re-deriving a credential
+from its records) is the caller's ``confirm``: it may fetch records the listing did not carry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import KeyResolver, StatusCache, VerifyContext, offline_keys
+from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import statuslist
@@ -89,6 +91,18 @@ class Judgement:
     rejected: Mapping[str, tuple[Rejection, ...]]
     unmatched: tuple[Rejection, ...]
     status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
+    verifications: int = 0  # credentials put through every rule (each at most once)
+    unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
+
+
+class KnownProofs(Protocol):
+    """Credentials whose proofs this consumer verified before, and with which keys (the consumer's cache)."""
+
+    def proof_keys(self, credential_digest: str) -> frozenset[bytes] | None:
+        """The keys the proof verified with last time, or None."""
+
+    def remember(self, credential_digest: str, keys: frozenset[bytes]) -> None:
+        """Record that every rule passed for these exact bytes, with these keys."""
 
 
 def status_url(credential: dict[str, Any]) -> str | None:
@@ -207,6 +221,8 @@ class _Run:
     now: datetime
     allow_unknown_status: bool
     resolve_keys: KeyResolver | None
+    known: KnownProofs | None = None
+    verifications: int = 0  # credentials put through every rule (what a flood of forgeries costs)
     verdicts: dict[tuple[Any, ...], tuple[list[str], list[str]]] = field(default_factory=dict)
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
@@ -228,6 +244,8 @@ class _Run:
         key = (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
         if key in self.verdicts:
             return self.verdicts[key]
+        self.verifications += 1
+        seen_keys = self.known.proof_keys(item.credential_digest) if self.known and item.credential_digest else None
         chosen = choose_status_list(cred, self.material.status_lists.get(url, ()), self.bits) if url else None
         floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
         ctx = VerifyContext(
@@ -238,38 +256,29 @@ class _Run:
             evidence=None if item.evidence is None else dict(item.evidence), status_cache=self.status_cache,
             resolve_keys=self.resolve_keys,
         )
-        checks = verify_level_credential(cred, ctx).checks
+        checks = verify_level_credential(
+            cred, ctx, proof_known=bool(seen_keys) and seen_keys == proof_keys(cred, self.keys())).checks
         if url and issuer and chosen is not None and any(
                 c.name == "status_list" and c.ok and not c.skipped for c in checks):
             # the list verified as the issuer's and is not older than what we knew: remember it
             self.seen[(url, issuer)] = max(self.seen.get((url, issuer), 0), sequence(chosen))
         failed = [c for c in checks if not c.ok]
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
+        if not failed and self.known is not None and item.credential_digest:
+            self.known.remember(item.credential_digest, proof_keys(cred, self.keys()))
         return self.verdicts[key]
 
-
-def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, now: datetime, *,
-                      allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None) -> Judgement:
-    """Judge every fetched attestation: accepted under the claim it proves, else rejected with every reason.
-
-    ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O, e.g. did:web over HTTPS); by
-    default keys resolve offline.
-    """
-    run = _Run(material, cart, trust, now, allow_unknown_status, resolve_keys)
-    claims = {c.id: c for c in cart.capabilities}
-    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
-    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
-    unmatched: list[Rejection] = []
-    for item in material.attestations:
-        cap_id, codes, messages = _claim_of(item, claims)
+    def judge_one(self, item: FetchedAttestation, cap_id: str, codes: list[str],
+                  messages: list[str]) -> AcceptedCredential | Rejection:
+        """One attestation's verdict: every rule (verified once) and the evidence bound."""
         cred = item.credential
         issuer = issuer_id(cred) if cred is not None else None
         if cred is not None:
-            vcodes, vmsgs = run.verify(item, issuer)
-            codes += vcodes
-            messages += vmsgs
-            logged = None if material.logs is None else log_failure(
-                trust, material.logs, cred, item.credential_digest, item.log_proof, int(now.timestamp()))
+            vcodes, vmsgs = self.verify(item, issuer)
+            codes, messages = [*codes, *vcodes], [*messages, *vmsgs]
+            logged = None if self.material.logs is None else log_failure(
+                self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
+                int(self.now.timestamp()))
             if logged is not None and logged.code is not None:
                 codes.append(logged.code)
                 messages.append(logged.message)
@@ -277,18 +286,100 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             if missing:
                 codes.append(reasons.EVIDENCE_MISSING)
                 messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
+        claims = {c.id for c in self.cart.capabilities}
         if codes:
-            rej = Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
-            (rejected[cap_id] if cap_id in claims else unmatched).append(rej)
-        elif cap_id in claims:
+            return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
+        if cap_id in claims:
             assert cred is not None
-            accepted[cap_id].append(_accepted(item, cap_id, issuer, proof_keys(cred, run.keys())))
+            return _accepted(item, cap_id, issuer, proof_keys(cred, self.keys()))
+        return Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
+                         (f"the credential proves {cap_id}, which this cartridge does not claim",),
+                         item.credential_digest, issuer)
+
+
+Confirm = Callable[[AcceptedCredential], "Check | None"]
+GroupKey = tuple[str, str, str, str]
+
+
+def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
+    """The superseding key a credential *claims* (issuer, ROM, benchmark digest, capability), before it verifies.
+
+    A forger can claim any key; it then fails its own verification, which costs one verification, no more.
+    """
+    res = level_result(credential) or {}
+    issuer = issuer_id(credential) or ""
+    return (issuer.split("#", 1)[0], str(res.get("acx:cartridgeRomDigest", "")),
+            str(res.get("acx:benchmarkDigest", "")), cap_id)
+
+
+def _claimed_order(item: FetchedAttestation) -> tuple[datetime, str]:
+    """:func:`newer_key` on the unverified credential: its claimed ``validFrom``, then its digest."""
+    cred = item.credential or {}
+    return parse_datetime(cred.get("validFrom")) or FLOOR, item.credential_digest or ""
+
+
+def _superseded(item: FetchedAttestation, by: AcceptedCredential) -> Rejection:
+    issuer = issuer_id(item.credential) if item.credential is not None else None
+    return Rejection(item.digest, (reasons.SUPERSEDED,),
+                     (f"superseded by credential {by.credential_digest} from the same issuer (validFrom "
+                      f"{by.valid_from}, level {by.acx_level}); not verified: only the newest credential that "
+                      "verifies decides",), item.credential_digest, issuer)
+
+
+def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, now: datetime, *,
+                      allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
+                      confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
+    """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
+
+    Per superseding key (:func:`group_key`) the credentials are verified newest first and the walk stops at
+    the first that verifies (and that ``confirm``, the caller's replay, accepts): every older one is listed
+    ``superseded`` without being verified. ``confirm`` returning None (it could not decide, e.g. a deadline)
+    stops that key's walk with nothing accepted; those attestations are in ``Judgement.unconfirmed``.
+    Attestations that cannot decide (a fetch-time defect, an unclaimed capability) are verified once each so
+    every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
+    ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O); by default keys resolve offline.
+    """
+    run = _Run(material, cart, trust, now, allow_unknown_status, resolve_keys, known)
+    claims = {c.id: c for c in cart.capabilities}
+    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
+    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
+    unmatched: list[Rejection] = []
+    groups: dict[GroupKey, list[FetchedAttestation]] = {}
+    unconfirmed: list[str] = []
+    for item in material.attestations:
+        cap_id, codes, messages = _claim_of(item, claims)
+        if item.credential is not None and not codes and cap_id in claims:
+            groups.setdefault(group_key(item.credential, cap_id), []).append(item)
+            continue
+        outcome = run.judge_one(item, cap_id, codes, messages)
+        if isinstance(outcome, AcceptedCredential):  # (only a claimed capability with no defect is accepted)
+            accepted[cap_id].append(outcome)
         else:
-            unmatched.append(Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
-                                       (f"the credential proves {cap_id}, which this cartridge does not claim",),
-                                       item.credential_digest, issuer))
+            (rejected[cap_id] if cap_id in claims else unmatched).append(outcome)
+    for key, group in groups.items():
+        cap_id = key[3]
+        decided: AcceptedCredential | None = None
+        walk = sorted(group, key=_claimed_order, reverse=True)
+        for i, item in enumerate(walk):
+            if decided is not None:
+                rejected[cap_id].append(_superseded(item, decided))
+                continue
+            outcome = run.judge_one(item, cap_id, [], [])
+            if not isinstance(outcome, AcceptedCredential):
+                rejected[cap_id].append(outcome)
+                continue
+            verdict = confirm(outcome) if confirm is not None else None
+            if confirm is not None and verdict is None:
+                unconfirmed += [it.digest for it in walk[i:]]
+                break
+            if verdict is not None and not verdict.ok:
+                rejected[cap_id].append(Rejection(item.digest, (verdict.code,), (verdict.message,),
+                                                  outcome.credential_digest, outcome.issuer))
+                continue
+            accepted[cap_id].append(outcome)
+            decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
-                     tuple(unmatched), dict(run.seen))
+                     tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

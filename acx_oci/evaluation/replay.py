@@ -100,6 +100,9 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
         if digest is None:
             return bad(NAME, MISMATCH, f"evidence[{i}] names no digest")
         if raw is None:
+            if layer_digests is not None and digest not in layer_digests:
+                return bad(NAME, reasons.EVIDENCE_MISSING, f"evidence[{i}] {digest}: the attestation does not "
+                                                           "carry this game record (neither inline nor in its layers)")
             return bad(NAME, MISMATCH, f"evidence[{i}] {digest}: the game record is not available "
                                        "(neither inline nor a layer of the attestation)")
         actual = sha256_digest(raw)

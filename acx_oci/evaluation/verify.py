@@ -63,8 +63,13 @@ def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
 
 # --------------------------------------------------------------------------- the level rules
 
-def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult:
-    """Run every level rule on ``credential`` and report each one."""
+def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known: bool = False) -> VerifyResult:
+    """Run every level rule on ``credential`` and report each one.
+
+    ``proof_known``: the caller verified these exact bytes' proof (and their inline game records' signatures)
+    before, with the keys the proof names now (the consumer's verdict cache): no signature is checked again.
+    Every other rule runs, since they depend on ``now``, the status list and the cartridge.
+    """
     if not isinstance(credential, dict):
         return VerifyResult([bad("schema", reasons.SCHEMA_INVALID, "the credential is not a JSON object")])
     schema = check_schema(credential)
@@ -76,7 +81,9 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
         return VerifyResult([schema, *check_proofs(credential, resolve, ctx.now)])
     checks: list[Check] = [schema]
     issuer = issuer_id(credential)
-    checks += check_proofs(credential, resolve, ctx.now, issuer=issuer)
+    proof_known = proof_known and not _expiring(credential)
+    checks += known_proof_checks(credential, issuer) if proof_known else check_proofs(credential, resolve, ctx.now,
+                                                                                     issuer=issuer)
     checks.append(_check_issuer_trusted(issuer, ctx.trust))
     checks.append(_check_self_issuance(credential, issuer, ctx, resolve))
     res = level_result(credential) or {}
@@ -87,8 +94,33 @@ def verify_level_credential(credential: Any, ctx: VerifyContext) -> VerifyResult
     checks += _check_model(res, ctx.trust)
     checks += _check_validity(credential, ctx.now)
     checks += check_status(credential, issuer, ctx, resolve)
-    checks += check_evidence(credential, res, issuer, ctx, resolve)
+    # inline records are part of the credential's bytes; supplied ones (--check-evidence) are verified every time
+    inline_known = proof_known and ctx.evidence is None
+    checks += check_evidence(credential, res, issuer, ctx, resolve, signatures_known=inline_known)
     return VerifyResult(checks)
+
+
+def _expiring(credential: dict[str, Any]) -> bool:
+    """A proof with ``expires`` depends on ``now``: its verdict is never taken from a cache."""
+    proofs = credential.get("proof")
+    return any(not isinstance(p, dict) or "expires" in p for p in (proofs if isinstance(proofs, list) else [proofs]))
+
+
+def known_proof_checks(credential: dict[str, Any], issuer: str | None) -> list[Check]:
+    """The proof checks of a credential whose proof verified before (same bytes, same keys): no crypto."""
+    proofs = credential.get("proof")
+    methods = [p.get("verificationMethod") for p in (proofs if isinstance(proofs, list) else [proofs])
+               if isinstance(p, dict)]
+    foreign = [m for m in methods if not isinstance(m, str) or base(m) != issuer]
+    checks = [ok("proof", f"proof by {', '.join(map(str, methods))} verified before with the same keys "
+                          "(consumer verdict cache)")]
+    if not methods or foreign:
+        checks.append(bad("proof_issuer", reasons.ISSUER_KEY_MISMATCH,
+                          f"the proof is by {', '.join(map(str, foreign)) or 'nobody'}, not by a key of the issuer "
+                          f"{issuer}"))
+    else:
+        checks.append(ok("proof_issuer", f"signed by the issuer's own key ({', '.join(map(str, methods))})"))
+    return checks
 
 
 def check_schema(credential: dict[str, Any]) -> Check:

@@ -8,6 +8,8 @@ upstream, so it needs pull (and, for referrer index upkeep, push) access.
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -16,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from acx_oci import reasons
-from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
+from acx_oci.errors import AcxError, IntegrityError, NotFoundError, SchemaError, UsageError, VerificationError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
@@ -41,10 +43,13 @@ from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attestation import (
     MAX_CREDENTIAL_BYTES,
+    MAX_RECORDS_BYTES,
     MAX_STATUS_LIST_BYTES,
     credential_layer,
     evidence_layers,
     fetch_status_list,
+    records_layer,
+    split_records,
     status_tag,
 )
 from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
@@ -58,6 +63,8 @@ _TYPE_CACHE_MAX = 10_000
 # memory on an evaluation thread before the credential is judged. 90 honest records are a few MiB.
 MAX_PUSH_EVIDENCE_BYTES = 64 * 1024 * 1024
 _STORES_MAX = 256
+
+_log = logging.getLogger(__name__)
 
 
 def _status_urls(credential: dict[str, Any]) -> list[str]:
@@ -187,6 +194,8 @@ class Upstream:
                                     reference=f"{self.config.upstream_host}/{repository}@{digest}",
                                     status_history=self.history, replay=self.config.replay,
                                     log=self.config.log)
+        _log.debug("resolved %s/%s@%s: %d credential(s) verified; phases %s", self.config.upstream_host, repository,
+                   digest, resolution.verifications, json.dumps(resolution.phases, separators=(",", ":")))
         return evaluate(self.config.policy, repository, resolution, self.config.clock()), fp
 
     def verify_attestation(self, repository: str, raw: bytes) -> list[tuple[str, str]]:
@@ -204,7 +213,8 @@ class Upstream:
         for d in evidence_layers(manifest):
             distinct.setdefault(d.digest, d)
         layers = list(distinct.values())
-        declared = sum(d.size for d in layers)
+        bundle = records_layer(manifest)  # the one game-records layer (the current layout)
+        declared = sum(d.size for d in layers) + (bundle.size if bundle else 0)
         if declared > MAX_PUSH_EVIDENCE_BYTES:  # refused before a byte is read: a manifest may list ~25 000 layers
             return [(reasons.EVIDENCE_TOO_LARGE, f"the attestation's {len(layers)} game records declare "
                                                  f"{declared} bytes; expected at most {MAX_PUSH_EVIDENCE_BYTES}")]
@@ -239,6 +249,11 @@ class Upstream:
             with ThreadPoolExecutor(max_workers=8) as pool:
                 blobs = pool.map(lambda d: st.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES, size=d.size), layers)
                 evidence = {d.digest: b for d, b in zip(layers, blobs, strict=True)}
+        if bundle is not None:
+            try:
+                evidence.update(split_records(st.fetch_blob(bundle.digest, MAX_RECORDS_BYTES, size=bundle.size)))
+            except (SchemaError, IntegrityError) as exc:
+                return [(exc.code, f"game-records layer {bundle.digest}: {exc}")]
         ctx = VerifyContext(
             trust=self.config.trust, now=self.config.clock(), expected_rom_digest=cart.rom_digest,
             expected_manifest_digest=manifest.subject.digest, cartridge_controller=cart.controller,
@@ -254,8 +269,7 @@ class Upstream:
                                                           "subject cartridge does not claim"))
         if self.config.replay and not problems:
             # The same replay resolve does, over the records this push carries (already fetched above).
-            job = ReplayJob(manifest.digest, credential, layer.digest,
-                            tuple(d.digest for d in evidence_layers(manifest)), evidence)
+            job = ReplayJob(manifest.digest, credential, layer.digest, tuple(evidence), evidence)
             verdict = replay_jobs(st, [job], self.config.trust, self.config.clock())[manifest.digest]
             if not verdict.ok:
                 problems.append((verdict.code, verdict.message))

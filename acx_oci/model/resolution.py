@@ -8,6 +8,7 @@ of every attestation that was rejected.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -195,6 +196,10 @@ class Resolution:
     classified_by_manifest: int = 0
     # Every attestation digest fetched and judged, accepted or not (what was never judged is in none of the lists).
     judged: frozenset[str] = frozenset()
+    # Where the time went, per phase (fetch, parse, verify, replay, status): seconds and counts.
+    phases: Mapping[str, Mapping[str, float | int]] | None = None
+    # How many credentials were put through every verification rule (superseded ones are not).
+    verifications: int = 0
 
     def verified_attestations(self) -> frozenset[str]:
         """The attestation digests this resolution judged VERIFIED: those a VERIFIED claim rests on.
@@ -224,4 +229,6 @@ class Resolution:
             "classifiedByManifest": self.classified_by_manifest,
             "partial": self.partial,
             "notes": list(self.notes),
+            **({"phases": {k: dict(v) for k, v in self.phases.items()}, "verifications": self.verifications}
+               if self.phases is not None else {}),
         }

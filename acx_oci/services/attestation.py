@@ -2,8 +2,11 @@
 
 An attestation is an OCI 1.1 artifact whose ``subject`` is the cartridge
 manifest: the credential is one layer (``application/vc``), the game records
-are the others (DSSE envelopes), and annotations carry what a consumer needs
-to filter without downloading blobs. A status list lives in the cartridge's
+are one more (:data:`MEDIA_GAME_RECORDS`: every DSSE envelope in one RFC 8785
+document, each still signed and named by digest in the credential, so a
+replay fetches one blob, not ninety), and annotations carry what a consumer
+needs to filter without downloading blobs. Attestations pushed before that
+carry one DSSE layer per record; both layouts are read (:func:`fetch_records`). A status list lives in the cartridge's
 repository under ``acx-status-<uuid>``, the UUID being the last path segment
 of its ``statusListCredential`` URL.
 """
@@ -16,8 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import NotFoundError, UsageError
-from acx_oci.jsonio import parse_json
+from acx_oci.jsonio import parse_json, validate
 from acx_oci.model import rom
 from acx_oci.model.credential import issuer_id, level_result
 from acx_oci.net import https
@@ -68,6 +72,51 @@ def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
     }
 
 
+MEDIA_GAME_RECORDS = "application/vnd.acx.game-records.v1+json"
+RECORDS_TYPE = "https://acx.dev/game-records/v1"
+MAX_RECORDS_BYTES = 16 * 1024 * 1024
+
+
+def records_document(envelopes: list[bytes]) -> bytes:
+    """The one game-records layer: every envelope (its RFC 8785 bytes) in game order, as one RFC 8785 document.
+
+    JCS is compositional, so each envelope inside is byte for byte the envelope its digest names.
+    """
+    docs = []
+    for i, env in enumerate(envelopes, 1):
+        doc = parse_json(env, f"game record {i}")
+        if canonical(doc) != env:
+            raise UsageError(f"game record {i}: not RFC 8785 bytes, so its digest would not survive the layer")
+        docs.append(doc)
+    return canonical({"type": RECORDS_TYPE, "records": docs})
+
+
+def split_records(raw: bytes) -> dict[str, bytes]:
+    """A game-records layer's envelopes by digest (their RFC 8785 bytes); SchemaError on a malformed document."""
+    doc = parse_json(raw, "game records")
+    validate(doc, "game-records.schema.json", "game records")
+    out: dict[str, bytes] = {}
+    for env in doc["records"]:
+        b = canonical(env)
+        out[sha256_digest(b)] = b
+    return out
+
+
+def records_layer(manifest: Manifest) -> Descriptor | None:
+    """The attestation's game-records layer (the one-layer layout); None for the old layout or when ambiguous."""
+    found = [layer for layer in manifest.layers if layer.media_type == MEDIA_GAME_RECORDS]
+    return found[0] if len(found) == 1 else None
+
+
+def fetch_records(store: Store, manifest: Manifest) -> dict[str, bytes]:
+    """Every game record the attestation carries, by digest, in either layout (each fetch size-capped)."""
+    bundle = records_layer(manifest)
+    out = split_records(store.fetch_blob(bundle.digest, MAX_RECORDS_BYTES, size=bundle.size)) if bundle else {}
+    for d in evidence_layers(manifest):
+        out[d.digest] = store.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES, size=d.size)
+    return out
+
+
 def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
                      envelopes: list[bytes], on_blob: Callable[[int, str], None] | None = None,
                      proof: bytes | None = None) -> Descriptor:
@@ -79,9 +128,10 @@ def push_attestation(store: Store, subject: Descriptor, credential_bytes: bytes,
 def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes, envelopes: list[bytes],
                       on_blob: Callable[[int, str], None] | None = None,
                       proof: bytes | None = None) -> tuple[bytes, Descriptor]:
-    """Upload the layers and return the attestation manifest bytes (not yet pushed).
+    """Upload the layers (the credential, the game records as one document, the log proof) and return the
+    manifest bytes (not yet pushed).
 
-    ``on_blob(done, title)`` after each layer: a push of 90 game records takes seconds, say so.
+    ``on_blob(done, title)`` after each layer.
     """
     credential = parse_json(credential_bytes, "credential")
     if not isinstance(credential, dict):
@@ -90,11 +140,11 @@ def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes
     layers = [store.push_blob(credential_bytes, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})]
     if on_blob:
         on_blob(1, "credential.json")
-    for i, env in enumerate(envelopes, 1):
-        title = f"game-{i:04d}.dsse.json"
-        layers.append(store.push_blob(env, MEDIA_DSSE, {ANNOTATION_TITLE: title}))
+    if envelopes:
+        title = "game-records.json"
+        layers.append(store.push_blob(records_document(envelopes), MEDIA_GAME_RECORDS, {ANNOTATION_TITLE: title}))
         if on_blob:
-            on_blob(i + 1, title)
+            on_blob(2, title)
     layers += proof_layers(store, proof)
     subj = Descriptor(subject.media_type or MEDIA_MANIFEST, subject.digest, subject.size)
     annotations = attestation_annotations(credential)
@@ -133,7 +183,7 @@ def credential_layer(manifest: Manifest) -> Descriptor | None:
 
 
 def evidence_layers(manifest: Manifest) -> list[Descriptor]:
-    """The attestation's DSSE game-record layers, in manifest order."""
+    """The attestation's DSSE game-record layers, in manifest order (the old layout, one layer per record)."""
     return [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
 
 

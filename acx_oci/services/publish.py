@@ -93,7 +93,7 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
     list_desc = publish_status_list(store, signed_list)
     location = str(store.reference.with_tag(status_tag(sl.url)))
     ledger.record_publication(sl.uuid, location, list_desc.digest, now)
-    total = len(records) + 1
+    total = 2 if records else 1  # the credential and the one game-records layer
 
     def on_blob(done: int, title: str) -> None:
         if progress is not None:

@@ -13,22 +13,22 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import Check, KeyResolver, offline_keys
+from acx_oci.errors import AcxError, IntegrityError, SchemaError
+from acx_oci.evaluation.checks import Check, KeyResolver, bad, offline_keys
 from acx_oci.evaluation.judge import instant as instant
 from acx_oci.evaluation.judge import order_key as order_key
-from acx_oci.evaluation.replay import inline_record, record_digests, replay_credential
+from acx_oci.evaluation.replay import NAME, inline_record, record_digests, replay_credential
 from acx_oci.model.credential import issuer_id
-from acx_oci.model.resolution import AcceptedCredential, Rejection
+from acx_oci.oci.model import Descriptor
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES
+from acx_oci.services.attestation import MAX_CREDENTIAL_BYTES, MAX_RECORDS_BYTES, split_records
 from acx_oci.timeutil import current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
@@ -47,6 +47,7 @@ class ReplayJob:
     credential_digest: str
     layer_digests: tuple[str, ...]
     evidence: dict[str, bytes] | None = None
+    bundle: Descriptor | None = None  # the one game-records layer (the current layout), fetched when needed
 
 
 def clear_cache() -> None:
@@ -88,10 +89,35 @@ def issuer_keys(credential: dict[str, Any], resolve_keys: KeyResolver) -> list[b
         return []
 
 
-def _planned(job: ReplayJob) -> list[tuple[str | None, bytes | None, bool]]:
+Bundles = dict[str, "dict[str, bytes] | AcxError | None"]
+
+
+def _fetch_bundles(store: Store, jobs: Sequence[ReplayJob], tally: Callable[[int], None] | None) -> Bundles:
+    """Each game-records layer the jobs need, fetched once: its envelopes by digest, the error that refused
+    its document, or None when it could not be fetched (transient: the verdict is not cached)."""
+    out: Bundles = {}
+    for job in jobs:
+        b = job.bundle
+        if b is None or b.digest in out:
+            continue
+        try:
+            raw = store.fetch_blob(b.digest, MAX_RECORDS_BYTES, size=b.size)
+            if tally is not None:
+                tally(len(raw))
+            out[b.digest] = split_records(raw)
+        except (SchemaError, IntegrityError) as exc:
+            out[b.digest] = exc
+        except AcxError:
+            out[b.digest] = None
+    return out
+
+
+def _planned(job: ReplayJob, bundles: Bundles) -> list[tuple[str | None, bytes | None, bool]]:
     """Per evidence item: (digest, bytes in hand, must fetch from the store)."""
     items = job.credential.get("evidence") or []
     layers = set(job.layer_digests)
+    got = bundles.get(job.bundle.digest) if job.bundle is not None else None
+    in_bundle = got if isinstance(got, dict) else {}
     out: list[tuple[str | None, bytes | None, bool]] = []
     for i, digest in enumerate(record_digests(job.credential)):
         inline = inline_record(items[i]) if i < len(items) else None
@@ -104,14 +130,19 @@ def _planned(job: ReplayJob) -> list[tuple[str | None, bytes | None, bool]]:
                 out.append((digest, None, False))
         elif job.evidence is not None and digest in job.evidence:
             out.append((digest, job.evidence[digest], False))
+        elif digest in in_bundle:
+            out.append((digest, in_bundle[digest], False))
         else:
             out.append((digest, None, digest in layers))
     return out
 
 
 def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: datetime, *, workers: int = 8,
-                resolve_keys: KeyResolver | None = None) -> dict[str, Check]:
+                resolve_keys: KeyResolver | None = None,
+                tally: Callable[[int], None] | None = None) -> dict[str, Check]:
     """Replay every job (records fetched in parallel, deduplicated); ``{job.key: verdict}``.
+
+    ``tally(n)`` is called for each blob fetched, with its size (the phase report's counts).
 
     ``now`` is kept for callers' symmetry with verification; a replay's verdict does not depend on it.
     """
@@ -124,7 +155,8 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
         if issuer not in keys_by_issuer:
             keys_by_issuer[issuer] = issuer_keys(job.credential, keys_of)
         keys = keys_by_issuer[issuer]
-        ck: _CacheKey = (job.credential_digest, tuple(sorted(keys)), job.layer_digests)
+        bundle_digest = (job.bundle.digest,) if job.bundle is not None else ()
+        ck: _CacheKey = (job.credential_digest, tuple(sorted(keys)), (*job.layer_digests, *bundle_digest))
         hit = _cache_get(ck)
         if hit is not None:
             verdicts[job.key] = hit
@@ -132,7 +164,8 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
             todo.append((job, ck, keys))
     if not todo:
         return verdicts
-    plans = {job.key: _planned(job) for job, _, _ in todo}
+    bundles = _fetch_bundles(store, [job for job, _, _ in todo], tally)
+    plans = {job.key: _planned(job, bundles) for job, _, _ in todo}
     wanted = sorted({d for plan in plans.values() for d, raw, fetch in plan if fetch and raw is None and d})
     fetched: dict[str, bytes | None] = {}
     deadline = current_deadline()  # worker threads start with an empty context: carry it over
@@ -141,7 +174,10 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
         """One record's bytes, or None when it cannot be fetched (its replay then fails)."""
         try:
             with deadline_scope(deadline):
-                return digest, store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
+                data = store.fetch_blob(digest, MAX_CREDENTIAL_BYTES)
+            if tally is not None:
+                tally(len(data))
+            return digest, data
         except AcxError:
             return digest, None
 
@@ -154,74 +190,17 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
     for job, ck, keys in todo:
         plan = plans[job.key]
         records = [raw if raw is not None else (fetched.get(d) if d and fetch else None) for d, raw, fetch in plan]
-        verdict = replay_credential(job.credential, records, keys, layer_digests=job.layer_digests)
+        where = job.bundle.digest if job.bundle is not None else ""
+        bundle = bundles.get(where) if where else None
+        if isinstance(bundle, AcxError):
+            verdict = bad(NAME, bundle.code, f"the game-records layer {where}: {bundle}")
+        else:
+            # a records layer that could not be fetched says nothing about which records it holds
+            layers = None if where and bundle is None else (*job.layer_digests, *(bundle or {}))
+            verdict = replay_credential(job.credential, records, keys, layer_digests=layers)
         verdicts[job.key] = verdict
-        transient = any(fetch and fetched.get(d or "") is None for d, raw, fetch in plan if raw is None)
+        transient = any(fetch and fetched.get(d or "") is None for d, raw, fetch in plan if raw is None) or (
+            job.bundle is not None and bundle is None)
         if not transient:
             _cache_put(ck, verdict)
     return verdicts
-
-
-# --------------------------------------------------------------- which credentials decide
-
-def _to_replay(group: list[AcceptedCredential], done: dict[str, Check]) -> list[AcceptedCredential]:
-    """Who must replay next in one superseding group (issuer, ROM, benchmark, capability), walked newest first.
-
-    The newest credential that replays decides the group; every credential newer than it, or as new,
-    must have replayed (and failed, or tied) first. Older ones are superseded and never fetched.
-    """
-    need: list[AcceptedCredential] = []
-    decided: datetime | None = None
-    frontier: datetime | None = None
-    for acc in sorted(group, key=order_key, reverse=True):
-        t = instant(acc)
-        if (decided is not None and t < decided) or (frontier is not None and t < frontier):
-            break
-        verdict = done.get(acc.attestation_digest)
-        if verdict is None:
-            need.append(acc)
-            frontier = t if frontier is None else frontier
-        elif verdict.ok and decided is None:
-            decided = t
-    return need
-
-
-Accepted = Mapping[str, tuple[AcceptedCredential, ...]]
-
-
-def replay_deciding(store: Store, accepted: Accepted,
-                    records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]],
-                    trust: Trust, now: datetime, workers: int = 8,
-                    resolve_keys: KeyResolver | None = None) -> tuple[Accepted, dict[str, list[Rejection]]]:
-    """Replay the deciding credentials of every claim and benchmark: (those kept, those that failed, as rejections).
-
-    ``accepted`` is claim id -> credentials that passed every other check (not edited);
-    ``records`` gives, per attestation digest, its game-record layers and any bytes already fetched.
-    """
-    done: dict[str, Check] = {}
-    while True:
-        need: list[AcceptedCredential] = []
-        for accs in accepted.values():
-            groups: dict[tuple[str, str, str, str], list[AcceptedCredential]] = {}
-            for acc in accs:
-                groups.setdefault(acc.supersede_key, []).append(acc)
-            for group in groups.values():
-                need += _to_replay(group, done)
-        if not need:
-            break
-        jobs = [ReplayJob(a.attestation_digest, a.credential, a.credential_digest, *records[a.attestation_digest])
-                for a in need]
-        done.update(replay_jobs(store, jobs, trust, now, workers=workers, resolve_keys=resolve_keys))
-    failed: dict[str, list[Rejection]] = {}
-    kept: dict[str, tuple[AcceptedCredential, ...]] = {}
-    for cid, accs in accepted.items():
-        keep = []
-        for acc in accs:
-            verdict = done.get(acc.attestation_digest)
-            if verdict is not None and not verdict.ok:
-                failed.setdefault(cid, []).append(Rejection(acc.attestation_digest, (verdict.code,),
-                                                            (verdict.message,), acc.credential_digest, acc.issuer))
-            else:
-                keep.append(acc)
-        kept[cid] = tuple(keep)
-    return kept, failed

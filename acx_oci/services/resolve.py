@@ -6,8 +6,11 @@ and records in parallel, digest-verified, bounded in count, bytes and time; ever
 of each status list — the cartridge's repository, then files given by the user, then
 HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory``) →
 the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
-rule; a list older than the remembered sequence is a rollback) → :func:`replay_step` →
-:func:`~acx_oci.evaluation.judge.capability_verdicts`. A claim is VERIFIED only when a
+rule, per superseding key newest first, each credential that verifies replayed by
+:class:`ReplayStep` before it decides; a list older than the remembered sequence is a rollback) →
+:func:`~acx_oci.evaluation.judge.capability_verdicts`. Per-phase seconds and counts travel in
+``Resolution.phases``; proofs and replays verified before come from the consumer's verdict cache
+(:mod:`acx_oci.services.verdictcache`). A claim is VERIFIED only when a
 credential that passed all of them names it; the newest valid credential per issuer, ROM,
 benchmark and capability wins (older ones are ``superseded``), and the highest level among
 those is the effective one. The attempt history (attempt-record referrers and the credentials'
@@ -22,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.evaluation.attempt_history import with_attempts
-from acx_oci.evaluation.checks import KeyResolver
+from acx_oci.evaluation.checks import Check, KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
 from acx_oci.evaluation.log_check import (
     NO_LOG_NOTE,
@@ -36,23 +39,25 @@ from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.oci.store import Store
+from acx_oci.services.attempt_fetch import fetch_attempt_records
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.did_keys import key_resolver
 from acx_oci.services.log_fetch import LogOpener, LogsFetched, gather_logs, remember_logs
 from acx_oci.services.logcache import LogHistory
-from acx_oci.services.replay import replay_deciding
+from acx_oci.services.replay import ReplayJob, issuer_keys, replay_jobs
 from acx_oci.services.resolve_fetch import (
     Gathered,
     ResolveLimits,
     StatusFetcher,
     StatusSources,
-    fetch_attempt_records,
     gather,
     list_attestations,
     supplied_lists,
     time_bound_note,
 )
+from acx_oci.services.resolve_phases import Phases
 from acx_oci.services.statuscache import StatusHistory
+from acx_oci.services.verdictcache import TrustView, VerdictCache
 from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
@@ -107,23 +112,33 @@ def _resolve(
     """
     facts = cartridge_facts(cart)
     pinned = pinned_keys(trust) if log else {}  # a bad log key in the trust file is exit 2 before any fetch
-    listed = list_attestations(store, facts.manifest_digest, lim, deadline)
-    sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
-    gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources)
-    log_history = _log_history(status_history) if pinned else None
-    logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
+    phases = Phases()
+    with phases.timed("fetch", less=("status",)):
+        listed = list_attestations(store, facts.manifest_digest, lim, deadline)
+        sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
+        gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources, phases)
+        log_history = LogHistory(status_history.directory) if pinned and status_history is not None else None
+        logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
     gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
     keys = key_resolver(trust, fetch_remote_status is not None)
-    judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
-                                  resolve_keys=keys)
-    remember_status(status_history, judgement, gathered, now)
-    if logs is not None:
-        remember_logs(log_history, logs, now)
+    cache = VerdictCache(status_history.directory).view(trust) if status_history is not None else None
+    step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
+    with phases.timed("verify", less=("replay",)):
+        judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
+                                      resolve_keys=keys, known=cache,
+                                      confirm=step.confirm if replay and not facts.tampered else None)
+    with phases.timed("status"):
+        remember_status(status_history, judgement, gathered, now)
+        if logs is not None:
+            remember_logs(log_history, logs, now)
+    if cache is not None:
+        cache.cache.flush()
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
-    replayed = replay_step(store, facts, judgement, gathered, trust, now, lim, deadline, replay, keys)
-    replayed = log_supersede_step(replayed, gathered, logs)
-    verdicts = capability_verdicts(facts, replayed.accepted, replayed.rejected)
+    replayed = replay_notes(facts, judgement, replay, deadline)
+    accepted, rejected = log_supersede(judgement.accepted, judgement.rejected, gathered, logs)
+    verdicts = capability_verdicts(facts, accepted, rejected)
     history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
+    caps = with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys)
     return Resolution(
         reference=reference or str(store.reference),
         manifest_digest=facts.manifest_digest,
@@ -131,8 +146,7 @@ def _resolve(
         signature_status=facts.signature_status,
         signer=facts.signer,
         controller=facts.controller,
-        capabilities=_log_history_step(with_attempts(verdicts, gathered.material, history.records, facts, trust, now,
-                                                     keys), logs, facts, trust),
+        capabilities=caps if logs is None else with_log_attempts(caps, logs.views, facts.rom_digest, trust),
         unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
         referrers_seen=listed.seen,
         partial=partial or replayed.partial or history.partial,
@@ -140,30 +154,24 @@ def _resolve(
         replayed=replay,
         classified_by_manifest=listed.classified,
         judged=frozenset(a.digest for a in gathered.material.attestations),
+        phases=phases.to_json(),
+        verifications=judgement.verifications,
     )
 
 
-def _log_history(status: StatusHistory | None) -> LogHistory | None:
-    """The log checkpoints are remembered beside the status lists (none for a first-time consumer)."""
-    return LogHistory(status.directory) if status is not None else None
-
-
-def _log_history_step(caps: tuple[CapabilityResolution, ...], logs: LogsFetched | None, facts: CartridgeFacts,
-                      trust: Trust) -> tuple[CapabilityResolution, ...]:
-    return caps if logs is None else with_log_attempts(caps, logs.views, facts.rom_digest, trust)
-
-
-def log_supersede_step(replayed: Replayed, gathered: Gathered, logs: LogsFetched | None) -> Replayed:
+def log_supersede(accepted: Mapping[str, tuple[AcceptedCredential, ...]],
+                  rejected: Mapping[str, tuple[Rejection, ...]], gathered: Gathered, logs: LogsFetched | None,
+                  ) -> tuple[Mapping[str, tuple[AcceptedCredential, ...]], Mapping[str, tuple[Rejection, ...]]]:
     """Supersede by the log's order: a credential with a later issued entry of its key in the log is older."""
     if logs is None:
-        return replayed
+        return accepted, rejected
     positions = log_positions({a.digest: a.log_proof for a in gathered.material.attestations})
-    accepted: dict[str, tuple[AcceptedCredential, ...]] = {}
-    rejected = dict(replayed.rejected)
-    for cid, accs in replayed.accepted.items():
-        accepted[cid], gone = log_superseded(accs, positions, logs.views)
-        rejected[cid] = (*rejected.get(cid, ()), *gone)
-    return Replayed(accepted, rejected, replayed.partial, replayed.notes)
+    kept: dict[str, tuple[AcceptedCredential, ...]] = {}
+    refused = dict(rejected)
+    for cid, accs in accepted.items():
+        kept[cid], gone = log_superseded(accs, positions, logs.views)
+        refused[cid] = (*refused.get(cid, ()), *gone)
+    return kept, refused
 
 
 def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathered,
@@ -188,32 +196,59 @@ def remember_status(history: StatusHistory | None, judgement: Judgement, gathere
 
 @dataclass(frozen=True)
 class Replayed:
-    """The accepted credentials that survived replay, every rejection, and what replay said."""
+    """Whether replay left the answer partial, and what it said."""
 
-    accepted: Mapping[str, tuple[AcceptedCredential, ...]]
-    rejected: Mapping[str, tuple[Rejection, ...]]
     partial: bool = False
     notes: tuple[str, ...] = ()
 
 
-def replay_step(store: Store, facts: CartridgeFacts, judgement: Judgement, gathered: Gathered, trust: Trust,
-                now: datetime, lim: ResolveLimits, deadline: Deadline, replay: bool,
-                keys: KeyResolver) -> Replayed:
-    """Re-derive the deciding credentials from their records (unless ``replay`` is off or the cartridge is tampered)."""
-    accepted, rejected = judgement.accepted, judgement.rejected
+class ReplayStep:
+    """The judge's ``confirm``: re-derive a credential that verified from its game records before it decides.
+
+    The consumer's verdict cache answers for bytes replayed before (same record layers, same issuer keys);
+    past the deadline it answers None (undecided: the answer is partial), never a false rejection.
+    """
+
+    def __init__(self, store: Store, gathered: Gathered, trust: Trust, now: datetime, lim: ResolveLimits,
+                 keys: KeyResolver, cache: TrustView | None, phases: Phases) -> None:
+        self.store, self.gathered, self.trust, self.now, self.lim = store, gathered, trust, now, lim
+        self.keys, self.cache, self.phases = keys, cache, phases
+        self.deadline = current_deadline()
+
+    def confirm(self, acc: AcceptedCredential) -> Check | None:
+        """The replay verdict of ``acc`` (None: the time bound passed first)."""
+        if self.deadline is not None and self.deadline.expired():
+            return None
+        src = self.gathered.records[acc.attestation_digest]
+        job = ReplayJob(acc.attestation_digest, acc.credential, acc.credential_digest, src.layers, src.evidence,
+                        src.bundle)
+        with self.phases.timed("replay"):
+            signers = tuple(sorted(k.hex() for k in issuer_keys(acc.credential, self.keys)))
+            layers = (*src.layers, *((src.bundle.digest,) if src.bundle else ()), *signers)
+            hit = self.cache.replayed(acc.credential_digest, layers) if self.cache is not None else None
+            if hit is not None:
+                return hit
+            verdict = replay_jobs(self.store, [job], self.trust, self.now, workers=self.lim.workers,
+                                  resolve_keys=self.keys,
+                                  tally=lambda n: self.phases.count("replay", 1, n))[acc.attestation_digest]
+        if not verdict.ok and self.deadline is not None and self.deadline.expired():
+            return None  # records cut short by the deadline: undecided, not refuted
+        if self.cache is not None:
+            self.cache.remember_replay(acc.credential_digest, layers, verdict)
+        return verdict
+
+
+def replay_notes(facts: CartridgeFacts, judgement: Judgement, replay: bool, deadline: Deadline) -> Replayed:
+    """What the replay step says: off, a tampered cartridge, or cut short by the time bound."""
     if facts.tampered:
         tampered = ("the cartridge is tampered: no claim can be verified",)
-        return Replayed(accepted, rejected, notes=tampered if replay else (*tampered, NO_REPLAY_NOTE))
+        return Replayed(notes=tampered if replay else (*tampered, NO_REPLAY_NOTE))
     if not replay:
-        return Replayed(accepted, rejected, notes=(NO_REPLAY_NOTE,))
-    if deadline.expired():
-        return Replayed({cid: () for cid in accepted}, rejected, True,
-                        ("the time bound passed before the deciding credentials were replayed: none counts",))
-    kept, failed = replay_deciding(store, accepted, gathered.records, trust, now, lim.workers, resolve_keys=keys)
-    merged = {cid: (*rejs, *failed.get(cid, ())) for cid, rejs in rejected.items()}
-    if deadline.expired():  # records cut short fail their replay: say why they may be missing
-        return Replayed(kept, merged, True, (time_bound_note(deadline) + " (while replaying game records)",))
-    return Replayed(kept, merged)
+        return Replayed(notes=(NO_REPLAY_NOTE,))
+    if judgement.unconfirmed:
+        return Replayed(True, (time_bound_note(deadline) + f" (while replaying game records: "
+                                                          f"{len(judgement.unconfirmed)} attestation(s) undecided)",))
+    return Replayed()
 
 
 NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "

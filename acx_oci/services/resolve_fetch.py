@@ -14,6 +14,7 @@ not joined, and what was not judged by then makes the result ``partial``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -22,26 +23,29 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
-from acx_oci.evaluation.attempt_history import FetchedRecord
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
+from acx_oci.evaluation.replay import record_digests
 from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
-    ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
-    MEDIA_ATTEMPT_RECORD,
     Descriptor,
+    Manifest,
 )
 from acx_oci.oci.store import ReferrerListing, Store
 from acx_oci.services.attestation import (
     ANN_CAPABILITY,
     MAX_CREDENTIAL_BYTES,
+    MAX_RECORDS_BYTES,
     credential_layer,
     evidence_layers,
     fetch_status_list,
+    records_layer,
+    split_records,
 )
+from acx_oci.services.resolve_phases import Phases
 from acx_oci.services.statuscache import StatusHistory
 from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
 from acx_oci.tlog.proof import MAX_PROOF_DOC
@@ -70,7 +74,8 @@ class Fetched:
     credential: dict[str, Any] | None = None
     credential_digest: str | None = None
     evidence_present: set[str] = field(default_factory=set)
-    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order
+    evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order (the old layout)
+    bundle: Descriptor | None = None  # the one game-records layer (the current layout)
     evidence: dict[str, bytes] | None = None
     codes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -92,16 +97,18 @@ class BlobMemo:
     Once ``max_bytes`` have been read no new fetch starts (overshoot: one capped fetch per worker).
     """
 
-    def __init__(self, max_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int | None = None, phases: Phases | None = None) -> None:
         self._lock = threading.Lock()
         self._blobs: dict[tuple[str, int | None], Future[bytes]] = {}
         self._max = max_bytes
         self.read = 0
+        self.phases = phases or Phases()
 
     def charge(self, n: int) -> None:
         """Count ``n`` bytes read outside the memo (a manifest); raise once the budget is spent."""
         with self._lock:
             self.read += n
+        self.phases.count("fetch", 1, n)
         self.check()
 
     def check(self) -> None:
@@ -127,6 +134,7 @@ class BlobMemo:
         fut.set_result(data)
         with self._lock:
             self.read += len(data)
+        self.phases.count("fetch", 1, len(data))
         return data, len(data)
 
 
@@ -157,6 +165,7 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
             return out
         raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
         out.size += new
+        started = time.perf_counter()
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
@@ -169,14 +178,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         if len(proofs) == 1:  # none, or two (ambiguous), is "not logged"
             out.log_proof, new = memo.fetch(store, proofs[0].digest, MAX_PROOF_DOC, proofs[0].size)
             out.size += new
-        ev_layers = evidence_layers(manifest)
-        out.evidence_present = {e.digest for e in ev_layers}
-        out.evidence_order = tuple(e.digest for e in ev_layers)
-        if with_evidence:
-            out.evidence = {}
-            for e in ev_layers:
-                out.evidence[e.digest], new = memo.fetch(store, e.digest, MAX_CREDENTIAL_BYTES, e.size)
-                out.size += new
+        memo.phases.count("parse", seconds=time.perf_counter() - started)
+        _fetch_evidence(store, manifest, out, with_evidence, memo)
     except DeadlineExceeded:
         out.cut = True
     except ByteBoundReached:
@@ -189,13 +192,40 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
     return out
 
 
+def _fetch_evidence(store: Store, manifest: Manifest, out: Fetched, with_evidence: bool, memo: BlobMemo) -> None:
+    """Which records the attestation carries and (``with_evidence``) their bytes, in either layout.
+
+    The one-layer layout says which records it holds only inside the layer: unfetched, every record the
+    credential names counts as present, and replay (which fetches the layer) finds out.
+    """
+    ev_layers = evidence_layers(manifest)
+    out.evidence_present = {e.digest for e in ev_layers}
+    out.evidence_order = tuple(e.digest for e in ev_layers)
+    out.bundle = records_layer(manifest)
+    if out.bundle is not None and not with_evidence:
+        named = record_digests(out.credential) if out.credential is not None else []
+        out.evidence_present |= {d for d in named if d}
+    if not with_evidence:
+        return
+    out.evidence = {}
+    if out.bundle is not None:
+        raw, new = memo.fetch(store, out.bundle.digest, MAX_RECORDS_BYTES, out.bundle.size)
+        out.size += new
+        out.evidence.update(split_records(raw))
+        out.evidence_present |= set(out.evidence)
+    for e in ev_layers:
+        out.evidence[e.digest], new = memo.fetch(store, e.digest, MAX_CREDENTIAL_BYTES, e.size)
+        out.size += new
+
+
 def time_bound_note(deadline: Deadline) -> str:
     """The note a resolution carries when its time bound cut it short."""
     return f"stopped at the time bound ({deadline.seconds:g} s); outstanding fetches were cancelled"
 
 
 def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
-                       deadline: Deadline, collect: Callable[[Fetched], None]) -> tuple[int, list[str]]:
+                       deadline: Deadline, collect: Callable[[Fetched], None],
+                       phases: Phases | None = None) -> tuple[int, list[str]]:
     """Fetch ``refs`` on ``lim.workers`` threads and ``collect`` each on this thread as it arrives.
 
     Returns (how many were collected, notes on any bound hit). At the deadline the
@@ -206,7 +236,7 @@ def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_
     done = 0
     total = 0
 
-    memo = BlobMemo(lim.max_bytes)
+    memo = BlobMemo(lim.max_bytes, phases)
 
     def task(desc: Descriptor) -> Fetched:
         """Fetch one attestation under the resolution's deadline (worker threads start without it)."""
@@ -294,11 +324,20 @@ def supplied_lists(status_lists: list[dict[str, Any]] | None) -> dict[str, dict[
 
 
 @dataclass(frozen=True)
+class RecordSource:
+    """Where one attestation's game records are: old-layout layers, bytes in hand, or the one records layer."""
+
+    layers: tuple[str, ...] = ()
+    evidence: dict[str, bytes] | None = None
+    bundle: Descriptor | None = None
+
+
+@dataclass(frozen=True)
 class Gathered:
     """What :func:`gather` fetched: the judge's material, the replay's record index, and bound notes."""
 
     material: Material
-    records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]]  # attestation -> (record layers, bytes)
+    records: dict[str, RecordSource]  # attestation -> where its game records are
     done: int  # how many attestations arrived (and were collected) within the bounds
     status_notes: tuple[str, ...]  # status lists that could not be fetched
     bound_notes: tuple[str, ...]  # a bound hit while fetching: the answer is partial
@@ -307,10 +346,10 @@ class Gathered:
 class _Collector:
     """Runs on the caller's thread as attestations arrive: fetches each new status list and its remembered mark."""
 
-    def __init__(self, store: Store, sources: StatusSources) -> None:
-        self.store, self.sources = store, sources
+    def __init__(self, store: Store, sources: StatusSources, phases: Phases) -> None:
+        self.store, self.sources, self.phases = store, sources, phases
         self.items: list[FetchedAttestation] = []
-        self.records: dict[str, tuple[tuple[str, ...], dict[str, bytes] | None]] = {}
+        self.records: dict[str, RecordSource] = {}
         self.lists: dict[str, tuple[dict[str, Any], ...]] = {}
         self.marks: dict[StatusKey, int] = {}
         self.notes: list[str] = []
@@ -320,12 +359,13 @@ class _Collector:
         url = status_url(cred) if cred is not None else None
         if cred is not None and url:
             if url not in self.lists:
-                self.lists[url] = self.status_candidates(url)
+                with self.phases.timed("status"):
+                    self.lists[url] = self.status_candidates(url)
             issuer = issuer_id(cred)
             history = self.sources.history
             if history is not None and issuer is not None and (url, issuer) not in self.marks:
                 self.marks[(url, issuer)] = history.highest(url, issuer)
-        self.records[item.descriptor.digest] = (item.evidence_order, item.evidence)
+        self.records[item.descriptor.digest] = RecordSource(item.evidence_order, item.evidence, item.bundle)
         self.items.append(FetchedAttestation(
             digest=item.descriptor.digest, offered=item.descriptor.annotations.get(ANN_CAPABILITY, ""),
             credential=cred, credential_digest=item.credential_digest,
@@ -339,6 +379,7 @@ class _Collector:
             published = fetch_status_list(self.store, url)
             if published:
                 found.append(published[0])
+                self.phases.count("status", 2)  # its manifest and its one layer
         except AcxError as exc:
             self.notes.append(f"status list {url}: {exc}")
         if url in self.sources.supplied:
@@ -348,78 +389,17 @@ class _Collector:
                 remote = self.sources.fetch_remote(url)
                 if remote is not None:
                     found.append(remote)
+                    self.phases.count("status", 1)
             except AcxError as exc:
                 self.notes.append(f"status list {url}: {exc}")
         return tuple(found)
 
 
 def gather(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
-           deadline: Deadline, sources: StatusSources) -> Gathered:
+           deadline: Deadline, sources: StatusSources, phases: Phases | None = None) -> Gathered:
     """Fetch every attestation in ``refs`` and the status lists they name, under ``lim`` and ``deadline``."""
-    collect = _Collector(store, sources)
-    done, bound_notes = fetch_attestations(store, refs, subject, with_evidence, lim, deadline, collect)
+    phases = phases or Phases()
+    collect = _Collector(store, sources, phases)
+    done, bound_notes = fetch_attestations(store, refs, subject, with_evidence, lim, deadline, collect, phases)
     material = Material(tuple(collect.items), collect.lists, collect.marks)
     return Gathered(material, collect.records, done, tuple(collect.notes), tuple(bound_notes))
-
-
-# --------------------------------------------------------------------------- attempt records
-
-MAX_ATTEMPT_RECORD_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class FetchedRecords:
-    """The attempt-record referrers fetched (bounded like attestations) and what the bounds said."""
-
-    records: tuple[FetchedRecord, ...] = ()
-    notes: tuple[str, ...] = ()
-    partial: bool = False
-
-
-def _fetch_record(store: Store, desc: Descriptor, subject: str) -> FetchedRecord | None:
-    """One attempt record's JSON, or None when it is not one of ``subject`` (judged by the fetched manifest)."""
-    manifest = store.fetch_manifest(desc.digest)
-    layers = [d for d in manifest.layers if d.media_type == MEDIA_ATTEMPT_RECORD]
-    if manifest.artifact_type != ARTIFACT_ATTEMPT_RECORD or manifest.subject is None \
-            or manifest.subject.digest != subject or len(layers) != 1:
-        return None
-    raw = store.fetch_blob(layers[0].digest, MAX_ATTEMPT_RECORD_BYTES, size=layers[0].size)
-    return FetchedRecord(desc.digest, parse_json(raw, f"attempt record {layers[0].digest}"))
-
-
-def fetch_attempt_records(store: Store, subject: str, lim: ResolveLimits, deadline: Deadline) -> FetchedRecords:
-    """The cartridge's attempt-record referrers, newest ``max_referrers`` of them; one that fails is skipped
-    (it could only have counted against the cartridge, and an unreadable record proves no attempt)."""
-    notes: list[str] = []
-    try:
-        listing = store.referrers(subject, ARTIFACT_ATTEMPT_RECORD)
-    except DeadlineExceeded:
-        return FetchedRecords((), (time_bound_note(deadline) + " (while listing attempt records)",), True)
-    except AcxError as exc:
-        return FetchedRecords((), (f"attempt records could not be listed: {exc}",), True)
-    refs = list(listing.descriptors)  # each is judged by its fetched manifest, not by the listing
-    partial = listing.partial
-    if len(refs) > lim.max_referrers:
-        refs = sorted(refs, key=lambda d: (parse_datetime(d.annotations.get(ANNOTATION_CREATED)) or FLOOR,
-                                           d.digest), reverse=True)[: lim.max_referrers]
-        partial = True
-        notes.append(f"only the newest {lim.max_referrers} attempt records were read (--max-referrers)")
-    out: list[FetchedRecord] = []
-    budget = lim.max_bytes
-    with deadline_scope(deadline):
-        for desc in refs:
-            if deadline.expired() or budget <= 0:
-                partial = True
-                notes.append("a bound was hit while reading attempt records: the history may be incomplete")
-                break
-            try:
-                got = _fetch_record(store, desc, subject)
-            except DeadlineExceeded:
-                continue
-            except AcxError as exc:
-                notes.append(f"attempt record {desc.digest}: {exc}")
-                continue
-            if got is not None:
-                budget -= MAX_ATTEMPT_RECORD_BYTES
-                out.append(got)
-    return FetchedRecords(tuple(out), tuple(notes), partial)

@@ -203,14 +203,15 @@ def push_referrer(store: RegistryStore, raw: bytes, subject_digest: str, tag: st
         raise UsageError(f"referrer manifest: subject must be {subject_digest}")
     store.ensure_config_blob(raw)
     resp = store.put_manifest(raw, manifest.media_type, manifest.digest)
-    if tag:
-        store.put_manifest(raw, manifest.media_type, tag)
     desc = descriptor_for_referrer(manifest)
     if resp.headers.get("OCI-Subject"):
+        # the registry indexes the subject itself: an own tag would only be clutter (docs/concepts.md)
         set_api_support(store.host, True)
         return desc
     if api_support(store.host) or referrers_api(store, subject_digest, None) is not None:
         return desc
+    if tag:  # without the API: what the fallback scan and `referrers repair` recover a lost index entry from
+        store.put_manifest(raw, manifest.media_type, tag)
     after = write_index(store, subject_digest, [desc])
     if desc.digest not in {d.digest for d in after} and not tag:
         raise RegistryError(f"registry {store.host}: could not record referrer {desc.digest} in "
