@@ -182,7 +182,8 @@ def review(games: list[Game], draws: int) -> list[str]:
 
 def _review(games: list[Game], draws: int) -> hr.Review:
     """The rule table over the games' predicates, the containment reason naming the first failed probe."""
-    found = hr.review([hr.view(g.predicate) for g in games], draws)
+    found = hr.review([hr.view({"game": g.number, "outcome": g.outcome, "taskCommitment": g.task_id,
+                                **g.predicate}) for g in games], draws)  # a bare Game: its own fields
     unproven = [g for g in games if g.facts.get("conditions", {}).get("containment") is False]
     if unproven and found.reasons and found.reasons[0].startswith(CONTAINMENT_UNPROVEN):
         # the first game's reason says which probe failed (on a cluster: on which worker, and why)
