@@ -280,7 +280,9 @@ def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str
         known = {a.digest: a for a in cap.attempts.entries}
         logged = [replace(e, sequence=known[e.digest].sequence) if e.digest in known else e for e in logged]
         kept = [a for a in cap.attempts.entries if a.issuer.split("#", 1)[0] not in covered]
-        merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR, a.sequence or 0,
-                                                         a.digest))
+        # within one whole second the log's order decides (a deleted newer attempt has no registry counter)
+        rank = {id(e): i for i, e in enumerate(logged)}
+        merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR,
+                                                         rank.get(id(a), a.sequence or 0), a.digest))
         out.append(replace(cap, attempts=AttemptHistory(tuple(merged))))
     return tuple(out)

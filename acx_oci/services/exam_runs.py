@@ -17,6 +17,7 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload
 from acx_oci.errors import AcxError, IntegrityError, UsageError
+from acx_oci.evaluation.replay import record_digests
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.jsonio import loads_ijson
 from acx_oci.model.credential import level_result
@@ -97,7 +98,9 @@ def registry_runs(store: Store, target: str) -> list[dict[str, Any]]:
         res = level_result(got.credential) or {}
         subject_id = str((got.credential.get("credentialSubject") or {}).get("id") or "")
         agent = subject_id.removeprefix("urn:acx:cartridge:") or str(res.get("acx:cartridgeRomDigest"))
-        preds = [_predicate(got.evidence[d], f"{desc.digest} layer {d}") for d in got.evidence_order]
+        # one layer per record (the old layout) in layer order; the game-records layer in the credential's order
+        order = got.evidence_order or tuple(d for d in record_digests(got.credential) if d and d in got.evidence)
+        preds = [_predicate(got.evidence[d], f"{desc.digest} record {d}") for d in order]
         review = res.get("acx:harnessReview")
         runs.append({"run": desc.digest, "agent": agent, "games": preds,
                      "harnessReview": review if isinstance(review, dict) else None})
