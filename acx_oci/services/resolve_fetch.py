@@ -43,7 +43,7 @@ from acx_oci.services.attestation import (
     fetch_status_list,
 )
 from acx_oci.services.statuscache import StatusHistory
-from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
+from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope, parse_datetime
 
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -184,7 +184,8 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
 
 def time_bound_note(deadline: Deadline) -> str:
     """The note a resolution carries when its time bound cut it short."""
-    return f"stopped at the time bound ({deadline.seconds:g} s); outstanding fetches were cancelled"
+    bound = f"the time bound ({deadline.seconds:g} s)" if not deadline.is_sized else deadline.describe()
+    return f"stopped at {bound}; outstanding fetches were cancelled"
 
 
 def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
@@ -264,6 +265,7 @@ def list_attestations(store: Store, subject: str, lim: ResolveLimits, deadline: 
         refs = refs[: lim.max_referrers]
         partial = True
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
+    deadline.allow("attestations", len(refs), WORK_PER_REFERRER)  # a work-sized bound grows with the bounded work
     return Listed(refs, seen, partial, tuple(notes), listing.classified)
 
 
@@ -397,6 +399,7 @@ def fetch_attempt_records(store: Store, subject: str, lim: ResolveLimits, deadli
                                            d.digest), reverse=True)[: lim.max_referrers]
         partial = True
         notes.append(f"only the newest {lim.max_referrers} attempt records were read (--max-referrers)")
+    deadline.allow("attempt records", len(refs), WORK_PER_REFERRER)
     out: list[FetchedRecord] = []
     budget = lim.max_bytes
     with deadline_scope(deadline):
