@@ -58,7 +58,7 @@ def parse_duration(value: str | int | float | None, what: str = "duration") -> f
     return float((((w * 7 + d) * 24 + h) * 60 + mi) * 60 + s)
 
 
-#: The work-sized bound: this much for any command, then more per attestation listed and per MiB received.
+#: The work-sized bound: this much for any command, then more per attestation listed and per MiB transferred.
 WORK_BASE_SECONDS = 20.0
 WORK_PER_REFERRER = 0.1  # fetch, verify (CPU: ~20 ms quiet, 3x that with both cores busy) and maybe replay one
 WORK_PER_MIB = 1.0  # the transport's slowest acceptable rate (a trickle earns nothing)

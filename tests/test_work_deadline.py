@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from acx_oci import reasons
 from acx_oci.net import guard
 from acx_oci.oci.open import open_store
 from acx_oci.services.resolve import ResolveLimits, resolve_cartridge
@@ -143,3 +144,20 @@ def test_1000_attestations_with_both_cores_saturated_resolve_with_default_option
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, (proc.stderr, doc.get("notes"))
     assert doc["partial"] is False and doc["capabilities"][0]["effective"] == "VERIFIED"
+
+
+def test_a_partial_by_deadline_says_which_and_how_much_in_json(world: World, proxy: FaultProxy) -> None:
+    """``--json``: the resolution (partial, with the note naming the bound) and the envelope's message saying
+    which deadline passed and how many of the attestations listed were checked; exit 3."""
+    proxy.add("trickle", method="GET", path=f"/manifests/{world.attest_out['attestationDigest']}", interval=1.0)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "acx_oci", "resolve", f"{proxy.host}/{world.repo}:1.0.0",
+                           "--trust", str(world.trust), "--timeout", "30", "--deadline", "2", "--json"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 3 and doc["exitCode"] == 3 and doc["code"] == reasons.DEADLINE_EXCEEDED, proc.stdout
+    assert doc["message"] == ("resolve: the result above is partial: the 2 s deadline (--deadline) passed; "
+                              "0 of 1 attestations listed were checked")
+    assert doc["partial"] is True
+    assert any(n.startswith("stopped at the time bound (2 s)") for n in doc["notes"]), doc["notes"]
+    assert "checked 0 of 1 attestations" in doc["notes"]

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: ``--deadline``'s default for commands that only talk to a registry: None, a bound sized to the work.
 DEFAULT_DEADLINE: float | None = None
 SIZED_HELP = (f"Default: sized to the work, {WORK_BASE_SECONDS:g} s + {WORK_PER_REFERRER:g} s per attestation "
-              f"listed + {WORK_PER_MIB:g} s per MiB received (--timeout still bounds each request).")
+              f"listed + {WORK_PER_MIB:g} s per MiB transferred (--timeout still bounds each request).")
 
 
 def _with_deadline(func: F, default: float | None) -> F:

@@ -155,6 +155,9 @@ class Transport:
         (``retry=False``: not at all, for callers that must restart a sequence).
         """
         attempts_left = max(0, self.options.retries) if retry else 0
+        ambient = current_deadline()
+        if body is not None and size and ambient is not None:  # an upload of ours is work, once however retried
+            ambient.allow("MiB", size / MIB, WORK_PER_MIB)
         authed = False
         attempt = 0
         while True:
