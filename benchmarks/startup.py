@@ -5,7 +5,8 @@ time includes the interpreter, ``site`` and every import the command tree pulls 
 interleaved (one of each per round), so load from other processes falls on all of them alike. Prints
 the median and p90 of each, the overhead above the floor, and issue 25's target: ``--version`` and
 ``--help`` <= 0.3 s median on this machine.
-Run: python benchmarks/startup.py [--n 21]
+With ``--before PATH`` (another checkout, e.g. main before the lazy group) its ``--version`` and ``--help``
+are measured in the same rounds. Run: python benchmarks/startup.py [--n 21] [--before /work/main]
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ CASES = {
 }
 
 
-def once(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from spawning ``argv`` to its exit (it must succeed)."""
+def once(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
+    """Seconds from spawning ``argv`` in ``cwd`` to its exit (it must succeed)."""
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env, cwd=cwd)
     return time.perf_counter() - start
 
 
@@ -40,14 +41,18 @@ def main() -> int:
     """Measure, print, and return 0 (a benchmark reports; it does not fail on a slow machine)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--n", type=int, default=21, help="runs of each command")
+    parser.add_argument("--before", type=Path, help="another checkout to measure alongside (its own tree first)")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    times: dict[str, list[float]] = {name: [] for name in CASES}
-    for argv in CASES.values():  # warm the page cache and .pyc files first
-        once(argv, env)
+    cases = {name: (argv, ROOT) for name, argv in CASES.items()}
+    if args.before is not None:
+        for flag in ("--version", "--help"):
+            cases[f"before: acx-oci {flag}"] = ([sys.executable, "-m", "acx_oci", flag], args.before.resolve())
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for argv, cwd in cases.values():  # warm the page cache and .pyc files first
+        once(argv, {**os.environ, "PYTHONPATH": str(cwd)}, cwd)
     for _ in range(args.n):
-        for name, argv in CASES.items():
-            times[name].append(once(argv, env))
+        for name, (argv, cwd) in cases.items():
+            times[name].append(once(argv, {**os.environ, "PYTHONPATH": str(cwd)}, cwd))
     floor = statistics.median(times["floor (python -c pass)"])
     print(f"startup, {args.n} runs each, load average {os.getloadavg()[0]:.2f}")
     for name, ts in times.items():

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +27,7 @@ from acx_oci import reasons
 from acx_oci.net import guard
 from acx_oci.oci.open import open_store
 from acx_oci.services.resolve import ResolveLimits, resolve_cartridge
+from acx_oci.services.resolve_fetch import arrivals
 from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
@@ -59,6 +62,19 @@ def test_an_extended_guard_fires_at_its_new_end_not_its_first() -> None:
     while not g.fired and time.monotonic() < end:
         time.sleep(0.02)
     assert g.fired
+
+
+def test_fetches_wait_for_a_bound_that_moved_after_they_started() -> None:
+    """The attestation fetch loop re-reads a work-sized bound: one that grew while fetching is honoured
+    (``as_completed`` read the timeout once and stopped a large honest resolve at its first reading)."""
+    bound = Deadline.sized(0.3)
+    with ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(time.sleep, 0.8)
+        bound.allow("MiB", 1.0, 1.0)  # as if a MiB had arrived
+        assert list(arrivals([slow], bound)) == [slow]  # type: ignore[list-item]
+        late = pool.submit(time.sleep, 5)
+        with pytest.raises(FuturesTimeout):
+            list(arrivals([late], Deadline.sized(0.2)))  # type: ignore[list-item]
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ not joined, and what was not judged by then makes the result ``partial``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -188,6 +188,17 @@ def time_bound_note(deadline: Deadline) -> str:
     return f"stopped at {bound}; outstanding fetches were cancelled"
 
 
+def arrivals(futures: list[Future[Fetched]], deadline: Deadline) -> Iterator[Future[Fetched]]:
+    """``as_completed`` with its timeout re-read after every wait: a work-sized deadline moves out while
+    the fetches run (bytes received), and ``as_completed`` would still stop at the first reading."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=deadline.remaining(), return_when=FIRST_COMPLETED)
+        if not done and deadline.expired():
+            raise FuturesTimeout()
+        yield from done
+
+
 def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
                        deadline: Deadline, collect: Callable[[Fetched], None]) -> tuple[int, list[str]]:
     """Fetch ``refs`` on ``lim.workers`` threads and ``collect`` each on this thread as it arrives.
@@ -210,7 +221,7 @@ def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_
     pool = ThreadPoolExecutor(max_workers=max(1, lim.workers))
     futures = [pool.submit(task, d) for d in refs]
     try:
-        for fut in as_completed(futures, timeout=deadline.remaining()):
+        for fut in arrivals(futures, deadline):
             item = fut.result()
             if item.cut or deadline.expired():
                 notes.append(time_bound_note(deadline))
