@@ -251,6 +251,7 @@ class Transport:
 
         resp.close = close  # type: ignore[method-assign]
         return resp
+
     def received(self, resp: requests.Response, n: int) -> None:
         """``n`` body bytes of ``resp`` arrived: a work-sized deadline allows :data:`~acx_oci.timeutil.WORK_PER_MIB`
         s per MiB more (a large blob is work, not a stall; a trickle earns next to nothing), and the response's
