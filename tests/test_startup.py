@@ -36,11 +36,12 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 
 
 def _run(*args: str) -> tuple[str, list[str]]:
-    """``acx-oci ARGS`` in a fresh interpreter: (stdout, the modules it had imported)."""
+    """``acx-oci ARGS`` in a fresh interpreter: (stdout and stderr, the modules it had imported)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=60, check=True)
-    return proc.stdout, json.loads(proc.stderr.strip().splitlines()[-1])
+    *err, modules = proc.stderr.strip().splitlines()
+    return proc.stdout + "\n".join(err), json.loads(modules)
 
 
 def _heavy(modules: list[str]) -> list[str]:
@@ -53,6 +54,13 @@ def test_version_and_help_import_no_command_module() -> None:
         assert out.strip(), args
         assert _heavy(modules) == [], (args, _heavy(modules))
         assert not [m for m in modules if m.startswith("acx_oci.cli.") and m.endswith("_cmd")], args
+
+
+def test_a_mistyped_command_is_still_offered_the_right_one() -> None:
+    """click suggests only from loaded commands; the lazy group offers every one, and loads none to do so."""
+    out, modules = _run("resolv")
+    assert "No such command 'resolv'. Did you mean 'resolve'?" in out
+    assert _heavy(modules) == []
 
 
 def test_a_command_loads_its_module_only() -> None:

@@ -69,6 +69,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_NO_SUCH_COMMAND: Any = getattr(click.exceptions, "NoSuchCommand", ())
+
+
 def load_all() -> click.Group:
     """Import every command module (the reference, and tests that walk ``main.commands``); returns the group."""
     for module in sorted({m for m, _ in COMMANDS.values()}):
@@ -88,6 +91,14 @@ class AcxGroup(click.Group):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(f"acx_oci.cli.{COMMANDS[cmd_name][0]}")
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        """click's, with its "Did you mean" drawn from every command, loaded or not (click offers loaded ones)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except _NO_SUCH_COMMAND as exc:  # click >= 8.2; before, it made no suggestion at all
+            raise _NO_SUCH_COMMAND(exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """click's command list, with the summaries of commands not loaded taken from :data:`COMMANDS`."""
