@@ -15,10 +15,12 @@ from pathlib import Path
 import click
 import pytest
 
-from acx_oci.cli import main
+from acx_oci.cli import load_all
 from acx_oci.cli.reference import REGENERATE, render
 
 from .support.env import ROOT
+
+main = load_all()  # the group is lazy: these tests walk every command's options
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"

@@ -20,11 +20,13 @@ import jsonschema
 import pytest
 
 from acx_oci import reasons
-from acx_oci.cli import main
+from acx_oci.cli import load_all
 
 from .support.cli import cli
 from .support.jsondoc import check_document, schema_for
 from .support.layers import push_layers, tar_layer
+
+main = load_all()  # the group is lazy: these tests walk every command's options
 
 ROOT = Path(__file__).resolve().parent.parent
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"

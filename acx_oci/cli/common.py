@@ -11,28 +11,40 @@ import click
 from acx_oci.cli.jsonout import emit_json, partial_json, want_json
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.timeutil import Deadline, deadline_scope
+from acx_oci.timeutil import WORK_BASE_SECONDS, WORK_PER_MIB, WORK_PER_REFERRER, Deadline, deadline_scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-DEFAULT_DEADLINE = 20.0
+#: ``--deadline``'s default for commands that only talk to a registry: None, a bound sized to the work.
+DEFAULT_DEADLINE: float | None = None
+SIZED_HELP = (f"Default: sized to the work, {WORK_BASE_SECONDS:g} s + {WORK_PER_REFERRER:g} s per attestation "
+              f"listed + {WORK_PER_MIB:g} s per MiB transferred (--timeout still bounds each request).")
 
 
-def _with_deadline(func: F, default: float) -> F:
-    """Add ``--deadline`` and run the command under it (the ambient :class:`Deadline` the stores obey)."""
+def _with_deadline(func: F, default: float | None) -> F:
+    """Add ``--deadline`` and run the command under it (the ambient :class:`Deadline` the stores obey).
+
+    Given, it is the user's fixed limit; left at a None default, the bound grows with the work found (a
+    resolve of 1,000 honest attestations on a loaded machine must not fail by default), while each request
+    stays bounded by ``--timeout``, so a trickling registry still ends the command in time.
+    """
 
     @functools.wraps(func)
-    def run(*args: Any, deadline_seconds: float, **kwargs: Any) -> Any:
-        with deadline_scope(Deadline.after(deadline_seconds) if deadline_seconds > 0 else None):
+    def run(*args: Any, deadline_seconds: float | None, **kwargs: Any) -> Any:
+        deadline = (Deadline.sized() if deadline_seconds is None else
+                    Deadline.after(deadline_seconds) if deadline_seconds > 0 else None)
+        with deadline_scope(deadline):
             return func(*args, **kwargs)
 
-    what = ("the whole command" if default else
+    what = ("the whole command" if default is None or default else
             "the network part; the command also does long local work, so 0 (none) is the default")
     return click.option(
-        "--deadline", "deadline_seconds", type=click.FloatRange(min=0), default=default, show_default=True,
+        "--deadline", "deadline_seconds", type=click.FloatRange(min=0), default=default,
+        show_default=default is not None,
         help=f"Seconds for {what}: requests still outstanding then are cancelled (exit 3; a resolution "
-             "already under way is reported partial). 0: no overall deadline.")(run)  # type: ignore[return-value]
+             "already under way is reported partial). 0: no overall deadline."
+             + (f" {SIZED_HELP}" if default is None else ""))(run)  # type: ignore[return-value]
 
 
 @overload
@@ -40,14 +52,14 @@ def registry_options(func: F) -> F: ...
 
 
 @overload
-def registry_options(*, deadline: float) -> Callable[[F], F]: ...
+def registry_options(*, deadline: float | None) -> Callable[[F], F]: ...
 
 
-def registry_options(func: F | None = None, *, deadline: float = DEFAULT_DEADLINE) -> F | Callable[[F], F]:
+def registry_options(func: F | None = None, *, deadline: float | None = DEFAULT_DEADLINE) -> F | Callable[[F], F]:
     """``--plain-http`` / ``--insecure`` / ``--timeout`` / ``--deadline`` for commands that reach a registry.
 
-    ``@registry_options`` gives the 20 s default deadline; ``@registry_options(deadline=0)`` none,
-    for commands that run games or build images between their requests.
+    ``@registry_options`` gives the work-sized default deadline; ``@registry_options(deadline=0)`` none,
+    for commands that run games or build images between their requests; a number, that fixed default.
     """
 
     def decorate(f: F) -> F:

@@ -1,15 +1,23 @@
-"""The ``acx-oci`` click group: renders AcxError once, as one line, with its exit code."""
+"""The ``acx-oci`` click group: renders AcxError once, as one line, with its exit code.
+
+The group is lazy: a command's module (and with it cryptography, requests, jsonschema, the services)
+is imported only when that command runs or its ``--help`` is asked for, so ``acx-oci --version`` and
+``acx-oci --help`` start in a fraction of the time (``benchmarks/startup.py``). :data:`COMMANDS` names
+each top-level command's module and the one-line summary ``--help`` lists; a test keeps it equal to
+the real commands.
+"""
 
 from __future__ import annotations
 
+import importlib
 import signal
-import sqlite3
 import sys
 import threading
 import traceback
 from typing import Any
 
 import click
+from click.utils import make_default_short_help
 
 from acx_oci import __version__, reasons
 from acx_oci.cli import jsonout
@@ -24,8 +32,87 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+#: Every top-level command: (the module that registers it, its summary as ``get_short_help_str`` gives it).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agent-card": ("agentcard_cmd", "Emit an A2A AgentCard for a cartridge (`agent-card REF`), or verify a "
+                                    "signed one (`agent-card verify`)."),
+    "attest": ("attest_cmd", "Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF."),
+    "benchmark": ("benchmark_cmd", "Benchmarks: task suites whose held-out slice is sealed to verifiers."),
+    "cartridge": ("cartridge_cmd", "Create and publish agent cartridges."),
+    "copy": ("copy_cmd", "Mirror SRC to DST: the cartridge, its attestations (every layer and game record), "
+                         "other referrers (e.g."),
+    "demo": ("demo_cmd", "Earn a level, then try to fake it: the whole story, no server needed."),
+    "discover": ("referrers_cmd", "List the artifacts that refer to REF (OCI 1.1 Referrers API or the "
+                                  "tag-schema fallback)."),
+    "doctor": ("doctor_cmd", "Probe what the registry HOST[:PORT] really does, and say how acx-oci will use it."),
+    "env": ("env_cmd", "Environment images: the root file system exams and ROMs run in."),
+    "exam": ("exam_cmd", "Exam certification: no benchmark scores anyone until its exams survive the eight "
+                         "stages."),
+    "gateway": ("policy_cmd", "Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM."),
+    "inspect": ("cartridge_cmd", "Show a cartridge's discovery card: identity, digests, signature status, claims."),
+    "keygen": ("keys_cmd", "Create an Ed25519 identity: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.did.json."),
+    "keys": ("keys_cmd", "Key formats other tools read (cosign, Kyverno, Ratify)."),
+    "log": ("log_cmd", "Check, watch and mirror a verifier's transparency log (C2SP tlog-tiles in an OCI "
+                       "repository)."),
+    "policy": ("policy_cmd", "Policy files (apiVersion acx.dev/policy/v1): which repositories must meet which bar."),
+    "pull": ("cartridge_cmd", "Pull a cartridge with its verified capabilities, digest- and signature-checked."),
+    "referrers": ("referrers_cmd", "Maintain referrer discovery (the tag-schema fallback index)."),
+    "resolve": ("referrers_cmd", "Turn REF's capability claims into verified proficiency (or say why not)."),
+    "revoke": ("revoke_cmd", "Revoke a credential: set its status bit, re-sign the list, republish it everywhere."),
+    "sandbox": ("sandbox_cmd", "The bubblewrap sandbox the ROM solver runs agents in."),
+    "status-list": ("vc_cmd", "Bitstring Status Lists: create, revoke an index, check an index."),
+    "status-refresh": ("revoke_cmd", "Re-sign the state's status lists (validFrom = now, next acx:sequence) and "
+                                     "republish them everywhere."),
+    "transcripts": ("transcripts_cmd", "Game transcripts (with the model traffic they recorded): sealed, never "
+                                       "published in the clear."),
+    "vc": ("vc_cmd", "Sign and verify W3C Verifiable Credentials (Data Integrity eddsa-jcs-2022)."),
+}
+
+
+_NO_SUCH_COMMAND: Any = getattr(click.exceptions, "NoSuchCommand", ())
+
+
+def load_all() -> click.Group:
+    """Import every command module (the reference, and tests that walk ``main.commands``); returns the group."""
+    for module in sorted({m for m, _ in COMMANDS.values()}):
+        importlib.import_module(f"acx_oci.cli.{module}")
+    return main
+
+
 class AcxGroup(click.Group):
-    """A click group that turns our exceptions into one line and an exit code."""
+    """A click group that turns our exceptions into one line and an exit code, and loads commands lazily."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, loaded or not, in the order ``--help`` lists them."""
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, importing its module the first time it is asked for."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"acx_oci.cli.{COMMANDS[cmd_name][0]}")
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        """click's, with its "Did you mean" drawn from every command, loaded or not (click offers loaded ones)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except _NO_SUCH_COMMAND as exc:  # click >= 8.2; before, it made no suggestion at all
+            raise _NO_SUCH_COMMAND(exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's command list, with the summaries of commands not loaded taken from :data:`COMMANDS`."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            cmd = self.commands.get(name)
+            if cmd is None:
+                rows.append((name, make_default_short_help(COMMANDS[name][1], limit)))
+            elif not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command with SIGTERM raised as ``Terminated`` (main thread only: signals cannot be set elsewhere)."""
@@ -78,7 +165,8 @@ def _failure(exc: BaseException) -> tuple[str, int, str]:
     if isinstance(exc, OSError):  # a path the user gave can't be read or written
         where = f": {exc.filename}" if exc.filename else ""
         return reasons.BAD_INPUT, 2, f"{exc.strerror or exc}{where}"
-    if isinstance(exc, sqlite3.DatabaseError):
+    sqlite3 = sys.modules.get("sqlite3")  # not imported: the error cannot be one of its (and --version stays fast)
+    if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
         return reasons.BAD_INPUT, 2, f"the verifier state is not a usable SQLite ledger ({exc})"
     if isinstance(exc, KeyboardInterrupt):
         return reasons.ERROR, 130, "interrupted"

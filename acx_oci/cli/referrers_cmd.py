@@ -161,10 +161,12 @@ def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
 
 
 def check_deadline(resolution: Resolution, what: str) -> None:
-    """Exit 3 when the command's ``--deadline`` cut the resolution short (it is partial for that reason)."""
+    """Exit 3 when the command's deadline cut the resolution short (it is partial for that reason): which
+    deadline, and how many of the attestations listed were judged by then."""
     deadline = current_deadline()
     if resolution.partial and deadline is not None and deadline.expired():
-        raise DeadlineExceeded(f"{what}: the {deadline.seconds:g} s deadline (--deadline) passed")
+        raise DeadlineExceeded(f"{what}: {deadline.describe()} passed; {len(resolution.judged)} of "
+                               f"{resolution.referrers_seen} attestations listed were checked")
 
 
 def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust,

@@ -62,6 +62,11 @@ class Guard:
                 if getattr(conn, "_acx_guard", None) is self:  # not since reused by a later request
                     _cut(conn)
 
+    def extend(self, until: float) -> None:
+        """Move the cut-off later (a work-sized deadline grew while this request's body was arriving)."""
+        with self._lock:
+            self.until = max(self.until, until)
+
     @property
     def released(self) -> bool:
         """Whether the request finished, so the deadline thread can drop this guard from its heap."""
@@ -123,6 +128,9 @@ class _Watchdog:
                     self._cond.wait(wait)
                     continue
                 heapq.heappop(self._heap)
+                if guard.until > until and not guard.released:  # extended since it was armed: wait again
+                    heapq.heappush(self._heap, (guard.until, next(self._seq), guard))
+                    continue
             guard.fire()
 
 

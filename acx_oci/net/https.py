@@ -66,7 +66,7 @@ def request(method: str, url: str, *, max_bytes: int, body: bytes | None = None,
         raise UsageError(f"{url[:120]}: expected an https:// URL (plain http only on loopback)")
     ambient = current_deadline()
     if ambient is not None and ambient.expired():
-        raise DeadlineExceeded(f"{method} {url}: the {ambient.seconds:g} s deadline (--deadline) passed first")
+        raise DeadlineExceeded(f"{method} {url}: {ambient.describe()} passed first")
     until = time.monotonic() + deadline if ambient is None else min(time.monotonic() + deadline, ambient.at)
     left = max(0.01, until - time.monotonic())
     guard = arm(until)
@@ -87,7 +87,7 @@ def request(method: str, url: str, *, max_bytes: int, body: bytes | None = None,
             status, ctype = resp.status_code, resp.headers.get("Content-Type", "")
     except requests.RequestException as exc:
         if guard.fired and ambient is not None and ambient.at <= until:
-            raise DeadlineExceeded(f"{method} {url}: the {ambient.seconds:g} s deadline (--deadline) passed") from None
+            raise DeadlineExceeded(f"{method} {url}: {ambient.describe()} passed") from None
         if guard.fired:
             raise RegistryError(f"{method} {url}: not received within {deadline:g} s") from None
         raise RegistryError(f"{method} {url}: {type(exc).__name__}") from None

@@ -11,7 +11,7 @@ from acx_oci.jsonio import parse_json
 from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD, Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.resolve_fetch import ResolveLimits, time_bound_note
-from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
+from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope, parse_datetime
 
 MAX_ATTEMPT_RECORD_BYTES = 64 * 1024
 
@@ -53,6 +53,7 @@ def fetch_attempt_records(store: Store, subject: str, lim: ResolveLimits, deadli
                                            d.digest), reverse=True)[: lim.max_referrers]
         partial = True
         notes.append(f"only the newest {lim.max_referrers} attempt records were read (--max-referrers)")
+    deadline.allow("attempt records", len(refs), WORK_PER_REFERRER)
     out: list[FetchedRecord] = []
     budget = lim.max_bytes
     with deadline_scope(deadline):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,7 +47,7 @@ from acx_oci.services.attestation import (
 )
 from acx_oci.services.resolve_phases import Phases
 from acx_oci.services.statuscache import StatusHistory
-from acx_oci.timeutil import Deadline, deadline_scope, parse_datetime
+from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope, parse_datetime
 from acx_oci.tlog.proof import MAX_PROOF_DOC
 from acx_oci.tlog.proof import MEDIA_TYPE as LOG_PROOF_MEDIA_TYPE
 
@@ -220,7 +220,19 @@ def _fetch_evidence(store: Store, manifest: Manifest, out: Fetched, with_evidenc
 
 def time_bound_note(deadline: Deadline) -> str:
     """The note a resolution carries when its time bound cut it short."""
-    return f"stopped at the time bound ({deadline.seconds:g} s); outstanding fetches were cancelled"
+    bound = f"the time bound ({deadline.seconds:g} s)" if not deadline.is_sized else deadline.describe()
+    return f"stopped at {bound}; outstanding fetches were cancelled"
+
+
+def arrivals(futures: list[Future[Fetched]], deadline: Deadline) -> Iterator[Future[Fetched]]:
+    """``as_completed`` with its timeout re-read after every wait: a work-sized deadline moves out while
+    the fetches run (bytes received), and ``as_completed`` would still stop at the first reading."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=deadline.remaining(), return_when=FIRST_COMPLETED)
+        if not done and deadline.expired():
+            raise FuturesTimeout()
+        yield from done
 
 
 def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_evidence: bool, lim: ResolveLimits,
@@ -246,7 +258,7 @@ def fetch_attestations(store: Store, refs: list[Descriptor], subject: str, with_
     pool = ThreadPoolExecutor(max_workers=max(1, lim.workers))
     futures = [pool.submit(task, d) for d in refs]
     try:
-        for fut in as_completed(futures, timeout=deadline.remaining()):
+        for fut in arrivals(futures, deadline):
             item = fut.result()
             if item.cut or deadline.expired():
                 notes.append(time_bound_note(deadline))
@@ -301,6 +313,7 @@ def list_attestations(store: Store, subject: str, lim: ResolveLimits, deadline: 
         refs = refs[: lim.max_referrers]
         partial = True
         notes.append(f"{seen} attestations found; only the newest {lim.max_referrers} were checked (--max-referrers)")
+    deadline.allow("attestations", len(refs), WORK_PER_REFERRER)  # a work-sized bound grows with the bounded work
     return Listed(refs, seen, partial, tuple(notes), listing.classified)
 
 

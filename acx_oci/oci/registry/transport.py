@@ -24,9 +24,10 @@ from acx_oci.jsonio import loads
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
-from acx_oci.timeutil import Deadline, current_deadline
+from acx_oci.timeutil import WORK_PER_MIB, Deadline, current_deadline
 
 CHUNK = 1024 * 1024
+MIB = 1024 * 1024
 POOL_SIZE = 32
 ERROR_BODY_CAP = 64 * 1024
 RETRY_STATUS = frozenset({500, 502, 503, 504})
@@ -116,7 +117,7 @@ class Transport:
         self.timeout = (min(options.timeout, 3.0), options.timeout)
         self.session = requests.Session()
         adapter = adapter if adapter is not None else default_adapter()
-        self._guards: dict[int, tuple[Guard, Deadline | None, float]] = {}
+        self._guards: dict[int, tuple[Guard, Deadline | None, float, float]] = {}  # guard, deadline, limit, end
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.verify = not options.insecure
@@ -154,6 +155,9 @@ class Transport:
         (``retry=False``: not at all, for callers that must restart a sequence).
         """
         attempts_left = max(0, self.options.retries) if retry else 0
+        ambient = current_deadline()
+        if body is not None and size and ambient is not None:  # an upload of ours is work, once however retried
+            ambient.allow("MiB", size / MIB, WORK_PER_MIB)
         authed = False
         attempt = 0
         while True:
@@ -163,6 +167,7 @@ class Transport:
                 hdrs["Authorization"] = sent
             what = f"{method} {self.path(url)}"
             limit = self.options.timeout + size / MIN_RATE
+            own_end = time.monotonic() + limit
             deadline = current_deadline()
             timeout, guard = self._arm(what, limit, deadline)
             handle: IO[bytes] | None = body() if callable(body) else None
@@ -199,7 +204,7 @@ class Transport:
                 guard.release()
                 attempt += 1
                 continue
-            return self._guarded(resp, guard, deadline, limit)
+            return self._guarded(resp, guard, deadline, limit, own_end)
 
     def _arm(self, what: str, limit: float, deadline: Deadline | None) -> tuple[tuple[float, float], Guard]:
         """One attempt's (connect, read) timeouts and its armed guard: ``limit`` seconds from now, or the
@@ -232,9 +237,9 @@ class Transport:
         return RegistryError(f"registry {self.host}: {exc.__class__.__name__} during {what.split(' ', 1)[0]}")
 
     def _guarded(self, resp: requests.Response, guard: Guard, deadline: Deadline | None,
-                 limit: float) -> requests.Response:
+                 limit: float, own_end: float) -> requests.Response:
         """The response keeps its guard (a slow body is cut too) until it is closed, which releases it."""
-        self._guards[id(resp)] = (guard, deadline, limit)
+        self._guards[id(resp)] = (guard, deadline, limit, own_end)
         closer = resp.close
 
         def close(closer: Callable[[], None] = closer, guard: Guard = guard, key: int = id(resp)) -> None:
@@ -246,10 +251,20 @@ class Transport:
 
         resp.close = close  # type: ignore[method-assign]
         return resp
+
+    def received(self, resp: requests.Response, n: int) -> None:
+        """``n`` body bytes of ``resp`` arrived: a work-sized deadline allows :data:`~acx_oci.timeutil.WORK_PER_MIB`
+        s per MiB more (a large blob is work, not a stall; a trickle earns next to nothing), and the response's
+        own cut moves with it, never past its ``--timeout`` (plus size) limit."""
+        guard, deadline, _, own_end = self._guards.get(id(resp), (None, None, 0.0, 0.0))
+        if guard is None or deadline is None or not deadline.is_sized:
+            return
+        deadline.allow("MiB", n / MIB, WORK_PER_MIB)
+        guard.extend(min(own_end, deadline.at) + CUT_GRACE)
+
     def deadline_error(self, deadline: Deadline, what: str) -> DeadlineExceeded:
-        """The error when the whole operation's ``--deadline`` passed, naming what was under way."""
-        return DeadlineExceeded(f"registry {self.host}: the {deadline.seconds:g} s deadline (--deadline) passed "
-                                f"before {what} completed")
+        """The error when the whole operation's deadline passed, naming it and what was under way."""
+        return DeadlineExceeded(f"registry {self.host}: {deadline.describe()} passed before {what} completed")
 
     def cut_error(self, guard: Guard, deadline: Deadline | None, what: str, limit: float) -> RegistryError:
         """The error for a request whose guard cut it: the operation's deadline, or this request's time limit."""
@@ -322,6 +337,7 @@ class Transport:
         try:
             for chunk in resp.iter_content(65536):
                 buf += chunk
+                self.received(resp, len(chunk))
                 if len(buf) > cap:
                     if truncate:
                         return bytes(buf[:cap])
@@ -335,6 +351,8 @@ class Transport:
     def chunks(self, resp: requests.Response, what: str) -> Iterator[bytes]:
         """The body in pieces of at most :data:`CHUNK` bytes (cut by the request's guard like any read)."""
         try:
-            yield from resp.iter_content(CHUNK)
+            for chunk in resp.iter_content(CHUNK):
+                self.received(resp, len(chunk))
+                yield chunk
         except requests.exceptions.RequestException as exc:
             raise self.broken(resp, what, exc) from None
