@@ -69,7 +69,12 @@ from acx_oci.services.attestation import (  # noqa: E402
 from acx_oci.services.cartridge import init_directory, push_directory  # noqa: E402
 from acx_oci.services.resolve import resolve_cartridge  # noqa: E402
 from acx_oci.services.statuscache import StatusHistory  # noqa: E402
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust  # noqa: E402
+from acx_oci.services.translog.local import TransLog  # noqa: E402
+from acx_oci.services.translog.oci import publish  # noqa: E402
+from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF  # noqa: E402
+from acx_oci.tlog.proof import LogProof  # noqa: E402
+from acx_oci.trust.trustfile import AcceptedBenchmark, LogTrust, Party, Trust  # noqa: E402
+from tests.support.logged import attempt_entry  # noqa: E402
 from tests.support.registry import start_registry  # noqa: E402
 
 BENCH_DIGEST = "sha256:" + "b" * 64
@@ -97,7 +102,10 @@ def _records(verifier: Any, rom: str) -> tuple[list[gamerecords.GameRecord], ts.
     return records, rating, rated, passes
 
 
-def populate(host: str, repo: str, n: int, workdir: Path, per_record: bool = False) -> tuple[str, Trust]:
+def populate(host: str, repo: str, n: int, workdir: Path, per_record: bool = False,
+             logged: bool = False) -> tuple[str, Trust]:
+    """N attestations of one cartridge (one run's records shared); ``logged``: each credential also an entry of
+    the verifier's log (published at ``REPO-log``), its proof a layer, and the trust file pinning that log."""
     publisher, verifier = generate_identity(), generate_identity()
     cap = parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering")
     d = workdir / repo.replace("/", "_")
@@ -136,25 +144,50 @@ def populate(host: str, repo: str, n: int, workdir: Path, per_record: bool = Fal
                      held_out_slice_digest=HELD_OUT, evidence=evidence, status_entry=statuslist.status_entry(url, idx),
                      valid_from=now - timedelta(seconds=i), valid_until=now + timedelta(days=365),
                      achievement_name="ACX Level — build-dag"), verifier)
+        creds[i] = cred
+
+    def manifest(i: int) -> None:
+        cred = creds[i]
         cred_layer = store.push_blob(canonical(cred), MEDIA_VC)
         annotations = attestation_annotations(cred)
-        raw = build_manifest(ARTIFACT_ATTESTATION, [cred_layer, *record_layers], subject=subj,
+        extra = [store.push_blob(proofs[i], MEDIA_LOG_PROOF)] if i in proofs else []
+        raw = build_manifest(ARTIFACT_ATTESTATION, [cred_layer, *record_layers, *extra], subject=subj,
                              annotations=annotations)
         built.append((raw, Descriptor(MEDIA_MANIFEST, sha256_digest(raw), len(raw), annotations,
                                       ARTIFACT_ATTESTATION)))
 
     built: list[tuple[bytes, Descriptor]] = []
+    creds: dict[int, dict[str, Any]] = {}
+    proofs: dict[int, bytes] = {}
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(one, range(n)))
+    pin = _log_all(creds, proofs, verifier.private, workdir / f"{repo.replace('/', '_')}-log", f"{host}/{repo}-log",
+                   pushed.rom_digest) if logged else None
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(manifest, range(n)))
     # Bulk setup: push every manifest under its own tag, then write the fallback index once
     # (push_attestation would rewrite the growing index per attestation: O(n^2) setup).
     for raw, _ in built:
         store.push_manifest(raw, MEDIA_MANIFEST, referrer_tag(sha256_digest(raw), subject.digest))
     store.write_referrers_index(subject.digest, [d for _, d in built])  # type: ignore[attr-defined]
-    trust = Trust(verifiers=[Party(verifier.did)],
+    trust = Trust(verifiers=[Party(verifier.did, log=pin)],
                   benchmarks=[AcceptedBenchmark("acx-bench-dag-de", "2026.07.1", BENCH_DIGEST, HELD_OUT)],
                   solvers=("rom", "reference"))
     return pushed.manifest_digest, trust
+
+
+def _log_all(creds: dict[int, dict[str, Any]], proofs: dict[int, bytes], key: Any, state: Path, log_ref: str,
+             cartridge_id: str) -> LogTrust:
+    """Append one attempt entry per credential (one checkpoint), keep each proof, publish the log at ``log_ref``."""
+    log = TransLog(state, key)
+    order = sorted(creds, reverse=True)  # the log in time order: credential i is i seconds older than 0
+    done = log.append([attempt_entry(canonical(creds[i]), cartridge_id) for i in order])
+    for i, index in zip(order, done.indices, strict=True):
+        entry = {"schemaVersion": "acx.log-entry/1", **attempt_entry(canonical(creds[i]), cartridge_id)}
+        proofs[i] = LogProof(log.origin, index, entry, tuple(log.tree.inclusion(index)), done.checkpoint).to_bytes()
+    with open_store(log_ref) as log_store:
+        publish(log, log_store)
+    return LogTrust(log.origin, log.verifier.vkey(), log_ref)
 
 
 def floor(host: str, repo: str, subject: str) -> float:
@@ -188,11 +221,12 @@ def floor(host: str, repo: str, subject: str) -> float:
     return time.perf_counter() - start
 
 
-def resolve_once(host: str, repo: str, subject: str, trust: Trust, cache: Path) -> tuple[float, Resolution]:
+def resolve_once(host: str, repo: str, subject: str, trust: Trust, cache: Path,
+                 log: bool = True) -> tuple[float, Resolution]:
     replay_service.clear_cache()  # a new process: only the consumer cache directory remembers
     t = time.perf_counter()
     res = resolve_cartridge(open_store(f"{host}/{repo}@{subject}"), subject, trust, now=datetime.now(UTC),
-                            status_history=StatusHistory(cache))
+                            status_history=StatusHistory(cache), log=log)
     elapsed = time.perf_counter() - t
     cap = res.capabilities[0]
     assert cap.effective == "VERIFIED" and res.replayed and cap.best is not None, (cap, res.notes)
@@ -226,10 +260,24 @@ def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: 
             "replay_blobs_per_credential": res_cold.phases["replay"]["blobs"], "phases_cold": res_cold.phases}
 
 
+def measure_log(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: Path) -> dict[str, Any]:
+    """Cold resolves of logged attestations with the log checked and with ``--no-log``, interleaved per round."""
+    on, off = [], []
+    for r in range(rounds):
+        t_off, _ = resolve_once(host, repo, subject, trust, tmp / f"log-off-{r}", log=False)
+        t_on, res = resolve_once(host, repo, subject, trust, tmp / f"log-on-{r}")
+        assert not any("not_logged" in rej.codes for c in res.capabilities for rej in c.rejected), res
+        on.append(t_on)
+        off.append(t_off)
+    return {"log_s": round(statistics.median(on), 4), "no_log_s": round(statistics.median(off), 4),
+            "ratio_log_vs_no_log_median": round(statistics.median(on) / statistics.median(off), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,100,1000")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--log-n", type=int, default=1000, help="attestations for the log-check row (0: skip)")
     args = parser.parse_args()
     reg = start_registry()
     try:
@@ -243,6 +291,10 @@ def main() -> None:
                 row = measure(reg.host, repo, subject, trust, args.rounds, work)
                 print(json.dumps({"n": n, "layout": "one records layer", **row, "setup_s": round(setup, 1)}),
                       flush=True)
+            if args.log_n:
+                subject, trust = populate(reg.host, "bench/resolve-logged", args.log_n, work, logged=True)
+                row = measure_log(reg.host, "bench/resolve-logged", subject, trust, args.rounds, work)
+                print(json.dumps({"n": args.log_n, "layout": "logged (log check vs --no-log)", **row}), flush=True)
             subject, trust = populate(reg.host, "bench/resolve-old", 100, work, per_record=True)
             row = measure(reg.host, "bench/resolve-old", subject, trust, 1, work)
             print(json.dumps({"n": 100, "layout": "one layer per record (old)", **row}), flush=True)

@@ -83,6 +83,8 @@ def test_the_page_states_the_outcome_this_test_checks() -> None:
 
 
 @pytest.mark.slow  # certifies 150 exams and plays 90 games: 13-40 min on 2 cores (docs/attest-a-real-agent.md)
+@pytest.mark.skipif(os.environ.get("ACX_PAGE_TEST") != "1",
+                    reason="the real-agent page run takes 13+ min; CI's 30-minute budget leaves it to ACX_PAGE_TEST=1")
 def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry, tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (Debian 'bubblewrap') not installed")

@@ -40,6 +40,7 @@ from acx_oci.oci.model import (
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
 from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attestation import (
     MAX_CREDENTIAL_BYTES,
@@ -349,6 +350,8 @@ class Upstream:
     def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
         """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""
         st = self.store(repository)
+        if api_support(st.host) or referrers_api(st, subject_digest, None) is not None:
+            return  # the upstream indexes the subject itself (without saying OCI-Subject, as ggcr does)
         manifest = parse_manifest(raw, "referrer manifest")
         if own_tag:
             st.push_manifest(raw, manifest.media_type, referrer_tag(manifest.digest, subject_digest))

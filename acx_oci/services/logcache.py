@@ -8,14 +8,11 @@ cache directory, ``--status-cache DIR``) and is raised only with a head that ver
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 from acx_oci.errors import UsageError
-from acx_oci.services.statuscache import default_cache_dir
+from acx_oci.services.statuscache import SqliteCache
 
 DB_FILE = "logs.sqlite"
 _SCHEMA = """
@@ -28,29 +25,12 @@ CREATE TABLE IF NOT EXISTS log_checkpoints (
 """
 
 
-class LogHistory:
+class LogHistory(SqliteCache):
     """The newest checkpoint note seen per log origin, persisted in ``DIR/logs.sqlite``."""
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory if directory is not None else default_cache_dir()
-        self.path = self.directory / DB_FILE
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise UsageError(f"log cache {self.path}: cannot open it ({exc}); choose another directory with "
-                             "--status-cache DIR") from None
-
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
-        try:
-            with db:
-                db.execute("PRAGMA journal_mode=WAL")
-                yield db
-        finally:
-            db.close()
+    db_file = DB_FILE
+    schema = _SCHEMA
+    what = "log cache"
 
     def newest(self, origin: str) -> bytes | None:
         """The checkpoint note remembered for ``origin``; None for a log never seen."""

@@ -50,18 +50,23 @@ def default_cache_dir() -> Path:
     return base / "acx-oci"
 
 
-class StatusHistory:
-    """The highest sequence seen per (list URL, issuer), persisted in ``DIR/status.sqlite``."""
+class SqliteCache:
+    """One SQLite file in the consumer cache directory, its tables made on first use (the status and log
+    histories share this: a cache that cannot be opened is one line naming the file and the way out)."""
+
+    db_file = DB_FILE
+    schema = _SCHEMA
+    what = "status cache"
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory if directory is not None else default_cache_dir()
-        self.path = self.directory / DB_FILE
+        self.path = self.directory / self.db_file
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             with self._connect() as db:
-                db.executescript(_SCHEMA)
+                db.executescript(self.schema)
         except (OSError, sqlite3.Error) as exc:
-            raise UsageError(f"status cache {self.path}: cannot open it ({exc}); choose another directory with "
+            raise UsageError(f"{self.what} {self.path}: cannot open it ({exc}); choose another directory with "
                              f"--status-cache DIR or ${CACHE_ENV}") from None
 
     @contextlib.contextmanager
@@ -74,6 +79,10 @@ class StatusHistory:
                 yield db
         finally:
             db.close()
+
+
+class StatusHistory(SqliteCache):
+    """The highest sequence seen per (list URL, issuer), persisted in ``DIR/status.sqlite``."""
 
     def highest(self, list_url: str, issuer: str) -> int:
         """The highest sequence seen for this list from this issuer; 0 with no history."""
