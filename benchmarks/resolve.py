@@ -245,7 +245,7 @@ def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: 
         cache = tmp / f"cache-{repo.replace('/', '_')}-{r}"
         t_cold, res_cold = resolve_once(host, repo, subject, trust, cache)
         t_warm, res_warm = resolve_once(host, repo, subject, trust, cache)
-        if res_cold.partial or res_warm.partial:  # seen once under load 30: a tag listing that ran away
+        if res_cold.partial or res_warm.partial:  # a tag listing that ran away did this (fixed: Distribution ignores n)
             print(json.dumps({"skipped_round": r, "notes": [*res_cold.notes, *res_warm.notes]}), flush=True)
             continue
         cold.append(t_cold)

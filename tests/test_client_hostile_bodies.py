@@ -5,6 +5,7 @@ recursion limit. A small hostile HTTP server on loopback answers; it counts what
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -84,6 +85,12 @@ class Handler(BaseHTTPRequestHandler):
             body = b'{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}'
             self._small(200, body, {"Content-Type": "application/vnd.oci.image.index.v1+json",
                                     "Link": f'<{here}>; rel="next"'})
+        elif mode.startswith("tags-all-"):  # Debian's Distribution: n and last ignored, every tag, unsorted
+            self.server.sent += 1
+            count = int(mode.rsplit("-", 1)[1])
+            names = [f"t{(i * 7919) % count:05d}" for i in range(count)][::-1]  # first > last: no order to rely on
+            self._small(200, json.dumps({"name": "acx/x", "tags": names}).encode(),
+                        {"Content-Type": "application/json"})
         elif mode == "tags-int":
             self._small(200, b'{"name":"acx/x","tags":5}', {"Content-Type": "application/json"})
         elif mode == "nested":
@@ -142,6 +149,21 @@ def test_tag_list_that_is_not_an_array_is_a_registry_error(hostile: Hostile) -> 
             store.list_tags()  # type: ignore[attr-defined]
     finally:
         store.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("count", [1004, 1000])
+def test_a_registry_that_ignores_n_and_last_lists_every_tag_once(hostile: Hostile, count: int) -> None:
+    """Debian's Distribution sends all 1,004 tags, unsorted, whatever ``n`` and ``last`` say: that page is the
+    whole listing (it once ran to 100,000 repeated tags and made a resolve of 1,000 attestations partial). With
+    exactly ``n`` tags the follow-up page repeats them and ends the listing."""
+    hostile.mode = f"tags-all-{count}"
+    store = open_store(f"{hostile.host}/acx/x:1", StoreOptions(timeout=20, retries=0))
+    try:
+        tags, truncated = store.list_tags_bounded(100_000)  # type: ignore[attr-defined]
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert (len(tags), len(set(tags)), truncated) == (count, count, False)
+    assert hostile.sent == (1 if count > 1000 else 2)
 
 
 def test_an_empty_tag_page_linking_to_itself_ends_the_listing(hostile: Hostile) -> None:

@@ -351,8 +351,9 @@ class RegistryStore(ManifestReads):
         """Tags, following ``Link`` pages, at most ``limit``; (tags, truncated).
 
         A full page without ``Link`` (go-containerregistry honours ``n`` but sends none) is
-        followed by ``?n=&last=<last tag>``, as the distribution spec describes; a page that
-        does not move past ``last`` ends the listing.
+        followed by ``?n=&last=<last tag>``, as the distribution spec describes. A page longer
+        than ``n`` (Debian's Distribution ignores ``n`` and ``last`` and sends every tag, unsorted)
+        is the whole listing, and a page that repeats a tag already read ends it.
         """
         t = self.transport
         url: str | None = f"{self.base}tags/list"
@@ -360,6 +361,7 @@ class RegistryStore(ManifestReads):
         tags: list[str] = []
         pages = 0
         visited: set[str] = set()
+        seen: set[str] = set()
         while url is not None:
             resp = t.request("GET", url, params=params)
             if resp.status_code == 404:
@@ -376,10 +378,11 @@ class RegistryStore(ManifestReads):
             if not isinstance(page, list):
                 raise RegistryError(f"registry {self.host}: tag list: expected tags to be an array")
             page = [x for x in page if isinstance(x, str)]
-            last = params.get("last") if params else None
-            if last is not None and page and page[0] <= last:
-                break  # the registry ignored ``last``: no progress, stop rather than loop
-            tags += page
+            fresh = [x for x in dict.fromkeys(page) if x not in seen]
+            if page and not fresh:
+                break  # the registry ignored ``last`` (nothing but tags already read): stop rather than loop
+            seen.update(fresh)
+            tags += fresh
             pages += 1
             if len(tags) >= limit or (pages >= MAX_TAG_PAGES and (link or len(page) >= TAGS_PAGE)):
                 return tags[:limit], True
@@ -390,7 +393,7 @@ class RegistryStore(ManifestReads):
                 return tags[:limit], True  # a Link back to a page already read: a loop
             if link:
                 url, params = urljoin(resp.url, link), None
-            elif len(page) >= TAGS_PAGE and params is not None:
+            elif len(page) == TAGS_PAGE and params is not None:  # a longer page ignored ``n``: it is all
                 url, params = f"{self.base}tags/list", {"n": str(TAGS_PAGE), "last": page[-1]}
             else:
                 url = None
