@@ -431,3 +431,22 @@ def test_credential_helper(auth_registry: str, tmp_path: Path, monkeypatch: pyte
     (conf / "config.json").write_text(json.dumps({"credsStore": "acxtest"}))
     assert _store(auth_registry, "c/d").fetch_blob(sha256_digest(b"helper")) == b"helper"
     assert shutil.which("docker-credential-acxtest")
+
+
+def test_a_netrc_entry_for_the_registry_is_never_sent(auth_registry: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials come from the docker config alone (as with docker, ORAS, cosign): requests would read
+    ``~/.netrc`` on every request and send a matching entry as Basic auth."""
+    conf = tmp_path / "dockercfg"
+    conf.mkdir()
+    monkeypatch.setenv("DOCKER_CONFIG", str(conf))
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine {auth_registry.split(':')[0]} login alice password s3cret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    import requests
+
+    plain = requests.get(f"http://{auth_registry}/v2/", timeout=5)  # requests itself sends the netrc entry
+    assert plain.status_code == 200
+    with pytest.raises(RegistryError, match="authentication required"):
+        _store(auth_registry, "n/r").push_blob(b"x", "text/plain")

@@ -20,6 +20,7 @@ import requests
 
 from acx_oci.errors import DeadlineExceeded, NotFoundError, RegistryError, UsageError
 from acx_oci.net.guard import GuardedAdapter, arm
+from acx_oci.net.session import PlainSession
 from acx_oci.timeutil import current_deadline
 
 CONNECT_TIMEOUT = 3.0
@@ -70,7 +71,7 @@ def request(method: str, url: str, *, max_bytes: int, body: bytes | None = None,
     until = time.monotonic() + deadline if ambient is None else min(time.monotonic() + deadline, ambient.at)
     left = max(0.01, until - time.monotonic())
     guard = arm(until)
-    session = requests.Session()
+    session = PlainSession()
     session.mount("http://", GuardedAdapter(max_retries=0))
     session.mount("https://", GuardedAdapter(max_retries=0))
     headers = {"Accept": accept} if content_type is None else {"Accept": accept, "Content-Type": content_type}

@@ -22,6 +22,7 @@ from urllib3.exceptions import NameResolutionError, NewConnectionError
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
 from acx_oci.jsonio import loads
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
+from acx_oci.net.session import PlainSession
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
 from acx_oci.timeutil import WORK_PER_MIB, Deadline, current_deadline
@@ -115,7 +116,7 @@ class Transport:
         self.options = options
         self.auth = auth
         self.timeout = (min(options.timeout, 3.0), options.timeout)
-        self.session = requests.Session()
+        self.session = PlainSession()
         adapter = adapter if adapter is not None else default_adapter()
         self._guards: dict[int, tuple[Guard, Deadline | None, float, float]] = {}  # guard, deadline, limit, end
         self.session.mount("http://", adapter)
