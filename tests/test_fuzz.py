@@ -41,6 +41,7 @@ from acx_oci.services.certification import PREDICATE_EXAM_CERTIFICATION, verify_
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import load_trust, trust_from_dict
 
+from .support import forgery_world
 from .support.cli import cli
 from .support.forgery_world import LIST_URL, VERIFIER_DID, World, make_world
 from .support.registry import Registry, registry_binary, start_registry
@@ -182,6 +183,54 @@ def test_level_credential_verification(cred: Any) -> None:
         assert not result.verified or cred == WORLD.signed or canonical(cred) == canonical(WORLD.signed)
         assert [c.code for c in result.checks if not c.ok].count("schema_invalid") <= 1
     rejected_or_fine(lambda: verify_proof_only(cred, WORLD.ctx()))
+
+
+SHAPES: list[tuple[str, Any]] = [("evidence", 7), ("evidence", "x"), ("credentialStatus", 7), ("proof", "x"),
+                                 ("issuer", 5), ("validFrom", ["2999"]), ("credentialSubject", {"id": {"a": 1}})]
+
+
+@pytest.mark.parametrize(("member", "value"), SHAPES)
+def test_the_judge_takes_a_newer_credential_of_any_shape(member: str, value: Any) -> None:
+    """A newer copy of the valid credential with one member of the wrong type: rejected with reasons, the
+    valid one then judged (evidence as 7 raised TypeError once the fetcher stopped checking the schema)."""
+    cred = copy.deepcopy(WORLD.signed)
+    cred[member] = value
+    judge_any_shape(cred, newer=True)
+
+
+def judge_any_shape(cred: dict[str, Any], newer: bool) -> Any:
+    """Judge ``cred`` (made newer than everything with ``newer``) next to the world's valid credential."""
+    from acx_oci.evaluation.judge import CartridgeFacts, FetchedAttestation, Material, judge_credentials
+    from acx_oci.model.rom import STATUS_VALID
+
+    class Claim:  # the world's credential names this id; no (taskType, stack) hashes to it
+        id = "build-dag-0123abcd"
+
+        def display(self) -> str:
+            return self.id
+
+    cap = Claim()
+    facts = CartridgeFacts(forgery_world.MANIFEST, forgery_world.ROM, WORLD.publisher.did, WORLD.publisher.did,
+                           None, STATUS_VALID, (cap,))  # type: ignore[arg-type]
+    if newer:
+        cred["validFrom"] = "2999-01-01T00:00:00Z"
+    items = tuple(FetchedAttestation(digest="sha256:" + c * 64, offered=cap.id, credential=doc,
+                                     credential_digest="sha256:" + d * 64, evidence_present=frozenset())
+                  for c, d, doc in (("a", "b", cred), ("c", "e", WORLD.signed)))
+    judgement = judge_credentials(Material(items, {LIST_URL: (WORLD.status_list,)}, {}), facts, WORLD.trust,
+                                  forgery_world.NOW)
+    assert sum(map(len, judgement.accepted.values())) + sum(map(len, judgement.rejected.values())) \
+        + len(judgement.unmatched) == 2
+    return judgement
+
+
+@settings(max_examples=300)
+@given(mutated(WORLD.signed, max_mutations=3), st.booleans())
+def test_the_judge_takes_credentials_no_schema_has_checked(cred: Any, newer: bool) -> None:
+    """The fetcher hands the judge any JSON object (the schema is checked when a credential is verified, so
+    superseded ones cost nothing): grouping, ordering and every rule must take any shape without raising."""
+    if isinstance(cred, dict):
+        judge_any_shape(cred, newer)
 
 
 @given(document_bytes(WORLD.signed))

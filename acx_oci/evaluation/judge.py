@@ -25,6 +25,7 @@ from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure
 from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.jsonio import as_array
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
@@ -158,7 +159,7 @@ def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], 
 def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
     """Evidence the credential names that is neither inline nor a layer of its attestation."""
     missing = []
-    for item in credential.get("evidence") or []:
+    for item in as_array(credential.get("evidence")):  # (any shape: the schema is checked with the other rules)
         digest = evidence_digest(item)
         if digest and digest not in present and not (isinstance(item, dict) and "acx:dsseEnvelope" in item):
             missing.append(digest)

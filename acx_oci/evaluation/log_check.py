@@ -142,6 +142,7 @@ def entry_mismatch(entry: Mapping[str, Any], credential: Mapping[str, Any], cred
     res = level_result(dict(credential)) or {}
     subject = credential.get("credentialSubject")
     sid = subject.get("id") if isinstance(subject, dict) else None
+    sid = sid if isinstance(sid, str) else None  # (any shape: the schema is checked with the other rules)
     cart = sid[len(CARTRIDGE_URN):] if isinstance(sid, str) and sid.startswith(CARTRIDGE_URN) else sid
     carts = {sid, cart, cart.rsplit("@", 1)[0]} if isinstance(cart, str) else {sid}
     want = {"kind": "attempt", "verdict": "issued", "recordDigest": credential_digest,

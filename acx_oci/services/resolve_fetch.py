@@ -26,7 +26,6 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
 from acx_oci.evaluation.replay import record_digests
-from acx_oci.evaluation.verify import check_schema
 from acx_oci.jsonio import parse_json
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.model import (
@@ -170,11 +169,11 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         doc = parse_json(raw, f"credential {layer.digest}")
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
-        schema = check_schema(out.credential) if out.credential is not None else None
-        if schema is None or not schema.ok:  # judged no further: one schema_invalid with the schema's message
+        if out.credential is None:  # judged no further
             out.codes.append(reasons.SCHEMA_INVALID)
-            out.messages.append(schema.message if schema else "the credential is not a JSON object")
-            out.credential = None
+            out.messages.append("the credential is not a JSON object")
+        # The schema is checked when the judge verifies it (first of every rule): of 1,000 credentials of one
+        # claim only the newest that verifies is, and the rest are superseded unverified.
         proofs = [d for d in manifest.layers if d.media_type == LOG_PROOF_MEDIA_TYPE]
         if len(proofs) == 1:  # none, or two (ambiguous), is "not logged"
             out.log_proof, new = memo.fetch(store, proofs[0].digest, MAX_PROOF_DOC, proofs[0].size)
