@@ -101,17 +101,22 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
     plain ``ValueError``/``UnicodeDecodeError`` for malformed input. ``NaN``/``Infinity`` and
     overflowing numbers are malformed here (RFC 8259 and I-JSON have no such numbers).
     """
+    strict = False  # decoded strictly: no surrogate can be in the text itself, only escaped
     if isinstance(raw, (bytes, bytearray)):
         # json.loads reads UTF-16/32 bytes too; the depth scan works on UTF-8, where a code unit such as U+2200
         # (00 22 in UTF-16-LE) cannot pass for a quote and hide the brackets after it. Decode first, as json does.
-        raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        data, encoding = raw, json.detect_encoding(raw)
+        try:
+            raw, strict = data.decode(encoding), True
+        except UnicodeDecodeError:
+            raw = data.decode(encoding, "surrogatepass")
     check_depth(raw, what)
     try:
         doc = json.loads(raw, object_pairs_hook=_unique_members if ijson else None, parse_float=_finite,
                          parse_int=_bounded_int, parse_constant=_no_constant)
     except (RecursionError, MemoryError):
         raise ShapeError(f"{what}: schema_invalid: too deep or too large to parse") from None
-    if _may_hold_surrogate(raw) and _holds_lone_surrogate(doc):
+    if _may_hold_surrogate(raw, strict) and _holds_lone_surrogate(doc):
         raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff unpaired): not UTF-8 text (RFC 7493)")
     return doc
 
@@ -119,11 +124,13 @@ def loads(raw: bytes | str, what: str = "document", *, ijson: bool = True) -> An
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _may_hold_surrogate(text: str) -> bool:
+def _may_hold_surrogate(text: str, decoded_strictly: bool = False) -> bool:
     """A \\uD800-\\uDFFF escape (paired or not), or a surrogate already in the text: only then is the parsed
     value walked. (The strict UTF-8 encode finds a raw surrogate ten times faster than a character class.)"""
     if "\\u" in text and _ESCAPED_SURROGATE.search(text):
         return True
+    if decoded_strictly:
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -450,3 +450,43 @@ def test_a_netrc_entry_for_the_registry_is_never_sent(auth_registry: str, tmp_pa
     assert plain.status_code == 200
     with pytest.raises(RegistryError, match="authentication required"):
         _store(auth_registry, "n/r").push_blob(b"x", "text/plain")
+
+
+def test_the_proxy_environment_is_honoured_on_every_request(registry: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY carries every request (read once per host, not per request); NO_PROXY naming the host
+    goes direct."""
+    import threading
+    from http.server import BaseHTTPRequestHandler
+
+    from .support.httpserver import QuietHTTPServer
+
+    seen: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)  # an absolute URL: the client spoke to us as its proxy
+            self.send_response(502)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = QuietHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_address[1]}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        s = _store(registry, "p/x")
+        for _ in range(2):
+            with pytest.raises(RegistryError):
+                s.fetch_manifest_raw("sha256:" + "0" * 64)
+        assert len(seen) >= 2 and all(p.startswith(f"http://{registry}/v2/p/x/manifests/") for p in seen), seen
+        monkeypatch.setenv("NO_PROXY", registry.split(":")[0])
+        before = len(seen)
+        with pytest.raises(NotFoundError):
+            _store(registry, "p/x").fetch_manifest_raw("sha256:" + "0" * 64)
+        assert len(seen) == before
+    finally:
+        server.shutdown()

@@ -24,7 +24,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure
-from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
@@ -274,6 +274,10 @@ class _Run:
         """One attestation's verdict: every rule (verified once) and the evidence bound."""
         cred = item.credential
         issuer = issuer_id(cred) if cred is not None else None
+        schema = check_schema(cred) if cred is not None else None
+        if schema is not None and not schema.ok:  # not a level credential: judged no further, the schema says why
+            return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
+                             (*item.messages, schema.message), item.credential_digest, issuer)
         if cred is not None:
             vcodes, vmsgs = self.verify(item, issuer)
             codes, messages = [*codes, *vcodes], [*messages, *vmsgs]
