@@ -173,6 +173,21 @@ def loads_ijson(raw: bytes | str) -> Any:
     return loads(raw)
 
 
+def loads_claims(raw: bytes) -> Any | None:
+    """A quick, lax parse of a document read only for what it *claims* (which claim, issuer and time it says
+    it has, to order candidates); None when it is not JSON. Anything relied upon is parsed with :func:`loads`.
+
+    C all the way (no hooks): a fifth of :func:`parse_json`'s time, which matters for the 999 superseded
+    credentials of a 1,000-attestation resolve. It is still safe on hostile bytes (deep nesting is a
+    RecursionError, a huge integer a ValueError); duplicate names (the last wins here), NaN and lone
+    surrogates are refused by the strict parse when the document is judged.
+    """
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError, MemoryError, TypeError):
+        return None
+
+
 def parse_json(raw: bytes | str, what: str) -> Any:
     """Parse JSON from outside as I-JSON; malformed input is a UsageError naming ``what``.
 

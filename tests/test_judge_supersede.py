@@ -5,6 +5,7 @@ newest credential that verifies decides; older ones are ``superseded`` even whil
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ from acx_oci.evaluation.judge import (
     capability_verdicts,
     judge_credentials,
 )
-from acx_oci.jsonio import parse_json
+from acx_oci.jsonio import loads_claims, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.attempt import AttemptCount
 from acx_oci.model.capability import parse_capability
@@ -176,3 +177,31 @@ def test_with_only_the_older_one_left_it_decides_unless_revoked() -> None:
     judgement = judge_credentials(m, w.facts, w.trust, NOW)
     (cap,) = capability_verdicts(w.facts, judgement.accepted, judgement.rejected)
     assert cap.effective == UNPROVEN and codes_of(cap, older) == ("revoked",)
+
+
+def lax_attestation(raw: bytes) -> FetchedAttestation:
+    """As the fetcher hands it over: only a lax parse of the claims, with the bytes for the strict one."""
+    cred = loads_claims(raw)
+    assert isinstance(cred, dict)
+    return replace(attestation(canonical(cred)), digest=sha256_digest(b"attestation" + raw), credential=cred,
+                   credential_digest=sha256_digest(raw), credential_raw=raw)
+
+
+def test_claims_read_laxly_are_parsed_strictly_before_they_decide() -> None:
+    """A newer copy whose bytes say ``acx:acxLevel`` twice (16, then 40): the lax read that orders the walk sees
+    40, the strict parse refuses it (two readers could see two levels), and the older credential decides."""
+    v = generate_identity()
+    w = Issuers(v)
+    older, newer = w.credential(v, 32, age_hours=48), w.credential(v, 16, age_hours=1)
+    assert newer.count(b'"acx:acxLevel":16') == 1
+    doubled = newer.replace(b'"acx:acxLevel":16', b'"acx:acxLevel":16,"acx:acxLevel":40')
+    m = Material((lax_attestation(older), lax_attestation(doubled)), w.lists())
+    judgement = judge_credentials(m, w.facts, w.trust, NOW)
+    (cap,) = capability_verdicts(w.facts, judgement.accepted, judgement.rejected)
+    assert cap.best is not None and cap.best.credential_digest == sha256_digest(older) and cap.best.acx_level == 32
+    assert codes_of(cap, doubled) == ("schema_invalid",)
+    assert "acx:acxLevel" in next(r for r in cap.rejected if r.credential_digest == sha256_digest(doubled)).messages[0]
+    honest = judge_credentials(Material((lax_attestation(older), lax_attestation(newer)), w.lists()), w.facts,
+                               w.trust, NOW)
+    (acc,) = honest.accepted[CAP.id]
+    assert acc.credential_digest == sha256_digest(newer) and acc.credential == parse_json(newer, "credential")

@@ -16,7 +16,7 @@ from its records) is the caller's ``confirm``: it may fetch records the listing 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -25,7 +25,7 @@ from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
-from acx_oci.jsonio import as_array
+from acx_oci.jsonio import as_array, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
@@ -69,6 +69,9 @@ class FetchedAttestation:
     codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
     messages: tuple[str, ...] = ()
     log_proof: bytes | None = None  # the attestation's log-proof layer (acx_oci.tlog.proof), when it has one
+    # the credential's bytes when ``credential`` is only a lax parse (:func:`acx_oci.jsonio.loads_claims`) of
+    # what it claims: the judge parses them strictly before it verifies or accepts anything
+    credential_raw: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +275,13 @@ class _Run:
     def judge_one(self, item: FetchedAttestation, cap_id: str, codes: list[str],
                   messages: list[str]) -> AcceptedCredential | Rejection:
         """One attestation's verdict: every rule (verified once) and the evidence bound."""
+        if item.credential_raw is not None:  # claims read laxly to order the walk: now the document itself
+            try:
+                strict = parse_json(item.credential_raw, f"credential {item.credential_digest}")
+            except AcxError as exc:
+                return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
+                                 (*item.messages, str(exc)), item.credential_digest, issuer_id(item.credential))
+            item = replace(item, credential=strict if isinstance(strict, dict) else None, credential_raw=None)
         cred = item.credential
         issuer = issuer_id(cred) if cred is not None else None
         schema = check_schema(cred) if cred is not None else None

@@ -26,7 +26,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
 from acx_oci.evaluation.replay import record_digests
-from acx_oci.jsonio import parse_json
+from acx_oci.jsonio import loads_claims, parse_json
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
@@ -83,6 +83,7 @@ class Fetched:
     cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
     over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
     log_proof: bytes | None = None  # the log-proof layer (judged by acx_oci.evaluation.log_check)
+    credential_raw: bytes | None = None  # set when ``credential`` is only the lax parse of its claims
 
 
 class BlobMemo:
@@ -166,7 +167,11 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
         out.size += new
         started = time.perf_counter()
-        doc = parse_json(raw, f"credential {layer.digest}")
+        doc = loads_claims(raw)  # what it claims, to order the judge's walk; the judge parses strictly what it tries
+        if doc is None:
+            doc = parse_json(raw, f"credential {layer.digest}")  # not JSON: the strict parser's error, and code
+        else:
+            out.credential_raw = raw
         out.credential = doc if isinstance(doc, dict) else None
         out.credential_digest = layer.digest
         if out.credential is None:  # judged no further
@@ -392,7 +397,8 @@ class _Collector:
             digest=item.descriptor.digest, offered=item.descriptor.annotations.get(ANN_CAPABILITY, ""),
             credential=cred, credential_digest=item.credential_digest,
             evidence_present=frozenset(item.evidence_present), evidence=item.evidence,
-            codes=tuple(item.codes), messages=tuple(item.messages), log_proof=item.log_proof))
+            codes=tuple(item.codes), messages=tuple(item.messages), log_proof=item.log_proof,
+            credential_raw=item.credential_raw))
 
     def status_candidates(self, url: str) -> tuple[dict[str, Any], ...]:
         """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""
