@@ -25,7 +25,6 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
-from acx_oci.evaluation.replay import record_digests
 from acx_oci.jsonio import loads_claims, parse_json
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.model import (
@@ -84,6 +83,7 @@ class Fetched:
     over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
     log_proof: bytes | None = None  # the log-proof layer (judged by acx_oci.evaluation.log_check)
     credential_raw: bytes | None = None  # set when ``credential`` is only the lax parse of its claims
+    records_bundled: bool = False  # one game-records layer, not fetched (see FetchedAttestation)
 
 
 class BlobMemo:
@@ -207,9 +207,7 @@ def _fetch_evidence(store: Store, manifest: Manifest, out: Fetched, with_evidenc
     out.evidence_present = {e.digest for e in ev_layers}
     out.evidence_order = tuple(e.digest for e in ev_layers)
     out.bundle = records_layer(manifest)
-    if out.bundle is not None and not with_evidence:
-        named = record_digests(out.credential) if out.credential is not None else []
-        out.evidence_present |= {d for d in named if d}
+    out.records_bundled = out.bundle is not None and not with_evidence  # (the judge reads the credential's names)
     if not with_evidence:
         return
     out.evidence = {}
@@ -398,7 +396,7 @@ class _Collector:
             credential=cred, credential_digest=item.credential_digest,
             evidence_present=frozenset(item.evidence_present), evidence=item.evidence,
             codes=tuple(item.codes), messages=tuple(item.messages), log_proof=item.log_proof,
-            credential_raw=item.credential_raw))
+            credential_raw=item.credential_raw, records_bundled=item.records_bundled))
 
     def status_candidates(self, url: str) -> tuple[dict[str, Any], ...]:
         """Every list published for ``url``: the cartridge's repository, user files, HTTPS if allowed."""
