@@ -205,3 +205,52 @@ def test_claims_read_laxly_are_parsed_strictly_before_they_decide() -> None:
                                w.trust, NOW)
     (acc,) = honest.accepted[CAP.id]
     assert acc.credential_digest == sha256_digest(newer) and acc.credential == parse_json(newer, "credential")
+
+
+def _logged_pair(order: tuple[int, int]) -> tuple[Issuers, dict[str, Any], list[bytes], Any]:
+    """Two credentials of one key issued in the same second (levels 32 and 16), logged in ``order``."""
+    from .test_log_consumer import Log, entry
+
+    v = generate_identity()
+    w = Issuers(v)
+    creds = [w.credential(v, 32, age_hours=1), w.credential(v, 16, age_hours=1)]
+    log = Log()
+    index = {}
+    for k in order:
+        index[k] = log.add(entry(sha256_digest(creds[k]), cap=CAP.id, issuer=v.did, cartridgeId="x", romDigest=ROM,
+                                 benchmarkDigest=BENCH))
+    proofs = {k: log.proof(index[k]) for k in index}
+    return w, {"log": log, "proofs": proofs, "verifier": v}, creds, log
+
+
+def _judge_logged(w: Issuers, creds: list[bytes], proofs: dict[int, bytes], log: Any, pinned: bool) -> Any:
+    from acx_oci.evaluation.log_check import LogView
+
+    trust = Trust(verifiers=[Party(w.verifiers[0].did, log=log.trust() if pinned else None)],
+                  benchmarks=w.trust.benchmarks, solvers=w.trust.solvers)
+    items = tuple(replace(attestation(raw), log_proof=proofs[k]) for k, raw in enumerate(creds))
+    view = LogView(head=log.note(), entries=tuple(enumerate(log.entries)), entries_from=0)
+    m = Material(items, w.lists(), logs={log.origin: view} if pinned else None)
+    judgement = judge_credentials(m, w.facts, trust, NOW)
+    (cap,) = capability_verdicts(w.facts, judgement.accepted, judgement.rejected)
+    return cap
+
+
+def test_the_log_orders_two_credentials_issued_in_one_second() -> None:
+    """Whole-second validFrom ties; the pinned log's order decides which is newer, inside the walk (the older
+    one is superseded unverified), whichever way the digests sort."""
+    for order, newest in (((0, 1), 1), ((1, 0), 0)):
+        w, info, creds, log = _logged_pair(order)
+        cap = _judge_logged(w, creds, info["proofs"], log, pinned=True)
+        assert cap.effective == VERIFIED and cap.best is not None, cap
+        assert cap.best.credential_digest == sha256_digest(creds[newest]), (order, cap.best.acx_level)
+        assert codes_of(cap, creds[1 - newest]) == ("superseded",)
+
+
+def test_an_unpinned_issuers_log_proofs_order_nothing() -> None:
+    """Without the log in the trust file its proofs are never checked, so a forged one must not order the walk:
+    the tie falls to the credential digests, as without any proof."""
+    for order in ((0, 1), (1, 0)):
+        w, info, creds, log = _logged_pair(order)
+        cap = _judge_logged(w, creds, info["proofs"], log, pinned=False)
+        assert cap.best is not None and cap.best.credential_digest == max(sha256_digest(c) for c in creds)

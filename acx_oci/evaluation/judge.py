@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
-from acx_oci.evaluation.log_check import LogView, log_failure
+from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array, parse_json
 from acx_oci.model import statuslist
@@ -330,14 +330,31 @@ def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
             str(res.get("acx:benchmarkDigest", "")), cap_id)
 
 
-def _claimed_order(item: FetchedAttestation) -> tuple[datetime, str]:
-    """:func:`newer_key` on the unverified credential: its claimed ``validFrom``, then its digest."""
+def _claimed_order(item: FetchedAttestation, positions: Mapping[str, tuple[str, int]]) -> tuple[bool, int, datetime,
+                                                                                                  str]:
+    """:func:`newer_key` on the unverified credential: the log position its proof claims (only for an issuer
+    whose log the trust file pins, so the claim is checked when it is tried), then its claimed ``validFrom``,
+    then its digest. The log orders what a clock cannot (two attempts in one second, a backdated validFrom)."""
     cred = item.credential or {}
-    return parse_datetime(cred.get("validFrom")) or FLOOR, item.credential_digest or ""
+    pos = positions.get(item.digest)
+    return (pos is not None, pos[1] if pos else 0, parse_datetime(cred.get("validFrom")) or FLOOR,
+            item.credential_digest or "")
 
 
-def _superseded(item: FetchedAttestation, by: AcceptedCredential) -> Rejection:
+def _pinned_positions(material: Material, trust: Trust) -> dict[str, tuple[str, int]]:
+    """Attestation → (origin, index) its log proof claims, for credentials of log-pinned issuers only: an
+    unpinned issuer's proof is never checked, so a forged one must not order anything."""
+    if material.logs is None:
+        return {}
+    return log_positions({a.digest: a.log_proof for a in material.attestations
+                          if a.credential is not None and trust.log_for(issuer_id(a.credential) or "") is not None})
+
+
+def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) -> Rejection:
     issuer = issuer_id(item.credential) if item.credential is not None else None
+    if isinstance(by, Rejection):  # the log holds a later issued attempt of this key
+        return Rejection(item.digest, (reasons.SUPERSEDED,), (f"{by.messages[0]}; not verified",),
+                         item.credential_digest, issuer)
     return Rejection(item.digest, (reasons.SUPERSEDED,),
                      (f"superseded by credential {by.credential_digest} from the same issuer (validFrom "
                       f"{by.valid_from}, level {by.acx_level}); not verified: only the newest credential that "
@@ -374,10 +391,11 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             accepted[cap_id].append(outcome)
         else:
             (rejected[cap_id] if cap_id in claims else unmatched).append(outcome)
+    positions = _pinned_positions(material, trust)
     for key, group in groups.items():
         cap_id = key[3]
-        decided: AcceptedCredential | None = None
-        walk = sorted(group, key=_claimed_order, reverse=True)
+        decided: AcceptedCredential | Rejection | None = None
+        walk = sorted(group, key=lambda it: _claimed_order(it, positions), reverse=True)
         for i, item in enumerate(walk):
             if decided is not None:
                 rejected[cap_id].append(_superseded(item, decided))
@@ -386,6 +404,12 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             if not isinstance(outcome, AcceptedCredential):
                 rejected[cap_id].append(outcome)
                 continue
+            if material.logs is not None:  # a later issued attempt in the log: this one and all older lose
+                _, gone = log_superseded([outcome], positions, material.logs)
+                if gone:
+                    rejected[cap_id].append(gone[0])
+                    decided = gone[0]
+                    continue
             verdict = confirm(outcome) if confirm is not None else None
             if confirm is not None and verdict is None:
                 unconfirmed += [it.digest for it in walk[i:]]

@@ -19,7 +19,6 @@ those is the effective one. The attempt history (attempt-record referrers and th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -29,20 +28,18 @@ from acx_oci.evaluation.checks import Check, KeyResolver
 from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
 from acx_oci.evaluation.log_check import (
     NO_LOG_NOTE,
-    log_positions,
-    log_superseded,
     pinned_keys,
     with_log_attempts,
 )
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
-from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.oci.store import Store
 from acx_oci.services.attempt_fetch import fetch_attempt_records
 from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.did_keys import key_resolver
-from acx_oci.services.log_fetch import LogOpener, LogsFetched, gather_logs, remember_logs
+from acx_oci.services.log_fetch import LogOpener, gather_logs, remember_logs
 from acx_oci.services.logcache import LogHistory
 from acx_oci.services.replay import ReplayJob, issuer_keys, replay_jobs
 from acx_oci.services.resolve_fetch import (
@@ -135,8 +132,7 @@ def _resolve(
         cache.cache.flush()
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_notes(facts, judgement, replay, deadline)
-    accepted, rejected = log_supersede(judgement.accepted, judgement.rejected, gathered, logs)
-    verdicts = capability_verdicts(facts, accepted, rejected)
+    verdicts = capability_verdicts(facts, judgement.accepted, judgement.rejected)
     history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
     caps = with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys)
     return Resolution(
@@ -157,21 +153,6 @@ def _resolve(
         phases=phases.to_json(),
         verifications=judgement.verifications,
     )
-
-
-def log_supersede(accepted: Mapping[str, tuple[AcceptedCredential, ...]],
-                  rejected: Mapping[str, tuple[Rejection, ...]], gathered: Gathered, logs: LogsFetched | None,
-                  ) -> tuple[Mapping[str, tuple[AcceptedCredential, ...]], Mapping[str, tuple[Rejection, ...]]]:
-    """Supersede by the log's order: a credential with a later issued entry of its key in the log is older."""
-    if logs is None:
-        return accepted, rejected
-    positions = log_positions({a.digest: a.log_proof for a in gathered.material.attestations})
-    kept: dict[str, tuple[AcceptedCredential, ...]] = {}
-    refused = dict(rejected)
-    for cid, accs in accepted.items():
-        kept[cid], gone = log_superseded(accs, positions, logs.views)
-        refused[cid] = (*refused.get(cid, ()), *gone)
-    return kept, refused
 
 
 def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathered,
