@@ -17,24 +17,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
+from acx_oci.evaluation.status_choice import FLOOR as FLOOR
+from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
+from acx_oci.evaluation.status_choice import sequence as sequence
+from acx_oci.evaluation.status_choice import status_url as status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array, parse_json
-from acx_oci.model import statuslist
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest, issuer_id, level_result, status_entries
+from acx_oci.model.credential import evidence_digest, issuer_id, level_result
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
 from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
-FLOOR = datetime.min.replace(tzinfo=UTC)
 StatusKey = tuple[str, str]  # (status list URL, issuer DID)
 
 
@@ -110,56 +112,6 @@ class KnownProofs(Protocol):
 
     def remember(self, credential_digest: str, keys: frozenset[bytes]) -> None:
         """Record that every rule passed for these exact bytes, with these keys."""
-
-
-def status_url(credential: dict[str, Any]) -> str | None:
-    """The first status entry's list URL (the one a resolver fetches)."""
-    entries = status_entries(credential)
-    url = entries[0].get("statusListCredential") if entries else None
-    return url if isinstance(url, str) else None
-
-
-def _status_index(credential: dict[str, Any]) -> int | None:
-    entries = status_entries(credential)
-    index = entries[0].get("statusListIndex") if entries else None
-    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
-
-
-def sequence(status_list: dict[str, Any]) -> int:
-    """A list's ``acx:sequence`` for ordering copies; -1 when malformed (it loses, and fails its check)."""
-    try:
-        return statuslist.list_sequence(status_list)
-    except AcxError:
-        return -1
-
-
-def _bit_is_set(doc: dict[str, Any], index: int | None, bits_memo: dict[int, bytes | None]) -> bool:
-    if id(doc) not in bits_memo:
-        try:
-            bits_memo[id(doc)] = statuslist.list_bits(doc)
-        except AcxError:
-            bits_memo[id(doc)] = None
-    bits = bits_memo[id(doc)]
-    return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits, index)
-
-
-def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], ...],
-                       bits_memo: dict[int, bytes | None] | None = None) -> dict[str, Any] | None:
-    """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
-
-    A revocation never clears a bit, so a list that shows the bit set wins
-    (its proof and issuer are still checked): a repository owner who puts
-    back an older, pre-revocation copy of the verifier's list loses to any
-    fresher copy the user supplies or fetches. Otherwise (and among those
-    with the bit set) the highest ``acx:sequence`` wins, then the latest
-    ``validFrom``; against an owner and no other source, the remembered
-    sequence and the list's one-day validity are the defence.
-    """
-    memo: dict[int, bytes | None] = {} if bits_memo is None else bits_memo
-    index = _status_index(credential)
-    revoking = [c for c in found if _bit_is_set(c, index, memo)]
-    return max(revoking or found, key=lambda c: (sequence(c), parse_datetime(c.get("validFrom")) or FLOOR),
-               default=None)
 
 
 def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
@@ -366,10 +318,13 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
                       confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
     """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
 
-    Per superseding key (:func:`group_key`) the credentials are verified newest first and the walk stops at
-    the first that verifies (and that ``confirm``, the caller's replay, accepts): every older one is listed
-    ``superseded`` without being verified. ``confirm`` returning None (it could not decide, e.g. a deadline)
-    stops that key's walk with nothing accepted; those attestations are in ``Judgement.unconfirmed``.
+    Per superseding key (:func:`group_key`) the credentials are verified newest first (by the pinned log's
+    order where the trust file pins the issuer's log, else by validFrom) and the walk stops at the first that
+    verifies (and that ``confirm``, the caller's replay, accepts): every older one is listed ``superseded``
+    without being verified. One with a later issued attempt of its key in the log is superseded itself,
+    and so is every older one (the newer result need not be in the registry any more). ``confirm`` returning
+    None (it could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
+    attestations are in ``Judgement.unconfirmed``.
     Attestations that cannot decide (a fetch-time defect, an unclaimed capability) are verified once each so
     every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
     ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O); by default keys resolve offline.

@@ -1,0 +1,66 @@
+"""Which copy of a status list a credential is judged by, and what a credential says of its list (pure).
+
+Split from :mod:`acx_oci.evaluation.judge` so the judge's walk reads on its own.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from acx_oci.errors import AcxError
+from acx_oci.model import statuslist
+from acx_oci.model.credential import status_entries
+from acx_oci.timeutil import parse_datetime
+
+FLOOR = datetime.min.replace(tzinfo=UTC)
+
+
+def status_url(credential: dict[str, Any]) -> str | None:
+    """The first status entry's list URL (the one a resolver fetches)."""
+    entries = status_entries(credential)
+    url = entries[0].get("statusListCredential") if entries else None
+    return url if isinstance(url, str) else None
+
+
+def _status_index(credential: dict[str, Any]) -> int | None:
+    entries = status_entries(credential)
+    index = entries[0].get("statusListIndex") if entries else None
+    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
+
+
+def sequence(status_list: dict[str, Any]) -> int:
+    """A list's ``acx:sequence`` for ordering copies; -1 when malformed (it loses, and fails its check)."""
+    try:
+        return statuslist.list_sequence(status_list)
+    except AcxError:
+        return -1
+
+
+def _bit_is_set(doc: dict[str, Any], index: int | None, bits_memo: dict[int, bytes | None]) -> bool:
+    if id(doc) not in bits_memo:
+        try:
+            bits_memo[id(doc)] = statuslist.list_bits(doc)
+        except AcxError:
+            bits_memo[id(doc)] = None
+    bits = bits_memo[id(doc)]
+    return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits, index)
+
+
+def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], ...],
+                       bits_memo: dict[int, bytes | None] | None = None) -> dict[str, Any] | None:
+    """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
+
+    A revocation never clears a bit, so a list that shows the bit set wins
+    (its proof and issuer are still checked): a repository owner who puts
+    back an older, pre-revocation copy of the verifier's list loses to any
+    fresher copy the user supplies or fetches. Otherwise (and among those
+    with the bit set) the highest ``acx:sequence`` wins, then the latest
+    ``validFrom``; against an owner and no other source, the remembered
+    sequence and the list's one-day validity are the defence.
+    """
+    memo: dict[int, bytes | None] = {} if bits_memo is None else bits_memo
+    index = _status_index(credential)
+    revoking = [c for c in found if _bit_is_set(c, index, memo)]
+    return max(revoking or found, key=lambda c: (sequence(c), parse_datetime(c.get("validFrom")) or FLOOR),
+               default=None)
