@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -91,6 +92,18 @@ class Handler(BaseHTTPRequestHandler):
             names = [f"t{(i * 7919) % count:05d}" for i in range(count)][::-1]  # first > last: no order to rely on
             self._small(200, json.dumps({"name": "acx/x", "tags": names}).encode(),
                         {"Content-Type": "application/json"})
+        elif mode.startswith("tags-first-n-"):  # honours n, ignores last: the same first page every time
+            self.server.sent += 1
+            n = int(parse_qs(urlsplit(self.path).query).get("n", ["100000"])[0])
+            names = [f"t{i:05d}" for i in range(int(mode.rsplit("-", 1)[1]))][:n]
+            self._small(200, json.dumps({"name": "acx/x", "tags": names}).encode(),
+                        {"Content-Type": "application/json"})
+        elif mode == "tags-repeats":  # a Link chain of pages that repeat 999 tags and add one
+            self.server.sent += 1
+            k = self.server.sent
+            names = [f"r{i:03d}" for i in range(999)] + [f"new{k:05d}"]
+            self._small(200, json.dumps({"name": "acx/x", "tags": names}).encode(),
+                        {"Content-Type": "application/json", "Link": f'</v2/acx/x/tags/list?page={k}>; rel="next"'})
         elif mode == "tags-int":
             self._small(200, b'{"name":"acx/x","tags":5}', {"Content-Type": "application/json"})
         elif mode == "nested":
@@ -162,8 +175,34 @@ def test_a_registry_that_ignores_n_and_last_lists_every_tag_once(hostile: Hostil
         tags, truncated = store.list_tags_bounded(100_000)  # type: ignore[attr-defined]
     finally:
         store.close()  # type: ignore[attr-defined]
-    assert (len(tags), len(set(tags)), truncated) == (count, count, False)
+    # with exactly n tags the follow-up page repeats them: complete, but indistinguishable from a registry that
+    # honours n and ignores last, so reported cut (the safe side)
+    assert (len(tags), len(set(tags)), truncated) == (count, count, count == 1000)
     assert hostile.sent == (1 if count > 1000 else 2)
+
+
+def test_a_registry_that_honours_n_but_ignores_last_is_a_cut_listing(hostile: Hostile) -> None:
+    """1,500 tags, the first 1,000 served whatever ``last`` says: the 500 it never shows (a newer attestation's
+    tag among them, say) make the listing truncated, so a resolve says partial (it was silently complete)."""
+    hostile.mode = "tags-first-n-1500"
+    store = open_store(f"{hostile.host}/acx/x:1", StoreOptions(timeout=20, retries=0))
+    try:
+        tags, truncated = store.list_tags_bounded(100_000)  # type: ignore[attr-defined]
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert (len(tags), truncated, hostile.sent) == (1000, True, 2)
+
+
+def test_pages_of_repeated_tags_count_against_the_bound(hostile: Hostile) -> None:
+    """A Link chain whose pages repeat 999 tags and add one: the tags read count, not only the new ones, so a
+    10,000-tag bound stops it after 10 pages (it took 1,000 requests, 12 MB)."""
+    hostile.mode = "tags-repeats"
+    store = open_store(f"{hostile.host}/acx/x:1", StoreOptions(timeout=20, retries=0))
+    try:
+        tags, truncated = store.list_tags_bounded(10_000)  # type: ignore[attr-defined]
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert truncated and len(tags) < 1_100 and hostile.sent <= 11, (len(tags), hostile.sent)
 
 
 def test_an_empty_tag_page_linking_to_itself_ends_the_listing(hostile: Hostile) -> None:

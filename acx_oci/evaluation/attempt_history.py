@@ -4,9 +4,9 @@ Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.resolve
 when it is an attempt record by the schema, its proof verifies with a key of its ``issuer``, that issuer is a
 verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
 makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a
-``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since superseded or
-revoked: they were attempts); a record naming one of them, or carrying the same verifier's sequence number
-for the same benchmark, is the same attempt, counted once.
+``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since revoked: they
+were attempts; not the superseded ones the walk did not verify); a record naming one of them, or carrying
+the same verifier's sequence number for the same benchmark, is the same attempt, counted once.
 """
 
 from __future__ import annotations
@@ -27,8 +27,12 @@ from acx_oci.model.statuslist import rfc3339
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
-# A credential rejected only for these still records an attempt the verifier made (it was issued).
-ATTEMPT_STILL_COUNTS = frozenset({reasons.SUPERSEDED, reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED})
+# A credential rejected only for these still records an attempt the verifier made (it was issued): its proof was
+# verified with the other rules. Not ``superseded``: the walk lists older credentials so without verifying them,
+# so an unsigned copy claiming any counter or date would count (inflate a history, or claim the sequence numbers
+# of real attempt records to have them dropped as "already counted"). The verified newest credential's own
+# ``acx:attempt`` counter still counts every attempt before it (attempts.attempts_in_window).
+ATTEMPT_STILL_COUNTS = frozenset({reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED})
 
 
 @dataclass(frozen=True)

@@ -353,7 +353,9 @@ class RegistryStore(ManifestReads):
         A full page without ``Link`` (go-containerregistry honours ``n`` but sends none) is
         followed by ``?n=&last=<last tag>``, as the distribution spec describes. A page longer
         than ``n`` (Debian's Distribution ignores ``n`` and ``last`` and sends every tag, unsorted)
-        is the whole listing, and a page that repeats a tag already read ends it.
+        is the whole listing. A page of nothing but tags already read ends it *truncated*: the registry
+        ignored ``last``, and whatever it did not show cannot be reached (with exactly ``n`` tags on a
+        registry that ignores both, the listing is complete but reported cut: the safe side).
         """
         t = self.transport
         url: str | None = f"{self.base}tags/list"
@@ -362,6 +364,7 @@ class RegistryStore(ManifestReads):
         pages = 0
         visited: set[str] = set()
         seen: set[str] = set()
+        read = 0
         while url is not None:
             resp = t.request("GET", url, params=params)
             if resp.status_code == 404:
@@ -379,13 +382,14 @@ class RegistryStore(ManifestReads):
                 raise RegistryError(f"registry {self.host}: tag list: expected tags to be an array")
             page = [x for x in page if isinstance(x, str)]
             fresh = [x for x in dict.fromkeys(page) if x not in seen]
-            if page and not fresh:
-                break  # the registry ignored ``last`` (nothing but tags already read): stop rather than loop
+            read += len(page)
+            if page and not fresh:  # the registry ignored ``last``: what it has not shown cannot be reached
+                return tags[:limit], True
             seen.update(fresh)
             tags += fresh
             pages += 1
-            if len(tags) >= limit or (pages >= MAX_TAG_PAGES and (link or len(page) >= TAGS_PAGE)):
-                return tags[:limit], True
+            if len(tags) >= limit or read >= limit or (pages >= MAX_TAG_PAGES and (link or len(page) >= TAGS_PAGE)):
+                return tags[:limit], True  # (``read``: pages of mostly repeated tags count against the bound too)
             if link and not page:
                 break  # an empty page that links on (to itself, say): nothing more is coming
             visited.add(resp.url)
