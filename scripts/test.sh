@@ -83,7 +83,7 @@ echo "model SDKs for the sandbox: ${ACX_SDK:-none}"
 # (Re)install when a dependency is missing or the installed acx_oci is another checkout's.
 here=$(pwd -P)
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
-if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras' >/dev/null 2>&1; then
+if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras, orjson' >/dev/null 2>&1; then
   $PY -m pip install -q -e '.[test]'
 fi
 

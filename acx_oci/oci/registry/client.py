@@ -36,8 +36,10 @@ from acx_oci.oci.model import (
     MAX_MANIFEST_BYTES,
     MEDIA_EMPTY,
     Descriptor,
+    Manifest,
     check_manifest_size,
     media_type_of,
+    parse_manifest,
 )
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.referrers import DEFAULT_MAX_REFERRERS, DEFAULT_MAX_TAGS_SCANNED, next_link, scan_own_tags
@@ -92,6 +94,8 @@ class RegistryStore(ManifestReads):
         self.transport = Transport(host, self.options, RegistryAuth(host, reference.host), adapter=adapter)
         self.fallback_scan = fallback_scan
         self._known_blobs: set[str] = set()
+        # the last fallback index parsed, by digest: one resolve lists it for attestations and attempt records
+        self.parsed_index: tuple[str, tuple[Descriptor, ...]] | None = None
         self.max_tags_scanned = DEFAULT_MAX_TAGS_SCANNED
         self.max_referrers = DEFAULT_MAX_REFERRERS
 
@@ -321,6 +325,16 @@ class RegistryStore(ManifestReads):
 
     def fetch_manifest_raw(self, target: str) -> tuple[bytes, str, str]:
         """GET a manifest under the size cap and check its bytes against the digest asked for or announced."""
+        raw, content_type, digest = self._get_manifest(target)
+        return raw, media_type_of(raw, content_type), digest
+
+    def fetch_manifest(self, target: str) -> Manifest:
+        """:meth:`fetch_manifest_raw`, parsed once (its media type would be a second parse of the bytes)."""
+        raw, _, _ = self._get_manifest(target)
+        return parse_manifest(raw, f"manifest {target}")
+
+    def _get_manifest(self, target: str) -> tuple[bytes, str, str]:
+        """(verified bytes, the Content-Type the registry sent, digest) of a manifest by tag or digest."""
         t = self.transport
         resp = t.request("GET", self._manifest_url(target), headers={"Accept": MANIFEST_ACCEPT})
         if resp.status_code != 200:
@@ -338,7 +352,7 @@ class RegistryStore(ManifestReads):
         if expected and expected != digest:
             raise IntegrityError(f"manifest {target} from {self.host}: digest mismatch, expected {expected}, "
                                  f"found {digest}")
-        return raw, media_type_of(raw, content_type), digest
+        return raw, content_type, digest
 
     # ------------------------------------------------------------------ tags
 

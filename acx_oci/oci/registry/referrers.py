@@ -143,10 +143,16 @@ def referrers_api(store: RegistryStore, subject_digest: str,
 def read_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
     """Entries of the ``sha256-<hex>`` fallback index (empty if it does not exist)."""
     try:
-        raw, _, _ = store.fetch_manifest_raw(fallback_tag(subject_digest))
+        raw, _, digest = store.fetch_manifest_raw(fallback_tag(subject_digest))
     except NotFoundError:
         return []
-    return parse_index(raw, f"referrers index {fallback_tag(subject_digest)}")
+    memo = getattr(store, "parsed_index", None)
+    if memo is not None and memo[0] == digest:  # the same bytes (resolve lists attestations, then attempt records)
+        return list(memo[1])
+    entries = parse_index(raw, f"referrers index {fallback_tag(subject_digest)}")
+    if hasattr(store, "parsed_index"):
+        store.parsed_index = (digest, tuple(entries))
+    return entries
 
 
 def _readable_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
