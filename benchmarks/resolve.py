@@ -5,7 +5,8 @@ Referrers API, so the tag-schema fallback path):
 
 - floor: the GETs resolve needs — the fallback index, every attestation manifest, every credential blob,
   the status list, and the deciding credential's game records (one layer in the current layout) — with
-  one keep-alive requests.Session and 8 threads, no verification;
+  one keep-alive requests.Session and 8 threads, no verification (the target's floor); and the same GETs
+  with urllib3's pool alone, without requests (``floor_urllib3``: a lower floor, reported beside it);
 - cold: ``resolve_cartridge`` with an empty consumer cache (``verdicts.json``) and replay cache: verify the
   credentials of each (issuer, ROM, benchmark, capability) newest first, stop at the first that verifies,
   replay it from its records;
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import urllib3
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -221,6 +223,40 @@ def floor(host: str, repo: str, subject: str) -> float:
     return time.perf_counter() - start
 
 
+def floor_urllib3(host: str, repo: str, subject: str) -> float:
+    """:func:`floor` with urllib3's pool alone (no requests): the same GETs, a lower floor to report beside it."""
+    base = f"http://{host}/v2/{repo}"
+    pool = urllib3.PoolManager(maxsize=16)
+    hdr = {"Accept": MANIFEST_ACCEPT}
+
+    def get(url: str, headers: dict[str, str] | None = None) -> bytes:
+        return pool.request("GET", url, headers=headers).data
+
+    start = time.perf_counter()
+    cart = json.loads(get(f"{base}/manifests/{subject}", hdr))
+    for layer in cart["layers"]:
+        if layer["mediaType"] != "application/vnd.acx.cartridge.file.v1":
+            get(f"{base}/blobs/{layer['digest']}")
+    index = json.loads(get(f"{base}/manifests/{fallback_tag(subject)}", hdr))
+    status_tags = [t for t in json.loads(get(f"{base}/tags/list"))["tags"] if t.startswith("acx-status-")]
+    status = json.loads(get(f"{base}/manifests/{status_tags[0]}", hdr))
+    get(f"{base}/blobs/{status['layers'][0]['digest']}")
+
+    def fetch(desc: dict[str, str]) -> dict[str, Any]:
+        m: dict[str, Any] = json.loads(get(f"{base}/manifests/{desc['digest']}", hdr))
+        vc = next(layer for layer in m["layers"] if layer["mediaType"] == "application/vc")
+        get(f"{base}/blobs/{vc['digest']}")
+        return m
+
+    with ThreadPoolExecutor(8) as workers:
+        manifests = list(workers.map(fetch, index["manifests"]))
+        newest = max(manifests, key=lambda m: m["annotations"]["org.opencontainers.image.created"])
+        records = [layer["digest"] for layer in newest["layers"]
+                   if layer["mediaType"] in (MEDIA_DSSE, MEDIA_GAME_RECORDS)]
+        list(workers.map(lambda d: get(f"{base}/blobs/{d}"), records))
+    return time.perf_counter() - start
+
+
 def resolve_once(host: str, repo: str, subject: str, trust: Trust, cache: Path,
                  log: bool = True) -> tuple[float, Resolution]:
     replay_service.clear_cache()  # a new process: only the consumer cache directory remembers
@@ -239,9 +275,10 @@ def signatures(res: Resolution) -> int:
 
 
 def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: Path) -> dict[str, Any]:
-    floors, cold, warm = [], [], []
+    floors, raw_floors, cold, warm = [], [], [], []
     for r in range(rounds):
         floors.append(floor(host, repo, subject))
+        raw_floors.append(floor_urllib3(host, repo, subject))
         cache = tmp / f"cache-{repo.replace('/', '_')}-{r}"
         t_cold, res_cold = resolve_once(host, repo, subject, trust, cache)
         t_warm, res_warm = resolve_once(host, repo, subject, trust, cache)
@@ -251,9 +288,12 @@ def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: 
         cold.append(t_cold)
         warm.append(t_warm)
     fm, cm, wm = statistics.median(floors), statistics.median(cold), statistics.median(warm)
+    um = statistics.median(raw_floors)
     assert res_cold.phases is not None
     return {"floor_s": round(fm, 4), "cold_s": round(cm, 4), "warm_s": round(wm, 4),
             "ratio_cold_median": round(cm / fm, 2), "ratio_warm_median": round(wm / fm, 2),
+            "floor_urllib3_s": round(um, 4), "ratio_cold_vs_urllib3_median": round(cm / um, 2),
+            "ratio_warm_vs_urllib3_median": round(wm / um, 2),
             "ratio_cold_best": round(min(cold) / min(floors), 2), "ratio_warm_best": round(min(warm) / min(floors), 2),
             "signatures_cold": signatures(res_cold), "signatures_warm": signatures(res_warm),
             "credentials_verified": res_cold.verifications,
