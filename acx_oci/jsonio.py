@@ -188,16 +188,18 @@ def loads_claims(raw: bytes) -> Any | None:
     duplicate name, the last wins here; an integer past 64 bits, a float here) is still a plain tree, and the
     strict parse refuses it when the document is judged.
     """
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    if deeper_than(raw, MAX_DEPTH):  # first: orjson would build a tree up to 1,024 deep before it is refused
         return None
-    return None if deeper_than(raw, MAX_DEPTH) else doc
+    try:
+        return orjson.loads(raw)
+    except (orjson.JSONDecodeError, MemoryError):
+        return None
 
 
 def deeper_than(raw: bytes, limit: int) -> bool:
-    """Whether well-formed JSON (it parsed) nests deeper than ``limit``, in C but for one loop of at most
-    ``limit`` passes: strings dropped as in :func:`nesting_depth`, each pass deletes every innermost pair."""
+    """Whether well-formed JSON nests deeper than ``limit``, in C but for one loop of at most ``limit``
+    passes: strings dropped as in :func:`nesting_depth`, each pass deletes every innermost pair. (On
+    malformed JSON the answer may be either: the parser after it refuses that anyway.)"""
     data = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else bytes(raw)
     parens = data.translate(_TO_PARENS, _NOT_PARENS_OR_QUOTES)
     if parens.count(b"(") <= limit:  # (few brackets, inside strings or not, cannot nest too deep)
@@ -210,6 +212,12 @@ def deeper_than(raw: bytes, limit: int) -> bool:
             return False
         parens = parens.replace(b"()", b"")
     return bool(parens)
+
+
+def too_many_containers(raw: bytes, limit: int) -> bool:
+    """More than ``limit`` ``[`` and ``{`` (inside strings too: an overcount): 2 MiB of ``[],`` is 70 MB of
+    Python lists once parsed, and a resolve keeps every credential it read until it has judged them."""
+    return len(raw) > 2 * limit and raw.count(b"[") + raw.count(b"{") > limit  # (each needs two bytes)
 
 
 def parse_json(raw: bytes | str, what: str) -> Any:

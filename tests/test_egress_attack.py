@@ -118,11 +118,13 @@ def test_an_agent_that_stops_reading_is_not_an_upstream_failure(sock: Path) -> N
     """The agent (which owns the socket) sends a request and never reads the answer: the proxy's write to the
     agent times out. Before: the TimeoutError was caught as the *upstream's* failure -> lane-error at will."""
     with FakeModel("word " * 2_000_000, key=KEY) as fm:  # ~10 MB answer: more than the socket buffers hold
-        proxy = ModelProxy(entry(fm), KEY, sock, request_seconds=1.0).start()
+        # 3 s: under load the fake provider's 10 MB must still arrive in time (at 1 s it did not, once: then the
+        # provider *was* late, and the test failed for the wrong reason)
+        proxy = ModelProxy(entry(fm), KEY, sock, request_seconds=3.0).start()
         s = uds(sock)
         try:
             s.sendall(raw_request(json.dumps(chat()).encode()))
-            time.sleep(2.5)  # never read
+            time.sleep(4.5)  # never read
         finally:
             s.close()
             run = proxy.stop()

@@ -87,6 +87,17 @@ def test_explicit_cookies_and_the_header_merge_are_requests_own(cookie_server: s
     assert "cookie" not in SEEN[1] and "cookie" not in SEEN[2]
 
 
+def test_a_session_header_set_to_none_is_dropped_and_a_bytes_method_is_text() -> None:
+    """Found by the attack review: the first raised InvalidHeader, the second sent ``B'GET'``."""
+    import requests
+
+    for session in (requests.Session(), PlainSession()):
+        session.headers["X-Drop"] = None  # type: ignore[assignment]
+        p = session.prepare_request(requests.Request("GET", "http://h.example/", headers={"X-Mine": "1"}))
+        assert "X-Drop" not in p.headers and p.headers["X-Mine"] == "1"
+        assert session.prepare_request(requests.Request(b"GET", "http://h.example/")).method == "GET"  # type: ignore[arg-type]
+
+
 def test_the_claims_parse_refuses_what_the_strict_one_refuses_for_shape() -> None:
     """None (the strict parser decides) for: too deep, a lone surrogate escaped or raw, NaN, a BOM, UTF-16."""
     ok = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH

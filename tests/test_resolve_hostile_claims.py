@@ -51,6 +51,12 @@ def _deep_rom(doc: dict[str, Any]) -> list[bytes]:
     return [text.replace(b'"@@DEEP@@"', b"[" * d + b"]" * d) for d in range(900, 1000, 12)]
 
 
+def _container_flood(doc: dict[str, Any]) -> list[bytes]:
+    """20,000 empty arrays (60 KB): 2 MiB of them parse to 70 MB of Python lists, kept until judged."""
+    doc["credentialSubject"]["result"][0]["acx:padding"] = [[]] * 20_000
+    return [json.dumps(doc, separators=(",", ":")).encode()]
+
+
 def _push_raw(w: Any, raw: bytes, annotations_from: dict[str, Any]) -> None:
     store = open_store(f"{w.registry}/{w.repo}")
     subject = store.resolve(w.cart["manifestDigest"])
@@ -62,7 +68,7 @@ def _push_raw(w: Any, raw: bytes, annotations_from: dict[str, Any]) -> None:
     store.push_referrer(manifest, subject.digest, referrer_tag(sha256_digest(manifest), subject.digest))
 
 
-@pytest.mark.parametrize("forge", [_lone_surrogate_status, _lone_surrogate_issuer, _deep_rom])
+@pytest.mark.parametrize("forge", [_lone_surrogate_status, _lone_surrogate_issuer, _deep_rom, _container_flood])
 def test_one_hostile_referrer_leaves_the_answer_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           forge: Callable[[dict[str, Any]], list[bytes]]) -> None:
     monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(tmp_path / "cache"))
@@ -81,6 +87,8 @@ def test_one_hostile_referrer_leaves_the_answer_as_it_was(tmp_path: Path, monkey
     assert cap["effective"] == "VERIFIED", cap
     human = cli("resolve", ref, "--trust", w.trust)
     assert human.exit_code == 0 and "Traceback" not in human.output, human.output
+    if forge is _container_flood:  # refused before any parse, with its reason
+        assert "schema_invalid: more than 16384 objects and arrays" in res.output, res.output
 
 
 @pytest.mark.parametrize("raw", [b'{"a":"\\udc00"}', b'{"a":"\xed\xb0\x80"}', b"[" * 65 + b"]" * 65,

@@ -78,16 +78,14 @@ class PlainSession(requests.Session):
     def prepare_request(self, request: requests.Request) -> requests.PreparedRequest:
         """requests' preparation without its cookie jars and generic setting merges, for a request with no
         cookies or query parameters of its own (the others take requests' own path)."""
-        if request.cookies or request.params or self.params:
+        if request.cookies or request.params or self.params or not isinstance(request.method, str):
             return super().prepare_request(request)
-        headers: CaseInsensitiveDict[Any] = CaseInsensitiveDict(self.headers)
-        for name, value in (request.headers or {}).items():
-            if value is None:  # (as requests' merge: None removes a session header)
-                headers.pop(name, None)
-            else:
-                headers[name] = value
+        merged: CaseInsensitiveDict[Any] = CaseInsensitiveDict(self.headers)
+        merged.update(request.headers or {})
+        # (as requests' merge: a None value, the request's or the session's own, removes the header)
+        headers = CaseInsensitiveDict([(k, v) for k, v in merged.items() if v is not None])
         p = _Prepared()
-        p.prepare(method=str(request.method).upper(), url=request.url, files=request.files, data=request.data,
+        p.prepare(method=request.method.upper(), url=request.url, files=request.files, data=request.data,
                   json=request.json, headers=headers, params=None,
                   auth=request.auth if request.auth is not None else self.auth, cookies=self.cookies,
                   hooks=merge_hooks(request.hooks, self.hooks))  # type: ignore[no-untyped-call]

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError
+from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError, ShapeError
 from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
-from acx_oci.jsonio import loads_claims, parse_json
+from acx_oci.jsonio import loads_claims, parse_json, too_many_containers
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
@@ -53,6 +53,9 @@ from acx_oci.tlog.proof import MEDIA_TYPE as LOG_PROOF_MEDIA_TYPE
 DEFAULT_MAX_REFERRERS = 1000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_DEADLINE = 300.0
+#: Objects and arrays a credential may hold (one of 90 games has about 200; 16,384 allow some 8,000 games):
+#: each one parsed is about 100 bytes of Python, kept until the resolve has judged every credential.
+MAX_CREDENTIAL_CONTAINERS = 16_384
 
 
 @dataclass
@@ -167,6 +170,9 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
         out.size += new
         started = time.perf_counter()
+        if too_many_containers(raw, MAX_CREDENTIAL_CONTAINERS):
+            raise ShapeError(f"credential {layer.digest}: schema_invalid: more than {MAX_CREDENTIAL_CONTAINERS} "
+                             "objects and arrays")
         doc = loads_claims(raw)  # what it claims, to order the judge's walk; the judge parses strictly what it tries
         if doc is None:
             doc = parse_json(raw, f"credential {layer.digest}")  # not JSON: the strict parser's error, and code
