@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -192,26 +193,40 @@ def _log_all(creds: dict[int, dict[str, Any]], proofs: dict[int, bytes], key: An
     return LogTrust(log.origin, log.verifier.vkey(), log_ref)
 
 
-def floor(host: str, repo: str, subject: str) -> float:
-    base = f"http://{host}/v2/{repo}"
+Get = Callable[[str, dict[str, str] | None], bytes]
+
+
+def requests_get() -> Get:
+    """GETs on one keep-alive requests.Session (the target's floor)."""
     session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=16)
-    session.mount("http://", adapter)
+    session.mount("http://", requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=16))
+    return lambda url, headers: session.get(url, headers=headers).content
+
+
+def urllib3_get() -> Get:
+    """GETs on urllib3's pool alone, without requests (a lower floor, reported beside it)."""
+    pool = urllib3.PoolManager(maxsize=16)
+    return lambda url, headers: pool.request("GET", url, headers=headers).data
+
+
+def floor(host: str, repo: str, subject: str, get: Get) -> float:
+    """The GETs resolve needs, no verification, 8 threads: see the module docstring."""
+    base = f"http://{host}/v2/{repo}"
     hdr = {"Accept": MANIFEST_ACCEPT}
     start = time.perf_counter()
-    cart = session.get(f"{base}/manifests/{subject}", headers=hdr).json()
+    cart = json.loads(get(f"{base}/manifests/{subject}", hdr))
     for layer in cart["layers"]:
         if layer["mediaType"] != "application/vnd.acx.cartridge.file.v1":
-            _ = session.get(f"{base}/blobs/{layer['digest']}").content
-    index = session.get(f"{base}/manifests/{fallback_tag(subject)}", headers=hdr).json()
-    status_tags = [t for t in session.get(f"{base}/tags/list").json()["tags"] if t.startswith("acx-status-")]
-    status = session.get(f"{base}/manifests/{status_tags[0]}", headers=hdr).json()
-    _ = session.get(f"{base}/blobs/{status['layers'][0]['digest']}").content
+            get(f"{base}/blobs/{layer['digest']}", None)
+    index = json.loads(get(f"{base}/manifests/{fallback_tag(subject)}", hdr))
+    status_tags = [t for t in json.loads(get(f"{base}/tags/list", None))["tags"] if t.startswith("acx-status-")]
+    status = json.loads(get(f"{base}/manifests/{status_tags[0]}", hdr))
+    get(f"{base}/blobs/{status['layers'][0]['digest']}", None)
 
     def fetch(desc: dict[str, str]) -> dict[str, Any]:
-        m: dict[str, Any] = session.get(f"{base}/manifests/{desc['digest']}", headers=hdr).json()
+        m: dict[str, Any] = json.loads(get(f"{base}/manifests/{desc['digest']}", hdr))
         vc = next(layer for layer in m["layers"] if layer["mediaType"] == "application/vc")
-        _ = session.get(f"{base}/blobs/{vc['digest']}").content
+        get(f"{base}/blobs/{vc['digest']}", None)
         return m
 
     with ThreadPoolExecutor(8) as pool:
@@ -219,41 +234,7 @@ def floor(host: str, repo: str, subject: str) -> float:
         newest = max(manifests, key=lambda m: m["annotations"]["org.opencontainers.image.created"])
         records = [layer["digest"] for layer in newest["layers"]
                    if layer["mediaType"] in (MEDIA_DSSE, MEDIA_GAME_RECORDS)]
-        list(pool.map(lambda d: session.get(f"{base}/blobs/{d}").content, records))
-    return time.perf_counter() - start
-
-
-def floor_urllib3(host: str, repo: str, subject: str) -> float:
-    """:func:`floor` with urllib3's pool alone (no requests): the same GETs, a lower floor to report beside it."""
-    base = f"http://{host}/v2/{repo}"
-    pool = urllib3.PoolManager(maxsize=16)
-    hdr = {"Accept": MANIFEST_ACCEPT}
-
-    def get(url: str, headers: dict[str, str] | None = None) -> bytes:
-        return pool.request("GET", url, headers=headers).data
-
-    start = time.perf_counter()
-    cart = json.loads(get(f"{base}/manifests/{subject}", hdr))
-    for layer in cart["layers"]:
-        if layer["mediaType"] != "application/vnd.acx.cartridge.file.v1":
-            get(f"{base}/blobs/{layer['digest']}")
-    index = json.loads(get(f"{base}/manifests/{fallback_tag(subject)}", hdr))
-    status_tags = [t for t in json.loads(get(f"{base}/tags/list"))["tags"] if t.startswith("acx-status-")]
-    status = json.loads(get(f"{base}/manifests/{status_tags[0]}", hdr))
-    get(f"{base}/blobs/{status['layers'][0]['digest']}")
-
-    def fetch(desc: dict[str, str]) -> dict[str, Any]:
-        m: dict[str, Any] = json.loads(get(f"{base}/manifests/{desc['digest']}", hdr))
-        vc = next(layer for layer in m["layers"] if layer["mediaType"] == "application/vc")
-        get(f"{base}/blobs/{vc['digest']}")
-        return m
-
-    with ThreadPoolExecutor(8) as workers:
-        manifests = list(workers.map(fetch, index["manifests"]))
-        newest = max(manifests, key=lambda m: m["annotations"]["org.opencontainers.image.created"])
-        records = [layer["digest"] for layer in newest["layers"]
-                   if layer["mediaType"] in (MEDIA_DSSE, MEDIA_GAME_RECORDS)]
-        list(workers.map(lambda d: get(f"{base}/blobs/{d}"), records))
+        list(pool.map(lambda d: get(f"{base}/blobs/{d}", None), records))
     return time.perf_counter() - start
 
 
@@ -277,8 +258,8 @@ def signatures(res: Resolution) -> int:
 def measure(host: str, repo: str, subject: str, trust: Trust, rounds: int, tmp: Path) -> dict[str, Any]:
     floors, raw_floors, cold, warm = [], [], [], []
     for r in range(rounds):
-        floors.append(floor(host, repo, subject))
-        raw_floors.append(floor_urllib3(host, repo, subject))
+        floors.append(floor(host, repo, subject, requests_get()))
+        raw_floors.append(floor(host, repo, subject, urllib3_get()))
         cache = tmp / f"cache-{repo.replace('/', '_')}-{r}"
         t_cold, res_cold = resolve_once(host, repo, subject, trust, cache)
         t_warm, res_warm = resolve_once(host, repo, subject, trust, cache)
