@@ -207,6 +207,7 @@ def hostile(registry: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Wo
     honest["credentialSubject"] = "not an object"
     hostile = {
         "deep": push_raw_attestation(store, subject, HOSTILE_CREDENTIAL, {ANN_CAPABILITY: cap_id}),
+        "deep200": push_raw_attestation(store, subject, b"[" * 200 + b"]" * 200, {ANN_CAPABILITY: cap_id}),
         "malformed": push_raw_attestation(store, subject, json.dumps(honest).encode(), {ANN_CAPABILITY: cap_id}),
     }
     return w, ref, hostile
@@ -220,10 +221,13 @@ def test_hostile_referrers_rejected_honest_one_verified(hostile: tuple[World, st
     rejected = {r["digest"]: r for r in cap["rejected"]}
     assert set(bad.values()) <= set(rejected), cap["rejected"]
     assert rejected[bad["deep"]]["codes"] == ["schema_invalid"]
-    assert f"nested deeper than {MAX_DEPTH}" in rejected[bad["deep"]]["messages"][0]
+    # its brackets are past the container bound, counted first, before any parse; 200 deep is within it
+    assert "more than 16384 objects and arrays" in rejected[bad["deep"]]["messages"][0]
+    assert rejected[bad["deep200"]]["codes"] == ["schema_invalid"]
+    assert f"nested deeper than {MAX_DEPTH}" in rejected[bad["deep200"]]["messages"][0]
     assert rejected[bad["malformed"]]["codes"] == ["schema_invalid"]  # one code, the schema's message
     assert "credentialSubject" in rejected[bad["malformed"]]["messages"][0]
-    assert doc["partial"] is False and doc["referrersSeen"] == 3
+    assert doc["partial"] is False and doc["referrersSeen"] == 4
 
 
 @pytest.fixture(scope="module")
