@@ -1,8 +1,16 @@
-"""Read a git repository as untrusted input: plumbing commands only, bounded in output and time.
+"""Read a git repository as untrusted input: through a git dir the tool owns, plumbing commands only.
 
-Only object-reading commands run (``rev-parse``, ``ls-tree``, ``cat-file``, ``log``): nothing touches a
-work tree or an index, so a repository's own configuration cannot start a program (no fsmonitor, hooks,
-external diff or textconv driver runs), and system/global configuration is ignored. A tree is refused,
+A repository's own ``.git/config`` can name programs (``gpg.program`` with ``log.showSignature``,
+``core.pager``, ``diff.external``, filters, ``core.sshCommand``, ``include.path``, ``includeIf``), and git runs
+them for commands as plain as ``log``. So git never reads that config: :func:`open_repo` builds a scratch
+bare git dir of the tool's own (its config written by ``git init --template=``), links the repository's pack
+and loose object *files* into it one by one (regular files only, never the repository's ``alternates``, so
+no object outside the repository is read), and copies its refs as validated text. Every command then runs
+with ``--git-dir`` at that scratch dir, no system or global config, no pager, no signature display and
+programs switched off by ``-c`` besides. We chose this over running git inside the sandbox: it needs no
+bubblewrap on the importing host and leaves git nothing of the repository's to read but objects and refs.
+
+Only object-reading commands run (``rev-parse``, ``ls-tree``, ``cat-file``, ``log``). A tree is refused,
 one line naming the path, when it holds a symlink, a submodule, a name leaving the tree, a file over
 :data:`MAX_FILE_BYTES`, more than :data:`MAX_FILES` files or more than :data:`MAX_TREE_BYTES` in all; a
 file that is not UTF-8 text is refused too, except in the base tree, where it is left out and named.
@@ -12,10 +20,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
@@ -26,23 +36,187 @@ MAX_OUTPUT = 64 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000  # as many as an exam directory may hold (files.MAX_TREE_FILES)
 MAX_TREE_BYTES = 32 * 1024 * 1024
+MAX_OBJECT_FILES = 1_000_000  # loose objects and pack files linked into the scratch dir (run `git gc` beyond)
+MAX_REFS = 100_000
+MAX_REF_FILE_BYTES = 64 * 1024 * 1024  # packed-refs
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_HEX2 = re.compile(r"^[0-9a-f]{2}$")
+_LOOSE = re.compile(r"^[0-9a-f]{38}$")
+_PACK = re.compile(r"^pack-[0-9a-f]{40,64}\.(pack|idx)$")
+_REF_NAME = re.compile(r"^refs/[A-Za-z0-9._/+@-]{1,900}$")
+#: Belt and braces beside the scratch config: every key that names a program, off.
+_OFF = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "gpg.program=false", "gpg.ssh.program=false",
+        "gpg.x509.program=false", "log.showSignature=false", "core.pager=cat", "pager.log=false",
+        "diff.external=", "core.sshCommand=false", "core.askPass=false", "credential.helper=",
+        "protocol.allow=never", "core.alternateRefsCommand=", "uploadpack.packObjectsHook=",
+        "log.mailmap=false", "core.editor=false", "sequence.editor=false", "submodule.recurse=false")
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C", "TZ": "UTC",
-        "PATH": "/usr/bin:/bin"}
+        "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat", "PAGER": "cat",
+        "GIT_ATTR_NOSYSTEM": "1", "GIT_NO_LAZY_FETCH": "1", "LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"}
 
 
-def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float = GIT_SECONDS,
+@dataclass(frozen=True)
+class Repo:
+    """A repository opened for reading: ``path`` as the user named it, ``gitdir`` the tool's scratch git dir
+    holding its objects and refs (removed when this object is collected)."""
+
+    path: Path
+    gitdir: Path
+    borrows: bool  # the repository has objects/info/alternates, which are never followed
+    _scratch: tempfile.TemporaryDirectory[str] = field(repr=False, compare=False)
+
+
+def _git_dir_of(path: Path) -> Path:
+    """The repository's git directory, found by looking, never by asking git (which would read its config)."""
+    for cand, what in ((path / ".git", ".git"), (path, "the repository")):
+        try:
+            st = os.lstat(cand)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise PathOutside(f"{path}: {what} is a symlink; refused (name the repository itself)")
+        if stat.S_ISREG(st.st_mode) and cand.name == ".git":
+            raise UsageError(f"{path}: .git is a file (a worktree or submodule checkout); name the repository "
+                             "it points to")
+        if stat.S_ISDIR(st.st_mode) and (cand / "objects").is_dir() and (cand / "HEAD").is_file():
+            return cand
+    raise UsageError(f"{path}: not a git repository (no .git directory with objects and HEAD)")
+
+
+def _plain_dir(path: Path, what: str) -> bool:
+    """True for a real directory, False when absent; a symlink is refused (it could lead off the repository)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise PathOutside(f"{what} is not a plain directory; refused")
+    return True
+
+
+def _link_objects(src: Path, dst: Path) -> None:
+    """Symlink each regular loose-object and pack file of ``src`` into ``dst``: never ``info/alternates``."""
+    count = 0
+    with os.scandir(src) as it:
+        top = sorted(e.name for e in it)
+    for name in top:
+        sub = src / name
+        if _HEX2.match(name) and _plain_dir(sub, f"objects/{name}"):
+            pattern = _LOOSE
+        elif name == "pack" and _plain_dir(sub, "objects/pack"):
+            pattern = _PACK
+        else:
+            continue
+        (dst / name).mkdir(exist_ok=True)
+        with os.scandir(sub) as files:
+            for f in files:
+                if pattern.match(f.name) and f.is_file(follow_symlinks=False):
+                    count += 1
+                    if count > MAX_OBJECT_FILES:
+                        raise TreeRefused(f"{src}: over {MAX_OBJECT_FILES} object files; run `git gc` first")
+                    os.symlink(f.path, dst / name / f.name)
+
+
+def _read_small(path: Path, limit: int) -> str | None:
+    """A regular file's text (not followed through a symlink), or None when it is absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise PathOutside(f"{path}: cannot read ({exc.strerror}); refused") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise PathOutside(f"{path}: not a regular file; refused")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TreeRefused(f"{path}: over {limit} bytes; refused")
+    return data.decode("utf-8", "replace")
+
+
+def _ref_value(text: str) -> str | None:
+    value = text.strip()
+    if _SHA.match(value) or (value.startswith("ref: ") and _REF_NAME.match(value[5:])):
+        return value
+    return None
+
+
+def _copy_refs(src: Path, dst: Path) -> None:
+    """HEAD, packed-refs, loose refs and ``shallow``, copied as validated text (a bad line is dropped)."""
+    head = _ref_value(_read_small(src / "HEAD", 4096) or "")
+    (dst / "HEAD").write_text((head or "ref: refs/heads/main") + "\n")
+    packed = _read_small(src / "packed-refs", MAX_REF_FILE_BYTES) or ""
+    keep = [ln for ln in packed.splitlines()
+            if (len(ln) > 41 and _SHA.match(ln[:40]) and _REF_NAME.match(ln[41:])) or
+            (ln.startswith("^") and _SHA.match(ln[1:]))]
+    (dst / "packed-refs").write_text("".join(ln + "\n" for ln in keep[:MAX_REFS]))
+    shallow = _read_small(src / "shallow", MAX_REF_FILE_BYTES)
+    if shallow is not None:
+        (dst / "shallow").write_text("".join(ln + "\n" for ln in shallow.split() if _SHA.match(ln)))
+    count = 0
+    if not _plain_dir(src / "refs", "refs"):
+        return
+    for root, dirs, files in os.walk(src / "refs"):  # os.walk does not follow directory links
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), src)
+            count += 1
+            if count > MAX_REFS:
+                raise TreeRefused(f"{src}: over {MAX_REFS} refs; refused")
+            if not _REF_NAME.match(rel) or os.path.islink(os.path.join(root, name)):
+                continue
+            value = _ref_value(_read_small(src / rel, 4096) or "")
+            if value is not None:
+                (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+                (dst / rel).write_text(value + "\n")
+
+
+def open_repo(path: Path) -> Repo:
+    """``path``'s objects and refs behind a scratch git dir of the tool's own (see the module's docstring)."""
+    src = _git_dir_of(path)
+    if not _plain_dir(src / "objects", f"{path}: objects"):
+        raise UsageError(f"{path}: not a git repository (no objects directory)")
+    scratch = tempfile.TemporaryDirectory(prefix="acx-git-")
+    gitdir = Path(scratch.name) / "repo.git"
+    try:
+        _run(["git", "init", "-q", "--bare", "--template=", str(gitdir)], cwd=Path(scratch.name))
+        _link_objects(src / "objects", gitdir / "objects")
+        _copy_refs(src, gitdir)
+    except BaseException:
+        scratch.cleanup()
+        raise
+    repo = Repo(path, gitdir, (src / "objects" / "info" / "alternates").exists(), scratch)
+    weakref.finalize(repo, scratch.cleanup)
+    return repo
+
+
+def run_git(where: Repo | Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float = GIT_SECONDS,
             stdin: bytes | None = None, env_extra: dict[str, str] | None = None) -> bytes:
-    """``git -C repo args`` with at most ``max_bytes`` of output and ``seconds`` of time; UsageError otherwise."""
-    argv = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", str(repo), *args]
+    """``git args`` on an opened repository (its scratch git dir), or in a scratch work tree of the tool's own
+    (``git apply``), with at most ``max_bytes`` of output and ``seconds`` of time; UsageError otherwise."""
+    off = [a for kv in _OFF for a in ("-c", kv)]
+    if isinstance(where, Repo):
+        argv = ["git", "--no-pager", *off, f"--git-dir={where.gitdir}", *args]
+        cwd, label = where.gitdir, str(where.path)
+    else:
+        argv, cwd, label = ["git", "--no-pager", *off, *args], where, str(where)
+    try:
+        return _run(argv, cwd=cwd, what=f"git {args[0]}", max_bytes=max_bytes, seconds=seconds, stdin=stdin,
+                    env_extra=env_extra)
+    except UsageError as exc:
+        raise UsageError(f"git {' '.join(args[:2])} in {label}: {exc}") from None
+
+
+def _run(argv: list[str], *, cwd: Path, what: str = "git", max_bytes: int = MAX_OUTPUT, seconds: float = GIT_SECONDS,
+         stdin: bytes | None = None, env_extra: dict[str, str] | None = None) -> bytes:
+    """One bounded git process; its last line of stderr as a UsageError on failure."""
+    env = {**_ENV, "HOME": str(cwd), "XDG_CONFIG_HOME": str(cwd), **(env_extra or {})}
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
         if stdin is not None:
             inp.write(stdin)
             inp.seek(0)
         try:
-            proc = subprocess.Popen(argv, stdin=inp, stdout=subprocess.PIPE, stderr=err,
-                                    env={**_ENV, **(env_extra or {})})
+            proc = subprocess.Popen(argv, stdin=inp, stdout=subprocess.PIPE, stderr=err, cwd=cwd, env=env)
         except OSError as exc:
             raise UsageError(f"git: cannot run ({exc.strerror})") from None
         fired = threading.Event()
@@ -58,7 +232,7 @@ def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float 
             out = proc.stdout.read(max_bytes + 1)
             if len(out) > max_bytes:
                 proc.kill()
-                raise TreeRefused(f"git {args[0]}: output over {max_bytes} bytes; refused")
+                raise TreeRefused(f"{what}: output over {max_bytes} bytes; refused")
             code = proc.wait()
         finally:
             timer.cancel()
@@ -66,15 +240,15 @@ def run_git(repo: Path, *args: str, max_bytes: int = MAX_OUTPUT, seconds: float 
                 proc.stdout.close()
             proc.wait()
         if fired.is_set():
-            raise TreeRefused(f"git {args[0]}: took over {seconds:g}s; refused")
+            raise TreeRefused(f"{what}: took over {seconds:g}s; refused")
         if code != 0:
             err.seek(0)
             msg = err.read(400).decode("utf-8", "replace").strip().splitlines()
-            raise UsageError(f"git {' '.join(args[:2])} in {repo}: {msg[-1] if msg else f'exit {code}'}")
+            raise UsageError(msg[-1] if msg else f"exit {code}")
         return out
 
 
-def resolve(repo: Path, rev: str) -> str:
+def resolve(repo: Repo, rev: str) -> str:
     """The full commit id ``rev`` names (``rev^`` too); a name that is no commit is one line."""
     if rev.startswith("-") or not rev.strip():
         raise UsageError(f"not a commit: {rev!r}")
@@ -84,19 +258,23 @@ def resolve(repo: Path, rev: str) -> str:
     except (UsageError, TreeRefused):
         out = ""
     if not _SHA.match(out):
-        raise UsageError(f"{repo}: {rev!r} names no commit")
+        hint = (" (its objects/info/alternates are not followed: run `git repack -a -d` in it first)"
+                if repo.borrows else "")
+        raise UsageError(f"{repo.path}: {rev!r} names no commit{hint}")
     return out
 
 
-def commit_date(repo: Path, commit: str) -> str:
+def commit_date(repo: Repo, commit: str) -> str:
     """The committer date of ``commit`` as YYYY-MM-DD (UTC)."""
-    out = run_git(repo, "log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%d", commit, max_bytes=64)
+    out = run_git(repo, "log", "-1", "--no-show-signature", "--no-mailmap", "--format=%cd",
+                  "--date=format-local:%Y-%m-%d", commit, max_bytes=64)
     return out.decode("ascii", "replace").strip()
 
 
-def commit_message(repo: Path, commit: str) -> str:
+def commit_message(repo: Repo, commit: str) -> str:
     """The commit's message (bounded), as text."""
-    return run_git(repo, "log", "-1", "--format=%B", commit, max_bytes=64 * 1024).decode("utf-8", "replace")
+    return run_git(repo, "log", "-1", "--no-show-signature", "--no-mailmap", "--format=%B", commit,
+                   max_bytes=64 * 1024).decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -108,7 +286,7 @@ class Entry:
     size: int
 
 
-def ls_tree(repo: Path, commit: str) -> dict[str, Entry]:
+def ls_tree(repo: Repo, commit: str) -> dict[str, Entry]:
     """Every entry of ``commit``'s tree, refused as a whole on a link, submodule, bad name or size."""
     raw = run_git(repo, "ls-tree", "-r", "-z", "--long", "--full-tree", commit)
     out: dict[str, Entry] = {}
@@ -130,6 +308,8 @@ def ls_tree(repo: Path, commit: str) -> dict[str, Entry]:
             clean = "/".join(parts_of(name, "repository path"))
         except AcxError:
             raise PathOutside(f"{commit[:12]}: {name!r} leaves the tree; refused") from None
+        if any(p.lower() == ".git" for p in clean.split("/")):
+            raise PathOutside(f"{commit[:12]}: {name!r} is inside a .git directory; refused")
         if clean != name or "\\" in name:
             raise PathOutside(f"{commit[:12]}: {name!r} is not a plain relative path; refused")
         if int(size) > MAX_FILE_BYTES:
@@ -141,7 +321,7 @@ def ls_tree(repo: Path, commit: str) -> dict[str, Entry]:
     return out
 
 
-def read_blobs(repo: Path, entries: dict[str, Entry], skipped: list[str] | None = None) -> dict[str, str]:
+def read_blobs(repo: Repo, entries: dict[str, Entry], skipped: list[str] | None = None) -> dict[str, str]:
     """The text of each entry, read by object id in one bounded ``cat-file --batch``; a file that is not UTF-8
     is refused, or, given ``skipped``, left out and named there."""
     if not entries:
@@ -168,6 +348,6 @@ def read_blobs(repo: Path, entries: dict[str, Entry], skipped: list[str] | None 
     return out
 
 
-def tree_files(repo: Path, commit: str, skipped: list[str] | None = None) -> dict[str, str]:
+def tree_files(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[str, str]:
     """``{path: text}`` of every file of ``commit``, under the refusals above (binary files: see read_blobs)."""
     return read_blobs(repo, ls_tree(repo, commit), skipped)

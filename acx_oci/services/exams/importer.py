@@ -249,11 +249,12 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
               incomplete_patch: bytes | None = None, lookalike_patch: bytes | None = None,
               exam_id: str | None = None, difficulty: float = 20.0) -> ExamParts:
     """The exam parts from ``repo``: base tree, the fix's source change and tests, parent = ``FIX^``."""
-    base_sha, fix_sha = gitrepo.resolve(repo, base), gitrepo.resolve(repo, fix)
-    parent_sha = gitrepo.resolve(repo, f"{fix_sha}^")
+    git = gitrepo.open_repo(repo)
+    base_sha, fix_sha = gitrepo.resolve(git, base), gitrepo.resolve(git, fix)
+    parent_sha = gitrepo.resolve(git, f"{fix_sha}^")
     binary: list[str] = []
-    base_tree = gitrepo.tree_files(repo, base_sha, binary)
-    fix_entries, parent_entries = gitrepo.ls_tree(repo, fix_sha), gitrepo.ls_tree(repo, parent_sha)
+    base_tree = gitrepo.tree_files(git, base_sha, binary)
+    fix_entries, parent_entries = gitrepo.ls_tree(git, fix_sha), gitrepo.ls_tree(git, parent_sha)
     changed = sorted(p for p in set(fix_entries) | set(parent_entries)
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
     if tests:
@@ -273,9 +274,9 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
         raise UsageError(f"fix {fix_sha[:12]} deletes {gone[0]}; exam overlays cannot delete files")
     if not source_paths:
         raise UsageError(f"fix {fix_sha[:12]} changes no source file: there is no reference solution")
-    fixed = gitrepo.read_blobs(repo, {p: fix_entries[p] for p in source_paths})
-    parent = gitrepo.read_blobs(repo, {p: parent_entries[p] for p in source_paths if p in parent_entries})
-    hidden = gitrepo.read_blobs(repo, {p: fix_entries[p] for p in test_paths})
+    fixed = gitrepo.read_blobs(git, {p: fix_entries[p] for p in source_paths})
+    parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
+    hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
@@ -283,8 +284,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
               "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
               "binaryLeftOut": sorted(binary)}
     notes += binary_note(binary)
-    return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(repo, fix_sha),
-                     gitrepo.commit_date(repo, fix_sha), source, lookalike, incomplete, difficulty, notes)
+    return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(git, fix_sha),
+                     gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes)
 
 
 def summary(parts: ExamParts, path: Path) -> dict[str, Any]:

@@ -100,9 +100,10 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     iid = str(inst["instance_id"])
     what = f"instance {iid}"
     clone = clone_for(repos, str(inst["repo"]))
-    base_sha = gitrepo.resolve(clone, str(inst["base_commit"]))
+    git = gitrepo.open_repo(clone)
+    base_sha = gitrepo.resolve(git, str(inst["base_commit"]))
     binary: list[str] = []
-    base = gitrepo.tree_files(clone, base_sha, binary)
+    base = gitrepo.tree_files(git, base_sha, binary)
     fixed = overlay(base, apply_patch(base, inst["patch"].encode("utf-8"), f"{what}: patch"), f"{what}: patch")
     hidden = overlay(base, apply_patch(base, inst["test_patch"].encode("utf-8"), f"{what}: test_patch"),
                      f"{what}: test_patch")
@@ -123,7 +124,7 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
                                             incomplete_patch=_patch(inst, "incomplete_patch", what),
                                             lookalike_patch=_patch(inst, "lookalike_patch", what))
     created = str(inst.get("created_at") or "")
-    date = created[:10] if _DATE.match(created) else gitrepo.commit_date(clone, base_sha)
+    date = created[:10] if _DATE.match(created) else gitrepo.commit_date(git, base_sha)
     prompt = str(inst.get("problem_statement") or f"Resolve the issue in {inst['repo']} ({iid}).\n")
     # SWE-bench's fix is a patch on base_commit: the fix's parent is the base itself.
     source = {"kind": "swebench", "instanceId": iid, "repo": inst["repo"], "repository": str(clone.resolve()),
