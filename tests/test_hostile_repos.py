@@ -206,3 +206,23 @@ def test_a_git_entry_in_a_tree_is_refused(tmp_path: Path) -> None:
     tree = _git_in(repo, top + f"\n040000 tree {inner}\t.git\n", "mktree")
     bad = git(repo, "commit-tree", tree, "-p", shas["fix"], "-m", "dot git")
     assert ".git" in _refused("--repo", repo, "--base", bad, "--fix", shas["fix"], "-o", tmp_path / "suite")
+
+
+def test_links_submodules_and_large_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
+    """As real repositories have them (pyparsing's docs link, requests' 2 MB logo): the import goes on."""
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    git(repo, "checkout", "-q", "-b", "odd", shas["base"])
+    os.symlink("calc.py", repo / "alias.py")
+    (repo / "logo.svg").write_text("<svg/>" * 400_000)  # 2.4 MB of text: over the per-file bound
+    make_repo(repo / "vendored")  # an embedded repository: a gitlink
+    base = commit(repo, {}, "odd files", "2026-03-21T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "fix", "2026-03-22T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite",
+              "--incomplete", _incomplete(tmp_path), "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    left = json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"]
+    assert left == ["alias.py (symlink)", "logo.svg (2400000 bytes, over 1048576)", "vendored (commit (submodule))"]
+    ws = Path(e["dir"]) / "workspace"
+    assert (ws / "calc.py").is_file() and not (ws / "alias.py").exists() and not (ws / "logo.svg").exists()
+    assert any("alias.py (symlink)" in n for n in e["notes"])

@@ -35,7 +35,7 @@ GIT_SECONDS = 30.0
 MAX_OUTPUT = 64 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000  # as many as an exam directory may hold (files.MAX_TREE_FILES)
-MAX_TREE_BYTES = 32 * 1024 * 1024
+MAX_TREE_BYTES = 64 * 1024 * 1024  # a base tree the size of sympy's (~50 MiB of text)
 MAX_OBJECT_FILES = 1_000_000  # loose objects and pack files linked into the scratch dir (run `git gc` beyond)
 MAX_REFS = 100_000
 MAX_REF_FILE_BYTES = 64 * 1024 * 1024  # packed-refs
@@ -286,8 +286,10 @@ class Entry:
     size: int
 
 
-def ls_tree(repo: Repo, commit: str) -> dict[str, Entry]:
-    """Every entry of ``commit``'s tree, refused as a whole on a link, submodule, bad name or size."""
+def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[str, Entry]:
+    """Every entry of ``commit``'s tree, refused as a whole on a bad name or size; a link, a submodule or a
+    file over :data:`MAX_FILE_BYTES` is refused too, or, given ``skipped``, left out and named there as
+    ``path (why)`` (a base tree: the model works without them; the fix and its tests never are)."""
     raw = run_git(repo, "ls-tree", "-r", "-z", "--long", "--full-tree", commit)
     out: dict[str, Entry] = {}
     total = 0
@@ -300,10 +302,6 @@ def ls_tree(repo: Repo, commit: str) -> dict[str, Entry]:
         except UnicodeDecodeError:
             raise TreeRefused(f"{commit[:12]}: a file name is not UTF-8; refused") from None
         mode, kind, sha, size = meta.decode("ascii", "replace").split()
-        if mode == "120000":
-            raise PathOutside(f"{commit[:12]}: {name!r} is a symlink; refused")
-        if kind != "blob":
-            raise PathOutside(f"{commit[:12]}: {name!r} is a {kind} (submodule); refused")
         try:
             clean = "/".join(parts_of(name, "repository path"))
         except AcxError:
@@ -312,7 +310,16 @@ def ls_tree(repo: Repo, commit: str) -> dict[str, Entry]:
             raise PathOutside(f"{commit[:12]}: {name!r} is inside a .git directory; refused")
         if clean != name or "\\" in name:
             raise PathOutside(f"{commit[:12]}: {name!r} is not a plain relative path; refused")
-        if int(size) > MAX_FILE_BYTES:
+        why = ("symlink" if mode == "120000" else f"{kind} (submodule)" if kind != "blob"
+               else f"{int(size)} bytes, over {MAX_FILE_BYTES}" if int(size) > MAX_FILE_BYTES else None)
+        if why is not None and skipped is not None:
+            skipped.append(f"{name} ({why})")
+            continue
+        if mode == "120000":
+            raise PathOutside(f"{commit[:12]}: {name!r} is a symlink; refused")
+        if kind != "blob":
+            raise PathOutside(f"{commit[:12]}: {name!r} is a {kind} (submodule); refused")
+        if why is not None:
             raise TreeRefused(f"{commit[:12]}: {name} is {int(size)} bytes (over {MAX_FILE_BYTES}); refused")
         total += int(size)
         out[name] = Entry(mode, sha, int(size))
@@ -349,5 +356,6 @@ def read_blobs(repo: Repo, entries: dict[str, Entry], skipped: list[str] | None 
 
 
 def tree_files(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[str, str]:
-    """``{path: text}`` of every file of ``commit``, under the refusals above (binary files: see read_blobs)."""
-    return read_blobs(repo, ls_tree(repo, commit), skipped)
+    """``{path: text}`` of every file of ``commit``, under the refusals above; given ``skipped``, links, submodules,
+    large and binary files are left out and named there instead."""
+    return read_blobs(repo, ls_tree(repo, commit, skipped), skipped)

@@ -237,7 +237,7 @@ def binary_note(binary: list[str]) -> list[str]:
     if not binary:
         return []
     more = f" and {len(binary) - 3} more" if len(binary) > 3 else ""
-    return [f"left out of the workspace, not UTF-8 text: {', '.join(sorted(binary)[:3])}{more}"]
+    return [f"left out of the workspace (not UTF-8 text, a link or over 1 MiB): {', '.join(sorted(binary)[:3])}{more}"]
 
 
 def _blob(entries: dict[str, gitrepo.Entry], path: str) -> str | None:
@@ -254,7 +254,12 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     parent_sha = gitrepo.resolve(git, f"{fix_sha}^")
     binary: list[str] = []
     base_tree = gitrepo.tree_files(git, base_sha, binary)
-    fix_entries, parent_entries = gitrepo.ls_tree(git, fix_sha), gitrepo.ls_tree(git, parent_sha)
+    fix_odd: list[str] = []
+    parent_odd: list[str] = []
+    fix_entries, parent_entries = gitrepo.ls_tree(git, fix_sha, fix_odd), gitrepo.ls_tree(git, parent_sha, parent_odd)
+    odd_change = sorted(set(fix_odd) ^ set(parent_odd))
+    if odd_change:
+        raise UsageError(f"fix {fix_sha[:12]} changes {odd_change[0]}: an exam's fix and tests are text files")
     changed = sorted(p for p in set(fix_entries) | set(parent_entries)
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
     if tests:
