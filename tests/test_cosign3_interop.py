@@ -1,7 +1,8 @@
 """cosign 3 (the real binary, offline) verifies a level in its own layout (a Sigstore bundle as an OCI 1.1
 referrer) and refuses it once ``acx-oci revoke`` took it down; the Rego policy of docs/operations.md
 accepts the level and refuses it expired, too low and revoked. The tests run in order on one attested
-cartridge (Distribution: no Referrers API, so the tag-schema fallback index is what cosign reads)."""
+cartridge per registry: Distribution (no Referrers API: cosign reads the tag-schema fallback index) and
+ggcr (the Referrers API: taking a level down deletes the referrer manifest)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.attest import AttestRequest, Issued, SandboxOptions, attest
+from acx_oci.services.attest_request import GateOptions
 from acx_oci.services.cosign_projection import PREDICATE_LEVEL, cosign_tag
 from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
 from acx_oci.services.revoke import refresh
@@ -31,10 +33,12 @@ from .support.env import ROOT
 TRUSTED_ROOT = {"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1"}
 
 
-@pytest.fixture(scope="module")
-def world(registry: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One cartridge attested (the level published in both layouts), the verifier's PEM and an empty root."""
+@pytest.fixture(scope="module", params=["distribution", "ggcr"])
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One cartridge attested (the level published in both layouts), the verifier's PEM and an empty root;
+    on Distribution (tag-schema fallback index) and on ggcr (the Referrers API)."""
     cosign3_binary()
+    registry = str(request.getfixturevalue("registry" if request.param == "distribution" else "ggcr"))
     tmp = tmp_path_factory.mktemp("cosign3")
     w = build_attest_world(tmp, registry)
     ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
@@ -48,7 +52,7 @@ def world(registry: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         digest = store.resolve(parse_reference(w.cart).target).digest
     credential = json.loads((tmp / "out" / "credential.json").read_bytes())
     return {"tmp": tmp, "ref": f"{w.cart.rsplit(':', 1)[0]}@{digest}", "digest": digest, "credential": credential,
-            "key": Path(f"{w.verifier}.key"), "ident": ident}
+            "key": Path(f"{w.verifier}.key"), "ident": ident, "world": w}
 
 
 def _verify(w: dict[str, Any], *policy: str) -> Any:
@@ -125,6 +129,24 @@ def test_an_expired_projection_is_refused_and_status_refresh_renews_it(world: di
     results = refresh(state, ident, datetime.now(UTC))
     assert all(not r.failed for r in results), [r.failed for r in results]
     assert _verify(world, "--policy", _policy(world)).returncode == 0
+
+
+def test_a_superseding_attest_replaces_the_projection(world: dict[str, Any]) -> None:
+    """A second level of the same issuer, ROM, benchmark and capability: cosign finds only the new one."""
+    w, tmp, old = world["world"], world["tmp"], _bundles(world)
+    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=world["ident"],
+                                   solver=ReferenceSolver(34), out_dir=tmp / "out2", state_dir=tmp / "state",
+                                   gate=GateOptions(cooldown=timedelta(0)),
+                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
+    assert isinstance(outcome, Issued), outcome
+    world["credential"] = json.loads((tmp / "out2" / "credential.json").read_bytes())
+    now = _bundles(world)
+    assert len(now) == 1 and now != old
+    proc = _verify(world)
+    assert proc.returncode == 0, proc.stderr
+    assert _predicate(proc)["credentialId"] == world["credential"]["id"]
+    with open_store(parse_reference(world["ref"])) as store:
+        assert len(store.fetch_manifest(cosign_tag(world["digest"], "att")).layers) == 1
 
 
 def test_cosign3_and_cosign25_refuse_the_level_after_revoke(world: dict[str, Any]) -> None:

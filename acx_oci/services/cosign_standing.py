@@ -60,14 +60,15 @@ class _Row:
     credential: bytes
     envelope: bytes
     bundle_digest: str | None
+    seq: int = 0  # the row's insertion order: between two levels issued in the same second, the later one wins
 
 
 def _rows(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list[_Row]:
     db.executescript(_SCHEMA)
     cur = db.execute(
         "SELECT credential_id, location, subject_media_type, subject_size, supersede_key, issued_at, credential, "
-        f"envelope, bundle_digest FROM cosign_projections WHERE {where} ORDER BY issued_at, credential_id", args)
-    return [_Row(r[0], r[1], r[2], int(r[3]), r[4], r[5], bytes(r[6]), bytes(r[7]), r[8]) for r in cur]
+        f"envelope, bundle_digest, rowid FROM cosign_projections WHERE {where} ORDER BY issued_at, rowid", args)
+    return [_Row(r[0], r[1], r[2], int(r[3]), r[4], r[5], bytes(r[6]), bytes(r[7]), r[8], int(r[9])) for r in cur]
 
 
 def _key(credential: dict[str, Any]) -> str:
@@ -83,8 +84,7 @@ def _stands(db: sqlite3.Connection, row: _Row, rows: list[_Row], now: datetime) 
                          (row.credential_id,)).fetchone()
     if revoked is not None:
         return False
-    if any(o.supersede_key == row.supersede_key and (o.issued_at, o.credential_id) > (row.issued_at, row.credential_id)
-           for o in rows):
+    if any(o.supersede_key == row.supersede_key and (o.issued_at, o.seq) > (row.issued_at, row.seq) for o in rows):
         return False
     credential = parse_json(row.credential, "credential")
     end = parse_datetime(credential.get("validUntil")) if isinstance(credential, dict) else None
