@@ -35,7 +35,7 @@ from acx_oci.timeutil import parse_datetime
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cosign_projections (
-    credential_id TEXT PRIMARY KEY,
+    credential_id TEXT NOT NULL,
     location TEXT NOT NULL,
     subject_media_type TEXT NOT NULL,
     subject_size INTEGER NOT NULL,
@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS cosign_projections (
     credential BLOB NOT NULL,
     envelope BLOB NOT NULL,
     bundle_digest TEXT,
-    published_at TEXT NOT NULL
+    published_at TEXT NOT NULL,
+    PRIMARY KEY (credential_id, location)
 );
 """
 
@@ -101,9 +102,9 @@ def _sign(store: Store, row: _Row, verifier: Identity, now: datetime, list_valid
 
 
 def _save(db: sqlite3.Connection, row: _Row, now: datetime) -> None:
-    db.execute("INSERT INTO cosign_projections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (credential_id) "
-               "DO UPDATE SET envelope = excluded.envelope, bundle_digest = excluded.bundle_digest, "
-               "published_at = excluded.published_at",
+    db.execute("INSERT INTO cosign_projections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT (credential_id, location) DO UPDATE SET envelope = excluded.envelope, "
+               "bundle_digest = excluded.bundle_digest, published_at = excluded.published_at",
                (row.credential_id, row.location, row.subject_media_type, row.subject_size, row.supersede_key,
                 row.issued_at, row.credential, row.envelope, row.bundle_digest, rfc3339(now)))
 
@@ -129,8 +130,8 @@ def _sync(db: sqlite3.Connection, store: Store, location: str, now: datetime, re
             if err:
                 failed.append(err)
             else:
-                db.execute("UPDATE cosign_projections SET bundle_digest = NULL WHERE credential_id = ?",
-                           (row.credential_id,))
+                db.execute("UPDATE cosign_projections SET bundle_digest = NULL WHERE credential_id = ? AND "
+                           "location = ?", (row.credential_id, location))
     push_attestation_envelopes(store, subject, standing)
     return failed
 
@@ -147,15 +148,15 @@ def publish_projection(store: Store, subject: Descriptor, credential_bytes: byte
     envelope = attestation_envelope(subject.digest, store.reference.repository, credential_bytes, verifier,
                                     list_valid_until)
     cred_id = str(credential.get("id") or sha256_digest(credential_bytes))
-    old = _rows(ledger.db, "credential_id = ?", (cred_id,))
+    old = _rows(ledger.db, "credential_id = ? AND location = ?", (cred_id, location))
     row = _Row(cred_id, location, subject.media_type,
                subject.size, _key(credential), issued, credential_bytes, envelope, None)
     digest = push_bundle(store, subject.digest, subject.size, subject.media_type, bundle_bytes(envelope, verifier),
                          PREDICATE_LEVEL, now)
     _save(ledger.db, replace(row, bundle_digest=digest), now)
     failed = _sync(ledger.db, store, location, now, None)
-    for prev in old:
-        if prev.bundle_digest not in (None, digest) and prev.location == location:
+    for prev in old:  # the same credential published here before: its earlier bundle goes
+        if prev.bundle_digest not in (None, digest):
             err = remove_bundle(store, subject.digest, str(prev.bundle_digest))
             failed += [err] if err else []
     return failed
