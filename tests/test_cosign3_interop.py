@@ -29,6 +29,7 @@ from .support.attest_world import build_attest_world
 from .support.cli import cli, ok
 from .support.cosign_cli import cosign, cosign3, cosign3_binary
 from .support.env import ROOT
+from .support.faultproxy import FaultProxy
 
 TRUSTED_ROOT = {"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1"}
 
@@ -162,3 +163,25 @@ def test_cosign3_and_cosign25_refuse_the_level_after_revoke(world: dict[str, Any
         assert store.fetch_manifest(cosign_tag(world["digest"], "att")).layers == ()
     assert cosign("verify-attestation", "--key", str(world["tmp"] / "verifier.pub"), "--type", PREDICATE_LEVEL,
                   world["ref"]).returncode != 0
+
+
+def test_a_registry_that_refuses_delete_makes_revoke_fail_loudly(proxy: FaultProxy, tmp_path: Path) -> None:
+    """The bundle cannot be taken down: ``revoke`` exits 3 and names it (the list itself went up), and the
+    ``.att`` tag (overwritten, not deleted) no longer carries the level."""
+    cosign3_binary()
+    w = build_attest_world(tmp_path, proxy.host)
+    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
+    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident,
+                                   solver=ReferenceSolver(33), out_dir=tmp_path / "out", state_dir=tmp_path / "state",
+                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
+    assert isinstance(outcome, Issued), outcome
+    proxy.add("status", method="DELETE", path="/manifests/", status=405)
+    credential = json.loads((tmp_path / "out" / "credential.json").read_bytes())
+    res = cli("revoke", credential["id"], "--key", f"{w.verifier}.key", "--state", str(tmp_path / "state"), "--json")
+    assert res.exit_code == 3, res.output
+    doc = json.loads(res.output)
+    assert len(doc["failed"]) == 1 and "could not delete the cosign bundle" in doc["failed"][0], doc
+    assert doc["published"], doc  # the status list was republished all the same
+    with open_store(parse_reference(w.cart)) as store:
+        digest = store.resolve(parse_reference(w.cart).target).digest
+        assert store.fetch_manifest(cosign_tag(digest, "att")).layers == ()
