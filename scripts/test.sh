@@ -72,6 +72,19 @@ if [ -z "${ACX_COSIGN:-}" ]; then
   fi
 fi
 
+# The real cosign 3 (Debian sid's cosign 3.x) for the cosign 3 interop and policy tests: one .deb, its own cache.
+if [ -z "${ACX_COSIGN3:-}" ]; then
+  if ACX_COSIGN3=$(bash scripts/install-cosign3.sh); then
+    export ACX_COSIGN3
+  elif [ "${CI:-}" = "true" ]; then
+    echo "scripts/install-cosign3.sh failed: the cosign 3 interop tests cannot run" >&2
+    exit 1
+  else
+    unset ACX_COSIGN3
+    echo "warning: scripts/install-cosign3.sh failed; the cosign 3 interop tests will skip" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 # The official model SDKs for the sandbox's interpreter (/usr/bin/python3), in a directory of their own under
 # /usr/local/lib (visible read-only in the sandbox; not on the grader's default path): the LLM agents' tests.

@@ -266,7 +266,8 @@ def test_layout_to_the_second_registry_with_the_referrers_api_and_back(world: Wo
     out = ok(cli("copy", f"oci:{layout}:1.0.0", f"{ggcr}/mirror/strong", "--trust", w.trust, "--json"))
     assert out["destinationResolvesSame"] is True
     on_ggcr = resolved(w, f"{ggcr}/mirror/strong:1.0.0")
-    assert on_ggcr["classifiedByManifest"] == 1  # the listing's artifactType is the config media type there
+    # the listing's artifactType is the config media type there: the credential's and the cosign 3 bundle's
+    assert on_ggcr["classifiedByManifest"] == 2
     assert _without_classification(on_ggcr) == _without_classification(before)
     store = open_store(f"{ggcr}/mirror/strong:1.0.0")
     listing = store.referrers(w.cart["manifestDigest"])

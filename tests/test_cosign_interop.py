@@ -55,7 +55,8 @@ def test_cosign_verifies_the_level_attestation(attested: dict[str, Any]) -> None
     result = attested["credential"]["credentialSubject"]["result"][0]
     pred = st["predicate"]
     assert pred["level"] == result["acx:acxLevel"] and pred["tier"] == result["acx:careerTier"]
-    assert pred["capability"] == result["acx:capabilityId"] and pred["romDigest"] == result["acx:cartridgeRomDigest"]
+    assert pred["capabilityId"] == result["acx:capabilityId"] and pred["romDigest"] == result["acx:cartridgeRomDigest"]
+    assert pred["capability"] == attested["credential"]["name"].split(" — ", 1)[1]  # the readable name
     assert pred["gamesPlayed"] == result["acx:gamesPlayed"] and pred["credentialDigest"].startswith("sha256:")
 
 

@@ -38,6 +38,7 @@ from acx_oci.oci.referrers import fallback_tag, referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attestation import fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
 from acx_oci.services.resolve import resolve_cartridge
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
@@ -183,9 +184,11 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
         assert accepted.digest in [d.digest for d in upstream.read_referrers_index(subject)]
     # its own tag only where the fallback scan may need it (no Referrers API)
     assert (referrer_tag(accepted.digest, subject) in upstream.list_tags()) == (world.kind == "distribution")
-    assert [d.digest for d in upstream.referrers(subject).descriptors] == [accepted.digest]
+    # the credential and its cosign 3 projection (a Sigstore bundle, not an acx attestation) went up
+    listed = upstream.referrers(subject).descriptors
+    assert [d.digest for d in listed if d.artifact_type != MEDIA_BUNDLE] == [accepted.digest]
     # nothing refused reached the upstream
-    assert len(upstream.referrers(subject).descriptors) == 1
+    assert len(listed) == 2 and sum(d.artifact_type == MEDIA_BUNDLE for d in listed) == 1
 
     # GET referrers through the gateway: a valid OCI image index, with the artifactType filter
     url = f"http://{gw.address}/v2/lab/agent/referrers/{subject}"
@@ -193,8 +196,9 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     assert resp.status_code == 200 and resp.headers["content-type"].startswith(MEDIA_INDEX)
     index = resp.json()
     assert index["schemaVersion"] == 2 and index["mediaType"] == MEDIA_INDEX
-    assert [m["digest"] for m in index["manifests"]] == [accepted.digest]
-    entry = index["manifests"][0]
+    acx = [m for m in index["manifests"] if m.get("artifactType") != MEDIA_BUNDLE]  # less the cosign 3 bundle
+    assert [m["digest"] for m in acx] == [accepted.digest] and len(index["manifests"]) == 2
+    entry = acx[0]
     assert entry["mediaType"] == MEDIA_MANIFEST and entry["artifactType"] == ARTIFACT_ATTESTATION
     assert entry["size"] == accepted.size and "dev.acx.level.career-tier" in entry["annotations"]
     filtered = httpx.get(url, params={"artifactType": ARTIFACT_ATTESTATION})
@@ -217,7 +221,7 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     put = httpx.put(f"http://{gw.address}/v2/lab/agent/manifests/v1-sbom", content=sbom,
                     headers={"Content-Type": MEDIA_MANIFEST})
     assert put.status_code == 201 and put.headers["oci-subject"] == subject
-    assert len(httpx.get(url).json()["manifests"]) == 2
+    assert len(httpx.get(url).json()["manifests"]) == 3  # the attestation, its cosign 3 bundle, the SBOM
 
 
 def test_resolve_through_gateway_uses_native_referrers_api(world: World, gw: RunningGateway) -> None:
@@ -225,7 +229,7 @@ def test_resolve_through_gateway_uses_native_referrers_api(world: World, gw: Run
     direct = cli("resolve", world.ref("strong"), "--trust", world.trust, "--json").output
     a, b = json.loads(via), json.loads(direct)
     # the gateway serves typed descriptors; the direct listing from ggcr needed classifying
-    assert b["classifiedByManifest"] == (0 if world.kind == "distribution" else 1) and a["classifiedByManifest"] == 0
+    assert b["classifiedByManifest"] == (0 if world.kind == "distribution" else 2) and a["classifiedByManifest"] == 0
     for doc in (a, b):
         for key in ("reference", "classifiedByManifest", "notes", "phases"):  # (phases: timings)
             doc.pop(key)

@@ -20,6 +20,7 @@ import pytest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
 from acx_oci.services.attestation import status_tag
+from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
 
 from .support.cli import cli, ok
 from .support.oras_cli import oras, oras_binary
@@ -65,13 +66,14 @@ def test_skopeo_copy_all_verified_before_and_after_repair(world: World) -> None:
     before = _resolve(w, ref)
     cap = before["capabilities"][0]
     assert cap["effective"] == "VERIFIED" and cap["attestationDigest"] == att, before
-    assert before["classifiedByManifest"] == 1
+    assert before["classifiedByManifest"] == 2  # the attestation and its cosign 3 bundle
     assert any("classified by fetching their manifests" in n for n in before["notes"]), before["notes"]
     human = ok(cli("resolve", ref, "--trust", w.trust))
     assert "SIMULATED (not verified) tier=" in human and "classified by fetching their manifests" in human
 
     repaired = ok(cli("referrers", "repair", ref, "--json"))
-    assert repaired["classifiedByManifest"] == [att] and repaired["added"] == [] and repaired["removed"] == []
+    assert att in repaired["classifiedByManifest"] and len(repaired["classifiedByManifest"]) == 2  # + the bundle
+    assert repaired["added"] == [] and repaired["removed"] == []
     fixed = next(e for e in _index(w, repo) if e["digest"] == att)
     assert fixed["artifactType"] == ATTESTATION
     assert fixed["annotations"]["dev.acx.level.career-tier"] == w.attest_out["careerTier"]
@@ -80,7 +82,7 @@ def test_skopeo_copy_all_verified_before_and_after_repair(world: World) -> None:
     assert after["capabilities"][0]["effective"] == "VERIFIED" and after["classifiedByManifest"] == 0
     assert after["capabilities"] == before["capabilities"]
     again = ok(cli("referrers", "repair", ref, "--json"))
-    assert again["classifiedByManifest"] == [] and again["before"] == again["after"] == 1
+    assert again["classifiedByManifest"] == [] and again["before"] == again["after"] == 2
     text = ok(cli("referrers", "repair", ref))
     assert "classified by manifest" not in text
 
@@ -138,7 +140,9 @@ def test_oras_reads_our_bundle_and_we_read_oras_layouts(world: World, tmp_path: 
     ok(cli("copy", f"{src}:1.0.0", f"oci:{bundle}", "--quiet"))
     found = json.loads(oras(binary, home, "discover", "--oci-layout", f"{bundle}:1.0.0", "--format", "json"))
     listed = {m["digest"]: m.get("artifactType") for m in found["manifests"]}
-    assert listed == {w.attest_out["attestationDigest"]: ATTESTATION}
+    # the attestation, and its cosign 3 projection (a Sigstore bundle) beside it
+    assert {d: t for d, t in listed.items() if t != MEDIA_BUNDLE} == {w.attest_out["attestationDigest"]: ATTESTATION}
+    assert sorted(listed.values()).count(MEDIA_BUNDLE) == 1
 
     layout = tmp_path / "oras-layout"
     status = _tags(w)[2]

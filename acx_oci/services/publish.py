@@ -31,8 +31,9 @@ from acx_oci.oci.model import Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.attestation import publish_status_list, push_attestation, status_tag
 from acx_oci.services.attestation import push_attempt_record as push_attempt_record_referrer
-from acx_oci.services.cosign_projection import publish_projection
+from acx_oci.services.cosign_standing import publish_projection
 from acx_oci.services.ledger import Ledger, StatusList
+from acx_oci.timeutil import parse_datetime
 
 # A signed list expires: an old copy put back by a repository owner stops verifying after this,
 # which is all a first-time consumer (no remembered sequence) has against a rollback. One day, like
@@ -87,8 +88,8 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
                 proof: bytes | None = None) -> Published:
     """The list goes up first, so no resolver ever sees the credential without its status.
 
-    With ``verifier``, the level also goes up as a cosign attestation (services.cosign_projection); a failed
-    push of it fails the publication like any other push.
+    With ``verifier``, the level also goes up as a cosign attestation (services.cosign_standing), taking down
+    the projection of a level it supersedes; a failed push of it fails the publication like any other push.
     """
     list_desc = publish_status_list(store, signed_list)
     location = str(store.reference.with_tag(status_tag(sl.url)))
@@ -101,7 +102,8 @@ def push_result(store: Store, subject: Descriptor, ledger: Ledger, sl: StatusLis
 
     att = push_attestation(store, subject, credential_bytes, records, on_blob=on_blob, proof=proof)
     if verifier is not None:
-        publish_projection(store, subject.digest, credential_bytes, verifier)
+        list_until = parse_datetime(signed_list.get("validUntil")) or now + STATUS_LIST_VALIDITY
+        publish_projection(store, subject, credential_bytes, verifier, ledger, now, list_until)
     cred_digest = sha256_digest(credential_bytes)
     ledger.record_credential(credential_id, cred_digest, now, att.digest, str(store.reference.with_digest(att.digest)))
     return Published(str(store.reference.with_digest(subject.digest)), credential_id, cred_digest, att.digest,

@@ -27,8 +27,10 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.attest_log import Logged, VerifierLog, refuse_same_repository
 from acx_oci.services.attestation import publish_status_list
+from acx_oci.services.cosign_standing import refresh_projections, withdraw
 from acx_oci.services.ledger import Ledger
 from acx_oci.services.publish import signed_status_list
+from acx_oci.timeutil import parse_datetime
 
 
 @dataclass
@@ -77,6 +79,7 @@ def revoke(state_dir: Path, name: str, verifier: Identity, now: datetime, reason
         outcome = RevokeOutcome(cred_id, sl.url, index)
         outcome.published, outcome.failed, outcome.logged = republish(ledger, list_uuid, verifier, now,
                                                                       store_options, vlog)
+        outcome.failed += withdraw(ledger, cred_id, now, store_options)  # cosign reads no list: take it down
         return outcome
 
 
@@ -113,6 +116,8 @@ def refresh(state_dir: Path, verifier: Identity, now: datetime,
         logged = vlog.log_lists([s for _, _, s in todo], now, verifier.did) if vlog is not None and todo else None
         for result, list_uuid, signed in todo:
             result.published, result.failed = _push(ledger, list_uuid, signed, now, store_options)
+            until = parse_datetime(signed.get("validUntil")) or now
+            result.failed += refresh_projections(ledger, list_uuid, verifier, now, until, store_options)
             result.logged = logged
             if logged is not None and logged.error:
                 result.failed.insert(0, logged.error)
