@@ -294,7 +294,7 @@ class ModelProxy:
         hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
         streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
         self._answer(conn, sock, int(answer.get("status") or 502), data, hs)
-        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed)
+        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed, body)
         return True
 
     def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
@@ -311,7 +311,8 @@ class ModelProxy:
         agent = _AgentSide(conn, sock)
         status, hs, got, streamed = 0, [], [], False
         try:
-            with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
+            with self._backend.deadline(self.request_seconds) as passed, \
+                    self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
                 status = r.status_code
                 hs = [(n.lower(), scrub.text(v)) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
                 streamed = "text/event-stream" in r.headers.get("content-type", "")
@@ -339,10 +340,10 @@ class ModelProxy:
             with self._lock:
                 if failed:
                     self.budget.upstream_failures += 1
-                exchange["upstreamError"] = type(exc).__name__
+                exchange["upstreamError"] = "deadline" if passed.is_set() else type(exc).__name__
                 if status:
                     exchange["response"] = {"status": status, "headers": hs, "bodyB64": b64(b"".join(got))}
-                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed) if status < 400 else (0, 0)
+                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed, fwd) if status < 400 else (0, 0)
                     self.budget.input_tokens += inp
                     self.budget.output_tokens += outp
                 self._log(exchange)
@@ -358,7 +359,7 @@ class ModelProxy:
                     self.budget.upstream_failures += 1
             with contextlib.suppress(h11.LocalProtocolError, OSError):
                 self._answer(conn, sock, status, b"".join(got), hs)
-        self._account(exchange, status, hs, b"".join(got), streamed)
+        self._account(exchange, status, hs, b"".join(got), streamed, fwd)
         return not agent.gone
 
     def _provider_failed(self, status: int) -> bool:
@@ -391,14 +392,16 @@ class ModelProxy:
         probe: dict[str, Any] = {"ms": self._ms(), "probe": True, "cause": status or "transport",
                                  "forwarded": {"url": ma.upstream_url(self.entry, self.api),
                                                "bodyB64": b64(body)}}
-        try:
-            r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
-                                  timeout=httpx.Timeout(min(self.request_seconds, PROBE_SECONDS), connect=10.0))
-            probe["response"] = {"status": r.status_code}
-            failed = r.status_code >= 500
-        except httpx.HTTPError as exc:
-            probe["upstreamError"] = type(exc).__name__
-            failed = True
+        seconds = min(self.request_seconds, PROBE_SECONDS)
+        with self._backend.deadline(seconds) as passed:  # whole-request: a trickling answer is cut too
+            try:
+                r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
+                                      timeout=httpx.Timeout(seconds, connect=10.0))
+                probe["response"] = {"status": r.status_code}
+                failed = r.status_code >= 500
+            except httpx.HTTPError as exc:
+                probe["upstreamError"] = "deadline" if passed.is_set() else type(exc).__name__
+                failed = True
         with self._lock:
             self.exchanges.append(probe)  # bounded by MAX_PROBES; not the agent's request, not in its counts
         return failed and not self._stopping.is_set()
@@ -411,8 +414,8 @@ class ModelProxy:
                 yield chunk
 
     def _account(self, exchange: dict[str, Any], status: int, headers: list[tuple[str, str]], body: bytes,
-                 streamed: bool) -> None:
-        inp, out = ma.usage_of(self.api, body, streamed) if status < 400 else (0, 0)
+                 streamed: bool, sent: bytes) -> None:
+        inp, out = ma.usage_of(self.api, body, streamed, sent) if status < 400 else (0, 0)
         with self._lock:
             self.budget.input_tokens += inp
             self.budget.output_tokens += out
