@@ -178,7 +178,7 @@ def test_keys_unknown_inside_a_known_part_are_dropped_not_forwarded(sock: Path) 
         sent = fm.requests[0].json()
     assert LEAK not in json.dumps(sent)
     assert sent["messages"][1] == {"role": "assistant", "content": "hello"}
-    forwarded = [e for e in run.transcript["exchanges"] if not e.get("probe")][0]["forwarded"]
+    forwarded = next(e for e in run.transcript["exchanges"] if not e.get("probe"))["forwarded"]
     assert "bodyB64" in forwarded  # the transcript holds both what came in and what went up
 
 
