@@ -297,3 +297,75 @@ def test_a_provider_that_answers_within_the_deadline_is_not_cut(sock: Path) -> N
         r, run = send(sock, fm, "openai-chat", chat())
         assert r.status_code == 200 and "fine" in r.text
     assert not run.upstream_failed
+
+
+# --- the real SDKs, multi-turn, answers echoed back as agents do ---------------------------------------------------
+
+_SDK_PRELUDE = """
+import json
+try:
+    import httpx2 as httpx  # what the sandbox's SDKs are built on
+except ImportError:
+    import httpx
+http = httpx.Client(transport=httpx.HTTPTransport(uds=SOCK))
+"""
+SDK_TURNS = {
+    "openai-chat": """
+import openai
+c = openai.OpenAI(base_url="http://HOST/v1", api_key="acx-sandbox", http_client=http, max_retries=0)
+tools = [{"type": "function", "function": {"name": "run", "parameters": {"type": "object", "properties": {}}}}]
+msgs = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
+r = c.chat.completions.create(model=MODEL, messages=msgs, tools=tools, temperature=0, max_tokens=50, seed=1)
+msgs.append(r.choices[0].message)
+msgs.append({"role": "user", "content": [{"type": "text", "text": "and this"},
+                                         {"type": "image_url", "image_url": {"url": PNG}}]})
+s = c.chat.completions.create(model=MODEL, messages=msgs, tools=tools, stream=True,
+                              stream_options={"include_usage": True})
+print(json.dumps([r.choices[0].message.content, "".join(ch.choices[0].delta.content or "" for ch in s if ch.choices)]))
+""",
+    "openai-responses": """
+import openai
+c = openai.OpenAI(base_url="http://HOST/v1", api_key="acx-sandbox", http_client=http, max_retries=0)
+items = [{"role": "user", "content": "hello"}]
+r = c.responses.create(model=MODEL, instructions="be brief", input=items, max_output_tokens=50, store=False)
+items += [o.model_dump(exclude_none=True) for o in r.output]
+items.append({"role": "user", "content": [{"type": "input_text", "text": "and this"},
+                                          {"type": "input_image", "image_url": PNG}]})
+with c.responses.stream(model=MODEL, input=items) as st:
+    text = "".join(e.delta for e in st if e.type == "response.output_text.delta")
+print(json.dumps([r.output_text, text]))
+""",
+    "anthropic-messages": """
+import anthropic
+c = anthropic.Anthropic(base_url="http://HOST", api_key="acx-sandbox", http_client=http, max_retries=0)
+msgs = [{"role": "user", "content": "hello"}]
+r = c.messages.create(model=MODEL, max_tokens=50, system="be brief", messages=msgs, cache_control={"type": "ephemeral"},
+                      tools=[{"name": "run", "input_schema": {"type": "object"}}])
+msgs.append({"role": "assistant", "content": r.content})
+msgs.append({"role": "user", "content": [
+    {"type": "text", "text": "and this"},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG.split(",", 1)[1]}}]})
+with c.messages.stream(model=MODEL, max_tokens=50, messages=msgs) as st:
+    text = "".join(st.text_stream)
+print(json.dumps([r.content[0].text, text]))
+""",
+}
+
+
+@pytest.mark.parametrize("api", list(SDK_TURNS))
+def test_the_real_sdks_multi_turn_with_answers_echoed_back_pass(sock: Path, api: str) -> None:
+    """Agents append the SDK's answer object to the next request (with its inert extras: ``refusal``,
+    ``annotations``, ``citations``): two turns, one streamed, with tools and an inline image, all answered."""
+    from tests.support.sdk import run_sdk
+
+    code = (_SDK_PRELUDE.replace("SOCK", repr(str(sock))) + SDK_TURNS[api].replace("HOST", HOST)
+            .replace("MODEL", repr(MODEL)).replace("PNG", repr(PNG)))
+    with FakeModel("one two three", key=KEY) as fm:
+        proxy = ModelProxy(entry(fm, api), KEY, sock).start()
+        try:
+            got = run_sdk(code)
+        finally:
+            run = proxy.stop()
+        assert len(fm.requests) == 2
+    assert got == ["one two three", "one two three"]
+    assert run.record["refused"] == 0 and run.record["requests"] == 2

@@ -30,14 +30,15 @@ STATEFUL: dict[str, str] = {
 _CHAT_TOP = ("model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "stream",
              "stream_options", "tools", "tool_choice", "parallel_tool_calls", "response_format", "seed", "n",
              "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "user",
-             "reasoning_effort", "verbosity", "metadata", "store", "prompt_cache_key", "safety_identifier",
-             "functions", "function_call")
+             "reasoning_effort", "verbosity", "metadata", "store", "prompt_cache_key", "prompt_cache_retention",
+             "safety_identifier", "functions", "function_call")
 _RESPONSES_TOP = ("model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
                   "stream_options", "tools", "tool_choice", "parallel_tool_calls", "text", "reasoning", "metadata",
                   "store", "truncation", "user", "include", "max_tool_calls", "top_logprobs", "prompt_cache_key",
-                  "safety_identifier")
+                  "prompt_cache_retention", "safety_identifier")
 _ANTHROPIC_TOP = ("model", "messages", "max_tokens", "system", "temperature", "top_p", "top_k", "stop_sequences",
-                  "stream", "metadata", "tools", "tool_choice", "thinking")
+                  "stream", "metadata", "tools", "tool_choice", "thinking", "output_config", "output_format",
+                  "cache_control")
 
 
 class FieldRefused(ValueError):
