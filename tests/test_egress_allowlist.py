@@ -184,7 +184,7 @@ def test_keys_unknown_inside_a_known_part_are_dropped_not_forwarded(sock: Path) 
 
 # --- finding 3: the token budget ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("stream", ["true", 1, "false", {}])
+@pytest.mark.parametrize("stream", ["true", 1, 0, "false", {}])
 def test_stream_must_be_a_json_boolean(sock: Path, stream: Any) -> None:
     """Before: ``"stream": "true"`` was forwarded without asking for usage; a server that coerces it streamed an
     answer the proxy counted as 0 tokens (20 of 20 answers under a 300-token budget)."""
@@ -218,6 +218,13 @@ def test_a_stream_without_usage_is_counted_from_its_text_and_the_budget_holds(so
     forwarded = [e for e in run.transcript["exchanges"] if not e.get("refused") and not e.get("probe")]
     assert all(e["usage"]["output"] >= 40 and e["usage"]["input"] > 0 for e in forwarded), \
         [e["usage"] for e in forwarded]
+
+
+def test_a_null_stream_is_not_streaming_and_passes(sock: Path) -> None:
+    with FakeModel("one two", key=KEY) as fm:
+        r, run = send(sock, fm, "openai-chat", chat(stream=None))
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "one two"
+    assert run.record["outputTokens"] == 2
 
 
 def test_a_streamed_chat_always_asks_for_usage(sock: Path) -> None:

@@ -181,7 +181,7 @@ def check_request(api: Api, model_id: str, *, method: str, target: str, headers:
         return Refusal(400, reasons.TOOL_REFUSED, f"{reach}: the provider would reach the network for the agent")
     try:
         return requestfields.forwardable(api.name, doc)
-    except requestfields.FieldRefused as exc:
+    except ValueError as exc:  # the one-line message names the field
         return Refusal(400, reasons.FIELD_REFUSED, str(exc))
 
 

@@ -13,6 +13,7 @@ with inert extras (``annotations``, ``audio: null``), and what went upstream is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -41,19 +42,15 @@ _ANTHROPIC_TOP = ("model", "messages", "max_tokens", "system", "temperature", "t
                   "cache_control")
 
 
-class FieldRefused(ValueError):
-    """A field or part the proxy does not forward; the message names it (one line, for the agent)."""
-
-
 def _obj(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise FieldRefused(f"{where} must be a JSON object, found {type(value).__name__}")
+        raise ValueError(f"{where} must be a JSON object, found {type(value).__name__}")
     return value
 
 
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise FieldRefused(f"{where} must be a JSON array, found {type(value).__name__}")
+        raise ValueError(f"{where} must be a JSON array, found {type(value).__name__}")
     return value
 
 
@@ -64,12 +61,12 @@ def _keep(value: Any, where: str, *keys: str) -> dict[str, Any]:
 
 def _data_url(url: Any, where: str) -> None:
     if not isinstance(url, str) or not url[:5].lower() == "data:":
-        raise FieldRefused(f"{where} is not a data: URL (the provider would fetch it): send the image inline")
+        raise ValueError(f"{where} is not a data: URL (the provider would fetch it): send the image inline")
 
 
 def _no_file_id(part: dict[str, Any], where: str) -> None:
     if "file_id" in part:
-        raise FieldRefused(f"{where}.file_id names a file stored at the provider")
+        raise ValueError(f"{where}.file_id names a file stored at the provider")
 
 
 # --- OpenAI Chat Completions --------------------------------------------------------------------------------
@@ -87,8 +84,8 @@ def _chat_part(part: Any, where: str) -> dict[str, Any]:
     if kind == "input_audio":
         return {"type": kind, "input_audio": _keep(part.get("input_audio"), f"{where}.input_audio", "data", "format")}
     if kind == "file":
-        raise FieldRefused(f"{where} is a 'file' part (the provider reads a stored file or a document for it)")
-    raise FieldRefused(f"{where} has content part type {kind!r}, which the proxy does not forward")
+        raise ValueError(f"{where} is a 'file' part (the provider reads a stored file or a document for it)")
+    raise ValueError(f"{where} has content part type {kind!r}, which the proxy does not forward")
 
 
 def _content(value: Any, where: str, part: Callable[[Any, str], dict[str, Any]]) -> Any:
@@ -106,17 +103,17 @@ def _chat_call(call: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _chat_message(msg: Any, where: str) -> dict[str, Any]:
-    out = _keep(msg, where, "role", "name", "tool_call_id", "refusal")
+def _chat_message(message: Any, where: str) -> dict[str, Any]:
+    out = _keep(message, where, "role", "name", "tool_call_id", "refusal")
     if out.get("role") not in ("system", "developer", "user", "assistant", "tool", "function"):
-        raise FieldRefused(f"{where}.role {out.get('role')!r} is not a chat role")
-    if "content" in msg:
-        out["content"] = _content(msg["content"], f"{where}.content", _chat_part)
-    if msg.get("tool_calls") is not None:
+        raise ValueError(f"{where}.role {out.get('role')!r} is not a chat role")
+    if "content" in message:
+        out["content"] = _content(message["content"], f"{where}.content", _chat_part)
+    if message.get("tool_calls") is not None:
         out["tool_calls"] = [_chat_call(c, f"{where}.tool_calls[{i}]")
-                             for i, c in enumerate(_list(msg["tool_calls"], f"{where}.tool_calls"))]
-    if msg.get("function_call") is not None:
-        out["function_call"] = _keep(msg["function_call"], f"{where}.function_call", "name", "arguments")
+                             for i, c in enumerate(_list(message["tool_calls"], f"{where}.tool_calls"))]
+    if message.get("function_call") is not None:
+        out["function_call"] = _keep(message["function_call"], f"{where}.function_call", "name", "arguments")
     return out
 
 
@@ -168,8 +165,8 @@ def _responses_part(part: Any, where: str) -> dict[str, Any]:
     if kind == "input_audio":
         return {"type": kind, "input_audio": _keep(part.get("input_audio"), f"{where}.input_audio", "data", "format")}
     if kind == "input_file":
-        raise FieldRefused(f"{where} is an 'input_file' part (the provider reads a stored file or fetches a URL)")
-    raise FieldRefused(f"{where} has content part type {kind!r}, which the proxy does not forward")
+        raise ValueError(f"{where} is an 'input_file' part (the provider reads a stored file or fetches a URL)")
+    raise ValueError(f"{where} has content part type {kind!r}, which the proxy does not forward")
 
 
 def _responses_item(item: Any, where: str) -> dict[str, Any]:
@@ -177,7 +174,7 @@ def _responses_item(item: Any, where: str) -> dict[str, Any]:
     if kind == "message":
         out = _keep(item, where, "type", "role", "id", "status")
         if out.get("role") not in ("system", "developer", "user", "assistant"):
-            raise FieldRefused(f"{where}.role {out.get('role')!r} is not a Responses role")
+            raise ValueError(f"{where}.role {out.get('role')!r} is not a Responses role")
         out["content"] = _content(item.get("content"), f"{where}.content", _responses_part)
         return out
     if kind == "function_call_output":
@@ -185,10 +182,10 @@ def _responses_item(item: Any, where: str) -> dict[str, Any]:
         out["output"] = _content(item.get("output"), f"{where}.output", _responses_part)
         return out
     if kind == "item_reference":
-        raise FieldRefused(f"{where} is an 'item_reference' (it continues state stored at the provider)")
+        raise ValueError(f"{where} is an 'item_reference' (it continues state stored at the provider)")
     if isinstance(kind, str) and kind in _ITEM_KEYS:
         return _keep(item, where, *_ITEM_KEYS[kind])
-    raise FieldRefused(f"{where} has input item type {kind!r}, which the proxy does not forward")
+    raise ValueError(f"{where} has input item type {kind!r}, which the proxy does not forward")
 
 
 def _responses(doc: dict[str, Any]) -> dict[str, Any]:
@@ -197,7 +194,7 @@ def _responses(doc: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(inp, str):
         out["input"] = [_responses_item(x, f"input[{i}]") for i, x in enumerate(_list(inp, "input"))]
     if doc.get("instructions") is not None and not isinstance(doc["instructions"], str):
-        raise FieldRefused("instructions must be a string (a list of items belongs to a stored prompt)")
+        raise ValueError("instructions must be a string (a list of items belongs to a stored prompt)")
     if doc.get("tools") is not None:
         out["tools"] = [_keep(t, f"tools[{i}]", "type", "name", "description", "parameters", "strict", "format")
                         for i, t in enumerate(_list(doc["tools"], "tools"))]
@@ -213,7 +210,7 @@ def _anthropic_source(source: Any, where: str) -> dict[str, Any]:
     if kind == "content":
         return {"type": kind, "content": _content(source.get("content"), f"{where}.content", _anthropic_block)}
     why = {"url": "the provider would fetch it", "file": "it names a file stored at the provider"}
-    raise FieldRefused(f"{where}.type {kind!r} is not forwarded ({why.get(str(kind), 'not an inline source')})")
+    raise ValueError(f"{where}.type {kind!r} is not forwarded ({why.get(str(kind), 'not an inline source')})")
 
 
 def _anthropic_block(block: Any, where: str) -> dict[str, Any]:
@@ -235,14 +232,14 @@ def _anthropic_block(block: Any, where: str) -> dict[str, Any]:
         return _keep(block, where, "type", "thinking", "signature")
     if kind == "redacted_thinking":
         return _keep(block, where, "type", "data")
-    raise FieldRefused(f"{where} has content block type {kind!r}, which the proxy does not forward")
+    raise ValueError(f"{where} has content block type {kind!r}, which the proxy does not forward")
 
 
-def _anthropic_message(msg: Any, where: str) -> dict[str, Any]:
-    out = _keep(msg, where, "role")
+def _anthropic_message(message: Any, where: str) -> dict[str, Any]:
+    out = _keep(message, where, "role")
     if out.get("role") not in ("user", "assistant"):
-        raise FieldRefused(f"{where}.role {out.get('role')!r} is not a Messages role")
-    out["content"] = _content(msg.get("content"), f"{where}.content", _anthropic_block)
+        raise ValueError(f"{where}.role {out.get('role')!r} is not a Messages role")
+    out["content"] = _content(message.get("content"), f"{where}.content", _anthropic_block)
     return out
 
 
@@ -267,19 +264,19 @@ _APIS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], dict[str, Any
 
 
 def forwardable(api: str, doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` rebuilt from the fields the proxy forwards for ``api``; :class:`FieldRefused` naming the first
-    field or part that it does not (a URL or stored state the provider would reach, or an unknown field).
+    """``doc`` rebuilt from the fields the proxy forwards for ``api``; a ``ValueError`` whose one-line message
+    names the first field or part it does not (a URL or stored state the provider would reach, an unknown field).
 
-    ``stream`` must be a JSON boolean: a server that coerces ``"true"`` or ``1`` would stream an answer the
-    proxy took for a whole one, and never asked usage for."""
+    ``stream`` must be a JSON boolean (or null): a server that coerces ``"true"`` or ``1`` would stream an
+    answer the proxy took for a whole one, and never asked usage for."""
     top, rebuild = _APIS[api]
     for name in doc:
         if name in STATEFUL:
-            raise FieldRefused(f"request field {name!r} is not forwarded: {STATEFUL[name]}")
+            raise ValueError(f"request field {name!r} is not forwarded: {STATEFUL[name]}")
         if name not in top:
-            raise FieldRefused(f"request field {name!r} is not one the proxy forwards for {api}")
-    if "stream" in doc and not isinstance(doc["stream"], bool):
-        raise FieldRefused(f"'stream' must be a JSON boolean, found {doc['stream']!r}")
+            raise ValueError(f"request field {name!r} is not one the proxy forwards for {api}")
+    if doc.get("stream") is not None and not isinstance(doc["stream"], bool):
+        raise ValueError(f"'stream' must be a JSON boolean, found {json.dumps(doc['stream'])[:40]}")
     if doc.get("stream_options") is not None:
         _obj(doc["stream_options"], "stream_options")
     return rebuild(doc)
