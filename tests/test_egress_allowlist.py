@@ -193,12 +193,14 @@ def test_stream_must_be_a_json_boolean(sock: Path, stream: Any) -> None:
         refused_alone(r, run, fm, "stream")
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 @pytest.mark.parametrize("api", list(PATHS))
-def test_a_stream_without_usage_is_counted_from_its_text_and_the_budget_holds(sock: Path, api: str) -> None:
+def test_an_answer_without_usage_is_counted_from_its_text_and_the_budget_holds(sock: Path, api: str,
+                                                                              stream: bool) -> None:
     """An upstream that reports no usage (or 0): the answer's own text is counted, never 0 for a non-empty answer,
     and the game's token budget stops the agent. Before: every answer counted 0 and the budget never ran out."""
-    body = {"openai-chat": chat(stream=True), "openai-responses": {"model": MODEL, "input": "hi", "stream": True},
-            "anthropic-messages": messages(stream=True)}[api]
+    body = {"openai-chat": chat(stream=stream), "openai-responses": {"model": MODEL, "input": "hi", "stream": stream},
+            "anthropic-messages": messages(stream=stream)}[api]
     answer = "word " * 40
     with FakeModel(answer, key=KEY, usage=False) as fm:
         proxy = ModelProxy(entry(fm, api, max_tokens_per_game=300), KEY, sock).start()
@@ -210,7 +212,7 @@ def test_a_stream_without_usage_is_counted_from_its_text_and_the_budget_holds(so
                     statuses.append(r.status_code)
                     if r.status_code == 429:
                         break
-                    assert "word" in r.text  # relayed as a stream, whole
+                    assert "word" in r.text
         finally:
             run = proxy.stop()
     assert statuses[-1] == 429, statuses
