@@ -301,6 +301,26 @@ def test_a_trickling_provider_is_cut_at_the_deadline_and_is_a_lane_error(sock: P
     assert trickler.conns == 2
 
 
+def test_within_a_game_the_deadline_leaves_time_to_probe_before_the_game_ends(sock: Path) -> None:
+    """A game's time limit (60 s by default) is shorter than the request deadline (300 s): a provider that stalls
+    would outlast the game, which then ended as the agent's timeout. With the game's limit given, the request is
+    cut at five sixths of what is left and the probe fits in the rest: the provider's failure, decided in time."""
+    trickler = _Trickler(seconds=8.0)
+    trickler.start()
+    try:
+        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, game_seconds=3.0).start()
+        try:
+            with client(sock, timeout=60) as c:
+                r = c.post(PATHS["openai-chat"], json=chat())
+        finally:
+            run = proxy.stop()
+    finally:
+        trickler.stop()
+    assert r.status_code == 502 and run.upstream_failed
+    assert {bool(e.get("probe")): e.get("upstreamError") for e in run.transcript["exchanges"]} == \
+        {False: "deadline", True: "deadline"}
+
+
 def test_a_provider_that_answers_within_the_deadline_is_not_cut(sock: Path) -> None:
     with FakeModel("fine", key=KEY, latency=0.2) as fm:
         r, run = send(sock, fm, "openai-chat", chat())

@@ -62,7 +62,7 @@ class ModelProxy:
 
     def __init__(self, entry: ma.ModelEntry, key: str | None, socket_path: Path, *,
                  replay: Replay | None = None, owner: tuple[int, int] | None = None,
-                 request_seconds: float = ma.REQUEST_SECONDS) -> None:
+                 request_seconds: float = ma.REQUEST_SECONDS, game_seconds: float | None = None) -> None:
         self.entry, self.api = entry, ma.APIS[entry.api]
         self._key = key
         self.socket_path = socket_path
@@ -73,6 +73,7 @@ class ModelProxy:
         self.exchanges: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
+        self._game_end = self._t0 + game_seconds if game_seconds else None
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: set[socket.socket] = set()
@@ -306,12 +307,13 @@ class ModelProxy:
         url = ma.upstream_url(self.entry, self.api)
         exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()),
                                  **({"bodyB64": b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
-        deadline = time.monotonic() + self.request_seconds
+        seconds = self._upstream_seconds()
+        deadline = time.monotonic() + seconds
         scrub = KeyScrubber(self._key)
         agent = _AgentSide(conn, sock)
         status, hs, got, streamed = 0, [], [], False
         try:
-            with self._backend.deadline(self.request_seconds) as passed, \
+            with self._backend.deadline(seconds) as passed, \
                     self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
                 status = r.status_code
                 hs = [(n.lower(), scrub.text(v)) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
@@ -362,6 +364,16 @@ class ModelProxy:
         self._account(exchange, status, hs, b"".join(got), streamed, fwd)
         return not agent.gone
 
+    def _upstream_seconds(self) -> float:
+        """The whole-request deadline of the next forwarded request: ``request_seconds``, and within the game's
+        time limit all but a probe's share of what is left of it (a sixth, at most PROBE_SECONDS), so that a
+        provider cut at its deadline is probed, and found failed, before the game ends — a provider that
+        stalls is a lane error, never the agent's timeout."""
+        if self._game_end is None:
+            return self.request_seconds
+        left = self._game_end - time.monotonic()
+        return max(1.0, min(self.request_seconds, left - min(PROBE_SECONDS, left / 6)))
+
     def _provider_failed(self, status: int) -> bool:
         """Whether an answer that went wrong (a 5xx, a timeout, a cut or oversized answer) is the provider's
         failure — the game a lane-error — or the agent's doing.
@@ -392,7 +404,8 @@ class ModelProxy:
         probe: dict[str, Any] = {"ms": self._ms(), "probe": True, "cause": status or "transport",
                                  "forwarded": {"url": ma.upstream_url(self.entry, self.api),
                                                "bodyB64": b64(body)}}
-        seconds = min(self.request_seconds, PROBE_SECONDS)
+        left = self._game_end - time.monotonic() if self._game_end is not None else PROBE_SECONDS
+        seconds = max(1.0, min(self.request_seconds, PROBE_SECONDS, left))
         with self._backend.deadline(seconds) as passed:  # whole-request: a trickling answer is cut too
             try:
                 r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
