@@ -19,7 +19,7 @@ import pytest
 from acx_oci import reasons
 from acx_oci.egress.proxy import ModelProxy
 from acx_oci.model import modelapi as ma
-from tests.support.fakemodel import FakeModel
+from tests.support.fakemodel import FakeModel, SlowStream
 
 MODEL = "acme-large-2026-06"
 KEY = "sk-acx-REAL-verifier-key-allowlist"
@@ -220,6 +220,28 @@ def test_an_answer_without_usage_is_counted_from_its_text_and_the_budget_holds(s
     forwarded = [e for e in run.transcript["exchanges"] if not e.get("refused") and not e.get("probe")]
     assert all(e["usage"]["output"] >= 40 and e["usage"]["input"] > 0 for e in forwarded), \
         [e["usage"] for e in forwarded]
+
+
+def test_a_stream_cut_before_its_closing_usage_counts_what_was_said(sock: Path) -> None:
+    """Anthropic's first event says 1 output token; the count comes at the end. A stream cut at the deadline after
+    three words counts those words (estimated), not the opening 1."""
+    release = threading.Event()
+    slow = SlowStream(3, 20.0, release)
+    with FakeModel("alpha beta gamma delta epsilon", key=KEY, slow_stream=slow) as fm:
+        proxy = ModelProxy(entry(fm, "anthropic-messages"), KEY, sock, request_seconds=1.0).start()
+        try:
+            got = b""
+            # the relay ends where the answer was cut: the client sees an incomplete body
+            with client(sock) as c, c.stream("POST", PATHS["anthropic-messages"], json=messages(stream=True),
+                                             headers=ANTHROPIC) as r, contextlib.suppress(httpx.RemoteProtocolError):
+                for chunk in r.iter_raw():
+                    got += chunk
+            assert b"gamma" in got and b"epsilon" not in got
+        finally:
+            release.set()
+            run = proxy.stop()
+    assert not run.upstream_failed  # the provider answers the probe: a long answer is the agent's
+    assert run.record["outputTokens"] >= 5, run.record
 
 
 def test_a_null_stream_is_not_streaming_and_passes(sock: Path) -> None:

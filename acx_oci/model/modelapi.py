@@ -288,18 +288,20 @@ def usage_of(api: Api, body: bytes, streamed: bool, sent: bytes = b"") -> tuple[
             return 0, 0
         docs = [one]
     inp = out = 0
+    final = False  # a closing usage (not Anthropic's message_start, which counts 1 before anything is said)
     for d in docs:
         if not isinstance(d, dict):
             continue
         candidates = [d.get("usage"), (d.get("response") or {}).get("usage") if isinstance(d.get("response"), dict)
                       else None, (d.get("message") or {}).get("usage") if isinstance(d.get("message"), dict)
                       else None]
+        final = final or isinstance(candidates[0], dict) or isinstance(candidates[1], dict)
         for u in candidates:
             if isinstance(u, dict):
                 inp = max(inp, _n(u.get("prompt_tokens")), _n(u.get("input_tokens")))
                 out = max(out, _n(u.get("completion_tokens")), _n(u.get("output_tokens")))
-    if out == 0:
-        out = estimate_tokens(answer_text(api, docs, streamed))
+    if out == 0 or not final:
+        out = max(out, estimate_tokens(answer_text(api, docs, streamed)))
     if inp == 0 and out > 0 and sent:
         with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
             inp = estimate_tokens("".join(_strings(json.loads(sent), skip=("model", "data"))))
