@@ -330,7 +330,7 @@ def test_within_a_game_the_deadline_leaves_time_to_probe_before_the_game_ends(so
     trickler = _Trickler(seconds=8.0)
     trickler.start()
     try:
-        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, game_seconds=3.0).start()
+        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, game_seconds=1.5).start()
         try:
             with client(sock, timeout=60) as c:
                 r = c.post(PATHS["openai-chat"], json=chat())
