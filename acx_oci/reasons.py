@@ -180,6 +180,8 @@ REQUEST_BUDGET = _r("request_budget", "egress", None, "this game's request budge
 TOKEN_BUDGET = _r("token_budget", "egress", None, "this game's token budget is spent")
 TRANSCRIPT_BUDGET = _r("transcript_budget", "egress", None, "this game's model transcript is full")
 TOOL_REFUSED = _r("tool_refused", "egress", None, "a provider-side tool would reach the network for the agent")
+FIELD_REFUSED = _r("field_refused", "egress", None, "a request field or content part the proxy does not forward (a URL "
+                   "or stored state the provider would reach, or a field not on the API's allow-list)")
 UPGRADE_REFUSED = _r("upgrade_refused", "egress", None, "protocol upgrades are not allowed")
 UPSTREAM_FAILED = _r("upstream_failed", "egress", None, "the model provider failed; the game is a lane error")
 PROBE_UPSTREAM = _r("probe_upstream", "egress", None, "the containment probe's request, answered by the proxy itself")

@@ -62,7 +62,7 @@ class ModelProxy:
 
     def __init__(self, entry: ma.ModelEntry, key: str | None, socket_path: Path, *,
                  replay: Replay | None = None, owner: tuple[int, int] | None = None,
-                 request_seconds: float = ma.REQUEST_SECONDS) -> None:
+                 request_seconds: float = ma.REQUEST_SECONDS, game_seconds: float | None = None) -> None:
         self.entry, self.api = entry, ma.APIS[entry.api]
         self._key = key
         self.socket_path = socket_path
@@ -73,6 +73,7 @@ class ModelProxy:
         self.exchanges: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
+        self._game_end = self._t0 + game_seconds if game_seconds else None
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: set[socket.socket] = set()
@@ -294,7 +295,7 @@ class ModelProxy:
         hs = [(str(n), str(v)) for n, v in answer.get("headers") or [] if str(n) in ma.RESPONSE_HEADERS]
         streamed = any(n == "content-type" and "text/event-stream" in v for n, v in hs)
         self._answer(conn, sock, int(answer.get("status") or 502), data, hs)
-        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed)
+        self._account(exchange, int(answer.get("status") or 502), hs, data, streamed, body)
         return True
 
     def _forward(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any],
@@ -306,12 +307,14 @@ class ModelProxy:
         url = ma.upstream_url(self.entry, self.api)
         exchange["forwarded"] = {"url": url, "headers": sorted(recorded.items()),
                                  **({"bodyB64": b64(fwd)} if fwd != body else {"bodyAsReceived": True})}
-        deadline = time.monotonic() + self.request_seconds
+        seconds = self._upstream_seconds()
+        deadline = time.monotonic() + seconds
         scrub = KeyScrubber(self._key)
         agent = _AgentSide(conn, sock)
         status, hs, got, streamed = 0, [], [], False
         try:
-            with self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
+            with self._backend.deadline(seconds) as passed, \
+                    self._client.stream("POST", url, content=fwd, headers=out_headers) as r:
                 status = r.status_code
                 hs = [(n.lower(), scrub.text(v)) for n, v in r.headers.items() if n.lower() in ma.RESPONSE_HEADERS]
                 streamed = "text/event-stream" in r.headers.get("content-type", "")
@@ -339,10 +342,10 @@ class ModelProxy:
             with self._lock:
                 if failed:
                     self.budget.upstream_failures += 1
-                exchange["upstreamError"] = type(exc).__name__
+                exchange["upstreamError"] = "deadline" if passed.is_set() else type(exc).__name__
                 if status:
                     exchange["response"] = {"status": status, "headers": hs, "bodyB64": b64(b"".join(got))}
-                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed) if status < 400 else (0, 0)
+                    inp, outp = ma.usage_of(self.api, b"".join(got), streamed, fwd) if status < 400 else (0, 0)
                     self.budget.input_tokens += inp
                     self.budget.output_tokens += outp
                 self._log(exchange)
@@ -358,8 +361,18 @@ class ModelProxy:
                     self.budget.upstream_failures += 1
             with contextlib.suppress(h11.LocalProtocolError, OSError):
                 self._answer(conn, sock, status, b"".join(got), hs)
-        self._account(exchange, status, hs, b"".join(got), streamed)
+        self._account(exchange, status, hs, b"".join(got), streamed, fwd)
         return not agent.gone
+
+    def _upstream_seconds(self) -> float:
+        """The whole-request deadline of the next forwarded request: ``request_seconds``, and within the game's
+        time limit all but a probe's share of what is left of it (a sixth, at most PROBE_SECONDS), so that a
+        provider cut at its deadline is probed, and found failed, before the game ends — a provider that
+        stalls is a lane error, never the agent's timeout."""
+        if self._game_end is None:
+            return self.request_seconds
+        left = self._game_end - time.monotonic()
+        return max(1.0, min(self.request_seconds, left - min(PROBE_SECONDS, left / 6)))
 
     def _provider_failed(self, status: int) -> bool:
         """Whether an answer that went wrong (a 5xx, a timeout, a cut or oversized answer) is the provider's
@@ -391,14 +404,17 @@ class ModelProxy:
         probe: dict[str, Any] = {"ms": self._ms(), "probe": True, "cause": status or "transport",
                                  "forwarded": {"url": ma.upstream_url(self.entry, self.api),
                                                "bodyB64": b64(body)}}
-        try:
-            r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
-                                  timeout=httpx.Timeout(min(self.request_seconds, PROBE_SECONDS), connect=10.0))
-            probe["response"] = {"status": r.status_code}
-            failed = r.status_code >= 500
-        except httpx.HTTPError as exc:
-            probe["upstreamError"] = type(exc).__name__
-            failed = True
+        left = self._game_end - time.monotonic() if self._game_end is not None else PROBE_SECONDS
+        seconds = max(1.0, min(self.request_seconds, PROBE_SECONDS, left))
+        with self._backend.deadline(seconds) as passed:  # whole-request: a trickling answer is cut too
+            try:
+                r = self._client.post(ma.upstream_url(self.entry, self.api), content=body, headers=headers,
+                                      timeout=httpx.Timeout(seconds, connect=10.0))
+                probe["response"] = {"status": r.status_code}
+                failed = r.status_code >= 500
+            except httpx.HTTPError as exc:
+                probe["upstreamError"] = "deadline" if passed.is_set() else type(exc).__name__
+                failed = True
         with self._lock:
             self.exchanges.append(probe)  # bounded by MAX_PROBES; not the agent's request, not in its counts
         return failed and not self._stopping.is_set()
@@ -411,8 +427,8 @@ class ModelProxy:
                 yield chunk
 
     def _account(self, exchange: dict[str, Any], status: int, headers: list[tuple[str, str]], body: bytes,
-                 streamed: bool) -> None:
-        inp, out = ma.usage_of(self.api, body, streamed) if status < 400 else (0, 0)
+                 streamed: bool, sent: bytes) -> None:
+        inp, out = ma.usage_of(self.api, body, streamed, sent) if status < 400 else (0, 0)
         with self._lock:
             self.budget.input_tokens += inp
             self.budget.output_tokens += out

@@ -52,9 +52,13 @@ class ModelSetup:
         """The model the games call (the ROM's declaration, matched to this entry)."""
         return ma.DeclaredModel(self.entry.api, self.entry.id)
 
-    def proxy(self, socket_path: Path, owner: tuple[int, int] | None, task_id: str) -> ModelProxy:
-        """A started proxy for one game; in a replay, one that answers from that game's recording only."""
+    def proxy(self, socket_path: Path, owner: tuple[int, int] | None, task_id: str,
+              game_seconds: float | None = None) -> ModelProxy:
+        """A started proxy for one game; in a replay, one that answers from that game's recording only.
+        ``game_seconds`` (the agent's time limit) bounds each upstream request, so the proxy can still say
+        whose failure a stalled provider was before the game ends."""
         replay = None
         if self.replays is not None:
             replay = Replay.from_transcript(self.replays.get(task_id) or {})
-        return ModelProxy(self.entry, self.key, socket_path, replay=replay, owner=owner).start()
+        return ModelProxy(self.entry, self.key, socket_path, replay=replay, owner=owner,
+                          game_seconds=game_seconds).start()

@@ -9,6 +9,7 @@ import http.cookiejar
 import socket
 import ssl
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpcore
@@ -39,15 +40,18 @@ class TrackedStream(httpcore.NetworkStream):
 
     def __init__(self, inner: httpcore.NetworkStream, live: set[TrackedStream], lock: threading.Lock) -> None:
         self.inner, self.live, self.lock = inner, live, lock
+        self.user = threading.get_ident()  # the thread whose request uses it now (a pooled one moves between them)
         with lock:
             live.add(self)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        """Delegate to the wrapped stream; only closing and cutting are tracked."""
+        """Delegate to the wrapped stream, noting which thread's request reads it (a deadline cuts that one)."""
+        self.user = threading.get_ident()
         return self.inner.read(max_bytes, timeout)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        """Delegate to the wrapped stream."""
+        """Delegate to the wrapped stream, noting which thread's request writes it."""
+        self.user = threading.get_ident()
         self.inner.write(buffer, timeout)
 
     def close(self) -> None:
@@ -94,6 +98,33 @@ class TrackingBackend(httpcore.SyncBackend):
             live = list(self.live)
         for s in live:
             s.cut()
+
+    def cut_thread(self, ident: int) -> None:
+        """Cut the connections the thread ``ident`` is using (its request passed its deadline)."""
+        with self.lock:
+            live = [s for s in self.live if s.user == ident]
+        for s in live:
+            s.cut()
+
+    @contextlib.contextmanager
+    def deadline(self, seconds: float) -> Iterator[threading.Event]:
+        """A whole-request deadline for the calling thread's upstream request: httpx's timeouts bound each read,
+        so a provider sending a byte at a time (headers or body) would otherwise hold the request for ever.
+        At ``seconds`` the request's connection is cut (its read fails) and the yielded event is set."""
+        passed = threading.Event()
+        ident = threading.get_ident()
+
+        def cut() -> None:
+            passed.set()
+            self.cut_thread(ident)
+
+        timer = threading.Timer(max(0.0, seconds), cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield passed
+        finally:
+            timer.cancel()
 
 
 def upstream_transport(backend: TrackingBackend) -> httpx.HTTPTransport:

@@ -8,6 +8,7 @@ without sockets and read in one place.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.crypto.jcs import canonical
+from acx_oci.model import requestfields
 
 #: The sandbox's only way out: a Unix socket bound here; a relay inside listens on 127.0.0.1:MODEL_PORT.
 SOCKET_INSIDE = "/run/acx/model.sock"
@@ -146,10 +148,12 @@ class Refusal:
 
 def check_request(api: Api, model_id: str, *, method: str, target: str, headers: list[tuple[str, str]],
                   host_ok: tuple[str, ...], body: bytes) -> Refusal | dict[str, Any]:
-    """The parsed JSON body if the request may go upstream, else the :class:`Refusal` the agent gets.
+    """The body to forward (the parsed JSON rebuilt from the API's allow-list) if the request may go upstream,
+    else the :class:`Refusal` the agent gets.
 
     One method, one path, the loopback ``Host`` the relay listens on, no upgrade, a JSON object whose
-    ``model`` is exactly the declared id.
+    ``model`` is exactly the declared id and whose every field and content part is on the allow-list
+    (:mod:`acx_oci.model.requestfields`).
     """
     if method == "CONNECT":
         return Refusal(405, reasons.CONNECT_REFUSED, "CONNECT is not allowed: the proxy forwards one API only")
@@ -175,7 +179,10 @@ def check_request(api: Api, model_id: str, *, method: str, target: str, headers:
     reach = provider_reach(api, doc)
     if reach is not None:
         return Refusal(400, reasons.TOOL_REFUSED, f"{reach}: the provider would reach the network for the agent")
-    return doc
+    try:
+        return requestfields.forwardable(api.name, doc)
+    except ValueError as exc:  # the one-line message names the field
+        return Refusal(400, reasons.FIELD_REFUSED, str(exc))
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -238,14 +245,17 @@ def provider_reach(api: Api, doc: dict[str, Any]) -> str | None:
 
 
 def forwarded_body(api: Api, doc: dict[str, Any], raw: bytes) -> bytes:
-    """The bytes sent upstream: as received, except that a streamed chat asks for usage (budgets need it)."""
+    """The bytes sent upstream: ``doc`` (the allow-listed rebuild of ``raw``), where a streamed chat always asks
+    for usage (budgets need it); ``raw`` itself, byte for byte, when that is the same request."""
+    out = doc
     if api.name == "openai-chat" and doc.get("stream") is True:
         given = doc.get("stream_options")
         opts: dict[str, Any] = given if isinstance(given, dict) else {}
         if opts.get("include_usage") is not True:
-            return json.dumps({**doc, "stream_options": {**opts, "include_usage": True}},
-                              separators=(",", ":")).encode("utf-8")
-    return raw
+            out = {**doc, "stream_options": {**opts, "include_usage": True}}
+    if out == strict_json(raw):
+        return raw
+    return json.dumps(out, separators=(",", ":")).encode("utf-8")
 
 
 def _sse_events(body: bytes) -> list[Any]:
@@ -266,8 +276,10 @@ def _n(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
 
 
-def usage_of(api: Api, body: bytes, streamed: bool) -> tuple[int, int]:
-    """``(input, output)`` tokens as the provider's ``usage`` reports them (0 when it reports none)."""
+def usage_of(api: Api, body: bytes, streamed: bool, sent: bytes = b"") -> tuple[int, int]:
+    """``(input, output)`` tokens as the provider's ``usage`` reports them; where it reports none (a server that
+    ignores ``include_usage``, a stream cut before its last event) an estimate from the answer's text, and from
+    ``sent`` (the forwarded request), so a non-empty answer never counts 0 against the game's budget."""
     docs = _sse_events(body) if streamed else []
     if not streamed:
         try:
@@ -276,17 +288,64 @@ def usage_of(api: Api, body: bytes, streamed: bool) -> tuple[int, int]:
             return 0, 0
         docs = [one]
     inp = out = 0
+    final = False  # a closing usage (not Anthropic's message_start, which counts 1 before anything is said)
     for d in docs:
         if not isinstance(d, dict):
             continue
         candidates = [d.get("usage"), (d.get("response") or {}).get("usage") if isinstance(d.get("response"), dict)
                       else None, (d.get("message") or {}).get("usage") if isinstance(d.get("message"), dict)
                       else None]
+        final = final or isinstance(candidates[0], dict) or isinstance(candidates[1], dict)
         for u in candidates:
             if isinstance(u, dict):
                 inp = max(inp, _n(u.get("prompt_tokens")), _n(u.get("input_tokens")))
                 out = max(out, _n(u.get("completion_tokens")), _n(u.get("output_tokens")))
+    if out == 0 or not final:
+        out = max(out, estimate_tokens(answer_text(api, docs, streamed)))
+    if inp == 0 and out > 0 and sent:
+        with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
+            inp = estimate_tokens("".join(_strings(json.loads(sent), skip=("model", "data"))))
     return inp, out
+
+
+def estimate_tokens(text: str) -> int:
+    """A budget's stand-in for a tokenizer: one token per 3 UTF-8 bytes, rounded up — more than real tokenizers
+    count for text and code, so an estimate spends the budget sooner, never later."""
+    return -(-len(text.encode("utf-8", "replace")) // 3)
+
+
+_NOT_TEXT = ("id", "type", "role", "object", "model", "status", "index", "call_id", "tool_call_id", "finish_reason",
+             "stop_reason", "signature", "encrypted_content", "logprobs", "usage", "name", "item_id")
+
+
+def _strings(value: Any, skip: tuple[str, ...] = _NOT_TEXT) -> list[str]:
+    """Every string leaf of ``value`` except under keys in ``skip`` (and inline ``data:`` URLs, which are images)."""
+    if isinstance(value, str):
+        return [] if value[:5].lower() == "data:" else [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, skip)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in skip for s in _strings(v, skip)]
+    return []
+
+
+def answer_text(api: Api, docs: list[Any], streamed: bool) -> str:
+    """The text the model produced (message text, tool-call arguments, reasoning), from a whole answer or the
+    events of a stream, for :func:`estimate_tokens` (each piece once: a stream's summary events are skipped)."""
+    parts: list[str] = []
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        if not streamed:
+            parts += _strings(d.get({"openai-chat": "choices", "openai-responses": "output"}.get(api.name, "content")))
+        elif api.name == "openai-chat":
+            parts += [s for c in d.get("choices") or [] if isinstance(c, dict) for s in _strings(c.get("delta"))]
+        elif api.name == "openai-responses":
+            if str(d.get("type", "")).endswith(".delta") and isinstance(d.get("delta"), str):
+                parts.append(d["delta"])
+        elif d.get("type") == "content_block_delta":
+            parts += _strings(d.get("delta"))
+    return "".join(parts)
 
 
 def request_key(target: str, body: bytes) -> str:

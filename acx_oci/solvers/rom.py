@@ -212,7 +212,7 @@ class RomSolver:
         limit = min(float(task.get("timeLimitSeconds") or spec.time_seconds), spec.time_seconds)
         argv = list(self.runtime["command"])
         proxy = self.model.proxy(sock, (spec.host_uid, spec.host_gid) if drops_privilege() else None,
-                                 str(task["id"])) if self.model else None
+                                 str(task["id"]), game_seconds=limit) if self.model else None
         try:
             agent = run(spec, relay_argv(argv) if proxy else argv, time_seconds=limit)
         finally:

@@ -252,7 +252,8 @@ class FakeModel:
     tuple) applied to every streamed answer. ``models``: when given, other model ids answer 404.
     ``stream_framing``: ``"chunked"`` (default) or ``"close"``. ``gzip``: JSON answers (not streams) are
     gzip-compressed (``Content-Encoding: gzip``) when the request accepts it, as the providers' are.
-    ``latency``: seconds to wait before answering each model request (after reading it).
+    ``latency``: seconds to wait before answering each model request (after reading it). ``usage=False``: no
+answer reports usage, streamed or not, whatever the request asks (as some OpenAI-compatible servers do).
 
     Attributes: ``base_url`` (``http://127.0.0.1:PORT/v1``, for the openai SDK), ``url`` (without ``/v1``: the
     anthropic SDK's base URL), ``host``, ``port``, ``requests`` (a snapshot list of every :class:`Received`,
@@ -265,7 +266,7 @@ class FakeModel:
                  slow_stream: SlowStream | tuple[int, float, threading.Event | None] | None = None,
                  models: Iterable[str] | None = None,
                  stream_framing: Literal["chunked", "close"] = "chunked", gzip: bool = False,
-                 latency: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> None:
+                 latency: float = 0.0, usage: bool = True, host: str = "127.0.0.1", port: int = 0) -> None:
         self.script = script
         self.key = key
         self.fail_with = fail_with
@@ -274,6 +275,7 @@ class FakeModel:
         self.stream_framing = stream_framing
         self.gzip = gzip
         self.latency = latency
+        self.usage = usage
         self.paused = threading.Event()
         self._lock = threading.Lock()
         self._requests: list[Received] = []
@@ -602,11 +604,12 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
                                                      "annotations": []},
                              "logprobs": None, "finish_reason": finish}],
-                "usage": usage, "service_tier": "default", "system_fingerprint": "fp_fakemodel"},
+                **({"usage": usage} if self.fake.usage else {}), "service_tier": "default",
+                "system_fingerprint": "fp_fakemodel"},
                 {"x-request-id": self.fake._new_id("req_")})
             return
         opts = req.body.get("stream_options")
-        include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
+        include_usage = isinstance(opts, dict) and opts.get("include_usage") is True and self.fake.usage
 
         def chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
             c: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model,
@@ -646,8 +649,9 @@ class _Handler(BaseHTTPRequestHandler):
                     "tool_choice": "auto", "tools": [], "top_p": body.get("top_p", 1.0), "truncation": "disabled",
                     "usage": usage, "user": None, "metadata": body.get("metadata") or {}}
 
-        usage = {"input_tokens": n_in, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": n_out,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n_in + n_out}
+        usage: dict[str, Any] | None = {
+            "input_tokens": n_in, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": n_out,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n_in + n_out} if self.fake.usage else None
         final_status = "incomplete" if truncated else "completed"
         part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
         item = {"id": mid, "type": "message", "status": final_status, "role": "assistant", "content": [part]}
@@ -679,6 +683,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _messages(self, req: ModelRequest, text: str, truncated: bool, n_in: int, n_out: int) -> None:
         mid = self.fake._new_id("msg_")
         stop = "max_tokens" if truncated else "end_turn"
+        if not self.fake.usage:  # the Messages format always has usage: a server that does not count says 0
+            n_in = n_out = 0
         rid = {"request-id": self.fake._new_id("req_")}
         if not req.stream:
             self._send_json(200, {"id": mid, "type": "message", "role": "assistant", "model": req.model,
@@ -694,7 +700,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         ev("message_start", message={"id": mid, "type": "message", "role": "assistant", "model": req.model,
                                      "content": [], "stop_reason": None, "stop_sequence": None,
-                                     "usage": {"input_tokens": n_in, "output_tokens": 1,
+                                     "usage": {"input_tokens": n_in, "output_tokens": min(n_out, 1),
                                                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
         ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
         ev("ping")
