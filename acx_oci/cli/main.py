@@ -17,7 +17,6 @@ import traceback
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from acx_oci import __version__, reasons
 from acx_oci.cli import jsonout
@@ -32,7 +31,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-#: Every top-level command: (the module that registers it, its summary as ``get_short_help_str`` gives it).
+#: Every top-level command: (the module that registers it, its summary: the first sentence of its help, which
+#: click shortens for the listing as it does the loaded command's, whichever click version is installed).
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent-card": ("agentcard_cmd", "Emit an A2A AgentCard for a cartridge (`agent-card REF`), or verify a "
                                     "signed one (`agent-card verify`)."),
@@ -40,7 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "benchmark": ("benchmark_cmd", "Benchmarks: task suites whose held-out slice is sealed to verifiers."),
     "cartridge": ("cartridge_cmd", "Create and publish agent cartridges."),
     "copy": ("copy_cmd", "Mirror SRC to DST: the cartridge, its attestations (every layer and game record), "
-                         "other referrers (e.g."),
+                         "other referrers (e.g. exam certifications), and the status lists the credentials "
+                         "point to."),
     "demo": ("demo_cmd", "Earn a level, then try to fake it: the whole story, no server needed."),
     "discover": ("referrers_cmd", "List the artifacts that refer to REF (OCI 1.1 Referrers API or the "
                                   "tag-schema fallback)."),
@@ -79,6 +80,11 @@ def load_all() -> click.Group:
     return main
 
 
+def summary_line(name: str, limit: int) -> str:
+    """A command's summary shortened as click shortens the loaded command's (its public API, no deprecated helper)."""
+    return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
+
+
 class AcxGroup(click.Group):
     """A click group that turns our exceptions into one line and an exit code, and loads commands lazily."""
 
@@ -108,7 +114,7 @@ class AcxGroup(click.Group):
         for name in names:
             cmd = self.commands.get(name)
             if cmd is None:
-                rows.append((name, make_default_short_help(COMMANDS[name][1], limit)))
+                rows.append((name, summary_line(name, limit)))
             elif not cmd.hidden:
                 rows.append((name, cmd.get_short_help_str(limit)))
         with formatter.section("Commands"):
