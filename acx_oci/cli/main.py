@@ -122,13 +122,16 @@ class AcxGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command with SIGTERM raised as ``Terminated`` (main thread only: signals cannot be set elsewhere)."""
-        if threading.current_thread() is not threading.main_thread():
-            return self._invoke(ctx)
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            return self._invoke(ctx)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+            if threading.current_thread() is not threading.main_thread():
+                return self._invoke(ctx)
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            try:
+                return self._invoke(ctx)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+        except BrokenPipeError:  # while the --json document went out: as quiet as any other write
+            _quiet_broken_pipe()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the arguments: a usage error stops before the command (and its --json flag) is parsed."""
@@ -153,6 +156,8 @@ class AcxGroup(click.Group):
         except click.exceptions.Abort:
             jsonout.finish(run, 1, reasons.ERROR, "aborted")
             raise
+        except BrokenPipeError:
+            _quiet_broken_pipe()  # `acx-oci resolve ... | head -1`: the reader is done, as with git
         except BaseException as exc:
             code, exit_code, line = _failure(exc)
             jsonout.finish(run, exit_code, code, line)
@@ -162,6 +167,23 @@ class AcxGroup(click.Group):
             sys.exit(exit_code)
         jsonout.finish(run, 0)
         return result
+
+
+#: The exit status of a process killed by SIGPIPE as a shell reports it (git's, when its reader goes away).
+BROKEN_PIPE_EXIT = 128 + 13
+
+
+def _quiet_broken_pipe() -> None:
+    """Stop at once, silently: stdout's reader has gone, so nothing more is written there (not even at exit,
+    where Python's flush would complain), and stderr says nothing, as ``git log | head -1`` does not."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (captured): nothing to redirect
+        pass
+    sys.exit(BROKEN_PIPE_EXIT)
 
 
 def _failure(exc: BaseException) -> tuple[str, int, str]:
