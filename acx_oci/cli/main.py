@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "other referrers (e.g. exam certifications), and the status lists the credentials "
                          "point to."),
     "demo": ("demo_cmd", "Earn a level, then try to fake it: the whole story, no server needed."),
+    "dev": ("dev_cmd", "Development helpers: stand-ins for outside services, to run the docs' walk-throughs "
+                       "offline."),
     "discover": ("referrers_cmd", "List the artifacts that refer to REF (OCI 1.1 Referrers API or the "
                                   "tag-schema fallback)."),
     "doctor": ("doctor_cmd", "Probe what the registry HOST[:PORT] really does, and say how acx-oci will use it."),
