@@ -86,7 +86,7 @@ echo "model SDKs for the sandbox: ${ACX_SDK:-none}"
 # installed acx_oci is another checkout's; otherwise nothing is downloaded.
 here=$(pwd -P)
 lock_sum=$(sha256sum requirements-test.lock | cut -d' ' -f1)
-stamp_dir="${XDG_CACHE_HOME:-$HOME/.cache}/acx-oci"
+stamp_dir="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/acx-oci"
 stamp="$stamp_dir/test-lock.$($PY -c 'import sys; print(sys.prefix)' | sha256sum | cut -c1-16)"  # one per interpreter
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
 if [ "$where" != "$here" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ] \
