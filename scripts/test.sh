@@ -93,11 +93,21 @@ if ! ACX_SDK=$(PYTHON=$PY bash scripts/install-sdk.sh 2>/tmp/acx-install-sdk.log
   [ "${CI:-}" = "true" ] && exit 1
 fi
 echo "model SDKs for the sandbox: ${ACX_SDK:-none}"
-# (Re)install when a dependency is missing or the installed acx_oci is another checkout's.
+# The test environment comes from requirements-test.lock (exact versions, sha256-checked: the command passes
+# on a fresh machine whatever PyPI publishes later; scripts/check-newest.sh tries the newest versions).
+# (Re)install when the lock changed since this interpreter last installed it, a dependency is missing, or the
+# installed acx_oci is another checkout's; otherwise nothing is downloaded.
 here=$(pwd -P)
+lock_sum=$(sha256sum requirements-test.lock | cut -d' ' -f1)
+stamp_dir="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/acx-oci"
+stamp="$stamp_dir/test-lock.$($PY -c 'import sys; print(sys.prefix)' | sha256sum | cut -c1-16)"  # one per interpreter
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
-if [ "$where" != "$here" ] || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras, orjson' >/dev/null 2>&1; then
-  $PY -m pip install -q -e '.[test]'
+if [ "$where" != "$here" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ] \
+    || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras, orjson' >/dev/null 2>&1; then
+  echo "installing the test environment from requirements-test.lock"
+  $PY -m pip install -q --require-hashes --no-deps -r requirements-test.lock
+  $PY -m pip install -q --no-deps --no-build-isolation -e .
+  mkdir -p "$stamp_dir" && echo "$lock_sum" > "$stamp" || true
 fi
 
 $PY -m ruff check acx_oci tests benchmarks

@@ -211,3 +211,18 @@ def test_cli_reference_does_not_depend_on_what_ran_first() -> None:
     for args in (["--help"], ["resolve", "-h"], ["attest", "--help"]):
         assert CliRunner().invoke(main, args).exit_code == 0
     assert not cli_reference_drift()
+
+
+def test_every_command_has_a_help_example() -> None:
+    """concepts.md promises an example in every command's ``--help``: each leaf command's help has one."""
+
+    def leaves(group: click.Group, prefix: str) -> Iterator[tuple[str, click.Command]]:
+        for name, cmd in group.commands.items():
+            if isinstance(cmd, click.Group):
+                yield from leaves(cmd, f"{prefix} {name}")
+            else:
+                yield f"{prefix} {name}", cmd
+
+    missing = [path for path, cmd in leaves(load_all(), "acx-oci")
+               if not re.search(r"^\s*Examples?\b[^\n]*:\n\s+acx-oci ", cmd.help or "", re.M)]
+    assert not missing, f"no 'Example:' with an acx-oci command line in --help of: {missing}"

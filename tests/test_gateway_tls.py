@@ -3,6 +3,7 @@ makes, and its ``/metrics`` and ``/healthz`` on the same listener."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import socket
@@ -235,3 +236,34 @@ def test_a_client_that_never_handshakes_is_closed_by_the_header_deadline(
             assert time.monotonic() - started < 5
     finally:
         running.stop()
+
+
+def test_acx_oci_pull_and_resolve_through_the_tls_gateway(world: World, gw: RunningGateway, tmp_path: Path,
+                                                          pki: tuple[ScratchCA, Issued, ScratchCA, Issued],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our own client over TLS on 127.0.0.1: ``--ca-file`` (or a certs.d entry) switches loopback to HTTPS."""
+    ref, ca, stranger = world.ref("strong", gw.address), str(pki[0].pem), str(pki[2].pem)
+    monkeypatch.setenv("ACX_CERTS_D", str(tmp_path / "certs.d"))  # none for this host, until made below
+    resolved = json.loads(cli("resolve", ref, "--trust", world.trust, "--ca-file", ca, "--json").output)
+    assert resolved["ok"] and resolved["capabilities"], resolved
+    cli("pull", ref, "-o", tmp_path / "agent", "--trust", world.trust, "--ca-file", ca)
+    assert (tmp_path / "agent" / "verified-capabilities.json").is_file()
+    # without a CA, loopback means plain HTTP: the gateway answers in TLS, and the one line says what to pass
+    plain = cli("resolve", ref, "--trust", world.trust, ok=(3,))
+    assert plain.output.strip().splitlines() == [
+        f"error: registry {gw.address} speaks TLS: pass --ca-file FILE or --insecure"], plain.output
+    # a CA that did not sign its certificate: a TLS error, saying so, on one line
+    wrong = cli("pull", ref, "-o", tmp_path / "no", "--trust", world.trust, "--ca-file", stranger, ok=(3,))
+    assert len(wrong.output.strip().splitlines()) == 1 and "TLS error (certificate verify failed" in wrong.output
+    # --insecure wins over a CA bundle from the environment that would refuse the certificate
+    for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.setenv(var, stranger)
+    insecure = json.loads(cli("resolve", ref, "--trust", world.trust, "--insecure", "--json").output)
+    assert insecure["ok"] and insecure["capabilities"] == resolved["capabilities"]
+    # docker's convention: certs.d/HOST:PORT/ca.crt is trusted, and asks for TLS, with no flag at all
+    (tmp_path / "certs.d" / gw.address).mkdir(parents=True)
+    shutil.copy(ca, tmp_path / "certs.d" / gw.address / "ca.crt")
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+    monkeypatch.delenv("CURL_CA_BUNDLE")
+    by_certs_d = json.loads(cli("resolve", ref, "--trust", world.trust, "--json").output)
+    assert by_certs_d["capabilities"] == resolved["capabilities"]

@@ -82,6 +82,28 @@ def test_the_page_states_the_outcome_this_test_checks() -> None:
     assert f"ISSUED, at level {LEVELS[0]} or {LEVELS[-1]} (*{TIER}*)" in page
 
 
+def test_the_model_sections_models_file_leaves_the_gate_enough_post_cutoff_exams(tmp_path: Path) -> None:
+    """The models file as the page writes it loads, points at the stand-in the page starts, and its cutoff leaves
+    at least the 30 rated held-out exams the gate needs (2026-06-30 left 17: every run refused, then a cooldown)."""
+    from acx_oci.model import benchmark as bmodel
+    from acx_oci.services.benchmark import load_suite_dir
+    from acx_oci.services.models import load_models
+
+    page = PAGE.read_text("utf-8")
+    body = re.search(r"^cat > models\.yaml <<'EOF'\n(.*?)^EOF$", page, flags=re.S | re.M)
+    assert body is not None, "the page no longer writes models.yaml"
+    (tmp_path / "models.yaml").write_text(body.group(1))
+    (entry,) = load_models(tmp_path / "models.yaml").values()
+    assert "acx-oci dev provider --suite ./bench-py --listen 127.0.0.1:11434" in page
+    assert entry.base_url == "http://127.0.0.1:11434/v1"
+    assert cli("benchmark", "example", "bench-py", str(tmp_path / "b")).exit_code == 0
+    bench, key = load_suite_dir(tmp_path / "b")
+    held = bmodel.post_cutoff(bmodel.split(bench, key)[1], entry.training_cutoff)
+    qualifying = [t for t in held if not t.get("impossible") and bmodel.dated_after(t, entry.training_cutoff)]
+    assert len(qualifying) >= 30, f"{len(qualifying)} rated held-out exams after {entry.training_cutoff}"
+    assert f"{len(qualifying)} of the 88 rated held-out exams are dated after it" in page
+
+
 @pytest.mark.slow  # certifies 150 exams and plays 90 games: 13-40 min on 2 cores (docs/attest-a-real-agent.md)
 @pytest.mark.skipif(os.environ.get("ACX_PAGE_TEST") != "1",
                     reason="the real-agent page run takes 13+ min; CI's 30-minute budget leaves it to ACX_PAGE_TEST=1")

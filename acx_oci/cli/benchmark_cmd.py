@@ -34,6 +34,10 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
     160 tasks dag-0001 ... dag-0160, difficulties 15-48, held-out fraction 0.6,
     measuring build-dag[snowflake+airflow+dbt]@data-engineering. OUT_DIR gets
     benchmark.json and seal.key (random; it decides the split - keep it secret).
+
+    \b
+    Example:
+      acx-oci benchmark demo ./bench
     """
     doc = bmodel.demo_document()
     suite, key = bm.write_suite_dir(out_dir, doc)
@@ -59,6 +63,11 @@ def benchmark_example(name: str, out_dir: Path) -> None:
     bench-py: the suite in exam form that "Attest a real agent" certifies, pushes and plays (150 exams,
     90 held out; its seal.key ships with it, so its split is public: an example, not a secret exam).
     agents: the example agents (simple_agent.py, llm_agent.py).
+
+    \b
+    Example:
+      acx-oci benchmark example bench-py ./bench-py
+      acx-oci benchmark example agents ./agents
     """
     written = ex.write_example(name, out_dir)
     click.echo(f"wrote {len(written)} files of {name} ({ex.EXAMPLES[name][1]}) to {out_dir}")

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 import click
 
 from acx_oci.cli.jsonout import emit_json, partial_json, want_json
+from acx_oci.net.tls import set_default_ca_file
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.timeutil import WORK_BASE_SECONDS, WORK_PER_MIB, WORK_PER_REFERRER, Deadline, deadline_scope
@@ -47,6 +48,22 @@ def _with_deadline(func: F, default: float | None) -> F:
              + (f" {SIZED_HELP}" if default is None else ""))(run)  # type: ignore[return-value]
 
 
+CA_FILE_HELP = ("PEM file of CA certificates to trust for the registry (default: /etc/docker/certs.d/HOST:PORT/"
+                "ca.crt when present, else the system store). With it, a loopback registry is spoken to over HTTPS.")
+
+
+def _use_ca_file(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Every registry connection this command opens trusts ``value`` (until the command ends)."""
+    set_default_ca_file(value)
+    ctx.call_on_close(lambda: set_default_ca_file(None))
+
+
+def ca_file_option(func: F, help: str = CA_FILE_HELP) -> F:
+    """``--ca-file FILE``: the CA bundle registry connections verify with (``acx_oci.net.tls``)."""
+    return click.option("--ca-file", type=click.Path(exists=True, dir_okay=False), expose_value=False,
+                        callback=_use_ca_file, help=help)(func)
+
+
 @overload
 def registry_options(func: F) -> F: ...
 
@@ -56,7 +73,8 @@ def registry_options(*, deadline: float | None) -> Callable[[F], F]: ...
 
 
 def registry_options(func: F | None = None, *, deadline: float | None = DEFAULT_DEADLINE) -> F | Callable[[F], F]:
-    """``--plain-http`` / ``--insecure`` / ``--timeout`` / ``--deadline`` for commands that reach a registry.
+    """``--plain-http`` / ``--insecure`` / ``--ca-file`` / ``--timeout`` / ``--deadline`` for commands that reach a
+    registry.
 
     ``@registry_options`` gives the work-sized default deadline; ``@registry_options(deadline=0)`` none,
     for commands that run games or build images between their requests; a number, that fixed default.
@@ -67,9 +85,13 @@ def registry_options(func: F | None = None, *, deadline: float | None = DEFAULT_
         f = click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
                          help="Seconds for each registry request in total, body included (blobs get 1 s more "
                               "per MiB; connecting is capped at 3 s).")(f)
-        f = click.option("--insecure", is_flag=True, help="Skip TLS certificate verification.")(f)
+        f = ca_file_option(f)
+        f = click.option("--insecure", is_flag=True,
+                         help="Skip TLS certificate verification (also over REQUESTS_CA_BUNDLE). With it, a "
+                              "loopback registry is spoken to over HTTPS.")(f)
         f = click.option("--plain-http", is_flag=True,
-                         help="Use HTTP instead of HTTPS (automatic for loopback hosts).")(f)
+                         help="Use HTTP instead of HTTPS (automatic for loopback hosts unless --ca-file, "
+                              "--insecure or a certs.d entry asks for TLS).")(f)
         return f
 
     return decorate(func) if func is not None else decorate
@@ -108,4 +130,4 @@ def level_state(solver: str) -> str:
     return "VERIFIED" if solver == "rom" else "SIMULATED (not verified)"
 
 
-__all__ = ["emit_json", "json_option", "level_state", "partial_json", "registry_options", "store_for"]
+__all__ = ["ca_file_option", "emit_json", "json_option", "level_state", "partial_json", "registry_options", "store_for"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
 
+from acx_oci.cli.common import ca_file_option
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
 
@@ -16,6 +18,9 @@ from acx_oci.errors import UsageError
               help="Where keys, cartridges, the layout and the verifier state go (default: a new temp dir).")
 @click.option("--plain-http", is_flag=True, help="Use HTTP for --registry (automatic for loopback hosts).")
 @click.option("--insecure", is_flag=True, help="Skip TLS verification for --registry.")
+@functools.partial(ca_file_option, help="PEM file of CA certificates to trust for --registry (default: "
+                   "/etc/docker/certs.d/HOST:PORT/ca.crt when present). With it, a loopback registry is spoken "
+                   "to over HTTPS.")
 @click.option("--keep", is_flag=True, help="Keep the temporary folder (without --workdir it is removed at the end).")
 def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure: bool, keep: bool) -> None:
     """Earn a level, then try to fake it: the whole story, no server needed.

@@ -78,6 +78,10 @@ def env_pull(ref: str, cache_dir: Path | None, plain_http: bool, insecure: bool,
 
     Reports the image digest, the root, whether it was a cache hit, and how many device nodes were skipped
     and set-uid/set-gid bits stripped.
+
+    \b
+    Example:
+      acx-oci env pull localhost:5000/acme/env:bookworm-py --json
     """
     p = envcache.prepare(ref, _options(plain_http, insecure, timeout), cache_dir=cache_dir)
     if as_json:
@@ -95,7 +99,12 @@ def env_pull(ref: str, cache_dir: Path | None, plain_http: bool, insecure: bool,
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None, help="Cache directory.")
 @json_option
 def env_prune(max_size: int, cache_dir: Path | None, as_json: bool) -> None:
-    """Remove unpacked images from the cache (and leftovers of interrupted unpacks)."""
+    """Remove unpacked images from the cache (and leftovers of interrupted unpacks).
+
+    \b
+    Example:
+      acx-oci env prune --max-size 10000000000     # keep the most recently used 10 GB
+    """
     res = envcache.prune(cache_dir, max_size)
     if as_json:
         emit_json(res)

@@ -161,7 +161,12 @@ def canary() -> None:
               help="A canary registry (default: the one under ~/.acx-oci/exams).")
 @json_option
 def canary_scan(files: tuple[Path, ...], suite: Path | None, registry: Path | None, as_json: bool) -> None:
-    """Name the exam and file each leaked marker in FILES came from. Exit 0 when one was found, 1 when none."""
+    """Name the exam and file each leaked marker in FILES came from. Exit 0 when one was found, 1 when none.
+
+    \b
+    Example:
+      acx-oci exam canary scan ./model-output/*.txt --suite ./bench-py
+    """
     if suite is not None and registry is not None:
         raise UsageError("exam canary scan: give --suite or --registry, not both")
     if suite is not None:

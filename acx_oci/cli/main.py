@@ -17,7 +17,6 @@ import traceback
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from acx_oci import __version__, reasons
 from acx_oci.cli import jsonout
@@ -32,7 +31,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-#: Every top-level command: (the module that registers it, its summary as ``get_short_help_str`` gives it).
+#: Every top-level command: (the module that registers it, its summary: the first sentence of its help, which
+#: click shortens for the listing as it does the loaded command's, whichever click version is installed).
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent-card": ("agentcard_cmd", "Emit an A2A AgentCard for a cartridge (`agent-card REF`), or verify a "
                                     "signed one (`agent-card verify`)."),
@@ -40,8 +40,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "benchmark": ("benchmark_cmd", "Benchmarks: task suites whose held-out slice is sealed to verifiers."),
     "cartridge": ("cartridge_cmd", "Create and publish agent cartridges."),
     "copy": ("copy_cmd", "Mirror SRC to DST: the cartridge, its attestations (every layer and game record), "
-                         "other referrers (e.g."),
+                         "other referrers (e.g. exam certifications), and the status lists the credentials "
+                         "point to."),
     "demo": ("demo_cmd", "Earn a level, then try to fake it: the whole story, no server needed."),
+    "dev": ("dev_cmd", "Development helpers: stand-ins for outside services, to run the docs' walk-throughs "
+                       "offline."),
     "discover": ("referrers_cmd", "List the artifacts that refer to REF (OCI 1.1 Referrers API or the "
                                   "tag-schema fallback)."),
     "doctor": ("doctor_cmd", "Probe what the registry HOST[:PORT] really does, and say how acx-oci will use it."),
@@ -79,6 +82,11 @@ def load_all() -> click.Group:
     return main
 
 
+def summary_line(name: str, limit: int) -> str:
+    """A command's summary shortened as click shortens the loaded command's (its public API, no deprecated helper)."""
+    return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
+
+
 class AcxGroup(click.Group):
     """A click group that turns our exceptions into one line and an exit code, and loads commands lazily."""
 
@@ -108,7 +116,7 @@ class AcxGroup(click.Group):
         for name in names:
             cmd = self.commands.get(name)
             if cmd is None:
-                rows.append((name, make_default_short_help(COMMANDS[name][1], limit)))
+                rows.append((name, summary_line(name, limit)))
             elif not cmd.hidden:
                 rows.append((name, cmd.get_short_help_str(limit)))
         with formatter.section("Commands"):
@@ -116,13 +124,16 @@ class AcxGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command with SIGTERM raised as ``Terminated`` (main thread only: signals cannot be set elsewhere)."""
-        if threading.current_thread() is not threading.main_thread():
-            return self._invoke(ctx)
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            return self._invoke(ctx)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+            if threading.current_thread() is not threading.main_thread():
+                return self._invoke(ctx)
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            try:
+                return self._invoke(ctx)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+        except BrokenPipeError:  # while the --json document went out: as quiet as any other write
+            _quiet_broken_pipe()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the arguments: a usage error stops before the command (and its --json flag) is parsed."""
@@ -147,6 +158,8 @@ class AcxGroup(click.Group):
         except click.exceptions.Abort:
             jsonout.finish(run, 1, reasons.ERROR, "aborted")
             raise
+        except BrokenPipeError:
+            _quiet_broken_pipe()  # `acx-oci resolve ... | head -1`: the reader is done, as with git
         except BaseException as exc:
             code, exit_code, line = _failure(exc)
             jsonout.finish(run, exit_code, code, line)
@@ -156,6 +169,23 @@ class AcxGroup(click.Group):
             sys.exit(exit_code)
         jsonout.finish(run, 0)
         return result
+
+
+#: The exit status of a process killed by SIGPIPE as a shell reports it (git's, when its reader goes away).
+BROKEN_PIPE_EXIT = 128 + 13
+
+
+def _quiet_broken_pipe() -> None:
+    """Stop at once, silently: stdout's reader has gone, so nothing more is written there (not even at exit,
+    where Python's flush would complain), and stderr says nothing, as ``git log | head -1`` does not."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (captured): nothing to redirect
+        pass
+    sys.exit(BROKEN_PIPE_EXIT)
 
 
 def _failure(exc: BaseException) -> tuple[str, int, str]:

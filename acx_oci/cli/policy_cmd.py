@@ -119,6 +119,24 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
         raise SystemExit(1)
 
 
+def _check_bindable(listen: str) -> None:
+    """Bind ``--listen`` once (with SO_REUSEADDR, as the server does), or fail with exit 3 before any banner."""
+    import socket
+
+    from acx_oci.errors import RegistryError
+    from acx_oci.gateway import parse_listen
+
+    host, port = parse_listen(listen)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, _, _, _, address = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except OSError as exc:
+        raise RegistryError(f"gateway: cannot listen on {listen}: {exc.strerror or exc}") from None
+
+
 @main.command()
 @click.option("--upstream", required=True, help="The registry to front, e.g. http://127.0.0.1:5000 or "
                                                "https://registry.example.")
@@ -192,6 +210,7 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
                            status_cache_dir=status_cache_dir, replay=not no_replay, log=log_checked(),
                            manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
+    _check_bindable(listen)  # a taken port fails here, before the banner a readiness loop would believe
     mode = "" if tls is None else ("  (mutual TLS)" if tls_client_ca else "")
     click.echo(f"acx-oci gateway: {'https' if tls else 'http'}://{listen} -> {config.upstream_origin}{mode}"
                + ("  (replay OFF: weaker)" if no_replay else "")

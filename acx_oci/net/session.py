@@ -74,6 +74,9 @@ class PlainSession(requests.Session):
         self.auth = _NoAuth()
         self.cookies = _NoCookies()
         self._env: dict[tuple[Any, ...], dict[str, Any]] = {}
+        #: when not None, the ``verify`` of every request, whatever the request or the environment says
+        #: (``--insecure`` must beat ``REQUESTS_CA_BUNDLE``, which requests would otherwise prefer)
+        self.pinned_verify: bool | str | None = None
 
     def prepare_request(self, request: requests.Request) -> requests.PreparedRequest:
         """requests' preparation without its cookie jars and generic setting merges, for a request with no
@@ -93,7 +96,14 @@ class PlainSession(requests.Session):
 
     def merge_environment_settings(self, url: str | bytes | None, proxies: Any, stream: Any, verify: Any,
                                    cert: Any) -> Any:
-        """requests' merge, with what the environment adds remembered per (scheme, host, options)."""
+        """requests' merge, with what the environment adds remembered per (scheme, host, options), and
+        :attr:`pinned_verify` over any ``verify`` the environment brought."""
+        merged = self._merged(url, proxies, stream, verify, cert)
+        if self.pinned_verify is not None:
+            merged["verify"] = self.pinned_verify
+        return merged
+
+    def _merged(self, url: str | bytes | None, proxies: Any, stream: Any, verify: Any, cert: Any) -> Any:
         if proxies or not isinstance(url, str):
             return dict(super().merge_environment_settings(url, proxies, stream, verify, cert))
         parts = urlsplit(url)

@@ -7,11 +7,12 @@ blob read is checked against the digest that names it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Self
 
 from acx_oci.errors import IntegrityError, UsageError
+from acx_oci.net.tls import default_ca_file
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
 from acx_oci.oci.ref import Reference
 
@@ -43,10 +44,12 @@ def check_complete(digest: str, received: int, size: int | None) -> None:
 
 @dataclass(frozen=True)
 class StoreOptions:
-    """Connection settings; loopback hosts use plain HTTP automatically."""
+    """Connection settings; loopback hosts use plain HTTP unless TLS is asked for (a CA file, ``insecure``, or a
+    docker ``certs.d`` entry for the host: ``acx_oci.net.tls``)."""
 
     plain_http: bool = False
-    insecure: bool = False  # skip TLS verification
+    insecure: bool = False  # skip TLS verification (whatever REQUESTS_CA_BUNDLE says)
+    ca_file: str | None = field(default_factory=default_ca_file)  # a PEM bundle to trust; default: --ca-file
     timeout: float = 10.0  # seconds per request (connect timeout is min(timeout, 3))
     retries: int = 2  # extra attempts on 5xx / connection reset
 

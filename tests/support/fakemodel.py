@@ -51,6 +51,8 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from acx_oci.egress.standin import ReferenceSolver as ReferenceSolver
+from acx_oci.egress.standin import files_answer as files_answer
 from tests.support.httpserver import QuietHTTPServer
 
 DEFAULT_KEY = "sk-acx-fake-upstream"
@@ -712,56 +714,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._end_stream()
 
 
-# --- answers for the example agents ------------------------------------------------------------------------
-
-def files_answer(files: Mapping[str, str], *, fenced: bool = False, preface: str = "") -> str:
-    """The answer format ``testdata/agents/llm_agent.py`` reads: a JSON object ``{"files": {path: content}}``,
-    optionally inside a ```` ```json ```` fence and after some prose (the agent takes the first fenced block, or
-    the text from the first ``{`` to the last ``}``)."""
-    doc = json.dumps({"files": dict(files)}, indent=1)
-    body = f"```json\n{doc}\n```" if fenced else doc
-    return f"{preface}\n\n{body}" if preface else body
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-class ReferenceSolver:
-    """A script that answers a request for task X of a suite with X's reference solution.
-
-    Each ``tasks/*/prompt.md`` of ``suite_dir`` is compared (whitespace collapsed) with the request's text;
-    the task whose whole prompt appears in it (the longest, if several) is the one asked, and the answer is
-    :func:`files_answer` of every file under that task's ``reference/`` (paths relative to it, e.g.
-    ``solution.py``). No match: ``{"files": {}}``. ``solved`` lists the task directory names answered, in
-    order (``None`` for a request that matched no task).
-    """
-
-    def __init__(self, suite_dir: Path, *, fenced: bool = True) -> None:
-        self.fenced = fenced
-        self.tasks: list[tuple[str, str, dict[str, str]]] = []
-        for prompt in sorted(Path(suite_dir).glob("tasks/*/prompt.md")):
-            ref = prompt.parent / "reference"
-            files = {str(p.relative_to(ref)): p.read_text("utf-8") for p in sorted(ref.rglob("*"))
-                     if p.is_file() and "__pycache__" not in p.parts} if ref.is_dir() else {}
-            self.tasks.append((prompt.parent.name, _norm(prompt.read_text("utf-8")), files))
-        if not self.tasks:
-            raise ValueError(f"{suite_dir}: no tasks/*/prompt.md")
-        self._lock = threading.Lock()
-        self.solved: list[str | None] = []
-
-    def task_for(self, text: str) -> str | None:
-        hay = _norm(text)
-        hits = [(len(p), name) for name, p, _ in self.tasks if p and p in hay]
-        return max(hits)[1] if hits else None
-
-    def __call__(self, req: ModelRequest) -> str:
-        name = self.task_for(req.prompt)
-        with self._lock:
-            self.solved.append(name)
-        files = next((f for n, _, f in self.tasks if n == name), {})
-        return files_answer(files, fenced=self.fenced, preface="Here is the solution." if self.fenced else "")
-
+# --- answers for the example agents: the package's stand-in provider's (``acx-oci dev provider``) --------------
 
 def solve_from_reference(suite_dir: Path | str, *, fenced: bool = True) -> ReferenceSolver:
     """A :class:`FakeModel` script answering each task of ``suite_dir`` (e.g. testdata/bench-py) with its

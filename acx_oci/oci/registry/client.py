@@ -46,7 +46,7 @@ from acx_oci.oci.referrers import DEFAULT_MAX_REFERRERS, DEFAULT_MAX_TAGS_SCANNE
 from acx_oci.oci.registry import referrers as _referrers
 from acx_oci.oci.registry.auth import RegistryAuth
 from acx_oci.oci.registry.referrers import FallbackScan
-from acx_oci.oci.registry.transport import CHUNK, RETRY_STATUS, Transport, is_loopback
+from acx_oci.oci.registry.transport import CHUNK, RETRY_STATUS, Transport, is_loopback, wants_tls
 from acx_oci.oci.store import (
     DEFAULT_MAX_BLOB_BYTES,
     DEFAULT_MAX_FILE_BYTES,
@@ -89,7 +89,8 @@ class RegistryStore(ManifestReads):
                 repo = "library/" + repo
         self.host = host
         self.repository = repo
-        scheme = "http" if (self.options.plain_http or is_loopback(host)) else "https"
+        scheme = "http" if self.options.plain_http or (is_loopback(host) and not wants_tls(host, self.options)) \
+            else "https"
         self.base = f"{scheme}://{host}/v2/{repo}/"
         self.transport = Transport(host, self.options, RegistryAuth(host, reference.host), adapter=adapter)
         self.fallback_scan = fallback_scan

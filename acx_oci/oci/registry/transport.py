@@ -11,18 +11,21 @@ import errno
 import ipaddress
 import random
 import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import requests
+import urllib3
 from requests.adapters import BaseAdapter
-from urllib3.exceptions import NameResolutionError, NewConnectionError
+from urllib3.exceptions import InsecureRequestWarning, NameResolutionError, NewConnectionError
 
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
 from acx_oci.jsonio import loads
 from acx_oci.net.guard import Guard, GuardedAdapter, arm
 from acx_oci.net.session import PlainSession
+from acx_oci.net.tls import ca_for, speaks_tls, split_host_port, verify_setting
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
 from acx_oci.timeutil import WORK_PER_MIB, Deadline, current_deadline
@@ -60,6 +63,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def wants_tls(host: str, options: StoreOptions) -> bool:
+    """A loopback registry is spoken to over HTTPS when the user said so: a CA file, ``--insecure``, or a docker
+    ``certs.d`` entry for the host (otherwise loopback stays plain HTTP, as docker treats it)."""
+    return options.insecure or ca_for(host, options.ca_file) is not None
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """Whitespace collapsed and cut to ``limit``: a server's text in our one-line errors."""
     line = " ".join(text.split())
@@ -78,6 +87,16 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         yield e
         todo += [a for a in (*e.args, getattr(e, "reason", None), e.__cause__, e.__context__)
                  if isinstance(a, BaseException)]
+
+
+def tls_reason(exc: BaseException) -> str:
+    """Why a TLS handshake failed, from the ``ssl`` exception inside (its verify message or its reason)."""
+    for e in _causes(exc):
+        if isinstance(e, ssl.SSLCertVerificationError) and e.verify_message:
+            return f"certificate verify failed: {one_line(e.verify_message, 120)}"
+        if isinstance(e, ssl.SSLError) and e.reason:
+            return one_line(str(e.reason), 120)
+    return exc.__class__.__name__
 
 
 def connect_reason(exc: BaseException) -> str | None:
@@ -121,7 +140,10 @@ class Transport:
         self._guards: dict[int, tuple[Guard, Deadline | None, float, float]] = {}  # guard, deadline, limit, end
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
-        self.session.verify = not options.insecure
+        # pinned, so --insecure (or --ca-file) wins over REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE, token requests included
+        self.session.pinned_verify = verify_setting(host, insecure=options.insecure, ca_file=options.ca_file)
+        if options.insecure:  # asked for by name: urllib3's per-request warning would only repeat it
+            urllib3.disable_warnings(InsecureRequestWarning)
         self.session.headers["User-Agent"] = "acx-oci"
 
     def close(self) -> None:
@@ -195,7 +217,8 @@ class Transport:
                     if attempt < attempts_left and self.backoff(attempt + 1, deadline):
                         attempt += 1
                         continue
-                    error = ConnectionLost(f"registry {self.host}: connection lost during {what}")
+                    error = self._tls_listener(url) or ConnectionLost(
+                        f"registry {self.host}: connection lost during {what}")
                 raise error from None
             finally:
                 if handle is not None:
@@ -228,14 +251,23 @@ class Transport:
         if isinstance(exc, requests.exceptions.ConnectTimeout):
             return RegistryError(f"registry {self.host} unreachable: connect timed out after {round(timeout[0], 2):g}s")
         if isinstance(exc, requests.exceptions.SSLError):
-            return RegistryError(f"registry {self.host}: TLS error ({one_line(str(exc.__class__.__name__))}); "
-                                 "use --insecure to skip verification or --plain-http for HTTP")
+            return RegistryError(f"registry {self.host}: TLS error ({tls_reason(exc)}): pass --ca-file FILE to "
+                                 "trust its CA, or --insecure to skip verification")
         if read_timeout:
             return RegistryError(f"registry {self.host}: no response within {round(timeout[1], 2):g}s ({what})")
         if isinstance(exc, requests.exceptions.ConnectionError):
             reason = connect_reason(exc)
             return None if reason is None else RegistryError(f"registry {self.host} unreachable: {reason}")
         return RegistryError(f"registry {self.host}: {exc.__class__.__name__} during {what.split(' ', 1)[0]}")
+
+    def _tls_listener(self, url: str) -> RegistryError | None:
+        """The error for a plain-HTTP request broken off by a registry that speaks TLS on that port, else None."""
+        if not url.startswith("http://"):
+            return None
+        name, port = split_host_port(self.host, 80)
+        if not speaks_tls(name, port, min(self.timeout[0], 2.0)):
+            return None
+        return RegistryError(f"registry {self.host} speaks TLS: pass --ca-file FILE or --insecure")
 
     def _guarded(self, resp: requests.Response, guard: Guard, deadline: Deadline | None,
                  limit: float, own_end: float) -> requests.Response:

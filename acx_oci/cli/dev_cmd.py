@@ -1,0 +1,65 @@
+"""``acx-oci dev``: helpers for trying acx-oci out, never for attesting anything (a stand-in model provider)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from acx_oci.cli.main import main
+from acx_oci.errors import RegistryError, UsageError
+
+
+@main.group()
+def dev() -> None:
+    """Development helpers: stand-ins for outside services, to run the docs' walk-throughs offline."""
+
+
+@dev.command("provider")
+@click.option("--suite", "suite_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The suite in exam form whose reference solutions it answers with (tasks/*/prompt.md, "
+                   "tasks/*/reference/).")
+@click.option("--listen", default="127.0.0.1:11434", show_default=True, help="HOST:PORT to serve on.")
+@click.option("--api-key-env", metavar="NAME",
+              help="Require 'Authorization: Bearer' with the value of this environment variable (as a "
+                   "models file's apiKeyEnv names it). Default: any key.")
+@click.option("--model", "models", multiple=True, metavar="ID",
+              help="Answer only these model ids (repeatable; default: any).")
+def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tuple[str, ...]) -> None:
+    """Serve a STAND-IN model provider (OpenAI Chat Completions) until interrupted.
+
+    NOT A MODEL: it answers each request for a task of --suite with that task's reference solution, in the
+    format the example llm_agent.py reads, so the model-agent walk-through runs where no model can be had.
+    A level earned through it says nothing about any model. It speaks POST /v1/chat/completions (not
+    streamed) and GET /v1/models; point a models file's baseUrl at http://HOST:PORT/v1.
+
+    \b
+    Example:
+      acx-oci dev provider --suite ./bench-py --api-key-env ACME_API_KEY &    # the key: $ACME_API_KEY
+    """
+    from acx_oci.egress.standin import ReferenceSolver, StandinProvider
+    from acx_oci.gateway import parse_listen
+
+    host, port = parse_listen(listen)
+    key = None
+    if api_key_env:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise UsageError(f"--api-key-env {api_key_env}: expected the key in that environment variable, "
+                             "found it unset or empty")
+    try:
+        solver = ReferenceSolver(suite_dir)
+    except ValueError as exc:
+        raise UsageError(f"--suite: {exc}") from None
+    try:
+        server = StandinProvider((host, port), solver, key=key, models=models)
+    except OSError as exc:
+        raise RegistryError(f"dev provider: cannot listen on {listen}: {exc.strerror or exc}") from None
+    bound = f"{host}:{server.server_address[1]}"
+    click.echo(f"acx-oci dev provider: STAND-IN, not a model: http://{bound}/v1 answers {len(solver.tasks)} "
+               f"task(s) of {suite_dir} with their reference solutions", err=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
