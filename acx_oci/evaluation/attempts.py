@@ -24,10 +24,14 @@ class MaxAttempts:
     window: str
     scope: str = SCOPE_CARTRIDGE  # publisher: every cartridge id of the ROM's signing key, as its verifiers count
 
+    @property
+    def by(self) -> str:
+        """`` by this publisher`` for the publisher scope, else empty: how counts of this bound read."""
+        return " by this publisher" if self.scope == SCOPE_PUBLISHER else ""
+
     def describe(self) -> str:
         """How the bound reads in a requirement's description."""
-        by = " by this publisher" if self.scope == SCOPE_PUBLISHER else ""
-        return f"at most {self.count} attempt(s){by} in {self.window}"
+        return f"at most {self.count} attempt(s){self.by} in {self.window}"
 
 
 def attempts_in_window(history: AttemptHistory, now: datetime, window_seconds: float,

@@ -14,7 +14,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.attempts import SCOPE_PUBLISHER, MaxAttempts, attempts_in_window
+from acx_oci.evaluation.attempts import MaxAttempts, attempts_in_window
 from acx_oci.evaluation.quorum import quorum
 from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
@@ -311,9 +311,8 @@ class CapabilityRequirement(Requirement):
         for c in resolution.capabilities:
             if self._matches(c.capability.task_type, c.capability.stack, c.capability.domain):
                 n = attempts_in_window(c.attempts, now, bound.window_seconds, bound.scope)
-                by = " by this publisher" if bound.scope == SCOPE_PUBLISHER else ""
                 if n > bound.count:
-                    over.append(f"{c.capability.display()}: {n} attempts{by} in the last {bound.window}, "
+                    over.append(f"{c.capability.display()}: {n} attempts{bound.by} in the last {bound.window}, "
                                 f"more than the {bound.count} allowed ({'; '.join(c.attempts.lines())})")
         if not over:
             return result
