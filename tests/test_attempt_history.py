@@ -128,3 +128,21 @@ def test_the_publisher_scope_counts_the_verifiers_publisher_counter() -> None:
     with pytest.raises(UsageError) as exc:
         parse_require("build-dag>=10@maxAttempts=3/30d/everyone")
     assert "cartridge or publisher" in str(exc.value) and exc.value.exit_code == 2
+
+
+def test_the_count_does_not_change_with_the_trust_files_other_rules() -> None:
+    """Issue 34 item 2: a verified credential this consumer refuses (here: its solver, and a stricter gate) was
+    still an attempt; a forged one (another key) is not."""
+    v, mallory = generate_identity(), generate_identity()
+    w = Issuers(v, mallory)
+    trusted = replace(w.trust, verifiers=[p for p in w.trust.verifiers if p.id == v.did])
+    forged = w.credential(mallory, 30, age_hours=1, attempt=AttemptCount(1, 0, FIRST, "c" * 32))
+    issued = w.credential(v, 30, age_hours=1, attempt=AttemptCount(1, 0, FIRST, "b" * 32))
+    w.trust = trusted
+    assert history(w, (issued,), ()).attempts.total == 1
+    w.trust = replace(w.trust, solvers=("nobody",), sigma_max=0.01)
+    cap = history(w, (issued,), (record(v, 1, FIRST),))
+    assert not cap.accepted and {"solver_not_accepted", "sigma_gate"} <= set(cap.rejected[0].codes)
+    assert cap.attempts.total == 2 and cap.attempts.issued == 1  # the refused credential and the record
+    w.trust = trusted  # an untrusted issuer's credential is no attempt, whatever else it says
+    assert history(w, (forged,), ()).attempts.total == 0

@@ -32,7 +32,14 @@ from acx_oci.trust.trustfile import Trust
 # so an unsigned copy claiming any counter or date would count (inflate a history, or claim the sequence numbers
 # of real attempt records to have them dropped as "already counted"). The verified newest credential's own
 # ``acx:attempt`` counter still counts every attempt before it (attempts.attempts_in_window).
-ATTEMPT_STILL_COUNTS = frozenset({reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED})
+# Also the trust file's other rules (issue 34 item 2): a verified credential this consumer does not accept for its
+# solver, model, benchmark, gate, certification, contamination or status freshness was still an attempt, so the
+# count does not change with them. Never a proof, issuer, binding or evidence code: those say nothing verified.
+ATTEMPT_STILL_COUNTS = frozenset({
+    reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED, reasons.STATUS_UNKNOWN, reasons.STATUS_STALE,
+    reasons.STATUS_ROLLBACK, reasons.SOLVER_NOT_ACCEPTED, reasons.MODEL_NOT_ACCEPTED, reasons.BENCHMARK_NOT_ACCEPTED,
+    reasons.HELD_OUT_MISMATCH, reasons.EXAM_UNCERTIFIED, reasons.CONTAMINATION_UNPROVEN, reasons.SIGMA_GATE,
+    reasons.GAMES_GATE})
 
 
 @dataclass(frozen=True)
