@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.keys import did_key
+from acx_oci.model.attempt import parse_attempt_record
 from acx_oci.model.credential import credential_attempt
 from acx_oci.services.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity
@@ -86,6 +87,9 @@ def test_two_state_directories_of_one_key_do_not_hide_an_attempt(registry: str, 
     w = _world(tmp_path, registry)
     weak = _attest(w, registry, "1.0.0", "run1", "--games", "30", competence="14")
     assert weak.exit_code == 1, weak.output  # NOT ISSUED: a signed attempt record, "attempt 1" of state one
+    record = parse_attempt_record(json.loads((tmp_path / "run1" / "attempt-record.json").read_text()))
+    publisher = did_key(load_identity(tmp_path / "publisher.key").public_bytes)
+    assert (record.attempt.sequence, record.attempt.publisher, record.attempt.publisher_sequence) == (1, publisher, 1)
     strong = cli("attest", f"{registry}/acme/dag:1.0.0", "--benchmark", f"{registry}/acme/bench:2026.07.1",
                  "--key", w.key, "--issuer", DID, "--competence", "33", "--state", tmp_path / "state2",
                  "-o", tmp_path / "run2", "--json")

@@ -4,9 +4,10 @@ Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.resolve
 when it is an attempt record by the schema, its proof verifies with a key of its ``issuer``, that issuer is a
 verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
 makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a
-``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since revoked: they
-were attempts; not the superseded ones the walk did not verify); a record naming one of them, or carrying
-the same verifier's sequence number for the same benchmark, is the same attempt, counted once.
+``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since revoked, or refused
+by a trust-file rule: they were attempts; not the superseded ones the walk did not verify); a record naming one
+of them, or carrying the same signed attempt id (records without one: the same verifier's sequence number for
+the same benchmark), is the same attempt, counted once.
 """
 
 from __future__ import annotations
