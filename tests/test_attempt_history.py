@@ -7,11 +7,15 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import pytest
+
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.keys import Identity, generate_identity
+from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempt_history import FetchedRecord, with_attempts
 from acx_oci.evaluation.attempts import MaxAttempts
 from acx_oci.evaluation.policy import evaluate, policy_from_dict
+from acx_oci.evaluation.require_text import parse_require
 from acx_oci.evaluation.requirements import CapabilityRequirement
 from acx_oci.model.attempt import AttemptCount, AttemptRecord, record_bytes, sign_attempt_record
 from acx_oci.model.resolution import CapabilityResolution, Resolution
@@ -104,3 +108,41 @@ def test_max_attempts_refuses_a_fourth_attempt_in_the_window() -> None:
     assert evaluate(policy, "acx/agent", three, NOW).allowed
     verdict = evaluate(policy, "acx/agent", four, NOW)
     assert not verdict.allowed and "too_many_attempts" in verdict.summary()
+
+
+def test_the_publisher_scope_counts_the_verifiers_publisher_counter() -> None:
+    """Issue 33 item 4: a renamed cartridge's first attempt is the publisher's fourth; only scope publisher sees it."""
+    v = generate_identity()
+    w = Issuers(v)
+    count = AttemptCount(1, 0, FIRST, "a" * 32, "did:key:z6Mkpublisher", 4, FIRST)
+    one = resolution(history(w, (w.credential(v, 30, age_hours=1, attempt=count),), ()))
+    bound = parse_require("build-dag>=10@maxAttempts=3/30d/publisher").as_requirement()
+    result = bound.evaluate(one, NOW)
+    assert not result.met and "4 attempts by this publisher in the last 30d" in result.reasons[0]
+    assert parse_require("build-dag>=10@maxAttempts=3/30d").as_requirement().evaluate(one, NOW).met
+    assert "best of 4 attempts by this publisher in 3 d" in one.capabilities[0].attempts.lines()[0]
+    policy = policy_from_dict({"apiVersion": "acx.dev/policy/v1", "rules": [{"repositories": ["acx/*"], "require": {
+        "capabilities": [{"taskType": "build-dag", "minLevel": 10,
+                          "maxAttempts": {"count": 3, "window": "30d", "scope": "publisher"}}]}}]})
+    assert not evaluate(policy, "acx/agent", one, NOW).allowed
+    with pytest.raises(UsageError) as exc:
+        parse_require("build-dag>=10@maxAttempts=3/30d/everyone")
+    assert "cartridge or publisher" in str(exc.value) and exc.value.exit_code == 2
+
+
+def test_the_count_does_not_change_with_the_trust_files_other_rules() -> None:
+    """Issue 34 item 2: a verified credential this consumer refuses (here: its solver, and a stricter gate) was
+    still an attempt; a forged one (another key) is not."""
+    v, mallory = generate_identity(), generate_identity()
+    w = Issuers(v, mallory)
+    trusted = replace(w.trust, verifiers=[p for p in w.trust.verifiers if p.id == v.did])
+    forged = w.credential(mallory, 30, age_hours=1, attempt=AttemptCount(1, 0, FIRST, "c" * 32))
+    issued = w.credential(v, 30, age_hours=1, attempt=AttemptCount(1, 0, FIRST, "b" * 32))
+    w.trust = trusted
+    assert history(w, (issued,), ()).attempts.total == 1
+    w.trust = replace(w.trust, solvers=("nobody",), sigma_max=0.01)
+    cap = history(w, (issued,), (record(v, 1, FIRST),))
+    assert not cap.accepted and {"solver_not_accepted", "sigma_gate"} <= set(cap.rejected[0].codes)
+    assert cap.attempts.total == 2 and cap.attempts.issued == 1  # the refused credential and the record
+    w.trust = trusted  # an untrusted issuer's credential is no attempt, whatever else it says
+    assert history(w, (forged,), ()).attempts.total == 0

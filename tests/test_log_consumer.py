@@ -221,6 +221,20 @@ def test_bad_log_values_are_one_line(tmp_path: Path, log: Log, fields: dict[str,
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_one_witness_key_under_two_names_is_refused_not_counted_twice(tmp_path: Path, log: Log) -> None:
+    """Issue 33 item 5: the quorum is a number of distinct keys, so the same key renamed is refused."""
+    w, other = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    first, renamed = (C.Cosigner(n, N.raw_public(w)).vkey() for n in ("witness.example/a", "witness.example/b"))
+    with pytest.raises(UsageError) as exc:
+        load_trust(_trust_file(tmp_path, log, witnesses={"keys": [first, renamed], "quorum": 2}))
+    assert exc.value.exit_code == 2 and "one public key twice" in str(exc.value) and "\n" not in str(exc.value)
+    res = cli("resolve", "127.0.0.1:9/none:1", "--trust", tmp_path / "trust.json")
+    assert res.exit_code == 2 and "one public key twice" in res.output and "Traceback" not in res.output
+    distinct = C.Cosigner("witness.example/b", N.raw_public(other)).vkey()  # two keys: two witnesses
+    assert load_trust(_trust_file(tmp_path, log, witnesses={"keys": [first, distinct]})).log_for(
+        ISSUER).quorum == 2  # type: ignore[union-attr]
+
+
 def test_a_vkey_whose_hash_does_not_match_is_refused_before_any_fetch(log: Log) -> None:
     good = log.trust()
     name, kid, rest = good.key.split("+", 2)

@@ -206,9 +206,11 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
 @click.option("--cooldown", default="24h", show_default=True, metavar="DURATION",
               help="Minimum time between attempts on one ROM and benchmark, and on one cartridge's claim to the "
                    "benchmark's capability across ROMs (e.g. 12h, 7d; 0 disables).")
-@click.option("--cooldown-scope", type=click.Choice(["rom+claim", "rom"]), default="rom+claim", show_default=True,
-              help="rom: the cooldown applies per ROM digest only (a respin may try at once); recorded in the "
-                   "credential as acx:cooldownScope.")
+@click.option("--cooldown-scope", type=click.Choice(["rom+claim", "rom", "publisher"]), default="rom+claim",
+              show_default=True,
+              help="rom: the cooldown applies per ROM digest only (a respin may try at once); publisher: also to "
+                   "every cartridge id signed by the same publisher key on this capability and benchmark (a new "
+                   "cartridge id buys no new try); recorded in the credential as acx:cooldownScope.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: credential.json, status-list.json, games/, transcripts/, result.json "
                    "(default: a new run folder under STATE/runs/, printed).")

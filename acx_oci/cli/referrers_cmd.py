@@ -244,7 +244,8 @@ def render_resolution(resolution: Resolution) -> None:
                    "Add '@model=MODEL-ID' to count only levels earned with that model "
                    "('build-dag>=senior@model=acme-large-2026-06'); '@minVerifiers=N' to need N distinct "
                    "verifiers (DIDs and keys; the level is the lowest of N); '@maxAttempts=COUNT/WINDOW' to refuse "
-                   "a cartridge attempted more often ('build-dag>=senior@minVerifiers=2@maxAttempts=3/30d').")
+                   "a cartridge attempted more often ('build-dag>=senior@minVerifiers=2@maxAttempts=3/30d'; "
+                   "'.../30d/publisher' counts every cartridge id of the same publisher key).")
 @resolve_options
 @registry_options
 @json_option

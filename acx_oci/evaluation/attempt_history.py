@@ -4,9 +4,10 @@ Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.resolve
 when it is an attempt record by the schema, its proof verifies with a key of its ``issuer``, that issuer is a
 verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
 makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a
-``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since revoked: they
-were attempts; not the superseded ones the walk did not verify); a record naming one of them, or carrying
-the same verifier's sequence number for the same benchmark, is the same attempt, counted once.
+``maxAttempts`` bound. Issued attempts are the credentials that verified (also those since revoked, or refused
+by a trust-file rule: they were attempts; not the superseded ones the walk did not verify); a record naming one
+of them, or carrying the same signed attempt id (records without one: the same verifier's sequence number for
+the same benchmark), is the same attempt, counted once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import KeyResolver, check_proofs, offline_keys
 from acx_oci.evaluation.judge import CartridgeFacts, Material
-from acx_oci.model.attempt import VERDICT_ISSUED, parse_attempt_record
+from acx_oci.model.attempt import VERDICT_ISSUED, AttemptCount, parse_attempt_record
 from acx_oci.model.credential import credential_attempt, issuer_id, level_result
 from acx_oci.model.resolution import AttemptEntry, AttemptHistory, CapabilityResolution
 from acx_oci.model.statuslist import rfc3339
@@ -32,7 +33,14 @@ from acx_oci.trust.trustfile import Trust
 # so an unsigned copy claiming any counter or date would count (inflate a history, or claim the sequence numbers
 # of real attempt records to have them dropped as "already counted"). The verified newest credential's own
 # ``acx:attempt`` counter still counts every attempt before it (attempts.attempts_in_window).
-ATTEMPT_STILL_COUNTS = frozenset({reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED})
+# Also the trust file's other rules (issue 34 item 2): a verified credential this consumer does not accept for its
+# solver, model, benchmark, gate, certification, contamination or status freshness was still an attempt, so the
+# count does not change with them. Never a proof, issuer, binding or evidence code: those say nothing verified.
+ATTEMPT_STILL_COUNTS = frozenset({
+    reasons.REVOKED, reasons.SUSPENDED, reasons.EXPIRED, reasons.STATUS_UNKNOWN, reasons.STATUS_STALE,
+    reasons.STATUS_ROLLBACK, reasons.SOLVER_NOT_ACCEPTED, reasons.MODEL_NOT_ACCEPTED, reasons.BENCHMARK_NOT_ACCEPTED,
+    reasons.HELD_OUT_MISMATCH, reasons.EXAM_UNCERTIFIED, reasons.CONTAMINATION_UNPROVEN, reasons.SIGMA_GATE,
+    reasons.GAMES_GATE})
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,15 @@ def record_entry(item: FetchedRecord, cart: CartridgeFacts, trust: Trust, now: d
         digest=item.digest, benchmark_digest=rec.benchmark_digest, sequence=rec.attempt.sequence,
         first_attempt_at=rfc3339(rec.attempt.first_attempt_at), acx_level=rec.acx_level,
         reasons=tuple(code for code, _ in rec.reasons), instant=rec.valid_from,
-        first_attempt=rec.attempt.first_attempt_at), rec.credential_digest
+        first_attempt=rec.attempt.first_attempt_at, **_ids(rec.attempt)), rec.credential_digest
+
+
+def _ids(count: AttemptCount | None) -> dict[str, Any]:
+    """The attempt id and the publisher-wide count an ``attempt`` object signs (empty when it has none)."""
+    if count is None:
+        return {}
+    return {"attempt_id": count.attempt_id, "publisher": count.publisher,
+            "publisher_sequence": count.publisher_sequence, "publisher_first_attempt": count.publisher_first_attempt_at}
 
 
 def credential_entry(cred: dict[str, Any], digest: str) -> AttemptEntry:
@@ -78,7 +94,7 @@ def credential_entry(cred: dict[str, Any], digest: str) -> AttemptEntry:
         sequence=count.sequence if count else None,
         first_attempt_at=rfc3339(count.first_attempt_at) if count else None,
         acx_level=res.get("acx:acxLevel") if isinstance(res.get("acx:acxLevel"), int) else None,
-        instant=when, first_attempt=count.first_attempt_at if count else None)
+        instant=when, first_attempt=count.first_attempt_at if count else None, **_ids(count))
 
 
 def _issued(cap: CapabilityResolution, credentials: Mapping[str, dict[str, Any]]) -> dict[str, AttemptEntry]:
@@ -114,15 +130,19 @@ def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, re
     for cap in caps:
         issued = _issued(cap, credentials)
         entries = list(issued.values())
-        # one attempt is one (verifier, benchmark, sequence): a record re-signed or naming an issued credential
-        # is the attempt already counted
+        # one attempt is one (verifier, attempt id): a record re-signed or naming an issued credential is the
+        # attempt already counted. Before attempt ids were signed, (verifier, benchmark, sequence) was the key,
+        # and sequences collide across two state directories of one key: it is used only when either lacks an id.
+        ids = {(e.issuer, e.attempt_id) for e in entries if e.attempt_id}
         counted: set[tuple[str, str, int | None]] = {
-            (e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None}
+            (e.issuer, e.benchmark_digest, e.sequence) for e in entries if e.sequence is not None and not e.attempt_id}
         for e, d in by_cap.get(cap.capability.id, []):
             key = (e.issuer, e.benchmark_digest, e.sequence)
-            if (d and d in issued) or key in counted:
+            if (d and d in issued) or (e.issuer, e.attempt_id) in ids or (not e.attempt_id and key in counted):
                 continue
-            if e.sequence is not None:
+            if e.attempt_id:
+                ids.add((e.issuer, e.attempt_id))
+            elif e.sequence is not None:
                 counted.add(key)
             entries.append(e)
         # times are whole seconds, so back-to-back attempts tie: the verifier's own counter orders them then

@@ -25,6 +25,7 @@ Example::
               benchmark: {id: acx-bench-dag-de, version: 2026.07.1}
               minVerifiers: 2     # two verifiers (distinct DIDs and keys); the level is the lower
               maxAttempts: {count: 3, window: 30d}   # resubmitting until lucky: too_many_attempts
+              # (scope: publisher counts every cartridge id of the ROM's signing key, as its verifiers signed)
               postCutoff: {required: true, minShare: 0.8}  # contamination: games on exams after the cutoff
           anyOf:
             - capabilities: [{taskType: review, minLevel: 10}]
@@ -156,7 +157,8 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
     bench = raw.get("benchmark") or {}
     issuers = raw.get("issuers")
     limit = raw.get("maxAttempts")
-    bound = parse_max_attempts(limit["count"], limit["window"], where) if isinstance(limit, dict) else None
+    bound = parse_max_attempts(limit["count"], limit["window"], where, limit.get("scope", "cartridge")) \
+        if isinstance(limit, dict) else None
     kwargs: dict[str, Any] = dict(
         task_type=task_type,
         stack=stack,

@@ -6,7 +6,7 @@ which need a :class:`~acx_oci.evaluation.requirements.CapabilityRequirement` to 
 
 * ``@minVerifiers=N`` — N distinct verifiers (distinct DIDs and keys) vouch; the level is the lowest of N
   (``quorum_unmet``);
-* ``@maxAttempts=COUNT/WINDOW`` — at most COUNT attempts in the last WINDOW (``3/30d``) by the verifiers
+* ``@maxAttempts=COUNT/WINDOW[/publisher]`` — at most COUNT attempts in the last WINDOW (``3/30d``) by the verifiers
   the trust file trusts (``too_many_attempts``).
 
 Options may come in any order, e.g. ``build-dag>=senior@minVerifiers=2@maxAttempts=3/30d``.
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.attempts import MaxAttempts
+from acx_oci.evaluation.attempts import SCOPE_CARTRIDGE, SCOPE_PUBLISHER, MaxAttempts
 from acx_oci.evaluation.requirements import CapabilityRequirement
 from acx_oci.model.capability import Requirement, parse_requirement
 from acx_oci.timeutil import parse_duration
@@ -47,13 +47,16 @@ class ParsedRequire:
                                      model=b.model, min_verifiers=self.min_verifiers, max_attempts=self.max_attempts)
 
 
-def parse_max_attempts(count: object, window: object, where: str) -> MaxAttempts:
-    """``{count, window}`` (a policy) or ``COUNT/WINDOW`` (``--require``) as a bound; a bad one is a UsageError."""
+def parse_max_attempts(count: object, window: object, where: str, scope: object = SCOPE_CARTRIDGE) -> MaxAttempts:
+    """``{count, window, scope}`` (a policy) or ``COUNT/WINDOW[/SCOPE]`` (``--require``) as a bound; a bad one is a
+    UsageError."""
+    if scope not in (SCOPE_CARTRIDGE, SCOPE_PUBLISHER):
+        raise UsageError(f"{where}: maxAttempts scope must be cartridge or publisher, found {scope!r}")
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise UsageError(f"{where}: maxAttempts count must be a whole number, found {count!r}")
     seconds = parse_duration(window if isinstance(window, str | int) else str(window), f"{where}: maxAttempts window")
     assert seconds is not None
-    return MaxAttempts(count, seconds, str(window))
+    return MaxAttempts(count, seconds, str(window), str(scope))
 
 
 def parse_require(text: str) -> ParsedRequire:
@@ -73,8 +76,10 @@ def parse_require(text: str) -> ParsedRequire:
         min_verifiers = int(value)
     bound = None
     if "maxAttempts" in options:
-        count, slash, window = options["maxAttempts"].partition("/")
+        count, slash, rest = options["maxAttempts"].partition("/")
+        window, _, scope = rest.partition("/")
         if not slash or not count.strip().isdigit():
-            raise UsageError(f"requirement {text!r}: @maxAttempts= expects COUNT/WINDOW, e.g. 3/30d")
-        bound = parse_max_attempts(int(count), window.strip(), f"requirement {text!r}")
+            raise UsageError(f"requirement {text!r}: @maxAttempts= expects COUNT/WINDOW[/publisher], e.g. 3/30d")
+        bound = parse_max_attempts(int(count), window.strip(), f"requirement {text!r}",
+                                   scope.strip() or SCOPE_CARTRIDGE)
     return ParsedRequire(text, base, min_verifiers, bound)

@@ -310,9 +310,9 @@ class CapabilityRequirement(Requirement):
         over = []
         for c in resolution.capabilities:
             if self._matches(c.capability.task_type, c.capability.stack, c.capability.domain):
-                n = attempts_in_window(c.attempts, now, bound.window_seconds)
+                n = attempts_in_window(c.attempts, now, bound.window_seconds, bound.scope)
                 if n > bound.count:
-                    over.append(f"{c.capability.display()}: {n} attempts in the last {bound.window}, "
+                    over.append(f"{c.capability.display()}: {n} attempts{bound.by} in the last {bound.window}, "
                                 f"more than the {bound.count} allowed ({'; '.join(c.attempts.lines())})")
         if not over:
             return result

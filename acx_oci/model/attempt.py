@@ -10,6 +10,8 @@ when games were played, the rating - never held-out content (no task, no transcr
 
 from __future__ import annotations
 
+import re
+import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +31,10 @@ ATTEMPT_RECORD_TYPE = "AcxAttemptRecord"
 ATTEMPT_CONTEXT = "https://acx.dev/ns/attempt/v1"
 VERDICT_ISSUED, VERDICT_NOT_ISSUED = "issued", "not-issued"
 SCOPE_ROM, SCOPE_ROM_CLAIM = "rom", "rom+claim"  # acx:cooldownScope: the ROM alone, or also the claim
+SCOPE_PUBLISHER = "publisher"  # also every cartridge id of the ROM's signing key on this capability and benchmark
+COOLDOWN_SCOPES = (SCOPE_ROM_CLAIM, SCOPE_ROM, SCOPE_PUBLISHER)
 SCHEMA = "attempt-record.schema.json"
+_ATTEMPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,23 @@ class AttemptCount:
     sequence: int  # 1 for the first attempt
     previous_attempts: int  # attempts that played before this one (sequence - 1 unless history was pruned)
     first_attempt_at: datetime
+    # A random 128-bit id (32 hex digits): sequences collide across two state directories of one key, this does not.
+    attempt_id: str | None = None
+    publisher: str | None = None  # did:key of the key that signed the ROM
+    # the same count across every cartridge id of that publisher key on this capability and benchmark
+    publisher_sequence: int | None = None
+    publisher_first_attempt_at: datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``acx:attempt`` / ``attempt`` object."""
-        return {"sequence": self.sequence, "previousAttempts": self.previous_attempts,
-                "firstAttemptAt": rfc3339(self.first_attempt_at)}
+        doc: dict[str, Any] = {"sequence": self.sequence, "previousAttempts": self.previous_attempts,
+                               "firstAttemptAt": rfc3339(self.first_attempt_at)}
+        if self.attempt_id:
+            doc["attemptId"] = self.attempt_id
+        if self.publisher and self.publisher_sequence and self.publisher_first_attempt_at:
+            doc.update(publisher=self.publisher, publisherSequence=self.publisher_sequence,
+                       publisherFirstAttemptAt=rfc3339(self.publisher_first_attempt_at))
+        return doc
 
     @staticmethod
     def from_json(doc: Any) -> AttemptCount | None:
@@ -54,7 +71,18 @@ class AttemptCount:
         when = parse_datetime(first) if isinstance(first, str) else None
         if type(seq) is not int or type(prev) is not int or seq < 1 or prev < 0 or when is None:
             return None
-        return AttemptCount(seq, prev, when)
+        uid = doc.get("attemptId")
+        uid = uid if isinstance(uid, str) and _ATTEMPT_ID.fullmatch(uid) else None
+        pub, pseq, pfirst = doc.get("publisher"), doc.get("publisherSequence"), doc.get("publisherFirstAttemptAt")
+        pwhen = parse_datetime(pfirst) if isinstance(pfirst, str) else None
+        if not isinstance(pub, str) or type(pseq) is not int or pseq < 1 or pwhen is None:
+            pub, pseq, pwhen = None, None, None
+        return AttemptCount(seq, prev, when, uid, pub, pseq, pwhen)
+
+
+def new_attempt_id() -> str:
+    """A fresh random 128-bit attempt id (32 lowercase hex digits)."""
+    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True)

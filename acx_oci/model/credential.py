@@ -21,7 +21,7 @@ from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import UsageError
-from acx_oci.model.attempt import SCOPE_ROM, SCOPE_ROM_CLAIM, AttemptCount
+from acx_oci.model.attempt import COOLDOWN_SCOPES, AttemptCount
 from acx_oci.model.rating import acx_level, career_tier
 from acx_oci.model.statuslist import rfc3339
 
@@ -138,8 +138,9 @@ def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
         check_digest(value, what)
     if c.valid_until <= c.valid_from:
         raise UsageError("level credential: validUntil must be after validFrom")
-    if c.cooldown_scope not in (None, SCOPE_ROM, SCOPE_ROM_CLAIM):
-        raise UsageError(f"level credential: acx:cooldownScope must be rom or rom+claim, found {c.cooldown_scope!r}")
+    if c.cooldown_scope is not None and c.cooldown_scope not in COOLDOWN_SCOPES:
+        raise UsageError(f"level credential: acx:cooldownScope must be one of {', '.join(COOLDOWN_SCOPES)}, "
+                         f"found {c.cooldown_scope!r}")
     if not isinstance(c.status_entry, dict) or not isinstance(c.status_entry.get("id"), str):
         raise UsageError("level credential: credentialStatus needs an id (use statuslist.status_entry)")
     issuer: dict[str, Any] = {"id": c.issuer_did, "type": ["Profile"]}

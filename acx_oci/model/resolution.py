@@ -8,6 +8,7 @@ of every attestation that was rejected.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -86,12 +87,18 @@ class AttemptEntry:
     reasons: tuple[str, ...] = ()  # reason codes of a not-issued attempt
     instant: datetime | None = field(default=None, compare=False)
     first_attempt: datetime | None = field(default=None, compare=False)
+    attempt_id: str | None = None  # the verifier's random 128-bit attempt id (None: issued before it was signed)
+    publisher: str | None = None  # did:key of the ROM's signing key, as the verifier signed it
+    publisher_sequence: int | None = None  # the verifier's count across the publisher's cartridge ids
+    publisher_first_attempt: datetime | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """One ``attempts.entries[]`` item of ``resolve --json``."""
         return {"issuer": self.issuer, "at": self.at, "verdict": self.verdict, "source": self.source,
                 "digest": self.digest, "benchmarkDigest": self.benchmark_digest, "sequence": self.sequence,
-                "firstAttemptAt": self.first_attempt_at, "acxLevel": self.acx_level, "reasons": list(self.reasons)}
+                "firstAttemptAt": self.first_attempt_at, "acxLevel": self.acx_level, "reasons": list(self.reasons),
+                "attemptId": self.attempt_id, "publisher": self.publisher,
+                "publisherSequence": self.publisher_sequence}
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,18 @@ class AttemptHistory:
             by.setdefault(e.issuer, AttemptHistory())
             by[e.issuer] = AttemptHistory((*by[e.issuer].entries, e))
         return [f"{h.total} attempt{'s' if h.total != 1 else ''} by {who}: {h.issued} issued, "
-                f"{h.not_issued} not issued" for who, h in by.items()]
+                f"{h.not_issued} not issued{h.publisher_line()}" for who, h in by.items()]
+
+    def publisher_line(self) -> str:
+        """``; best of 4 attempts by this publisher in 1 d`` from the verifier's signed publisher-wide counter
+        (every cartridge id of the ROM's signing key on this capability and benchmark); empty without one."""
+        best = max((e for e in self.entries if e.publisher_sequence and e.publisher_first_attempt and e.instant),
+                   key=lambda e: (e.publisher_sequence or 0, e.instant), default=None)
+        if best is None or best.instant is None or best.publisher_first_attempt is None:
+            return ""
+        days = max(1, math.ceil((best.instant - best.publisher_first_attempt).total_seconds() / 86400))
+        n = best.publisher_sequence
+        return f"; best of {n} attempt{'s' if n != 1 else ''} by this publisher in {days} d"
 
     def to_json(self) -> dict[str, Any]:
         """``attempts`` of one capability in ``resolve --json``."""

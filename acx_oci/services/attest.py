@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from acx_oci.crypto.keys import did_key
 from acx_oci.errors import RegistryError
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
@@ -100,7 +101,8 @@ def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
     return Subject(cartridge_ref=loaded.pinned, manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
                    benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest=loaded.benchmark_digest,
                    issuer=req.verifier.did, solver=loaded.solver_desc, cartridge_id=str(cart.id),
-                   capability_id=str(remote.capability["id"]))
+                   capability_id=str(remote.capability["id"]),
+                   publisher_key=did_key(cart.signature.key) if cart.signature.key else None)
 
 
 def _counting(req: AttestRequest) -> tuple[AttestRequest, list[bool]]:
@@ -138,8 +140,8 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
     if refusal is not None:
         return Refused((refusal.reason(),), *ids, attempt_id)
     short = shortfall(plan, req.gate.min_games)
-    if short:
-        ledger.finish_attempt(attempt_id, now=req.now(), issued=False, reasons=[short])
+    if short:  # refused by the plan, before any game: a refusal, no attempt, no cooldown (still exit 1)
+        ledger.finish_attempt(attempt_id, now=req.now(), issued=False, reasons=[short], refused=True)
         return NotIssued((short,), *ids, attempt_id)
     counted, played = _counting(req)
     try:

@@ -17,11 +17,11 @@ from typing import Any
 
 from acx_oci import reasons as rc
 from acx_oci.errors import UsageError
-from acx_oci.model.attempt import SCOPE_ROM, AttemptCount
+from acx_oci.model.attempt import SCOPE_PUBLISHER, SCOPE_ROM, AttemptCount, new_attempt_id
 
 # Columns added after the first ledgers were written: an old state is migrated in place.
 NEW_COLUMNS = (("publication", "TEXT"), ("cartridge_id", "TEXT"), ("capability_id", "TEXT"),
-               ("cooldown_scope", "TEXT"), ("run_dir", "TEXT"))
+               ("cooldown_scope", "TEXT"), ("run_dir", "TEXT"), ("publisher_key", "TEXT"), ("attempt_uid", "TEXT"))
 # States that played (or were stopped after their first game): they count in the history.
 _PLAYED = "(state IN ('issued', 'not-issued') OR (state = 'aborted' AND starts_cooldown = 1))"
 
@@ -41,6 +41,8 @@ def migrate(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE attempts ADD COLUMN {name} {kind}")
     db.execute("CREATE INDEX IF NOT EXISTS attempts_claim ON attempts "
                "(cartridge_id, benchmark_digest, capability_id, started_at)")
+    db.execute("CREATE INDEX IF NOT EXISTS attempts_publisher ON attempts "
+               "(publisher_key, benchmark_digest, capability_id, started_at)")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class Attempt:
     capability_id: str | None = None
     cooldown_scope: str | None = None
     run_dir: str | None = None  # the folder with the signed result (attest --publish DIR)
+    publisher_key: str | None = None  # did:key of the ROM's signing key (None: a row from before it was kept)
+    attempt_uid: str | None = None  # random 128-bit id signed into the record: unique whatever state issued it
 
     def to_json(self) -> dict[str, Any]:
         """The row as ``ledger --json`` style JSON."""
@@ -86,13 +90,15 @@ class Attempt:
             "mu": self.mu, "sigma": self.sigma, "games": self.games, "acxLevel": self.acx_level,
             "credentialId": self.credential_id, "publication": self.publication, "cartridgeId": self.cartridge_id,
             "capabilityId": self.capability_id, "cooldownScope": self.cooldown_scope, "runDir": self.run_dir,
+            "publisher": self.publisher_key, "attemptId": self.attempt_uid,
         }
 
 
 def attempt_row(row: sqlite3.Row) -> Attempt:
     """An :class:`Attempt` from a ``SELECT *`` row."""
     keys = set(row.keys())
-    opt = {k: row[k] for k in ("publication", "cartridge_id", "capability_id", "cooldown_scope", "run_dir")
+    opt = {k: row[k] for k in ("publication", "cartridge_id", "capability_id", "cooldown_scope", "run_dir",
+                                          "publisher_key", "attempt_uid")
            if k in keys}
     return Attempt(
         id=row["id"], started_at=datetime.fromisoformat(row["started_at"]),
@@ -112,15 +118,22 @@ class CooldownRefusal:
     previous: Attempt
     until: datetime
     same_rom: bool  # False: the same cartridge's claim on another ROM (a respin)
+    cartridge_id: str | None = None  # the refused run's cartridge id (another one: the publisher scope refused it)
 
     def reason(self) -> str:
-        """One line, starting with the reason code."""
+        """One line, starting with the reason code, naming the earlier attempt."""
         p = self.previous
-        what = "on this ROM and benchmark" if self.same_rom else (
-            f"on cartridge {p.cartridge_id}'s claim to {p.capability_id} on this benchmark (ROM {p.rom_digest}; "
-            "a respin shares the cooldown, --cooldown-scope rom to limit it to one ROM)")
-        return (f"{rc.COOLDOWN}: attempt {p.id} {what} started {p.started_at.isoformat(timespec='seconds')} "
-                f"({p.state}); next attempt allowed after {self.until.isoformat(timespec='seconds')}")
+        if self.same_rom:
+            what = "on this ROM and benchmark"
+        elif self.cartridge_id is not None and p.cartridge_id != self.cartridge_id:
+            what = (f"by the same publisher key {p.publisher_key} on {p.capability_id} and this benchmark (cartridge "
+                    f"{p.cartridge_id}, ROM {p.rom_digest}; --cooldown-scope publisher)")
+        else:
+            what = (f"on cartridge {p.cartridge_id}'s claim to {p.capability_id} on this benchmark "
+                    f"(ROM {p.rom_digest}; a respin shares the cooldown, --cooldown-scope rom to limit it to one ROM)")
+        return (f"{rc.COOLDOWN}: attempt {p.id}{f' ({p.attempt_uid})' if p.attempt_uid else ''} {what} started "
+                f"{p.started_at.isoformat(timespec='seconds')} ({p.state}); next attempt allowed after "
+                f"{self.until.isoformat(timespec='seconds')}")
 
 
 @dataclass(frozen=True)
@@ -137,6 +150,7 @@ class Subject:
     solver: dict[str, Any]
     cartridge_id: str | None = None
     capability_id: str | None = None
+    publisher_key: str | None = None  # did:key of the key the ROM signature verified with
 
 
 class AttemptsMixin:
@@ -150,16 +164,19 @@ class AttemptsMixin:
         if cooldown <= timedelta(0):
             return None
         claim = scope != SCOPE_ROM and subject.cartridge_id is not None and subject.capability_id is not None
+        publisher = scope == SCOPE_PUBLISHER and subject.publisher_key is not None and subject.capability_id is not None
         row = self.db.execute(
             "SELECT * FROM attempts WHERE starts_cooldown = 1 AND benchmark_digest = ? AND (rom_digest = ? OR "
-            "(? AND cartridge_id = ? AND capability_id = ?)) ORDER BY started_at DESC, id DESC LIMIT 1",
+            "(? AND cartridge_id = ? AND capability_id = ?) OR (? AND publisher_key = ? AND capability_id = ?)) "
+            "ORDER BY started_at DESC, id DESC LIMIT 1",
             (subject.benchmark_digest, subject.rom_digest, 1 if claim else 0, subject.cartridge_id,
-             subject.capability_id)).fetchone()
+             subject.capability_id, 1 if publisher else 0, subject.publisher_key, subject.capability_id)).fetchone()
         if row is None:
             return None
         prev = attempt_row(row)
         until = prev.started_at + cooldown
-        return CooldownRefusal(prev, until, prev.rom_digest == subject.rom_digest) if now < until else None
+        return CooldownRefusal(prev, until, prev.rom_digest == subject.rom_digest, subject.cartridge_id) \
+            if now < until else None
 
     def begin_attempt(self, subject: Subject, *, now: datetime, cooldown: timedelta,
                       scope: str = "rom+claim") -> tuple[int, CooldownRefusal | None]:
@@ -184,18 +201,23 @@ class AttemptsMixin:
         cur = self.db.execute(
             "INSERT INTO attempts (started_at, finished_at, cartridge_ref, cartridge_manifest_digest, rom_digest,"
             " benchmark_id, benchmark_version, benchmark_digest, issuer, solver, state, starts_cooldown, reasons,"
-            " cartridge_id, capability_id, cooldown_scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " cartridge_id, capability_id, cooldown_scope, publisher_key, attempt_uid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (ts(now), ts(now) if state == "refused" else None, s.cartridge_ref, s.manifest_digest, s.rom_digest,
              s.benchmark_id, s.benchmark_version, s.benchmark_digest, s.issuer, json.dumps(s.solver, sort_keys=True),
-             state, 1 if cooldown else 0, json.dumps(reasons), s.cartridge_id, s.capability_id, scope))
+             state, 1 if cooldown else 0, json.dumps(reasons), s.cartridge_id, s.capability_id, scope,
+             s.publisher_key, new_attempt_id()))
         return int(cur.lastrowid or 0)
 
     def finish_attempt(self, attempt_id: int, *, now: datetime, issued: bool, reasons: list[str],
                        mu: float | None = None, sigma: float | None = None, games: int | None = None,
                        acx_level: int | None = None, credential_id: str | None = None,
-                       aborted: bool = False, starts_cooldown: bool = True, run_dir: str | None = None) -> None:
-        """``starts_cooldown=False`` only for a run stopped before its first game: that was no attempt."""
-        state = "aborted" if aborted else "issued" if issued else "not-issued"
+                       aborted: bool = False, starts_cooldown: bool = True, run_dir: str | None = None,
+                       refused: bool = False) -> None:
+        """``starts_cooldown=False`` only for a run stopped before its first game: that was no attempt.
+        ``refused``: a run the plan refused before any game (too few post-cutoff exams): no attempt, no cooldown."""
+        state = "refused" if refused else "aborted" if aborted else "issued" if issued else "not-issued"
+        starts_cooldown = starts_cooldown and not refused
         self.db.execute(
             "UPDATE attempts SET finished_at = ?, state = ?, reasons = ?, mu = ?, sigma = ?, games = ?,"
             " acx_level = ?, credential_id = ?, starts_cooldown = ?, run_dir = COALESCE(?, run_dir) WHERE id = ?",
@@ -226,7 +248,16 @@ class AttemptsMixin:
             "AND (rom_digest = ? OR cartridge_id = ? AND capability_id = ?) ORDER BY started_at",
             (me.id, me.issuer, me.benchmark_digest, me.rom_digest, me.cartridge_id, me.capability_id)).fetchall()
         first = datetime.fromisoformat(rows[0][0]) if rows else me.started_at
-        return AttemptCount(len(rows) + 1, len(rows), min(first, me.started_at))
+        pub_seq, pub_first = None, None
+        if me.publisher_key is not None and me.capability_id is not None:
+            prows = self.db.execute(
+                f"SELECT started_at FROM attempts WHERE id < ? AND issuer = ? AND benchmark_digest = ? AND {_PLAYED} "
+                "AND publisher_key = ? AND capability_id = ? ORDER BY started_at",
+                (me.id, me.issuer, me.benchmark_digest, me.publisher_key, me.capability_id)).fetchall()
+            pub_seq = len(prows) + 1
+            pub_first = min(datetime.fromisoformat(prows[0][0]) if prows else me.started_at, me.started_at)
+        return AttemptCount(len(rows) + 1, len(rows), min(first, me.started_at), me.attempt_uid, me.publisher_key,
+                            pub_seq, pub_first)
 
     def superseded_credentials(self, attempt_id: int) -> list[str]:
         """Unrevoked credentials this issuer issued earlier for the same ROM, benchmark and capability."""

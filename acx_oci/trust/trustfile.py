@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,6 +173,28 @@ def _party(raw: dict[str, Any], folder: Path, where: str) -> Party:
     return Party(did, doc, _log(raw, where))
 
 
+def _witness_public(vkey: str) -> bytes:
+    """The public key a ``name+hash+base64`` vkey holds (type byte dropped), or the text itself when it is not
+    one: :mod:`acx_oci.evaluation.log_check` refuses malformed keys with the full reason later."""
+    material = vkey.split("+", 2)[-1]
+    try:
+        raw = base64.b64decode(material, validate=True)
+    except (binascii.Error, ValueError):
+        return vkey.encode()
+    return raw[1:] if len(raw) == 33 else vkey.encode()
+
+
+def _distinct_witnesses(keys: tuple[str, ...], where: str) -> None:
+    """One witness is one key: the same key listed under two names would count twice toward the quorum."""
+    seen: dict[bytes, str] = {}
+    for key in keys:
+        public = _witness_public(key)
+        if public in seen:
+            raise UsageError(f"{where}: witnesses.keys lists one public key twice ({seen[public].split('+', 1)[0]!r} "
+                             f"and {key.split('+', 1)[0]!r}); the quorum counts distinct witness keys")
+        seen[public] = key
+
+
 def _log(raw: dict[str, Any], where: str) -> LogTrust | None:
     """The party's ``log:`` and ``witnesses:`` (the schema checked their shapes; here what it cannot say)."""
     log, wit = raw.get("log"), raw.get("witnesses")
@@ -185,6 +209,7 @@ def _log(raw: dict[str, Any], where: str) -> LogTrust | None:
     quorum = int(wit.get("quorum", len(keys))) if wit else 0
     if quorum > len(keys):
         raise UsageError(f"{where}: witnesses.quorum is {quorum}, but only {len(keys)} witness key(s) are listed")
+    _distinct_witnesses(keys, where)
     return LogTrust(log["origin"], log["key"], log["url"], keys, quorum)
 
 
