@@ -155,7 +155,7 @@ class Gateway(Proxy):
     async def handle(self, request: Request) -> Response:
         """The catch-all route: a path that fails the raw parse is refused unforwarded; an AcxError is an OCI error."""
         try:
-            api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""))
+            api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""), request.method)
         except RequestRefused as exc:
             request.state.decision = "refused"
             return oci_error(exc.status, exc.oci_code, exc.message)
@@ -427,11 +427,16 @@ class Gateway(Proxy):
             return self._with_headers(Response(b"", status_code=probe.status_code),
                                       self._response_headers(probe, request, drop=("content-length",)))
         artifact_type = request.query_params.get("artifactType") or None
-        if probe.status_code == 404:
-            body: bytes = build_index([])
-        else:
+        # A 404 subject is listed too: a referrer may be pushed before its subject (the spec lets it, and this
+        # gateway answers such a PUT with OCI-Subject after writing it to the index); the repository may not
+        # exist at all, which lists nothing.
+        try:
             body, source = await self.offload(self.upstream.referrers_index, name, digest, artifact_type)
             request.state.referrers_source = source
+        except NotFoundError:
+            if probe.status_code != 404:
+                raise
+            body = build_index([])
         headers = {"Content-Type": MEDIA_INDEX, "Docker-Distribution-API-Version": "registry/2.0"}
         if artifact_type:
             headers["OCI-Filters-Applied"] = "artifactType"

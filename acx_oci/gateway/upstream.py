@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from acx_oci import reasons
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, IntegrityError, NotFoundError, SchemaError, UsageError, VerificationError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
@@ -32,6 +33,7 @@ from acx_oci.oci.model import (
     ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
+    MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
     build_index,
@@ -352,15 +354,28 @@ class Upstream:
         st = self.store(repository)
         if api_support(st.host) or referrers_api(st, subject_digest, None) is not None:
             return  # the upstream indexes the subject itself (without saying OCI-Subject, as ggcr does)
-        manifest = parse_manifest(raw, "referrer manifest")
+        desc = referrer_descriptor(raw)
         if own_tag:
-            st.push_manifest(raw, manifest.media_type, referrer_tag(manifest.digest, subject_digest))
-        st.write_referrers_index(subject_digest, [descriptor_for_referrer(manifest)])
+            st.push_manifest(raw, desc.media_type, referrer_tag(desc.digest, subject_digest))
+        st.write_referrers_index(subject_digest, [desc])
 
     def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
         """The referrers index the gateway serves, and which path the store took (the API or the fallback)."""
         refs, source = list_referrers(self.store(repository), digest, artifact_type)
         return build_index(refs), source
+
+
+def referrer_descriptor(raw: bytes) -> Descriptor:
+    """The referrers-index entry for a manifest *or image index* with a subject (an index referrer, such as a
+    signature over several platforms, has no config: its ``artifactType`` is its own field or none)."""
+    doc = parse_json(raw, "referrer manifest")
+    if isinstance(doc, dict) and doc.get("mediaType") == MEDIA_INDEX:
+        at, ann = doc.get("artifactType"), doc.get("annotations") or {}
+        if not isinstance(ann, dict):
+            raise UsageError("referrer index: annotations must be an object")
+        return Descriptor(MEDIA_INDEX, sha256_digest(raw), len(raw), {str(k): str(v) for k, v in ann.items()},
+                          at if isinstance(at, str) else None)
+    return descriptor_for_referrer(parse_manifest(raw, "referrer manifest"))
 
 
 def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:
