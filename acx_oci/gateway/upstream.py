@@ -40,7 +40,7 @@ from acx_oci.oci.model import (
     parse_manifest,
 )
 from acx_oci.oci.ref import Reference
-from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
+from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag, subject_digest_of
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
@@ -66,6 +66,7 @@ _TYPE_CACHE_MAX = 10_000
 # memory on an evaluation thread before the credential is judged. 90 honest records are a few MiB.
 MAX_PUSH_EVIDENCE_BYTES = 64 * 1024 * 1024
 _STORES_MAX = 256
+_INDEX_READS = 64  # image-index referrers a listing reads for their type (a listing of thousands stays cheap)
 
 _log = logging.getLogger(__name__)
 
@@ -360,9 +361,33 @@ class Upstream:
         st.write_referrers_index(subject_digest, [desc])
 
     def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
-        """The referrers index the gateway serves, and which path the store took (the API or the fallback)."""
-        refs, source = list_referrers(self.store(repository), digest, artifact_type)
+        """The referrers index the gateway serves, and which path the store took (the API or the fallback).
+
+        Image-index referrers that the listing gives without a type (go-containerregistry lists an index's
+        config-less entry bare) are read for their ``artifactType`` and annotations before the filter applies.
+        """
+        st = self.store(repository)
+        refs, source = list_referrers(st, digest, None)
+        bare = [d.digest for d in refs if d.media_type == MEDIA_INDEX and d.artifact_type is None][:_INDEX_READS]
+        if bare:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                read = dict(zip(bare, pool.map(lambda d: self._index_referrer(st, d, digest), bare), strict=True))
+            refs = [read.get(d.digest) or d for d in refs]
+        if artifact_type is not None:
+            refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
+
+    @staticmethod
+    def _index_referrer(st: RegistryStore, digest: str, subject: str) -> Descriptor | None:
+        """The descriptor of an index referrer as its bytes say (None: unreadable, or not about ``subject``)."""
+        try:
+            raw, _, _ = st.fetch_manifest_raw(digest)
+            doc = parse_json(raw, f"referrer index {digest}")
+            if subject_digest_of(doc) != subject:
+                return None
+            return referrer_descriptor(raw)
+        except AcxError:
+            return None
 
 
 def referrer_descriptor(raw: bytes) -> Descriptor:
