@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from acx_oci.oci.model import EMPTY_DESCRIPTOR, EMPTY_JSON, MEDIA_INDEX, MEDIA_M
 from acx_oci.trust.trustfile import load_trust
 
 from .support.gateway_proc import minimal_policy_files
+from .support.httpserver import QuietHTTPServer
 
 TYPE_A, TYPE_B = "application/vnd.example.sig.v1", "application/vnd.example.sbom.v1"
 
@@ -158,3 +162,78 @@ def test_a_proxied_answer_has_one_date_header(gw_any: RunningGateway) -> None:
                  httpx.get(f"{base}/v2/lab/date/referrers/{subject.digest}"),
                  httpx.get(f"{base}/v2/lab/date/manifests/nothere")):
         assert len(resp.headers.get_list("date")) == 1, (resp.request.url, resp.headers)
+
+
+class _Conformant(BaseHTTPRequestHandler):
+    """What a fully conformant registry adds, on top of the real ggcr registry (no registry packaged here does it
+    all): ``OCI-Subject`` on a manifest PUT with a subject, and a referrers listing with the listed manifests'
+    annotations, narrowed by ``?artifactType=`` with ``OCI-Filters-Applied``. Everything else is relayed as is."""
+
+    upstream: ClassVar[str] = ""
+    protocol_version = "HTTP/1.1"
+
+    def _relay(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        url = httpx.URL(f"http://{self.upstream}{self.path}")
+        resp = httpx.request(self.command, url, content=body or None, headers={
+            k: v for k, v in self.headers.items() if k.lower() in ("content-type", "accept")})
+        out, headers = resp.content, {k: v for k, v in resp.headers.items()
+                                      if k.lower() not in ("content-length", "transfer-encoding", "date")}
+        if self.command == "PUT" and resp.status_code == 201 and b'"subject"' in body:
+            headers["OCI-Subject"] = json.loads(body)["subject"]["digest"]
+        if "/referrers/" in url.path and resp.status_code == 200:
+            repo = url.path[len("/v2/"):url.path.index("/referrers/")]
+            wanted = url.params.get("artifactType")
+            doc = json.loads(out)
+            for m in doc["manifests"]:
+                raw = httpx.get(f"http://{self.upstream}/v2/{repo}/manifests/{m['digest']}",
+                                headers={"Accept": m["mediaType"]}).content
+                m["annotations"] = json.loads(raw).get("annotations", {})
+            if wanted:
+                doc["manifests"] = [m for m in doc["manifests"] if m.get("artifactType") == wanted]
+                headers["OCI-Filters-Applied"] = "artifactType"
+            out = json.dumps(doc).encode()
+        self.send_response(resp.status_code)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(out)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _relay
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_what_a_conformant_upstream_adds_is_passed_on(ggcr: str, files: tuple[Path, Path]) -> None:
+    """Its ``OCI-Subject`` once (and then no fallback index of the gateway's own), its annotations, and a filtered
+    listing that says it is filtered."""
+    _Conformant.upstream = ggcr
+    server = QuietHTTPServer(("127.0.0.1", 0), _Conformant)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for running in _gateway(f"127.0.0.1:{server.server_address[1]}", files):
+            base, repo = f"http://{running.address}", f"lab/conformant{uuid.uuid4().hex[:8]}"
+            subject_raw, subject = _subject()
+            _push_blob(base, repo, EMPTY_JSON)
+            assert _put(base, repo, "v1", subject_raw).status_code == 201
+            digests = {}
+            for at, note in ((TYPE_A, "a"), (TYPE_B, "b")):
+                cfg = Descriptor(at, EMPTY_DESCRIPTOR.digest, EMPTY_DESCRIPTOR.size)  # ggcr lists config's type
+                raw = build_manifest(at, [EMPTY_DESCRIPTOR], subject=subject, annotations={"k": note}, config=cfg)
+                put = _put(base, repo, _digest(raw), raw)
+                assert put.status_code == 201 and put.headers.get_list("oci-subject") == [subject.digest]
+                digests[at] = _digest(raw)
+            fallback = subject.digest.replace(":", "-")
+            assert httpx.head(f"http://{ggcr}/v2/{repo}/manifests/{fallback}").status_code == 404
+            only = httpx.get(f"{base}/v2/{repo}/referrers/{subject.digest}", params={"artifactType": TYPE_B})
+            assert only.headers.get_list("oci-filters-applied") == ["artifactType"]
+            assert [(m["digest"], m["annotations"]) for m in only.json()["manifests"]] == [(digests[TYPE_B],
+                                                                                            {"k": "b"})]
+            every = httpx.get(f"{base}/v2/{repo}/referrers/{subject.digest}").json()["manifests"]
+            assert sorted((m["digest"], m["annotations"]["k"]) for m in every) == \
+                sorted([(digests[TYPE_A], "a"), (digests[TYPE_B], "b")])
+    finally:
+        server.shutdown()
