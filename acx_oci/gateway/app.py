@@ -72,7 +72,7 @@ from acx_oci.gateway.blobs import BlobLedger
 from acx_oci.gateway.bodies import read_manifest_body
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
+from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of, target
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
 from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
 from acx_oci.oci.model import (
@@ -96,11 +96,6 @@ _WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has neve
 
 T = TypeVar("T")
 _CONDITIONALS = ("if-none-match", "if-modified-since", "if-match", "if-unmodified-since")
-
-
-def target(api: ApiPath) -> str:
-    """What is forwarded: the raw path and query exactly as the router matched them."""
-    return api.raw + (f"?{api.query}" if api.query else "")
 
 
 def _denied_detail(verdict: Verdict) -> dict[str, Any]:
@@ -427,9 +422,7 @@ class Gateway(Proxy):
             return self._with_headers(Response(b"", status_code=probe.status_code),
                                       self._response_headers(probe, request, drop=("content-length",)))
         artifact_type = request.query_params.get("artifactType") or None
-        # A 404 subject is listed too: a referrer may be pushed before its subject (the spec lets it, and this
-        # gateway answers such a PUT with OCI-Subject after writing it to the index); the repository may not
-        # exist at all, which lists nothing.
+        # a 404 subject is listed too (a referrer may go up first); a repository that does not exist lists nothing
         try:
             body, source = await self.offload(self.upstream.referrers_index, name, digest, artifact_type)
             request.state.referrers_source = source

@@ -63,6 +63,11 @@ class ApiPath:
     mount_from: str | None = None  # ?from=
 
 
+def target(api: ApiPath) -> str:
+    """What is forwarded: the raw path and query exactly as the router matched them."""
+    return api.raw + (f"?{api.query}" if api.query else "")
+
+
 def is_digest(value: str) -> bool:
     """``sha256:<64 hex>`` or ``sha512:<128 hex>`` (lower case): the only digests the gateway passes on."""
     return DIGEST_RE.fullmatch(value) is not None

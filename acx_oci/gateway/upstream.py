@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, IntegrityError, NotFoundError, SchemaError, UsageError, VerificationError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.evaluation.policy import evaluate
@@ -26,6 +25,7 @@ from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
+from acx_oci.gateway.referrers import referrer_descriptor, typed_index_referrers
 from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, level_result, status_entries
@@ -33,14 +33,13 @@ from acx_oci.oci.model import (
     ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
-    MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
     build_index,
     parse_manifest,
 )
 from acx_oci.oci.ref import Reference
-from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag, subject_digest_of
+from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
@@ -66,7 +65,6 @@ _TYPE_CACHE_MAX = 10_000
 # memory on an evaluation thread before the credential is judged. 90 honest records are a few MiB.
 MAX_PUSH_EVIDENCE_BYTES = 64 * 1024 * 1024
 _STORES_MAX = 256
-_INDEX_READS = 64  # image-index referrers a listing reads for their type (a listing of thousands stays cheap)
 
 _log = logging.getLogger(__name__)
 
@@ -368,39 +366,10 @@ class Upstream:
         """
         st = self.store(repository)
         refs, source = list_referrers(st, digest, None)
-        bare = [d.digest for d in refs if d.media_type == MEDIA_INDEX and d.artifact_type is None][:_INDEX_READS]
-        if bare:
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                read = dict(zip(bare, pool.map(lambda d: self._index_referrer(st, d, digest), bare), strict=True))
-            refs = [read.get(d.digest) or d for d in refs]
+        refs = typed_index_referrers(st, refs, digest)
         if artifact_type is not None:
             refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
-
-    @staticmethod
-    def _index_referrer(st: RegistryStore, digest: str, subject: str) -> Descriptor | None:
-        """The descriptor of an index referrer as its bytes say (None: unreadable, or not about ``subject``)."""
-        try:
-            raw, _, _ = st.fetch_manifest_raw(digest)
-            doc = parse_json(raw, f"referrer index {digest}")
-            if subject_digest_of(doc) != subject:
-                return None
-            return referrer_descriptor(raw)
-        except AcxError:
-            return None
-
-
-def referrer_descriptor(raw: bytes) -> Descriptor:
-    """The referrers-index entry for a manifest *or image index* with a subject (an index referrer, such as a
-    signature over several platforms, has no config: its ``artifactType`` is its own field or none)."""
-    doc = parse_json(raw, "referrer manifest")
-    if isinstance(doc, dict) and doc.get("mediaType") == MEDIA_INDEX:
-        at, ann = doc.get("artifactType"), doc.get("annotations") or {}
-        if not isinstance(ann, dict):
-            raise UsageError("referrer index: annotations must be an object")
-        return Descriptor(MEDIA_INDEX, sha256_digest(raw), len(raw), {str(k): str(v) for k, v in ann.items()},
-                          at if isinstance(at, str) else None)
-    return descriptor_for_referrer(parse_manifest(raw, "referrer manifest"))
 
 
 def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:
