@@ -128,13 +128,17 @@ def test_referrers_of_a_subject_not_pushed_yet_are_listed(gw_any: RunningGateway
 
 def test_an_image_index_referrer_is_recorded_and_filtered(gw_any: RunningGateway) -> None:
     """An index with a subject was answered 201 with OCI-Subject but never written to the fallback index (only image
-    manifests were parsed), so it could not be discovered; listed, it keeps its artifactType and annotations, and
-    ``?artifactType=`` narrows the listing and says so."""
+    manifests were parsed), so it could not be discovered; listed, it keeps its artifactType and annotations (ggcr's
+    API lists neither for it, nor annotations for a manifest), and ``?artifactType=`` narrows the listing and says
+    so."""
     base, repo = f"http://{gw_any.address}", f"lab/idx{uuid.uuid4().hex[:8]}"
     subject_raw, subject = _subject()
     _push_blob(base, repo, EMPTY_JSON)
     assert _put(base, repo, "v1", subject_raw).status_code == 201
-    sig = build_manifest(TYPE_A, [EMPTY_DESCRIPTOR], subject=subject, annotations={"k": "manifest"})
+    # typed by its config, as the suite's "config.mediaType = artifactType" referrer: ggcr lists it with that
+    # type and no annotations, which the gateway reads from the manifest
+    sig = build_manifest(TYPE_A, [EMPTY_DESCRIPTOR], subject=subject, annotations={"k": "manifest"},
+                         config=Descriptor(TYPE_A, EMPTY_DESCRIPTOR.digest, EMPTY_DESCRIPTOR.size))
     assert _put(base, repo, _digest(sig), sig).status_code == 201
     index = json.dumps({"schemaVersion": 2, "mediaType": MEDIA_INDEX, "artifactType": TYPE_B,
                         "manifests": [{"mediaType": MEDIA_MANIFEST, "digest": subject.digest, "size": subject.size}],

@@ -1,5 +1,6 @@
-"""Referrers that are image indexes: an index with a ``subject`` (a signature over several platforms, say) has no
-config, so the project's manifest parser and a listing's config-derived ``artifactType`` both miss it."""
+"""Referrer entries as the spec wants them listed, whatever the upstream listed: image indexes (an index with a
+``subject``, a signature over several platforms say, has no config, so the project's manifest parser and a listing's
+config-derived ``artifactType`` both miss it), and manifests an upstream's API lists without their annotations."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.jsonio import parse_json
-from acx_oci.oci.model import MEDIA_INDEX, Descriptor, parse_manifest
+from acx_oci.oci.classify import classify_referrers
+from acx_oci.oci.model import MEDIA_INDEX, MEDIA_MANIFEST, Descriptor, parse_manifest
 from acx_oci.oci.referrers import descriptor_for_referrer, subject_digest_of
 from acx_oci.oci.registry import RegistryStore
 
@@ -48,3 +50,15 @@ def typed_index_referrers(st: RegistryStore, refs: list[Descriptor], subject: st
     with ThreadPoolExecutor(max_workers=4) as pool:
         read = dict(zip(bare, pool.map(lambda d: _read(st, d, subject), bare), strict=True))
     return [read.get(d.digest) or d for d in refs]
+
+
+def annotated_referrers(st: RegistryStore, refs: list[Descriptor], subject: str) -> list[Descriptor]:
+    """``refs`` as an upstream's Referrers API listed them, with each image manifest listed without annotations
+    (go-containerregistry lists none) read for its own type and annotations, as the spec wants them listed; one
+    that names another subject is dropped. Reads are bounded and remembered (:mod:`acx_oci.oci.classify`)."""
+    bare = [d for d in refs if d.media_type == MEDIA_MANIFEST and not d.annotations]
+    if not bare:
+        return refs
+    read = {d.digest: d for d in classify_referrers(st, subject, bare, every=True).descriptors}
+    bare_digests = {d.digest for d in bare}
+    return [read.get(d.digest, d) for d in refs if d.digest not in bare_digests or d.digest in read]

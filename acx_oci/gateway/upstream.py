@@ -25,7 +25,7 @@ from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
-from acx_oci.gateway.referrers import referrer_descriptor, typed_index_referrers
+from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
 from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, level_result, status_entries
@@ -367,6 +367,8 @@ class Upstream:
         st = self.store(repository)
         refs, source = list_referrers(st, digest, None)
         refs = typed_index_referrers(st, refs, digest)
+        if source == "api":  # (the fallback path reads the manifests it lists already)
+            refs = annotated_referrers(st, refs, digest)
         if artifact_type is not None:
             refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
