@@ -96,11 +96,11 @@ def build_suite(mirrors: Path, work: Path) -> Path:
     return binary
 
 
-def run_suite(binary: Path, host: str, report: Path) -> dict[str, str]:
+def run_suite(binary: Path, host: str, report: Path, namespace: str = "conformance/a") -> dict[str, str]:
     """Run every workflow against ``host``; the outcome of each spec by its full name (from the JUnit report)."""
     report.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "OCI_ROOT_URL": f"http://{host}", "OCI_NAMESPACE": "conformance/a",
-           "OCI_CROSSMOUNT_NAMESPACE": "conformance/b", "OCI_TEST_PULL": "1", "OCI_TEST_PUSH": "1",
+    env = {**os.environ, "OCI_ROOT_URL": f"http://{host}", "OCI_NAMESPACE": namespace,
+           "OCI_CROSSMOUNT_NAMESPACE": namespace + "-mount", "OCI_TEST_PULL": "1", "OCI_TEST_PUSH": "1",
            "OCI_TEST_CONTENT_DISCOVERY": "1", "OCI_TEST_CONTENT_MANAGEMENT": "1", "OCI_HIDE_SKIPPED_WORKFLOWS": "0",
            "OCI_DEBUG": "0", "OCI_REPORT_DIR": str(report)}
     subprocess.run([str(binary)], cwd=report, env=env, capture_output=True, timeout=600)
@@ -135,15 +135,17 @@ def main() -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
                         help="where the fetched snapshots are (owner+name/repo git directories)")
     parser.add_argument("--registries", default="distribution,ggcr")
+    parser.add_argument("--namespace", default="conformance/a",
+                        help="repository the suite writes (acx/... is one the test policy covers)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="acx-conformance-"))
     binary = build_suite(args.mirrors, work)
     regressions = 0
     for kind in args.registries.split(","):
         with _registry(kind) as reg:
-            alone = run_suite(binary, reg.host, work / f"{kind}-alone")
+            alone = run_suite(binary, reg.host, work / f"{kind}-alone", args.namespace)
         with _registry(kind) as reg, GatewayProcess(reg.host, minimal_policy_files(work)) as gw:
-            through = run_suite(binary, gw.address, work / f"{kind}-gateway")
+            through = run_suite(binary, gw.address, work / f"{kind}-gateway", args.namespace)
         print(f"{kind} alone:           {_count(alone)}")
         print(f"{kind} through gateway: {_count(through)}")
         for name, outcome in sorted(through.items()):
