@@ -418,18 +418,20 @@ class Gateway(Proxy):
         probe = await self._send(request, f"/v2/{name}/manifests/{digest}", method="HEAD",
                                  drop=("content-length", "content-type"), extra={"Accept": MANIFEST_ACCEPT})
         await probe.aclose()
+        if probe.status_code == 404:  # a referrer may go up before its subject: listed if the client sees the
+            # repository (a registry may answer 404 for one it hides; the listing below uses the gateway's access)
+            probe = await self._send(request, f"/v2/{name}/tags/list?n=1", method="GET",
+                                     drop=("content-length", "content-type"), extra={"Accept": "application/json"})
+            await probe.aclose()
         if probe.status_code in (401, 403):
             return self._with_headers(Response(b"", status_code=probe.status_code),
                                       self._response_headers(probe, request, drop=("content-length",)))
         artifact_type = request.query_params.get("artifactType") or None
-        # a 404 subject is listed too (a referrer may go up first); a repository that does not exist lists nothing
-        try:
-            body, source = await self.offload(self.upstream.referrers_index, name, digest, artifact_type)
-            request.state.referrers_source = source
-        except NotFoundError:
+        body = build_index([])
+        with contextlib.suppress(NotFoundError):  # a repository that does not exist lists nothing
             if probe.status_code != 404:
-                raise
-            body = build_index([])
+                body, request.state.referrers_source = await self.offload(self.upstream.referrers_index, name,
+                                                                          digest, artifact_type)
         headers = {"Content-Type": MEDIA_INDEX, "Docker-Distribution-API-Version": "registry/2.0"}
         if artifact_type:
             headers["OCI-Filters-Applied"] = "artifactType"
