@@ -404,8 +404,16 @@ def test_router_matches_each_api_path_once() -> None:
                        (b"/v2/a/blobs/uploads/", b"mount=" + d.encode() + b"&from=..%2Facx"),
                        (b"/v2/a/blobs/uploads/", b"digest=%ff"), (b"/v2/a/tags/list", "é".encode())]:
         with pytest.raises(RequestRefused) as err:
-            parse_request(raw, query)
+            parse_request(raw, query, "PUT")
         assert err.value.status == 400, raw
+    # a malformed tag read or deleted is an unknown manifest (the spec's 404), still refused before forwarding
+    for method in ("GET", "HEAD", "DELETE"):
+        with pytest.raises(RequestRefused) as err:
+            parse_request(b"/v2/a/manifests/.x", b"", method)
+        assert (err.value.status, err.value.oci_code) == (404, "MANIFEST_UNKNOWN")
+    # a mount without its from is matched as a plain upload POST, the mount gone in any spelling
+    api = parse_request(b"/v2/a/blobs/uploads/", b"m%6Funt=" + d.encode() + b"&x=1", "POST")
+    assert (api.kind, api.mount, api.query) == ("uploads", None, "x=1")
 
 
 def test_router_fuzz_gives_a_match_or_a_clean_refusal() -> None:

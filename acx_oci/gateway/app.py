@@ -72,7 +72,7 @@ from acx_oci.gateway.blobs import BlobLedger
 from acx_oci.gateway.bodies import read_manifest_body
 from acx_oci.gateway.cache import CacheEntry, VerdictCache
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of
+from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of, target
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
 from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
 from acx_oci.oci.model import (
@@ -96,11 +96,6 @@ _WALK_TAGS = 200  # tags the blob ledger reads when asked for a blob it has neve
 
 T = TypeVar("T")
 _CONDITIONALS = ("if-none-match", "if-modified-since", "if-match", "if-unmodified-since")
-
-
-def target(api: ApiPath) -> str:
-    """What is forwarded: the raw path and query exactly as the router matched them."""
-    return api.raw + (f"?{api.query}" if api.query else "")
 
 
 def _denied_detail(verdict: Verdict) -> dict[str, Any]:
@@ -155,7 +150,7 @@ class Gateway(Proxy):
     async def handle(self, request: Request) -> Response:
         """The catch-all route: a path that fails the raw parse is refused unforwarded; an AcxError is an OCI error."""
         try:
-            api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""))
+            api = parse_request(raw_path_of(request.scope), request.scope.get("query_string", b""), request.method)
         except RequestRefused as exc:
             request.state.decision = "refused"
             return oci_error(exc.status, exc.oci_code, exc.message)
@@ -423,15 +418,20 @@ class Gateway(Proxy):
         probe = await self._send(request, f"/v2/{name}/manifests/{digest}", method="HEAD",
                                  drop=("content-length", "content-type"), extra={"Accept": MANIFEST_ACCEPT})
         await probe.aclose()
+        if probe.status_code == 404:  # a referrer may go up before its subject: listed if the client sees the
+            # repository (a registry may answer 404 for one it hides; the listing below uses the gateway's access)
+            probe = await self._send(request, f"/v2/{name}/tags/list?n=1", method="GET",
+                                     drop=("content-length", "content-type"), extra={"Accept": "application/json"})
+            await probe.aclose()
         if probe.status_code in (401, 403):
             return self._with_headers(Response(b"", status_code=probe.status_code),
                                       self._response_headers(probe, request, drop=("content-length",)))
         artifact_type = request.query_params.get("artifactType") or None
-        if probe.status_code == 404:
-            body: bytes = build_index([])
-        else:
-            body, source = await self.offload(self.upstream.referrers_index, name, digest, artifact_type)
-            request.state.referrers_source = source
+        body = build_index([])
+        with contextlib.suppress(NotFoundError):  # a repository that does not exist lists nothing
+            if probe.status_code != 404:
+                body, request.state.referrers_source = await self.offload(self.upstream.referrers_index, name,
+                                                                          digest, artifact_type)
         headers = {"Content-Type": MEDIA_INDEX, "Docker-Distribution-API-Version": "registry/2.0"}
         if artifact_type:
             headers["OCI-Filters-Applied"] = "artifactType"

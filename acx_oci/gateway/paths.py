@@ -16,11 +16,13 @@ paths that *have* one reading:
   (at most 255 characters), a tag ``[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}``, a
   digest ``sha256:<64 hex>`` or ``sha512:<128 hex>`` (lower case);
 * the query's ``digest``, ``mount`` and ``from`` (each at most once) are a
-  digest, a digest and a repository name, and a ``mount`` names its ``from``.
+  digest, a digest and a repository name; a ``mount`` without its ``from`` is
+  dropped (the POST goes on as a plain upload: nothing is mounted unjudged).
 
 Everything else is answered ``400`` (``NAME_INVALID``, ``DIGEST_INVALID``,
-``TAG_INVALID``) or ``404`` (not a distribution API path) before anything is
-forwarded; what is forwarded is the validated raw path byte for byte.
+``TAG_INVALID``), or ``404`` (not a distribution API path; ``MANIFEST_UNKNOWN``
+for a GET/HEAD/DELETE of a malformed tag, which no manifest can have) before
+anything is forwarded; what is forwarded is the validated raw path byte for byte.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from acx_oci.errors import RequestRefused
 
@@ -61,6 +63,11 @@ class ApiPath:
     mount_from: str | None = None  # ?from=
 
 
+def target(api: ApiPath) -> str:
+    """What is forwarded: the raw path and query exactly as the router matched them."""
+    return api.raw + (f"?{api.query}" if api.query else "")
+
+
 def is_digest(value: str) -> bool:
     """``sha256:<64 hex>`` or ``sha512:<128 hex>`` (lower case): the only digests the gateway passes on."""
     return DIGEST_RE.fullmatch(value) is not None
@@ -82,11 +89,15 @@ def check_digest_value(value: str, what: str) -> str:
     return value
 
 
-def _check_reference(ref: str) -> str:
+def _check_reference(ref: str, method: str) -> str:
     if ":" in ref:
         return check_digest_value(ref, "manifest reference")
     if TAG_RE.fullmatch(ref) is None:
-        raise refused(400, "TAG_INVALID", f"tag {ref[:80]!r} does not match [a-zA-Z0-9_][a-zA-Z0-9._-]{{0,127}}")
+        shown = f"tag {ref[:80]!r} does not match [a-zA-Z0-9_][a-zA-Z0-9._-]{{0,127}}"
+        if method in ("GET", "HEAD", "DELETE"):
+            # no manifest can have such a tag: the spec's answer is "unknown" (still never forwarded)
+            raise refused(404, "MANIFEST_UNKNOWN", f"{shown}, so no manifest has it")
+        raise refused(400, "TAG_INVALID", shown)
     return ref
 
 
@@ -107,7 +118,7 @@ def raw_path_of(scope: Any) -> bytes:
     return str(scope.get("path", "")).encode("utf-8", "surrogateescape")
 
 
-def _query(raw_query: bytes) -> tuple[str, dict[str, str]]:
+def _query(raw_query: bytes) -> tuple[str, dict[str, str], list[tuple[str, str]]]:
     query = _decode(raw_query, "query", MAX_QUERY)
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False, errors="strict")
@@ -119,10 +130,10 @@ def _query(raw_query: bytes) -> tuple[str, dict[str, str]]:
             if key in picked:
                 raise refused(400, "DIGEST_INVALID", f"query parameter {key!r} given more than once")
             picked[key] = value
-    return query, picked
+    return query, picked, pairs
 
 
-def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
+def parse_request(raw_path: bytes, raw_query: bytes = b"", method: str = "GET") -> ApiPath:
     """Match one distribution-API request or raise :class:`~acx_oci.errors.RequestRefused` (module docstring)."""
     path = _decode(raw_path, "path", MAX_PATH)
     if _SAFE_PATH_RE.fullmatch(path) is None:
@@ -138,7 +149,7 @@ def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
     segments = (rest[:-1] if trailing else rest).split("/")
     if any(s in ("", ".", "..") for s in segments):
         raise refused(400, "NAME_INVALID", "request path has an empty, '.' or '..' segment")
-    query, params = _query(raw_query)
+    query, params, pairs = _query(raw_query)
     if segments == ["_catalog"] and not trailing:
         return ApiPath(path, "catalog", query=query)
     api = _match(segments, trailing)
@@ -147,7 +158,7 @@ def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
     kind, name_parts, ref = api
     name = check_name("/".join(name_parts))
     if kind == "manifests":
-        _check_reference(ref)
+        _check_reference(ref, method)
     elif kind in ("blobs", "referrers"):
         check_digest_value(ref, f"{kind[:-1]} digest")
     elif kind == "upload" and _UPLOAD_ID_RE.fullmatch(ref) is None:
@@ -160,9 +171,11 @@ def parse_request(raw_path: bytes, raw_query: bytes = b"") -> ApiPath:
     if mount_from is not None:
         check_name(mount_from)
     if mount is not None and mount_from is None:
-        # the OCI spec lets a registry mount a from-less blob out of *any* repository, covered ones included:
-        # only a mount that names its source can be judged
-        raise refused(400, "UNSUPPORTED", "mount= without from=: name the repository the blob is mounted from")
+        # the OCI spec lets a registry mount a from-less blob out of *any* repository, covered ones included, and
+        # only a mount that names its source can be judged; a registry may also answer any mount with a plain
+        # upload session, so this one is forwarded as that: the POST without its mount= (re-encoded from the
+        # parsed pairs, so no spelling of the key survives)
+        query, mount = urlencode([(k, v) for k, v in pairs if k != "mount"]), None
     return ApiPath(path, kind, name, ref, query, digest, mount, mount_from)
 
 

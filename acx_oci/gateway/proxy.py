@@ -23,6 +23,8 @@ from acx_oci.gateway.pool import NoCookies, UpstreamTransport, relay_small
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "trailers", "transfer-encoding", "upgrade", "host"})
+# Set by the gateway's own HTTP server on every answer: the upstream's copy would make a second one.
+SERVER_SET = frozenset({"date"})
 # Set on every policy denial the gateway itself answers, so a client can tell "the gateway's policy said no"
 # (exit 1, the reason shown) from a registry refusing its credentials (exit 3); HEAD answers have no body.
 DENIED_HEADER = "acx-gateway-denied"
@@ -119,7 +121,7 @@ class Proxy:
         out = []
         for k, v in resp.headers.multi_items():
             lk = k.lower()
-            if lk in HOP_BY_HOP or lk in drop or lk == DENIED_HEADER:
+            if lk in HOP_BY_HOP or lk in SERVER_SET or lk in drop or lk == DENIED_HEADER:
                 continue
             if lk in ("location", "link"):
                 v = self._rewrite(v, request)

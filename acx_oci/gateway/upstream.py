@@ -25,6 +25,7 @@ from acx_oci.evaluation.requirements import Verdict
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
+from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
 from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id, level_result, status_entries
@@ -38,7 +39,7 @@ from acx_oci.oci.model import (
     parse_manifest,
 )
 from acx_oci.oci.ref import Reference
-from acx_oci.oci.referrers import descriptor_for_referrer, referrer_tag
+from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
@@ -352,14 +353,24 @@ class Upstream:
         st = self.store(repository)
         if api_support(st.host) or referrers_api(st, subject_digest, None) is not None:
             return  # the upstream indexes the subject itself (without saying OCI-Subject, as ggcr does)
-        manifest = parse_manifest(raw, "referrer manifest")
+        desc = referrer_descriptor(raw)
         if own_tag:
-            st.push_manifest(raw, manifest.media_type, referrer_tag(manifest.digest, subject_digest))
-        st.write_referrers_index(subject_digest, [descriptor_for_referrer(manifest)])
+            st.push_manifest(raw, desc.media_type, referrer_tag(desc.digest, subject_digest))
+        st.write_referrers_index(subject_digest, [desc])
 
     def referrers_index(self, repository: str, digest: str, artifact_type: str | None) -> tuple[bytes, str | None]:
-        """The referrers index the gateway serves, and which path the store took (the API or the fallback)."""
-        refs, source = list_referrers(self.store(repository), digest, artifact_type)
+        """The referrers index the gateway serves, and which path the store took (the API or the fallback).
+
+        Image-index referrers that the listing gives without a type (go-containerregistry lists an index's
+        config-less entry bare) are read for their ``artifactType`` and annotations before the filter applies.
+        """
+        st = self.store(repository)
+        refs, source = list_referrers(st, digest, None)
+        refs = typed_index_referrers(st, refs, digest)
+        if source == "api":  # (the fallback path reads the manifests it lists already)
+            refs = annotated_referrers(st, refs, digest)
+        if artifact_type is not None:
+            refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
 
 
