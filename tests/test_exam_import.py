@@ -26,13 +26,16 @@ BASE_CALC = '''def add(a, b):
 
 
 def clamp(x, lo, hi):
+    """Return x, limited to the range between lo and hi."""
     return x
 
 
 def sign(x):
     return 1
 '''
+#: The fix edits clamp's docstring in place (as real fixes do: the line keeps its first 32 bytes) and both bodies.
 FIXED_CALC = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n").replace(
+    "to the range between lo and hi.", "to the closed range between lo and hi (both included).").replace(
     "def sign(x):\n    return 1\n", "def sign(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n")
 #: A near miss: clamp right, sign forgets zero (fails one test the incomplete fix fails too, but not the other).
 LOOKALIKE_CALC = FIXED_CALC.replace("    if x == 0:\n        return 0\n", "")
@@ -261,3 +264,22 @@ def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None
     assert any("not UTF-8 text: logo.png" in n for n in e["notes"])
     assert not (Path(e["dir"]) / "workspace" / "logo.png").exists()
     assert json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"] == ["logo.png"]
+
+
+@needs_bwrap
+def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(imported: dict[str, Any],
+                                                                                tmp_path: Path) -> None:
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _reference_new
+
+    rec = imported["records"]["calc-look"]
+    assert rec["stages"]["gold"]["referenceNotLeaked"] is True and rec["stages"]["publication"]["findings"] == []
+    exam = tmp_path / "suite" / "tasks" / "calc-look"
+    shutil.copytree(imported["suite"] / "tasks" / "calc-look", exam)
+    (tmp_path / "suite" / "families.yaml").write_text("families: {imported: active}\n")
+    body = "def sign_fixed(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n"
+    (exam / "workspace" / "notes").mkdir()
+    (exam / "workspace" / "notes" / "draft.py").write_text(body)
+    src = load_exam(exam)
+    (found,) = mx.leaks(_reference_new(src), src.model_facing())
+    assert found["file"] == "workspace/notes/draft.py" and found["rule"] == "reference-new-content"

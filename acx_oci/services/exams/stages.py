@@ -88,7 +88,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     try:
         g = _Grader(src, work, image[0] if image else None)
         isolated = bool(check(secrets, g.spec).get("proven"))
-        wins = mx.windows(_reference_added(src))
+        wins = _reference_new(src)
         stages["gold"], base = _gold(src, g, wins)
         stages["grader"] = _controls(src, g, base)
         stages["attack"] = _attack(src, g, base)
@@ -133,12 +133,16 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     return facts
 
 
-def _reference_added(src: ExamSource) -> list[str]:
-    """The bytes the reference adds to the starting tree (its diff hunks), per file."""
-    chunks: list[str] = []
-    for path, text in src.reference.items():
-        chunks += mx.added_chunks(src.workspace.get(path, ""), text)
-    return chunks
+def _reference_new(src: ExamSource) -> dict[bytes, int]:
+    """The windows of what the reference adds that the file it changes did not already say (issue 37: a fix
+    that edits lines in place shares their prefixes with the base; that is context, not the solution). For an
+    exam from a SWE-bench instance the prompt is upstream's own issue text: what it already says is public."""
+    runs: list[str] = []
+    for path, text in sorted(src.reference.items()):
+        runs += mx.new_content(src.workspace.get(path, ""), text)
+    if (src.source or {}).get("kind") == "swebench":
+        runs = [r for r in runs if not mx.leaks(mx.windows([r]), {"prompt.md": src.prompt})]
+    return mx.windows(runs)
 
 
 def _grader_visible(src: ExamSource) -> list[str]:
@@ -157,7 +161,7 @@ def _grader_visible(src: ExamSource) -> list[str]:
     return out
 
 
-def _gold(src: ExamSource, g: _Grader, wins: set[bytes]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
     untouched, gold = g.overlay({}), g.overlay(src.reference)
     visible = _grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
@@ -250,7 +254,8 @@ def _canary(src: ExamSource, register: Register) -> dict[str, Any]:
     return {"ok": bool(one_each and facts["unique"] and facts["registered"]), **facts}
 
 
-def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], wins: set[bytes]) -> dict[str, Any]:
+def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
+                 wins: dict[bytes, int]) -> dict[str, Any]:
     model = src.model_facing()
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
