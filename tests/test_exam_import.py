@@ -161,38 +161,64 @@ def test_without_a_lookalike_certification_refuses_the_grader_stage_and_says_why
     assert ("grader", mx.failures(rec)[-1][1]) == ("grader", grader["reason"])
 
 
+#: Upstream's test file also holds a test the fix does not make pass (SWE-bench leaves it out of both lists).
+HIDDEN_UPSTREAM = HIDDEN + "\n\ndef test_not_this_fix():\n    assert sign(float('nan')) == 0\n"
+#: A test of a name the fix adds: on the base its module cannot even be imported (a failing test, not a fault).
+HIDDEN_NEW_NAME = "from calc import is_zero\n\n\ndef test_is_zero():\n    assert is_zero(0) and not is_zero(2)\n"
+IS_ZERO = "\n\ndef is_zero(x):\n    return sign(x) == 0\n"
+
+
 @needs_bwrap
 def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
+    """Graded: exactly FAIL_TO_PASS + PASS_TO_PASS of the hidden files; the repository's conftest.py and a helper
+    module beside the tests come with the grader; a module importing the fix's new name fails on the base."""
     repos = tmp_path / "clones"
     shas = make_repo(repos / "acme__calc")
+    clone = repos / "acme__calc"
+    support = {"conftest.py": "import pytest\n\n\n@pytest.fixture\ndef zero():\n    return 0\n",
+               "tests/helpers.py": "NEGATIVE = -3\n"}
+    git(clone, "checkout", "-q", "-b", "support", shas["base"])
+    base = commit(clone, support, "test support", "2026-03-03T10:00:00Z")
     other = repos / "acme__calc2"
-    shutil.copytree(repos / "acme__calc", other)
-    base_hidden = ""
+    shutil.copytree(clone, other)
+    hidden = HIDDEN_UPSTREAM.replace("def test_sign_zero():\n    assert sign(0) == 0",
+                                     "def test_sign_zero(zero):\n    assert sign(zero) == 0").replace(
+        "assert sign(-3) == -1", "assert sign(NEGATIVE) == -1").replace(
+        "from calc import clamp, sign\n", "from calc import clamp, sign\nfrom helpers import NEGATIVE\n")
+    f2p = [f"tests/test_calc.py::test_{n}" for n in ("sign_zero", "clamp_low", "sign_negative")]
     instances = []
-    for iid, clone in (("acme__calc-1", "acme/calc"), ("acme__calc2-7", "acme/calc2")):
+    for iid, repo in (("acme__calc-1", "acme/calc"), ("acme__calc2-7", "acme/calc2")):
         instances.append({
-            "instance_id": iid, "repo": clone, "base_commit": shas["base"],
-            "patch": patch("calc.py", BASE_CALC, FIXED_CALC),
-            "test_patch": patch("tests/test_calc.py", base_hidden, HIDDEN).replace(
-                "--- a/tests/test_calc.py", "--- /dev/null"),
-            "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_sign_zero", "tests/test_calc.py::test_clamp_low"]),
-            "PASS_TO_PASS": ["tests/test_visible.py::test_add"],
+            "instance_id": iid, "repo": repo, "base_commit": base,
+            "patch": patch("calc.py", BASE_CALC, FIXED_CALC + IS_ZERO),
+            "test_patch": patch("tests/test_calc.py", "", hidden).replace("--- a/tests/test_calc.py", "--- /dev/null")
+            + patch("tests/test_zero.py", "", HIDDEN_NEW_NAME).replace("--- a/tests/test_zero.py", "--- /dev/null"),
+            "FAIL_TO_PASS": json.dumps([*f2p, "tests/test_zero.py::test_is_zero"]),
+            "PASS_TO_PASS": ["tests/test_calc.py::test_clamp_high", "tests/test_visible.py::test_add"],
             "problem_statement": "clamp ignores its bounds and sign is wrong for zero and negatives.\n",
-            "created_at": "2026-04-01T12:00:00Z",
-            "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC)})
+            "created_at": "2026-04-01T12:00:00Z", "version": "1.2", "environment_setup_commit": shas["base"],
+            "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC + IS_ZERO)})
     jsonl = tmp_path / "instances.jsonl"
     jsonl.write_text("".join(json.dumps(i) + "\n" for i in instances))
     res = cli("exam", "import", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     assert res.exit_code == 0, res.output
     assert [e["exam"] for e in doc["exams"]] == ["acme__calc-1", "acme__calc2-7"]
-    assert all(e["parentCommit"] == shas["base"] and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
+    assert all(e["parentCommit"] == base and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
     cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--jobs", "2", "--json")
     assert cert.exit_code == 0, cert.stderr
     records = json.loads(cert.stdout)["records"]
     assert len(records) == 2 and all(r["certified"] and r["stages"]["eval"]["ok"] for r in records)
-    src = json.loads((tmp_path / "suite" / "tasks" / "acme__calc-1" / "source.json").read_text())
+    assert records[0]["stages"]["eval"]["plays"]["untouched"] == "model-fail"  # not a lane error
+    task = tmp_path / "suite" / "tasks" / "acme__calc-1"
+    src = json.loads((task / "source.json").read_text())
     assert src["failToPass"][0] == "tests/test_calc.py::test_sign_zero" and src["kind"] == "swebench"
+    assert src["version"] == "1.2" and src["environment_setup_commit"] == shas["base"]
+    assert src["graderSupport"] == ["conftest.py", "tests/helpers.py"] and src["passToPassNotGraded"] == 1
+    conf = json.loads((task / "hidden" / "acx-grader.json").read_text())
+    assert conf == {"packages": ["calc"], "conftest": True, "tests": sorted(
+        [*f2p, "tests/test_calc.py::test_clamp_high", "tests/test_zero.py::test_is_zero"])}
+    assert (task / "workspace" / "conftest.py").read_text() == support["conftest.py"]  # the agent keeps its copy
 
 
 def _refused(*args: Any) -> str:

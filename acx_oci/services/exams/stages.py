@@ -149,7 +149,10 @@ def _grader_visible(src: ExamSource) -> list[str]:
     """Why the grader is visible in the model-facing tree (empty: it is not)."""
     grader = src.grader_files()
     contents = {t for t in grader.values() if t.strip()}
-    names = {p.rsplit("/", 1)[-1] for p in src.hidden}
+    # The tests' own conftest.py and helpers (exam import) are upstream's, and the workspace keeps them as the
+    # base has them: the grader's marked copies differ, and their names are not the hidden tests'.
+    support = set((src.source or {}).get("graderSupport") or ())
+    names = {p.rsplit("/", 1)[-1] for p in src.hidden if p not in support}
     out = []
     for path, text in src.model_facing().items():
         if text in contents:
