@@ -210,6 +210,7 @@ def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
     records = json.loads(cert.stdout)["records"]
     assert len(records) == 2 and all(r["certified"] and r["stages"]["eval"]["ok"] for r in records)
     assert records[0]["stages"]["eval"]["plays"]["untouched"] == "model-fail"  # not a lane error
+    assert records[0]["stages"]["gold"]["failToPassPassingOnBase"] == []
     task = tmp_path / "suite" / "tasks" / "acme__calc-1"
     src = json.loads((task / "source.json").read_text())
     assert src["failToPass"][0] == "tests/test_calc.py::test_sign_zero" and src["kind"] == "swebench"

@@ -103,3 +103,10 @@ def test_a_package_under_test_resolved_outside_the_workspace_is_a_lane_error(tmp
         in graded.stderr
     judged = verdict(graded, graded.graded_digest, START)
     assert judged.outcome == LANE_ERROR and "resolved outside the submission" in judged.detail
+
+
+def test_hidden_test_ids_map_to_the_junit_report_node_ids() -> None:
+    from acx_oci.sandbox.grader import junit_nodeid
+
+    assert junit_nodeid("tests/test_calc.py::test_zero") == "tests.tests.test_calc::test_zero"
+    assert junit_nodeid("test_a.py::TestX::test_y[1-2]") == "tests.test_a.TestX::test_y[1-2]"

@@ -18,6 +18,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
+from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
@@ -182,12 +183,24 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str
     else:
         facts["referencePasses"] = gold.passed
         ok = gold.passed
+        f2p = _fail_to_pass(src)
+        if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
+            passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
+            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if junit_nodeid(t) in passing)
+            facts["untouchedFails"] = facts["untouchedFails"] and not facts["failToPassPassingOnBase"]
     if visible:
         facts["graderVisibleAt"] = visible
     if leaked:
         facts["leaks"] = leaked
     facts["ok"] = bool(ok and facts["untouchedFails"] and facts["graderHidden"] and facts["referenceNotLeaked"])
     return {"ok": facts.pop("ok"), **facts}, base
+
+
+def _fail_to_pass(src: ExamSource) -> list[str]:
+    """The graded ``FAIL_TO_PASS`` ids of an exam from a SWE-bench instance (none for other exams)."""
+    source = src.source or {}
+    graded = set(source.get("testIds") or ())
+    return sorted(t for t in source.get("failToPass") or () if isinstance(t, str) and t in graded)
 
 
 def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
