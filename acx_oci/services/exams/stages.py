@@ -16,11 +16,13 @@ from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
 from acx_oci.services.exams.evaluation import evaluate
+from acx_oci.services.exams.harness import LANE, retried
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
 
@@ -48,18 +50,24 @@ class _Grader:
                                         "staged": {p.relative_to(self.tests).as_posix(): p.read_text("utf-8")
                                                    for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
 
-    def run(self, files: dict[str, str]) -> GradeResult:
+    def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe") -> GradeResult:
         self.n += 1
         sub = self.work / f"sub-{self.n}"
         sub.mkdir()
         write_files(sub, files)
         try:
-            return grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS)
+            return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS),
+                           expect_pass=expect_pass, what=f"grading {what}")
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
-    def overlay(self, over: dict[str, str]) -> GradeResult:
-        return self.run({**self.src.workspace, **over})
+    def overlay(self, over: dict[str, str], what: str = "a control") -> GradeResult:
+        return self.run({**self.src.workspace, **over}, what=what)
+
+    def gold(self) -> GradeResult:
+        """The reference: a run that should pass (unless the exam is impossible), so a timeout is retried."""
+        return self.run({**self.src.workspace, **self.src.reference}, expect_pass=not self.src.impossible,
+                        what="the reference")
 
 
 def _verdict(r: GradeResult) -> str:
@@ -95,9 +103,11 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         stages["attack"] = _attack(src, g, base)
         stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
         stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
+        stages["eval"] = evaluate(src, image[0] if image else None, secrets)
+    except HarnessFault as exc:  # the harness failed, not the exam: said as such, and never cached
+        return _harness_record(src, stages, str(exc))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    stages["eval"] = evaluate(src, image[0] if image else None, secrets)
     for s in ("gold", "grader", "attack"):
         stages[s]["promotionEligible"] = bool(stages[s]["ok"] and isolated)
     stages["gold"]["isolated"] = stages["grader"]["isolated"] = isolated
@@ -114,6 +124,18 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         chain_ok = all(stages[s].get("ok") for s in mx.STAGES if s != "promotion")
         stages["promotion"] = {"ok": bool(chain_ok), "imageDigest": image[1],
                                "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+
+
+def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str) -> dict[str, Any]:
+    """The record of a run the harness could not finish: the stages that did not run say so, the first of
+    them carries ``laneError: harness`` (no verdict on the exam; :func:`certify_suite` never caches it)."""
+    first = next(s for s in mx.STAGES[1:] if s not in stages)
+    for s in mx.STAGES[1:-1]:
+        if s not in stages:
+            stages[s] = mx.skipped(s, f"harness lane error: {why}")
+    stages[first].update(laneError=LANE, reason=f"harness lane error: {why}")
+    stages["promotion"] = dict(mx.NO_IMAGE)
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
@@ -166,7 +188,7 @@ def _grader_visible(src: ExamSource) -> list[str]:
 
 
 def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
-    untouched, gold = g.overlay({}), g.overlay(src.reference)
+    untouched, gold = g.overlay({}, "the untouched tree"), g.gold()
     visible = _grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
     facts: dict[str, Any] = {"untouchedFails": not untouched.passed, "graderHidden": not visible,
@@ -209,7 +231,7 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict
     res["lookalike"] = g.overlay(src.controls.get("lookalike", {}))
     res["plantedHook"] = g.overlay({"conftest.py": HOOK_CONFTEST})
     res["plantedReward"] = g.overlay(dict(REWARD_FILES))
-    res["goldAfterTamperAttempts"] = g.overlay(src.reference)
+    res["goldAfterTamperAttempts"] = g.gold()
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
     want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
     inc, look = res["incomplete"], res["lookalike"]
@@ -241,7 +263,7 @@ def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[s
         verdicts[name] = _verdict(r)
         if r.passed:
             exploits.append(name)
-    after = g.overlay(src.reference)
+    after = g.gold()
     facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits}
     if src.impossible:
         facts["goldStillPassesAfterSuite"] = None
