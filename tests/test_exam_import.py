@@ -277,6 +277,14 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert e["sourceFiles"] == ["calc.py", "checks/verify_calc.py"]  # test_noise.py is in neither
     contract = json.loads((Path(e["dir"]) / "exam.yaml").read_text())
     assert contract["grader"] == "hidden/tests/test_calc.py" and contract["publishedAt"] == "2026-03-20"
+    assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text()) == {
+        "packages": ["calc", "checks"], "conftest": False}
+    ids = "tests/test_calc.py::test_sign_zero,tests/test_calc.py::test_clamp_low"
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests", ids, "--id", "ids",
+              "-o", out, "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert e["hiddenTests"] == ["tests/test_calc.py"]  # the file of the ids; exactly those ids are graded
+    assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == sorted(ids.split(","))
 
 
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
