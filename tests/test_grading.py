@@ -110,3 +110,20 @@ def test_hidden_test_ids_map_to_the_junit_report_node_ids() -> None:
 
     assert junit_nodeid("tests/test_calc.py::test_zero") == "tests.tests.test_calc::test_zero"
     assert junit_nodeid("test_a.py::TestX::test_y[1-2]") == "tests.test_a.TestX::test_y[1-2]"
+
+
+def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path) -> None:
+    """pytest imports a test package's __init__.py at setup, after the grader deleted the hidden files."""
+    import shutil
+
+    from acx_oci.sandbox import grade
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    sub.mkdir()
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "__init__.py").write_text("")
+    (hidden / "tests" / "test_pkg.py").write_text("def test_one():\n    assert 1\n")
+    graded = grade(sub, hidden, time_seconds=60)
+    assert graded.passed and graded.counts()["passed"] == 1, graded.stdout.decode()[-1500:]
