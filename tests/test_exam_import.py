@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -312,9 +313,16 @@ def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(i
     exam = tmp_path / "suite" / "tasks" / "calc-look"
     shutil.copytree(imported["suite"] / "tasks" / "calc-look", exam)
     (tmp_path / "suite" / "families.yaml").write_text("families: {imported: active}\n")
+    src = load_exam(exam)
+    # A fix that repeats what the base already says elsewhere (upstream's own text) leaks nothing ...
+    copied = {"calc.py": FIXED_CALC + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+    assert _reference_new(dataclasses.replace(src, reference=copied)) == _reference_new(src)
+    assert mx.leaks(_reference_new(src), src.model_facing()) == []
     body = "def sign_fixed(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n"
     (exam / "workspace" / "notes").mkdir()
     (exam / "workspace" / "notes" / "draft.py").write_text(body)
     src = load_exam(exam)
     (found,) = mx.leaks(_reference_new(src), src.model_facing())
     assert found["file"] == "workspace/notes/draft.py" and found["rule"] == "reference-new-content"
+    # ... but once the workspace is no longer upstream's base tree, every file of it is scanned strictly.
+    assert mx.leaks(_reference_new(dataclasses.replace(src, reference=copied)), src.model_facing())

@@ -280,24 +280,41 @@ def windows(runs: Iterable[str], size: int = WINDOW) -> dict[bytes, int]:
     return out
 
 
+def _hits(wins: Mapping[bytes, int], text: str, size: int) -> dict[int, set[bytes]]:
+    raw = normalized(text).encode("utf-8")
+    hits: dict[int, set[bytes]] = {}
+    for i in range(len(raw) - size + 1):
+        w = raw[i:i + size]
+        if w in wins:
+            hits.setdefault(wins[w], set()).add(w)
+    return hits
+
+
+def _totals(wins: Mapping[bytes, int]) -> dict[int, int]:
+    total: dict[int, int] = {}
+    for n in wins.values():
+        total[n] = total.get(n, 0) + 1
+    return total
+
+
+def held(wins: Mapping[bytes, int], files: Mapping[str, str], size: int = WINDOW) -> set[int]:
+    """The runs (indices) some file already holds: text the base has is context, not a leak."""
+    total, out = _totals(wins), set[int]()
+    for text in files.values():
+        out.update(n for n, h in _hits(wins, text, size).items() if len(h) >= LEAK_SHARE * total[n])
+    return out
+
+
 def leaks(wins: Mapping[bytes, int], files: Mapping[str, str], size: int = WINDOW) -> list[dict[str, Any]]:
     """One finding per file holding most (:data:`LEAK_SHARE`) of the windows of some new run: the new function
     body or constant itself, not a phrase it shares with code the base already has. ``{file, rule, bytes}``."""
     found: list[dict[str, Any]] = []
     if not wins:
         return found
-    total: dict[int, int] = {}
-    for n in wins.values():
-        total[n] = total.get(n, 0) + 1
+    total = _totals(wins)
     for path, text in sorted(files.items()):
-        raw = normalized(text).encode("utf-8")
-        hits: dict[int, set[bytes]] = {}
-        for i in range(len(raw) - size + 1):
-            w = raw[i:i + size]
-            if w in wins:
-                hits.setdefault(wins[w], set()).add(w)
-        leaked = sorted((n for n, h in hits.items() if len(h) >= LEAK_SHARE * total[n]),
-                        key=lambda n: -len(hits[n]))
+        hits = _hits(wins, text, size)
+        leaked = sorted((n for n, h in hits.items() if len(h) >= LEAK_SHARE * total[n]), key=lambda n: -len(hits[n]))
         if leaked:
             first = min(hits[leaked[0]])
             found.append({"file": path, "rule": "reference-new-content", "windows": len(hits[leaked[0]]),

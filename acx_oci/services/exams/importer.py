@@ -28,6 +28,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
 from acx_oci.sandbox.grader import GRADER_CONFIG
+from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import gitrepo
 from acx_oci.services.exams.source import SOURCE_FILE
 
@@ -259,8 +260,10 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
         _write_tree(out, f"{rel}/controls/lookalike", parts.lookalike)
     safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
+    # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
+    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace")}
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
-                          json.dumps(parts.source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+                          json.dumps(source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
     _replace(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
     return root

@@ -157,14 +157,27 @@ def _contract(src: ExamSource) -> dict[str, Any]:
 
 
 def _reference_new(src: ExamSource) -> dict[bytes, int]:
-    """The windows of what the reference adds that the file it changes did not already say (issue 37: a fix
-    that edits lines in place shares their prefixes with the base; that is context, not the solution). For an
-    exam from a SWE-bench instance the prompt is upstream's own issue text: what it already says is public."""
+    """The windows of what the reference adds that the base did not already have (issue 37).
+
+    Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
+    words). Then, for an exam whose workspace is still its repository's base tree as imported (its digest is
+    ``source.json``'s ``baseTreeDigest``), a run the workspace already holds anywhere is context (upstream had
+    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is, for a SWE-bench
+    instance, a run upstream's issue text holds. A workspace edited since (or made by hand) has no such pass:
+    every file of it is scanned, strictly.
+    """
     runs: list[str] = []
     for path, text in sorted(src.reference.items()):
         runs += mx.new_content(src.workspace.get(path, ""), text)
-    if (src.source or {}).get("kind") == "swebench":
-        runs = [r for r in runs if not mx.leaks(mx.windows([r]), {"prompt.md": src.prompt})]
+    public: dict[str, str] = {}
+    source = src.source or {}
+    if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
+        public.update(src.workspace)
+    if source.get("kind") == "swebench":
+        public["prompt.md"] = src.prompt
+    if public:
+        context = mx.held(mx.windows(runs), public)
+        runs = [r for n, r in enumerate(runs) if n not in context]
     return mx.windows(runs)
 
 
