@@ -19,6 +19,7 @@ The tree (as httpx draws its own)::
     │   ├── NoteInvalid             exit 2  note_invalid   (not a C2SP signed note / checkpoint / vkey)
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
+    │           └── HarnessFault    exit 2  containment_unproven (certification: retried, recorded, never raised)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
     ├── PathOutside                 exit 2  path_outside   (an input file or link that leaves its directory)
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
@@ -117,6 +118,11 @@ class SandboxUnavailable(SandboxError):
     """bubblewrap (or prlimit/setpriv) is missing or cannot start here: containment cannot be provided."""
 
     code = reasons.CONTAINMENT_UNPROVEN
+
+
+class HarnessFault(SandboxUnavailable):
+    """Certification's harness, not the exam, failed a run after every retry (EAGAIN, a lost sandbox, a grade past
+    its deadline under load): recorded as a lane error of the harness, never raised to a user."""
 
 
 class TreeRefused(AcxError):

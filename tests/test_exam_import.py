@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -26,13 +27,16 @@ BASE_CALC = '''def add(a, b):
 
 
 def clamp(x, lo, hi):
+    """Return x, limited to the range between lo and hi."""
     return x
 
 
 def sign(x):
     return 1
 '''
+#: The fix edits clamp's docstring in place (as real fixes do: the line keeps its first 32 bytes) and both bodies.
 FIXED_CALC = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n").replace(
+    "to the range between lo and hi.", "to the closed range between lo and hi (both included).").replace(
     "def sign(x):\n    return 1\n", "def sign(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n")
 #: A near miss: clamp right, sign forgets zero (fails one test the incomplete fix fails too, but not the other).
 LOOKALIKE_CALC = FIXED_CALC.replace("    if x == 0:\n        return 0\n", "")
@@ -158,38 +162,65 @@ def test_without_a_lookalike_certification_refuses_the_grader_stage_and_says_why
     assert ("grader", mx.failures(rec)[-1][1]) == ("grader", grader["reason"])
 
 
+#: Upstream's test file also holds a test the fix does not make pass (SWE-bench leaves it out of both lists).
+HIDDEN_UPSTREAM = HIDDEN + "\n\ndef test_not_this_fix():\n    assert sign(float('nan')) == 0\n"
+#: A test of a name the fix adds: on the base its module cannot even be imported (a failing test, not a fault).
+HIDDEN_NEW_NAME = "from calc import is_zero\n\n\ndef test_is_zero():\n    assert is_zero(0) and not is_zero(2)\n"
+IS_ZERO = "\n\ndef is_zero(x):\n    return sign(x) == 0\n"
+
+
 @needs_bwrap
 def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
+    """Graded: exactly FAIL_TO_PASS + PASS_TO_PASS of the hidden files; the repository's conftest.py and a helper
+    module beside the tests come with the grader; a module importing the fix's new name fails on the base."""
     repos = tmp_path / "clones"
     shas = make_repo(repos / "acme__calc")
+    clone = repos / "acme__calc"
+    support = {"conftest.py": "import pytest\n\n\n@pytest.fixture\ndef zero():\n    return 0\n",
+               "tests/helpers.py": "NEGATIVE = -3\n"}
+    git(clone, "checkout", "-q", "-b", "support", shas["base"])
+    base = commit(clone, support, "test support", "2026-03-03T10:00:00Z")
     other = repos / "acme__calc2"
-    shutil.copytree(repos / "acme__calc", other)
-    base_hidden = ""
+    shutil.copytree(clone, other)
+    hidden = HIDDEN_UPSTREAM.replace("def test_sign_zero():\n    assert sign(0) == 0",
+                                     "def test_sign_zero(zero):\n    assert sign(zero) == 0").replace(
+        "assert sign(-3) == -1", "assert sign(NEGATIVE) == -1").replace(
+        "from calc import clamp, sign\n", "from calc import clamp, sign\nfrom helpers import NEGATIVE\n")
+    f2p = [f"tests/test_calc.py::test_{n}" for n in ("sign_zero", "clamp_low", "sign_negative")]
     instances = []
-    for iid, clone in (("acme__calc-1", "acme/calc"), ("acme__calc2-7", "acme/calc2")):
+    for iid, repo in (("acme__calc-1", "acme/calc"), ("acme__calc2-7", "acme/calc2")):
         instances.append({
-            "instance_id": iid, "repo": clone, "base_commit": shas["base"],
-            "patch": patch("calc.py", BASE_CALC, FIXED_CALC),
-            "test_patch": patch("tests/test_calc.py", base_hidden, HIDDEN).replace(
-                "--- a/tests/test_calc.py", "--- /dev/null"),
-            "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_sign_zero", "tests/test_calc.py::test_clamp_low"]),
-            "PASS_TO_PASS": ["tests/test_visible.py::test_add"],
+            "instance_id": iid, "repo": repo, "base_commit": base,
+            "patch": patch("calc.py", BASE_CALC, FIXED_CALC + IS_ZERO),
+            "test_patch": patch("tests/test_calc.py", "", hidden).replace("--- a/tests/test_calc.py", "--- /dev/null")
+            + patch("tests/test_zero.py", "", HIDDEN_NEW_NAME).replace("--- a/tests/test_zero.py", "--- /dev/null"),
+            "FAIL_TO_PASS": json.dumps([*f2p, "tests/test_zero.py::test_is_zero"]),
+            "PASS_TO_PASS": ["tests/test_calc.py::test_clamp_high", "tests/test_visible.py::test_add"],
             "problem_statement": "clamp ignores its bounds and sign is wrong for zero and negatives.\n",
-            "created_at": "2026-04-01T12:00:00Z",
-            "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC)})
+            "created_at": "2026-04-01T12:00:00Z", "version": "1.2", "environment_setup_commit": shas["base"],
+            "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC + IS_ZERO)})
     jsonl = tmp_path / "instances.jsonl"
     jsonl.write_text("".join(json.dumps(i) + "\n" for i in instances))
     res = cli("exam", "import", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     assert res.exit_code == 0, res.output
     assert [e["exam"] for e in doc["exams"]] == ["acme__calc-1", "acme__calc2-7"]
-    assert all(e["parentCommit"] == shas["base"] and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
+    assert all(e["parentCommit"] == base and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
     cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--jobs", "2", "--json")
     assert cert.exit_code == 0, cert.stderr
     records = json.loads(cert.stdout)["records"]
     assert len(records) == 2 and all(r["certified"] and r["stages"]["eval"]["ok"] for r in records)
-    src = json.loads((tmp_path / "suite" / "tasks" / "acme__calc-1" / "source.json").read_text())
+    assert records[0]["stages"]["eval"]["plays"]["untouched"] == "model-fail"  # not a lane error
+    assert records[0]["stages"]["gold"]["failToPassPassingOnBase"] == []
+    task = tmp_path / "suite" / "tasks" / "acme__calc-1"
+    src = json.loads((task / "source.json").read_text())
     assert src["failToPass"][0] == "tests/test_calc.py::test_sign_zero" and src["kind"] == "swebench"
+    assert src["version"] == "1.2" and src["environment_setup_commit"] == shas["base"]
+    assert src["graderSupport"] == ["conftest.py", "tests/helpers.py"] and src["passToPassNotGraded"] == 1
+    conf = json.loads((task / "hidden" / "acx-grader.json").read_text())
+    assert conf == {"packages": ["calc"], "conftest": True, "tests": sorted(
+        [*f2p, "tests/test_calc.py::test_clamp_high", "tests/test_zero.py::test_is_zero"])}
+    assert (task / "workspace" / "conftest.py").read_text() == support["conftest.py"]  # the agent keeps its copy
 
 
 def _refused(*args: Any) -> str:
@@ -247,6 +278,14 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert e["sourceFiles"] == ["calc.py", "checks/verify_calc.py"]  # test_noise.py is in neither
     contract = json.loads((Path(e["dir"]) / "exam.yaml").read_text())
     assert contract["grader"] == "hidden/tests/test_calc.py" and contract["publishedAt"] == "2026-03-20"
+    assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text()) == {
+        "packages": ["calc", "checks"], "conftest": False}
+    ids = "tests/test_calc.py::test_sign_zero,tests/test_calc.py::test_clamp_low"
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests", ids, "--id", "ids",
+              "-o", out, "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert e["hiddenTests"] == ["tests/test_calc.py"]  # the file of the ids; exactly those ids are graded
+    assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == sorted(ids.split(","))
 
 
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
@@ -261,3 +300,29 @@ def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None
     assert any("not UTF-8 text" in n and "logo.png" in n for n in e["notes"])
     assert not (Path(e["dir"]) / "workspace" / "logo.png").exists()
     assert json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"] == ["logo.png"]
+
+
+@needs_bwrap
+def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(imported: dict[str, Any],
+                                                                                tmp_path: Path) -> None:
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _reference_new
+
+    rec = imported["records"]["calc-look"]
+    assert rec["stages"]["gold"]["referenceNotLeaked"] is True and rec["stages"]["publication"]["findings"] == []
+    exam = tmp_path / "suite" / "tasks" / "calc-look"
+    shutil.copytree(imported["suite"] / "tasks" / "calc-look", exam)
+    (tmp_path / "suite" / "families.yaml").write_text("families: {imported: active}\n")
+    src = load_exam(exam)
+    # A fix that repeats what the base already says elsewhere (upstream's own text) leaks nothing ...
+    copied = {"calc.py": FIXED_CALC + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+    assert _reference_new(dataclasses.replace(src, reference=copied)) == _reference_new(src)
+    assert mx.leaks(_reference_new(src), src.model_facing()) == []
+    body = "def sign_fixed(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n"
+    (exam / "workspace" / "notes").mkdir()
+    (exam / "workspace" / "notes" / "draft.py").write_text(body)
+    src = load_exam(exam)
+    (found,) = mx.leaks(_reference_new(src), src.model_facing())
+    assert found["file"] == "workspace/notes/draft.py" and found["rule"] == "reference-new-content"
+    # ... but once the workspace is no longer upstream's base tree, every file of it is scanned strictly.
+    assert mx.leaks(_reference_new(dataclasses.replace(src, reference=copied)), src.model_facing())

@@ -193,11 +193,21 @@ def test_record_digest_and_checks_are_pure() -> None:
 def test_reference_windows_ignore_short_shared_bytes() -> None:
     stub = 'def f(x):\n    """Return the thing."""\n    raise NotImplementedError\n'
     ref = 'def f(x):\n    """Return the thing."""\n    return sorted(set(x), key=lambda v: (len(str(v)), v))\n'
-    wins = mx.windows(mx.added_chunks(stub, ref))
+    wins = mx.windows(mx.new_content(stub, ref))
     assert mx.leaks(wins, {"ws/solution.py": stub}) == []  # the shared stub and docstring are not a finding
-    hit = mx.leaks(wins, {"notes.md": "try: return sorted(set(x), key=lambda v: (len(str(v)), v))"})
-    assert hit and hit[0]["file"] == "notes.md"
-    assert mx.leaks(wins, {"n": "return sorted(set(x))"}) == []  # < 32 bytes
+    hit = mx.leaks(wins, {"notes.md": "try:\n  return sorted(set(x), key=lambda v: (len(str(v)),  v))"})
+    assert hit and hit[0]["file"] == "notes.md" and hit[0]["rule"] == "reference-new-content"
+    assert mx.leaks(wins, {"n": "return sorted(set(x))"}) == []  # a fragment of it, not the new content
+
+
+def test_a_line_edited_in_place_adds_only_its_new_words() -> None:
+    before = ('def slug(text):\n    """Lower-case words of TEXT joined by dashes."""\n'
+              '    return "-".join(text.split())\n')
+    after = before.replace("TEXT joined by dashes", "TEXT (letters and digits) joined by single dashes")
+    assert mx.new_content(before, after) == ["( letters and digits )", "single"]
+    assert mx.windows(mx.new_content(before, after)) == {}  # too short to be a solution: nothing to look for
+    moved = 'def b():\n    return 2\n\n\ndef a():\n    return 1\n'
+    assert mx.new_content('def a():\n    return 1\n\n\ndef b():\n    return 2\n', moved) == []
 
 
 def test_bench_py_is_in_exam_form_with_impossible_exams_held_out() -> None:

@@ -62,3 +62,68 @@ def test_tree_digest_sees_content_mode_and_links(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     d3 = tree_digest(tmp_path)
     assert len({d0, d1, d2, d3}) == 4
+
+
+STALE = "def clamp(x, lo, hi):\n    return x\n"  # the package as an older release had it
+FIXED = "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"
+TEST = "from calc import clamp\n\n\ndef test_clamp():\n    assert clamp(50, 0, 10) == 10\n"
+
+
+def _grade_with_stale_copy(tmp_path: Path, test: str) -> GradeResult:
+    """The hidden tree holds an older copy of the package under test beside the test (on pytest's sys.path)."""
+    import json
+    import shutil
+
+    from acx_oci.sandbox import grade
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    (sub / "src").mkdir(parents=True)
+    (sub / "src" / "calc.py").write_text(FIXED)
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "calc.py").write_text(STALE)
+    (hidden / "tests" / "test_calc.py").write_text(test)
+    (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"]}))
+    return grade(sub, hidden, time_seconds=60)
+
+
+def test_an_older_copy_of_the_package_in_the_graders_environment_does_not_shadow_the_submission(
+        tmp_path: Path) -> None:
+    from acx_oci.services.exams.importer import PROLOGUE
+
+    graded = _grade_with_stale_copy(tmp_path, PROLOGUE + TEST)  # as exam import writes hidden tests
+    assert graded.passed, graded.stdout.decode()[-2000:]
+
+
+def test_a_package_under_test_resolved_outside_the_workspace_is_a_lane_error(tmp_path: Path) -> None:
+    graded = _grade_with_stale_copy(tmp_path, TEST)  # no prologue: pytest's own sys.path entry wins
+    assert graded.shadowed and not graded.passed
+    assert b"package under test calc resolved outside /workspace: /tmp/acx-grader/tests/tests/calc.py" \
+        in graded.stderr
+    judged = verdict(graded, graded.graded_digest, START)
+    assert judged.outcome == LANE_ERROR and "resolved outside the submission" in judged.detail
+
+
+def test_hidden_test_ids_map_to_the_junit_report_node_ids() -> None:
+    from acx_oci.sandbox.grader import junit_nodeid
+
+    assert junit_nodeid("tests/test_calc.py::test_zero") == "tests.tests.test_calc::test_zero"
+    assert junit_nodeid("test_a.py::TestX::test_y[1-2]") == "tests.test_a.TestX::test_y[1-2]"
+
+
+def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path) -> None:
+    """pytest imports a test package's __init__.py at setup, after the grader deleted the hidden files."""
+    import shutil
+
+    from acx_oci.sandbox import grade
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    sub.mkdir()
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "__init__.py").write_text("")
+    (hidden / "tests" / "test_pkg.py").write_text("def test_one():\n    assert 1\n")
+    graded = grade(sub, hidden, time_seconds=60)
+    assert graded.passed and graded.counts()["passed"] == 1, graded.stdout.decode()[-1500:]

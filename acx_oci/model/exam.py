@@ -60,6 +60,10 @@ EXPECTED_IMPOSSIBLE = dict.fromkeys(CONTROLS, "F")
 NO_IMAGE = {"ok": False, "reason": "no environment image"}
 
 WINDOW = 32
+#: The share of a new run's windows a file must hold to leak it (a copied body holds them all).
+LEAK_SHARE = 0.5
+#: A new line sharing this much of its tokens with an old line of its hunk edits that line in place.
+EDITED_IN_PLACE = 0.6
 CANARY_RE = re.compile(r"acx-canary-[0-9a-f]{24}")
 
 #: Default publication patterns: (name, regex, scope). scope "model" = only the model-facing tree.
@@ -211,40 +215,110 @@ def contract_facts(doc: Any, families: Any) -> dict[str, Any]:
     return facts
 
 
-# --- bytes the reference adds, and where they turn up ---------------------------------------------------
+# --- what the reference adds that the base did not have, and where it turns up ------------------------
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-def added_chunks(before: str, after: str) -> list[str]:
-    """The text ``after`` adds to ``before``: the inserted/replaced hunks of a line diff."""
+def tokens(text: str) -> list[str]:
+    """Words and single punctuation marks: whitespace, indentation and line breaks carry no content."""
+    return _TOKEN.findall(text)
+
+
+def normalized(text: str) -> str:
+    """The text as its tokens joined by one space, so a leak cannot hide behind re-indentation."""
+    return " ".join(tokens(text))
+
+
+def new_content(before: str, after: str) -> list[str]:
+    """What ``after`` adds to ``before`` that ``before`` did not already say, as normalized runs.
+
+    Per changed line hunk, each new line either edits an old line of the hunk in place (they share most
+    tokens: only its inserted words are new, not the prefix it shares) or is wholly new; consecutive wholly
+    new lines make one run (a new function body, a new constant). A line ``before`` already holds (code moved
+    within the file) is context, as is a run ``before`` already holds.
+    """
     a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    out = []
-    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag in ("insert", "replace"):
-            out.append("".join(b[j1:j2]))
+    have, have_lines = normalized(before), {normalized(line) for line in a}
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag not in ("insert", "replace"):
+            continue
+        old = [tokens(line) for line in a[i1:i2]]
+        run: list[str] = []
+        for line in b[j1:j2]:
+            new = tokens(line)
+            edited = max(old, key=lambda o: difflib.SequenceMatcher(None, o, new, autojunk=False).ratio(),
+                         default=None)
+            if not new or " ".join(new) in have_lines or (
+                    edited is not None and difflib.SequenceMatcher(None, edited, new, autojunk=False).ratio()
+                    >= EDITED_IN_PLACE):
+                out.append(" ".join(run))
+                run = []
+                if new and edited is not None and " ".join(new) not in have_lines:
+                    out += _inserted(edited, new)
+            else:
+                run += new
+        out.append(" ".join(run))
+    return [r for r in out if r and r not in have]
+
+
+def _inserted(old: list[str], new: list[str]) -> list[str]:
+    """The token runs ``new`` inserts into ``old`` (a line edited in place)."""
+    return [" ".join(new[m1:m2]) for t, _k1, _k2, m1, m2 in
+            difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if t in ("insert", "replace")]
+
+
+def windows(runs: Iterable[str], size: int = WINDOW) -> dict[bytes, int]:
+    """Every ``size``-byte window of every normalized new run, mapped to its run's index; runs shorter than
+    ``size`` contribute nothing (a shared idiom or a lone new word is no solution)."""
+    out: dict[bytes, int] = {}
+    for n, run in enumerate(runs):
+        raw = run.encode("utf-8")
+        for i in range(len(raw) - size + 1):
+            out.setdefault(raw[i:i + size], n)
     return out
 
 
-def windows(chunks: Iterable[str], size: int = WINDOW) -> set[bytes]:
-    """Every ``size``-byte window of every chunk; chunks shorter than ``size`` contribute nothing."""
-    out: set[bytes] = set()
-    for chunk in chunks:
-        raw = chunk.encode("utf-8")
-        out.update(raw[i:i + size] for i in range(len(raw) - size + 1))
+def _hits(wins: Mapping[bytes, int], text: str, size: int) -> dict[int, set[bytes]]:
+    raw = normalized(text).encode("utf-8")
+    hits: dict[int, set[bytes]] = {}
+    for i in range(len(raw) - size + 1):
+        w = raw[i:i + size]
+        if w in wins:
+            hits.setdefault(wins[w], set()).add(w)
+    return hits
+
+
+def _totals(wins: Mapping[bytes, int]) -> dict[int, int]:
+    total: dict[int, int] = {}
+    for n in wins.values():
+        total[n] = total.get(n, 0) + 1
+    return total
+
+
+def held(wins: Mapping[bytes, int], files: Mapping[str, str], size: int = WINDOW) -> set[int]:
+    """The runs (indices) some file already holds: text the base has is context, not a leak."""
+    total, out = _totals(wins), set[int]()
+    for text in files.values():
+        out.update(n for n, h in _hits(wins, text, size).items() if len(h) >= LEAK_SHARE * total[n])
     return out
 
 
-def leaks(wins: set[bytes], files: Mapping[str, str], size: int = WINDOW) -> list[dict[str, Any]]:
-    """One finding per file that contains any window: ``{file, offset, bytes}`` (the first match)."""
+def leaks(wins: Mapping[bytes, int], files: Mapping[str, str], size: int = WINDOW) -> list[dict[str, Any]]:
+    """One finding per file holding most (:data:`LEAK_SHARE`) of the windows of some new run: the new function
+    body or constant itself, not a phrase it shares with code the base already has. ``{file, rule, bytes}``."""
     found: list[dict[str, Any]] = []
     if not wins:
         return found
+    total = _totals(wins)
     for path, text in sorted(files.items()):
-        raw = text.encode("utf-8")
-        for i in range(len(raw) - size + 1):
-            if raw[i:i + size] in wins:
-                found.append({"file": path, "offset": i, "rule": "reference-bytes",
-                              "bytes": raw[i:i + size].decode("utf-8", "replace")})
-                break
+        hits = _hits(wins, text, size)
+        leaked = sorted((n for n, h in hits.items() if len(h) >= LEAK_SHARE * total[n]), key=lambda n: -len(hits[n]))
+        if leaked:
+            first = min(hits[leaked[0]])
+            found.append({"file": path, "rule": "reference-new-content", "windows": len(hits[leaked[0]]),
+                          "of": total[leaked[0]], "bytes": first.decode("utf-8", "replace")})
     return found
 
 

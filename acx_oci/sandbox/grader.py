@@ -81,6 +81,11 @@ class GradeResult:
         return out
 
     @property
+    def shadowed(self) -> bool:
+        """The grader found the package under test imported from elsewhere than the submission (a lane error)."""
+        return self.returncode == SHADOWED_EXIT and not self.tests
+
+    @property
     def passed(self) -> bool:
         """Exit 0, not timed out, a parsable report with at least one test and every test passed."""
         return (self.returncode == 0 and not self.timed_out and self.report_ok and bool(self.tests)
@@ -145,6 +150,15 @@ def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:
     return tuple(out), bool(suites) and declared == len(out)
 
 
+#: The grader's own settings file among the hidden tests (written by ``exam import``; never the submission's):
+#: ``packages`` (the top-level modules under test: the submission goes first on ``sys.path`` and each must
+#: resolve to /workspace, else pytest exits :data:`SHADOWED_EXIT`), ``tests`` (node ids relative to the hidden
+#: tree: only those are graded, and an id that is neither collected nor in a module that failed to collect
+#: is an error), ``conftest`` (the hidden tree's own conftest.py files are loaded; /workspace never is).
+GRADER_CONFIG = "acx-grader.json"
+#: pytest's exit when a package under test resolved outside the submission: the run proves nothing (lane error).
+SHADOWED_EXIT = 17
+
 #: Inside the grading sandbox, before pytest: make this process non-dumpable (a same-uid submission can then
 #: neither ptrace it nor read its /proc/PID/mem, fd or environ), read the hidden tests from stdin (an unlinked
 #: host file) into a private dir in the sandbox's /tmp, point stdin at /dev/null, and delete that dir once
@@ -154,6 +168,7 @@ import ctypes, json, os, shutil, sys
 if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
     sys.exit("grader: prctl(PR_SET_DUMPABLE) failed")
 files = json.loads(sys.stdin.buffer.read())
+conf = json.loads(files.pop("GRADER_CONFIG", "{}"))
 null = os.open("/dev/null", os.O_RDONLY)
 os.dup2(null, 0)
 os.close(null)
@@ -167,13 +182,62 @@ for rel, data in files.items():
 if IMPORT_SUBMISSION:
     sys.path.append("/workspace")
 import pytest
+packages = [str(p) for p in conf.get("packages") or ()]
+wanted = {"tests/" + str(t) for t in conf.get("tests") or ()}
+firsts = [d for d in ("/workspace/src", "/workspace") if os.path.isdir(d)] if packages else []
+sys.path[:0] = firsts  # after pytest itself is imported: the submission cannot replace the grader's modules
+args = sys.argv[1:]
+if conf.get("conftest"):
+    args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
+if conf:  # a test module the base cannot import (it names what the fix adds) is a failing test, not a broken grader
+    args.append("--continue-on-collection-errors")
+
+def outside(name):
+    mod = sys.modules.get(name)
+    if mod is None:
+        return None
+    where = [getattr(mod, "__file__", None) or ""] + list(getattr(mod, "__path__", None) or ())
+    bad = [w for w in where if w and not os.path.realpath(w).startswith("/workspace/")]
+    return bad[0] if bad else None
 
 class Hide:
+    broken = set()
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.broken.add(report.nodeid.split("::", 1)[0])
+    def pytest_collection_modifyitems(self, session, config, items):
+        if not wanted:
+            return
+        missing = wanted - {i.nodeid for i in items}
+        lost = sorted(m for m in missing if m.split("::", 1)[0] not in self.broken)
+        if lost:
+            raise pytest.UsageError("grader: test id not collected: " + lost[0][len("tests/"):])
+        items[:] = [i for i in items if i.nodeid in wanted]
     def pytest_collection_finish(self, session):
+        for item in session.items:  # a package's __init__.py is imported at setup: import it while it exists
+            for node in item.listchain():
+                if isinstance(node, getattr(pytest, "Package", ())):
+                    try:
+                        node.obj
+                    except Exception:
+                        pass
         shutil.rmtree(root)
+        for name in packages:
+            bad = outside(name)
+            if bad is not None:
+                sys.stderr.write("grader: package under test %s resolved outside /workspace: %s\n" % (name, bad))
+                os._exit(SHADOWED_EXIT)
 
-sys.exit(pytest.main(sys.argv[1:], plugins=[Hide()]))
+sys.exit(pytest.main(args, plugins=[Hide()]))
 """
+
+
+def junit_nodeid(test_id: str) -> str:
+    """The :class:`TestOutcome` node id the junit report gives a hidden test id (``path/test_x.py::Cls::test``,
+    relative to the hidden tree): the hidden tree is ``tests/`` under the rootdir, dots for slashes."""
+    path, _, rest = test_id.partition("::")
+    names = [f"tests.{path[:-3] if path.endswith('.py') else path}".replace("/", "."), *rest.split("::")]
+    return f"{'.'.join(names[:-1])}::{names[-1]}"
 
 
 def pytest_argv(*, import_submission: bool = False) -> list[str]:
@@ -181,7 +245,8 @@ def pytest_argv(*, import_submission: bool = False) -> list[str]:
 
     The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
     """
-    boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission)))
+    boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
+        "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT))
     return [PYTHON, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
             "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2",
             "/tmp/acx-grader/tests"]
@@ -271,6 +336,9 @@ def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int
         return said(MODEL_FAIL, "graded tree does not hash to the submitted workspace")
     if graded.timed_out:
         return said(LANE_ERROR, "grader timed out")
+    if graded.shadowed:
+        return said(LANE_ERROR, "the package under test resolved outside the submission (a copy in the grader's "
+                                "environment shadows it): the grade proves nothing")
     if unsubmitted_green:
         return said(INVALID, "the untouched starting tree passes: the exam is broken, not solved")
     if not consistent:

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from typing import Any
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
+from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import discover, exam_freeze_hash, load_exam, load_patterns
 from acx_oci.services.exams.stages import certify_exam
 
@@ -77,11 +80,30 @@ def _inside(child: Path, parent: Path) -> bool:
     return c == p or p in c.parents
 
 
+def stderr_progress(line: str) -> None:
+    """Progress of a certification, one line per exam as it finishes, on stderr (stdout keeps the JSON)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, cached: bool) -> str:
+    fault = lane_error(rec["stages"])
+    if fault is not None:
+        verdict = f"harness lane error, not cached ({fault})"
+    elif rec["certified"]:
+        verdict = "certified"
+    else:
+        stage, fact = (mx.failures(rec) or [("?", "not certified")])[0]
+        verdict = f"refused at {stage}: {fact}"
+    return f"exam certify [{done}/{total}] {rec['exam']}: {verdict} ({'cached' if cached else f'{seconds:.1f}s'})"
+
+
 def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
-                  image: tuple[Path, str] | None = None) -> list[dict[str, Any]]:
+                  image: tuple[Path, str] | None = None,
+                  progress: Callable[[str], None] | None = stderr_progress) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
+    ``progress`` gets one line per exam as it finishes (default: stderr).
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
@@ -96,7 +118,18 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     out.mkdir(parents=True, exist_ok=True)
     secrets = (out.resolve(),)  # the records and the host-only canary registry: proven out of every sandbox
 
+    lock, finished = threading.Lock(), [0]
+
     def one(src: Any) -> dict[str, Any]:
+        t0 = time.monotonic()
+        rec, cached = certify_one(src)
+        if progress is not None:
+            with lock:
+                finished[0] += 1
+                progress(_progress_line(finished[0], len(sources), rec, time.monotonic() - t0, cached))
+        return rec
+
+    def certify_one(src: Any) -> tuple[dict[str, Any], bool]:
         fh = exam_freeze_hash(src, pats)
         key = fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
         cached = out / "by-freeze" / f"{key}.json"
@@ -104,12 +137,13 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             rec = load_json_file(cached, "cached certification record")
             if not mx.check_record(rec) and rec["exam"] == src.exam_id:
                 _write_json(out / "records" / f"{src.exam_id}.json", rec)
-                return dict(rec)
+                return dict(rec), True
         rec = certify_exam(src, pats, registry.register, image, secrets)
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
-        if rec["stages"]["freeze"].get("freezeHash") == fh:
-            _write_json(cached, rec)
-        return rec
+        fault = lane_error(rec["stages"])
+        if fault is None and rec["stages"]["freeze"].get("freezeHash") == fh:
+            _write_json(cached, rec)  # a harness lane error is no verdict: the next run certifies again
+        return rec, False
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         records = list(pool.map(one, sources))

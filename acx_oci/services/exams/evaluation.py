@@ -12,15 +12,19 @@ exam) and every control ``model-fail``.
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import HarnessFault, SandboxUnavailable
 from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import parse_json
-from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
+from acx_oci.model.gamerecords import CERTIFIED_PASS, LANE_ERROR, MODEL_FAIL
 from acx_oci.sandbox.tree import remove_tree
+from acx_oci.services.exams.harness import BACKOFF_SECONDS, RETRIES, transient
 from acx_oci.services.exams.source import ExamSource
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 
@@ -70,6 +74,31 @@ def _play(task: dict[str, Any], answer: dict[str, str], rootfs: Path | None,
         remove_tree(root)
 
 
+#: Lane errors of the harness (a retry may not meet them), as against a grader the exam breaks every time.
+_TRANSIENT = re.compile(r"timed out|could not start|Resource temporarily unavailable|signal|sandbox lost")
+
+
+def _steady_play(name: str, task: dict[str, Any], answer: dict[str, str], rootfs: Path | None,
+                 secrets: tuple[Path, ...]) -> tuple[str, str, bool]:
+    """A play, replayed while it is a lane error (no play here should be one: a lane error is the harness's
+    fault under load, EAGAIN, a lost sandbox); still one after the retries, it is a :class:`HarnessFault`."""
+    why = ""
+    for attempt in range(RETRIES + 1):
+        if attempt:
+            time.sleep(BACKOFF_SECONDS * attempt)
+        try:
+            outcome, detail, proven = _play(task, answer, rootfs, secrets)
+        except SandboxUnavailable as exc:
+            if not transient(exc):
+                raise
+            why = str(exc)
+            continue
+        if outcome != LANE_ERROR or not _TRANSIENT.search(detail):
+            return outcome, detail, proven
+        why = detail
+    raise HarnessFault(f"eval play {name}: {why} ({RETRIES + 1} attempts)")
+
+
 def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) -> dict[str, Any]:
     """Stage ``eval``: every play's outcome against the expected one; ok only when all match and every
     game's containment was proven (an unproven sandbox withholds, and a withheld play is not a verdict)."""
@@ -81,7 +110,7 @@ def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) ->
     details: dict[str, str] = {}
     contained = True
     for name, answer in _submissions(src).items():
-        outcome, detail, proven = _play(task, answer, rootfs, secrets)
+        outcome, detail, proven = _steady_play(name, task, answer, rootfs, secrets)
         plays[name], contained = outcome, contained and proven
         if outcome != expected[name]:
             details[name] = detail

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
+from acx_oci.sandbox.grader import GRADER_CONFIG
+from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import gitrepo
 from acx_oci.services.exams.source import SOURCE_FILE
 
@@ -33,8 +36,10 @@ FAMILY = "imported"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 _ID = re.compile(r"[^A-Za-z0-9._-]+")
 TEST_DIRS = {"tests", "test", "testing"}
-PROLOGUE = ('import os as _acx_os, sys as _acx_sys  # acx: the submission, last on sys.path\n'
-            '_acx_sys.path += [_acx_os.path.join(_acx_os.environ.get("ACX_SUBMISSION", "/workspace"), _d) '
+#: The submission goes *first* on sys.path, before the test imports its package: a copy of the package in the
+#: grader's environment (site-packages, a stale module beside the tests) must not be what is graded (issue 37).
+PROLOGUE = ('import os as _acx_os, sys as _acx_sys  # acx: the submission, first on sys.path\n'
+            '_acx_sys.path[:0] = [_acx_os.path.join(_acx_os.environ.get("ACX_SUBMISSION", "/workspace"), _d) '
             'for _d in ("src", "")]\n')
 
 
@@ -54,6 +59,8 @@ class ExamParts:
     incomplete: dict[str, str] | None = None
     difficulty: float = 20.0
     notes: list[str] = field(default_factory=list)
+    support: dict[str, str] = field(default_factory=dict)  # the tests' conftest.py files and helper modules
+    test_ids: list[str] | None = None  # exactly the tests graded (FAIL_TO_PASS + PASS_TO_PASS, or --tests ids)
 
 
 def is_test_path(path: str) -> bool:
@@ -62,6 +69,55 @@ def is_test_path(path: str) -> bool:
     name = parts[-1]
     return (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py") or bool(
         TEST_DIRS & set(parts[:-1]))
+
+
+def support_paths(names: Iterable[str], hidden: Iterable[str]) -> list[str]:
+    """What the hidden tests need from their repository (of the tree's ``names``) to run as upstream runs them:
+    the ``conftest.py`` of each directory above them, and the helper modules (``*.py`` that are not tests)
+    beside them in a test directory. They join the grader; the workspace keeps its own copies (the agent's
+    are never read)."""
+    names, hidden = set(names), set(hidden)
+    dirs: set[str] = set()
+    out: set[str] = set()
+    for path in hidden:
+        parts = path.split("/")[:-1]
+        out.update(c for n in range(len(parts) + 1) if (c := "/".join([*parts[:n], "conftest.py"])) in names)
+        if TEST_DIRS & set(parts):
+            dirs.add("/".join(parts))
+    for path in names:
+        head, _, name = path.rpartition("/")
+        if head in dirs and name.endswith(".py") and not is_test_name(name):
+            out.add(path)
+    return sorted(out - hidden)
+
+
+def is_test_name(name: str) -> bool:
+    """A pytest test module by name: ``test_*.py`` or ``*_test.py``."""
+    return (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
+
+
+def packages_of(source_paths: Iterable[str]) -> list[str]:
+    """The top-level modules the fix changes (``src/`` layouts too): the grader checks they are the submission's."""
+    out: set[str] = set()
+    for path in source_paths:
+        parts = path.split("/")
+        if parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        if not path.endswith(".py") or parts[0] in ("setup.py", "conftest.py", "noxfile.py", "docs"):
+            continue
+        name = parts[0][:-3] if len(parts) == 1 else parts[0]
+        if name.isidentifier():
+            out.add(name)
+    return sorted(out)
+
+
+def grader_config(parts: ExamParts) -> dict[str, Any]:
+    """The hidden ``acx-grader.json``: the packages under test, the graded test ids, and whether conftests load."""
+    conf: dict[str, Any] = {"packages": packages_of(parts.fixed),
+                            "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in parts.support)}
+    if parts.test_ids:
+        conf["tests"] = sorted(parts.test_ids)
+    return conf
 
 
 def exam_id_for(text: str) -> str:
@@ -185,9 +241,11 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
     rel = f"tasks/{parts.exam_id}"
     if (out / rel).exists() or any(isinstance(t, dict) and t.get("id") == parts.exam_id for t in doc["tasks"]):
         raise UsageError(f"{out / rel}: exam {parts.exam_id} exists already; refusing to overwrite it")
-    hidden = {p: _marked(p, t, _canary(parts.exam_id, p, parts.source)) for p, t in parts.hidden.items()}
+    hidden = {p: _marked(p, t, _canary(parts.exam_id, p, parts.source))
+              for p, t in {**parts.support, **parts.hidden}.items()}
+    hidden[GRADER_CONFIG] = json.dumps(grader_config(parts), indent=2, sort_keys=True) + "\n"
     entry = grader_entry(parts)
-    workspace = {p: t for p, t in parts.base.items() if p not in hidden}
+    workspace = {p: t for p, t in parts.base.items() if p not in parts.hidden}
     contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
                 "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
                 "classification": {"publiclyListable": True, "customerOwned": False},
@@ -202,8 +260,10 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
         _write_tree(out, f"{rel}/controls/lookalike", parts.lookalike)
     safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
+    # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
+    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace")}
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
-                          json.dumps(parts.source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+                          json.dumps(source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
     _replace(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
     return root
@@ -262,8 +322,11 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
         raise UsageError(f"fix {fix_sha[:12]} changes {odd_change[0]}: an exam's fix and tests are text files")
     changed = sorted(p for p in set(fix_entries) | set(parent_entries)
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
+    test_ids: list[str] | None = None
     if tests:
-        wanted = [t.strip().strip("/") for spec in tests for t in spec.split(",") if t.strip()]
+        given = [t.strip().strip("/") for spec in tests for t in spec.split(",") if t.strip()]
+        test_ids = [t for t in given if "::" in t] or None
+        wanted = sorted({t.split("::", 1)[0] for t in given})
         missing = [t for t in wanted if t not in fix_entries]
         if missing:
             raise UsageError(f"--tests: {missing[0]} is not a file of the fix commit {fix_sha[:12]}")
@@ -282,15 +345,17 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     fixed = gitrepo.read_blobs(git, {p: fix_entries[p] for p in source_paths})
     parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
+    support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)})
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
     source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
               "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
-              "binaryLeftOut": sorted(binary)}
+              "binaryLeftOut": sorted(binary), "graderSupport": sorted(support), "testIds": test_ids}
     notes += binary_note(binary)
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(git, fix_sha),
-                     gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes)
+                     gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes,
+                     support, test_ids)
 
 
 def summary(parts: ExamParts, path: Path) -> dict[str, Any]:

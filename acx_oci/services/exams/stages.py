@@ -16,10 +16,13 @@ from typing import Any
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
+from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
 from acx_oci.services.exams.evaluation import evaluate
+from acx_oci.services.exams.harness import LANE, retried
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
 
@@ -47,18 +50,24 @@ class _Grader:
                                         "staged": {p.relative_to(self.tests).as_posix(): p.read_text("utf-8")
                                                    for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
 
-    def run(self, files: dict[str, str]) -> GradeResult:
+    def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe") -> GradeResult:
         self.n += 1
         sub = self.work / f"sub-{self.n}"
         sub.mkdir()
         write_files(sub, files)
         try:
-            return grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS)
+            return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS),
+                           expect_pass=expect_pass, what=f"grading {what}")
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
-    def overlay(self, over: dict[str, str]) -> GradeResult:
-        return self.run({**self.src.workspace, **over})
+    def overlay(self, over: dict[str, str], what: str = "a control") -> GradeResult:
+        return self.run({**self.src.workspace, **over}, what=what)
+
+    def gold(self) -> GradeResult:
+        """The reference: a run that should pass (unless the exam is impossible), so a timeout is retried."""
+        return self.run({**self.src.workspace, **self.src.reference}, expect_pass=not self.src.impossible,
+                        what="the reference")
 
 
 def _verdict(r: GradeResult) -> str:
@@ -88,15 +97,17 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     try:
         g = _Grader(src, work, image[0] if image else None)
         isolated = bool(check(secrets, g.spec).get("proven"))
-        wins = mx.windows(_reference_added(src))
+        wins = _reference_new(src)
         stages["gold"], base = _gold(src, g, wins)
         stages["grader"] = _controls(src, g, base)
         stages["attack"] = _attack(src, g, base)
         stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
         stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
+        stages["eval"] = evaluate(src, image[0] if image else None, secrets)
+    except HarnessFault as exc:  # the harness failed, not the exam: said as such, and never cached
+        return _harness_record(src, stages, str(exc))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    stages["eval"] = evaluate(src, image[0] if image else None, secrets)
     for s in ("gold", "grader", "attack"):
         stages[s]["promotionEligible"] = bool(stages[s]["ok"] and isolated)
     stages["gold"]["isolated"] = stages["grader"]["isolated"] = isolated
@@ -113,6 +124,18 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         chain_ok = all(stages[s].get("ok") for s in mx.STAGES if s != "promotion")
         stages["promotion"] = {"ok": bool(chain_ok), "imageDigest": image[1],
                                "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+
+
+def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str) -> dict[str, Any]:
+    """The record of a run the harness could not finish: the stages that did not run say so, the first of
+    them carries ``laneError: harness`` (no verdict on the exam; :func:`certify_suite` never caches it)."""
+    first = next(s for s in mx.STAGES[1:] if s not in stages)
+    for s in mx.STAGES[1:-1]:
+        if s not in stages:
+            stages[s] = mx.skipped(s, f"harness lane error: {why}")
+    stages[first].update(laneError=LANE, reason=f"harness lane error: {why}")
+    stages["promotion"] = dict(mx.NO_IMAGE)
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
@@ -133,19 +156,39 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     return facts
 
 
-def _reference_added(src: ExamSource) -> list[str]:
-    """The bytes the reference adds to the starting tree (its diff hunks), per file."""
-    chunks: list[str] = []
-    for path, text in src.reference.items():
-        chunks += mx.added_chunks(src.workspace.get(path, ""), text)
-    return chunks
+def _reference_new(src: ExamSource) -> dict[bytes, int]:
+    """The windows of what the reference adds that the base did not already have (issue 37).
+
+    Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
+    words). Then, for an exam whose workspace is still its repository's base tree as imported (its digest is
+    ``source.json``'s ``baseTreeDigest``), a run the workspace already holds anywhere is context (upstream had
+    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is, for a SWE-bench
+    instance, a run upstream's issue text holds. A workspace edited since (or made by hand) has no such pass:
+    every file of it is scanned, strictly.
+    """
+    runs: list[str] = []
+    for path, text in sorted(src.reference.items()):
+        runs += mx.new_content(src.workspace.get(path, ""), text)
+    public: dict[str, str] = {}
+    source = src.source or {}
+    if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
+        public.update(src.workspace)
+    if source.get("kind") == "swebench":
+        public["prompt.md"] = src.prompt
+    if public:
+        context = mx.held(mx.windows(runs), public)
+        runs = [r for n, r in enumerate(runs) if n not in context]
+    return mx.windows(runs)
 
 
 def _grader_visible(src: ExamSource) -> list[str]:
     """Why the grader is visible in the model-facing tree (empty: it is not)."""
     grader = src.grader_files()
     contents = {t for t in grader.values() if t.strip()}
-    names = {p.rsplit("/", 1)[-1] for p in src.hidden}
+    # The tests' own conftest.py and helpers (exam import) are upstream's, and the workspace keeps them as the
+    # base has them: the grader's marked copies differ, and their names are not the hidden tests'.
+    support = set((src.source or {}).get("graderSupport") or ())
+    names = {p.rsplit("/", 1)[-1] for p in src.hidden if p not in support}
     out = []
     for path, text in src.model_facing().items():
         if text in contents:
@@ -157,8 +200,8 @@ def _grader_visible(src: ExamSource) -> list[str]:
     return out
 
 
-def _gold(src: ExamSource, g: _Grader, wins: set[bytes]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
-    untouched, gold = g.overlay({}), g.overlay(src.reference)
+def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+    untouched, gold = g.overlay({}, "the untouched tree"), g.gold()
     visible = _grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
     facts: dict[str, Any] = {"untouchedFails": not untouched.passed, "graderHidden": not visible,
@@ -175,6 +218,11 @@ def _gold(src: ExamSource, g: _Grader, wins: set[bytes]) -> tuple[dict[str, Any]
     else:
         facts["referencePasses"] = gold.passed
         ok = gold.passed
+        f2p = _fail_to_pass(src)
+        if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
+            passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
+            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if junit_nodeid(t) in passing)
+            facts["untouchedFails"] = facts["untouchedFails"] and not facts["failToPassPassingOnBase"]
     if visible:
         facts["graderVisibleAt"] = visible
     if leaked:
@@ -183,13 +231,20 @@ def _gold(src: ExamSource, g: _Grader, wins: set[bytes]) -> tuple[dict[str, Any]
     return {"ok": facts.pop("ok"), **facts}, base
 
 
+def _fail_to_pass(src: ExamSource) -> list[str]:
+    """The graded ``FAIL_TO_PASS`` ids of an exam from a SWE-bench instance (none for other exams)."""
+    source = src.source or {}
+    graded = set(source.get("testIds") or ())
+    return sorted(t for t in source.get("failToPass") or () if isinstance(t, str) and t in graded)
+
+
 def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
     res = dict(base)
     res["incomplete"] = g.overlay(src.controls.get("incomplete", {}))
     res["lookalike"] = g.overlay(src.controls.get("lookalike", {}))
     res["plantedHook"] = g.overlay({"conftest.py": HOOK_CONFTEST})
     res["plantedReward"] = g.overlay(dict(REWARD_FILES))
-    res["goldAfterTamperAttempts"] = g.overlay(src.reference)
+    res["goldAfterTamperAttempts"] = g.gold()
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
     want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
     inc, look = res["incomplete"], res["lookalike"]
@@ -221,7 +276,7 @@ def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[s
         verdicts[name] = _verdict(r)
         if r.passed:
             exploits.append(name)
-    after = g.overlay(src.reference)
+    after = g.gold()
     facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits}
     if src.impossible:
         facts["goldStillPassesAfterSuite"] = None
@@ -250,7 +305,8 @@ def _canary(src: ExamSource, register: Register) -> dict[str, Any]:
     return {"ok": bool(one_each and facts["unique"] and facts["registered"]), **facts}
 
 
-def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], wins: set[bytes]) -> dict[str, Any]:
+def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
+                 wins: dict[bytes, int]) -> dict[str, Any]:
     model = src.model_facing()
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)

@@ -27,6 +27,7 @@ from acx_oci.services.exams.importer import (
     controls,
     exam_id_for,
     overlay,
+    support_paths,
 )
 
 MAX_INSTANCES_BYTES = 256 * 1024 * 1024
@@ -119,6 +120,11 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     outside = [t for t in f2p if "::" in t and t.split("::", 1)[0] not in hidden]
     if outside:
         raise UsageError(f"{what}: FAIL_TO_PASS test {outside[0]} is not in a file test_patch changes")
+    # Graded: exactly the named tests of the hidden files (a PASS_TO_PASS test of a file the agent sees is
+    # counted, not graded: a copy of it in the grader would be a grader file in the model-facing tree).
+    graded = [t for t in f2p + p2p if t.split("::", 1)[0] in hidden]
+    tested = {**base, **hidden}
+    support = {p: tested[p] for p in support_paths(tested, hidden)}
     parent = {p: base.get(p, "") for p in fixed}
     incomplete, lookalike, notes = controls(base, parent, fixed, what=what,
                                             incomplete_patch=_patch(inst, "incomplete_patch", what),
@@ -129,10 +135,15 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     # SWE-bench's fix is a patch on base_commit: the fix's parent is the base itself.
     source = {"kind": "swebench", "instanceId": iid, "repo": inst["repo"], "repository": str(clone.resolve()),
               "baseCommit": base_sha, "parentCommit": base_sha, "failToPass": f2p, "passToPass": p2p,
-              "hiddenTests": sorted(hidden), "sourceFiles": sorted(fixed), "binaryLeftOut": sorted(binary)}
+              "hiddenTests": sorted(hidden), "sourceFiles": sorted(fixed), "binaryLeftOut": sorted(binary),
+              "graderSupport": sorted(support), "testIds": sorted(set(graded)) or None,
+              "passToPassNotGraded": len(set(p2p) - set(graded)),
+              **{k: str(inst[k]) for k in ("version", "environment_setup_commit") if inst.get(k) is not None}}
     notes += binary_note(binary)
+    if source["passToPassNotGraded"]:
+        notes.append(f"{source['passToPassNotGraded']} PASS_TO_PASS test(s) in files the agent sees are not graded")
     return ExamParts(exam_id_for(iid), base, parent, fixed, hidden, prompt, date, source, lookalike, incomplete,
-                     notes=notes)
+                     notes=notes, support=support, test_ids=sorted(set(graded)) or None)
 
 
 def swebench_parts(instances: Path, repos: Path) -> list[ExamParts]:

@@ -1,0 +1,77 @@
+"""Harness faults in certification: retried a bounded number of times, then a lane error of the harness.
+
+A grade that ran past its deadline under load, a fork/exec that failed with EAGAIN (``setpriv: failed to
+execute /usr/bin/bwrap: Resource temporarily unavailable``) or a sandbox lost to a signal says nothing about
+the exam. Counting it as the exam's failure (and caching that refusal by freeze hash) refused good exams on
+a busy machine and then on an idle one too (issue 37): it is retried, and if it persists the record says
+``laneError: harness`` and is never cached.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from acx_oci.errors import HarnessFault, SandboxUnavailable
+from acx_oci.sandbox import GradeResult
+
+#: Attempts after the first; each waits a little longer (the load that caused the fault may pass).
+RETRIES = 2
+BACKOFF_SECONDS = 1.0
+LANE = "harness"
+_SANDBOX_FAILED = re.compile(rb"Resource temporarily unavailable|Cannot allocate memory|^setpriv: |^bwrap: ", re.M)
+
+
+def transient(exc: SandboxUnavailable) -> bool:
+    """A sandbox that could not start because fork/exec ran out of processes or memory (EAGAIN, ENOMEM)."""
+    return isinstance(exc.__cause__, OSError) and exc.__cause__.errno in (errno.EAGAIN, errno.ENOMEM)
+
+
+def fault_of(result: GradeResult, *, expect_pass: bool) -> str | None:
+    """Why a grade is a harness fault, or None. A timeout is one only where the run should pass (a control
+    that hangs has failed); a sandbox that could not start or died by a signal, without a report, always is."""
+    if result.timed_out:
+        return "grade past its deadline" if expect_pass else None
+    if result.tests:
+        return None
+    line = _SANDBOX_FAILED.search(result.stderr)
+    if line is not None:
+        end = result.stderr.find(b"\n", line.start())
+        start = result.stderr.rfind(b"\n", 0, line.start()) + 1
+        return "sandbox could not start: " + result.stderr[start:end if end >= 0 else None].decode(
+            "utf-8", "replace")[:200]
+    if result.returncode < 0:
+        return f"sandbox lost (signal {-result.returncode})"
+    return None
+
+
+def retried(run: Callable[[], GradeResult], *, expect_pass: bool, what: str,
+            sleep: Callable[[float], None] = time.sleep) -> GradeResult:
+    """``run()`` until it is no harness fault, at most 1 + :data:`RETRIES` times; then :class:`HarnessFault`."""
+    why = ""
+    for attempt in range(RETRIES + 1):
+        if attempt:
+            sleep(BACKOFF_SECONDS * attempt)
+        try:
+            result = run()
+        except SandboxUnavailable as exc:
+            if not transient(exc):
+                raise
+            why = str(exc)
+            continue
+        fault = fault_of(result, expect_pass=expect_pass)
+        if fault is None:
+            return result
+        why = fault
+    raise HarnessFault(f"{what}: {why} ({RETRIES + 1} attempts)")
+
+
+def lane_error(record_stages: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The harness lane error a record's stages carry, if any (such a record is never cached)."""
+    for stage in record_stages.values():
+        if stage.get("laneError") == LANE:
+            return str(stage.get("reason") or "harness fault")
+    return None

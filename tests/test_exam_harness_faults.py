@@ -1,0 +1,69 @@
+"""Harness faults in certification (issue 37): retried, then a lane error of the harness, never cached."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from acx_oci.errors import HarnessFault
+from acx_oci.sandbox import GradeResult, TestOutcome
+from acx_oci.services import exams as ex
+from acx_oci.services.exams import harness, stages
+
+from .conftest import TESTDATA
+
+EAGAIN = b"setpriv: failed to execute /usr/bin/bwrap: Resource temporarily unavailable\n"
+GOOD = GradeResult(0, False, (TestOutcome("t::a", "passed"),), True, b"", b"", 0.1)
+FAILED = GradeResult(1, False, (TestOutcome("t::a", "failed"),), True, b"", b"", 0.1)
+NO_START = GradeResult(126, False, (), False, b"", EAGAIN, 0.0)
+LATE = GradeResult(-9, True, (), False, b"", b"", 60.0)
+
+
+def _runs(*results: GradeResult) -> tuple[list[float], Callable[[], GradeResult]]:
+    queue, slept = list(results), []
+
+    def run() -> GradeResult:
+        return queue.pop(0)
+    return slept, run
+
+
+def test_a_fork_failure_is_retried_and_a_persistent_one_is_a_harness_fault() -> None:
+    slept, run = _runs(NO_START, NO_START, FAILED)
+    assert harness.retried(run, expect_pass=False, what="x", sleep=slept.append) is FAILED
+    assert slept == [harness.BACKOFF_SECONDS, 2 * harness.BACKOFF_SECONDS]
+    _, run = _runs(NO_START, NO_START, NO_START)
+    with pytest.raises(HarnessFault, match=r"could not start: setpriv: failed to execute .*3 attempts"):
+        harness.retried(run, expect_pass=False, what="x", sleep=lambda s: None)
+
+
+def test_a_timeout_is_a_fault_only_where_the_run_should_pass() -> None:
+    assert harness.fault_of(LATE, expect_pass=True) == "grade past its deadline"
+    assert harness.fault_of(LATE, expect_pass=False) is None  # a hanging control has failed
+    assert harness.fault_of(GOOD, expect_pass=True) is None and harness.fault_of(FAILED, expect_pass=True) is None
+    assert harness.fault_of(GradeResult(-11, False, (), False, b"", b"", 1.0), expect_pass=False) == \
+        "sandbox lost (signal 11)"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_a_gold_past_its_deadline_is_a_harness_lane_error_and_never_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(TESTDATA / "exams-good", suite)
+    ref = suite / "tasks" / "fx-0001" / "reference" / "solution.py"
+    ref.write_text(ref.read_text() + "\nimport time\ntime.sleep(30)\n")  # a machine too loaded to finish in time
+    monkeypatch.setattr(stages, "GRADE_SECONDS", 2.0)
+    monkeypatch.setattr(harness, "BACKOFF_SECONDS", 0.0)
+    lines: list[str] = []
+    out = tmp_path / "certs"
+    (rec,) = ex.certify_suite(suite / "tasks" / "fx-0001", jobs=1, out=out, progress=lines.append)
+    gold = rec["stages"]["gold"]
+    assert gold["laneError"] == "harness" and "grading the reference: grade past its deadline (3 attempts)" in \
+        gold["reason"]
+    assert rec["certified"] is False and rec["stages"]["eval"]["skipped"].startswith("harness lane error")
+    assert not list((out / "by-freeze").glob("*.json"))  # the next run certifies again
+    assert (out / "records" / "fx-0001.json").is_file()
+    (line,) = lines
+    assert line.startswith("exam certify [1/1] fx-0001: harness lane error, not cached (harness lane error: ")
