@@ -88,6 +88,9 @@ class Material:
     status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
     min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
+    # the newest list that verified as the issuer's that this consumer kept, per (URL, issuer): judged beside the
+    # copies found, so an older copy in another repository is stale, not an error (docs/concepts.md)
+    kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
     # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
     logs: Mapping[str, LogView] | None = None
 
@@ -102,6 +105,7 @@ class Judgement:
     status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
     verifications: int = 0  # credentials put through every rule (each at most once)
     unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
+    status_lists_seen: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)  # the newest of each
 
 
 class KnownProofs(Protocol):
@@ -186,6 +190,7 @@ class _Run:
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
+    seen_lists: dict[StatusKey, dict[str, Any]] = field(default_factory=dict)
 
     def keys(self) -> KeyResolver:
         """The key resolver verification used (injected, else offline)."""
@@ -205,7 +210,9 @@ class _Run:
             return self.verdicts[key]
         self.verifications += 1
         seen_keys = self.known.proof_keys(item.credential_digest) if self.known and item.credential_digest else None
-        chosen = choose_status_list(cred, self.material.status_lists.get(url, ()), self.bits) if url else None
+        kept = self.material.kept_lists.get((url, issuer)) if url and issuer else None
+        found = self.material.status_lists.get(url, ()) if url else ()
+        chosen = choose_status_list(cred, found if kept is None else (*found, kept), self.bits) if url else None
         floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
         ctx = VerifyContext(
             trust=self.trust, now=self.now, expected_rom_digest=self.cart.rom_digest,
@@ -217,10 +224,11 @@ class _Run:
         )
         checks = verify_level_credential(
             cred, ctx, proof_known=bool(seen_keys) and seen_keys == proof_keys(cred, self.keys())).checks
-        if url and issuer and chosen is not None and any(
+        if url and issuer and chosen is not None and sequence(chosen) >= self.seen.get((url, issuer), 0) and any(
                 c.name == "status_list" and c.ok and not c.skipped for c in checks):
-            # the list verified as the issuer's and is not older than what we knew: remember it
-            self.seen[(url, issuer)] = max(self.seen.get((url, issuer), 0), sequence(chosen))
+            # the list verified as the issuer's and is not older than what we knew: remember it (and keep it)
+            self.seen[(url, issuer)] = sequence(chosen)
+            self.seen_lists[(url, issuer)] = chosen
         failed = [c for c in checks if not c.ok]
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
         if not failed and self.known is not None and item.credential_digest:
@@ -376,7 +384,8 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             accepted[cap_id].append(outcome)
             decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
-                     tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed))
+                     tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed),
+                     dict(run.seen_lists))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

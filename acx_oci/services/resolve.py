@@ -167,11 +167,15 @@ def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathere
 
 
 def remember_status(history: StatusHistory | None, judgement: Judgement, gathered: Gathered, now: datetime) -> None:
-    """Raise the remembered mark of every status list that verified above what this consumer knew."""
+    """Keep every status list that verified and is newer than the one kept (raising the remembered mark)."""
     if history is None:
         return
+    material = gathered.material
     for (url, issuer), seq in judgement.status_seen.items():
-        if seq > gathered.material.min_sequences.get((url, issuer), 0):
+        doc = judgement.status_lists_seen.get((url, issuer))
+        if doc is not None and doc is not material.kept_lists.get((url, issuer)):
+            history.keep(url, issuer, seq, doc, now)  # the newest list itself: older copies are then stale
+        elif seq > material.min_sequences.get((url, issuer), 0):
             history.remember(url, issuer, seq, now)
 
 
