@@ -1,8 +1,8 @@
 """The seeds' rules as a consumer's defaults, each relaxed by one line of the trust file (issue 34) (pure).
 
 A trust file that says nothing still refuses a level earned on exams that were never certified
-(``exams_uncertified``; seed 003) and a model-calling agent's level without post-cutoff evidence
-(``contamination_unproven``; seed 000). ``uncertifiedExams: allow`` and ``postCutoff: {required: false}``
+(``exams_uncertified``) and a model-calling agent's level without post-cutoff evidence
+(``contamination_unproven``). ``uncertifiedExams: allow`` and ``postCutoff: {required: false}``
 relax them, and the check that passes because of a relaxation says so (resolve prints it). A simulated level
 (reference solver, accepted through ``solvers``) keeps the old rules: its suite is not in exam form. A consumer
 may also require that a regression check against the previous version ran (``regression: required``).
