@@ -226,5 +226,7 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     resolved = ok(cli("resolve", cart, "--trust", str(tmp_path / "trust.yaml"), "--json"))
     cap = resolved["capabilities"][0]
     assert cap["effective"] == "VERIFIED" and cap["solver"] == "rom" and cap["acxLevel"] == summary["acxLevel"]
+    assert any("uncertifiedExams: allow" in line for line in cap["relaxed"]), cap  # the relaxation decided it
     text = ok(cli("resolve", cart, "--trust", str(tmp_path / "trust.yaml")))
     assert "played by: the signed ROM, sandboxed" in text
+    assert "relaxed: exams not certified" in text and "(uncertifiedExams: allow)" in text

@@ -24,6 +24,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
+from acx_oci.evaluation.seed_rules import RELAXED_CODE
 from acx_oci.evaluation.status_choice import FLOOR as FLOOR
 from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
 from acx_oci.evaluation.status_choice import sequence as sequence
@@ -191,10 +192,16 @@ class _Run:
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
     seen_lists: dict[StatusKey, dict[str, Any]] = field(default_factory=dict)
+    relaxed: dict[Any, tuple[str, ...]] = field(default_factory=dict)  # per verdict key: the relaxations it used
 
     def keys(self) -> KeyResolver:
         """The key resolver verification used (injected, else offline)."""
         return self.resolve_keys or offline_keys(self.trust)
+
+    def verdict_key(self, item: FetchedAttestation) -> tuple[str | None, str | None, tuple[str, ...] | None]:
+        """What one verdict is memoised by: the credential's bytes, its list URL, and the records judged."""
+        url = status_url(item.credential) if item.credential is not None else None
+        return (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
 
     def verify(self, item: FetchedAttestation, issuer: str | None) -> tuple[list[str], list[str]]:
         """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
@@ -204,8 +211,8 @@ class _Run:
         """
         cred = item.credential
         assert cred is not None
-        url = status_url(cred)
-        key = (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
+        key = self.verdict_key(item)
+        url = key[1]
         if key in self.verdicts:
             return self.verdicts[key]
         self.verifications += 1
@@ -231,6 +238,7 @@ class _Run:
             self.seen_lists[(url, issuer)] = chosen
         failed = [c for c in checks if not c.ok]
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
+        self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
         if not failed and self.known is not None and item.credential_digest:
             self.known.remember(item.credential_digest, proof_keys(cred, self.keys()))
         return self.verdicts[key]
@@ -269,7 +277,8 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
         if cap_id in claims:
             assert cred is not None
-            return _accepted(item, cap_id, issuer, proof_keys(cred, self.keys()))
+            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
+                           relaxed=self.relaxed.get(self.verdict_key(item), ()))
         return Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                          (f"the credential proves {cap_id}, which this cartridge does not claim",),
                          item.credential_digest, issuer)
