@@ -87,19 +87,25 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     doc = resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")
     cap = doc["capabilities"][0]
     assert cap["effective"] == "VERIFIED", cap
+    # issue 34: effective keeps its meaning for scripts; simulated and the solver say what played
+    assert cap["simulated"] is True and cap["solver"] == "reference"
     assert cap["careerTier"] == w.attest_out["careerTier"] and cap["issuer"] == w.verifier_did
     assert abs(cap["mu"] - w.attest_out["mu"]) < 1e-12 and doc["partial"] is False
     # ggcr's listing types every acx artifact as its empty config: classified by manifest, and said so
     assert (doc["classifiedByManifest"] > 0) == (w.kind == "ggcr"), doc["notes"]
     human = ok(cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust)))
     # the demo cartridge has no runtime: its level was simulated, and the human output says so, never VERIFIED
-    assert f"SIMULATED (not verified) tier={w.attest_out['careerTier']}" in human and "VERIFIED tier" not in human
+    assert f"SIMULATED tier={w.attest_out['careerTier']}" in human and "VERIFIED tier" not in human
     assert "replayed: every deciding credential" in human
     card = ok(cli("agent-card", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust),
                   "--sign", str(w.verifier)))
     ext = card["capabilities"]["extensions"][0]
     assert ext["uri"] == "https://acx.dev/a2a/ext/capability/v1"
-    assert ext["params"]["records"][0]["proficiency"]["verified"] is True
+    proficiency = ext["params"]["records"][0]["proficiency"]
+    assert proficiency["verified"] is True and proficiency["simulated"] is True
+    assert proficiency["solver"] == "reference"  # the card names the solver ...
+    assert "SIMULATED" in card["skills"][0]["description"] and "solver: reference" in card["skills"][0]["description"]
+    assert "signature: intact, untrusted" in human or "signature: intact, trusted" in human  # never "warning"
     assert card["provider"]["organization"] == "example" and card["version"] == "1.0.0"
     assert len(card["skills"]) == 1 and card["signatures"]
     from acx_oci.model.agentcard import verify_agent_card

@@ -217,7 +217,7 @@ def render_resolution(resolution: Resolution) -> None:
                 if b.model["dataUse"] != "no-training":
                     click.echo("      warning: held-out prompts went to a provider that may train on them")
         else:
-            click.echo(f"  {cap.capability.display()}  unproven")
+            click.echo(f"  {cap.capability.display()}  NOT VERIFIED")
         for line in cap.attempts.lines():
             click.echo(f"      {line}")
         for r in cap.rejected:

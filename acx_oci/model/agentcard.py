@@ -39,6 +39,11 @@ def provider_for(cartridge_id: str) -> dict[str, str]:
     return {"organization": org, "url": f"https://{host}"}
 
 
+def level_word(solver: str) -> str:
+    """The one vocabulary (issue 34): VERIFIED for the signed ROM's level, SIMULATED for an accepted simulation."""
+    return "VERIFIED" if solver == "rom" else "SIMULATED"
+
+
 def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
     """The A2A AgentCard for a resolved cartridge: one skill per capability, with its verified level as evidence."""
     cid = str(rom.get("id"))
@@ -54,7 +59,9 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
         }
         if b:
             rec["proficiency"].update({"careerTier": b.career_tier, "mu": b.mu, "sigma": b.sigma,
-                                       "issuer": b.issuer, "benchmark": f"{b.benchmark_id}@{b.benchmark_version}"})
+                                       "issuer": b.issuer, "benchmark": f"{b.benchmark_id}@{b.benchmark_version}",
+                                       # issue 34: a level accepted only because simulations are allowed says so
+                                       "solver": b.solver, "simulated": b.solver != "rom"})
         records.append(rec)
         tags = [cap.capability.task_type, *cap.capability.stack]
         if cap.capability.domain:
@@ -64,7 +71,9 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
             "name": cap.capability.display(),
             "description": (f"{cap.capability.task_type} on {', '.join(cap.capability.stack) or 'any stack'}"
                             + (f" ({cap.capability.domain})" if cap.capability.domain else "")
-                            + (f"; verified {b.career_tier} by {b.issuer}" if b else "; unproven claim")),
+                            + (f"; {level_word(b.solver)} {b.career_tier} by {b.issuer}"
+                               + ("" if b.solver == "rom" else f" (solver: {b.solver})") if b
+                               else "; NOT VERIFIED")),
             "tags": tags,
         })
     return {

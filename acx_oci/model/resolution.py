@@ -165,6 +165,7 @@ class CapabilityResolution:
             "sigma": b.sigma if b else None,
             "games": b.games if b else None,
             "solver": b.solver if b else None,
+            "simulated": b.solver != "rom" if b else False,  # SIMULATED on screen; effective stays VERIFIED
             "relaxed": list(b.relaxed) if b else [],
             "model": b.model if b else None,
             "issuer": b.issuer if b else None,
