@@ -89,8 +89,7 @@ class Material:
     status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
     min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
-    # the newest list that verified as the issuer's that this consumer kept, per (URL, issuer): judged beside the
-    # copies found, so an older copy in another repository is stale, not an error (docs/concepts.md)
+    # per (URL, issuer), the newest list this consumer kept: judged beside the copies found (docs/concepts.md)
     kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
     # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
     logs: Mapping[str, LogView] | None = None

@@ -16,7 +16,8 @@ from typing import Any
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, verify_ed25519
 from acx_oci.jsonio import as_array, loads
-from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
+from acx_oci.model.rom import status_display
 
 EXTENSION_URI = "https://acx.dev/a2a/ext/capability/v1"
 PROTOCOL_VERSION = "1.0"
@@ -42,6 +43,17 @@ def provider_for(cartridge_id: str) -> dict[str, str]:
 def level_word(solver: str) -> str:
     """The one vocabulary (issue 34): VERIFIED for the signed ROM's level, SIMULATED for an accepted simulation."""
     return "VERIFIED" if solver == "rom" else "SIMULATED"
+
+
+def level_phrase(acc: AcceptedCredential) -> str:
+    """``SIMULATED level 31 (principal) by ISSUER on BENCH@VERSION (solver: reference)``: policy check's words."""
+    return (f"{level_word(acc.solver)} level {acc.acx_level} ({acc.career_tier}) by {acc.issuer} on "
+            f"{acc.benchmark_id}@{acc.benchmark_version}" + ("" if acc.solver == "rom" else f" (solver: {acc.solver})"))
+
+
+def sig_of(status: str) -> str:
+    """``signature: intact, untrusted``: the signature line's words (no "warning" beside a pass)."""
+    return f"signature: {status_display(status)}"
 
 
 def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
