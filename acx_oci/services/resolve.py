@@ -32,6 +32,7 @@ from acx_oci.evaluation.log_check import (
     with_log_attempts,
 )
 from acx_oci.evaluation.require_text import parse_require
+from acx_oci.evaluation.status_choice import sequence as list_sequence
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
@@ -172,8 +173,8 @@ def remember_status(history: StatusHistory | None, judgement: Judgement, gathere
         return
     material = gathered.material
     for (url, issuer), seq in judgement.status_seen.items():
-        doc = judgement.status_lists_seen.get((url, issuer))
-        if doc is not None and doc is not material.kept_lists.get((url, issuer)):
+        doc, kept = judgement.status_lists_seen.get((url, issuer)), material.kept_lists.get((url, issuer))
+        if doc is not None and (kept is None or seq > list_sequence(kept)):
             history.keep(url, issuer, seq, doc, now)  # the newest list itself: older copies are then stale
         elif seq > material.min_sequences.get((url, issuer), 0):
             history.remember(url, issuer, seq, now)
