@@ -107,6 +107,10 @@ HELD_OUT_EXPOSED = _r("held_out_exposed", "check", 1,
 BENCHMARK_NOT_ACCEPTED = _r("benchmark_not_accepted", "check", 1, "the trust file does not accept this benchmark")
 HELD_OUT_MISMATCH = _r("held_out_mismatch", "check", 1, "the held-out slice is not the one the trust file names")
 EXAM_UNCERTIFIED = _r("exam_uncertified", "check", 1, "the benchmark's exams are not certified as required")
+EXAMS_UNCERTIFIED = _r("exams_uncertified", "check", 1,
+                       "the level was earned on exams never certified (uncertifiedExams: allow accepts it)")
+REGRESSION_UNCHECKED = _r("regression_unchecked", "check", 1,
+                          "the trust file requires a regression check against the previous version; none ran")
 CONTAMINATION_UNPROVEN = _r("contamination_unproven", "check", 1,
                             "too few rated games were on exams dated after the model's training cutoff")
 CAPABILITY_MISMATCH = _r("capability_mismatch", "check", 1,

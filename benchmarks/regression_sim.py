@@ -8,7 +8,7 @@ equally good agent) or 31 (two levels worse). Each rule is then judged by ``serv
 as ``attest --baseline`` does.
 
 Prints, per rule: how often the equally good agent is refused (false ``regression``) and how often the worse one
-is accepted (a missed regression). The default (``no-regression`` at ``DEFAULT_TOLERANCE``) is marked.
+is accepted (a missed regression). The default (``no-regression``) and the default before issue 34 are marked.
 
 Run: python benchmarks/regression_sim.py [--trials 300] [--base 33] [--worse 2]
 """
@@ -28,10 +28,12 @@ from acx_oci.model import benchmark as bmodel
 from acx_oci.services import regression as regr
 from acx_oci.solvers.reference import ReferenceSolver
 
-RULES = [("no-regression", regr.DEFAULT_TOLERANCE), ("no-regression", 1.0), ("no-regression", 2.0),
-         ("no-regression", 4.0), ("heldIn.R >= baseline.heldIn.R and heldOut.R >= baseline.heldOut.R", 0.0),
-         ("noninferior(2, 0.05)", 0.0), ("noninferior(4, 0.05)", 0.0),
-         ("noninferior(4, 0.2)", 0.0)]
+# The first is the default (no-regression: noninferior(0, 0.9) since issue 34); the second the default before it.
+RULES = [("no-regression", regr.DEFAULT_TOLERANCE), (ai.FLAT_TOLERANCE, regr.DEFAULT_TOLERANCE),
+         (ai.FLAT_TOLERANCE, 1.0), (ai.FLAT_TOLERANCE, 2.0), (ai.FLAT_TOLERANCE, 4.0),
+         ("heldIn.R >= baseline.heldIn.R and heldOut.R >= baseline.heldOut.R", 0.0),
+         ("noninferior(2, 0.05)", 0.0), ("noninferior(4, 0.05)", 0.0), ("noninferior(4, 0.2)", 0.0),
+         ("noninferior(0, 0.8)", 0.0), ("noninferior(0, 0.95)", 0.0)]
 
 
 def _digest(*parts: object) -> str:
@@ -73,7 +75,8 @@ def main() -> None:
         spec = regr.Spec(None, None, text, ai.parse(text))
         refused = sum(bool(regr.judge(spec, n, b, tol, labels)) for n, b in same) / args.trials
         accepted = sum(not regr.judge(spec, n, b, tol, labels) for n, b in worse) / args.trials
-        mark = "  <- default" if (text, tol) == RULES[0] else ""
+        mark = "  <- default" if (text, tol) == RULES[0] else "  <- default before issue 34" if text == \
+            ai.FLAT_TOLERANCE and tol == regr.DEFAULT_TOLERANCE else ""
         print(f"{text:<72} {tol:>9g} {refused:>13.1%} {accepted:>14.1%}{mark}")
 
 

@@ -30,11 +30,25 @@ def test_the_seed_example() -> None:
     assert run(SEED, both) == ai.Outcome(False, ("heldIn", "heldOut"))
 
 
-def test_no_regression_is_the_tolerance_rule() -> None:
+def test_the_flat_tolerance_rule() -> None:
     down2 = ai.Rating(28.0, 1.0)
-    assert run("no-regression", env(new_in=down2, tolerance=3.0)).accepted
-    assert run("no-regression", env(new_in=down2, tolerance=1.0)) == ai.Outcome(False, ("heldIn",))
+    assert run(ai.FLAT_TOLERANCE, env(new_in=down2, tolerance=3.0)).accepted
+    assert run(ai.FLAT_TOLERANCE, env(new_in=down2, tolerance=1.0)) == ai.Outcome(False, ("heldIn",))
+
+
+def test_no_regression_refuses_when_worse_with_probability_at_least_0_9() -> None:
+    """Issue 34: P(new mu < base mu) = Phi((mu_b - mu_n) / sqrt(sigma_n^2 + sigma_b^2)); refused at >= 0.9."""
     assert ai.parse("no-regression") == ai.parse(ai.NO_REGRESSION)
+    se = 2 ** 0.5  # both sigmas 1.0
+    z90 = 1.2815515655446004
+    barely = ai.Rating(30.0 - (z90 - 0.01) * se, 1.0)  # worse with probability just under 0.9: accepted
+    clearly = ai.Rating(30.0 - (z90 + 0.01) * se, 1.0)  # just over 0.9: refused
+    assert run("no-regression", env(new_in=barely, tolerance=99.0)).accepted
+    assert run("no-regression", env(new_out=clearly, tolerance=99.0)) == ai.Outcome(False, ("heldOut",))
+    # the flat rule accepted a fall of 3 levels of R on both suites; the default does not
+    fell3 = ai.Rating(27.0, 1.0)
+    assert run(ai.FLAT_TOLERANCE, env(new_in=fell3, new_out=fell3, tolerance=3.0)).accepted
+    assert not run("no-regression", env(new_in=fell3, new_out=fell3, tolerance=3.0)).accepted
 
 
 def test_fields_arithmetic_and_logic() -> None:
@@ -80,7 +94,7 @@ def test_noninferior_uses_both_sigmas() -> None:
     ("heldIn.R == 1", 10, "unexpected character '='"),
     ("noninferior(2)", 14, "expected ,"),
     ("noninferior(-1, 0.05)", 13, "margin must be >= 0"),
-    ("noninferior(1, 0.9)", 16, "alpha must be between 0 and 0.5"),
+    ("noninferior(1, 1.5)", 16, "alpha must be between 0 and 1"),
     ("noninferior(bogus, 1, 0.05)", 13, "expected a number"),
     ("(heldIn.R >= 1", 15, "expected )"),
     ("heldIn.R >= 1 and 3", 20, "expected a comparison"),

@@ -57,7 +57,7 @@ def test_push_inspect_registry_and_layout(registry: str, agent: tuple[Path, Path
     res = cli("inspect", ref)
     assert res.exit_code == 0, res.output
     assert DISPLAY in res.output
-    assert "warning / portable" in res.output
+    assert "intact, untrusted" in res.output and "warning" not in res.output
 
     res = cli("inspect", ref, "--trust", str(tmp_path / "trust.yaml"), "--json")
     assert res.exit_code == 0, res.output

@@ -197,7 +197,7 @@ def test_resolve_after_skopeo_copy_is_verified_and_says_it_classified(registry: 
     assert doc["referrersSeen"] == 1 and doc["classifiedByManifest"] == 2  # the attestation and its cosign bundle
     assert any("classified by fetching their manifests" in n for n in doc["notes"])
     human = ok(cli("resolve", f"{registry}/copied/strong:1.0.0", "--trust", str(w.trust)))
-    assert "SIMULATED (not verified) tier=" in human
+    assert "SIMULATED tier=" in human
     assert "note: 2 referrer(s) listed without a usable artifactType" in human
     # the same copy as an oci: layout: the attestation is found inside the tag-schema index
     lay = ok(cli("resolve", f"oci:{layout}:1.0.0", "--trust", str(w.trust), "--json"))

@@ -18,7 +18,7 @@ def test_demo_on_embedded_layout(tmp_path: Path) -> None:
     out = proc.stdout
     assert "weak agent (competence 14): NOT ISSUED" in out
     assert "strong agent (competence 33): ISSUED" in out
-    assert "VERIFIED (simulated: reference solver) tier=" in out
+    assert "SIMULATED tier=" in out and "(reference solver: the demo suite is a simulation" in out
     assert "self_issued" in out and "manifest_mismatch" in out and "['revoked']" in out
     assert "PROVABLE LEVEL OK" in out and "❌" not in out
     assert (tmp_path / "w" / "oci" / "strong" / "index.json").exists()

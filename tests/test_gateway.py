@@ -376,3 +376,32 @@ def test_status_list_rollback_push_is_refused(world: World, gw: RunningGateway, 
     assert found is not None and statuslist.list_sequence(found[0]) == new_seq + 1
     resolved = cli("resolve", gw_ref, "--trust", world.trust, "--json").output
     assert "revoked" in json.loads(resolved)["capabilities"][0]["rejected"][0]["codes"]
+
+
+def test_attesting_another_repository_never_denies_a_pull(world: World, gw: RunningGateway, tmp_path: Path) -> None:
+    """Issue 34.1, as resolve: one verifier list in two repositories; the older copy is stale, not a rollback,
+    and a pre-revocation copy put back upstream never un-revokes."""
+    state = tmp_path / "state"
+    first = push_cartridge(world, tmp_path / "a", world.ref("across-a"), "io.github.acme/across-a")
+    attest(world, world.ref("across-a"), tmp_path / "out-a", state)
+    assert get_manifest(gw.address, "acx/across-a", first).status_code == 200
+    second = push_cartridge(world, tmp_path / "b", world.ref("across-b"), "io.github.acme/across-b")
+    att_b = attest(world, world.ref("across-b"), tmp_path / "out-b", state)  # the list republished in b only
+    before = json.loads((tmp_path / "out-b" / "status-list.json").read_bytes())
+    assert get_manifest(gw.address, "acx/across-b", second).status_code == 200
+    # a gateway with no verdict cached yet, sharing this one's status cache, decides across-a afresh
+    fresh = start_in_thread(gw.gateway.config)
+    try:
+        resp = get_manifest(fresh.address, "acx/across-a", first)
+        assert resp.status_code == 200, resp.text  # old main: 403 status_rollback, status_unknown
+    finally:
+        fresh.stop()
+    cli("revoke", att_b["attestationDigest"], "--key", world.dir / "ver.key", "--state", state)
+    time.sleep(gw.gateway.config.fresh_seconds + 0.05)
+    resp = get_manifest(gw.address, "acx/across-b", second)
+    assert resp.status_code == 403 and "revoked" in resp.json()["errors"][0]["message"]
+    publish_status_list(open_store(f"{world.registry}/acx/across-b"), before)  # straight upstream
+    time.sleep(gw.gateway.config.fresh_seconds + 0.05)
+    resp = get_manifest(gw.address, "acx/across-b", second)
+    assert resp.status_code == 403 and "revoked" in resp.json()["errors"][0]["message"], resp.text
+    assert get_manifest(gw.address, "acx/across-a", first).status_code == 200

@@ -28,6 +28,8 @@ def test_strong_is_allowed(world: World) -> None:
     res = check(world, "strong")
     assert res.exit_code == 0, res.output
     assert "ALLOWED" in res.output
+    # issue 34: the same words as resolve; this world's level is simulated, and the met line says so
+    assert ": SIMULATED level " in res.output and "(solver: reference)" in res.output, res.output
     doc = json.loads(check(world, "strong", "--json").output)
     assert doc["allowed"] is True
     assert doc["requirements"][0]["met"] is True

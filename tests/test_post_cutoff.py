@@ -109,12 +109,13 @@ def test_a_rom_without_a_cutoff_is_contamination_unproven(world: PWorld) -> None
     assert reasons.CONTAMINATION_UNPROVEN in _codes(resolution), resolution
 
 
-def test_undated_exams_never_count_as_post_cutoff(world: PWorld) -> None:
+def test_undated_exams_never_enter_the_slice_once_a_cutoff_is_known(world: PWorld) -> None:
     cart = _cart(world, "undated-cart", "2025-06-01")
-    res = _attest(world, cart, "undated", "undated-run")  # undated tasks are still drawn ...
-    assert res["acx:postCutoff"]["qualifying"] == 0 and res["acx:postCutoff"]["drawn"] >= 30  # ... never counted
-    resolution = _resolve(world, cart, _trust(world))
-    assert reasons.CONTAMINATION_UNPROVEN in _codes(resolution), resolution
+    res = cli("attest", cart, "--benchmark", f"{world.layout}:undated", "--key", str(world.tmp / "verifier.key"),
+              "--issuer", world.verifier_did, "--state", str(world.tmp / "state"), "-o",
+              str(world.tmp / "runs" / "undated-run"), "--cooldown", "0", "--competence", "33", "--json")
+    assert res.exit_code == 1, res.output  # issue 34: nothing undated is drawn, so nothing is left to play
+    assert "insufficient_post_cutoff_exams: 0 held-out exams" in res.output
 
 
 def _res(cutoff: str | None, qualifying: int, drawn: int) -> dict[str, Any]:
@@ -143,8 +144,10 @@ def test_an_undated_task_is_never_dated_after_a_cutoff() -> None:
     assert bmodel.dated_after({"publishedAt": "2025-06-02"}, cutoff)
     assert not bmodel.dated_after({"publishedAt": "2025-06-01"}, cutoff)
     assert not bmodel.dated_after({}, cutoff) and not bmodel.dated_after({"publishedAt": "2026-01-01"}, None)
-    # The draw is unchanged: with a cutoff, undated tasks are still drawn (counted only by dated_after).
-    assert len(bmodel.post_cutoff([{}, {"publishedAt": "2025-01-01"}, {"publishedAt": "2025-07-01"}], cutoff)) == 2
+    # issue 34: with a cutoff known, an undated task never enters the slice; without one, every task does
+    assert bmodel.post_cutoff([{}, {"publishedAt": "2025-01-01"}, {"publishedAt": "2025-07-01"}], cutoff) == \
+        [{"publishedAt": "2025-07-01"}]
+    assert len(bmodel.post_cutoff([{}, {"publishedAt": "2025-01-01"}], None)) == 2
 
 
 def test_every_demo_task_has_a_real_date() -> None:

@@ -71,7 +71,7 @@ def test_readme_walkthrough_runs_top_to_bottom(own_registry: Registry, tmp_path:
     expected = [
         "verified=false",                                            # inspect: a claim, not yet proven
         "ISSUED",                                                    # attest
-        "SIMULATED (not verified) tier=",                            # resolve --require
+        "SIMULATED tier=",                            # resolve --require
         "pulled io.github.acme/dag-agent@1.0.0",                     # pull --require
         "VERIFIED agent card signed by did:key:",                    # agent-card verify --trust
         "ALLOWED",                                                   # policy check

@@ -96,13 +96,15 @@ def test_a_rom_that_did_not_get_worse_is_issued_naming_the_baseline(world: RWorl
     assert baseline["credentialDigest"] == "sha256:" + hashlib.sha256(pushed).hexdigest()
 
 
-def test_a_one_level_tolerance_is_within_run_to_run_noise(world: RWorld) -> None:
+def test_the_default_rule_is_a_probability_not_a_flat_tolerance(world: RWorld) -> None:
     """An equally good agent (33 -> 33) on this fixed split: held-in R 26.93 vs 29.26, a drop of 2.3 that is
-    pure draw noise (R's sd is about 1.1-1.3 here), so a tolerance of 1.0 reads it as a regression
-    (docs/attest-a-real-agent.md)."""
+    pure draw noise. The flat rule with a tolerance of 1.0 read it as a regression; the default since issue 34
+    (refuse when worse with probability >= 0.9 on either suite, from mu and sigma) does not, and reads no
+    tolerance (docs/attest-a-real-agent.md)."""
     code, res = attest(world, world.v2, "same-33-default", "--competence", "33", "--baseline", world.v1,
                        "--baseline-competence", "33", "--regression-tolerance", "1")
-    assert code == 1 and res["reasons"][0].startswith("regression:"), res
+    assert code == 0 and res["issued"] is True, res
+    assert _cred(world, "same-33-default")["acx:baseline"]["acceptIf"] == "no-regression"
 
 
 def test_a_baseline_of_another_cartridge_is_refused(world: RWorld) -> None:

@@ -87,19 +87,25 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     doc = resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")
     cap = doc["capabilities"][0]
     assert cap["effective"] == "VERIFIED", cap
+    # issue 34: effective keeps its meaning for scripts; simulated and the solver say what played
+    assert cap["simulated"] is True and cap["solver"] == "reference"
     assert cap["careerTier"] == w.attest_out["careerTier"] and cap["issuer"] == w.verifier_did
     assert abs(cap["mu"] - w.attest_out["mu"]) < 1e-12 and doc["partial"] is False
     # ggcr's listing types every acx artifact as its empty config: classified by manifest, and said so
     assert (doc["classifiedByManifest"] > 0) == (w.kind == "ggcr"), doc["notes"]
     human = ok(cli("resolve", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust)))
     # the demo cartridge has no runtime: its level was simulated, and the human output says so, never VERIFIED
-    assert f"SIMULATED (not verified) tier={w.attest_out['careerTier']}" in human and "VERIFIED tier" not in human
+    assert f"SIMULATED tier={w.attest_out['careerTier']}" in human and "VERIFIED tier" not in human
     assert "replayed: every deciding credential" in human
     card = ok(cli("agent-card", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust),
                   "--sign", str(w.verifier)))
     ext = card["capabilities"]["extensions"][0]
     assert ext["uri"] == "https://acx.dev/a2a/ext/capability/v1"
-    assert ext["params"]["records"][0]["proficiency"]["verified"] is True
+    proficiency = ext["params"]["records"][0]["proficiency"]
+    assert proficiency["verified"] is True and proficiency["simulated"] is True
+    assert proficiency["solver"] == "reference"  # the card names the solver ...
+    assert "SIMULATED" in card["skills"][0]["description"] and "solver: reference" in card["skills"][0]["description"]
+    assert "signature: intact, untrusted" in human or "signature: intact, trusted" in human  # never "warning"
     assert card["provider"]["organization"] == "example" and card["version"] == "1.0.0"
     assert len(card["skills"]) == 1 and card["signatures"]
     from acx_oci.model.agentcard import verify_agent_card
@@ -256,11 +262,16 @@ def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World
     publish_status_list(store, old_list)
     assert statuslist.list_sequence(fetch_status_list(store, old_list["id"])[0]) < \
         statuslist.list_sequence(revoked_list)  # type: ignore[index]
-    rolled = resolve_json(w, ref)["capabilities"][0]
+    rolled = resolve_json(w, ref)["capabilities"][0]  # this consumer kept the newer list: it judges by that one
     assert rolled["effective"] == "unproven"
-    assert "status_rollback" in rolled["rejected"][0]["codes"], rolled["rejected"]
-    assert "revoked" not in rolled["rejected"][0]["codes"]
-    assert "status_rollback" in ok(cli("resolve", ref, "--trust", str(w.trust)))  # the text output names it too
+    assert "revoked" in rolled["rejected"][0]["codes"], rolled["rejected"]
+    assert "status_rollback" not in rolled["rejected"][0]["codes"]
+    assert "revoked" in ok(cli("resolve", ref, "--trust", str(w.trust)))  # the text output names it too
+    # a consumer that remembers the newer list's sequence but not the list itself (an older cache) calls it a rollback
+    marks_only = tmp_path / "marks-only"
+    StatusHistory(marks_only).remember(old_list["id"], w.verifier_did, statuslist.list_sequence(revoked_list))
+    cap = resolve_json(w, ref, "--status-cache", str(marks_only))["capabilities"][0]
+    assert cap["effective"] == "unproven" and "status_rollback" in cap["rejected"][0]["codes"]
     # ... and pull --require / policy check (the same consumer) refuse it as well
     res = cli("pull", ref, "-o", str(tmp_path / "pulled"), "--trust", str(w.trust), "--require", "build-dag>=senior")
     assert res.exit_code == 1 and "requirement not met" in res.output
@@ -282,7 +293,7 @@ def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World
                        str(offline_list))["capabilities"][0]
     assert "revoked" in cap["rejected"][0]["codes"]
     cap = resolve_json(w, ref, "--status-cache", str(tmp_path / "fresh"))["capabilities"][0]
-    assert cap["effective"] == "unproven" and "status_rollback" in cap["rejected"][0]["codes"]
+    assert cap["effective"] == "unproven" and "revoked" in cap["rejected"][0]["codes"]  # the kept list decides
     # the verifier's refresh republishes the revoked list everywhere, with a higher sequence again
     ok(cli("status-refresh", "--key", str(w.verifier), "--issuer", w.verifier_did, "--state", str(w.tmp / "state")))
     refreshed = fetch_status_list(store, old_list["id"])
@@ -295,7 +306,7 @@ def test_revoke_makes_it_unproven_and_a_rolled_back_list_is_refused(world: World
 
 
 def test_unknown_status_fails_closed(world: World, tmp_path: Path) -> None:
-    """The status-list tag is missing from a copy of the cartridge's repository: fail closed."""
+    """The status-list tag is missing from a copy of the cartridge's repository: fail closed (unless kept)."""
     w = world
     src = open_store(f"{w.registry}/{w.repo}")
     dst = open_store(f"{w.registry}/acx/copy")
@@ -307,12 +318,17 @@ def test_unknown_status_fails_closed(world: World, tmp_path: Path) -> None:
             dst.push_manifest(m.raw, m.media_type, "1.0.0")
         else:
             dst.push_referrer(m.raw, m.subject.digest, None)
-    cap = resolve_json(w, f"{w.registry}/acx/copy:1.0.0")["capabilities"][0]
+    first_time = tmp_path / "first-time"  # a consumer that never saw the list
+    cap = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--status-cache", str(first_time))["capabilities"][0]
     assert cap["effective"] == "unproven" and "status_unknown" in cap["rejected"][0]["codes"]
-    allowed = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--allow-unknown-status")
+    # one that kept the verifier's newest list (it resolved acx/strong, whose repository has it) judges by it
+    assert resolve_json(w, f"{w.registry}/{w.repo}:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
+    assert resolve_json(w, f"{w.registry}/acx/copy:1.0.0")["capabilities"][0]["effective"] == "VERIFIED"
+    allowed = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--allow-unknown-status", "--status-cache",
+                           str(first_time))
     assert allowed["capabilities"][0]["effective"] == "VERIFIED"
     with_file = resolve_json(w, f"{w.registry}/acx/copy:1.0.0", "--status-list",
-                             str(w.tmp / "att" / "status-list.json"))
+                             str(w.tmp / "att" / "status-list.json"), "--status-cache", str(first_time))
     assert with_file["capabilities"][0]["effective"] == "VERIFIED"
 
 

@@ -231,10 +231,9 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
 @click.option("--baseline-competence", type=float,
               help="Reference solver with --baseline: the baseline's simulated skill (required with --competence).")
 @click.option("--regression-tolerance", type=click.FloatRange(min=0), default=DEFAULT_TOLERANCE, show_default=True,
-              help="With --baseline: the ROM's acceptIf reads it as 'tolerance'; the default rule (no-regression) "
-                   "is NOT ISSUED regression if the new R (held-out, or held-in) is below the baseline's by more "
-                   "than this (levels of R). On the demo suite (benchmarks/regression_sim.py) an equally good agent "
-                   "is refused about 6% of the time at 3.0 and a 2-levels-worse one accepted about 57%.")
+              help="With --baseline: what a ROM's acceptIf reads as 'tolerance' (levels of R). The default rule "
+                   "(no-regression) reads none: NOT ISSUED regression when the new version is worse with "
+                   "probability >= 0.9 on either suite, from both ratings' mu and sigma (docs/performance.md).")
 @click.option("--models", "models_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The verifier's models file (YAML/JSON): for a ROM whose runtime.network is 'model', where "
                    "its model lives (baseUrl), which key pays (apiKeyEnv or apiKeyFile; never seen by the agent), "
@@ -275,7 +274,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
 
     With --baseline (regression acceptance) the new and the baseline ROM also
     play the public slice, compared with the baseline's credential from this
-    issuer: a drop over --regression-tolerance -> NOT ISSUED regression.
+    issuer: a drop the default rule (or the ROM's acceptIf) refuses -> NOT ISSUED regression.
 
     With --model-replay DIR an auditor (a second verifier the benchmark was
     also sealed to) replays a model-calling run from the transcripts the first

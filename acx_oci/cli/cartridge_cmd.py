@@ -159,8 +159,8 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
             as_json: bool) -> None:
     """Show a cartridge's discovery card: identity, digests, signature status, claims.
 
-    Signature status: valid (intact, signer trusted), warning / portable (intact,
-    signer not in your trust file), tampered (exit 1), unsigned.
+    Signature status: intact, trusted (--json: valid); intact, untrusted (the
+    signer is not in your trust file; --json: warning); tampered (exit 1); unsigned.
 
     \b
     Example:
@@ -238,7 +238,7 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
         click.echo(f"  signature: {loaded.status_display}")
         for cap in resolution.capabilities:
             b = cap.best
-            state = f"{level_state(b.solver)} tier={b.career_tier} level={b.acx_level}" if b else "unproven"
+            state = f"{level_state(b.solver)} tier={b.career_tier} level={b.acx_level}" if b else "NOT VERIFIED"
             click.echo(f"  {cap.capability.display()}  {state}")
         if not resolution.replayed:
             click.echo("  note: replay was off (--no-replay): levels were believed as signed, not re-derived "

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 import click
 
 from acx_oci.cli.jsonout import emit_json, partial_json, want_json
+from acx_oci.model.agentcard import level_word
 from acx_oci.net.tls import set_default_ca_file
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store, StoreOptions
@@ -124,10 +125,10 @@ def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeou
 def level_state(solver: str) -> str:
     """How a level reads to a human: only a level the signed ROM earned in the sandbox says VERIFIED.
 
-    A simulated level (the reference solver played, not the agent) is a demonstration of the
-    pipeline, never evidence about the agent, so it must not read as verified.
+    A simulated level (the reference solver played, not the agent), accepted only because the trust file
+    allows simulations, says SIMULATED; one vocabulary everywhere (issue 34): VERIFIED, SIMULATED, NOT VERIFIED.
     """
-    return "VERIFIED" if solver == "rom" else "SIMULATED (not verified)"
+    return level_word(solver)
 
 
 __all__ = ["ca_file_option", "emit_json", "json_option", "level_state", "partial_json", "registry_options", "store_for"]

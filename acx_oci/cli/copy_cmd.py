@@ -68,7 +68,7 @@ def _render(out: CopyOutcome) -> None:
         caps = out.source_verdict["capabilities"]
         levels = [c for c in caps if c["effective"] == "VERIFIED"]
         verified = sum(1 for c in levels if c.get("solver") == "rom")  # a simulated level is never VERIFIED
-        simulated = f", {len(levels) - verified} SIMULATED (not verified)" if len(levels) > verified else ""
+        simulated = f", {len(levels) - verified} SIMULATED" if len(levels) > verified else ""
         click.echo(f"  source resolves: {verified}/{len(caps)} claims VERIFIED{simulated}, "
                    f"{out.source_verdict['verifiedAttestations']}/{out.source_verdict['attestations']} "
                    "attestations verify")

@@ -209,13 +209,15 @@ def render_resolution(resolution: Resolution) -> None:
                        f"sigma={b.sigma:.3f} level={b.acx_level}  played by: {played}")
             click.echo(f"      issuer {b.issuer}  benchmark {b.benchmark_id}@{b.benchmark_version}  "
                        f"credential {b.credential_digest}")
+            for line in b.relaxed:
+                click.echo(f"      relaxed: {line}")
             if b.model is not None:
                 click.echo(f"      model {b.model['id']} over {b.model['api']}  (provider data terms: "
                            f"{b.model['dataUse']})")
                 if b.model["dataUse"] != "no-training":
                     click.echo("      warning: held-out prompts went to a provider that may train on them")
         else:
-            click.echo(f"  {cap.capability.display()}  unproven")
+            click.echo(f"  {cap.capability.display()}  NOT VERIFIED")
         for line in cap.attempts.lines():
             click.echo(f"      {line}")
         for r in cap.rejected:

@@ -24,6 +24,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
 from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
+from acx_oci.evaluation.seed_rules import RELAXED_CODE
 from acx_oci.evaluation.status_choice import FLOOR as FLOOR
 from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
 from acx_oci.evaluation.status_choice import sequence as sequence
@@ -88,6 +89,8 @@ class Material:
     status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
     min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
+    # per (URL, issuer), the newest list this consumer kept: judged beside the copies found (docs/concepts.md)
+    kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
     # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
     logs: Mapping[str, LogView] | None = None
 
@@ -102,6 +105,7 @@ class Judgement:
     status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
     verifications: int = 0  # credentials put through every rule (each at most once)
     unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
+    status_lists_seen: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)  # the newest of each
 
 
 class KnownProofs(Protocol):
@@ -186,10 +190,17 @@ class _Run:
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
+    seen_lists: dict[StatusKey, dict[str, Any]] = field(default_factory=dict)
+    relaxed: dict[Any, tuple[str, ...]] = field(default_factory=dict)  # per verdict key: the relaxations it used
 
     def keys(self) -> KeyResolver:
         """The key resolver verification used (injected, else offline)."""
         return self.resolve_keys or offline_keys(self.trust)
+
+    def verdict_key(self, item: FetchedAttestation) -> tuple[str | None, str | None, tuple[str, ...] | None]:
+        """What one verdict is memoised by: the credential's bytes, its list URL, and the records judged."""
+        url = status_url(item.credential) if item.credential is not None else None
+        return (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
 
     def verify(self, item: FetchedAttestation, issuer: str | None) -> tuple[list[str], list[str]]:
         """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
@@ -199,13 +210,15 @@ class _Run:
         """
         cred = item.credential
         assert cred is not None
-        url = status_url(cred)
-        key = (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
+        key = self.verdict_key(item)
+        url = key[1]
         if key in self.verdicts:
             return self.verdicts[key]
         self.verifications += 1
         seen_keys = self.known.proof_keys(item.credential_digest) if self.known and item.credential_digest else None
-        chosen = choose_status_list(cred, self.material.status_lists.get(url, ()), self.bits) if url else None
+        kept = self.material.kept_lists.get((url, issuer)) if url and issuer else None
+        found = self.material.status_lists.get(url, ()) if url else ()
+        chosen = choose_status_list(cred, found if kept is None else (*found, kept), self.bits) if url else None
         floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
         ctx = VerifyContext(
             trust=self.trust, now=self.now, expected_rom_digest=self.cart.rom_digest,
@@ -217,12 +230,14 @@ class _Run:
         )
         checks = verify_level_credential(
             cred, ctx, proof_known=bool(seen_keys) and seen_keys == proof_keys(cred, self.keys())).checks
-        if url and issuer and chosen is not None and any(
+        if url and issuer and chosen is not None and sequence(chosen) >= self.seen.get((url, issuer), 0) and any(
                 c.name == "status_list" and c.ok and not c.skipped for c in checks):
-            # the list verified as the issuer's and is not older than what we knew: remember it
-            self.seen[(url, issuer)] = max(self.seen.get((url, issuer), 0), sequence(chosen))
+            # the list verified as the issuer's and is not older than what we knew: remember it (and keep it)
+            self.seen[(url, issuer)] = sequence(chosen)
+            self.seen_lists[(url, issuer)] = chosen
         failed = [c for c in checks if not c.ok]
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
+        self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
         if not failed and self.known is not None and item.credential_digest:
             self.known.remember(item.credential_digest, proof_keys(cred, self.keys()))
         return self.verdicts[key]
@@ -261,7 +276,8 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
         if cap_id in claims:
             assert cred is not None
-            return _accepted(item, cap_id, issuer, proof_keys(cred, self.keys()))
+            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
+                           relaxed=self.relaxed.get(self.verdict_key(item), ()))
         return Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                          (f"the credential proves {cap_id}, which this cartridge does not claim",),
                          item.credential_digest, issuer)
@@ -376,7 +392,8 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             accepted[cap_id].append(outcome)
             decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
-                     tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed))
+                     tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed),
+                     dict(run.seen_lists))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

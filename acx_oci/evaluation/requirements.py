@@ -16,6 +16,7 @@ from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempts import MaxAttempts, attempts_in_window
 from acx_oci.evaluation.quorum import quorum
+from acx_oci.model.agentcard import level_phrase, sig_of
 from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
@@ -343,7 +344,7 @@ class CapabilityRequirement(Requirement):
                     # accepted credentials on a claim the resolver would not verify (a tampered cartridge)
                     considered.append(Considered(acc.attestation_digest, acc.credential_digest, acc.issuer,
                                                  "insufficient", (CODE_NOT_VERIFIED,),
-                                                 (f"{label} is not VERIFIED ({resolution.signature_status})",)))
+                                                 (f"{label} is NOT VERIFIED ({sig_of(resolution.signature_status)})",)))
                     continue
                 short = self._shortfalls(acc, now)
                 if short:
@@ -354,8 +355,7 @@ class CapabilityRequirement(Requirement):
                     met = True
                     considered.append(Considered(acc.attestation_digest, acc.credential_digest, acc.issuer,
                                                  "satisfies", (),
-                                                 (f"{label}: level {acc.acx_level} ({acc.career_tier}) "
-                                                  f"by {acc.issuer} on {acc.benchmark_id}@{acc.benchmark_version}",)))
+                                                 (f"{label}: {level_phrase(acc)}",)))
             for rej in claim.rejected:
                 considered.append(Considered(rej.digest, rej.credential_digest, rej.issuer, "rejected",
                                              rej.codes, rej.messages))

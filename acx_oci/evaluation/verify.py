@@ -27,7 +27,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation import contamination
+from acx_oci.evaluation import seed_rules
 from acx_oci.evaluation.checks import (
     Check,
     KeyResolver,
@@ -91,6 +91,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known:
     checks += _check_bindings(res, ctx)
     checks += _check_benchmark(res, ctx.trust)
     checks.append(_check_solver(res, ctx.trust))
+    checks += seed_rules.regression(res, ctx.trust)
     checks += _check_model(res, ctx.trust)
     checks += _check_validity(credential, ctx.now)
     checks += check_status(credential, issuer, ctx, resolve)
@@ -287,9 +288,9 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
                         f"heldOutSliceDigest {held} differs from the pinned {accepted.held_out_slice_digest}"))
     else:
         out.append(ok("held_out_slice", f"heldOutSliceDigest matches the pinned {held}"))
-    out.append(_check_exam_certification(res, accepted.certified_by))
-    if accepted.post_cutoff is not None:
-        out.append(contamination.check(res, accepted.post_cutoff))
+    out.append(_check_exam_certification(res, accepted.certified_by) if accepted.certified_by
+               else seed_rules.exams(res, trust))
+    out += seed_rules.post_cutoff(res, trust, accepted)
     if accepted.capability is not None:
         out.append(_check_benchmark_capability(res, accepted))
     return out

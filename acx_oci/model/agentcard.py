@@ -16,7 +16,8 @@ from typing import Any
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, verify_ed25519
 from acx_oci.jsonio import as_array, loads
-from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
+from acx_oci.model.rom import status_display
 
 EXTENSION_URI = "https://acx.dev/a2a/ext/capability/v1"
 PROTOCOL_VERSION = "1.0"
@@ -39,6 +40,22 @@ def provider_for(cartridge_id: str) -> dict[str, str]:
     return {"organization": org, "url": f"https://{host}"}
 
 
+def level_word(solver: str) -> str:
+    """The one vocabulary (issue 34): VERIFIED for the signed ROM's level, SIMULATED for an accepted simulation."""
+    return "VERIFIED" if solver == "rom" else "SIMULATED"
+
+
+def level_phrase(acc: AcceptedCredential) -> str:
+    """``SIMULATED level 31 (principal) by ISSUER on BENCH@VERSION (solver: reference)``: policy check's words."""
+    return (f"{level_word(acc.solver)} level {acc.acx_level} ({acc.career_tier}) by {acc.issuer} on "
+            f"{acc.benchmark_id}@{acc.benchmark_version}" + ("" if acc.solver == "rom" else f" (solver: {acc.solver})"))
+
+
+def sig_of(status: str) -> str:
+    """``signature: intact, untrusted``: the signature line's words (no "warning" beside a pass)."""
+    return f"signature: {status_display(status)}"
+
+
 def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
     """The A2A AgentCard for a resolved cartridge: one skill per capability, with its verified level as evidence."""
     cid = str(rom.get("id"))
@@ -54,7 +71,9 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
         }
         if b:
             rec["proficiency"].update({"careerTier": b.career_tier, "mu": b.mu, "sigma": b.sigma,
-                                       "issuer": b.issuer, "benchmark": f"{b.benchmark_id}@{b.benchmark_version}"})
+                                       "issuer": b.issuer, "benchmark": f"{b.benchmark_id}@{b.benchmark_version}",
+                                       # issue 34: a level accepted only because simulations are allowed says so
+                                       "solver": b.solver, "simulated": b.solver != "rom"})
         records.append(rec)
         tags = [cap.capability.task_type, *cap.capability.stack]
         if cap.capability.domain:
@@ -64,7 +83,9 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
             "name": cap.capability.display(),
             "description": (f"{cap.capability.task_type} on {', '.join(cap.capability.stack) or 'any stack'}"
                             + (f" ({cap.capability.domain})" if cap.capability.domain else "")
-                            + (f"; verified {b.career_tier} by {b.issuer}" if b else "; unproven claim")),
+                            + (f"; {level_word(b.solver)} {b.career_tier} by {b.issuer}"
+                               + ("" if b.solver == "rom" else f" (solver: {b.solver})") if b
+                               else "; NOT VERIFIED")),
             "tags": tags,
         })
     return {

@@ -268,17 +268,12 @@ def demo_document() -> dict[str, Any]:
 def post_cutoff(tasks: list[dict[str, Any]], cutoff: date | None) -> list[dict[str, Any]]:
     """The held-out tasks the draw may take given this training cutoff (DESIGN.md, "Exams, environments").
 
-    Tasks published strictly after the cutoff, tasks with no ``publishedAt`` and every task when there is no
-    cutoff are drawn; only the dated ones count as post-cutoff (:func:`dated_after`, ``acx:postCutoff``).
+    Tasks published strictly after the cutoff are drawn, and every task when there is no cutoff. Once a cutoff
+    is known an undated task is never drawn (issue 34): nothing shows the model did not see it in training.
     """
     if cutoff is None:
         return list(tasks)
-    out = []
-    for task in tasks:
-        published = task.get("publishedAt")
-        if published is None or date.fromisoformat(str(published)) > cutoff:
-            out.append(task)
-    return out
+    return [task for task in tasks if dated_after(task, cutoff)]
 
 
 def dated_after(task: dict[str, Any], cutoff: date | None) -> bool:

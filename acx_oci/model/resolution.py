@@ -55,6 +55,8 @@ class AcceptedCredential:
     benchmark_digest: str = ""
     # the public keys of the proofs' verification methods: one key under two DIDs is one verifier (quorum)
     proof_keys: frozenset[bytes] = field(repr=False, default_factory=frozenset)
+    # the checks that passed only because the trust file relaxed a default (issue 34): one line each
+    relaxed: tuple[str, ...] = ()
 
     @property
     def supersede_key(self) -> tuple[str, str, str, str]:
@@ -181,6 +183,8 @@ class CapabilityResolution:
             "sigma": b.sigma if b else None,
             "games": b.games if b else None,
             "solver": b.solver if b else None,
+            "simulated": b.solver != "rom" if b else False,  # SIMULATED on screen; effective stays VERIFIED
+            "relaxed": list(b.relaxed) if b else [],
             "model": b.model if b else None,
             "issuer": b.issuer if b else None,
             "benchmark": f"{b.benchmark_id}@{b.benchmark_version}" if b else None,

@@ -80,8 +80,9 @@ def runtime_limits(runtime: dict[str, Any]) -> dict[str, Any]:
 
 
 def status_display(status: str) -> str:
-    """How a signature status is shown to people: ``warning`` reads ``warning / portable``."""
-    return "warning / portable" if status == STATUS_WARNING else status
+    """How a signature status is shown to people (issue 34): ``intact, trusted`` / ``intact, untrusted`` (the
+    signer is not in the trust file: the bytes are whole, the signer unknown), never "warning" beside a pass."""
+    return {STATUS_VALID: "intact, trusted", STATUS_WARNING: "intact, untrusted"}.get(status, status)
 
 
 @dataclass(frozen=True)

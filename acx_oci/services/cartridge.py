@@ -211,7 +211,7 @@ class LoadedCartridge:
 
     @property
     def status_display(self) -> str:
-        """How a status is shown to people: ``warning`` reads ``warning / portable``."""
+        """How a status is shown to people (``intact, trusted`` / ``intact, untrusted`` / ``tampered`` ...)."""
         return status_display(self.signature_status)
 
     @property

@@ -8,12 +8,13 @@ the same attest, with the same kind of solver. The new ROM's signed
 ``policy.verification.regression {heldInSuite, heldOutSuite, acceptIf}`` says what is compared:
 ``heldInSuite`` names the benchmark whose public slice is the held-in suite (default: this benchmark's),
 ``heldOutSuite`` the benchmark the credential must be earned on (default: any), and ``acceptIf`` the rule,
-in the language of :mod:`acx_oci.evaluation.accept_if` (default ``no-regression``: neither R may fall by
-more than the tolerance). A false rule is NOT ISSUED ``regression`` naming the suites that failed it.
+in the language of :mod:`acx_oci.evaluation.accept_if` (default ``no-regression``: refused when the new version
+is worse with probability >= 0.9 on either suite, from both ratings' mu and sigma; issue 34). A false rule is NOT
+ISSUED ``regression`` naming the suites that failed it.
 
-The tolerance, ``DEFAULT_TOLERANCE`` for the CLI and the library alike, is 3.0 levels of R = mu - 3 sigma:
-R is an estimate, and ``benchmarks/regression_sim.py`` measures what that costs on the DAG demo (an equally
-good agent refused, one two levels worse accepted; docs/attest-a-real-agent.md, "Regression acceptance").
+The tolerance, ``DEFAULT_TOLERANCE`` (3.0 levels of R = mu - 3 sigma), is what an ``acceptIf`` reads as
+``tolerance``; the default rule reads none. ``benchmarks/regression_sim.py`` measures the rules on the DAG demo
+(docs/performance.md, "Regression acceptance").
 """
 
 from __future__ import annotations

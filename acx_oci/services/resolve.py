@@ -32,6 +32,7 @@ from acx_oci.evaluation.log_check import (
     with_log_attempts,
 )
 from acx_oci.evaluation.require_text import parse_require
+from acx_oci.evaluation.status_choice import sequence as list_sequence
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
@@ -167,11 +168,15 @@ def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathere
 
 
 def remember_status(history: StatusHistory | None, judgement: Judgement, gathered: Gathered, now: datetime) -> None:
-    """Raise the remembered mark of every status list that verified above what this consumer knew."""
+    """Keep every status list that verified and is newer than the one kept (raising the remembered mark)."""
     if history is None:
         return
+    material = gathered.material
     for (url, issuer), seq in judgement.status_seen.items():
-        if seq > gathered.material.min_sequences.get((url, issuer), 0):
+        doc, kept = judgement.status_lists_seen.get((url, issuer)), material.kept_lists.get((url, issuer))
+        if doc is not None and (kept is None or seq > list_sequence(kept)):
+            history.keep(url, issuer, seq, doc, now)  # the newest list itself: older copies are then stale
+        elif seq > material.min_sequences.get((url, issuer), 0):
             history.remember(url, issuer, seq, now)
 
 

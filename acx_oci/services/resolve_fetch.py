@@ -383,6 +383,7 @@ class _Collector:
         self.records: dict[str, RecordSource] = {}
         self.lists: dict[str, tuple[dict[str, Any], ...]] = {}
         self.marks: dict[StatusKey, int] = {}
+        self.kept: dict[StatusKey, dict[str, Any]] = {}
         self.notes: list[str] = []
 
     def __call__(self, item: Fetched) -> None:
@@ -396,6 +397,9 @@ class _Collector:
             history = self.sources.history
             if history is not None and issuer is not None and (url, issuer) not in self.marks:
                 self.marks[(url, issuer)] = history.highest(url, issuer)
+                kept = history.newest(url, issuer)
+                if kept is not None:
+                    self.kept[(url, issuer)] = kept
         self.records[item.descriptor.digest] = RecordSource(item.evidence_order, item.evidence, item.bundle)
         self.items.append(FetchedAttestation(
             digest=item.descriptor.digest, offered=item.descriptor.annotations.get(ANN_CAPABILITY, ""),
@@ -433,5 +437,5 @@ def gather(store: Store, refs: list[Descriptor], subject: str, with_evidence: bo
     phases = phases or Phases()
     collect = _Collector(store, sources, phases)
     done, bound_notes = fetch_attestations(store, refs, subject, with_evidence, lim, deadline, collect, phases)
-    material = Material(tuple(collect.items), collect.lists, collect.marks)
+    material = Material(tuple(collect.items), collect.lists, collect.marks, collect.kept)
     return Gathered(material, collect.records, done, tuple(collect.notes), tuple(bound_notes))

@@ -1,4 +1,5 @@
-"""What a consumer remembers about status lists: the highest ``acx:sequence`` seen per list (SQLite).
+"""What a consumer remembers about status lists: the highest ``acx:sequence`` seen per list, and the newest
+list itself that verified (SQLite).
 
 A list put back by whoever controls a repository is an older list, signed by
 the verifier and so still verifying; its sequence is lower than one this
@@ -9,6 +10,12 @@ Entries are keyed by list URL *and* the list's issuer: a sequence is recorded
 only from a list whose proof verified as its issuer's, so a stranger's list at
 the same URL cannot raise (and so jam) the mark kept for the real issuer.
 
+The newest list is kept whole (issue 34, design (a)): one verifier keeps one
+list and republishes it only into the repository it just attested into, so
+every other repository holds an older copy. The consumer judges by the newest
+list it holds, so an older copy elsewhere is stale, not an error, and a
+revoked bit, once seen, is never cleared by an older copy.
+
 Where: ``--status-cache DIR``, else ``$ACX_OCI_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/acx-oci``, else ``~/.cache/acx-oci``; the file is
 ``status.sqlite``. Each call opens its own short connection, so one instance
@@ -18,11 +25,13 @@ may be shared by threads (the gateway resolves in worker threads).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from acx_oci.errors import UsageError
 
@@ -34,6 +43,14 @@ CREATE TABLE IF NOT EXISTS status_sequences (
     list_url TEXT NOT NULL,
     issuer TEXT NOT NULL,
     sequence INTEGER NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (list_url, issuer)
+);
+CREATE TABLE IF NOT EXISTS status_lists (
+    list_url TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    document TEXT NOT NULL,
     seen_at TEXT NOT NULL,
     PRIMARY KEY (list_url, issuer)
 );
@@ -105,3 +122,35 @@ class StatusHistory(SqliteCache):
                            (list_url, issuer, sequence, when))
         except sqlite3.Error as exc:
             raise UsageError(f"status cache {self.path}: {exc}") from None
+
+    def newest(self, list_url: str, issuer: str) -> dict[str, Any] | None:
+        """The newest list of this URL that verified as ``issuer``'s here; None when none is kept (or unreadable)."""
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT document FROM status_lists WHERE list_url = ? AND issuer = ?",
+                                 (list_url, issuer)).fetchone()
+        except sqlite3.Error as exc:
+            raise UsageError(f"status cache {self.path}: {exc}") from None
+        if row is None:
+            return None
+        try:
+            doc = json.loads(row[0])
+        except ValueError:
+            return None  # a damaged row is no evidence: the lists found are judged on their own
+        return doc if isinstance(doc, dict) else None
+
+    def keep(self, list_url: str, issuer: str, sequence: int, document: dict[str, Any],
+             now: datetime | None = None) -> None:
+        """Keep ``document`` (a list that verified as ``issuer``'s) unless a newer one is kept; raise the mark."""
+        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        try:
+            with self._connect() as db:
+                db.execute("INSERT INTO status_lists (list_url, issuer, sequence, document, seen_at) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (list_url, issuer) DO UPDATE SET "
+                           "sequence = excluded.sequence, document = excluded.document, seen_at = excluded.seen_at "
+                           "WHERE excluded.sequence >= status_lists.sequence",
+                           (list_url, issuer, sequence, text, when))
+        except sqlite3.Error as exc:
+            raise UsageError(f"status cache {self.path}: {exc}") from None
+        self.remember(list_url, issuer, sequence, now)

@@ -114,6 +114,10 @@ class Trust:
     # must have gone only to a provider whose terms exclude training on them.
     models: tuple[str, ...] | None = None
     require_no_training: bool = False
+    # The seeds' rules are defaults (issue 34); each relaxation is one line of the trust file.
+    uncertified_exams: bool = False  # uncertifiedExams: allow
+    post_cutoff: PostCutoff | None = None  # top-level postCutoff (a benchmark's own wins); None: the default rule
+    regression_required: bool = False  # regression: required
 
     @classmethod
     def empty(cls) -> Trust:
@@ -235,6 +239,9 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         solvers=tuple(data.get("solvers") or DEFAULT_SOLVERS),
         models=tuple(str(m) for m in data["models"]) if data.get("models") is not None else None,
         require_no_training=(data.get("modelDataUse") == "no-training"),
+        uncertified_exams=(data.get("uncertifiedExams") == "allow"),
+        post_cutoff=post_cutoff_from(data.get("postCutoff")),
+        regression_required=(data.get("regression") == "required"),
     )
 
 

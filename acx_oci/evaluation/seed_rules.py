@@ -1,0 +1,73 @@
+"""The seeds' rules as a consumer's defaults, each relaxed by one line of the trust file (issue 34) (pure).
+
+A trust file that says nothing still refuses a level earned on exams that were never certified
+(``exams_uncertified``) and a model-calling agent's level without post-cutoff evidence
+(``contamination_unproven``). ``uncertifiedExams: allow`` and ``postCutoff: {required: false}``
+relax them, and the check that passes because of a relaxation says so (resolve prints it). A simulated level
+(reference solver, accepted through ``solvers``) keeps the old rules: its suite is not in exam form. A consumer
+may also require that a regression check against the previous version ran (``regression: required``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acx_oci import reasons
+from acx_oci.evaluation import contamination
+from acx_oci.evaluation.checks import Check, bad, ok
+from acx_oci.trust.trustfile import AcceptedBenchmark, PostCutoff, Trust
+
+#: The default contamination rule for a model-calling agent: every rated held-out game on a post-cutoff exam.
+DEFAULT_POST_CUTOFF = PostCutoff(required=True, min_share=1.0)
+RELAXED = "relaxed by the trust file"
+RELAXED_CODE = "relaxed"
+
+
+def relaxed(name: str, message: str) -> Check:
+    """A check that passed only because the trust file relaxed a default (code ``relaxed``: resolve shows it)."""
+    return Check(name, True, RELAXED_CODE, message)
+
+
+def simulated(res: dict[str, Any]) -> bool:
+    """Whether the level was earned by the reference solver (no ``acx:solver`` is one too)."""
+    return str(res.get("acx:solver", "reference")) == "reference"
+
+
+def exams(res: dict[str, Any], trust: Trust) -> Check:
+    """Exams certified, unless the level is simulated or the trust file says ``uncertifiedExams: allow``."""
+    state = res.get("acx:examCertification")
+    if state == "certified" and res.get("acx:examCertificationDigest"):
+        return ok("exam_certification", f"exams certified by {res.get('acx:examCertifier')}")
+    if simulated(res):
+        return ok("exam_certification", f"a simulated level: its suite is not in exam form ({state or 'unknown'})")
+    if trust.uncertified_exams:
+        return relaxed("exam_certification", f"exams not certified ({state or 'unknown'}); accepted: {RELAXED} "
+                                        "(uncertifiedExams: allow)")
+    return bad("exam_certification", reasons.EXAMS_UNCERTIFIED,
+               f"the level was earned on exams that were never certified ({state or 'unknown'}); "
+               "add 'uncertifiedExams: allow' to the trust file to accept such levels")
+
+
+def post_cutoff(res: dict[str, Any], trust: Trust, accepted: AcceptedBenchmark) -> list[Check]:
+    """The benchmark's ``postCutoff``, else the top-level one, else the default for a model-calling ROM run."""
+    rule = accepted.post_cutoff or trust.post_cutoff
+    calls_model = res.get("acx:model") is not None and not simulated(res)
+    if rule is None:
+        return [contamination.check(res, DEFAULT_POST_CUTOFF)] if calls_model else []
+    result = contamination.check(res, rule)
+    if calls_model and not rule.required and contamination.shortfall(res, DEFAULT_POST_CUTOFF) is not None:
+        return [relaxed(contamination.CHECK, f"no post-cutoff evidence; accepted: {RELAXED} (postCutoff: "
+                                        "{required: false})")]
+    return [result]
+
+
+def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
+    """``regression: required``: the verifier compared this version with the previous one (``acx:baseline``)."""
+    if trust is None or not trust.regression_required:
+        return []
+    base = res.get("acx:baseline")
+    if not isinstance(base, dict) or not base.get("credentialDigest"):
+        return [bad("regression", reasons.REGRESSION_UNCHECKED,
+                    "the trust file requires a regression check against the previous version (regression: "
+                    "required); this credential carries none (no acx:baseline)")]
+    return [ok("regression", f"checked against the previous version's credential {base['credentialDigest']}")]
