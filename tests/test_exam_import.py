@@ -133,7 +133,8 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     (summary,) = imported["doc"]["exams"]
     assert summary["parentCommit"] == shas["between"] != shas["base"]  # FIX^, not the base, not HEAD
     assert summary["hiddenTests"] == ["tests/test_calc.py"] and summary["sourceFiles"] == ["calc.py"]
-    assert summary["publishedAt"] == "2026-03-05" and summary["controls"] == {"incomplete": True, "lookalike": True}
+    assert summary["publishedAt"] == "2026-03-05"
+    assert summary["controls"] == {"incomplete": True, "lookalike": True, "mutants": 0}
     assert rec["certified"] is True, mx.failures(rec)
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
                                                                             f"{shas['fix']}^")
@@ -151,15 +152,46 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
 
 
 @needs_bwrap
-def test_without_a_lookalike_certification_refuses_the_grader_stage_and_says_why(imported: dict[str, Any]) -> None:
+def test_without_a_lookalike_mutants_of_the_fix_are_the_controls(imported: dict[str, Any]) -> None:
+    """No hand work: the fix's mutants are written at import, graded at certification, and the controls are
+    taken among those the hidden tests kill; the record keeps the test strength (made, killed)."""
     rec = imported["records"]["calc-nolook"]
-    assert "lookalike: none given" in imported["text"]
-    assert rec["certified"] is False and rec["stages"]["seed"]["ok"] is True
+    assert "mutants: 8 of the fix's added lines" in imported["text"]
+    assert len(list((imported["suite"] / "tasks" / "calc-nolook" / "controls").glob("mutant-*"))) == 8
     grader = rec["stages"]["grader"]
-    assert grader["ok"] is False and grader["lookalikeProvided"] is False and "--lookalike" in grader["reason"]
-    assert imported["cert"].exit_code == 1
-    assert "calc-nolook: grader: lookalikeProvided" in imported["cert"].stderr.splitlines()
-    assert ("grader", mx.failures(rec)[-1][1]) == ("grader", grader["reason"])
+    assert rec["certified"] is True, mx.failures(rec)
+    assert grader["controlsDerived"] is True and grader["mutantsMade"] == 8
+    assert grader["mutantsKilled"] >= 4 and grader["testsKillMutants"] is True
+    assert grader["chosen"] == {"lookalike": "mutant-01"}  # the incomplete is the fix without its last hunk
+    assert rec["stages"]["eval"]["plays"]["lookalike"] == "model-fail"
+    assert first_error(rec, mx.RECORD_SCHEMA_FILE) is None
+
+
+@needs_bwrap
+def test_a_one_hunk_fix_certifies_on_its_mutants_and_weak_tests_are_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    shas = make_repo(repo)
+    one = BASE_CALC.replace("def sign(x):\n    return 1\n",
+                            "def sign(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n")
+    git(repo, "checkout", "-q", "-b", "one", shas["base"])
+    strong = commit(repo, {"calc.py": one, "tests/test_sign.py": "from calc import sign\n\n\ndef test_zero():\n"
+                           "    assert sign(0) == 0\n\n\ndef test_neg():\n    assert sign(-3) == -1\n\n\n"
+                           "def test_pos():\n    assert sign(4) == 1\n"}, "Fix sign", "2026-03-12T10:00:00Z")
+    git(repo, "checkout", "-q", "-b", "weak", shas["base"])
+    clamp = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n")
+    weak = commit(repo, {"calc.py": clamp, "tests/test_clamp.py": "from calc import clamp\n\n\ndef test_low():\n"
+                         "    assert clamp(-5, 0, 10) != -5\n"}, "Fix clamp", "2026-03-13T10:00:00Z")
+    suite = tmp_path / "suite"
+    for fix, eid in ((strong, "one-strong"), (weak, "one-weak")):
+        res = cli("exam", "import", "--repo", repo, "--base", f"{fix}^", "--fix", fix, "--id", eid, "-o", suite)
+        assert res.exit_code == 0, res.output  # one hunk, no patch given: mutants stand in
+    cert = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--jobs", "2", "--json")
+    records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
+    good, bad = records["one-strong"], records["one-weak"]
+    assert good["certified"] is True, mx.failures(good)
+    assert set(good["stages"]["grader"]["chosen"]) == {"lookalike", "incomplete"}
+    assert bad["certified"] is False and bad["stages"]["gold"]["ok"] is True
+    assert bad["stages"]["grader"]["reason"].startswith("weak tests: they kill 0 of 1 mutants")
 
 
 #: Upstream's test file also holds a test the fix does not make pass (SWE-bench leaves it out of both lists).
@@ -248,7 +280,10 @@ def test_untrusted_repositories_are_refused_in_one_line(tmp_path: Path) -> None:
     make_repo(r2)
     git(r2, "checkout", "-q", "-b", "one", shas["base"])
     fix1 = commit(r2, {"calc.py": one_hunk, "tests/test_one.py": HIDDEN}, "one hunk", "2026-03-12T10:00:00Z")
-    assert "--incomplete PATCH" in _refused("--repo", r2, "--base", shas["base"], "--fix", fix1, "-o", out)
+    near = tmp_path / "near.patch"  # a human's lookalike and one hunk: no mutants stand in for the incomplete
+    near.write_text(patch("calc.py", BASE_CALC, BASE_CALC.replace("    return x\n", "    return min(hi, x)\n")))
+    assert "--incomplete PATCH" in _refused("--repo", r2, "--base", shas["base"], "--fix", fix1, "-o", out,
+                                            "--lookalike", near)
     escape = tmp_path / "escape.patch"
     escape.write_text(patch("../outside.py", "", "x = 1\n"))
     assert "--lookalike" in _refused(*common, "--fix", shas["fix"], "--lookalike", escape)

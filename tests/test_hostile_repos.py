@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .support.cli import cli
 from .support.jsondoc import check_document
 from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, commit, git, make_repo, patch
@@ -226,3 +228,11 @@ def test_links_submodules_and_large_files_of_the_base_are_left_out_and_named(tmp
     ws = Path(e["dir"]) / "workspace"
     assert (ws / "calc.py").is_file() and not (ws / "alias.py").exists() and not (ws / "logo.svg").exists()
     assert any("alias.py (symlink)" in n for n in e["notes"])
+
+
+def test_a_relative_repository_path_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--repo ./calc`` as the docs write it: the scratch git dir's object links are absolute."""
+    shas = make_repo(tmp_path / "calc")
+    monkeypatch.chdir(tmp_path)
+    res = cli("exam", "import", "--repo", "calc", "--base", shas["base"], "--fix", shas["fix"], "-o", "suite")
+    assert res.exit_code == 0, res.output

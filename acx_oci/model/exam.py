@@ -137,8 +137,12 @@ def check_record(record: Any) -> list[str]:
     grader = stages["grader"]
     if grader["ok"]:
         want = EXPECTED_IMPOSSIBLE if record["impossible"] else EXPECTED
-        if grader.get("controls") != want or grader.get("distinguished") is not True:
-            problems.append("grader stage ok but its controls are not the expected verdicts and distinguished")
+        # Derived controls (mutants of the fix) stand on the mutation score instead of a distinguishing pair.
+        strong = (grader.get("testsKillMutants") is True if grader.get("controlsDerived") is True
+                  else grader.get("distinguished") is True)
+        if grader.get("controls") != want or not strong:
+            problems.append("grader stage ok but its controls are not the expected verdicts and distinguished "
+                            "(or, derived, killing enough mutants)")
     if stages["attack"]["ok"] and stages["attack"].get("trivialExploits"):
         problems.append("attack stage ok with trivial exploits")
     if stages["publication"]["ok"] and stages["publication"].get("findings"):

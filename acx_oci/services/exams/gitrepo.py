@@ -173,7 +173,7 @@ def _copy_refs(src: Path, dst: Path) -> None:
 
 def open_repo(path: Path) -> Repo:
     """``path``'s objects and refs behind a scratch git dir of the tool's own (see the module's docstring)."""
-    src = _git_dir_of(path)
+    src = _git_dir_of(Path(os.path.abspath(path)))  # links into the scratch dir must not be relative
     if not _plain_dir(src / "objects", f"{path}: objects"):
         raise UsageError(f"{path}: not a git repository (no objects directory)")
     scratch = tempfile.TemporaryDirectory(prefix="acx-git-")

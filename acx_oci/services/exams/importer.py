@@ -3,16 +3,16 @@
 What the model gets is the base commit's tree without the hidden tests; the reference is the fix's source
 change (the changed source files as the fix leaves them, an overlay on the base); the hidden tests are the
 test files the fix touches (or ``--tests``), each given a canary marker and a two-line prologue that puts
-the submission on the *end* of ``sys.path`` (a repository's tests import its package). Controls: the
-``incomplete`` fix is the fix without its last source hunk when it has two or more (else a given patch);
-the ``lookalike`` near miss is only ever a human's patch — without one, certification's grader stage
-refuses and says so. ``source.json`` records where the exam came from, ``parentCommit`` = the fix's parent.
+the submission first on ``sys.path`` (a repository's tests import its package). Controls: given patches,
+else derived with no hand work — the ``incomplete`` fix is the fix without its last source hunk when it has
+two or more, and without a human's ``lookalike``, up to eight mutants of the fix's added lines are written
+as ``controls/mutant-NN/``; certification grades them and takes its controls among those the tests kill.
+``source.json`` records where the exam came from, ``parentCommit`` = the fix's parent.
 The planted hook and reward probes and the attack suite are the certification's, as for every exam.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -30,6 +30,7 @@ from acx_oci.files import load_yaml_or_json_inside, read_text_tree
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import gitrepo
+from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.source import SOURCE_FILE
 
 FAMILY = "imported"
@@ -126,16 +127,10 @@ def exam_id_for(text: str) -> str:
     return clean if clean[0].isalnum() else f"x{clean}"[:128]
 
 
-def hunks(before: str, after: str) -> list[tuple[int, int, int, int]]:
-    """The changed regions of a line diff (``i1, i2, j1, j2`` in before/after lines), in file order."""
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in
-            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
-
-
 def without_last_hunk(parent: dict[str, str], fixed: dict[str, str]) -> dict[str, str] | None:
-    """The fix with its last source hunk reverted (files in path order), or None with fewer than two."""
-    per_file = [(p, hunks(parent.get(p, ""), fixed[p])) for p in sorted(fixed)]
+    """The fix with its last source hunk reverted (Python files in path order: a changelog or docs hunk is no
+    control), or None with fewer than two."""
+    per_file = [(p, hunks(parent.get(p, ""), fixed[p])) for p in sorted(fixed) if p.endswith(".py")]
     if sum(len(h) for _, h in per_file) < 2:
         return None
     path, last = next((p, h[-1]) for p, h in reversed(per_file) if h)
@@ -258,6 +253,8 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
         _write_tree(out, f"{rel}/controls/incomplete", parts.incomplete)
     if parts.lookalike is not None:
         _write_tree(out, f"{rel}/controls/lookalike", parts.lookalike)
+    for name, tree in derived_mutants(parts).items():
+        _write_tree(out, f"{rel}/controls/{name}", tree)
     safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
     # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
@@ -272,24 +269,32 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
 def controls(parts_base: dict[str, str], parent: dict[str, str], fixed: dict[str, str], *,
              incomplete_patch: bytes | None, lookalike_patch: bytes | None,
              what: str) -> tuple[dict[str, str] | None, dict[str, str] | None, list[str]]:
-    """(incomplete, lookalike, notes): derived where they can be, else from the given patches."""
+    """(incomplete, lookalike, notes): from the given patches, else derived — the fix without its last hunk
+    (two or more hunks) for ``incomplete``; without a human's lookalike, mutants of the fix's added lines
+    (:func:`derived_mutants`) stand in, and certification picks the controls among those the tests kill."""
     notes: list[str] = []
     if incomplete_patch is not None:
         incomplete: dict[str, str] | None = overlay(
             parts_base, apply_patch(parts_base, incomplete_patch, f"{what}: --incomplete"), f"{what}: --incomplete")
     else:
         incomplete = without_last_hunk(parent, fixed)
-        if incomplete is None:
-            raise UsageError(f"{what}: the fix has one source hunk, so no incomplete fix can be derived; "
-                             "give one (--incomplete PATCH, against the base)")
-        notes.append("incomplete: the fix without its last source hunk")
+        if incomplete is not None:
+            notes.append("incomplete: the fix without its last source hunk")
+        elif lookalike_patch is not None or not mutants(parent, fixed, 1):
+            raise UsageError(f"{what}: the fix has one source hunk and no mutable Python line, so no incomplete "
+                             "fix can be derived; give one (--incomplete PATCH, against the base)")
     lookalike = None
     if lookalike_patch is not None:
         lookalike = overlay(parts_base, apply_patch(parts_base, lookalike_patch, f"{what}: --lookalike"),
                             f"{what}: --lookalike")
-    else:
-        notes.append("lookalike: none given; certification refuses the grader stage until one is (--lookalike)")
     return incomplete, lookalike, notes
+
+
+def derived_mutants(parts: ExamParts) -> dict[str, dict[str, str]]:
+    """``{mutant-NN: overlay}`` when the exam has no human lookalike (certification picks among them)."""
+    if parts.lookalike is not None:
+        return {}
+    return {f"mutant-{i:02d}": m.overlay for i, m in enumerate(mutants(parts.parent, parts.fixed), 1)}
 
 
 def binary_note(binary: list[str]) -> list[str]:
@@ -360,12 +365,15 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
 
 def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
     """What ``exam import`` reports per exam."""
+    n_mut = len(derived_mutants(parts))
     return {"exam": parts.exam_id, "dir": str(path), "publishedAt": parts.published_at,
             "parentCommit": parts.source.get("parentCommit"), "baseCommit": parts.source.get("baseCommit"),
             "fixCommit": parts.source.get("fixCommit"), "hiddenTests": sorted(parts.hidden),
-            "sourceFiles": sorted(parts.fixed), "controls": {"incomplete": parts.incomplete is not None,
-                                                             "lookalike": parts.lookalike is not None},
-            "notes": list(parts.notes)}
+            "sourceFiles": sorted(parts.fixed),
+            "controls": {"incomplete": parts.incomplete is not None, "lookalike": parts.lookalike is not None,
+                         "mutants": n_mut},
+            "notes": [*parts.notes, *([f"mutants: {n_mut} of the fix's added lines; certification takes its "
+                                       "controls among those the hidden tests kill"] if n_mut else [])]}
 
 
 def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:

@@ -11,18 +11,18 @@ The operators, in the order mutants are taken round-robin so a small budget stil
 - ``condition``: an ``if``/``elif``/``while`` condition negated;
 - ``statement``: one added simple statement replaced by ``pass``.
 
-Pure: text in, overlays out; certification grades them.
+Pure: text in, overlays out. ``exam import`` writes them as ``controls/mutant-NN/`` when no human control is
+given; certification grades them (:func:`acx_oci.services.exams.stages.certify_exam`).
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import re
 import tokenize
 from dataclasses import dataclass
-
-from acx_oci.services.exams.importer import hunks
 
 MAX_MUTANTS = 8
 _SWAP = {"==": "!=", "!=": "==", "<": "<=", "<=": "<", ">": ">=", ">=": ">", "+": "-", "-": "+", "*": "//",
@@ -41,6 +41,13 @@ class Mutant:
     kind: str
     change: str  # "<old> -> <new>", for the record
     overlay: dict[str, str]
+
+
+def hunks(before: str, after: str) -> list[tuple[int, int, int, int]]:
+    """The changed regions of a line diff (``i1, i2, j1, j2`` in before/after lines), in file order."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in
+            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
 
 
 def _added_lines(before: str, after: str) -> set[int]:

@@ -9,6 +9,7 @@ tree), the hidden grader (``hidden/``, plus the suite's ``graderCommon`` directo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from acx_oci.safetree import parts_of
 from acx_oci.sandbox.tree import tree_digest
 
 CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
+#: Derived controls (``exam import`` without a human's lookalike): ``controls/mutant-01`` ... in order.
+MUTANT_DIR = re.compile(r"^mutant-\d{2}$")
+MAX_MUTANT_DIRS = 32
 SOURCE_FILE = "source.json"
 
 
@@ -58,6 +62,11 @@ class ExamSource:
         """The parent of the upstream fix the exam comes from (``source.json``); None for a hand-made exam."""
         sha = (self.source or {}).get("parentCommit")
         return sha if isinstance(sha, str) and len(sha) == 40 else None
+
+    @property
+    def mutants(self) -> dict[str, dict[str, str]]:
+        """The derived controls (``controls/mutant-NN``), in order; empty for a hand-made exam."""
+        return {k: v for k, v in sorted(self.controls.items()) if MUTANT_DIR.match(k)}
 
     @property
     def impossible(self) -> bool:
@@ -153,7 +162,8 @@ def load_exam(exam_dir: Path) -> ExamSource:
         prompt = raw_prompt.decode("utf-8") if raw_prompt is not None else ""
     except UnicodeDecodeError:
         raise UsageError(f"{exam_dir / 'prompt.md'}: not UTF-8 text") from None
-    trees = {c: read_tree(exam_dir, f"controls/{c}", f"control {c}") for c in CONTROL_DIRS}  # links refused here
+    names = [*CONTROL_DIRS, *_mutant_dirs(exam_dir)]
+    trees = {c: read_tree(exam_dir, f"controls/{c}", f"control {c}") for c in names}  # links refused here
     controls = {c: t for c, t in trees.items() if (exam_dir / "controls" / c).is_dir()}
     source = load_yaml_or_json_inside(exam_dir, SOURCE_FILE, "exam source")
     if source is not None and not isinstance(source, dict):
@@ -161,6 +171,17 @@ def load_exam(exam_dir: Path) -> ExamSource:
     return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir, "workspace", "workspace"),
                       prompt, read_tree(exam_dir, "hidden", "hidden grader"), common,
                       read_tree(exam_dir, "reference", "reference"), controls, source)
+
+
+def _mutant_dirs(exam_dir: Path) -> list[str]:
+    """The ``controls/mutant-NN`` directories, sorted; more than :data:`MAX_MUTANT_DIRS` is refused."""
+    ctl = exam_dir / "controls"
+    if not ctl.is_dir() or ctl.is_symlink():
+        return []
+    found = sorted(p.name for p in ctl.iterdir() if MUTANT_DIR.match(p.name))
+    if len(found) > MAX_MUTANT_DIRS:
+        raise UsageError(f"{ctl}: {len(found)} mutant controls, at most {MAX_MUTANT_DIRS}")
+    return found
 
 
 def _files_digest(files: dict[str, str]) -> str:

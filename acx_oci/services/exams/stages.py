@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_su
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
 
 GRADE_SECONDS = 60.0
+#: The share of mutants the hidden tests must kill when the controls are derived: fewer, and the tests are
+#: too weak to tell a fix from a near miss (an equivalent mutant survives any test, so not 100%).
+MIN_KILLED = 0.5
 LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
                      "a human's job; give one (exam import --lookalike PATCH)")
 #: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
@@ -99,7 +103,8 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = _reference_new(src)
         stages["gold"], base = _gold(src, g, wins)
-        stages["grader"] = _controls(src, g, base)
+        src, derived = _derive_controls(src, g)
+        stages["grader"] = _controls(src, g, base, derived)
         stages["attack"] = _attack(src, g, base)
         stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
         stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
@@ -150,7 +155,7 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     facts["graderEntryExists"] = (src.dir / src.grader_entry).is_file()
     facts["hasReference"] = bool(src.reference)
     # The lookalike is a human's near miss: its absence is the grader stage's refusal, said there.
-    facts["hasControls"] = "incomplete" in src.controls and (
+    facts["hasControls"] = ("incomplete" in src.controls or bool(src.mutants)) and (
         not src.impossible or "second-reference" in src.controls)
     facts["ok"] = bool(facts["ok"] and facts["graderEntryExists"] and facts["hasReference"] and facts["hasControls"])
     return facts
@@ -238,7 +243,35 @@ def _fail_to_pass(src: ExamSource) -> list[str]:
     return sorted(t for t in source.get("failToPass") or () if isinstance(t, str) and t in graded)
 
 
-def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
+def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str, Any]]:
+    """Without a human's lookalike, grade the mutants (``controls/mutant-NN``) and take the controls among
+    those the hidden tests kill: the lookalike is the first killed, the incomplete (when none is given, or the
+    given one passes) the next killed one failing other tests, else the next killed. The facts are the test
+    strength: mutants made and killed."""
+    muts = src.mutants
+    if not muts or "lookalike" in src.controls:
+        return src, {}
+    graded = {name: g.overlay(tree) for name, tree in muts.items()}
+    killed = [n for n, r in graded.items() if not r.passed]
+    facts: dict[str, Any] = {"mutantsMade": len(muts), "mutantsKilled": len(killed),
+                             "mutantsSurvived": [n for n in muts if n not in killed]}
+    if not killed:
+        return src, facts
+    chosen = {"lookalike": killed[0]}
+    # The fix without its last hunk can itself be a correct fix (a real fix's hunks are often redundant):
+    # then a killed mutant stands in for it, and the record says so.
+    if "incomplete" in src.controls and len(killed) > 1 and g.overlay(src.controls["incomplete"]).passed:
+        facts["incompleteReplaced"] = "the fix without its last hunk passes the hidden tests"
+        src = replace(src, controls={k: v for k, v in src.controls.items() if k != "incomplete"})
+    if "incomplete" not in src.controls:
+        others = [n for n in killed[1:] if graded[n].failing() != graded[killed[0]].failing()] or killed[1:]
+        chosen["incomplete"] = (others or killed)[0]
+    facts["chosen"] = chosen
+    return replace(src, controls={**src.controls, **{k: muts[v] for k, v in chosen.items()}}), facts
+
+
+def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
+              derived: dict[str, Any] | None = None) -> dict[str, Any]:
     res = dict(base)
     res["incomplete"] = g.overlay(src.controls.get("incomplete", {}))
     res["lookalike"] = g.overlay(src.controls.get("lookalike", {}))
@@ -260,11 +293,19 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict
     }
     if src.impossible:
         facts["goldAfterTamperUnchanged"] = res["goldAfterTamperAttempts"].failing() == res["gold"].failing()
-    if "lookalike" not in src.controls:
+    strong = True
+    if derived:  # the mutation score stands in for a human's distinguishing pair
+        facts.update(controlsDerived=True, **derived)
+        strong = derived["mutantsKilled"] >= MIN_KILLED * derived["mutantsMade"]
+        facts["testsKillMutants"] = strong
+        if not strong:
+            facts["reason"] = (f"weak tests: they kill {derived['mutantsKilled']} of {derived['mutantsMade']} "
+                               f"mutants of the fix (at least {MIN_KILLED:.0%} needed)")
+    elif "lookalike" not in src.controls:
         facts["lookalikeProvided"] = False
         facts["reason"] = LOOKALIKE_MISSING
-    ok = (facts["controlsAsExpected"] and distinguished and facts["plantedRewardIgnored"]
-          and facts["plantedHooksIgnored"] and "lookalike" in src.controls)
+    ok = (facts["controlsAsExpected"] and (distinguished or bool(derived)) and strong
+          and facts["plantedRewardIgnored"] and facts["plantedHooksIgnored"] and "lookalike" in src.controls)
     return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
 
 
