@@ -379,7 +379,7 @@ def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any],
     pinned = env_image["ref"].split(":py@", 1)[0] + "@" + env_image["digest"]
     res = cli("exam", "certify", str(suite), "--out", str(tmp_path / "promoted"), "--image", pinned, "--json")
     assert res.exit_code == 0, res.output
-    for rec in json.loads(res.output)["records"]:
+    for rec in json.loads(res.stdout)["records"]:
         assert rec["stages"]["freeze"]["imageDigest"] == env_image["digest"]
         assert rec["stages"]["promotion"]["ok"] is True
         assert rec["stages"]["promotion"]["imageDigest"] == env_image["digest"]

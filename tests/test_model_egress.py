@@ -337,6 +337,11 @@ def test_llm_agent_attested_on_the_registry_names_the_model(registry: str, tmp_p
     trust.write_text(f"verifiers: [{{id: '{did}'}}]\n"
                      f"benchmarks: [{{id: {bench['id']}, version: '{bench['version']}', "
                      f"digest: '{bench['benchmarkDigest']}'}}]\ngate: {{sigmaMax: 2}}\n")
+    # The suite was pushed --allow-uncertified: by default that level does not count (issue 34.4) ...
+    refused = cli("resolve", ref, "--trust", str(trust), "--json")
+    assert json.loads(refused.stdout)["capabilities"][0]["effective"] != "VERIFIED"
+    assert "exams_uncertified" in refused.stdout
+    trust.write_text(trust.read_text() + "uncertifiedExams: allow\n")  # ... the consumer's one-line opt-in
     resolved = ok(cli("resolve", ref, "--trust", str(trust), "--json"))
     cap = resolved["capabilities"][0]
     assert cap["effective"] == "VERIFIED" and cap["model"] == {"id": MODEL, "api": "openai-chat", "dataUse": "unknown"}
