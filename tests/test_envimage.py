@@ -389,5 +389,5 @@ def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any],
         assert mx.check_record(rec) == []
     plain = cli("exam", "certify", str(suite), "--out", str(tmp_path / "plain"), "--json")
     assert plain.exit_code == 0, plain.output
-    for rec in json.loads(plain.output)["records"]:
+    for rec in json.loads(plain.stdout)["records"]:
         assert rec["stages"]["freeze"]["imageDigest"] is None and rec["stages"]["promotion"]["ok"] is False
