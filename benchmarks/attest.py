@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from acx_oci.cli import main  # noqa: E402
 from acx_oci.sandbox import run, staging_dir  # noqa: E402
 from acx_oci.sandbox.tree import write_files  # noqa: E402
-from acx_oci.services import benchmark as bm  # noqa: E402
+from acx_oci.services.artifacts import benchmark as bm  # noqa: E402
 from acx_oci.solvers.rom import game_spec, materialize_rom, new_rom_dir  # noqa: E402
 
 AGENT = ROOT / "testdata" / "agents" / "simple_agent.py"

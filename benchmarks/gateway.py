@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 from acx_oci.evaluation.policy import load_policy  # noqa: E402
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread  # noqa: E402
 from acx_oci.oci.model import MANIFEST_ACCEPT  # noqa: E402
-from acx_oci.services import replay as replay_service  # noqa: E402
-from acx_oci.services.statuscache import CACHE_ENV  # noqa: E402
-from acx_oci.services.verdictcache import FILE as VERDICTS_FILE  # noqa: E402
+from acx_oci.services.consumer import replay as replay_service  # noqa: E402
+from acx_oci.services.consumer.statuscache import CACHE_ENV  # noqa: E402
+from acx_oci.services.consumer.verdictcache import FILE as VERDICTS_FILE  # noqa: E402
 from acx_oci.trust.trustfile import load_trust  # noqa: E402
 from tests.support.policy_world import build_world  # noqa: E402
 from tests.support.registry import start_registry  # noqa: E402

@@ -28,8 +28,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey 
 
 from acx_oci.crypto.jcs import canonical  # noqa: E402
 from acx_oci.oci.open import open_store  # noqa: E402
-from acx_oci.services.translog.local import TransLog  # noqa: E402
-from acx_oci.services.translog.oci import LogReader, publish  # noqa: E402
+from acx_oci.services.artifacts.log_reader import LogReader  # noqa: E402
+from acx_oci.services.verifier.log_publish import publish  # noqa: E402
+from acx_oci.services.verifier.log_tree import TransLog  # noqa: E402
 from tests.support.cli import cli  # noqa: E402
 from tests.support.registry import start_registry  # noqa: E402
 

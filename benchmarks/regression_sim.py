@@ -4,7 +4,7 @@ Setup: the demo suite (160 DAG tasks, 96 held out, 64 public), a fresh split and
 (so draws and outcomes are independent), the real engine (draw order, TrueSkill, default parameters) and the
 reference solver as the simulated agent. Per trial the baseline (competence 33) plays the held-out slice (its
 credential's rating) and the public slice (held-in); the new version plays both too. Its competence is 33 (an
-equally good agent) or 31 (two levels worse). Each rule is then judged by ``services.regression.judge`` exactly
+equally good agent) or 31 (two levels worse). Each rule is then judged by ``services.verifier.regression.judge`` exactly
 as ``attest --baseline`` does.
 
 Prints, per rule: how often the equally good agent is refused (false ``regression``) and how often the worse one
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from acx_oci.evaluation import accept_if as ai
 from acx_oci.evaluation import engine
 from acx_oci.model import benchmark as bmodel
-from acx_oci.services import regression as regr
+from acx_oci.services.verifier import regression as regr
 from acx_oci.solvers.reference import ReferenceSolver
 
 # The first is the default (no-regression: noninferior(0, 0.9) since issue 34); the second the default before it.

@@ -62,18 +62,18 @@ from acx_oci.oci.model import (  # noqa: E402
 )
 from acx_oci.oci.open import open_store  # noqa: E402
 from acx_oci.oci.referrers import fallback_tag, referrer_tag  # noqa: E402
-from acx_oci.services import replay as replay_service  # noqa: E402
-from acx_oci.services.attestation import (  # noqa: E402
+from acx_oci.services.artifacts.attestation import (  # noqa: E402
     MEDIA_GAME_RECORDS,
     attestation_annotations,
     publish_status_list,
     records_document,
 )
-from acx_oci.services.cartridge import init_directory, push_directory  # noqa: E402
-from acx_oci.services.resolve import resolve_cartridge  # noqa: E402
-from acx_oci.services.statuscache import StatusHistory  # noqa: E402
-from acx_oci.services.translog.local import TransLog  # noqa: E402
-from acx_oci.services.translog.oci import publish  # noqa: E402
+from acx_oci.services.artifacts.cartridge import init_directory, push_directory  # noqa: E402
+from acx_oci.services.consumer import replay as replay_service  # noqa: E402
+from acx_oci.services.consumer.resolve import resolve_cartridge  # noqa: E402
+from acx_oci.services.consumer.statuscache import StatusHistory  # noqa: E402
+from acx_oci.services.verifier.log_publish import publish  # noqa: E402
+from acx_oci.services.verifier.log_tree import TransLog  # noqa: E402
 from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF  # noqa: E402
 from acx_oci.tlog.proof import LogProof  # noqa: E402
 from acx_oci.trust.trustfile import AcceptedBenchmark, LogTrust, Party, Trust  # noqa: E402

@@ -14,7 +14,7 @@ from typing import Any
 from acx_oci.crypto.keys import did_key
 from acx_oci.model.attempt import parse_attempt_record
 from acx_oci.model.credential import credential_attempt
-from acx_oci.services.ledger import Ledger
+from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli, ok

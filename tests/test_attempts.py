@@ -22,8 +22,8 @@ from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attestation import fetch_status_list
-from acx_oci.services.ledger import DB_FILE, Ledger, Subject
+from acx_oci.services.artifacts.attestation import fetch_status_list
+from acx_oci.services.verifier.ledger import DB_FILE, Ledger, Subject
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli, ok

@@ -14,7 +14,7 @@ from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import gamerecords
 from acx_oci.oci.open import open_store
-from acx_oci.services.ledger import Ledger
+from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.attest_world import World, build_attest_world

@@ -12,8 +12,8 @@ import pytest
 
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.services import attest as attest_mod
-from acx_oci.services.attest import AttestRequest, GateOptions, Issued, Refused, attest
+from acx_oci.services.verifier import attest as attest_mod
+from acx_oci.services.verifier.attest import AttestRequest, GateOptions, Issued, Refused, attest
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 

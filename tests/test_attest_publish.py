@@ -19,10 +19,10 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
-from acx_oci.services.attestation import credential_layer
-from acx_oci.services.ledger import Ledger, Subject
-from acx_oci.services.publish_dir import publish_folder
+from acx_oci.services.artifacts.attestation import credential_layer
+from acx_oci.services.verifier.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
+from acx_oci.services.verifier.ledger import Ledger, Subject
+from acx_oci.services.verifier.publish_dir import publish_folder
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
@@ -142,7 +142,7 @@ def test_out_is_optional_run_folder_in_state(registry: str, tmp_path: Path) -> N
 def test_failed_push_never_frees_the_cooldown(tmp_path: Path) -> None:
     """The attempt counted when its verdict existed: a push that fails leaves it counted and pending."""
     from acx_oci.errors import PublicationFailed, RegistryError
-    from acx_oci.services.publish import publish_attempt
+    from acx_oci.services.verifier.publish import publish_attempt
 
     now = datetime.now(UTC)
     with Ledger(tmp_path / "state") as led:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from acx_oci.services.demo import run_demo
+from acx_oci.services.tools.demo import run_demo
 
 from .support.cli import cli
 

@@ -16,7 +16,7 @@ from acx_oci.crypto.seal import recipient_from_identity
 from acx_oci.errors import IntegrityError, UsageError, VerificationError
 from acx_oci.model import benchmark as bmodel
 from acx_oci.oci.open import open_store
-from acx_oci.services import benchmark as bm
+from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli

@@ -12,7 +12,7 @@ import pytest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.model.rom import build_rom, sign_rom
 from acx_oci.oci.open import open_store
-from acx_oci.services.cartridge import push_parts, read_directory
+from acx_oci.services.artifacts.cartridge import push_parts, read_directory
 from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli

@@ -111,7 +111,7 @@ def test_eval_plays_through_the_rom_solver_and_catches_a_wrong_reference() -> No
 
 @needs_bwrap
 def test_the_signed_summary_says_which_exams_were_evaluated(one: tuple[Path, dict[str, Any]]) -> None:
-    from acx_oci.services.certification import summary_predicate
+    from acx_oci.services.artifacts.certification import summary_predicate
 
     _, rec = one
     old = _v1_record()

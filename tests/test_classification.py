@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from acx_oci.model import benchmark as bmodel
-from acx_oci.services import benchmark as bm
+from acx_oci.services.artifacts import benchmark as bm
 
 from .support.cli import cli, ok
 

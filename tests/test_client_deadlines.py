@@ -22,8 +22,8 @@ from acx_oci.errors import DeadlineExceeded, RegistryError
 from acx_oci.net import guard, https
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.cartridge import load_cartridge
-from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.artifacts.cartridge import load_cartridge
+from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.timeutil import Deadline, deadline_scope
 from acx_oci.trust.trustfile import load_trust
 

@@ -23,7 +23,7 @@ import pytest
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.attestation import status_tag
+from acx_oci.services.artifacts.attestation import status_tag
 
 from .support.cli import cli, ok
 from .support.env import ROOT
@@ -176,7 +176,7 @@ def test_a_corrupt_blob_stops_the_copy_before_any_manifest(world: World, tmp_pat
 def test_progress_reports_every_byte_and_same_registry_copies_mount(world: World, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from acx_oci.services.copy import CopyRequest, copy_artifact
+    from acx_oci.services.consumer.copy import CopyRequest, copy_artifact
     from acx_oci.trust.trustfile import load_trust
 
     w = world

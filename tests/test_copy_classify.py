@@ -20,7 +20,7 @@ from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, Cap
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_INDEX, build_index
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.copy import _Judged
+from acx_oci.services.consumer.copy import _Judged
 
 from .support.cli import cli, ok
 from .support.registry import Registry

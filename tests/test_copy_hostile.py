@@ -24,8 +24,8 @@ from acx_oci.crypto.keys import Identity
 from acx_oci.errors import StatusReplaceRefused
 from acx_oci.model import statuslist
 from acx_oci.oci.open import open_store
-from acx_oci.services.attestation import fetch_status_list, publish_status_list, status_tag
-from acx_oci.services.copy import CopyRequest, copy_artifact
+from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.consumer.copy import CopyRequest, copy_artifact
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok

@@ -17,11 +17,11 @@ import pytest
 
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services.attest import AttestRequest, Issued, SandboxOptions, attest
-from acx_oci.services.attest_request import GateOptions
-from acx_oci.services.cosign_projection import PREDICATE_LEVEL, cosign_tag
-from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
-from acx_oci.services.revoke import refresh
+from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag
+from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
+from acx_oci.services.verifier.request import GateOptions
+from acx_oci.services.verifier.revoke import refresh
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 

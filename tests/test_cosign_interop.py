@@ -12,8 +12,8 @@ import pytest
 
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services.attest import AttestRequest, Issued, SandboxOptions, attest
-from acx_oci.services.cosign_projection import PREDICATE_LEVEL, cosign_tag, push_attestation_envelope
+from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag, push_attestation_envelope
+from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 

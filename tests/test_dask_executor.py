@@ -146,7 +146,7 @@ def test_a_worker_without_bubblewrap_plays_nothing(world: dict[str, Any], local:
 
 def test_no_worker_at_all_is_lane_error_and_only_unhealthy_ones_containment_unproven(
         world: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from acx_oci.services.executors import dask_cluster
+    from acx_oci.services.verifier.executors import dask_cluster
 
     monkeypatch.setattr(dask_cluster, "PLACEMENT_TIMEOUT", 1.0)
     c = start_cluster(tmp_path_factory.mktemp("bad-cluster"))

@@ -18,8 +18,8 @@ import pytest
 
 from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
-from acx_oci.services.executors.dask_cluster import _checked
-from acx_oci.services.executors.wire import load_exception, result_from_wire, safe_loads
+from acx_oci.services.verifier.executors.dask_cluster import _checked
+from acx_oci.services.verifier.executors.wire import load_exception, result_from_wire, safe_loads
 
 MARK = "import os; open({where!r} + '/ran-in-%d' % os.getpid(), 'w').close()"
 
@@ -137,7 +137,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: Path) -> None:
     from distributed import wait
 
-    from acx_oci.services.executors import open_executor, parse_executor
+    from acx_oci.services.verifier.executors import open_executor, parse_executor
 
     executor = open_executor(parse_executor(cluster.url))
     assert executor is not None
@@ -181,7 +181,7 @@ def _outward_ip() -> str | None:
 
 
 def test_loopback_worker_addresses() -> None:
-    from acx_oci.services.executors.spec import loopback_worker, parse_executor
+    from acx_oci.services.verifier.executors.spec import loopback_worker, parse_executor
 
     assert loopback_worker("tcp://127.0.0.1:4000") and loopback_worker("tcp://[::1]:4000")
     assert not loopback_worker("tcp://192.0.2.2:4000") and not loopback_worker("tls://127.0.0.1:4000")
@@ -199,7 +199,7 @@ def test_a_loopback_scheduler_with_a_remote_plaintext_worker_is_refused(tmp_path
     if ip is None:
         pytest.skip("no non-loopback interface")
     from acx_oci.errors import UsageError
-    from acx_oci.services.executors import open_executor, parse_executor
+    from acx_oci.services.verifier.executors import open_executor, parse_executor
 
     c = start_cluster(tmp_path / "cluster")
     try:
@@ -214,7 +214,7 @@ def test_a_loopback_scheduler_with_a_remote_plaintext_worker_is_refused(tmp_path
 
 
 def test_malformed_start_events_are_ignored() -> None:
-    from acx_oci.services.executors.dask_cluster import _Tracker
+    from acx_oci.services.verifier.executors.dask_cluster import _Tracker
 
     t = _Tracker("run1", 3, None)
     for msg in ({"run": "run1", "event": "started", "game": "x", "name": "w"},

@@ -24,7 +24,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.model import modelapi as ma
-from acx_oci.services.executors.wire import model_record, result_from_wire
+from acx_oci.services.verifier.executors.wire import model_record, result_from_wire
 from acx_oci.solvers.remote import RomBundle, worker_setup
 from acx_oci.trust.keyfiles import load_identity
 

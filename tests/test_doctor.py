@@ -19,7 +19,7 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry import client as registry_client
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.doctor import CAPABILITIES, run_doctor
+from acx_oci.services.tools.doctor import CAPABILITIES, run_doctor
 
 from .support.cli import cli, ok
 from .support.httpserver import QuietHTTPServer

@@ -39,7 +39,7 @@ from acx_oci.errors import ImageUnsafe, IntegrityError
 from acx_oci.oci.model import MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.sandbox import staging_dir
-from acx_oci.services.environment import environment_problems
+from acx_oci.services.verifier.environment import environment_problems
 from acx_oci.trust.keyfiles import load_identity
 from tests.support.jsondoc import check_document
 from tests.support.layers import push_layers, tar_layer
@@ -337,7 +337,7 @@ def test_credential_names_the_images_its_games_ran_in() -> None:
 
     from acx_oci.jsonio import first_error
     from acx_oci.model import credential
-    from acx_oci.services.environment import image_digests
+    from acx_oci.services.verifier.environment import image_digests
 
     from .support.forgery_world import make_world
 

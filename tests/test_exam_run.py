@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from acx_oci.crypto.keys import identity_from_seed
-from acx_oci.services.ledger import Ledger
+from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.trust.keyfiles import load_identity, write_identity
 from tests.support.cli import cli, ok
 

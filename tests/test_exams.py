@@ -14,8 +14,8 @@ from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import find_bwrap
-from acx_oci.services import benchmark as bm
 from acx_oci.services import exams as ex
+from acx_oci.services.artifacts import benchmark as bm
 
 from .conftest import TESTDATA
 

@@ -12,7 +12,7 @@ import pytest
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.services.executors import ExecutorSpec, open_executor, parse_executor
+from acx_oci.services.verifier.executors import ExecutorSpec, open_executor, parse_executor
 from acx_oci.solvers.remote import RomBundle, checked_files
 from acx_oci.trust.keyfiles import load_identity
 

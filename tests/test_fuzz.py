@@ -37,7 +37,7 @@ from acx_oci.model.exam import check_record
 from acx_oci.model.gamerecords import game_predicate, verify_game
 from acx_oci.model.rom import check_signature, sign_rom
 from acx_oci.oci.model import MEDIA_EMPTY, Descriptor, build_index, build_manifest, parse_index, parse_manifest
-from acx_oci.services.certification import PREDICATE_EXAM_CERTIFICATION, verify_envelope_for
+from acx_oci.services.artifacts.certification import PREDICATE_EXAM_CERTIFICATION, verify_envelope_for
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import load_trust, trust_from_dict
 

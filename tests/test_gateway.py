@@ -37,9 +37,9 @@ from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import fallback_tag, referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attestation import fetch_status_list, publish_status_list, status_tag
-from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
-from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.services.consumer.resolve import resolve_cartridge
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
 
@@ -168,7 +168,7 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
         publish(store, out, mis_bound, status=False)
     # the attestation type moved from artifactType into config.mediaType is still recognised
     from acx_oci.oci.model import dump
-    from acx_oci.services.attestation import build_attestation
+    from acx_oci.services.artifacts.attestation import build_attestation
 
     raw, _ = build_attestation(store, store.resolve(subject), forged, [])
     sneaky = json.loads(raw)

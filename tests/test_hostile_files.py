@@ -21,7 +21,7 @@ from acx_oci.cli import main
 from acx_oci.envimage import Limits, prepare
 from acx_oci.errors import ImageUnsafe, PathOutside
 from acx_oci.safetree import exists_inside
-from acx_oci.services.benchmark import load_suite_dir
+from acx_oci.services.artifacts.benchmark import load_suite_dir
 from tests.support.layers import push_layers, tar_layer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.services.ledger import Ledger, Subject
+from acx_oci.services.verifier.ledger import Ledger, Subject
 
 T0 = datetime(2026, 7, 10, 12, 0, tzinfo=UTC)
 ROM = "sha256:" + "a" * 64

@@ -20,10 +20,10 @@ from acx_oci.oci.model import MEDIA_ATTEMPT_RECORD, MEDIA_VC
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
-from acx_oci.services.attest_log import LogOptions, refuse_same_repository
-from acx_oci.services.translog.audit import verify_log
-from acx_oci.services.translog.oci import LogReader
+from acx_oci.services.artifacts.log_reader import LogReader
+from acx_oci.services.consumer.log_audit import verify_log
+from acx_oci.services.verifier.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
+from acx_oci.services.verifier.log import LogOptions, refuse_same_repository
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.tlog import proof as P
 from acx_oci.tlog.checkpoint import Cosigner, sigsum_cosigner, sigsum_origin

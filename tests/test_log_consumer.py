@@ -21,9 +21,9 @@ from acx_oci.errors import LogError, UsageError
 from acx_oci.evaluation.log_check import LogView, check_logged, log_keys, log_superseded
 from acx_oci.model.resolution import AcceptedCredential
 from acx_oci.oci.open import open_store
-from acx_oci.services.log_fetch import read_history
-from acx_oci.services.translog.local import TransLog
-from acx_oci.services.translog.oci import LogReader
+from acx_oci.services.artifacts.log_reader import LogReader
+from acx_oci.services.consumer.log_fetch import read_history
+from acx_oci.services.verifier.log_tree import TransLog
 from acx_oci.tlog import checkpoint as C
 from acx_oci.tlog import note as N
 from acx_oci.tlog.merkle import MemoryTree

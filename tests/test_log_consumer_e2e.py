@@ -19,8 +19,8 @@ from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.oci.open import open_store
-from acx_oci.services.attestation import publish_status_list
-from acx_oci.services.translog.local import TransLog, Witness
+from acx_oci.services.artifacts.attestation import publish_status_list
+from acx_oci.services.verifier.log_tree import TransLog, Witness
 from acx_oci.tlog.checkpoint import sigsum_cosigner
 from acx_oci.tlog.note import raw_public
 from acx_oci.tlog.proof import LogProof

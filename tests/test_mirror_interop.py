@@ -19,8 +19,8 @@ import pytest
 
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.attestation import status_tag
-from acx_oci.services.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.services.artifacts.attestation import status_tag
+from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
 
 from .support.cli import cli, ok
 from .support.oras_cli import oras, oras_binary

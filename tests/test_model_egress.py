@@ -264,7 +264,7 @@ def test_a_missing_key_is_bad_input_before_any_attempt_unless_workers_read_it(wo
         assert len(res.stderr.strip().splitlines()) == 1 and not fm.requests  # one line; stdout: the --json doc
         assert json.loads(res.stdout)["code"] == reasons.BAD_INPUT, res.stdout
     assert not list((world["tmp"] / "runs").glob("nokey/games"))
-    from acx_oci.services import models as models_mod
+    from acx_oci.services.verifier import models as models_mod
 
     entry = next(iter(models_mod.load_models(models).values()))
     # A Dask run: the verifier reads no key (each worker reads its own: tests/test_dask_model.py).

@@ -41,8 +41,8 @@ from acx_oci.oci.model import (
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import ANN_CAPABILITY
-from acx_oci.services.cartridge import load_cartridge, push_parts, read_directory
+from acx_oci.services.artifacts.attestation import ANN_CAPABILITY
+from acx_oci.services.artifacts.cartridge import load_cartridge, push_parts, read_directory
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
 

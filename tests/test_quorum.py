@@ -12,7 +12,7 @@ from acx_oci.evaluation.policy import evaluate, policy_from_dict
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.evaluation.requirements import CapabilityRequirement
 from acx_oci.model.resolution import CapabilityResolution, Resolution
-from acx_oci.services.resolve import requirement_failures
+from acx_oci.services.consumer.resolve import requirement_failures
 
 from .test_judge_supersede import MANIFEST, NOW, ROM, Issuers
 

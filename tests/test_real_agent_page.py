@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.services import examples as ex
+from acx_oci.services.tools import examples as ex
 from tests.support.cli import cli
 from tests.support.env import ROOT
 from tests.support.registry import Registry
@@ -58,7 +58,7 @@ def test_the_packaged_examples_are_testdata() -> None:
 
 def test_benchmark_example_writes_a_suite_that_loads(tmp_path: Path) -> None:
     from acx_oci.model import benchmark as bmodel
-    from acx_oci.services.benchmark import load_suite_dir
+    from acx_oci.services.artifacts.benchmark import load_suite_dir
 
     res = cli("benchmark", "example", "bench-py", str(tmp_path / "b"))
     assert res.exit_code == 0, res.output
@@ -86,8 +86,8 @@ def test_the_model_sections_models_file_leaves_the_gate_enough_post_cutoff_exams
     """The models file as the page writes it loads, points at the stand-in the page starts, and its cutoff leaves
     at least the 30 rated held-out exams the gate needs (2026-06-30 left 17: every run refused, then a cooldown)."""
     from acx_oci.model import benchmark as bmodel
-    from acx_oci.services.benchmark import load_suite_dir
-    from acx_oci.services.models import load_models
+    from acx_oci.services.artifacts.benchmark import load_suite_dir
+    from acx_oci.services.verifier.models import load_models
 
     page = PAGE.read_text("utf-8")
     body = re.search(r"^cat > models\.yaml <<'EOF'\n(.*?)^EOF$", page, flags=re.S | re.M)

@@ -33,9 +33,9 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.registry.referrers import fallback_tag
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import ANN_CAPABILITY
-from acx_oci.services.cartridge import load_cartridge
-from acx_oci.services.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.artifacts.attestation import ANN_CAPABILITY
+from acx_oci.services.artifacts.cartridge import load_cartridge
+from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli, ok

@@ -95,8 +95,8 @@ def test_a_malformed_accept_if_is_one_line_before_any_game(world: RWorld) -> Non
 
 def test_the_cli_and_the_library_share_one_default_tolerance() -> None:
     from acx_oci.cli.attest_cmd import attest_command
-    from acx_oci.services import regression as regr
-    from acx_oci.services.attest_request import BaselineOptions
+    from acx_oci.services.verifier import regression as regr
+    from acx_oci.services.verifier.request import BaselineOptions
 
     (option,) = [p for p in attest_command.params if p.name == "regression_tolerance"]
     assert option.default == BaselineOptions().tolerance == regr.DEFAULT_TOLERANCE == 3.0

@@ -48,15 +48,15 @@ from acx_oci.oci.model import (
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.store import Store
-from acx_oci.services import replay as replay_service
-from acx_oci.services.attestation import (
+from acx_oci.services.artifacts.attestation import (
     attestation_annotations,
     build_attestation,
     publish_status_list,
     push_attestation,
 )
-from acx_oci.services.cartridge import init_directory, push_directory
-from acx_oci.services.resolve import resolve_cartridge
+from acx_oci.services.artifacts.cartridge import init_directory, push_directory
+from acx_oci.services.consumer import replay as replay_service
+from acx_oci.services.consumer.resolve import resolve_cartridge
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust, trust_from_dict
 
 from .support.games import Played, play_level

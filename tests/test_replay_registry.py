@@ -22,7 +22,7 @@ from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.model.credential import level_for, level_result, sign_credential
 from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.oci.open import open_store
-from acx_oci.services import replay as replay_service
+from acx_oci.services.consumer import replay as replay_service
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import load_trust
 

@@ -22,10 +22,10 @@ from acx_oci.model import credential as cred_mod
 from acx_oci.model import statuslist
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.attest import STATUS_LIST_VALIDITY, AttestRequest, attest
-from acx_oci.services.attestation import fetch_status_list, publish_status_list, push_attestation
-from acx_oci.services.resolve import resolve_cartridge
-from acx_oci.services.statuscache import StatusHistory
+from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, push_attestation
+from acx_oci.services.consumer.resolve import resolve_cartridge
+from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.services.verifier.attest import STATUS_LIST_VALIDITY, AttestRequest, attest
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.keyfiles import load_identity

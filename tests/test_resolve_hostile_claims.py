@@ -25,7 +25,7 @@ from acx_oci.model.resolution import VERIFIED
 from acx_oci.oci.model import Descriptor, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.referrers import referrer_tag
-from acx_oci.services import attestation as att
+from acx_oci.services.artifacts import attestation as att
 
 from .support.cli import cli
 from .support.resolve_world import build_resolve_world

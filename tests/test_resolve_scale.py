@@ -25,10 +25,10 @@ from acx_oci.oci.model import (
     build_manifest,
 )
 from acx_oci.oci.referrers import referrer_tag
-from acx_oci.services import replay as replay_service
-from acx_oci.services.attestation import MEDIA_GAME_RECORDS, attestation_annotations, split_records
-from acx_oci.services.statuscache import StatusHistory
-from acx_oci.services.verdictcache import FILE, VerdictCache
+from acx_oci.services.artifacts.attestation import MEDIA_GAME_RECORDS, attestation_annotations, split_records
+from acx_oci.services.consumer import replay as replay_service
+from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.services.consumer.verdictcache import FILE, VerdictCache
 
 from .test_judge_supersede import NOW, Issuers, attestation
 from .test_replay import World

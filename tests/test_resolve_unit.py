@@ -14,9 +14,9 @@ from acx_oci.model.capability import CapabilityRecord, parse_capability
 from acx_oci.model.credential import LevelClaim, issue
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import publish_status_list, push_attestation
-from acx_oci.services.cartridge import init_directory, push_directory
-from acx_oci.services.resolve import ResolveLimits, resolve_cartridge
+from acx_oci.services.artifacts.attestation import publish_status_list, push_attestation
+from acx_oci.services.artifacts.cartridge import init_directory, push_directory
+from acx_oci.services.consumer.resolve import ResolveLimits, resolve_cartridge
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
 
 from .support.games import play_level
@@ -132,7 +132,7 @@ def test_self_issuance_is_caught_by_key_not_just_by_name(tmp_path: Path) -> None
 def test_unverifiable_signer_name_is_reported_as_its_key(tmp_path: Path) -> None:
     """A ROM signature claiming did:web:innocent.example is reported as the did:key that signed it."""
     from acx_oci.crypto.keys import did_key, identity_from_seed
-    from acx_oci.services.cartridge import load_cartridge
+    from acx_oci.services.artifacts.cartridge import load_cartridge
 
     key = generate_identity()
     liar = identity_from_seed(key.seed, "did:web:innocent.example")

@@ -16,7 +16,7 @@ from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import SolverResult
 from acx_oci.files import read_text_tree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, MODEL_FAIL
-from acx_oci.services.benchmark import _expand_task
+from acx_oci.services.artifacts.benchmark import _expand_task
 from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
 
 BENCH = Path(__file__).resolve().parent.parent / "testdata" / "bench-py"
@@ -186,7 +186,7 @@ def test_rom_files_are_bounded_in_total_before_any_fetch(tmp_path: Path) -> None
     from acx_oci.errors import UsageError
     from acx_oci.model.rom import MAX_ROM_BYTES
     from acx_oci.oci.open import open_store
-    from acx_oci.services.cartridge import load_cartridge, rom_files
+    from acx_oci.services.artifacts.cartridge import load_cartridge, rom_files
 
     def cli(*args: str) -> None:
         res = CliRunner().invoke(main, list(args))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import PathOutside
-from acx_oci.services import benchmark as bm
+from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.exams import source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def test_the_provider_key_file_is_among_the_secrets_the_containment_probes_prove
 
     from acx_oci.egress.session import ModelSetup
     from acx_oci.model import modelapi as ma
-    from acx_oci.services import attest_play as attest
+    from acx_oci.services.verifier import play as attest
 
     seen: list[tuple[Path, ...]] = []
     monkeypatch.setattr(attest, "runtime_of", lambda rom: {"command": ["true"]})

@@ -20,7 +20,7 @@ from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.solver import Solver
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest import (
+from acx_oci.services.verifier.attest import (
     AttestOutcome,
     AttestRequest,
     BaselineOptions,
@@ -33,11 +33,11 @@ from acx_oci.services.attest import (
     SandboxOptions,
     attest,
 )
-from acx_oci.services.attest_log import Logged, LogOptions
-from acx_oci.services.models import load_models
-from acx_oci.services.publish_dir import new_run_dir, run_issuer
-from acx_oci.services.regression import DEFAULT_TOLERANCE
-from acx_oci.services.transcripts import ReplayExport, ReplayReport, load_export
+from acx_oci.services.verifier.log import Logged, LogOptions
+from acx_oci.services.verifier.models import load_models
+from acx_oci.services.verifier.publish_dir import new_run_dir, run_issuer
+from acx_oci.services.verifier.regression import DEFAULT_TOLERANCE
+from acx_oci.services.verifier.transcripts import ReplayExport, ReplayReport, load_export
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
@@ -357,7 +357,7 @@ def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Pa
                      as_json: bool, to: str | None, log: LogOptions | None) -> None:
     from datetime import UTC, datetime
 
-    from acx_oci.services.publish_dir import publish_folder
+    from acx_oci.services.verifier.publish_dir import publish_folder
 
     if issuer is None:  # the run's issuer, as result.json recorded it
         issuer = run_issuer(out_dir)

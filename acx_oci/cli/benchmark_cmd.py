@@ -15,8 +15,8 @@ from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model import benchmark as bmodel
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services import benchmark as bm
-from acx_oci.services import examples as ex
+from acx_oci.services.artifacts import benchmark as bm
+from acx_oci.services.tools import examples as ex
 from acx_oci.trust.keyfiles import load_identity
 
 
@@ -111,7 +111,7 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
           --seal-to keys/verifier.did.json --certifications ./certs --certifier-key keys/certifier.key
     """
     from acx_oci.errors import VerificationError
-    from acx_oci.services import certification as cert
+    from acx_oci.services.artifacts import certification as cert
     from acx_oci.services.exams import default_out
 
     check = cert.check_suite(directory, records_dir or default_out())
@@ -230,7 +230,7 @@ def benchmark_exposures(state_dir: Path, benchmark_digest: str | None, as_json: 
     Example:
       acx-oci benchmark exposures --state ~/.acx-oci/verifier --json
     """
-    from acx_oci.services.exposures import listing
+    from acx_oci.services.verifier.exposures import listing
 
     rows = listing(state_dir, benchmark_digest)
     if as_json:

@@ -17,9 +17,9 @@ from acx_oci.model.capability import parse_capability
 from acx_oci.model.modelapi import parse_model_flag
 from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
-from acx_oci.services.pull import check_output_dir, check_pullable, write_pull
-from acx_oci.services.resolve import requirement_failures
+from acx_oci.services.artifacts.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
+from acx_oci.services.consumer.pull import check_output_dir, check_pullable, write_pull
+from acx_oci.services.consumer.resolve import requirement_failures
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 

@@ -13,8 +13,8 @@ from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import status_cache_option, status_history
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.copy import CopyOutcome, CopyRequest, copy_artifact
-from acx_oci.services.resolve import ResolveLimits
+from acx_oci.services.consumer.copy import CopyOutcome, CopyRequest, copy_artifact
+from acx_oci.services.consumer.resolve import ResolveLimits
 from acx_oci.trust.trustfile import load_trust
 
 

@@ -42,7 +42,7 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     import tempfile
 
     from acx_oci.oci.store import StoreOptions
-    from acx_oci.services.demo import run_demo
+    from acx_oci.services.tools.demo import run_demo
 
     base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
     if base.exists() and any(base.iterdir()):

@@ -215,7 +215,7 @@ def exam_report(records_dir: Path | None, runs_dir: Path | None, cartridges: tup
       acx-oci exam report --records ./certs --runs ./attest-runs
     """
     from acx_oci.oci.ref import parse_reference
-    from acx_oci.services import exam_runs
+    from acx_oci.services.exams import runs as exam_runs
 
     if records_dir is None and runs_dir is None and not cartridges and rollouts is None:
         raise UsageError("exam report: give --records, --runs, --attestations or --rollouts")
@@ -281,8 +281,8 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
     from acx_oci.errors import VerificationError
     from acx_oci.model import benchmark as bmodel
     from acx_oci.oci.ref import parse_reference
-    from acx_oci.services import benchmark as bm
-    from acx_oci.services import certification as cert
+    from acx_oci.services.artifacts import benchmark as bm
+    from acx_oci.services.artifacts import certification as cert
     from acx_oci.trust.trustfile import load_trust
 
     trust = load_trust(trust_path) if trust_path else None

@@ -20,7 +20,7 @@ from acx_oci.cli.referrers_cmd import (
 from acx_oci.evaluation.policy import evaluate, load_policy
 from acx_oci.evaluation.requirements import RequirementResult, Verdict
 from acx_oci.oci.ref import parse_reference
-from acx_oci.services.cartridge import load_cartridge
+from acx_oci.services.artifacts.cartridge import load_cartridge
 from acx_oci.trust.trustfile import load_trust
 
 

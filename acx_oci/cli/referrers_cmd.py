@@ -18,10 +18,10 @@ from acx_oci.model.rom import status_display
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import repair_changes, repair_referrers
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import fetch_status_list_https
-from acx_oci.services.cartridge import LoadedCartridge, load_cartridge
-from acx_oci.services.resolve import ResolveLimits, resolve_loaded
-from acx_oci.services.statuscache import StatusHistory
+from acx_oci.services.artifacts.attestation import fetch_status_list_https
+from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.timeutil import current_deadline
 from acx_oci.trust.trustfile import Trust, load_trust
 
@@ -275,7 +275,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
     ROM tampered, 2 bad input, 3 registry failure.
     """
     from acx_oci.evaluation.require_text import parse_require
-    from acx_oci.services.resolve import requirement_failures
+    from acx_oci.services.consumer.resolve import requirement_failures
 
     for text in requirements:
         parse_require(text)  # a malformed requirement is bad input before any network

@@ -14,7 +14,7 @@ from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.log_opts import log_from_options, producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attest_log import VerifierLog
+from acx_oci.services.verifier.log import VerifierLog
 from acx_oci.trust.keyfiles import load_identity
 
 
@@ -47,7 +47,7 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
     """
     from datetime import UTC, datetime
 
-    from acx_oci.services.revoke import revoke
+    from acx_oci.services.verifier.revoke import revoke
 
     ident = load_identity(key, did=issuer)
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
@@ -94,7 +94,7 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
     """
     from datetime import UTC, datetime
 
-    from acx_oci.services.revoke import refresh
+    from acx_oci.services.verifier.revoke import refresh
 
     ident = load_identity(key, did=issuer)
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)

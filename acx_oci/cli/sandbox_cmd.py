@@ -13,7 +13,7 @@ from acx_oci.cli.main import main
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import UsageError
 from acx_oci.model import modelapi as ma
-from acx_oci.services.models import load_models, model_key
+from acx_oci.services.verifier.models import load_models, model_key
 from acx_oci.solvers.rom import game_spec, prove_game
 
 

@@ -10,7 +10,7 @@ from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
 from acx_oci.crypto.seal import recipient_from_did_document
 from acx_oci.files import load_json_file
-from acx_oci.services.transcripts import export
+from acx_oci.services.verifier.transcripts import export
 from acx_oci.trust.keyfiles import load_identity
 
 

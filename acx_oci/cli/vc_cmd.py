@@ -20,10 +20,10 @@ from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id
-from acx_oci.services.attestation import fetch_status_list_https
-from acx_oci.services.did_keys import key_resolver
-from acx_oci.services.log_fetch import check_credential_log
-from acx_oci.services.logcache import LogHistory
+from acx_oci.services.artifacts.attestation import fetch_status_list_https
+from acx_oci.services.consumer.did_keys import key_resolver
+from acx_oci.services.consumer.log_fetch import check_credential_log
+from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity

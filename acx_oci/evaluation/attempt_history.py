@@ -1,6 +1,6 @@
 """The attempt history resolve can verify (issue 23 item 4): signed attempt records and credentials' counters.
 
-Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.resolve_fetch`). A record counts only
+Pure: the records' bytes were fetched beforehand (:mod:`acx_oci.services.consumer.resolve_fetch`). A record counts only
 when it is an attempt record by the schema, its proof verifies with a key of its ``issuer``, that issuer is a
 verifier the trust file trusts, and it is about *this* cartridge (its manifest and ROM digests) and a claim it
 makes: anyone can push a referrer, and a forged record must not be able to push a cartridge over a

@@ -4,7 +4,7 @@ Shared by :mod:`verify`, :mod:`status_check` and :mod:`evidence_check`, so
 each can stay small without importing the others. Nothing here touches the
 network: DIDs resolve from the trust file (and did:key locally); a caller that
 may go online injects ``resolve_keys`` built in services
-(:func:`acx_oci.services.did_keys.network_keys`).
+(:func:`acx_oci.services.consumer.did_keys.network_keys`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The judge: bytes already fetched in, verdicts out (no I/O, like python-tuf's trusted metadata set).
 
-:mod:`acx_oci.services.resolve_fetch` gathers every byte a decision needs (the
+:mod:`acx_oci.services.consumer.resolve_fetch` gathers every byte a decision needs (the
 attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
 :func:`judge_credentials` runs every verification rule on it and says, per

@@ -5,7 +5,7 @@ such a verifier counts only when its attestation carries a log proof (:mod:`acx_
 whose entry describes *this* credential, whose inclusion path leads to a checkpoint signed by the
 log key and cosigned by the quorum of witnesses, and whose checkpoint, like the newest one this
 consumer remembers, is a prefix of what the log serves now (consistency proofs computed by
-:mod:`acx_oci.services.log_fetch` from the log's tiles and checked here). A fork (same size, other
+:mod:`acx_oci.services.consumer.log_fetch` from the log's tiles and checked here). A fork (same size, other
 root), a shrink or a rewind is ``log_inconsistent``; a missing or wrong proof is ``not_logged``;
 signatures or quorum short are ``note_unverified``. :func:`log_superseded` then decides superseding
 by the log's order, so a newer credential deleted from the cartridge's repository still counts.
@@ -66,7 +66,7 @@ def pinned_keys(trust: Trust) -> dict[str, LogKeys]:
 
 @dataclass(frozen=True)
 class LogView:
-    """What was fetched of one log for one resolution (by :mod:`acx_oci.services.log_fetch`).
+    """What was fetched of one log for one resolution (by :mod:`acx_oci.services.consumer.log_fetch`).
 
     ``consistency`` maps (old size, head size) to the proof hashes computed from the head's tiles;
     ``entries`` are verified (index, entry) pairs from ``entries_from`` to the head's size.

@@ -1,7 +1,7 @@
 """Policy files and their pure evaluation against a :class:`~acx_oci.model.resolution.Resolution`.
 
 A policy says which repositories must meet which bar. It never looks at a
-credential itself: :mod:`acx_oci.services.resolve` has already run every verification
+credential itself: :mod:`acx_oci.services.consumer.resolve` has already run every verification
 rule (proof, self-issuance, bindings, gate, revocation — failing closed when a
 status list is missing), so a policy only *selects* among credentials that
 passed and explains the ones that did not. That keeps evaluation pure — the

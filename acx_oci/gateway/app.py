@@ -9,7 +9,7 @@ name the gateway — except for four things:
 * ``GET``/``HEAD`` of a cartridge manifest in a repository a policy rule
   covers: the upstream answers first (so the client's own credentials decide
   whether it may read at all), then the policy is evaluated
-  (:func:`acx_oci.services.resolve.resolve_loaded` against the upstream, then
+  (:func:`acx_oci.services.consumer.resolve.resolve_loaded` against the upstream, then
   :func:`acx_oci.evaluation.policy.evaluate`) and a failing cartridge is answered ``403``
   with an OCI ``DENIED`` error naming the unmet requirements.
 * ``PUT`` of a manifest to a status-list tag ``acx-status-<uuid>``: the list
@@ -87,7 +87,7 @@ from acx_oci.oci.model import (
     check_manifest_size,
 )
 from acx_oci.oci.referrers import parse_own_tag
-from acx_oci.services.attestation import STATUS_TAG_PREFIX
+from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX
 
 log = logging.getLogger("acx_oci.gateway")
 

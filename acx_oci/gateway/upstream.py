@@ -43,7 +43,7 @@ from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
-from acx_oci.services.attestation import (
+from acx_oci.services.artifacts.attestation import (
     MAX_CREDENTIAL_BYTES,
     MAX_RECORDS_BYTES,
     MAX_STATUS_LIST_BYTES,
@@ -54,11 +54,11 @@ from acx_oci.services.attestation import (
     split_records,
     status_tag,
 )
-from acx_oci.services.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
-from acx_oci.services.cartridge import load_cartridge
-from acx_oci.services.replay import ReplayJob, replay_jobs
-from acx_oci.services.resolve import ResolveLimits, resolve_loaded
-from acx_oci.services.statuscache import StatusHistory
+from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
+from acx_oci.services.artifacts.cartridge import load_cartridge
+from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
+from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.consumer.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
 # Game records one attestation push may carry (declared sizes of its distinct evidence layers): they are read into

@@ -167,7 +167,7 @@ def play_game(bundle: RomBundle, task: dict[str, Any], rom_digest: str, run: str
     if worker is not None:
         worker.log_event(EVENT_TOPIC, {"run": run, "game": game, "name": name, "event": "started"})
     res = solver.solve(task, rom_digest)
-    # plain data only: the verifier unpickles nothing a worker sends (acx_oci.services.executors.wire)
+    # plain data only: the verifier unpickles nothing a worker sends (acx_oci.services.verifier.executors.wire)
     return {"status": PLAYED, "worker": name, "address": address, "containment": proof,
             "result": {"outcome": res.outcome, "detail": res.detail, "transcript": res.transcript,
                        "facts": dict(res.facts)}}

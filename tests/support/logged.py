@@ -2,7 +2,7 @@
 
 Until ``attest --log`` lands this helper plays the producer: it appends the credential's attempt entry
 to a real :class:`TransLog` (the verifier's key, the Sigsum origin), publishes the log with
-``translog.oci.publish`` to a real registry repository, and pushes the attestation ``attest --no-push``
+``log_publish.publish`` to a real registry repository, and pushes the attestation ``attest --no-push``
 wrote with one more layer, the :class:`LogProof` (media type ``application/vnd.acx.log-proof.v1+json``).
 ``force_publish`` is the lying verifier: it points the ``checkpoint`` tag at any history, with none of
 ``publish``'s refusals.
@@ -24,9 +24,10 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import build_attestation, publish_status_list
-from acx_oci.services.translog import oci as logoci
-from acx_oci.services.translog.local import TransLog, Witness
+from acx_oci.services.artifacts import log_reader as logoci
+from acx_oci.services.artifacts.attestation import build_attestation, publish_status_list
+from acx_oci.services.verifier import log_publish
+from acx_oci.services.verifier.log_tree import TransLog, Witness
 from acx_oci.tlog.proof import MEDIA_TYPE, LogProof
 from acx_oci.trust.keyfiles import load_identity
 
@@ -71,10 +72,10 @@ def push_with_proof(store: Store, out: Path, proof: LogProof | None, status: boo
     return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 
-def publish(log: TransLog, log_ref: str) -> logoci.Published:
-    """``translog.oci.publish`` to the registry repository ``log_ref`` (the honest verifier)."""
+def publish(log: TransLog, log_ref: str) -> log_publish.Published:
+    """``log_publish.publish`` to the registry repository ``log_ref`` (the honest verifier)."""
     with open_store(log_ref) as store:
-        return logoci.publish(log, store)
+        return log_publish.publish(log, store)
 
 
 def force_publish(log: TransLog, log_ref: str, override: dict[str, bytes] | None = None) -> None:

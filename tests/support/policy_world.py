@@ -24,7 +24,7 @@ from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store
-from acx_oci.services.attestation import publish_status_list, push_attestation
+from acx_oci.services.artifacts.attestation import publish_status_list, push_attestation
 from acx_oci.trust.keyfiles import load_identity
 
 from .cli import cli_expect as cli

@@ -1,0 +1,299 @@
+"""Turn a cartridge's claims into verified proficiency by walking its referrers.
+
+A pipeline of values: :func:`~acx_oci.services.consumer.resolve_fetch.list_attestations` →
+:func:`~acx_oci.services.consumer.resolve_fetch.gather` (every attestation's manifest, credential
+and records in parallel, digest-verified, bounded in count, bytes and time; every copy
+of each status list — the cartridge's repository, then files given by the user, then
+HTTPS when allowed — and the sequence this consumer remembers, ``StatusHistory``) →
+the pure judge (:func:`~acx_oci.evaluation.judge.judge_credentials`: every verification
+rule, per superseding key newest first, each credential that verifies replayed by
+:class:`ReplayStep` before it decides; a list older than the remembered sequence is a rollback) →
+:func:`~acx_oci.evaluation.judge.capability_verdicts`. Per-phase seconds and counts travel in
+``Resolution.phases``; proofs and replays verified before come from the consumer's verdict cache
+(:mod:`acx_oci.services.consumer.verdictcache`). A claim is VERIFIED only when a
+credential that passed all of them names it; the newest valid credential per issuer, ROM,
+benchmark and capability wins (older ones are ``superseded``), and the highest level among
+those is the effective one. The attempt history (attempt-record referrers and the credentials'
+``acx:attempt``) is read last, bounded the same way (:func:`~acx_oci.evaluation.attempt_history.with_attempts`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from acx_oci.evaluation.attempt_history import with_attempts
+from acx_oci.evaluation.checks import Check, KeyResolver
+from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
+from acx_oci.evaluation.log_check import (
+    NO_LOG_NOTE,
+    pinned_keys,
+    with_log_attempts,
+)
+from acx_oci.evaluation.require_text import parse_require
+from acx_oci.evaluation.status_choice import sequence as list_sequence
+from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.rating import TIER_FLOOR
+from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
+from acx_oci.oci.store import Store
+from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.attempt_fetch import fetch_attempt_records
+from acx_oci.services.consumer.did_keys import key_resolver
+from acx_oci.services.consumer.log_fetch import LogOpener, gather_logs, remember_logs
+from acx_oci.services.consumer.logcache import LogHistory
+from acx_oci.services.consumer.replay import ReplayJob, issuer_keys, replay_jobs
+from acx_oci.services.consumer.resolve_fetch import (
+    Gathered,
+    ResolveLimits,
+    StatusFetcher,
+    StatusSources,
+    gather,
+    list_attestations,
+    supplied_lists,
+    time_bound_note,
+)
+from acx_oci.services.consumer.resolve_phases import Phases
+from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.services.consumer.verdictcache import TrustView, VerdictCache
+from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
+from acx_oci.trust.trustfile import Trust
+
+
+def resolve_loaded(store: Store, cart: LoadedCartridge, trust: Trust, *, limits: ResolveLimits | None = None,
+                   **kwargs: Any) -> Resolution:
+    """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load); see :func:`_resolve`.
+
+    ``limits.deadline_seconds`` (or the caller's ambient deadline, when earlier) is enforced: fetches
+    in flight are cut when it passes and the resolution comes back ``partial`` with the reason.
+    """
+    lim = limits or ResolveLimits()
+    deadline = Deadline.after(lim.deadline_seconds).earliest(current_deadline())
+    with deadline_scope(deadline):
+        return _resolve(store, cart, trust, lim=lim, deadline=deadline, **kwargs)
+
+
+def cartridge_facts(cart: LoadedCartridge) -> CartridgeFacts:
+    """What the judge needs of a loaded cartridge."""
+    return CartridgeFacts(cart.manifest.digest, cart.rom_digest, cart.controller, cart.signer, cart.signature.key,
+                          cart.signature_status, tuple(cart.capabilities))
+
+
+def _resolve(
+    store: Store,
+    cart: LoadedCartridge,
+    trust: Trust,
+    *,
+    lim: ResolveLimits,
+    deadline: Deadline,
+    now: datetime,
+    status_lists: list[dict[str, Any]] | None = None,
+    allow_unknown_status: bool = False,
+    check_evidence: bool = False,
+    fetch_remote_status: StatusFetcher | None = None,
+    reference: str = "",
+    status_history: StatusHistory | None = None,
+    replay: bool = True,
+    log: bool = True,
+    open_log: LogOpener | None = None,
+) -> Resolution:
+    """Resolve a loaded cartridge under ``deadline``: list → fetch → judge → replay → result.
+
+    ``status_history`` is what this consumer remembers of status lists: a list whose sequence is
+    below the highest seen is refused (``status_rollback``), and every list that verified raises
+    the mark. Without it only the lists found in this run count (a first-time consumer).
+
+    With ``replay`` (the default) every credential that decides the answer is re-derived from its game
+    records (:mod:`acx_oci.services.consumer.replay`); ``replay=False`` believes a trusted key's numbers as signed.
+    With ``log`` (the default) a credential of a verifier whose log the trust file pins must be in that log
+    (:mod:`acx_oci.evaluation.log_check`); ``open_log`` opens the log's repository (default: ``open_store``).
+    """
+    facts = cartridge_facts(cart)
+    pinned = pinned_keys(trust) if log else {}  # a bad log key in the trust file is exit 2 before any fetch
+    phases = Phases()
+    with phases.timed("fetch", less=("status",)):
+        listed = list_attestations(store, facts.manifest_digest, lim, deadline)
+        sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
+        gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources, phases)
+        log_history = LogHistory(status_history.directory) if pinned and status_history is not None else None
+        logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
+    gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
+    keys = key_resolver(trust, fetch_remote_status is not None)
+    cache = VerdictCache(status_history.directory).view(trust) if status_history is not None else None
+    step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
+    with phases.timed("verify", less=("replay",)):
+        judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
+                                      resolve_keys=keys, known=cache,
+                                      confirm=step.confirm if replay and not facts.tampered else None)
+    with phases.timed("status"):
+        remember_status(status_history, judgement, gathered, now)
+        if logs is not None:
+            remember_logs(log_history, logs, now)
+    if cache is not None:
+        cache.cache.flush()
+    notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
+    replayed = replay_notes(facts, judgement, replay, deadline)
+    verdicts = capability_verdicts(facts, judgement.accepted, judgement.rejected)
+    history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
+    caps = with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys)
+    return Resolution(
+        reference=reference or str(store.reference),
+        manifest_digest=facts.manifest_digest,
+        rom_digest=facts.rom_digest,
+        signature_status=facts.signature_status,
+        signer=facts.signer,
+        controller=facts.controller,
+        capabilities=caps if logs is None else with_log_attempts(caps, logs.views, facts.rom_digest, trust),
+        unmatched=tuple(sorted(judgement.unmatched, key=lambda r: r.digest)),
+        referrers_seen=listed.seen,
+        partial=partial or replayed.partial or history.partial,
+        notes=(*notes, *replayed.notes, *history.notes, *(logs.notes if logs else (NO_LOG_NOTE,))),
+        replayed=replay,
+        classified_by_manifest=listed.classified,
+        judged=frozenset(a.digest for a in gathered.material.attestations),
+        phases=phases.to_json(),
+        verifications=judgement.verifications,
+    )
+
+
+def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathered,
+                wanted: int) -> tuple[tuple[str, ...], bool]:
+    """The listing's and the fetch's notes, and whether a bound made the answer partial."""
+    notes = [*listing_notes, *gathered.status_notes, *gathered.bound_notes]
+    partial = partial or bool(gathered.bound_notes)
+    if gathered.done < wanted:
+        partial = True
+        notes.append(f"checked {gathered.done} of {wanted} attestations")
+    return tuple(notes), partial
+
+
+def remember_status(history: StatusHistory | None, judgement: Judgement, gathered: Gathered, now: datetime) -> None:
+    """Keep every status list that verified and is newer than the one kept (raising the remembered mark)."""
+    if history is None:
+        return
+    material = gathered.material
+    for (url, issuer), seq in judgement.status_seen.items():
+        doc, kept = judgement.status_lists_seen.get((url, issuer)), material.kept_lists.get((url, issuer))
+        if doc is not None and (kept is None or seq > list_sequence(kept)):
+            history.keep(url, issuer, seq, doc, now)  # the newest list itself: older copies are then stale
+        elif seq > material.min_sequences.get((url, issuer), 0):
+            history.remember(url, issuer, seq, now)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """Whether replay left the answer partial, and what it said."""
+
+    partial: bool = False
+    notes: tuple[str, ...] = ()
+
+
+class ReplayStep:
+    """The judge's ``confirm``: re-derive a credential that verified from its game records before it decides.
+
+    The consumer's verdict cache answers for bytes replayed before (same record layers, same issuer keys);
+    past the deadline it answers None (undecided: the answer is partial), never a false rejection.
+    """
+
+    def __init__(self, store: Store, gathered: Gathered, trust: Trust, now: datetime, lim: ResolveLimits,
+                 keys: KeyResolver, cache: TrustView | None, phases: Phases) -> None:
+        self.store, self.gathered, self.trust, self.now, self.lim = store, gathered, trust, now, lim
+        self.keys, self.cache, self.phases = keys, cache, phases
+        self.deadline = current_deadline()
+
+    def confirm(self, acc: AcceptedCredential) -> Check | None:
+        """The replay verdict of ``acc`` (None: the time bound passed first)."""
+        if self.deadline is not None and self.deadline.expired():
+            return None
+        src = self.gathered.records[acc.attestation_digest]
+        job = ReplayJob(acc.attestation_digest, acc.credential, acc.credential_digest, src.layers, src.evidence,
+                        src.bundle)
+        with self.phases.timed("replay"):
+            signers = tuple(sorted(k.hex() for k in issuer_keys(acc.credential, self.keys)))
+            layers = (*src.layers, *((src.bundle.digest,) if src.bundle else ()), *signers)
+            hit = self.cache.replayed(acc.credential_digest, layers) if self.cache is not None else None
+            if hit is not None:
+                return hit
+            verdict = replay_jobs(self.store, [job], self.trust, self.now, workers=self.lim.workers,
+                                  resolve_keys=self.keys,
+                                  tally=lambda n: self.phases.count("replay", 1, n))[acc.attestation_digest]
+        if not verdict.ok and self.deadline is not None and self.deadline.expired():
+            return None  # records cut short by the deadline: undecided, not refuted
+        if self.cache is not None:
+            self.cache.remember_replay(acc.credential_digest, layers, verdict)
+        return verdict
+
+
+def replay_notes(facts: CartridgeFacts, judgement: Judgement, replay: bool, deadline: Deadline) -> Replayed:
+    """What the replay step says: off, a tampered cartridge, or cut short by the time bound."""
+    if facts.tampered:
+        tampered = ("the cartridge is tampered: no claim can be verified",)
+        return Replayed(notes=tampered if replay else (*tampered, NO_REPLAY_NOTE))
+    if not replay:
+        return Replayed(notes=(NO_REPLAY_NOTE,))
+    if judgement.unconfirmed:
+        return Replayed(True, (time_bound_note(deadline) + f" (while replaying game records: "
+                                                          f"{len(judgement.unconfirmed)} attestation(s) undecided)",))
+    return Replayed()
+
+
+NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from the game records; the numbers a "
+                  "trusted key signed were believed as signed (weaker)")
+
+
+def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:
+    """Load the cartridge at ``target`` and resolve its claims (see :func:`resolve_loaded`)."""
+    cart = load_cartridge(store, target, trust)
+    return resolve_loaded(store, cart, trust, now=now, **kwargs)
+
+
+def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None,
+          model: str | None = None) -> bool:
+    """Whether a resolved claim satisfies a level/tier floor (only VERIFIED claims can); with ``model``, only a
+    credential earned with that model counts (a level is a level of this ROM *with this model*)."""
+    if cap.effective != VERIFIED or cap.best is None:
+        return False
+    pool = [cap.best] if model is None else [a for a in cap.accepted if (a.model or {}).get("id") == model]
+    floor = max(min_level or 0, min_tier_floor or 0)
+    return any(a.acx_level >= floor for a in pool)
+
+
+def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolution]:
+    """The resolved claims of one task type (a requirement names a task type, a cartridge may claim several)."""
+    return [c for c in resolution.capabilities if c.capability.task_type == task_type]
+
+
+__all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]
+
+
+def requirement_failures(resolution: Resolution, requirements: list[str], now: datetime | None = None) -> list[str]:
+    """Human sentences for each ``--require`` the resolution does not meet.
+
+    One with ``@minVerifiers=`` or ``@maxAttempts=`` is judged as the same policy requirement (its codes lead
+    the sentence: ``quorum_unmet``, ``too_many_attempts``), so ``pull --require`` and a gateway agree.
+    """
+    failures = []
+    for text in requirements:
+        parsed = parse_require(text)
+        if parsed.has_options:
+            result = parsed.as_requirement().evaluate(resolution, now or datetime.now(UTC))
+            if not result.met:
+                failures.append(f"{text}: {', '.join(result.codes)}: {'; '.join(result.reasons[:3])}")
+            continue
+        req = parsed.base
+        floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
+        caps = claims_for(resolution, req.task_type)
+        if not any(meets(c, floor, req.min_level, req.model) for c in caps):
+            best = [c.best for c in caps if c.effective == VERIFIED and c.best]
+            if req.model is not None:
+                best = [a for c in caps if c.effective == VERIFIED for a in c.accepted
+                        if (a.model or {}).get("id") == req.model]
+                if not best:
+                    failures.append(f"{text}: no verified level earned with model {req.model}")
+                    continue
+            codes = sorted({c for cap in caps for r in cap.rejected for c in r.codes})  # say *why* (e.g. revoked)
+            found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
+                     else f"no verified claim ({'rejected: ' + ', '.join(codes) if codes else 'no attestation'})"
+                     if caps else "no such claim")
+            failures.append(f"{text}: {found}")
+    return failures
