@@ -31,7 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from acx_oci.gateway.pool import NoCookies, UpstreamTransport  # noqa: E402
+from acx_oci.gateway.pool import NoCookieJar, UpstreamTransport  # noqa: E402
 
 UPSTREAM = r"""
 import asyncio, sys
@@ -64,7 +64,7 @@ def _load(path: Path) -> Any:
 
 async def _round(url: str, transport: httpx.AsyncBaseTransport | None, n: int) -> tuple[float, float]:
     """(CPU µs per request, median wall ms) of ``n`` GETs, bodies read, on one client."""
-    async with httpx.AsyncClient(transport=transport, cookies=NoCookies()) as client:
+    async with httpx.AsyncClient(transport=transport, cookies=NoCookieJar()) as client:
         for _ in range(20):  # warm: connection made, code paths hot
             await client.get(url)
         walls = []

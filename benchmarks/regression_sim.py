@@ -40,14 +40,14 @@ def _digest(*parts: object) -> str:
     return "sha256:" + hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
 
 
-def _rating(rom: str, tasks: list[dict[str, object]], key: bytes, competence: float) -> ai.Rating:
+def _rating(rom: str, tasks: list[dict[str, object]], key: bytes, competence: float) -> ai.SuiteRating:
     result = engine.run(rom_digest=rom, benchmark_digest=_digest("bench"), held_out=tasks, commitment_key=key,
                         solver=ReferenceSolver(competence), params=engine.Params())
-    return ai.Rating(result.rating.mu, result.rating.sigma)
+    return ai.SuiteRating(result.rating.mu, result.rating.sigma)
 
 
-def trial(t: int, bench: bmodel.Benchmark, base_c: float, new_c: float) -> tuple[dict[str, ai.Rating],
-                                                                                 dict[str, ai.Rating]]:
+def trial(t: int, bench: bmodel.Benchmark, base_c: float, new_c: float) -> tuple[dict[str, ai.SuiteRating],
+                                                                                 dict[str, ai.SuiteRating]]:
     """One attest --baseline, simulated: (new ratings, baseline ratings) per suite."""
     seal = hashlib.sha256(f"sim-seal/{t}".encode()).digest()
     public, held = bmodel.split(bench, seal)

@@ -7,11 +7,11 @@ import pytest
 from acx_oci.errors import UsageError
 from acx_oci.evaluation import accept_if as ai
 
-SAME = ai.Rating(30.0, 1.0)  # R 27
+SAME = ai.SuiteRating(30.0, 1.0)  # R 27
 
 
-def env(new_in: ai.Rating = SAME, new_out: ai.Rating = SAME, base_in: ai.Rating = SAME,
-        base_out: ai.Rating = SAME, tolerance: float = 3.0) -> ai.Env:
+def env(new_in: ai.SuiteRating = SAME, new_out: ai.SuiteRating = SAME, base_in: ai.SuiteRating = SAME,
+        base_out: ai.SuiteRating = SAME, tolerance: float = 3.0) -> ai.Env:
     return ai.Env({"heldIn": new_in, "heldOut": new_out}, {"heldIn": base_in, "heldOut": base_out}, tolerance)
 
 
@@ -24,14 +24,14 @@ SEED = "heldIn.R >= baseline.heldIn.R and heldOut.R >= baseline.heldOut.R"
 
 def test_the_seed_example() -> None:
     assert run(SEED, env()) == ai.Outcome(True)
-    assert run(SEED, env(new_in=ai.Rating(29.0, 1.0))) == ai.Outcome(False, ("heldIn",))
-    assert run(SEED, env(new_out=ai.Rating(29.0, 1.0))) == ai.Outcome(False, ("heldOut",))
-    both = env(new_in=ai.Rating(29.0, 1.0), new_out=ai.Rating(29.0, 1.0))
+    assert run(SEED, env(new_in=ai.SuiteRating(29.0, 1.0))) == ai.Outcome(False, ("heldIn",))
+    assert run(SEED, env(new_out=ai.SuiteRating(29.0, 1.0))) == ai.Outcome(False, ("heldOut",))
+    both = env(new_in=ai.SuiteRating(29.0, 1.0), new_out=ai.SuiteRating(29.0, 1.0))
     assert run(SEED, both) == ai.Outcome(False, ("heldIn", "heldOut"))
 
 
 def test_the_flat_tolerance_rule() -> None:
-    down2 = ai.Rating(28.0, 1.0)
+    down2 = ai.SuiteRating(28.0, 1.0)
     assert run(ai.FLAT_TOLERANCE, env(new_in=down2, tolerance=3.0)).accepted
     assert run(ai.FLAT_TOLERANCE, env(new_in=down2, tolerance=1.0)) == ai.Outcome(False, ("heldIn",))
 
@@ -41,18 +41,18 @@ def test_no_regression_refuses_when_worse_with_probability_at_least_0_9() -> Non
     assert ai.parse("no-regression") == ai.parse(ai.NO_REGRESSION)
     se = 2 ** 0.5  # both sigmas 1.0
     z90 = 1.2815515655446004
-    barely = ai.Rating(30.0 - (z90 - 0.01) * se, 1.0)  # worse with probability just under 0.9: accepted
-    clearly = ai.Rating(30.0 - (z90 + 0.01) * se, 1.0)  # just over 0.9: refused
+    barely = ai.SuiteRating(30.0 - (z90 - 0.01) * se, 1.0)  # worse with probability just under 0.9: accepted
+    clearly = ai.SuiteRating(30.0 - (z90 + 0.01) * se, 1.0)  # just over 0.9: refused
     assert run("no-regression", env(new_in=barely, tolerance=99.0)).accepted
     assert run("no-regression", env(new_out=clearly, tolerance=99.0)) == ai.Outcome(False, ("heldOut",))
     # the flat rule accepted a fall of 3 levels of R on both suites; the default does not
-    fell3 = ai.Rating(27.0, 1.0)
+    fell3 = ai.SuiteRating(27.0, 1.0)
     assert run(ai.FLAT_TOLERANCE, env(new_in=fell3, new_out=fell3, tolerance=3.0)).accepted
     assert not run("no-regression", env(new_in=fell3, new_out=fell3, tolerance=3.0)).accepted
 
 
 def test_fields_arithmetic_and_logic() -> None:
-    e = env(new_in=ai.Rating(31.0, 2.0), base_in=ai.Rating(30.0, 1.0))  # new R 25, base R 27
+    e = env(new_in=ai.SuiteRating(31.0, 2.0), base_in=ai.SuiteRating(30.0, 1.0))  # new R 25, base R 27
     assert run("heldIn.mu > baseline.heldIn.mu", e).accepted
     assert not run("heldIn.R > baseline.heldIn.R", e).accepted
     assert run("heldIn.R + 2 >= baseline.heldIn.R", e).accepted
@@ -70,12 +70,12 @@ def test_fields_arithmetic_and_logic() -> None:
 
 
 def test_noninferior_uses_both_sigmas() -> None:
-    base = ai.Rating(30.0, 1.0)
+    base = ai.SuiteRating(30.0, 1.0)
     # A 1.0 drop with sigmas 1 and 1: z = (-1 + 2) / sqrt(2) = 0.71 < 1.645 at alpha 0.05, >= 0.52 at 0.3.
-    drop = ai.Rating(29.0, 1.0)
+    drop = ai.SuiteRating(29.0, 1.0)
     assert not ai.noninferior(drop, base, 2.0, 0.05) and ai.noninferior(drop, base, 2.0, 0.3)
     # The same drop measured more precisely passes at 0.05: z = 1 / hypot(0.4, 0.4) = 1.77.
-    assert ai.noninferior(ai.Rating(29.0, 0.4), ai.Rating(30.0, 0.4), 2.0, 0.05)
+    assert ai.noninferior(ai.SuiteRating(29.0, 0.4), ai.SuiteRating(30.0, 0.4), 2.0, 0.05)
     assert run("noninferior(2, 0.1)", env(new_out=drop)) == ai.Outcome(False, ("heldOut",))
     assert run("noninferior(heldIn, 2, 0.1)", env(new_out=drop)).accepted  # held-in only (z 1.41 >= 1.28)
     assert run("noninferior(2, 0.3) and heldIn.R >= baseline.heldIn.R - tolerance", env(new_out=drop)).accepted

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import pytest
 
-from acx_oci.gateway.pool import NoCookies, UpstreamTransport
+from acx_oci.gateway.pool import NoCookieJar, UpstreamTransport
 
 Handler = Callable[[bytes, bytes, asyncio.StreamWriter], Awaitable[bool]]
 
@@ -56,7 +56,7 @@ def _run(test: Callable[[], Awaitable[None]]) -> None:
 
 
 def _client(timeout: float = 5.0) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=UpstreamTransport(timeout=timeout, connect_timeout=2.0), cookies=NoCookies())
+    return httpx.AsyncClient(transport=UpstreamTransport(timeout=timeout, connect_timeout=2.0), cookies=NoCookieJar())
 
 
 def test_content_length_and_chunked_bodies_reuse_one_connection() -> None:

@@ -28,7 +28,7 @@ from acx_oci.oci.referrers import referrer_tag
 from acx_oci.services.artifacts.attestation import MEDIA_GAME_RECORDS, attestation_annotations, split_records
 from acx_oci.services.consumer import replay as replay_service
 from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.services.consumer.verdictcache import FILE, VerdictCache
+from acx_oci.services.consumer.verdictcache import FILE, VerifiedCredentialCache
 
 from .test_judge_supersede import NOW, Issuers, attestation
 from .test_replay import World
@@ -72,15 +72,16 @@ def test_the_verdict_cache_spares_the_second_judgement_its_signature_work(tmp_pa
     v = generate_identity()
     w = Issuers(v)
     valid = w.credential(v, 32, age_hours=48)
-    cache = VerdictCache(tmp_path)
+    cache = VerifiedCredentialCache(tmp_path)
     first, s_first = _judge(w, [valid], known=cache.view(w.trust))
     cache.flush()
-    again, s_again = _judge(w, [valid], known=VerdictCache(tmp_path).view(w.trust))
+    again, s_again = _judge(w, [valid], known=VerifiedCredentialCache(tmp_path).view(w.trust))
     assert first.accepted == again.accepted and len(again.accepted[next(iter(again.accepted))]) == 1
     lists_only = 1  # the status list's proof is checked every time: it changes daily
     assert s_first > lists_only and s_again == lists_only, (s_first, s_again)
     # another trust file: the entry is not its
-    _, s_other = _judge(w, [valid], known=VerdictCache(tmp_path).view(dataclasses.replace(w.trust, sigma_max=1.4)))
+    other_trust = dataclasses.replace(w.trust, sigma_max=1.4)
+    _, s_other = _judge(w, [valid], known=VerifiedCredentialCache(tmp_path).view(other_trust))
     assert s_other == s_first
 
 
@@ -90,13 +91,13 @@ def test_a_corrupt_or_foreign_cache_entry_is_never_believed(tmp_path: Path) -> N
     valid = w.credential(v, 32, age_hours=48)
     _, s_first = _judge(w, [valid])
     (tmp_path / FILE).write_bytes(b"{not json")
-    _, s = _judge(w, [valid], known=VerdictCache(tmp_path).view(w.trust))
+    _, s = _judge(w, [valid], known=VerifiedCredentialCache(tmp_path).view(w.trust))
     assert s == s_first
     # an entry naming another key (say, planted for a forgery signed by mallory): the proof is checked again
     forged = _forged(w, v, 5)
-    key = f"{sha256_digest(forged)}|" + VerdictCache(tmp_path).view(w.trust).trust
+    key = f"{sha256_digest(forged)}|" + VerifiedCredentialCache(tmp_path).view(w.trust).trust
     (tmp_path / FILE).write_text(json.dumps({"version": 1, "entries": {key: {"keys": [mallory.public_bytes.hex()]}}}))
-    judgement, _ = _judge(w, [forged, valid], known=VerdictCache(tmp_path).view(w.trust))
+    judgement, _ = _judge(w, [forged, valid], known=VerifiedCredentialCache(tmp_path).view(w.trust))
     (cap,) = capability_verdicts(w.facts, judgement.accepted, judgement.rejected)
     assert cap.best is not None and cap.best.credential_digest == sha256_digest(valid)
     assert any("proof_invalid" in r.codes for r in cap.rejected if r.credential_digest == sha256_digest(forged))

@@ -38,7 +38,7 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
     Example:
       acx-oci dev provider --suite ./bench-py --api-key-env ACME_API_KEY &    # the key: $ACME_API_KEY
     """
-    from acx_oci.egress.standin import ReferenceSolver, StandinProvider
+    from acx_oci.egress.standin import StandinProvider, SuiteReferenceSolver
     from acx_oci.gateway import parse_listen
 
     host, port = parse_listen(listen)
@@ -49,7 +49,7 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
             raise UsageError(f"--api-key-env {api_key_env}: expected the key in that environment variable, "
                              "found it unset or empty")
     try:
-        solver = ReferenceSolver(suite_dir)
+        solver = SuiteReferenceSolver(suite_dir)
     except ValueError as exc:
         raise UsageError(f"--suite: {exc}") from None
     try:

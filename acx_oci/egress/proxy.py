@@ -30,7 +30,7 @@ from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.egress.recording import ModelRun, Replay, b64
-from acx_oci.egress.upstream import KeyScrubber, NoCookies, TrackingBackend, upstream_transport
+from acx_oci.egress.upstream import KeyScrubber, NoCookiePolicy, TrackingBackend, upstream_transport
 from acx_oci.model import modelapi as ma
 
 _HOSTS = (f"127.0.0.1:{ma.MODEL_PORT}", f"localhost:{ma.MODEL_PORT}")
@@ -81,7 +81,7 @@ class ModelProxy:
         self._backend = TrackingBackend()
         self._client = httpx.Client(timeout=httpx.Timeout(request_seconds, connect=10.0), follow_redirects=False,
                                     trust_env=False, transport=upstream_transport(self._backend),
-                                    cookies=http.cookiejar.CookieJar(policy=NoCookies()))
+                                    cookies=http.cookiejar.CookieJar(policy=NoCookiePolicy()))
         self._probes = 0
         self._in_flight = threading.BoundedSemaphore(1 if entry.max_tokens_per_game else MAX_IN_FLIGHT)
         self._kept_refused = 0

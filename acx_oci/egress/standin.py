@@ -42,7 +42,7 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-class ReferenceSolver:
+class SuiteReferenceSolver:
     """Answers a request for task X of a suite with X's reference solution.
 
     Each ``tasks/*/prompt.md`` of ``suite_dir`` is compared (whitespace collapsed) with the request's text; the
@@ -111,7 +111,7 @@ class StandinProvider(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], solver: ReferenceSolver, *, key: str | None = None,
+    def __init__(self, address: tuple[str, int], solver: SuiteReferenceSolver, *, key: str | None = None,
                  models: tuple[str, ...] = ()) -> None:
         super().__init__(address, _Handler)
         self.solver, self.key, self.models = solver, key, models

@@ -26,7 +26,7 @@ def ssl_context() -> ssl.SSLContext:
     return _SSL
 
 
-class NoCookies(http.cookiejar.DefaultCookiePolicy):
+class NoCookiePolicy(http.cookiejar.DefaultCookiePolicy):
     """Upstream cookies are neither stored nor sent: nothing carries over between a game's requests."""
 
     def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:

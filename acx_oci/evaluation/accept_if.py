@@ -43,7 +43,7 @@ _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A
 
 
 @dataclass(frozen=True)
-class Rating:
+class SuiteRating:
     """A rating on one suite: mu and sigma (TrueSkill), so R = mu - 3 sigma."""
 
     mu: float
@@ -59,8 +59,8 @@ class Rating:
 class Env:
     """What an expression reads: new and baseline ratings per suite, and the verifier's tolerance."""
 
-    new: dict[str, Rating]
-    base: dict[str, Rating]
+    new: dict[str, SuiteRating]
+    base: dict[str, SuiteRating]
     tolerance: float
 
 
@@ -332,7 +332,7 @@ def _suites(node: NumExpr | BoolExpr) -> set[str]:
     return set()
 
 
-def noninferior(new: Rating, base: Rating, margin: float, alpha: float) -> bool:
+def noninferior(new: SuiteRating, base: SuiteRating, margin: float, alpha: float) -> bool:
     """One-sided test, at level ``alpha``, that the new mu is not ``margin`` or more below the baseline's."""
     se = math.hypot(new.sigma, base.sigma)
     if se == 0:

@@ -68,7 +68,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Rule:
+class ReviewRule:
     """A row of the table: its name, classification, what it reads and what it withholds."""
 
     name: str
@@ -202,17 +202,17 @@ def _unrated_share(games: Sequence[GameView], draws: int, withheld: Mapping[int,
                           "withheld or invalid (more than 10%); a suspect examiner may not blame the model")
 
 
-RULES: tuple[Rule, ...] = (
-    Rule("containment-unproven", VERDICT_BEARING, "conditions.containment", "the whole run", _containment),
-    Rule("identical-failure-text", VERDICT_BEARING, "review.failureDigest, taskCommitment of model-fail games",
+RULES: tuple[ReviewRule, ...] = (
+    ReviewRule("containment-unproven", VERDICT_BEARING, "conditions.containment", "the whole run", _containment),
+    ReviewRule("identical-failure-text", VERDICT_BEARING, "review.failureDigest, taskCommitment of model-fail games",
          "the games sharing one grader error text over >= 5 unrelated tasks", _identical_text),
-    Rule("starvation", VERDICT_BEARING, "review.timedOut, cpuSeconds, runqueueSeconds, limitSeconds",
+    ReviewRule("starvation", VERDICT_BEARING, "review.timedOut, cpuSeconds, runqueueSeconds, limitSeconds",
          "the games the host starved", _starvation),
-    Rule("identical-failure-across-providers", DIAGNOSTIC, "model.id, review.failureDigest", "nothing",
+    ReviewRule("identical-failure-across-providers", DIAGNOSTIC, "model.id, review.failureDigest", "nothing",
          _across_providers),
-    Rule("provider-failure-share", VERDICT_BEARING, "model.id, review.lane",
+    ReviewRule("provider-failure-share", VERDICT_BEARING, "model.id, review.lane",
          "the whole run, above 10% of model-lane games", _provider_share),
-    Rule("unrated-share", VERDICT_BEARING, "outcome (and the games withheld above)",
+    ReviewRule("unrated-share", VERDICT_BEARING, "outcome (and the games withheld above)",
          "the whole run, above 10% of the draw", _unrated_share),
 )
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempts import SCOPE_CARTRIDGE, SCOPE_PUBLISHER, MaxAttempts
 from acx_oci.evaluation.requirements import CapabilityRequirement
-from acx_oci.model.capability import Requirement, parse_requirement
+from acx_oci.model.capability import LevelFloor, parse_requirement
 from acx_oci.timeutil import parse_duration
 
 _OPTION = re.compile(r"@(minVerifiers|maxAttempts)=([^@]*)")
@@ -31,7 +31,7 @@ class ParsedRequire:
     """One ``--require``: the floor (and model), and the options that need the policy evaluator."""
 
     text: str
-    base: Requirement
+    base: LevelFloor
     min_verifiers: int | None = None
     max_attempts: MaxAttempts | None = None
 

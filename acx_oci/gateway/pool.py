@@ -34,7 +34,7 @@ _HEAD_LIMIT = 64 * 1024
 _READ = 64 * 1024
 
 
-class NoCookies(http.cookiejar.CookieJar):
+class NoCookieJar(http.cookiejar.CookieJar):
     """A cookie jar that keeps nothing: the gateway's one upstream client serves every client, so a cookie the
     upstream sets for one must reach that client (it does, in the proxied headers) and never ride along on
     another client's requests (httpx's default jar would store it and send it with every later request)."""

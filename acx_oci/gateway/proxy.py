@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from acx_oci.errors import RegistryError
 from acx_oci.gateway.config import GatewayConfig
-from acx_oci.gateway.pool import NoCookies, UpstreamTransport, relay_small
+from acx_oci.gateway.pool import NoCookieJar, UpstreamTransport, relay_small
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "trailers", "transfer-encoding", "upgrade", "host"})
@@ -85,7 +85,7 @@ class Proxy:
             verify=not self.config.insecure, follow_redirects=False,
             timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
             transport=UpstreamTransport(verify=not self.config.insecure, timeout=self.config.timeout,
-                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookies(),
+                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookieJar(),
         )
         try:
             yield

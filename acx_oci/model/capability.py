@@ -214,7 +214,7 @@ def parse_capability(text: str) -> CapabilityRecord:
 
 
 @dataclass(frozen=True)
-class Requirement:
+class LevelFloor:
     """``TASKTYPE>=TIER`` (or ``>=LEVEL``) as given to ``--require``."""
 
     task_type: str
@@ -223,23 +223,23 @@ class Requirement:
     model: str | None = None  # ``...@model=ID``: only a level earned with that model counts
 
 
-def parse_requirement(text: str) -> Requirement:
+def parse_requirement(text: str) -> LevelFloor:
     """``TASKTYPE>=TIER`` or ``TASKTYPE>=LEVEL``, optionally ``@model=MODEL-ID``."""
     text, at, model = text.partition("@model=")
     if at and not model.strip():
         raise UsageError(f"requirement {text}@model=: expected a model id after @model=")
     req = _parse_floor(text)
-    return Requirement(req.task_type, req.min_tier, req.min_level, model.strip() or None)
+    return LevelFloor(req.task_type, req.min_tier, req.min_level, model.strip() or None)
 
 
-def _parse_floor(text: str) -> Requirement:
+def _parse_floor(text: str) -> LevelFloor:
     tt, sep, rhs = text.partition(">=")
     if not sep or not tt.strip() or not rhs.strip():
         raise UsageError(f"requirement {text!r}: expected TASKTYPE>=TIER (e.g. build-dag>=senior) or TASKTYPE>=LEVEL")
     tt, rhs = tt.strip(), rhs.strip()
     check_task_type(tt)
     if rhs.isdigit():
-        return Requirement(tt, None, int(rhs))
+        return LevelFloor(tt, None, int(rhs))
     if rhs not in TIER_FLOOR:
         raise UsageError(f"requirement {text!r}: expected a tier ({', '.join(TIER_NAMES)}) or a level, found {rhs!r}")
-    return Requirement(tt, rhs, None)
+    return LevelFloor(tt, rhs, None)

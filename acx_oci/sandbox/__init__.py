@@ -29,9 +29,9 @@ from acx_oci.sandbox.bwrap import (
     staging_dir,
 )
 from acx_oci.sandbox.grader import (
+    GameOutcome,
     GradeResult,
     TestOutcome,
-    Verdict,
     copy_tree,
     grade,
     parse_junit,
@@ -43,13 +43,13 @@ from acx_oci.sandbox.probes import check
 __all__ = [
     "INSIDE_UID",
     "MAX_CAPTURE",
+    "GameOutcome",
     "GradeResult",
     "SandboxError",
     "SandboxResult",
     "SandboxSpec",
     "SandboxUnavailable",
     "TestOutcome",
-    "Verdict",
     "build_argv",
     "bwrap_version",
     "check",

@@ -305,7 +305,7 @@ def _consistent(returncode: int, cases: tuple[TestOutcome, ...]) -> bool:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GameOutcome:
     """What one graded game comes to: its outcome, the one-line why, and the run conditions it proves
     (``grader``: graded tree is the submitted one; ``harness``: the grader finished; ``integrity``: a report
     consistent with pytest's exit code and the expected test count, and not an unsubmitted green)."""
@@ -315,7 +315,7 @@ class Verdict:
     conditions: dict[str, bool]
 
 
-def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> Verdict:
+def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> GameOutcome:
     """The one rule turning a grade into a game outcome (``submitted``/``start``: tree digests of the
     submission and of the untouched starting workspace).
 
@@ -329,8 +329,8 @@ def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int
     conditions = {"grader": graded.graded_digest == submitted, "harness": not graded.timed_out,
                   "integrity": consistent and not unsubmitted_green}
 
-    def said(outcome: str, detail: str) -> Verdict:
-        return Verdict(outcome, detail, conditions)
+    def said(outcome: str, detail: str) -> GameOutcome:
+        return GameOutcome(outcome, detail, conditions)
 
     if not conditions["grader"]:
         return said(MODEL_FAIL, "graded tree does not hash to the submitted workspace")

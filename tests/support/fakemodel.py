@@ -51,7 +51,7 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from acx_oci.egress.standin import ReferenceSolver as ReferenceSolver
+from acx_oci.egress.standin import SuiteReferenceSolver as SuiteReferenceSolver
 from acx_oci.egress.standin import files_answer as files_answer
 from tests.support.httpserver import QuietHTTPServer
 
@@ -716,7 +716,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 # --- answers for the example agents: the package's stand-in provider's (``acx-oci dev provider``) --------------
 
-def solve_from_reference(suite_dir: Path | str, *, fenced: bool = True) -> ReferenceSolver:
+def solve_from_reference(suite_dir: Path | str, *, fenced: bool = True) -> SuiteReferenceSolver:
     """A :class:`FakeModel` script answering each task of ``suite_dir`` (e.g. testdata/bench-py) with its
     reference solution, in the format ``llm_agent.py`` reads."""
-    return ReferenceSolver(Path(suite_dir), fenced=fenced)
+    return SuiteReferenceSolver(Path(suite_dir), fenced=fenced)

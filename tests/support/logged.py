@@ -72,7 +72,7 @@ def push_with_proof(store: Store, out: Path, proof: LogProof | None, status: boo
     return store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
 
 
-def publish(log: TransLog, log_ref: str) -> log_publish.Published:
+def publish(log: TransLog, log_ref: str) -> log_publish.LogPublication:
     """``log_publish.publish`` to the registry repository ``log_ref`` (the honest verifier)."""
     with open_store(log_ref) as store:
         return log_publish.publish(log, store)

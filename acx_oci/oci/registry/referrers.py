@@ -31,7 +31,7 @@ from acx_oci.oci.registry.transport import Transport
 from acx_oci.oci.store import ReferrerListing
 
 
-class RegistryStore(Protocol):
+class RegistryAccess(Protocol):
     """What the referrers paths need of :class:`acx_oci.oci.registry.client.RegistryStore` (kept abstract so
     the client can import this module without a cycle)."""
 
@@ -59,7 +59,7 @@ INDEX_WRITE_ATTEMPTS = 10
 _UNSUPPORTED_REFERRERS_STATUS = frozenset({404, 405, 406, 501})
 
 # Extra referrers for the fallback path: (store, subject digest, digests already listed) -> (found, partial).
-FallbackScan = Callable[["RegistryStore", str, set[str]], tuple[list[Descriptor], bool]]
+FallbackScan = Callable[["RegistryAccess", str, set[str]], tuple[list[Descriptor], bool]]
 
 # Referrers API support per registry host, learned once per process so every store (the gateway
 # keeps one per repository) skips the probe; a host flag is tiny, and the map is cleared at the bound.
@@ -88,7 +88,7 @@ def set_api_support(host: str, supported: bool) -> None:
         _API_SUPPORT[host] = supported
 
 
-def referrers_api(store: RegistryStore, subject_digest: str,
+def referrers_api(store: RegistryAccess, subject_digest: str,
                   artifact_type: str | None) -> tuple[list[Descriptor], bool, bool] | None:
     """(referrers, partial, filtered) via ``GET /v2/<name>/referrers/<digest>``; None without the API.
 
@@ -140,7 +140,7 @@ def referrers_api(store: RegistryStore, subject_digest: str,
     return out, False, filtered
 
 
-def read_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
+def read_index(store: RegistryAccess, subject_digest: str) -> list[Descriptor]:
     """Entries of the ``sha256-<hex>`` fallback index (empty if it does not exist)."""
     try:
         raw, _, digest = store.fetch_manifest_raw(fallback_tag(subject_digest))
@@ -155,7 +155,7 @@ def read_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
     return entries
 
 
-def _readable_index(store: RegistryStore, subject_digest: str) -> list[Descriptor]:
+def _readable_index(store: RegistryAccess, subject_digest: str) -> list[Descriptor]:
     """The fallback index, or empty when it is not one (whoever can write the tag can write anything there: a
     writer that gave up on it could never record a referrer again; the per-referrer tags keep the others listed)."""
     try:
@@ -164,7 +164,7 @@ def _readable_index(store: RegistryStore, subject_digest: str) -> list[Descripto
         return []
 
 
-def write_index(store: RegistryStore, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
+def write_index(store: RegistryAccess, subject_digest: str, entries: list[Descriptor]) -> list[Descriptor]:
     """Merge ``entries`` into the fallback index: read, merge, write, read back, retry with jitter.
 
     When the read-back shows another writer at work, keep re-checking until
@@ -201,7 +201,7 @@ def write_index(store: RegistryStore, subject_digest: str, entries: list[Descrip
     return current
 
 
-def push_referrer(store: RegistryStore, raw: bytes, subject_digest: str, tag: str | None) -> Descriptor:
+def push_referrer(store: RegistryAccess, raw: bytes, subject_digest: str, tag: str | None) -> Descriptor:
     """Push a manifest with a ``subject``; on a registry without the API, list it in the fallback index."""
     check_digest(subject_digest, "subject digest")
     manifest = parse_manifest(raw, "referrer manifest")
@@ -225,7 +225,7 @@ def push_referrer(store: RegistryStore, raw: bytes, subject_digest: str, tag: st
     return desc
 
 
-def list_referrers(store: RegistryStore, subject_digest: str, artifact_type: str | None,
+def list_referrers(store: RegistryAccess, subject_digest: str, artifact_type: str | None,
                    scan: FallbackScan | None) -> ReferrerListing:
     """Referrers from the API when the registry has it; else the fallback index plus what ``scan`` finds.
 
@@ -256,7 +256,7 @@ def list_referrers(store: RegistryStore, subject_digest: str, artifact_type: str
     return _classified_listing(store, subject_digest, index, extra, artifact_type, "fallback", partial)
 
 
-def _classified_listing(store: RegistryStore, subject_digest: str, listed: list[Descriptor],
+def _classified_listing(store: RegistryAccess, subject_digest: str, listed: list[Descriptor],
                         own: list[Descriptor], artifact_type: str | None, source: str,
                         partial: bool) -> ReferrerListing:
     """Classify ``listed`` (``own`` came from manifests already), bound, filter, note."""

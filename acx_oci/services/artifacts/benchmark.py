@@ -189,7 +189,7 @@ def load_suite_dir(directory: Path) -> tuple[Benchmark, bytes]:
 
 
 @dataclass(frozen=True)
-class Published:
+class BenchmarkLayers:
     """The three layers a benchmark artifact carries, as exact bytes."""
 
     descriptor: bytes
@@ -198,7 +198,7 @@ class Published:
     descriptor_doc: dict[str, Any]
 
 
-def publish_layers(bench: Benchmark, seal_key: bytes, recipients: list[Recipient]) -> Published:
+def publish_layers(bench: Benchmark, seal_key: bytes, recipients: list[Recipient]) -> BenchmarkLayers:
     """Split and seal a suite into its three layers; the held-out tasks leave only sealed to ``recipients``."""
     public, held = split(bench, seal_key)
     held_ids = [t["id"] for t in held]
@@ -216,7 +216,7 @@ def publish_layers(bench: Benchmark, seal_key: bytes, recipients: list[Recipient
         "sealedTo": [r.kid for r in recipients],
     }
     sealed = seal(canonical(held_doc), recipients, SEAL_INFO)
-    return Published(canonical(descriptor), canonical(public_doc), canonical(sealed), descriptor)
+    return BenchmarkLayers(canonical(descriptor), canonical(public_doc), canonical(sealed), descriptor)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from acx_oci.services.consumer.resolve_fetch import (
 )
 from acx_oci.services.consumer.resolve_phases import Phases
 from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.services.consumer.verdictcache import TrustView, VerdictCache
+from acx_oci.services.consumer.verdictcache import TrustView, VerifiedCredentialCache
 from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
@@ -119,7 +119,7 @@ def _resolve(
         logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
     gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
     keys = key_resolver(trust, fetch_remote_status is not None)
-    cache = VerdictCache(status_history.directory).view(trust) if status_history is not None else None
+    cache = VerifiedCredentialCache(status_history.directory).view(trust) if status_history is not None else None
     step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
     with phases.timed("verify", less=("replay",)):
         judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,

@@ -36,7 +36,7 @@ def trust_digest(trust: Trust) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-class VerdictCache:
+class VerifiedCredentialCache:
     """The verdicts file of one cache directory; thread-safe; written by :meth:`flush` when changed."""
 
     def __init__(self, directory: Path) -> None:
@@ -95,7 +95,7 @@ class VerdictCache:
 class TrustView:
     """The cache under one trust file: the judge's ``KnownProofs`` and replay's verdict store."""
 
-    def __init__(self, cache: VerdictCache, trust: str) -> None:
+    def __init__(self, cache: VerifiedCredentialCache, trust: str) -> None:
         self.cache, self.trust = cache, trust
 
     def _key(self, credential_digest: str) -> str:

@@ -278,7 +278,7 @@ def commit_message(repo: Repo, commit: str) -> str:
 
 
 @dataclass(frozen=True)
-class Entry:
+class TreeBlob:
     """One blob of a tree: its mode, object id and size."""
 
     mode: str
@@ -286,12 +286,12 @@ class Entry:
     size: int
 
 
-def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[str, Entry]:
+def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[str, TreeBlob]:
     """Every entry of ``commit``'s tree, refused as a whole on a bad name or size; a link, a submodule or a
     file over :data:`MAX_FILE_BYTES` is refused too, or, given ``skipped``, left out and named there as
     ``path (why)`` (a base tree: the model works without them; the fix and its tests never are)."""
     raw = run_git(repo, "ls-tree", "-r", "-z", "--long", "--full-tree", commit)
-    out: dict[str, Entry] = {}
+    out: dict[str, TreeBlob] = {}
     total = 0
     for rec in raw.split(b"\0"):
         if not rec:
@@ -322,13 +322,13 @@ def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[s
         if why is not None:
             raise TreeRefused(f"{commit[:12]}: {name} is {int(size)} bytes (over {MAX_FILE_BYTES}); refused")
         total += int(size)
-        out[name] = Entry(mode, sha, int(size))
+        out[name] = TreeBlob(mode, sha, int(size))
         if len(out) > MAX_FILES or total > MAX_TREE_BYTES:
             raise TreeRefused(f"{commit[:12]}: tree over {MAX_FILES} files or {MAX_TREE_BYTES} bytes; refused")
     return out
 
 
-def read_blobs(repo: Repo, entries: dict[str, Entry], skipped: list[str] | None = None) -> dict[str, str]:
+def read_blobs(repo: Repo, entries: dict[str, TreeBlob], skipped: list[str] | None = None) -> dict[str, str]:
     """The text of each entry, read by object id in one bounded ``cat-file --batch``; a file that is not UTF-8
     is refused, or, given ``skipped``, left out and named there."""
     if not entries:

@@ -305,7 +305,7 @@ def binary_note(binary: list[str]) -> list[str]:
     return [f"left out of the workspace (not UTF-8 text, a link or over 1 MiB): {', '.join(sorted(binary)[:3])}{more}"]
 
 
-def _blob(entries: dict[str, gitrepo.Entry], path: str) -> str | None:
+def _blob(entries: dict[str, gitrepo.TreeBlob], path: str) -> str | None:
     entry = entries.get(path)
     return entry.sha if entry is not None else None
 

@@ -49,7 +49,7 @@ from acx_oci.services.verifier.outcome import (
     RunFiles,
 )
 from acx_oci.services.verifier.plan import Plan, plan_draw, shortfall
-from acx_oci.services.verifier.play import Verdict, judge, play
+from acx_oci.services.verifier.play import IssueDecision, judge, play
 from acx_oci.services.verifier.publish import STATUS_LIST_VALIDITY, signed_status_list, status_base_url
 from acx_oci.services.verifier.request import (
     DEFAULT_COOLDOWN,
@@ -168,7 +168,7 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
                   signed.status_list_path, verdict.replay, published, error, _served(logged, vlog))
 
 
-def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: Verdict, signed: Signed | None,
+def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: IssueDecision, signed: Signed | None,
          record_path: Path | None) -> Logged | None:
     """Append the attempt (and an issued run's status list) to the log: after the ledger counted it, before
     any push; the proof goes into the run's folder. A run with no signed document (no game) is not logged."""
@@ -197,7 +197,7 @@ def _served(logged: Logged | None, vlog: VerifierLog | None) -> Logged | None:
     return replace(logged, published=vlog.served >= logged.size)
 
 
-def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
+def _sign(req: AttestRequest, loaded: Loaded, plan: Plan, verdict: IssueDecision, ledger: Ledger,
           attempt_id: int) -> tuple[Records, Signed | None, Any, Path | None]:
     """Record the exposures, sign the game records and the credential (issued) or the attempt record (not);
     write ``result.json``."""

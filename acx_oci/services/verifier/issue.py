@@ -38,7 +38,7 @@ from acx_oci.services.verifier.environment import image_digests
 from acx_oci.services.verifier.ledger import Ledger, StatusList
 from acx_oci.services.verifier.outcome import summary_json
 from acx_oci.services.verifier.plan import Plan, post_cutoff_claim
-from acx_oci.services.verifier.play import Verdict
+from acx_oci.services.verifier.play import IssueDecision
 from acx_oci.services.verifier.publish import signed_status_list, status_base_url
 
 TRANSCRIPT_SEAL_INFO = tx.TRANSCRIPT_SEAL_INFO
@@ -103,7 +103,7 @@ def write_records(verifier: Identity, result: engine.Result, out: Path) -> Recor
     return Records(tuple(records), tuple(paths), tuple(games_json))
 
 
-def _claim(loaded: Loaded, plan: Plan, verdict: Verdict, evidence: list[dict[str, Any]],
+def _claim(loaded: Loaded, plan: Plan, verdict: IssueDecision, evidence: list[dict[str, Any]],
            status_entry: dict[str, Any], credential_id: str, issuer: str, now: datetime,
            count: AttemptCount, scope: str) -> cred_mod.LevelClaim:
     """What the credential says, as one typed value."""
@@ -134,7 +134,7 @@ def _customer_exams(plan: Plan, result: engine.Result) -> dict[str, Any]:
     return {"acx:customerExams": True} if owned else {}
 
 
-def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,
+def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: IssueDecision, records: Records,
                      ledger: Ledger, attempt_id: int, now: datetime, out: Path) -> Signed:
     """Allocate a status index, sign the credential and the list, write both and note them in the ledger.
 
@@ -164,7 +164,7 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Ve
     return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now, superseded)
 
 
-def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Verdict, ledger: Ledger,
+def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: IssueDecision, ledger: Ledger,
                          attempt_id: int, now: datetime, out: Path) -> Path:
     """A NOT ISSUED run that played: its signed attempt record (verdict, reason codes, rating; no held-out
     content), written as ``attempt-record.json`` (RFC 8785 bytes: a republication pushes the same blob)."""
@@ -179,7 +179,7 @@ def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict
     return _write(out / "attempt-record.json", attempt_bytes(sign_attempt_record(record, verifier)))
 
 
-def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdict: Verdict, records: Records,
+def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdict: IssueDecision, records: Records,
                  signed: Signed | None, out: Path) -> Path:
     """``result.json``: the run as the outcome will report it (not yet pushed), plus everything it names."""
     cart, unsealed, result = loaded.cart, plan.unsealed, verdict.played.result

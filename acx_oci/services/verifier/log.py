@@ -31,7 +31,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.artifacts.log_entries import entry_bytes
-from acx_oci.services.verifier.log_publish import Published, publish
+from acx_oci.services.verifier.log_publish import LogPublication, publish
 from acx_oci.services.verifier.log_tree import Appended, TransLog, Witness
 from acx_oci.tlog.checkpoint import cosigner_from_vkey, parse_checkpoint_text
 from acx_oci.tlog.note import parse
@@ -150,7 +150,7 @@ class VerifierLog:
                          appended.checkpoint)
         return appended, proof
 
-    def publish(self) -> Published:
+    def publish(self) -> LogPublication:
         """Upload what the log's repository lacks and move its ``checkpoint`` tag; any failure is a RegistryError
         naming the log's repository (the publication failed; ``attest --publish`` retries it)."""
         try:

@@ -39,7 +39,7 @@ def _media(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class Published:
+class LogPublication:
     """One publication: the size now served, how many tiles were uploaded, the checkpoint manifest's digest."""
 
     size: int
@@ -47,7 +47,7 @@ class Published:
     manifest: str
 
 
-def publish(log: TransLog, store: Store) -> Published:
+def publish(log: TransLog, store: Store) -> LogPublication:
     """Upload what the registry lacks (tiles since its size), then move the ``checkpoint`` tag to ours.
 
     The tag moves last, so a reader never meets a checkpoint whose tiles are not there yet. What
@@ -87,4 +87,4 @@ def publish(log: TransLog, store: Store) -> Published:
     raw = build_manifest(ARTIFACT_LOG, [note, idx], annotations={
         ANNOTATION_SIZE: str(size), ANNOTATION_ORIGIN: log.origin, ANNOTATION_VKEY: log.verifier.vkey()})
     desc = store.push_manifest(raw, MEDIA_MANIFEST, tag=CHECKPOINT_TAG)
-    return Published(size, len(layers), desc.digest)
+    return LogPublication(size, len(layers), desc.digest)

@@ -44,7 +44,7 @@ class Played:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class IssueDecision:
     """Issue or not, and why; a replay's report on which games reproduced the original's outcome."""
 
     played: Played
@@ -96,7 +96,7 @@ def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, b
     jobs = req.sandbox.jobs
     new_in = regr.held_in_rating(cart.rom_digest, suite, solver, jobs)
     base_in = regr.held_in_rating(baseline.cart.rom_digest, suite, base_solver, jobs)
-    new = {"heldIn": new_in, "heldOut": ai.Rating(new_out.rating.mu, new_out.rating.sigma)}
+    new = {"heldIn": new_in, "heldOut": ai.SuiteRating(new_out.rating.mu, new_out.rating.sigma)}
     base = {"heldIn": base_in, "heldOut": baseline.held_out_rating}
     labels = {"heldIn": suite[0], "heldOut": f"{unsealed.bench.id}@{unsealed.bench.version}"}
     regressed = regr.judge(baseline.spec, new, base, req.baseline.tolerance, labels)
@@ -128,9 +128,9 @@ def play(req: AttestRequest, loaded: Loaded, plan: Plan) -> Played:
         return Played(result, regressed, held_in)
 
 
-def judge(req: AttestRequest, played: Played) -> Verdict:
+def judge(req: AttestRequest, played: Played) -> IssueDecision:
     """The engine's gate, then regression and replay: any reason at all and nothing is issued."""
     result = played.result
     replay, regressed = tx.judge(req.models.replay, result, list(played.regressed))  # a diverged replay: no issue
     status = ISSUED if result.issued and not regressed else NOT_ISSUED
-    return Verdict(played, status, (*regressed, *result.reasons), replay)
+    return IssueDecision(played, status, (*regressed, *result.reasons), replay)

@@ -75,7 +75,7 @@ class Baseline:
     cart: LoadedCartridge
     credential_digest: str | None = None
     held_out_r: float | None = None
-    held_out_rating: ai.Rating | None = None
+    held_out_rating: ai.SuiteRating | None = None
     spec: Spec | None = None
     options: StoreOptions | None = None
     held_in: HeldIn | None = None  # None: this benchmark's public slice
@@ -188,7 +188,7 @@ def find_credential(baseline: Baseline, verifier: Identity, remote: bm.RemoteBen
     best = max(found, key=order_key)
     res = level_result(best.credential) or {}
     baseline.credential_digest = best.credential_digest
-    baseline.held_out_rating = ai.Rating(float(res["acx:ratingMu"]), float(res["acx:ratingSigma"]))
+    baseline.held_out_rating = ai.SuiteRating(float(res["acx:ratingMu"]), float(res["acx:ratingSigma"]))
     baseline.held_out_r = ts.conservative(ts.Rating(baseline.held_out_rating.mu, baseline.held_out_rating.sigma))
     return _suites(baseline, remote)
 
@@ -246,17 +246,17 @@ def held_in_suite(baseline: Baseline, unsealed: bm.Unsealed) -> tuple[str, str, 
 
 
 def held_in_rating(rom_digest: str, suite: tuple[str, str, bytes, list[dict[str, Any]]], solver: Solver,
-                   jobs: int) -> ai.Rating:
+                   jobs: int) -> ai.SuiteRating:
     """The rating of one ROM on the held-in suite: same engine and draw rule, no gate, nothing signed."""
     label, digest, key, tasks = suite
     if not tasks:
         raise UsageError(f"attest --baseline: the held-in suite {label} has no public slice to compare on")
     result = engine.run(rom_digest=rom_digest, benchmark_digest=digest, held_out=tasks, commitment_key=key,
                         solver=solver, params=engine.Params(), jobs=jobs)
-    return ai.Rating(result.rating.mu, result.rating.sigma)
+    return ai.SuiteRating(result.rating.mu, result.rating.sigma)
 
 
-def judge(spec: Spec | None, new: dict[str, ai.Rating], base: dict[str, ai.Rating], tolerance: float,
+def judge(spec: Spec | None, new: dict[str, ai.SuiteRating], base: dict[str, ai.SuiteRating], tolerance: float,
           labels: dict[str, str]) -> list[str]:
     """NOT ISSUED ``regression`` when the ROM's ``acceptIf`` (default: no R falls by more than the tolerance) is
     false; the reason names the suites that failed it and all four R values."""
