@@ -1,4 +1,4 @@
-"""The one grading verdict (``acx_oci.sandbox.grader.verdict``) and the tree digest it compares.
+"""The one grading outcome (``acx_oci.sandbox.grader.game_outcome``) and the tree digest it compares.
 
 The verdict is pure: grade results built in memory, outcomes out. The ROM solver is its only caller in
 production (tests/test_rom_solver.py and tests/test_rom_attacks.py play it end to end).
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
-from acx_oci.sandbox import GradeResult, TestOutcome, verdict
+from acx_oci.sandbox import GradeResult, TestOutcome, game_outcome
 from acx_oci.sandbox.tree import tree_digest
 
 START, SUBMITTED, OTHER = "sha256:" + "0" * 64, "sha256:" + "1" * 64, "sha256:" + "2" * 64
@@ -35,21 +35,21 @@ def _graded(returncode: int = 0, tests: tuple[TestOutcome, ...] = PASS2, *, repo
     (_graded(), 3, MODEL_FAIL, "inconsistent"),  # fewer tests than the task declares
 ], ids=["pass", "fail", "tree-changed", "grader-timeout", "grader-broke", "bad-report", "test-count"])
 def test_verdict(graded: GradeResult, expected: int | None, outcome: str, detail: str) -> None:
-    v = verdict(graded, SUBMITTED, START, expected)
+    v = game_outcome(graded, SUBMITTED, START, expected)
     assert v.outcome == outcome and detail in v.detail, v
 
 
 def test_a_pass_on_the_untouched_tree_is_invalid() -> None:
-    v = verdict(_graded(graded_digest=START), START, START, 2)
+    v = game_outcome(_graded(graded_digest=START), START, START, 2)
     assert v.outcome == INVALID and "untouched" in v.detail
     assert v.conditions == {"grader": True, "harness": True, "integrity": False}
 
 
 def test_conditions_say_which_run_condition_failed() -> None:
-    assert verdict(_graded(), SUBMITTED, START, 2).conditions == {"grader": True, "harness": True,
+    assert game_outcome(_graded(), SUBMITTED, START, 2).conditions == {"grader": True, "harness": True,
                                                                   "integrity": True}
-    assert verdict(_graded(graded_digest=OTHER), SUBMITTED, START).conditions["grader"] is False
-    assert verdict(_graded(timed_out=True), SUBMITTED, START).conditions["harness"] is False
+    assert game_outcome(_graded(graded_digest=OTHER), SUBMITTED, START).conditions["grader"] is False
+    assert game_outcome(_graded(timed_out=True), SUBMITTED, START).conditions["harness"] is False
 
 
 def test_tree_digest_sees_content_mode_and_links(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_a_package_under_test_resolved_outside_the_workspace_is_a_lane_error(tmp
     assert graded.shadowed and not graded.passed
     assert b"package under test calc resolved outside /workspace: /tmp/acx-grader/tests/tests/calc.py" \
         in graded.stderr
-    judged = verdict(graded, graded.graded_digest, START)
+    judged = game_outcome(graded, graded.graded_digest, START)
     assert judged.outcome == LANE_ERROR and "resolved outside the submission" in judged.detail
 
 

@@ -33,10 +33,10 @@ from acx_oci.sandbox.grader import (
     GradeResult,
     TestOutcome,
     copy_tree,
+    game_outcome,
     grade,
     parse_junit,
     pytest_argv,
-    verdict,
 )
 from acx_oci.sandbox.probes import check
 
@@ -56,6 +56,7 @@ __all__ = [
     "copy_tree",
     "drops_privilege",
     "find_bwrap",
+    "game_outcome",
     "give_to_sandbox",
     "grade",
     "inside_uid",
@@ -63,5 +64,4 @@ __all__ = [
     "pytest_argv",
     "run",
     "staging_dir",
-    "verdict",
 ]

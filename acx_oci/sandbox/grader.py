@@ -315,7 +315,7 @@ class GameOutcome:
     conditions: dict[str, bool]
 
 
-def verdict(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> GameOutcome:
+def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> GameOutcome:
     """The one rule turning a grade into a game outcome (``submitted``/``start``: tree digests of the
     submission and of the untouched starting workspace).
 

@@ -34,7 +34,7 @@ from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
-from acx_oci.sandbox import SandboxSpec, check, give_to_sandbox, grade, run, staging_dir, verdict
+from acx_oci.sandbox import SandboxSpec, check, game_outcome, give_to_sandbox, grade, run, staging_dir
 from acx_oci.sandbox.bwrap import drops_privilege
 from acx_oci.sandbox.relay import relay_argv
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
@@ -267,7 +267,7 @@ class RomSolver:
                                 "failing": sorted(graded.failing()), "stdout": _text(graded.stdout)}
         facts = {"workspaceDigest": submitted, "gradedDigest": graded.graded_digest,
                  "agentExit": agent.returncode}
-        judged = verdict(graded, submitted, start, grader.get("expectedTests"))
+        judged = game_outcome(graded, submitted, start, grader.get("expectedTests"))
         conditions.update(judged.conditions)
         text = failure_text(graded.stdout) if judged.outcome == MODEL_FAIL else None
         return done(judged.outcome, judged.detail, **facts, **({"review": {"failureText": text}} if text else {}))

@@ -4,7 +4,7 @@ The grader stage grades trees directly; this stage proves the same verdicts surv
 actually made. Each submission (untouched, gold, incomplete, lookalike) becomes a tiny ROM whose signed-style
 runtime writes that tree into ``/workspace``; :class:`acx_oci.solvers.rom.RomSolver` then plays the exam's
 task with it exactly as ``attest`` does (containment proven in the game's own spec, the agent sandboxed, the
-submission graded in a separate sandbox, :func:`acx_oci.sandbox.verdict` deciding the outcome), inside the
+submission graded in a separate sandbox, :func:`acx_oci.sandbox.game_outcome` deciding the outcome), inside the
 environment image when promoting. The gold must come out ``certified-pass`` (``model-fail`` for an impossible
 exam) and every control ``model-fail``.
 """
