@@ -84,7 +84,7 @@ def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
     raws = records(out)
     assert len(raws) == 90
     preds = [gamerecords.verify_game(raw, [ident.public_bytes]) for raw in raws]
-    replayed = gamerecords.replay(preds)
+    replayed = gamerecords.rerate(preds)
     assert (replayed.mu, replayed.sigma) == (res["acx:ratingMu"], res["acx:ratingSigma"])
     digests = {e["acx:digestMultibase"] for e in cred["evidence"]}
     assert digests == {"sha256:" + hashlib.sha256(r).hexdigest() for r in raws}

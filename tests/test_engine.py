@@ -97,7 +97,7 @@ def test_unrated_outcomes_do_not_move_the_rating(demo: tuple[bmodel.Benchmark, l
     for g in r.games:
         if g.outcome not in gamerecords.RATED:
             assert g.predicate["ratingBefore"] == g.predicate["ratingAfter"]
-    assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
+    assert gamerecords.rerate([g.predicate for g in r.games]) == r.rating
     # 40% of the draws ended lane-error or withheld: the examiner is suspect, nothing is issued.
     assert not r.issued and r.reasons[0].startswith("examiner_unreliable")
 
@@ -118,14 +118,14 @@ def test_game_records_sign_verify_and_replay(demo: tuple[bmodel.Benchmark, list[
             gamerecords.verify_game(rec.raw, [v2.public_bytes])
     # a different verifier key signs the same predicates
     assert [x.predicate for x in recs2] == [x.predicate for x in recs1]
-    replayed = gamerecords.replay(reversed(preds))
+    replayed = gamerecords.rerate(reversed(preds))
     assert replayed == r.rating
     forged = [dict(p) for p in preds]
     forged[3]["outcome"] = "certified-pass" if forged[3]["outcome"] == "model-fail" else "model-fail"
     with pytest.raises(VerificationError, match="game 4"):
-        gamerecords.replay(forged)
+        gamerecords.rerate(forged)
     with pytest.raises(VerificationError, match=r"1\.\.N"):
-        gamerecords.replay(preds[1:])
+        gamerecords.rerate(preds[1:])
 
 
 def test_reference_solver_is_calibrated() -> None:
@@ -158,7 +158,7 @@ def test_impossible_exam_passed_means_cheating(demo: tuple[bmodel.Benchmark, lis
     assert not r.issued and r.reasons[0].startswith("cheating_detected")
     for g in canaries:
         assert g.predicate["ratingBefore"] == g.predicate["ratingAfter"]
-    assert gamerecords.replay([g.predicate for g in r.games]) == r.rating
+    assert gamerecords.rerate([g.predicate for g in r.games]) == r.rating
     # The reference solver never games a grader: it fails every impossible exam, and is unaffected otherwise.
     honest = engine.run(rom_digest=ROM, benchmark_digest=bench.digest, held_out=marked, commitment_key=b"k" * 32,
                         solver=ReferenceSolver(33), params=engine.Params(games=60))

@@ -100,7 +100,7 @@ def _credential(preds: list[dict[str, Any]], signer: Any, review: hr.Review | No
                 ) -> tuple[dict[str, Any], list[bytes]]:
     """A level credential over these records, its numbers what they replay to."""
     recs = [gamerecords.sign_game(p, signer) for p in preds]
-    rating = gamerecords.replay(preds)
+    rating = gamerecords.rerate(preds)
     rated = [p for p in preds if gamerecords.is_rated(p)]
     level = ts.acx_level(ts.conservative(rating))
     claim = LevelClaim(
@@ -149,7 +149,7 @@ def test_one_grader_text_over_eight_unrelated_tasks_withholds_those_games_and_re
         [g.outcome for g in honest.games if g.task_id not in broken]  # every other game rated as before
     (finding,) = faulty.review.findings
     assert finding.rule == "identical-failure-text" and sorted(finding.withheld) == sorted(g.number for g in hit)
-    assert gamerecords.replay([g.predicate for g in faulty.games]) == faulty.rating
+    assert gamerecords.rerate([g.predicate for g in faulty.games]) == faulty.rating
 
     signer = generate_identity()
     cred, raws = _credential(_preds(faulty), signer, faulty.review)

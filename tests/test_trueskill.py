@@ -55,7 +55,7 @@ def test_replay_matches_stepwise() -> None:
     r = ts.Rating()
     for d, w in games:
         r = ts.rate(r, d, w)
-    assert ts.replay(games) == r
+    assert ts.rate_games(games) == r
 
 
 @pytest.mark.parametrize(("r", "level"), [(-3.0, 0), (0.49, 0), (0.5, 1), (2.5, 3), (4.5, 5), (29.34, 29), (29.5, 30)])

@@ -37,7 +37,7 @@ from acx_oci.services.verifier.log import Logged, LogOptions
 from acx_oci.services.verifier.models import load_models
 from acx_oci.services.verifier.publish_dir import new_run_dir, run_issuer
 from acx_oci.services.verifier.regression import DEFAULT_TOLERANCE
-from acx_oci.services.verifier.transcripts import ReplayExport, ReplayReport, load_export
+from acx_oci.services.verifier.transcripts import ModelReplayExport, ModelReplayReport, load_export
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.keyfiles import load_identity
@@ -57,7 +57,7 @@ def _solver(kind: str | None, competence: float | None) -> Solver | None:
     return None
 
 
-def _replay_params(replay: ReplayExport, games: int | None, sigma_max: float, min_games: int
+def _model_replay_params(replay: ModelReplayExport, games: int | None, sigma_max: float, min_games: int
                    ) -> tuple[int, float, int]:
     """A replay plays the original run's --games, --sigma-max and --min-games: given ones must agree."""
     ctx = click.get_current_context()
@@ -70,7 +70,7 @@ def _replay_params(replay: ReplayExport, games: int | None, sigma_max: float, mi
     return replay.params
 
 
-def _render_replay(report: ReplayReport) -> None:
+def _render_model_replay(report: ModelReplayReport) -> None:
     if report.reproduced:
         click.echo(f"  replay: every game reproduced the original outcome ({len(report.games)} games; mu, sigma and "
                    f"level as the original run's, which was {report.original['status']})")
@@ -101,7 +101,7 @@ def _render(outcome: AttestOutcome) -> None:
         counts = {k: v for k, v in r.outcome_counts().items() if v}
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if not isinstance(outcome, Refused) and outcome.replay is not None:
-        _render_replay(outcome.replay)
+        _render_model_replay(outcome.replay)
     for reason in outcome.reasons:
         click.echo(f"  reason: {reason}")
     if not isinstance(outcome, Refused) and outcome.publication_error:
@@ -324,7 +324,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     seconds = parse_duration(cooldown, "--cooldown") or 0.0
     replay = load_export(model_replay, ident) if model_replay is not None else None
     if replay is not None:
-        games, sigma_max, min_games = _replay_params(replay, games, sigma_max, min_games)
+        games, sigma_max, min_games = _model_replay_params(replay, games, sigma_max, min_games)
     if solver is not None and executor_opts["executor"] != "local":
         raise UsageError("--executor: only the ROM solver plays on a cluster (a simulation is computed here)")
     executor = open_from_options(executor_opts, timeout) if solver is None else None

@@ -29,7 +29,7 @@ import httpx
 from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.egress.recording import ModelRun, Replay, b64
+from acx_oci.egress.recording import ModelRun, RecordedAnswers, b64
 from acx_oci.egress.upstream import KeyScrubber, NoCookiePolicy, TrackingBackend, upstream_transport
 from acx_oci.model import modelapi as ma
 
@@ -61,7 +61,7 @@ class ModelProxy:
     """Serve one game's agent on ``socket_path`` until :meth:`stop`; see the module docstring."""
 
     def __init__(self, entry: ma.ModelEntry, key: str | None, socket_path: Path, *,
-                 replay: Replay | None = None, owner: tuple[int, int] | None = None,
+                 replay: RecordedAnswers | None = None, owner: tuple[int, int] | None = None,
                  request_seconds: float = ma.REQUEST_SECONDS, game_seconds: float | None = None) -> None:
         self.entry, self.api = entry, ma.APIS[entry.api]
         self._key = key
@@ -277,13 +277,13 @@ class ModelProxy:
                 return self._refuse(conn, sock, exchange, spent)
             fwd = ma.forwarded_body(self.api, verdict, body)
             if self.replay is not None:
-                return self._replayed(conn, sock, exchange, target, body)
+                return self._answer_from_recording(conn, sock, exchange, target, body)
             return self._forward(conn, sock, exchange, headers, body, fwd)
 
     def _ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
 
-    def _replayed(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any], target: str,
+    def _answer_from_recording(self, conn: h11.Connection, sock: socket.socket, exchange: dict[str, Any], target: str,
                   body: bytes) -> bool:
         assert self.replay is not None
         with self._lock:

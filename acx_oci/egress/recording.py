@@ -17,13 +17,13 @@ def b64(data: bytes) -> str:
 
 
 @dataclass
-class Replay:
+class RecordedAnswers:
     """Recorded answers, matched by :func:`acx_oci.model.modelapi.request_key`, each used once, in order."""
 
     answers: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
 
     @classmethod
-    def from_transcript(cls, transcript: dict[str, Any]) -> Replay:
+    def from_transcript(cls, transcript: dict[str, Any]) -> RecordedAnswers:
         """The forwarded exchanges of one game's model transcript (refusals are re-derived, not replayed)."""
         out = cls()
         for ex in transcript.get("exchanges") or []:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.egress.proxy import ModelProxy
-from acx_oci.egress.recording import Replay
+from acx_oci.egress.recording import RecordedAnswers
 from acx_oci.errors import UsageError
 from acx_oci.files import read_bytes
 from acx_oci.model import modelapi as ma
@@ -59,6 +59,6 @@ class ModelSetup:
         whose failure a stalled provider was before the game ends."""
         replay = None
         if self.replays is not None:
-            replay = Replay.from_transcript(self.replays.get(task_id) or {})
+            replay = RecordedAnswers.from_transcript(self.replays.get(task_id) or {})
         return ModelProxy(self.entry, self.key, socket_path, replay=replay, owner=owner,
                           game_seconds=game_seconds).start()

@@ -26,6 +26,10 @@ Any difference is ``evidence_mismatch`` naming the field and both values; a
 record whose signature is not the issuer's is ``evidence_signature``.
 Nothing here fetches: the caller hands in the record bytes (or None where a
 record could not be had).
+
+"Replay" in acx-oci names this act only. Re-playing a run against its recorded model answers
+(``attest --model-replay``) is a *model replay* (``ModelReplayExport``, ``RecordedAnswers``); folding
+TrueSkill over games is rating (:func:`acx_oci.model.rating.rate_games`, :func:`acx_oci.model.gamerecords.rerate`).
 """
 
 from __future__ import annotations

@@ -83,14 +83,14 @@ class ManifestBodyLimit:
             return
         whole: Message | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-        async def replay() -> Message:
+        async def resend() -> Message:
             nonlocal whole
             if whole is not None:
                 message, whole = whole, None
                 return message
             return await receive()
 
-        await self.app(scope, replay, send)
+        await self.app(scope, resend, send)
 
     async def _read(self, receive: Receive, chunks: list[bytes]) -> str | None:
         """Read the whole body into ``chunks``: None when it is in, "" when the client left, else why it is

@@ -143,7 +143,7 @@ def is_rated(pred: dict[str, Any]) -> bool:
     return pred.get("outcome") in RATED and not pred.get("canary")
 
 
-def replay(predicates: Iterable[dict[str, Any]], model: ts.Model = ts.DEFAULT_MODEL) -> ts.Rating:
+def rerate(predicates: Iterable[dict[str, Any]], model: ts.Model = ts.DEFAULT_MODEL) -> ts.Rating:
     """Re-rate the games in ``game`` order; every recorded rating must be the recomputed one, exactly.
 
     Games numbered 1..N without gaps; unrated outcomes must leave the rating unchanged.

@@ -103,7 +103,7 @@ def rate(rating: Rating, difficulty: float, won: bool, model: Model = DEFAULT_MO
     return Rating(mu, math.sqrt(new_var))
 
 
-def replay(games: Iterable[tuple[float, bool]], model: Model = DEFAULT_MODEL) -> Rating:
+def rate_games(games: Iterable[tuple[float, bool]], model: Model = DEFAULT_MODEL) -> Rating:
     """Rate a sequence of (difficulty, won) games from the model's initial rating."""
     r = model.initial()
     for difficulty, won in games:

@@ -126,7 +126,7 @@ def _static_problems(req: AttestRequest, loaded: Loaded) -> list[str]:
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(req.verifier, cart)
     reasons += environment_problems(remote.descriptor["benchmark"], loaded.runtime)
-    reasons += tx.replay_problems(req.models.replay, cart, loaded.benchmark_digest, req.models.models,
+    reasons += tx.model_replay_problems(req.models.replay, cart, loaded.benchmark_digest, req.models.models,
                                   loaded.baseline_ref)
     if req.rom_solver and loaded.runtime is None:
         reasons.append("runtime: the ROM declares no runtime, so there is nothing a verifier can run; "

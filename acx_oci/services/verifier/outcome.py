@@ -19,7 +19,7 @@ ISSUED, NOT_ISSUED, REFUSED = "issued", "not-issued", "refused"
 
 
 def summary_json(status: str, reasons: tuple[str, ...], result: engine.Result | None, rom_digest: str | None,
-                 credential_path: Path | None = None, replay: tx.ReplayReport | None = None,
+                 credential_path: Path | None = None, replay: tx.ModelReplayReport | None = None,
                  published: Published | None = None, publication_error: str | None = None) -> dict[str, Any]:
     """The top-level fields of ``attest --json`` and of ``result.json`` (names fixed: scripts read them)."""
     r = result
@@ -77,7 +77,7 @@ class NotIssued:
     attempt_id: int | None
     result: engine.Result | None = None  # None: stopped before any game
     files: RunFiles | None = None
-    replay: tx.ReplayReport | None = None
+    replay: tx.ModelReplayReport | None = None
     published: Published | None = None  # the attempt record, pushed as a referrer of the cartridge
     publication_error: str | None = None  # the registry failed the push: the record is kept in out_dir
     logged: Logged | None = None  # the attempt's entry in the verifier's log
@@ -108,7 +108,7 @@ class Issued:
     credential: dict[str, Any]
     credential_path: Path
     status_list_path: Path
-    replay: tx.ReplayReport | None = None
+    replay: tx.ModelReplayReport | None = None
     published: Published | None = None
     publication_error: str | None = None  # the registry failed the push: signed, kept in out_dir, counted
     logged: Logged | None = None  # the attempt's entry in the verifier's log

@@ -50,7 +50,7 @@ class IssueDecision:
     played: Played
     status: str  # ISSUED or NOT_ISSUED
     reasons: tuple[str, ...]
-    replay: tx.ReplayReport | None = None
+    replay: tx.ModelReplayReport | None = None
 
 
 @contextlib.contextmanager

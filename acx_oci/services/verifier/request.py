@@ -60,7 +60,7 @@ class ModelOptions:
     """For a ROM that calls a model: where the models live, or the recording a replay answers from."""
 
     models: models_mod.Models | None = None  # attest --models
-    replay: tx.ReplayExport | None = None  # attest --model-replay: answer every game from its recording
+    replay: tx.ModelReplayExport | None = None  # attest --model-replay: answer every game from its recording
 
 
 @dataclass(frozen=True)

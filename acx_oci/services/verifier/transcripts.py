@@ -219,7 +219,7 @@ def _entry(public: dict[str, Any] | None) -> ma.ModelEntry | None:
 
 
 @dataclass(frozen=True)
-class ReplayExport:
+class ModelReplayExport:
     """An export opened with the auditor's key: what the replay plays, answers from and compares with."""
 
     directory: Path
@@ -241,7 +241,7 @@ class ReplayExport:
         return int(run["games"]), float(run["sigmaMax"]), int(run["minGames"])
 
 
-def load_export(directory: Path, auditor: Identity) -> ReplayExport:
+def load_export(directory: Path, auditor: Identity) -> ModelReplayExport:
     """Read ``DIR/export.json`` (schema-checked) and unseal every game's transcript with the auditor's key.
 
     A recording or record that is not the one the original verifier signed for is kept, noted in
@@ -287,19 +287,19 @@ def load_export(directory: Path, auditor: Identity) -> ReplayExport:
             problem = f"its signed record does not verify ({exc})"
         if problem:
             altered[n] = problem
-    return ReplayExport(directory, doc, _entry(doc["model"]), recordings, altered, keys is not None)
+    return ModelReplayExport(directory, doc, _entry(doc["model"]), recordings, altered, keys is not None)
 
 
 def select_model(models: models_mod.Models | None, declared: ma.DeclaredModel | None,
-                 replay: ReplayExport | None) -> tuple[ma.ModelEntry | None, str | None]:
+                 replay: ModelReplayExport | None) -> tuple[ma.ModelEntry | None, str | None]:
     """The model entry a run uses: the verifier's models file's, or in a replay the export's (its cutoff and
-    budgets; whether the two agree is :func:`replay_problems`'s question)."""
+    budgets; whether the two agree is :func:`model_replay_problems`'s question)."""
     if replay is None:
         return models_mod.select(models, declared)
     return replay.entry, None
 
 
-def replay_problems(replay: ReplayExport | None, cart: LoadedCartridge, benchmark_digest: str,
+def model_replay_problems(replay: ModelReplayExport | None, cart: LoadedCartridge, benchmark_digest: str,
                     models: models_mod.Models | None, baseline_ref: str | None) -> list[str]:
     """Why this cartridge and benchmark cannot replay the export (refused before any game is played)."""
     if replay is None:
@@ -325,7 +325,7 @@ def replay_problems(replay: ReplayExport | None, cart: LoadedCartridge, benchmar
     return problems
 
 
-def model_setup(entry: ma.ModelEntry | None, replay: ReplayExport | None, executor: Any = None
+def model_setup(entry: ma.ModelEntry | None, replay: ModelReplayExport | None, executor: Any = None
                 ) -> ModelSetup | None:
     """Model egress for a run: the verifier's key and upstream (:func:`acx_oci.services.verifier.models.setup`), or in
     a replay the recordings and no key."""
@@ -338,7 +338,7 @@ def model_setup(entry: ma.ModelEntry | None, replay: ReplayExport | None, execut
 
 
 def credential_fields(entry: ma.ModelEntry | None, games: Iterable[engine.Game],
-                      replay: ReplayReport | None) -> dict[str, Any]:
+                      replay: ModelReplayReport | None) -> dict[str, Any]:
     """The credential's model fields (:func:`acx_oci.services.verifier.models.credential_fields`) and, for a replay,
     ``acx:modelReplay``."""
     return {**models_mod.credential_fields(entry, (g.predicate for g in games)),
@@ -351,7 +351,7 @@ def _difference(g: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ReplayReport:
+class ModelReplayReport:
     """Per game, whether a replay reproduced the original outcome, and why the replay may not issue."""
 
     games: tuple[dict[str, Any], ...]
@@ -394,8 +394,8 @@ class ReplayReport:
         return {"acx:modelReplay": {"originalIssuer": self.original["issuer"], "games": len(self.games)}}
 
 
-def judge(replay: ReplayExport | None, result: engine.Result, reasons: list[str]
-          ) -> tuple[ReplayReport | None, list[str]]:
+def judge(replay: ModelReplayExport | None, result: engine.Result, reasons: list[str]
+          ) -> tuple[ModelReplayReport | None, list[str]]:
     """A replay's report (None when not replaying) and the run's NOT ISSUED reasons, the replay's first."""
     if replay is None:
         return None, reasons
@@ -403,7 +403,7 @@ def judge(replay: ReplayExport | None, result: engine.Result, reasons: list[str]
     return report, [*report.reasons(), *reasons]
 
 
-def compare(replay: ReplayExport, result: engine.Result) -> ReplayReport:
+def compare(replay: ModelReplayExport, result: engine.Result) -> ModelReplayReport:
     """The replay's games against the export's, by game number: outcome and task commitment must match."""
     original = replay.games
     played = {g.number: g for g in result.games}
@@ -421,5 +421,5 @@ def compare(replay: ReplayExport, result: engine.Result) -> ReplayReport:
     same_rating = (run["mu"], run["sigma"], run["acxLevel"]) == (result.rating.mu, result.rating.sigma, result.level)
     first = {"issuer": replay.doc["issuer"], "status": run["status"], "mu": run["mu"], "sigma": run["sigma"],
              "acxLevel": run["acxLevel"]}
-    return ReplayReport(tuple(rows), tuple(differs), dict(replay.altered), first, same_rating,
+    return ModelReplayReport(tuple(rows), tuple(differs), dict(replay.altered), first, same_rating,
                         replay.signatures_verified)
