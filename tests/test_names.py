@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
+
+from acx_oci.urls import split_fragment, without_fragment
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "acx_oci"
@@ -35,3 +38,28 @@ def test_the_scan_sees_a_duplicate() -> None:
                ROOT / "acx_oci/b.py": ast.parse("def f():\n    class Verdict:\n        pass\n"),
                ROOT / "acx_oci/c.py": ast.parse("class _Private:\n    pass\nclass _Private:\n    pass\n")}
     assert duplicate_classes(planted) == {"Verdict": ["acx_oci/a.py:1", "acx_oci/b.py:2"]}
+
+
+_FRAGMENT_CUT = re.compile(r"""\.(?:r?split|r?partition)\(\s*(?:sep\s*=\s*)?["']#["']""")
+
+
+def fragment_cuts(sources: dict[str, str]) -> list[str]:
+    """Every inline cut at ``#`` (``split``, ``rsplit``, ``partition``, ``rpartition``) outside acx_oci/urls.py."""
+    return [f"{name}:{i}: {line.strip()}" for name, text in sources.items() if name != "acx_oci/urls.py"
+            for i, line in enumerate(text.splitlines(), 1) if _FRAGMENT_CUT.search(line)]
+
+
+def test_a_urls_fragment_is_cut_in_one_helper() -> None:
+    sources = {str(p.relative_to(ROOT)): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))}
+    found = fragment_cuts(sources)
+    assert not found, "cut a URL's fragment with acx_oci.urls.without_fragment / split_fragment: " + "; ".join(found)
+    planted = {"acx_oci/x.py": 'a = did.split("#", 1)[0]\nb, _, c = u.partition(\'#\')\nd = u.rsplit(sep="#")\n',
+               "acx_oci/urls.py": 'base, _, fragment = url.partition("#")\n'}
+    assert [f.split(":")[1] for f in fragment_cuts(planted)] == ["1", "2", "3"]
+
+
+def test_the_fragment_helper_cuts_at_the_first_hash() -> None:
+    assert without_fragment("did:web:example.com#key-1") == "did:web:example.com"
+    assert without_fragment("did:key:z6Mk") == "did:key:z6Mk"
+    assert split_fragment("pkg:pypi/a@1#src/x#y") == ("pkg:pypi/a@1", "src/x#y")
+    assert split_fragment("https://h/lists/u") == ("https://h/lists/u", "")

@@ -17,6 +17,7 @@ from acx_oci.files import load_json_file
 from acx_oci.model.agentcard import build_agent_card, card_signers, sign_agent_card, verify_signed_by
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.urls import without_fragment
 
 WELL_KNOWN = Path(".well-known") / "agent-card.json"  # A2A's discovery path
 
@@ -132,7 +133,7 @@ def agent_card_verify(file: Path, trust_path: Path | None, did_documents: tuple[
         if not verify_signed_by(card, kid, keys):
             problems.append(f"{kid}: the signature does not verify (the card was changed after signing, "
                             "or signed by another key)")
-        elif trust is not None and not any(kid.split("#", 1)[0] == p.id for p in [*trust.publishers,
+        elif trust is not None and not any(without_fragment(kid) == p.id for p in [*trust.publishers,
                                                                                   *trust.verifiers]):
             problems.append(f"{kid}: the signature verifies, but the signer is not in the trust file")
         else:

@@ -28,6 +28,7 @@ from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.urls import without_fragment
 
 
 def _now(value: str | None) -> datetime:
@@ -200,7 +201,7 @@ def _method_for(ident: Identity, method: str | None) -> str:
     """The verification method to sign as: well-formed, and for a did:key, this key's own."""
     if method is None:
         return ident.verification_method
-    base = method.split("#", 1)[0]
+    base = without_fragment(method)
     check_did(base, "--verification-method")
     if "#" not in method:
         raise UsageError(f"--verification-method: expected a DID URL with a #fragment, found {method!r}")

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from acx_oci.errors import UsageError
+from acx_oci.urls import without_fragment
 
 ED25519_PUB_PREFIX = b"\xed\x01"
 ED25519_PRIV_PREFIX = b"\x80\x26"
@@ -96,7 +97,7 @@ def public_from_did_key(did: str) -> bytes:
     """The Ed25519 key a ``did:key`` names (a fragment is ignored); UsageError for any other DID method."""
     if not did.startswith("did:key:"):
         raise UsageError(f"expected a did:key, found {did!r}")
-    return ed25519_public_from_multikey(did.split("#", 1)[0][len("did:key:"):])
+    return ed25519_public_from_multikey(without_fragment(did)[len("did:key:"):])
 
 
 # Signature verifications made in the current context (resolve reports them per phase; tests count a flood's cost).

@@ -19,6 +19,7 @@ from acx_oci.crypto import dataintegrity
 from acx_oci.model import statuslist
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Trust
+from acx_oci.urls import without_fragment
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]
 StatusCache = dict[tuple[int, str | None, str | None, str | None, int], tuple[list[tuple[str, str]], bytes | None]]
@@ -108,7 +109,7 @@ def bad(name: str, code: str, message: str) -> Check:
 
 def base(did_url: Any) -> str | None:
     """The DID of a DID URL (fragment dropped); None for anything that is not a string."""
-    return did_url.split("#", 1)[0] if isinstance(did_url, str) else None
+    return without_fragment(did_url) if isinstance(did_url, str) else None
 
 
 def subject_id(credential: dict[str, Any]) -> str | None:

@@ -37,6 +37,7 @@ from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, Cap
 from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
+from acx_oci.urls import without_fragment
 
 StatusKey = tuple[str, str]  # (status list URL, issuer DID)
 
@@ -293,8 +294,7 @@ def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
     A forger can claim any key; it then fails its own verification, which costs one verification, no more.
     """
     res = level_result(credential) or {}
-    issuer = issuer_id(credential) or ""
-    return (issuer.split("#", 1)[0], str(res.get("acx:cartridgeRomDigest", "")),
+    return (without_fragment(issuer_id(credential) or ""), str(res.get("acx:cartridgeRomDigest", "")),
             str(res.get("acx:benchmarkDigest", "")), cap_id)
 
 

@@ -28,6 +28,7 @@ from acx_oci.tlog.merkle import verify_consistency
 from acx_oci.tlog.note import Verifier, verifier_from_vkey
 from acx_oci.tlog.proof import LogProof, check_proof, parse_proof
 from acx_oci.trust.trustfile import LogTrust, Trust
+from acx_oci.urls import without_fragment
 
 FLOOR = datetime.min.replace(tzinfo=UTC)
 CARTRIDGE_URN = "urn:acx:cartridge:"
@@ -210,7 +211,7 @@ def log_positions(proofs: Mapping[str, bytes | None]) -> dict[str, tuple[str, in
 
 def supersede_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """An attempt entry's superseding key, as :attr:`AcceptedCredential.supersede_key` draws it."""
-    return (str(entry.get("issuer", "")).split("#", 1)[0], str(entry.get("romDigest", "")),
+    return (without_fragment(str(entry.get("issuer", ""))), str(entry.get("romDigest", "")),
             str(entry.get("benchmarkDigest", "")), str(entry.get("capability", "")))
 
 
@@ -271,7 +272,7 @@ def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str
                 pinned = trust.log_for(issuer)
                 if pinned is None or pinned.origin != origin:
                     continue
-                covered.add(issuer.split("#", 1)[0])
+                covered.add(without_fragment(issuer))
                 if e.get("kind") == "attempt" and e.get("romDigest") == rom_digest \
                         and e.get("capability") == cap.capability.id:
                     logged.append(_log_entry(e))
@@ -280,7 +281,7 @@ def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str
             continue
         known = {a.digest: a for a in cap.attempts.entries}
         logged = [replace(e, sequence=known[e.digest].sequence) if e.digest in known else e for e in logged]
-        kept = [a for a in cap.attempts.entries if a.issuer.split("#", 1)[0] not in covered]
+        kept = [a for a in cap.attempts.entries if without_fragment(a.issuer) not in covered]
         # within one whole second the log's order decides (a deleted newer attempt has no registry counter)
         rank = {id(e): i for i, e in enumerate(logged)}
         merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR,

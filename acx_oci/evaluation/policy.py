@@ -72,6 +72,7 @@ from acx_oci.model.credential import level_result
 from acx_oci.model.resolution import AcceptedCredential, Resolution
 from acx_oci.timeutil import parse_duration
 from acx_oci.trust.trustfile import PostCutoff, post_cutoff_from
+from acx_oci.urls import without_fragment
 
 # --------------------------------------------------------------------------- policy
 
@@ -165,7 +166,7 @@ def _capability(raw: dict[str, Any], where: str) -> CapabilityRequirement:
         domain=raw.get("domain"),
         min_tier=raw.get("minTier"),
         min_level=raw.get("minLevel"),
-        issuers=tuple(str(i).split("#", 1)[0] for i in issuers) if issuers else None,
+        issuers=tuple(without_fragment(str(i)) for i in issuers) if issuers else None,
         max_age_seconds=age,
         max_age_text=str(age_raw) if age_raw is not None else None,
         benchmark_id=bench.get("id"),
@@ -187,7 +188,7 @@ def _parts(node: dict[str, Any], where: str) -> list[Requirement]:
     if signed == TRUSTED_PUBLISHER:
         parts.append(SignedBy())
     elif isinstance(signed, list):
-        parts.append(SignedBy(tuple(str(d).split("#", 1)[0] for d in signed)))
+        parts.append(SignedBy(tuple(without_fragment(str(d)) for d in signed)))
     for i, cap in enumerate(node.get("capabilities") or []):
         parts.append(_capability(cap, f"{where}/capabilities/{i}"))
     if "allOf" in node:

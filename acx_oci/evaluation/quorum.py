@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from acx_oci.model.resolution import AcceptedCredential
+from acx_oci.urls import without_fragment
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Quorum:
 
     def describe(self) -> str:
         """One line: who counted, and the quorum's level."""
-        who = ", ".join(f"{a.issuer.split('#', 1)[0]} (level {a.acx_level})" for a in self.members)
+        who = ", ".join(f"{without_fragment(a.issuer)} (level {a.acx_level})" for a in self.members)
         if not self.met:
             return (f"{len(self.members)} distinct verifier(s) of the {self.wanted} required"
                     + (f": {who}" if who else "") + " (one key under two DIDs counts once)")
@@ -42,7 +43,7 @@ class Quorum:
 
 def _identity(acc: AcceptedCredential) -> frozenset[bytes]:
     """What makes a verifier itself: its proof keys (the DID itself when no key is known)."""
-    return acc.proof_keys or frozenset({acc.issuer.split("#", 1)[0].encode()})
+    return acc.proof_keys or frozenset({without_fragment(acc.issuer).encode()})
 
 
 def quorum(credentials: Iterable[AcceptedCredential], wanted: int) -> Quorum:
@@ -51,7 +52,7 @@ def quorum(credentials: Iterable[AcceptedCredential], wanted: int) -> Quorum:
     dids: set[str] = set()
     keys: set[bytes] = set()
     for acc in sorted(credentials, key=lambda a: (a.acx_level, a.valid_from, a.credential_digest), reverse=True):
-        did = acc.issuer.split("#", 1)[0]
+        did = without_fragment(acc.issuer)
         ident = _identity(acc)
         if did in dids or ident & keys:
             continue

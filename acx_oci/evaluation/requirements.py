@@ -21,6 +21,7 @@ from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
 from acx_oci.timeutil import parse_datetime
+from acx_oci.urls import without_fragment
 
 API_VERSION = "acx.dev/policy/v1"
 TRUSTED_PUBLISHER = "trusted-publisher"
@@ -183,8 +184,7 @@ class SignedBy(Requirement):
             return RequirementResult(self.describe(), False,
                                      (f"signed by {signer}, who is not a publisher in the trust file",),
                                      (CODE_PUBLISHER_UNTRUSTED,))
-        base = (signer or "").split("#", 1)[0]
-        if base in self.dids:
+        if without_fragment(signer or "") in self.dids:
             return RequirementResult(self.describe(), True, (f"signed by {signer}",))
         return RequirementResult(self.describe(), False, (f"signed by {signer}, not by a DID the policy names",),
                                  (CODE_PUBLISHER_NOT_ALLOWED,))
@@ -277,7 +277,7 @@ class CapabilityRequirement(Requirement):
         if level and floor is not None and acc.acx_level < floor[0]:
             code = CODE_TIER_BELOW if self.min_tier is not None else CODE_LEVEL_BELOW
             out.append((code, f"level {acc.acx_level} ({acc.career_tier}) is below {floor[1]}"))
-        if self.issuers is not None and acc.issuer.split("#", 1)[0] not in self.issuers:
+        if self.issuers is not None and without_fragment(acc.issuer) not in self.issuers:
             out.append((CODE_ISSUER_NOT_ALLOWED, f"issuer {acc.issuer} is not one the policy names"))
         if self.max_age_seconds is not None:
             issued = parse_datetime(acc.valid_from)

@@ -20,6 +20,7 @@ from packageurl import PackageURL, ValidationSeverity
 from packageurl.validate import DEFINITIONS_BY_TYPE
 
 from acx_oci.errors import UsageError
+from acx_oci.urls import split_fragment
 
 #: Registered purl types (package-url/purl-spec, as packageurl-python knows them); we never invent others.
 PURL_TYPES: frozenset[str] = frozenset(DEFINITIONS_BY_TYPE)
@@ -74,7 +75,7 @@ def _check_raw(text: str, t: str) -> None:
             raise _refuse(text, f"{ch!r} must be percent-encoded as {enc} (a purl is a URL string)")
     if _BAD_ESCAPE.search(t):
         raise _refuse(text, "'%' must start a percent-encoded byte (%XX) or be written %25")
-    head, _, subpath = t.partition("#")
+    head, subpath = split_fragment(t)
     path, _, query = head.partition("?")
     if path.endswith("@"):
         raise _refuse(text, "'@' must be followed by a version")

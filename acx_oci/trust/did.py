@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
 from acx_oci.errors import AcxError, DidError, MethodNotAuthorizedError, UsageError
 from acx_oci.jsonio import loads_ijson
+from acx_oci.urls import split_fragment
 
 # The one DID grammar: did:key (base58btc multibase) and did:web (host, optional %3A port, path segments).
 DID_SYNTAX = re.compile(r"^did:(key:z[1-9A-HJ-NP-Za-km-z]+|web:[A-Za-z0-9.-]+(%3A[0-9]+)?(:[A-Za-z0-9._~-]+)*)\Z")
@@ -46,7 +47,7 @@ def split_did_url(did_url: str) -> tuple[str, str | None]:
     """``did:x:y#frag`` -> (``did:x:y``, ``frag``); validates the DID syntax."""
     if not isinstance(did_url, str):
         raise DidError(f"expected a DID URL string, found {type(did_url).__name__}")
-    base, _, frag = did_url.partition("#")
+    base, frag = split_fragment(did_url)
     if not DID_SYNTAX.match(base):
         raise DidError(f"unsupported or malformed DID {base[:80]!r} (did:key and did:web are supported)")
     return base, (frag or None)

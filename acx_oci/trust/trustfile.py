@@ -33,6 +33,7 @@ from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_file
 from acx_oci.jsonio import validate
 from acx_oci.timeutil import parse_duration
+from acx_oci.urls import without_fragment
 
 # The gate (DESIGN.md): the one definition; the engine issues and consumers verify against it.
 DEFAULT_SIGMA_MAX = 1.5
@@ -126,15 +127,15 @@ class Trust:
 
     def is_trusted_publisher(self, did: str) -> bool:
         """Whether ``did`` (a fragment is ignored) is a publisher whose ROM signatures count."""
-        return any(p.id == did.split("#", 1)[0] for p in self.publishers)
+        return any(p.id == without_fragment(did) for p in self.publishers)
 
     def is_trusted_verifier(self, did: str) -> bool:
         """Whether ``did`` (a fragment is ignored) is a verifier whose credentials count."""
-        return any(p.id == did.split("#", 1)[0] for p in self.verifiers)
+        return any(p.id == without_fragment(did) for p in self.verifiers)
 
     def did_document_for(self, did: str) -> dict[str, Any] | None:
         """The DID document the trust file supplies for ``did`` (publisher or verifier), if any."""
-        base = did.split("#", 1)[0]
+        base = without_fragment(did)
         for party in [*self.verifiers, *self.publishers]:
             if party.id == base and party.did_document is not None:
                 return party.did_document
@@ -142,7 +143,7 @@ class Trust:
 
     def log_for(self, did: str) -> LogTrust | None:
         """The log the trust file pins for verifier ``did`` (a fragment is ignored); None: not log-checked."""
-        base = did.split("#", 1)[0]
+        base = without_fragment(did)
         return next((p.log for p in self.verifiers if p.id == base and p.log is not None), None)
 
     def benchmark(self, bench_id: str, version: str) -> AcceptedBenchmark | None:

@@ -44,6 +44,7 @@ from acx_oci.oci.model import (
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.store import Store
 from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
+from acx_oci.urls import without_fragment
 
 ANN_CAPABILITY = "dev.acx.capability.id"
 ANN_TIER = "dev.acx.level.career-tier"
@@ -191,7 +192,7 @@ def evidence_layers(manifest: Manifest) -> list[Descriptor]:
 
 def status_tag(list_url: str) -> str:
     """``acx-status-<uuid>`` for a list URL whose last path segment is a UUID."""
-    last = list_url.rstrip("/").rsplit("/", 1)[-1].split("#", 1)[0]
+    last = without_fragment(list_url.rstrip("/").rsplit("/", 1)[-1])
     if not _UUID_RE.match(last):
         raise UsageError(f"status list URL {list_url!r}: expected a UUID as its last path segment")
     return STATUS_TAG_PREFIX + last.lower()

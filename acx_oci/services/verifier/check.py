@@ -27,6 +27,7 @@ from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.environment import environment_problems
 from acx_oci.services.verifier.request import AttestRequest
+from acx_oci.urls import without_fragment
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Checked:
 
 
 def _base_did(did: str | None) -> str | None:
-    return did.split("#", 1)[0] if did else None
+    return without_fragment(did) if did else None
 
 
 def independence_problems(verifier: Identity, cart: LoadedCartridge) -> list[str]:

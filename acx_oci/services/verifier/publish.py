@@ -34,6 +34,7 @@ from acx_oci.services.artifacts.attestation import push_attempt_record as push_a
 from acx_oci.services.verifier.cosign_standing import publish_projection
 from acx_oci.services.verifier.ledger import Ledger, StatusList
 from acx_oci.timeutil import parse_datetime
+from acx_oci.urls import without_fragment
 
 # A signed list expires: an old copy put back by a repository owner stops verifying after this,
 # which is all a first-time consumer (no remembered sequence) has against a rollback. One day, like
@@ -65,7 +66,7 @@ class Published:
 def status_base_url(issuer: str) -> str:
     """Where the issuer's status lists live by default: its did:web host, else acx.dev."""
     if issuer.startswith("did:web:"):
-        host_path = issuer[len("did:web:"):].split("#", 1)[0].split(":")
+        host_path = without_fragment(issuer[len("did:web:"):]).split(":")
         return "https://" + "/".join(p.replace("%3A", ":") for p in host_path) + "/acx/status"
     return "https://acx.dev/status"
 

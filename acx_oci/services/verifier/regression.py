@@ -41,6 +41,7 @@ from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.consumer.replay import order_key
 from acx_oci.services.consumer.resolve import resolve_loaded
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.urls import without_fragment
 
 DEFAULT_TOLERANCE = 3.0  # the one default: attest --regression-tolerance shows it
 REGRESSION = "regression"
@@ -169,7 +170,7 @@ def find_credential(baseline: Baseline, verifier: Identity, remote: bm.RemoteBen
     """Fill the baseline's newest credential on this benchmark issued by this verifier, verified and replayed
     with a trust made of the verifier alone; a problem (no such credential) otherwise."""
     d = remote.descriptor
-    trust = Trust(verifiers=[Party(verifier.did.split("#", 1)[0], verifier.did_document())],
+    trust = Trust(verifiers=[Party(without_fragment(verifier.did), verifier.did_document())],
                   benchmarks=[AcceptedBenchmark(remote.id, remote.version, str(d["benchmarkDigest"]),
                                                 d.get("heldOutSliceDigest"))],
                   solvers=("rom", "reference") if reference else ("rom",))
