@@ -63,3 +63,23 @@ def test_the_fragment_helper_cuts_at_the_first_hash() -> None:
     assert without_fragment("did:key:z6Mk") == "did:key:z6Mk"
     assert split_fragment("pkg:pypi/a@1#src/x#y") == ("pkg:pypi/a@1", "src/x#y")
     assert split_fragment("https://h/lists/u") == ("https://h/lists/u", "")
+
+
+def any_kwargs(trees: dict[Path, ast.Module]) -> list[str]:
+    """Every function whose ``**`` parameter is typed ``Any`` (what it takes is then hidden from mypy)."""
+    return [f"{path.relative_to(ROOT)}:{node.lineno} {node.name}(**{node.args.kwarg.arg})"
+            for path, tree in trees.items() for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.args.kwarg is not None
+            and isinstance(ann := node.args.kwarg.annotation, ast.Name | ast.Attribute)
+            and (ann.id if isinstance(ann, ast.Name) else ann.attr) == "Any"]
+
+
+def test_no_use_case_takes_kwargs_typed_any() -> None:
+    services = {p: t for p, t in _trees().items() if p.is_relative_to(PACKAGE / "services")}
+    found = any_kwargs(services)
+    assert not found, "a use case's options are named and typed (explicit parameters or a TypedDict with " \
+                      "Unpack), never **kwargs: Any: " + "; ".join(found)
+    planted = {ROOT / "acx_oci/services/x.py": ast.parse(
+        "def a(**kwargs: Any): ...\ndef b(**kw: typing.Any): ...\ndef c(**kw: Unpack[O]): ...\n"
+        "async def d(**_: object): ...\n")}
+    assert [f.split(" ")[1] for f in any_kwargs(planted)] == ["a(**kwargs)", "b(**kw)"]

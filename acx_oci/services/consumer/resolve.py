@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import Check, KeyResolver
@@ -60,8 +60,23 @@ from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
 from acx_oci.trust.trustfile import Trust
 
 
-def resolve_loaded(store: Store, cart: LoadedCartridge, trust: Trust, *, limits: ResolveLimits | None = None,
-                   **kwargs: Any) -> Resolution:
+class ResolveOptions(TypedDict, total=False):
+    """The optional knobs of a resolve, each as :func:`_resolve` documents it; typed, so a misspelled or
+    mistyped one is a mypy error at the caller (no ``**kwargs: Any``)."""
+
+    status_lists: list[dict[str, Any]] | None
+    allow_unknown_status: bool
+    check_evidence: bool
+    fetch_remote_status: StatusFetcher | None
+    reference: str
+    status_history: StatusHistory | None
+    replay: bool
+    log: bool
+    open_log: LogOpener | None
+
+
+def resolve_loaded(store: Store, cart: LoadedCartridge, trust: Trust, *, now: datetime,
+                   limits: ResolveLimits | None = None, **options: Unpack[ResolveOptions]) -> Resolution:
     """Resolve an already-loaded cartridge (the gateway and ``pull`` reuse the load); see :func:`_resolve`.
 
     ``limits.deadline_seconds`` (or the caller's ambient deadline, when earlier) is enforced: fetches
@@ -70,7 +85,7 @@ def resolve_loaded(store: Store, cart: LoadedCartridge, trust: Trust, *, limits:
     lim = limits or ResolveLimits()
     deadline = Deadline.after(lim.deadline_seconds).earliest(current_deadline())
     with deadline_scope(deadline):
-        return _resolve(store, cart, trust, lim=lim, deadline=deadline, **kwargs)
+        return _resolve(store, cart, trust, lim=lim, deadline=deadline, now=now, **options)
 
 
 def cartridge_facts(cart: LoadedCartridge) -> CartridgeFacts:
@@ -241,10 +256,11 @@ NO_REPLAY_NOTE = ("replay is off (--no-replay): levels were NOT re-derived from 
                   "trusted key signed were believed as signed (weaker)")
 
 
-def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, **kwargs: Any) -> Resolution:
+def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime, limits: ResolveLimits | None = None,
+                      **options: Unpack[ResolveOptions]) -> Resolution:
     """Load the cartridge at ``target`` and resolve its claims (see :func:`resolve_loaded`)."""
     cart = load_cartridge(store, target, trust)
-    return resolve_loaded(store, cart, trust, now=now, **kwargs)
+    return resolve_loaded(store, cart, trust, now=now, limits=limits, **options)
 
 
 def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None,

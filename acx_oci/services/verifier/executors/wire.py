@@ -56,7 +56,7 @@ class _ExceptionUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not an allowed type")
 
 
-def safe_loads(data: bytes | bytearray, **_: Any) -> Any:
+def safe_loads(data: bytes | bytearray, **_: object) -> Any:
     """``pickle.loads`` restricted to the allow-list (what ``distributed``'s client unpickles from workers: a
     result's type, a warning and its category, an RPC error); anything else raises ``UnpicklingError``."""
     return _ExceptionUnpickler(io.BytesIO(bytes(data))).load()
@@ -102,7 +102,7 @@ def install_safe_exceptions() -> None:
     distributed.client.Client._default_event_handlers = {
         **distributed.client.Client._default_event_handlers, "warn": _handle_warn}
 
-    def clean_exception(exception: Any, traceback: Any = None, **kwargs: Any) -> Any:
+    def clean_exception(exception: Any, traceback: Any = None, **kwargs: object) -> Any:
         if isinstance(exception, bytes | bytearray):
             exception = load_exception(exception)
         return original(exception, None if isinstance(traceback, bytes | bytearray) else traceback, **kwargs)
