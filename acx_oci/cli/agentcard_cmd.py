@@ -11,7 +11,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import resolve_options, run_resolution
+from acx_oci.cli.referrers_cmd import ResolveFlags, resolve_options, run_resolution
 from acx_oci.errors import DidError, UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model.agentcard import build_agent_card, card_signers, sign_agent_card, verify_signed_by
@@ -47,10 +47,8 @@ def agent_card_group() -> None:
 @resolve_options
 @registry_options
 @json_option
-def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path | None,
-               status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool,
-               check_evidence: bool, no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool,
-               timeout: float, as_json: bool) -> None:
+def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path | None, flags: ResolveFlags,
+               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension.
 
     \b
@@ -61,8 +59,7 @@ def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path 
     """
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
-    resolution, rom = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
-                                     check_evidence, max_referrers, no_replay)
+    resolution, rom = run_resolution(store, ref, trust, flags)
     card = build_agent_card(resolution, rom, ref)
     if sign_key is not None:
         card = sign_agent_card(card, load_identity(sign_key))

@@ -11,7 +11,7 @@ import click
 from acx_oci import reasons
 from acx_oci.cli.common import emit_json, json_option, level_state, partial_json, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import check_deadline, resolve_loaded_cli, resolve_options
+from acx_oci.cli.referrers_cmd import ResolveFlags, check_deadline, resolve_loaded_cli, resolve_options
 from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.modelapi import parse_model_flag
@@ -208,8 +208,7 @@ def inspect(ref: str, trust_path: Path | None, plain_http: bool, insecure: bool,
 @registry_options
 @json_option
 def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, ...], allow_unsigned: bool,
-         status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
-         no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+         flags: ResolveFlags, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Pull a cartridge with its verified capabilities, digest- and signature-checked.
 
     Writes the cartridge directory (cartridge.yaml, skills/, save.json, rom.json),
@@ -223,9 +222,8 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
     """
     failed: dict[str, Any] = {"pulled": False, "reference": ref}
     try:
-        loaded, resolution, written = _pull(ref, out, trust_path, requirements, allow_unsigned, status_list_files,
-                                            allow_unknown_status, allow_network, check_evidence, no_replay,
-                                            max_referrers, plain_http, insecure, timeout, failed)
+        loaded, resolution, written = _pull(ref, out, trust_path, requirements, allow_unsigned, flags, plain_http,
+                                            insecure, timeout, failed)
     except AcxError as exc:
         # --json: what is known so far goes into the failure document (the group adds code and message)
         partial_json({**failed, "error": {"code": exc.code, "message": str(exc), "exitCode": exc.exit_code}})
@@ -246,8 +244,7 @@ def pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, 
 
 
 def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str, ...], allow_unsigned: bool,
-          status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
-          no_replay: bool, max_referrers: int, plain_http: bool, insecure: bool, timeout: float,
+          flags: ResolveFlags, plain_http: bool, insecure: bool, timeout: float,
           failed: dict[str, Any]) -> tuple[LoadedCartridge, Any, list[Path]]:
     """Everything ``pull`` checks, then the write; what is known so far goes into ``failed`` for --json."""
     from acx_oci.evaluation.require_text import parse_require
@@ -262,8 +259,7 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
     loaded = load_cartridge(store, parse_reference(ref).target, trust)
     failed.update(manifestDigest=loaded.manifest.digest, signature=loaded.signature_status)
     check_pullable(loaded, ref, allow_unsigned)
-    resolution = resolve_loaded_cli(store, loaded, ref, trust, status_list_files, allow_unknown_status,
-                                    allow_network, check_evidence, max_referrers, no_replay)
+    resolution = resolve_loaded_cli(store, loaded, ref, trust, flags)
     check_deadline(resolution, "pull: nothing written")
     failures = requirement_failures(resolution, list(requirements))
     if failures:

@@ -11,10 +11,11 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import status_cache_option, status_history
+from acx_oci.cli.referrers_cmd import status_cache_option
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.consumer.copy import CopyOutcome, CopyRequest, copy_artifact
 from acx_oci.services.consumer.resolve import ResolveLimits
+from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.trust.trustfile import load_trust
 
 
@@ -93,7 +94,8 @@ def _render(out: CopyOutcome) -> None:
 @registry_options
 @json_option
 def copy_command(src: str, dst: str, trust_path: Path | None, only_verified: bool, max_referrers: int, quiet: bool,
-                 plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+                 status_cache_dir: Path | None, plain_http: bool, insecure: bool, timeout: float,
+                 as_json: bool) -> None:
     """Mirror SRC to DST: the cartridge, its attestations (every layer and game record), other
     referrers (e.g. exam certifications), and the status lists the credentials point to.
 
@@ -112,7 +114,7 @@ def copy_command(src: str, dst: str, trust_path: Path | None, only_verified: boo
     bar = _Bar() if not (as_json or quiet) and sys.stderr.isatty() else None
     req = CopyRequest(source=src, destination=dst, now=datetime.now(UTC), trust=trust, only_verified=only_verified,
                       store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
-                      status_history=status_history() if trust is not None else None,
+                      status_history=StatusHistory(status_cache_dir) if trust is not None else None,
                       limits=ResolveLimits(max_referrers=max_referrers), progress=bar)
     try:
         outcome = copy_artifact(req)

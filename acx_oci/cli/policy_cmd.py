@@ -11,8 +11,8 @@ from acx_oci.cli.common import emit_json, json_option, registry_options, store_f
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import (
     NO_REPLAY_HELP,
+    ResolveFlags,
     check_deadline,
-    log_checked,
     no_log_option,
     resolve_loaded_cli,
     status_cache_option,
@@ -86,8 +86,9 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
 @registry_options
 @json_option
 def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str | None,
-                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int, no_replay: bool,
-                 plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+                 status_list_files: tuple[Path, ...], allow_network: bool, max_referrers: int,
+                 status_cache_dir: Path | None, no_replay: bool, no_log: bool, plain_http: bool, insecure: bool,
+                 timeout: float, as_json: bool) -> None:
     """Check REF against a policy: exit 0 if allowed, 1 if denied (unmet requirements are listed).
 
     Every attestation is verified first (the same checks as `resolve`, including
@@ -106,8 +107,10 @@ def policy_check(ref: str, policy_path: Path, trust_path: Path, repository: str 
     store = store_for(ref, plain_http, insecure, timeout)
     cart = load_cartridge(store, parsed.target, trust)
     # revocation fails closed under a policy: no --allow-unknown-status here
-    resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, False, allow_network, False,
-                                    max_referrers, no_replay)
+    flags = ResolveFlags(status_list_files, allow_unknown_status=False, allow_network=allow_network,
+                         check_evidence=False, max_referrers=max_referrers, no_replay=no_replay, no_log=no_log,
+                         status_cache_dir=status_cache_dir)
+    resolution = resolve_loaded_cli(store, cart, ref, trust, flags)
     verdict = evaluate(pol, repo, resolution, datetime.now(UTC))
     if as_json:
         emit_json({**verdict.to_json(), "policyDefault": pol.default})
@@ -177,7 +180,7 @@ def _check_bindable(listen: str) -> None:
               help="Mutual TLS: clients must present a certificate issued by this CA (refused in the handshake).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
             max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
-            status_cache_dir: Path | None, no_replay: bool, header_timeout: float, idle_timeout: float,
+            status_cache_dir: Path | None, no_replay: bool, no_log: bool, header_timeout: float, idle_timeout: float,
             manifest_body_timeout: float, max_connections: int | None, evaluation_threads: int,
             tls_cert: Path | None, tls_key: Path | None, tls_client_ca: Path | None) -> None:
     """Serve a policy-enforcing proxy of the OCI distribution API in front of UPSTREAM.
@@ -207,7 +210,7 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
                            trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
-                           status_cache_dir=status_cache_dir, replay=not no_replay, log=log_checked(),
+                           status_cache_dir=status_cache_dir, replay=not no_replay, log=not no_log,
                            manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
     _check_bindable(listen)  # a taken port fails here, before the banner a readiness loop would believe

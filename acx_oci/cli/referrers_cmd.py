@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,48 +92,48 @@ NO_LOG_HELP = ("WEAKER: do not check credentials against the transparency logs t
                "verifiers (a credential issued quietly, backdated or shown to you only would count). Said in the "
                "output's notes.")
 
-_STATUS_CACHE = "acx_oci.status_cache"
-_NO_LOG = "acx_oci.no_log"
-
-
-def _remember_no_log(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    ctx.meta[_NO_LOG] = value
+STATUS_CACHE_HELP = ("Remember the highest status-list sequence seen here, to refuse rolled-back lists "
+                     "(default: $ACX_OCI_CACHE_DIR, else $XDG_CACHE_HOME/acx-oci, else ~/.cache/acx-oci).")
 
 
 def no_log_option(func: Any) -> Any:
-    """``--no-log``: skip the transparency-log check (no parameter; :func:`log_checked` reads it)."""
-    return click.option("--no-log", is_flag=True, expose_value=False, callback=_remember_no_log,
-                        help=NO_LOG_HELP)(func)
-
-
-def log_checked() -> bool:
-    """False when the running command was given ``--no-log``."""
-    ctx = click.get_current_context(silent=True)
-    return not (ctx is not None and ctx.meta.get(_NO_LOG))
-
-
-def _remember_status_cache(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
-    ctx.meta[_STATUS_CACHE] = value
+    """``--no-log`` (``no_log``): skip the transparency-log check."""
+    return click.option("--no-log", is_flag=True, help=NO_LOG_HELP)(func)
 
 
 def status_cache_option(func: Any) -> Any:
-    """``--status-cache DIR``: where the highest status-list sequences seen are remembered (no parameter)."""
-    return click.option("--status-cache", type=click.Path(file_okay=False, path_type=Path), expose_value=False,
-                        callback=_remember_status_cache, metavar="DIR",
-                        help="Remember the highest status-list sequence seen here, to refuse rolled-back lists "
-                             "(default: $ACX_OCI_CACHE_DIR, else $XDG_CACHE_HOME/acx-oci, else "
-                             "~/.cache/acx-oci).")(func)
+    """``--status-cache DIR`` (``status_cache_dir``): where the highest status-list sequences seen are remembered."""
+    return click.option("--status-cache", "status_cache_dir", type=click.Path(file_okay=False, path_type=Path),
+                        metavar="DIR", help=STATUS_CACHE_HELP)(func)
 
 
-def status_history() -> StatusHistory:
-    """The consumer's status-list history: ``--status-cache DIR`` if given, else the default cache directory."""
-    ctx = click.get_current_context(silent=True)
-    return StatusHistory(ctx.meta.get(_STATUS_CACHE) if ctx is not None else None)
+@dataclass(frozen=True)
+class ResolveFlags:
+    """The options every resolving command shares (``resolve_options``), as one typed value."""
+
+    status_list_files: tuple[Path, ...]
+    allow_unknown_status: bool
+    allow_network: bool
+    check_evidence: bool
+    max_referrers: int
+    no_replay: bool
+    no_log: bool
+    status_cache_dir: Path | None
 
 
-def resolve_options(func: Any) -> Any:
-    """The options every resolving command shares (resolve, pull, agent-card): trust, status, replay read alike."""
-    func = status_cache_option(func)
+_FLAGS = tuple(f.name for f in fields(ResolveFlags))
+
+
+def resolve_options(command: Any) -> Any:
+    """The options every resolving command shares (resolve, pull, agent-card): trust, status, replay read alike;
+    the command receives them as one ``flags: ResolveFlags``."""
+
+    @functools.wraps(command)
+    def with_flags(*args: Any, **params: Any) -> Any:
+        flags = ResolveFlags(**{name: params.pop(name) for name in _FLAGS})
+        return command(*args, flags=flags, **params)
+
+    func = status_cache_option(with_flags)
     func = no_log_option(func)
     func = click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)(func)
     func = click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True,
@@ -169,26 +171,22 @@ def check_deadline(resolution: Resolution, what: str) -> None:
                                f"{resolution.referrers_seen} attestations listed were checked")
 
 
-def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust,
-                       status_list_files: tuple[Path, ...], allow_unknown_status: bool, allow_network: bool,
-                       check_evidence: bool, max_referrers: int, no_replay: bool = False) -> Resolution:
+def resolve_loaded_cli(store: Store, cart: LoadedCartridge, ref: str, trust: Trust, flags: ResolveFlags
+                       ) -> Resolution:
     """What every resolving command does with its shared options (see ``resolve_options``)."""
     return resolve_loaded(
-        store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(status_list_files),
-        allow_unknown_status=allow_unknown_status, limits=ResolveLimits(max_referrers=max_referrers),
-        check_evidence=check_evidence, fetch_remote_status=fetch_status_list_https if allow_network else None,
-        reference=ref, status_history=status_history(), replay=not no_replay, log=log_checked(),
+        store, cart, trust, now=datetime.now(UTC), status_lists=load_status_list_files(flags.status_list_files),
+        allow_unknown_status=flags.allow_unknown_status, limits=ResolveLimits(max_referrers=flags.max_referrers),
+        check_evidence=flags.check_evidence, fetch_remote_status=fetch_status_list_https if flags.allow_network
+        else None, reference=ref, status_history=StatusHistory(flags.status_cache_dir), replay=not flags.no_replay,
+        log=not flags.no_log,
     )
 
 
-def run_resolution(store: Store, ref: str, trust: Trust, status_list_files: tuple[Path, ...],
-                   allow_unknown_status: bool, allow_network: bool, check_evidence: bool,
-                   max_referrers: int, no_replay: bool = False) -> tuple[Resolution, dict[str, Any]]:
+def run_resolution(store: Store, ref: str, trust: Trust, flags: ResolveFlags) -> tuple[Resolution, dict[str, Any]]:
     """Load + resolve; returns the resolution and the cartridge's ROM (for cards)."""
     cart = load_cartridge(store, parse_reference(ref).target, trust)
-    resolution = resolve_loaded_cli(store, cart, ref, trust, status_list_files, allow_unknown_status,
-                                    allow_network, check_evidence, max_referrers, no_replay)
-    return resolution, cart.rom
+    return resolve_loaded_cli(store, cart, ref, trust, flags), cart.rom
 
 
 # What a replay rejects for: the line saying something was replayed shows only when one of these, or a level, did.
@@ -251,9 +249,8 @@ def render_resolution(resolution: Resolution) -> None:
 @resolve_options
 @registry_options
 @json_option
-def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_list_files: tuple[Path, ...],
-            allow_unknown_status: bool, allow_network: bool, check_evidence: bool, no_replay: bool,
-            max_referrers: int, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], flags: ResolveFlags, plain_http: bool,
+            insecure: bool, timeout: float, as_json: bool) -> None:
     """Turn REF's capability claims into verified proficiency (or say why not).
 
     Every level attestation referring to the cartridge is verified: proof,
@@ -281,8 +278,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], status_li
         parse_require(text)  # a malformed requirement is bad input before any network
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
-    resolution, _ = run_resolution(store, ref, trust, status_list_files, allow_unknown_status, allow_network,
-                                   check_evidence, max_referrers, no_replay)
+    resolution, _ = run_resolution(store, ref, trust, flags)
     failures = requirement_failures(resolution, list(requirements))
     if as_json:
         emit_json({**resolution.to_json(), **({"requirements": {"required": list(requirements),

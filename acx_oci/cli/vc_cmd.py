@@ -11,7 +11,7 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
-from acx_oci.cli.referrers_cmd import log_checked, no_log_option, status_cache_option, status_history
+from acx_oci.cli.referrers_cmd import no_log_option, status_cache_option
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
@@ -24,6 +24,7 @@ from acx_oci.services.artifacts.attestation import fetch_status_list_https
 from acx_oci.services.consumer.did_keys import key_resolver
 from acx_oci.services.consumer.log_fetch import check_credential_log
 from acx_oci.services.consumer.logcache import LogHistory
+from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.did import check_did, controller_of
 from acx_oci.trust.keyfiles import load_identity
@@ -109,15 +110,15 @@ def _fetch_status_list(url: str) -> dict[str, Any] | None:
 
 
 def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file: Path | None,
-               now: datetime) -> Check | None:
+               now: datetime, no_log: bool, status_cache_dir: Path | None) -> Check | None:
     """The transparency-log check of a credential whose issuer's log the trust file pins (None: not pinned)."""
     if trust.log_for(issuer_id(credential) or "") is None:
         return None
-    if not log_checked():
+    if no_log:
         return skip("transparency_log", "--no-log: not checked against the issuer's transparency log (weaker)")
     proof = read_bytes(proof_file, "log proof") if proof_file is not None else None
     verdict = check_credential_log(trust, credential, read_bytes(file, "credential"), proof,
-                                   LogHistory(status_history().directory), now)
+                                   LogHistory(StatusHistory(status_cache_dir).directory), now)
     if verdict is not None and verdict.code is not None:
         return Check("transparency_log", False, verdict.code, verdict.message)
     return ok("transparency_log", "the credential is in its issuer's log, consistent with what this consumer saw")
@@ -149,8 +150,8 @@ def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file:
 def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manifest_digest: str | None,
               controller: str | None, rom_signer: str | None, status_file: Path | None,
               allow_unknown_status: bool, evidence_files: tuple[Path, ...], allow_network: bool,
-              did_web_base_url: str | None, log_proof_file: Path | None, now_value: str | None,
-              as_json: bool) -> None:
+              did_web_base_url: str | None, log_proof_file: Path | None, no_log: bool,
+              status_cache_dir: Path | None, now_value: str | None, as_json: bool) -> None:
     """Verify a credential. Exit 0 verified, 1 rejected, 2 bad input.
 
     With --trust every level rule runs (proof, issuer, self-issuance, gates,
@@ -184,7 +185,7 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
         result, mode = verify_proof_only(credential, ctx), "proof-only"
     else:
         result, mode = verify_level_credential(credential, ctx), "level"
-        log_check = _log_check(trust, credential, file, log_proof_file, now)
+        log_check = _log_check(trust, credential, file, log_proof_file, now, no_log, status_cache_dir)
         if log_check is not None:
             result.checks.append(log_check)
     _render(result, as_json, mode)
