@@ -8,10 +8,8 @@ cache directory, ``--status-cache DIR``) and is raised only with a head that ver
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 
-from acx_oci.errors import UsageError
 from acx_oci.services.consumer.statuscache import SqliteCache
 
 DB_FILE = "logs.sqlite"
@@ -34,26 +32,17 @@ class LogHistory(SqliteCache):
 
     def newest(self, origin: str) -> bytes | None:
         """The checkpoint note remembered for ``origin``; None for a log never seen."""
-        try:
-            with self._connect() as db:
-                row = db.execute("SELECT note FROM log_checkpoints WHERE origin = ?", (origin,)).fetchone()
-        except sqlite3.Error as exc:
-            raise UsageError(f"log cache {self.path}: {exc}") from None
+        row = self._run("SELECT note FROM log_checkpoints WHERE origin = ?", (origin,))
         return bytes(row[0]) if row is not None else None
 
     def remember(self, origin: str, size: int, note: bytes, now: datetime | None = None) -> None:
         """Keep ``note`` unless one at least as large is kept (the caller checked it extends the kept one)."""
         when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
-        try:
-            with self._connect() as db:
-                db.execute("INSERT INTO log_checkpoints (origin, size, note, seen_at) VALUES (?, ?, ?, ?) "
-                           "ON CONFLICT (origin) DO UPDATE SET size = excluded.size, note = excluded.note, "
-                           "seen_at = excluded.seen_at WHERE excluded.size > log_checkpoints.size",
-                           (origin, size, note, when))
-        except sqlite3.Error as exc:
-            raise UsageError(f"log cache {self.path}: {exc}") from None
+        self._run("INSERT INTO log_checkpoints (origin, size, note, seen_at) VALUES (?, ?, ?, ?) "
+                  "ON CONFLICT (origin) DO UPDATE SET size = excluded.size, note = excluded.note, "
+                  "seen_at = excluded.seen_at WHERE excluded.size > log_checkpoints.size",
+                  (origin, size, note, when))
 
     def forget(self, origin: str) -> None:
         """Drop what is remembered of ``origin`` (after a verifier's announced restart of its log)."""
-        with self._connect() as db:
-            db.execute("DELETE FROM log_checkpoints WHERE origin = ?", (origin,))
+        self._run("DELETE FROM log_checkpoints WHERE origin = ?", (origin,))

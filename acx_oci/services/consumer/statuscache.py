@@ -97,40 +97,35 @@ class SqliteCache:
         finally:
             db.close()
 
+    def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Run one statement in its own connection; its first row (None without one). A failure is one line
+        naming the file (the cache is the consumer's: a damaged one must not read as a verdict)."""
+        try:
+            with self._connect() as db:
+                return db.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise UsageError(f"{self.what} {self.path}: {exc}") from None
+
 
 class StatusHistory(SqliteCache):
     """The highest sequence seen per (list URL, issuer), persisted in ``DIR/status.sqlite``."""
 
     def highest(self, list_url: str, issuer: str) -> int:
         """The highest sequence seen for this list from this issuer; 0 with no history."""
-        try:
-            with self._connect() as db:
-                row = db.execute("SELECT sequence FROM status_sequences WHERE list_url = ? AND issuer = ?",
-                                 (list_url, issuer)).fetchone()
-        except sqlite3.Error as exc:
-            raise UsageError(f"status cache {self.path}: {exc}") from None
+        row = self._run("SELECT sequence FROM status_sequences WHERE list_url = ? AND issuer = ?", (list_url, issuer))
         return int(row[0]) if row is not None else 0
 
     def remember(self, list_url: str, issuer: str, sequence: int, now: datetime | None = None) -> None:
         """Record ``sequence`` unless a higher one is already known (never lowers the mark)."""
         when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
-        try:
-            with self._connect() as db:
-                db.execute("INSERT INTO status_sequences (list_url, issuer, sequence, seen_at) VALUES (?, ?, ?, ?) "
-                           "ON CONFLICT (list_url, issuer) DO UPDATE SET sequence = excluded.sequence, "
-                           "seen_at = excluded.seen_at WHERE excluded.sequence > status_sequences.sequence",
-                           (list_url, issuer, sequence, when))
-        except sqlite3.Error as exc:
-            raise UsageError(f"status cache {self.path}: {exc}") from None
+        self._run("INSERT INTO status_sequences (list_url, issuer, sequence, seen_at) VALUES (?, ?, ?, ?) "
+                  "ON CONFLICT (list_url, issuer) DO UPDATE SET sequence = excluded.sequence, "
+                  "seen_at = excluded.seen_at WHERE excluded.sequence > status_sequences.sequence",
+                  (list_url, issuer, sequence, when))
 
     def newest(self, list_url: str, issuer: str) -> dict[str, Any] | None:
         """The newest list of this URL that verified as ``issuer``'s here; None when none is kept (or unreadable)."""
-        try:
-            with self._connect() as db:
-                row = db.execute("SELECT document FROM status_lists WHERE list_url = ? AND issuer = ?",
-                                 (list_url, issuer)).fetchone()
-        except sqlite3.Error as exc:
-            raise UsageError(f"status cache {self.path}: {exc}") from None
+        row = self._run("SELECT document FROM status_lists WHERE list_url = ? AND issuer = ?", (list_url, issuer))
         if row is None:
             return None
         try:
@@ -144,13 +139,9 @@ class StatusHistory(SqliteCache):
         """Keep ``document`` (a list that verified as ``issuer``'s) unless a newer one is kept; raise the mark."""
         when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
         text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-        try:
-            with self._connect() as db:
-                db.execute("INSERT INTO status_lists (list_url, issuer, sequence, document, seen_at) "
-                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (list_url, issuer) DO UPDATE SET "
-                           "sequence = excluded.sequence, document = excluded.document, seen_at = excluded.seen_at "
-                           "WHERE excluded.sequence >= status_lists.sequence",
-                           (list_url, issuer, sequence, text, when))
-        except sqlite3.Error as exc:
-            raise UsageError(f"status cache {self.path}: {exc}") from None
+        self._run("INSERT INTO status_lists (list_url, issuer, sequence, document, seen_at) "
+                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (list_url, issuer) DO UPDATE SET "
+                  "sequence = excluded.sequence, document = excluded.document, seen_at = excluded.seen_at "
+                  "WHERE excluded.sequence >= status_lists.sequence",
+                  (list_url, issuer, sequence, text, when))
         self.remember(list_url, issuer, sequence, now)
