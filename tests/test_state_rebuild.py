@@ -1,0 +1,88 @@
+"""``acx-oci state rebuild``: a lost verifier state rebuilt from its log and registry behaves as the original.
+
+Two cartridges attested (one issued, then revoked), the state directory deleted and rebuilt: a second attest is
+refused for the cooldown exactly as with the original state, the next attempt carries the same acx:attempt
+count, and the revoked level stays revoked when the rebuilt state re-signs its list (issue 34, Build 2).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .support.cli import cli, ok
+from .support.resolve_world import World, build_resolve_world, push_cartridge
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
+    w = build_resolve_world(tmp_path_factory.mktemp("rebuild"), registry)  # one attest, state w.tmp/state, no log
+    push_cartridge(w.tmp, registry, "acx/rb-a", "rb-a", w.publisher)
+    push_cartridge(w.tmp, registry, "acx/rb-b", "rb-b", w.publisher)
+    return w
+
+
+def _attest(w: World, repo: str, state: Path, out: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    res = cli("attest", f"{w.registry}/{repo}:1.0.0", "--benchmark", f"{w.registry}/acx/bench:2026.07.1",
+              "--key", str(w.verifier), "--issuer", w.verifier_did, "--competence", "33", "--state", str(state),
+              "-o", str(out), "--log", f"{w.registry}/acx/rb-log", "--json", *extra)
+    return res.exit_code, json.loads(res.stdout)
+
+
+def _rebuild(w: World, state: Path, *extra: str) -> Any:
+    return cli("state", "rebuild", "--key", w.verifier, "--issuer", w.verifier_did, "--state", state,
+               "--log", f"{w.registry}/acx/rb-log", "--repository", f"{w.registry}/acx/rb-a",
+               "--repository", f"{w.registry}/acx/rb-b", "--json", *extra)
+
+
+def _resolve(w: World, repo: str, cache: Path) -> dict[str, Any]:
+    res = cli("resolve", f"{w.registry}/{repo}:1.0.0", "--trust", str(w.trust), "--json", "--status-cache", cache)
+    cap: dict[str, Any] = json.loads(res.stdout)["capabilities"][0]
+    return cap
+
+
+def test_a_rebuilt_state_keeps_cooldowns_counts_and_revocations(world: World, tmp_path: Path) -> None:
+    w, state, kept = world, tmp_path / "state", tmp_path / "kept"
+    code, a = _attest(w, "acx/rb-a", state, tmp_path / "a1")
+    assert code == 0 and a["issued"] is True, a
+    code, b = _attest(w, "acx/rb-b", state, tmp_path / "b1")
+    assert code == 0 and b["issued"] is True, b
+    ok(cli("revoke", b["attestationDigest"], "--key", w.verifier, "--issuer", w.verifier_did, "--state", state,
+           "--json"))
+    shutil.copytree(state, kept)
+    shutil.rmtree(state)
+
+    res = _rebuild(w, state)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert (report["attempts"], report["issued"], report["credentials"]) == (2, 2, 2), report
+    assert report["statusLists"][0]["revoked"] == 1 and "rebuild: log" in res.stderr
+    assert report["logSize"] == 4 and (state / "log" / "checkpoint").is_file()  # 2 attempts, 2 lists (revoke: unlogged)
+    again = _rebuild(w, state)  # never over a state that holds something, unless asked
+    assert again.exit_code == 2 and "not empty" in again.output and "--force" in again.output
+
+    # The cooldown: refused exactly as the original state refuses it.
+    for s in (kept, state):
+        code, res_a = _attest(w, "acx/rb-a", s, tmp_path / f"a2-{s.name}")
+        assert code == 2 and res_a["reasons"][0].startswith("cooldown:"), res_a
+    # The count: the next attempt on A is attempt 2 under either state (the kept state's is not pushed: the two
+    # states now hold two forks of one log, and the log's repository refuses the second history).
+    counts = []
+    for s in (state, kept):
+        code, res_a = _attest(w, "acx/rb-a", s, tmp_path / f"a3-{s.name}", "--cooldown", "0",
+                              *(["--no-push"] if s == kept else []))
+        assert code == 0, res_a
+        cred = json.loads((tmp_path / f"a3-{s.name}" / "credential.json").read_text())
+        counts.append(cred["credentialSubject"]["result"][0]["acx:attempt"]["sequence"])
+    assert counts == [2, 2]
+
+    # The revoked level stays revoked: the rebuilt state re-signs its list with B's bit set, and a newer sequence.
+    ok(cli("status-refresh", "--key", w.verifier, "--issuer", w.verifier_did, "--state", state, "--json"))
+    fresh = tmp_path / "consumer"
+    revoked = _resolve(w, "acx/rb-b", fresh)
+    assert revoked["effective"] != "VERIFIED" and "revoked" in revoked["rejected"][0]["codes"], revoked
+    assert _resolve(w, "acx/rb-a", fresh)["effective"] == "VERIFIED"
