@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from acx_oci.services.verifier.ledger import Ledger
+
 from .support.cli import cli, ok
 from .support.resolve_world import World, build_resolve_world, push_cartridge
 
@@ -62,6 +64,11 @@ def test_a_rebuilt_state_keeps_cooldowns_counts_and_revocations(world: World, tm
     assert (report["attempts"], report["issued"], report["credentials"]) == (2, 2, 2), report
     assert report["statusLists"][0]["revoked"] == 1 and "rebuild: log" in res.stderr
     assert report["logSize"] == 4 and (state / "log" / "checkpoint").is_file()  # 2 attempts, 2 lists (revoke: unlogged)
+    with Ledger(kept) as original, Ledger(state) as rebuilt:  # the same list, the same sequence, the same bits
+        (uid,) = original.status_list_uuids()
+        assert rebuilt.status_list_uuids() == [uid] and rebuilt.sequence(uid) == original.sequence(uid) == 3
+        assert rebuilt.revoked_indices(uid) == original.revoked_indices(uid) != []
+        assert {e["idx"] for e in rebuilt.entries(uid)} == {e["idx"] for e in original.entries(uid)}
     again = _rebuild(w, state)  # never over a state that holds something, unless asked
     assert again.exit_code == 2 and "not empty" in again.output and "--force" in again.output
 
