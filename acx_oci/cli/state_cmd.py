@@ -32,11 +32,14 @@ def state_group() -> None:
               help="A cartridge repository the verifier published in (credentials, attempt records, status "
                    "lists); repeatable.")
 @click.option("--force", is_flag=True, help="Replace the ledger and log of a non-empty state directory.")
+@click.option("--allow-older-lists", is_flag=True,
+              help="Rebuild even when the newest copy of a status list found is older than the log's last "
+                   "signature of it (a revocation in between is lost: revoke again). Default: refused.")
 @registry_options
 @json_option
 def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str | None, log_origin: str | None,
-                  repositories: tuple[str, ...], force: bool, plain_http: bool, insecure: bool, timeout: float,
-                  as_json: bool) -> None:
+                  repositories: tuple[str, ...], force: bool, allow_older_lists: bool, plain_http: bool,
+                  insecure: bool, timeout: float, as_json: bool) -> None:
     """Rebuild a verifier's state (ledger and log) from what it published.
 
     Restored: every attempt the log holds (issued or not: cooldowns and
@@ -50,8 +53,10 @@ def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str 
     Not restored: refusals (no cooldown), run start times (the signing
     time stands in: a cooldown ends later, never earlier), attempts
     stopped before they were logged, the index of an issued credential no
-    repository holds, revocations newer than the newest list copy found
-    (revoke again), held-out exposures, cosign projections, run folders.
+    repository holds, held-out exposures, cosign projections, run folders.
+    A list whose newest copy found is older than the log's last signature
+    of it is refused (a revocation in between would be lost) unless
+    --allow-older-lists. Give every repository the verifier published in.
     The report names each gap it met. Progress goes to stderr.
 
     \b
@@ -64,7 +69,8 @@ def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str 
     ident = load_identity(key, did=issuer)
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
     report = rebuild(state_dir, ident, log=log_repo, origin=log_origin, repositories=list(repositories),
-                     options=options, force=force, progress=lambda text: click.echo(f"rebuild: {text}", err=True))
+                     options=options, force=force, allow_older=allow_older_lists,
+                     progress=lambda text: click.echo(f"rebuild: {text}", err=True))
     if as_json:
         emit_json(report.to_json())
         return

@@ -47,7 +47,8 @@ NOT_RESTORED = (
     "run start times: the signing time stands in, so a cooldown ends later by the run's length, never earlier",
     "attempts stopped before they were logged",
     "the status index of an issued credential no repository holds",
-    "revocations signed after the newest status-list copy found",
+    "revocations signed after the newest status-list copy found (refused unless --allow-older-lists)",
+    "why a bit was set: a superseded credential's bit is restored as revoked",
     "held-out exposures (benchmark exposures), cosign projections, run folders and file publications",
 )
 
@@ -85,7 +86,8 @@ def check_target(state_dir: Path, force: bool) -> None:
 
 
 def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str | None, repositories: list[str],
-            options: StoreOptions, force: bool = False, progress: Progress = lambda _: None) -> RebuildReport:
+            options: StoreOptions, force: bool = False, allow_older: bool = False,
+            progress: Progress = lambda _: None) -> RebuildReport:
     """Rebuild ``state_dir`` from the log (``log``) and ``repositories``; see the module docstring."""
     if log is None and not repositories:
         raise UsageError("state rebuild: nothing to rebuild from; give --log REPO and/or --repository REPO")
@@ -101,7 +103,7 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
             scan_repository(repo, options, verifier, scan, progress)
         report = RebuildReport(str(state_dir), log, scan.log_size, list(repositories))
         with Ledger(tmp) as ledger:
-            _write(ledger, scan, report)
+            _write(ledger, scan, report, allow_older)
         if log is not None:
             conf = {"log": {"repository": log, **({"origin": scan.log_origin} if origin else {})}}
             (tmp / CONFIG_FILE).write_text(json.dumps(conf, indent=2) + "\n")
@@ -124,8 +126,6 @@ def _move_into_place(tmp: Path, state_dir: Path) -> None:
         elif old.exists():
             old.unlink()
     for item in tmp.iterdir():
-        if item.name in (f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
-            continue  # the ledger was closed (checkpointed): these hold nothing
         os.replace(item, state_dir / item.name)
 
 
@@ -173,7 +173,7 @@ def _fields(row: _Row) -> dict[str, Any]:
     else:
         count = AttemptCount.from_json(doc.get("attempt")) if doc else None
         bench_id, _, bench_version = str(doc.get("benchmark", "")).partition("@")
-        manifest, issued = doc.get("cartridgeManifestDigest", ""), e.get("verdict") == "issued"
+        manifest, issued = doc.get("cartridgeManifestDigest", ""), e.get("verdict", doc.get("verdict")) == "issued"
     subject = str(doc.get("credentialSubject", {}).get("id", "")) if level else ""
     return {
         "started_at": ts(row.time), "finished_at": ts(row.time),
@@ -207,7 +207,7 @@ def _cartridge_id(subject: str) -> str | None:
     return subject[len(prefix):].rpartition("@")[0] or None if subject.startswith(prefix) else None
 
 
-def _write(ledger: Ledger, scan: Scan, report: RebuildReport) -> None:
+def _write(ledger: Ledger, scan: Scan, report: RebuildReport, allow_older: bool) -> None:
     """Fill the fresh ledger: attempts (oldest first), then credentials, lists, entries and revoked bits."""
     db = ledger.db
     db.execute("BEGIN IMMEDIATE")
@@ -222,14 +222,15 @@ def _write(ledger: Ledger, scan: Scan, report: RebuildReport) -> None:
             report.not_issued += cols["state"] == "not-issued"
             if row.signed is not None and row.signed.kind == "credential":
                 ids[row.signed.digest] = int(cur.lastrowid or 0)
-        _write_lists(ledger, scan, report, ids)
+        _write_lists(ledger, scan, report, ids, allow_older)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
 
 
-def _write_lists(ledger: Ledger, scan: Scan, report: RebuildReport, attempt_ids: dict[str, int]) -> None:
+def _write_lists(ledger: Ledger, scan: Scan, report: RebuildReport, attempt_ids: dict[str, int],
+                 allow_older: bool) -> None:
     """The status lists: one row per URL, each found credential's entry, the newest copy's revoked bits."""
     db = ledger.db
     newest: dict[str, ListCopy] = {}
@@ -252,7 +253,8 @@ def _write_lists(ledger: Ledger, scan: Scan, report: RebuildReport, attempt_ids:
         urls.setdefault(url, (str(cred_mod.issuer_id(copy.doc)), parse_datetime(copy.doc.get("validFrom"))
                               or datetime.now(UTC)))
     for url, (issuer, first) in sorted(urls.items()):
-        _write_list(db, url, issuer, first, newest.get(url), logged.get(url, 0), creds, attempt_ids, report)
+        _write_list(db, url, issuer, first, newest.get(url), logged.get(url, 0), creds, attempt_ids, report,
+                    allow_older)
     for copy in scan.lists:
         db.execute("INSERT OR REPLACE INTO publications (list_uuid, location, digest, published_at) VALUES "
                    "(?, ?, ?, ?)", (_uuid(copy.url), copy.location, copy.digest,
@@ -264,7 +266,9 @@ def _uuid(url: str) -> str:
 
 
 def _write_list(db: Any, url: str, issuer: str, first: datetime, copy: ListCopy | None, logged_seq: int,
-                creds: list[Signed], attempt_ids: dict[str, int], report: RebuildReport) -> None:
+                creds: list[Signed], attempt_ids: dict[str, int], report: RebuildReport, allow_older: bool) -> None:
+    """One list's row, its found credentials' entries and the newest copy's revoked bits (a bit whose credential
+    is gone gets a placeholder entry, so it stays set); refuses a copy older than the log's last signature."""
     list_uuid = _uuid(url)
     try:
         uuid.UUID(list_uuid)
@@ -278,8 +282,12 @@ def _write_list(db: Any, url: str, issuer: str, first: datetime, copy: ListCopy 
         report.warnings.append(f"status list {url}: no copy found in the repositories given; its revoked bits "
                                "are unknown (none restored)")
     elif logged_seq > copy.sequence:
-        report.warnings.append(f"status list {url}: the log names sequence {logged_seq}, the newest copy found is "
-                               f"{copy.sequence}; a revocation signed in between is not restored (revoke it again)")
+        gap = (f"status list {url}: the log names sequence {logged_seq}, the newest copy found is {copy.sequence}; a "
+               "revocation signed in between would be lost (and un-revoked by the next signature)")
+        if not allow_older:
+            raise UsageError(f"state rebuild: {gap}. Give every repository the list was published to "
+                             "(--repository), or --allow-older-lists to rebuild anyway and revoke again")
+        report.warnings.append(f"{gap}: revoke it again")
     db.execute("INSERT INTO status_lists (uuid, url, created_at, size, purpose, issuer, sequence) "
                "VALUES (?, ?, ?, ?, 'revocation', ?, ?)", (list_uuid, url, ts(first), size, issuer, sequence))
     revoked = set(statuslist.set_indices(bits)) if bits else set()
@@ -299,7 +307,8 @@ def _write_list(db: Any, url: str, issuer: str, first: datetime, copy: ListCopy 
                         revoked_at if hit else None, rc.REVOKED if hit else None))
             db.execute("INSERT OR IGNORE INTO credentials (credential_id, credential_digest, attestation_digest, "
                        "attestation_ref, issued_at) VALUES (?, ?, ?, ?, ?)",
-                       (cid, s.digest, s.referrer, f"{s.repository}@{s.referrer}", ts(first)))
+                       (cid, s.digest, s.referrer, f"{s.repository}@{s.referrer}",
+                        ts(parse_datetime(s.doc.get("validFrom")) or first)))
             known.add(idx)
             report.credentials += 1
     for idx in sorted(revoked - known):  # a revoked credential no repository holds: its bit stays set
