@@ -72,6 +72,8 @@ def test_a_rebuilt_state_keeps_cooldowns_counts_and_revocations(world: World, tm
         assert rebuilt.status_list_uuids() == [uid] and rebuilt.sequence(uid) == original.sequence(uid) == 3
         assert rebuilt.revoked_indices(uid) == original.revoked_indices(uid) != []
         assert {e["idx"] for e in rebuilt.entries(uid)} == {e["idx"] for e in original.entries(uid)}
+    conf = json.loads((state / "config.json").read_text())["log"]  # later commands log to the same log
+    assert conf["repository"] == f"{w.registry}/acx/rb-log" and conf["origin"].startswith("sigsum.org/v1/tree/")
     again = _rebuild(w, state)  # never over a state that holds something, unless asked
     assert again.exit_code == 2 and "not empty" in again.output and "--force" in again.output
 

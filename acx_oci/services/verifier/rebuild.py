@@ -50,6 +50,7 @@ NOT_RESTORED = (
     "revocations signed after the newest status-list copy found (refused unless --allow-older-lists)",
     "why a bit was set: a superseded credential's bit is restored as revoked",
     "held-out exposures (benchmark exposures), cosign projections, run folders and file publications",
+    "the log's witnesses (name them again: --witness, or config.json's log.witnesses)",
 )
 
 
@@ -105,7 +106,7 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
         with Ledger(tmp) as ledger:
             _write(ledger, scan, report, allow_older)
         if log is not None:
-            conf = {"log": {"repository": log, **({"origin": scan.log_origin} if origin else {})}}
+            conf = {"log": {"repository": log, **({"origin": scan.log_origin} if scan.log_origin else {})}}
             (tmp / CONFIG_FILE).write_text(json.dumps(conf, indent=2) + "\n")
         report.warnings += scan.skipped
         _move_into_place(tmp, state_dir)
