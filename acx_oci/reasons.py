@@ -109,6 +109,9 @@ HELD_OUT_MISMATCH = _r("held_out_mismatch", "check", 1, "the held-out slice is n
 EXAM_UNCERTIFIED = _r("exam_uncertified", "check", 1, "the benchmark's exams are not certified as required")
 EXAMS_UNCERTIFIED = _r("exams_uncertified", "check", 1,
                        "the level was earned on exams never certified (uncertifiedExams: allow accepts it)")
+CLASSIFICATION_UNSTATED = _r("classification_unstated", "check", 1,
+                             "the trust file requires stated exam classifications (classification: {required: "
+                             "true}); the level's exams were not all classified by their author")
 REGRESSION_UNCHECKED = _r("regression_unchecked", "check", 1,
                           "the trust file requires a regression check against the previous version; none ran")
 CONTAMINATION_UNPROVEN = _r("contamination_unproven", "check", 1,

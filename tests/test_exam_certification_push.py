@@ -91,6 +91,7 @@ def test_certified_suite_pushes_a_signed_certification_referrer(certified: dict[
     res = cred["credentialSubject"]["result"][0]
     assert res["acx:examCertification"] == "certified" and res["acx:examCertifier"] == w["certifier"]
     assert res["acx:examCertificationDigest"] == pushed["certificationDigest"]
+    assert res["acx:examClassification"] == "stated"  # every exam.yaml states its classification
     assert "exam_uncertified" not in _codes(w, cred, [w["certifier"]])
     assert "exam_uncertified" in _codes(w, cred, [w["other"]])
 

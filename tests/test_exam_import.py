@@ -136,6 +136,7 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     assert summary["publishedAt"] == "2026-03-05"
     assert summary["controls"] == {"incomplete": True, "lookalike": True, "mutants": 0}
     assert rec["certified"] is True, mx.failures(rec)
+    assert mx.classification_of(rec) == "not stated" == rec["stages"]["seed"]["classification"]  # none was stated
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
                                                                             f"{shas['fix']}^")
     assert rec["stages"]["eval"]["plays"]["gold"] == "certified-pass"

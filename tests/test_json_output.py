@@ -39,6 +39,7 @@ SUCCESS_ELSEWHERE = {
     "log verify": "tests/test_translog.py (a published transparency log)",
     "log watch": "tests/test_translog.py (a published transparency log)",
     "log export": "tests/test_translog.py (a published transparency log)",
+    "state rebuild": "tests/test_state_rebuild.py (a registry, a published log and attests to rebuild from)",
 }
 
 
@@ -219,6 +220,7 @@ FAILURE: dict[str, Callable[[World], tuple[list[Any], int]]] = {
     "status-list revoke": lambda w: ([w.tmp / "no-list.json", "1", "--key", w.key("verifier")], 2),
     "status-refresh": lambda w: (["--key", w.tmp / "missing.key", "--state", w.tmp / "state"], 2),
     "revoke": lambda w: (["sha256:" + "0" * 64, "--key", w.key("verifier"), "--state", w.tmp / "state"], 2),
+    "state rebuild": lambda w: (["--key", w.key("verifier"), "--state", w.tmp / "rebuilt-x"], 2),
     "env build": lambda w: (["not a reference!"], 2),
     "env pull": lambda w: ([f"oci:{w.tmp / 'no-layout'}:img", "--cache-dir", w.tmp / "cache"], 2),
     "env prune": lambda w: (["--max-size", "-1"], 2),

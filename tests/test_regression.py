@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,15 @@ def test_a_rom_that_got_worse_is_not_issued(world: RWorld) -> None:
     assert code == 1, res
     assert res["issued"] is False and res["credential"] is None
     (reason,) = [r for r in res["reasons"] if r.startswith("regression:")]
-    assert "held-out R" in reason and "held-in R" in reason and reason.count("vs baseline") == 2
+    assert "held-out R" in reason and "held-in R" in reason
+    # Both suites' ratings, new and baseline, as mu and sigma, and the probability the default rule read.
+    num = r"(-?\d+\.\d+)"
+    found = {m[0]: m[1:] for m in re.findall(rf"(held-in|held-out) μ {num} σ {num} vs baseline μ {num} σ {num} "
+                                             rf"\(worse with probability {num}\)", reason)}
+    assert set(found) == {"held-in", "held-out"}, reason
+    mu, sigma, bmu, bsigma, p = (float(x) for x in found["held-in"])
+    assert mu - 3 * sigma == pytest.approx(float(reason.split("held-in R ")[1].split()[0]), abs=0.02)
+    assert mu < bmu and p >= 0.9 and sigma > 0 and bsigma > 0, reason
     result = json.loads((world.tmp / "worse" / "result.json").read_text())
     assert result["regression"]["acx:heldInR"] < result["regression"]["acx:baseline"]["heldInR"] - 1.0
 

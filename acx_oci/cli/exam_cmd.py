@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,12 +100,16 @@ def _declared_image(path: Path) -> str:
               help="SWE-bench instances (JSON Lines) to import instead, against the clones in --repos.")
 @click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="With --swebench: where the clones are (owner__name, owner/name or name).")
+@click.option("--classification", metavar="public|private|customer:NAME", default=None,
+              help="The exams' classification, as you state it (private and customer exams are always held out). "
+                   "Default: none is stated, and exam.yaml, the certification and the credential say 'not stated'.")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The suite the exams are written into (made if absent; an existing suite gains them).")
 @json_option
 def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tuple[str, ...],
                 lookalike: Path | None, incomplete: Path | None, prompt: Path | None, exam_id: str | None,
-                swebench: Path | None, repos: Path | None, out: Path, as_json: bool) -> None:
+                swebench: Path | None, repos: Path | None, classification: str | None, out: Path,
+                as_json: bool) -> None:
     """Make exams from a repository's own fix (--repo --base --fix) or from SWE-bench instances
     (--swebench --repos), in exam form under OUT; then certify them like any exam.
 
@@ -122,6 +127,7 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
     from acx_oci.services.exams import importer
     from acx_oci.services.exams import swebench as swe
 
+    stated = importer.parse_classification(classification)
     if swebench is not None:
         if repo or base or fix or tests or lookalike or incomplete or prompt or exam_id or repos is None:
             raise UsageError("exam import --swebench FILE takes --repos DIR and -o DIR only")
@@ -137,12 +143,13 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
                                     prompt=read_bytes(prompt, "prompt", 1 << 20).decode("utf-8", "replace")
                                     if prompt else None,
                                     incomplete_patch=patch(incomplete), lookalike_patch=patch(lookalike))]
-    exams = importer.write_all(parts, out)
+    exams = importer.write_all(parts, out, stated)
     if as_json:
         emit_json({"suite": str(out), "exams": exams})
         return
     for e in exams:
-        click.echo(f"{e['exam']}: {e['dir']} (parent {e['parentCommit']}, hidden {', '.join(e['hiddenTests'])})")
+        click.echo(f"{e['exam']}: {e['dir']} (parent {e['parentCommit']}, hidden {', '.join(e['hiddenTests'])}, "
+                   f"classification {json.dumps(e['classification'], sort_keys=True)})")
         for note in e["notes"]:
             click.echo(f"  {note}")
     click.echo(f"next: acx-oci exam certify {out} --out CERTS")

@@ -63,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resolve": ("referrers_cmd", "Turn REF's capability claims into verified proficiency (or say why not)."),
     "revoke": ("revoke_cmd", "Revoke a credential: set its status bit, re-sign the list, republish it everywhere."),
     "sandbox": ("sandbox_cmd", "The bubblewrap sandbox the ROM solver runs agents in."),
+    "state": ("state_cmd", "Verifier state: rebuild a lost --state directory from the registry and the transparency "
+                           "log."),
     "status-list": ("vc_cmd", "Bitstring Status Lists: create, revoke an index, check an index."),
     "status-refresh": ("revoke_cmd", "Re-sign the state's status lists (validFrom = now, next acx:sequence) and "
                                      "republish them everywhere."),

@@ -332,6 +332,14 @@ def _suites(node: NumExpr | BoolExpr) -> set[str]:
     return set()
 
 
+def worse_probability(new: SuiteRating, base: SuiteRating) -> float:
+    """P(new mu < baseline mu) from both ratings' mu and sigma: the probability the default rule compares to 0.9."""
+    se = math.hypot(new.sigma, base.sigma)
+    if se == 0:
+        return 1.0 if new.mu < base.mu else 0.0
+    return NormalDist().cdf((base.mu - new.mu) / se)
+
+
 def noninferior(new: SuiteRating, base: SuiteRating, margin: float, alpha: float) -> bool:
     """One-sided test, at level ``alpha``, that the new mu is not ``margin`` or more below the baseline's."""
     se = math.hypot(new.sigma, base.sigma)

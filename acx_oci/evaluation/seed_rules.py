@@ -61,6 +61,19 @@ def post_cutoff(res: dict[str, Any], trust: Trust, accepted: AcceptedBenchmark) 
     return [result]
 
 
+def classification(res: dict[str, Any], trust: Trust | None) -> list[Check]:
+    """``classification: {required: true}``: every exam's classification was stated by its author (the
+    certification says so, and the credential carries it as ``acx:examClassification: stated``)."""
+    if trust is None or not trust.classification_required:
+        return []
+    state = res.get("acx:examClassification")
+    if state != "stated":
+        return [bad("classification", reasons.CLASSIFICATION_UNSTATED,
+                    "the trust file requires stated exam classifications (classification: {required: true}); "
+                    f"this level's exams say {state or 'nothing'!r}")]
+    return [ok("classification", "every exam's classification was stated by its author")]
+
+
 def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     """``regression: required``: the verifier compared this version with the previous one (``acx:baseline``)."""
     if trust is None or not trust.regression_required:

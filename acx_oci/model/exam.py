@@ -33,6 +33,9 @@ RECORD_SCHEMA_V1 = "acx.exam-certification/1"
 SUMMARY_SCHEMA = "acx.exam-certification-summary/1"
 RECORD_SCHEMA_FILE = "exam-certification.schema.json"
 CONTRACT_SCHEMA_FILE = "exam.schema.json"
+#: An exam whose author stated no classification (``exam import`` without ``--classification``) says so: never a
+#: default the author did not choose. The certification record and the credential carry it.
+NOT_STATED = "not stated"
 FAMILIES_SCHEMA_FILE = "exam-families.schema.json"
 #: The certification procedure; part of every freeze hash, so changing the procedure re-certifies.
 CERTIFIER = "acx-oci-exam-certify/2"
@@ -98,6 +101,14 @@ def stages_of(record: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ..
 def seed_stages(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The record's stages under today's names (a first-shape ``contract`` read as ``seed``); no eval there."""
     return {("seed" if k == "contract" else k): v for k, v in record["stages"].items()}
+
+
+def classification_of(record: Mapping[str, Any]) -> Any:
+    """The classification the exam's author stated, as its record's seed stage saw it (``not stated`` when the
+    author stated none, and in records from before it was recorded)."""
+    seed = seed_stages(record).get("seed") or {}
+    value = seed.get("classification", NOT_STATED)
+    return value if isinstance(value, dict) else NOT_STATED
 
 
 def skipped(stage: str, reason: str) -> dict[str, Any]:
@@ -214,6 +225,7 @@ def contract_facts(doc: Any, families: Any) -> dict[str, Any]:
         facts["familyActive"] = status == "active"
         facts["familyStatus"] = status
     facts["ok"] = facts["schemaValid"] and facts["familyActive"] and not problems
+    facts["classification"] = doc["classification"] if facts["schemaValid"] and isinstance(doc, dict) else NOT_STATED
     if problems:
         facts["problems"] = problems
     return facts

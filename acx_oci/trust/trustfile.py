@@ -119,6 +119,7 @@ class Trust:
     uncertified_exams: bool = False  # uncertifiedExams: allow
     post_cutoff: PostCutoff | None = None  # top-level postCutoff (a benchmark's own wins); None: the default rule
     regression_required: bool = False  # regression: required
+    classification_required: bool = False  # classification: {required: true}
 
     @classmethod
     def empty(cls) -> Trust:
@@ -243,6 +244,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         uncertified_exams=(data.get("uncertifiedExams") == "allow"),
         post_cutoff=post_cutoff_from(data.get("postCutoff")),
         regression_required=(data.get("regression") == "required"),
+        classification_required=bool((data.get("classification") or {}).get("required", False)),
     )
 
 

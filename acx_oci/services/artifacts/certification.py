@@ -100,7 +100,8 @@ def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certif
     exams = {eid: {"recordDigest": rec["digest"], "freezeHash": rec["stages"]["freeze"]["freezeHash"],
                    "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
                    "promoted": bool(rec["stages"].get("promotion", {}).get("ok")),
-                   "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk"))}
+                   "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk")),
+                   "classification": exam_model.classification_of(rec)}
              for eid, rec in sorted(records.items())}
     return {"certifier": certifier, "benchmark": {"id": bench_id, "version": version,
                                                   "benchmarkDigest": benchmark_digest},
@@ -180,6 +181,15 @@ def find_certification(store: Store, bench_manifest_digest: str, benchmark_diges
         except AcxError as exc:
             problems.append(f"{desc.digest}: {exc}")
     return None, problems
+
+
+def classification_claim(predicate: dict[str, Any], exam_keys: list[str]) -> str:
+    """``acx:examClassification``: ``stated`` when the certification says every one of these exams carries a
+    classification its author stated, else ``not stated`` (a certification from before it said so, too)."""
+    exams = as_object(predicate.get("exams"))
+    stated = bool(exam_keys) and all(isinstance(as_object(exams.get(k)).get("classification"), dict)
+                                     for k in exam_keys)
+    return "stated" if stated else exam_model.NOT_STATED
 
 
 def render(cert: Certification) -> str:

@@ -27,6 +27,7 @@ from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
+from acx_oci.model.exam import NOT_STATED
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import gitrepo
@@ -230,8 +231,23 @@ def grader_entry(parts: ExamParts) -> str:
     return entry
 
 
-def write_exam(parts: ExamParts, out: Path) -> Path:
-    """Write the exam into the suite ``out`` as ``tasks/<id>/`` and list it in ``benchmark.json``."""
+def parse_classification(value: str | None) -> dict[str, Any] | str:
+    """``--classification``: ``public``, ``private`` or ``customer:NAME`` as the contract's object; none given:
+    ``not stated`` (the import never chooses one for the author)."""
+    if value is None:
+        return NOT_STATED
+    if value == "public":
+        return {"publiclyListable": True, "customerOwned": False}
+    if value == "private":
+        return {"publiclyListable": False, "customerOwned": False}
+    if value.startswith("customer:") and 0 < len(value) - len("customer:") <= 200:
+        return {"publiclyListable": False, "customerOwned": True, "customer": value[len("customer:"):]}
+    raise UsageError(f"--classification {value[:60]!r}: expected public, private or customer:NAME")
+
+
+def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str = NOT_STATED) -> Path:
+    """Write the exam into the suite ``out`` as ``tasks/<id>/`` and list it in ``benchmark.json``, with the
+    classification its author stated (``not stated`` when none was)."""
     doc = _suite(out)
     rel = f"tasks/{parts.exam_id}"
     if (out / rel).exists() or any(isinstance(t, dict) and t.get("id") == parts.exam_id for t in doc["tasks"]):
@@ -243,7 +259,7 @@ def write_exam(parts: ExamParts, out: Path) -> Path:
     workspace = {p: t for p, t in parts.base.items() if p not in parts.hidden}
     contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
                 "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
-                "classification": {"publiclyListable": True, "customerOwned": False},
+                "classification": classification,
                 "publishedAt": parts.published_at}
     root = out / rel
     _write_tree(out, f"{rel}/workspace", workspace)
@@ -376,7 +392,8 @@ def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
                                        "controls among those the hidden tests kill"] if n_mut else [])]}
 
 
-def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:
+def write_all(parts: list[ExamParts], out: Path,
+              classification: dict[str, Any] | str = NOT_STATED) -> list[dict[str, Any]]:
     """Write every exam into the suite ``out`` (ids checked first: nothing is written on a clash)."""
     ids = [p.exam_id for p in parts]
     if len(set(ids)) != len(ids):
@@ -385,4 +402,4 @@ def write_all(parts: list[ExamParts], out: Path) -> list[dict[str, Any]]:
         grader_entry(p)
         if (out / "tasks" / p.exam_id).exists():
             raise UsageError(f"{out / 'tasks' / p.exam_id}: exam {p.exam_id} exists already; refusing to overwrite it")
-    return [summary(p, write_exam(p, out)) for p in parts]
+    return [{**summary(p, write_exam(p, out, classification)), "classification": classification} for p in parts]

@@ -169,11 +169,11 @@ def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.U
     state = remote.manifest.annotations.get(bmodel.ANN_CERTIFICATION, "not-exam-form")
     if state != "certified":
         return {"acx:examCertification": state}, None
-    found, problems = certification.find_certification(
-        store, remote.manifest.digest, unsealed.bench.digest,
-        [bm.exam_key(t, unsealed.commitment_key) for t in unsealed.held_out])  # private exams: by commitment
+    keys = [bm.exam_key(t, unsealed.commitment_key) for t in unsealed.held_out]  # private exams: by commitment
+    found, problems = certification.find_certification(store, remote.manifest.digest, unsealed.bench.digest, keys)
     if found is None:
         return {}, ("exam_certification: the benchmark says it is certified, but no certification referrer "
                     f"verifies ({'; '.join(problems[:3]) or 'none found'})")
     return {"acx:examCertification": "certified", "acx:examCertificationDigest": found.digest,
-            "acx:examCertifier": found.certifier}, None
+            "acx:examCertifier": found.certifier,
+            "acx:examClassification": certification.classification_claim(found.predicate, keys)}, None

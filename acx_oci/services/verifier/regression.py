@@ -259,16 +259,23 @@ def held_in_rating(rom_digest: str, suite: tuple[str, str, bytes, list[dict[str,
 
 def judge(spec: Spec | None, new: dict[str, ai.SuiteRating], base: dict[str, ai.SuiteRating], tolerance: float,
           labels: dict[str, str]) -> list[str]:
-    """NOT ISSUED ``regression`` when the ROM's ``acceptIf`` (default: no R falls by more than the tolerance) is
-    false; the reason names the suites that failed it and all four R values."""
+    """NOT ISSUED ``regression`` when the ROM's ``acceptIf`` (default: worse with probability >= 0.9) is false; the
+    reason names the suites that failed it, all four R values, both suites' mu and sigma and P(worse)."""
     spec = spec or policy_regression({})
     outcome = ai.evaluate(spec.rule, ai.Env(new, base, tolerance))
     if outcome.accepted:
         return []
     failed = ", ".join(f"{'held-in' if s == 'heldIn' else 'held-out'} suite {labels[s]}" for s in outcome.failed)
+    ratings = "; ".join(_compared(n, new[s], base[s]) for s, n in (("heldIn", "held-in"), ("heldOut", "held-out")))
     return [f"{REGRESSION}: acceptIf {spec.accept_if!r} (tolerance {tolerance:g}) is false on the "
             f"{failed or 'rule as a whole'}; held-out R {new['heldOut'].r:.2f} vs baseline {base['heldOut'].r:.2f}, "
-            f"held-in R {new['heldIn'].r:.2f} vs baseline {base['heldIn'].r:.2f}"]
+            f"held-in R {new['heldIn'].r:.2f} vs baseline {base['heldIn'].r:.2f}; {ratings}"]
+
+
+def _compared(name: str, new: ai.SuiteRating, base: ai.SuiteRating) -> str:
+    """One suite's two ratings (mu, sigma) and the probability the new version is worse: what the default rule read."""
+    return (f"{name} μ {new.mu:.2f} σ {new.sigma:.2f} vs baseline μ {base.mu:.2f} σ {base.sigma:.2f} "
+            f"(worse with probability {ai.worse_probability(new, base):.3f})")
 
 
 def credential_field(baseline: Baseline, base_in: float, held_in_label: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,204 @@
+"""What ``acx-oci state rebuild`` reads: the verifier's transparency log and the repositories it published in.
+
+Only what the verifier itself signed is believed: the log's checkpoint must verify with the verifier's key
+(so every entry in it is the verifier's), and a credential, attempt record or status list found in a
+repository counts only when its proof verifies with that key under the verifier's DID. A publisher can
+delete what sits in its repository, never forge it, so the log is the source of the attempt history and
+the repositories add what the log does not say: credential ids, status-list indices, revoked bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx_oci.crypto import dataintegrity
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.keys import Identity
+from acx_oci.errors import AcxError, NotFoundError, UsageError
+from acx_oci.jsonio import parse_json
+from acx_oci.model import credential as cred_mod
+from acx_oci.model import statuslist
+from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, ARTIFACT_ATTESTATION, MEDIA_ATTEMPT_RECORD
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.services.artifacts.attestation import (
+    MAX_CREDENTIAL_BYTES,
+    STATUS_TAG_PREFIX,
+    credential_layer,
+    fetch_status_list,
+)
+from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
+from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, write_atomic
+from acx_oci.tlog.tiles import bundles_for_size, parse_entry_bundle
+from acx_oci.urls import without_fragment
+
+Progress = Callable[[str], None]
+MAX_RECORD_BYTES = 64 * 1024
+MAX_TAGS = 10_000  # tags looked at per repository: a bound, reported when hit
+
+
+@dataclass(frozen=True)
+class FoundSigned:
+    """A credential or attempt record this verifier signed, found in a repository."""
+
+    kind: str  # "credential" or "attempt-record"
+    doc: dict[str, Any]
+    digest: str  # sha256 of its exact bytes: what the log's attempt entry names as recordDigest
+    repository: str
+    subject: str  # the cartridge manifest it refers to
+    referrer: str  # the attestation (or attempt record) manifest's digest
+
+
+@dataclass(frozen=True)
+class ListCopy:
+    """A copy of one of the verifier's status lists, verified, and where it was found."""
+
+    url: str
+    doc: dict[str, Any]
+    sequence: int
+    location: str  # REGISTRY/REPO:acx-status-<uuid>, as attest records it
+    digest: str
+
+
+@dataclass
+class Scan:
+    """Everything found: log entries (in log order), signed documents by digest, list copies, what was skipped."""
+
+    log_entries: list[dict[str, Any]] = field(default_factory=list)
+    log_size: int = 0
+    log_origin: str | None = None
+    signed: dict[str, FoundSigned] = field(default_factory=dict)
+    lists: list[ListCopy] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def restore_log(repository: str, options: StoreOptions, verifier: Identity, state_dir: Path,
+                origin: str | None, scan: Scan, progress: Progress) -> TransLog:
+    """Copy the published log (checkpoint, tiles, entry bundles) into ``STATE/log`` and reopen it with the
+    verifier's key: the checkpoint must be this key's and the tiles must lead to its root (else UsageError)."""
+    with open_store(parse_reference(repository), options) as store:
+        reader = LogReader(store)
+        try:
+            head = reader.head()
+        except NotFoundError:
+            raise UsageError(f"state rebuild --log {repository}: no log is published there (no checkpoint tag)") \
+                from None
+        root = state_dir / LOG_DIR
+        for n, path in enumerate(sorted(head.index), 1):
+            write_atomic(root / path, reader.fetch(path))
+            if n % 64 == 0:
+                progress(f"log {repository}: {n}/{len(head.index)} tiles")
+        write_atomic(root / CHECKPOINT, head.note)
+    try:
+        log = TransLog(state_dir, verifier.private, origin=origin or head.checkpoint.origin)
+    except AcxError as exc:
+        raise UsageError(f"state rebuild --log {repository}: not this verifier's log ({exc})") from None
+    for bundle in bundles_for_size(log.size):
+        for raw in parse_entry_bundle(log.read(bundle.path), bundle.width):
+            entry = parse_json(raw, f"log entry in {bundle.path}")
+            scan.log_entries.append(entry if isinstance(entry, dict) else {})
+    scan.log_size, scan.log_origin = log.size, log.origin
+    progress(f"log {repository}: {log.size} entries, checkpoint verified with the verifier's key")
+    return log
+
+
+def _signed_by(doc: Any, verifier: Identity) -> bool:
+    """The document's issuer is the verifier's DID and every proof verifies with the verifier's key."""
+    if not isinstance(doc, dict) or cred_mod.issuer_id(doc) != verifier.did:
+        return False
+
+    def key(vm: str) -> bytes:
+        if without_fragment(vm) not in (verifier.did, verifier.did_key):
+            raise UsageError(f"{vm} is not a method of {verifier.did}")
+        return verifier.public_bytes
+
+    return dataintegrity.all_ok(dataintegrity.verify(doc, key))
+
+
+def _subjects(store: Store, scan: Scan, repository: str) -> list[str]:
+    """The digests of the repository's tagged manifests (the cartridges), status-list and fallback tags aside."""
+    tags = store.list_tags()
+    if len(tags) > MAX_TAGS:
+        scan.skipped.append(f"{repository}: {len(tags)} tags, only the first {MAX_TAGS} read")
+    out: list[str] = []
+    for tag in tags[:MAX_TAGS]:
+        if tag.startswith((STATUS_TAG_PREFIX, "sha256-")):
+            continue
+        digest = store.resolve(tag).digest
+        if digest not in out:
+            out.append(digest)
+    return out
+
+
+def _read_signed(store: Store, desc: Any, subject: str, repository: str, verifier: Identity) -> FoundSigned | None:
+    manifest = store.fetch_manifest(desc.digest)
+    if desc.artifact_type == ARTIFACT_ATTESTATION:
+        layer, kind, limit = credential_layer(manifest), "credential", MAX_CREDENTIAL_BYTES
+    else:
+        layers = [d for d in manifest.layers if d.media_type == MEDIA_ATTEMPT_RECORD]
+        layer, kind, limit = (layers[0] if len(layers) == 1 else None), "attempt-record", MAX_RECORD_BYTES
+    if layer is None:
+        return None
+    raw = store.fetch_blob(layer.digest, limit, size=layer.size)
+    doc = parse_json(raw, f"{kind} {layer.digest}")
+    if not _signed_by(doc, verifier):
+        return None
+    return FoundSigned(kind, doc, sha256_digest(raw), repository, subject, desc.digest)
+
+
+def scan_repository(repository: str, options: StoreOptions, verifier: Identity, scan: Scan,
+                    progress: Progress) -> None:
+    """Every credential and attempt record the verifier signed about the repository's cartridges, and every
+    copy of its status lists there; anything unreadable is named in ``scan.skipped``, never guessed at."""
+    ref = parse_reference(repository)
+    if ref.tag or ref.digest:
+        raise UsageError(f"state rebuild --repository {repository}: a repository (REGISTRY/REPO or oci:DIR), "
+                         "without a tag or digest")
+    with open_store(ref, options) as store:
+        found = 0
+        for subject in _subjects(store, scan, repository):
+            listing = store.referrers(subject)
+            if listing.partial:
+                scan.skipped.append(f"{repository}@{subject}: the referrer listing was cut short")
+            for desc in listing.descriptors:
+                if desc.artifact_type not in (ARTIFACT_ATTESTATION, ARTIFACT_ATTEMPT_RECORD):
+                    continue
+                try:
+                    signed = _read_signed(store, desc, subject, repository, verifier)
+                except AcxError as exc:
+                    scan.skipped.append(f"{repository}@{desc.digest}: {exc}")
+                    continue
+                if signed is not None and signed.digest not in scan.signed:
+                    scan.signed[signed.digest] = signed
+                    found += 1
+        lists = _lists(store, repository, verifier, scan)
+        progress(f"repository {repository}: {found} signed record(s), {lists} status list copy(ies)")
+
+
+def _lists(store: Store, repository: str, verifier: Identity, scan: Scan) -> int:
+    """The verifier's status lists tagged ``acx-status-<uuid>`` in the repository (verified copies only)."""
+    count = 0
+    for tag in store.list_tags()[:MAX_TAGS]:
+        if not tag.startswith(STATUS_TAG_PREFIX):
+            continue
+        url = f"https://acx.invalid/{tag[len(STATUS_TAG_PREFIX):]}"  # fetch_status_list reads only the UUID
+        try:
+            got = fetch_status_list(store, url)
+        except AcxError as exc:
+            scan.skipped.append(f"{repository}:{tag}: {exc}")
+            continue
+        if got is None or not _signed_by(got[0], verifier):
+            continue
+        doc, digest = got
+        try:
+            seq = statuslist.list_sequence(doc)
+        except AcxError as exc:
+            scan.skipped.append(f"{repository}:{tag}: {exc}")
+            continue
+        scan.lists.append(ListCopy(str(doc.get("id")), doc, seq, str(store.reference.with_tag(tag)), digest))
+        count += 1
+    return count
