@@ -18,12 +18,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
-from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
+from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
+from acx_oci.evaluation.judge_input import Expected as Expected
+from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
+from acx_oci.evaluation.judge_input import Judgement as Judgement
+from acx_oci.evaluation.judge_input import KnownProofs as KnownProofs
+from acx_oci.evaluation.judge_input import Material as Material
+from acx_oci.evaluation.judge_input import StatusKey as StatusKey
+from acx_oci.evaluation.log_check import log_failure, log_positions, log_superseded
 from acx_oci.evaluation.seed_rules import RELAXED_CODE
 from acx_oci.evaluation.status_choice import FLOOR as FLOOR
 from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
@@ -32,90 +39,11 @@ from acx_oci.evaluation.status_choice import status_url as status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array, parse_json
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest, issuer_id, level_result
+from acx_oci.model.credential import evidence_digest, issuer_id
+from acx_oci.model.level_view import LevelView
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
-from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
-
-StatusKey = tuple[str, str]  # (status list URL, issuer DID)
-
-
-@dataclass(frozen=True)
-class CartridgeFacts:
-    """What the judge needs of the loaded cartridge: its digests, its parties and its claims."""
-
-    manifest_digest: str
-    rom_digest: str
-    controller: str
-    signer: str | None
-    signer_key: bytes | None
-    signature_status: str
-    capabilities: tuple[CapabilityRecord, ...]
-
-    @property
-    def tampered(self) -> bool:
-        """A tampered cartridge verifies no claim, whatever its credentials say."""
-        return self.signature_status == STATUS_TAMPERED
-
-
-@dataclass(frozen=True)
-class FetchedAttestation:
-    """One attestation as fetched: its credential (None when unusable), records, and any fetch-time reasons."""
-
-    digest: str  # the attestation manifest's
-    offered: str = ""  # the (unsigned) capability annotation: which claim the pusher offered it for
-    credential: dict[str, Any] | None = None
-    credential_digest: str | None = None
-    evidence_present: frozenset[str] = frozenset()  # every evidence layer's digest
-    evidence: Mapping[str, bytes] | None = None  # the record bytes, when fetched (--check-evidence)
-    codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
-    messages: tuple[str, ...] = ()
-    log_proof: bytes | None = None  # the attestation's log-proof layer (acx_oci.tlog.proof), when it has one
-    # the credential's bytes when ``credential`` is only a lax parse (:func:`acx_oci.jsonio.loads_claims`) of
-    # what it claims: the judge parses them strictly before it verifies or accepts anything
-    credential_raw: bytes | None = None
-    # the game records travel in one layer that was not fetched: every record the credential names counts as
-    # present (replay fetches the layer and finds out)
-    records_bundled: bool = False
-
-
-@dataclass(frozen=True)
-class Material:
-    """Every byte one decision needs, fetched beforehand."""
-
-    attestations: tuple[FetchedAttestation, ...] = ()
-    # per status-list URL, every copy found (the cartridge's repository, user files, HTTPS), in that order
-    status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
-    # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
-    min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
-    # per (URL, issuer), the newest list this consumer kept: judged beside the copies found (docs/concepts.md)
-    kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
-    # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
-    logs: Mapping[str, LogView] | None = None
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Per attestation, accepted (by claim) or rejected, and the status lists that verified (to remember)."""
-
-    accepted: Mapping[str, tuple[AcceptedCredential, ...]]
-    rejected: Mapping[str, tuple[Rejection, ...]]
-    unmatched: tuple[Rejection, ...]
-    status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
-    verifications: int = 0  # credentials put through every rule (each at most once)
-    unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
-    status_lists_seen: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)  # the newest of each
-
-
-class KnownProofs(Protocol):
-    """Credentials whose proofs this consumer verified before, and with which keys (the consumer's cache)."""
-
-    def proof_keys(self, credential_digest: str) -> frozenset[bytes] | None:
-        """The keys the proof verified with last time, or None."""
-
-    def remember(self, credential_digest: str, keys: frozenset[bytes]) -> None:
-        """Record that every rule passed for these exact bytes, with these keys."""
 
 
 def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
@@ -128,15 +56,22 @@ def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list
     return missing
 
 
-def _claim_of(item: FetchedAttestation, claims: Mapping[str, CapabilityRecord]) -> tuple[str, list[str], list[str]]:
+Claims = Mapping[str, CapabilityRecord] | None  # None: no cartridge (``vc verify``), any capability counts
+
+
+def _claimed(cap_id: str, claims: Claims) -> bool:
+    return claims is None or cap_id in claims
+
+
+def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str], list[str]]:
     """The claim an attestation counts for, and a capability_mismatch when it was offered for another.
 
     The claim is the one the signed ``acx:capabilityId`` names, never the (unsigned) annotation.
     """
     cred = item.credential
-    cap_id = str(((level_result(cred) or {}) if cred else {}).get("acx:capabilityId") or "")
+    cap_id = LevelView.of(cred).capability_id if cred else ""
     codes, messages = list(item.codes), list(item.messages)
-    if cap_id not in claims and item.offered in claims:
+    if claims is not None and cap_id not in claims and item.offered in claims:
         if cred is not None:  # (a malformed one was rejected for that already)
             codes.append(reasons.CAPABILITY_MISMATCH)
             messages.append(f"offered for claim {claims[item.offered].display()} ({item.offered}), but the "
@@ -162,15 +97,15 @@ def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[by
 def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None, keys: frozenset[bytes]) -> AcceptedCredential:
     cred, digest = item.credential, item.credential_digest
     assert cred is not None and digest is not None
-    res = level_result(cred) or {}
+    view = LevelView.of(cred)  # (the schema verified: every field below is there, typed)
+    res = view.result
     return AcceptedCredential(
         attestation_digest=item.digest, credential_digest=digest, issuer=issuer or "", capability_id=cap_id,
-        benchmark_id=str(res.get("acx:benchmarkId")), benchmark_version=str(res.get("acx:benchmarkVersion")),
+        benchmark_id=view.benchmark_id, benchmark_version=view.benchmark_version,
         mu=float(res["acx:ratingMu"]), sigma=float(res["acx:ratingSigma"]), games=int(res["acx:gamesPlayed"]),
-        acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]),
-        valid_from=str(cred.get("validFrom", "")), credential=cred, solver=str(res.get("acx:solver", "reference")),
-        rom_digest=str(res.get("acx:cartridgeRomDigest", "")), benchmark_digest=str(res.get("acx:benchmarkDigest", "")),
-        proof_keys=keys,
+        acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]), valid_from=view.valid_from,
+        credential=cred, solver=str(res.get("acx:solver", "reference")), rom_digest=view.rom_digest,
+        benchmark_digest=view.benchmark_digest, proof_keys=keys,
     )
 
 
@@ -179,7 +114,7 @@ class _Run:
     """One judgement's memos: verdicts per (credential, list, records), status-list checks and bits."""
 
     material: Material
-    cart: CartridgeFacts
+    expected: Expected
     trust: Trust
     now: datetime
     allow_unknown_status: bool
@@ -187,6 +122,8 @@ class _Run:
     known: KnownProofs | None = None
     verifications: int = 0  # credentials put through every rule (what a flood of forgeries costs)
     verdicts: dict[tuple[Any, ...], tuple[list[str], list[str]]] = field(default_factory=dict)
+    checks: dict[tuple[Any, ...], tuple[Check, ...]] = field(default_factory=dict)  # per verdict: every rule
+    judged: dict[str, tuple[Check, ...]] = field(default_factory=dict)  # per attestation verified: its rules
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
@@ -220,10 +157,11 @@ class _Run:
         found = self.material.status_lists.get(url, ()) if url else ()
         chosen = choose_status_list(cred, found if kept is None else (*found, kept), self.bits) if url else None
         floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
+        exp = self.expected
         ctx = VerifyContext(
-            trust=self.trust, now=self.now, expected_rom_digest=self.cart.rom_digest,
-            expected_manifest_digest=self.cart.manifest_digest, cartridge_controller=self.cart.controller,
-            rom_signer=self.cart.signer, rom_signer_key=self.cart.signer_key, status_list=chosen,
+            trust=self.trust, now=self.now, expected_rom_digest=exp.rom_digest,
+            expected_manifest_digest=exp.manifest_digest, cartridge_controller=exp.controller,
+            rom_signer=exp.signer, rom_signer_key=exp.signer_key, status_list=chosen,
             status_min_sequence=floor, allow_unknown_status=self.allow_unknown_status,
             evidence=None if item.evidence is None else dict(item.evidence), status_cache=self.status_cache,
             resolve_keys=self.resolve_keys,
@@ -236,6 +174,7 @@ class _Run:
             self.seen[(url, issuer)] = sequence(chosen)
             self.seen_lists[(url, issuer)] = chosen
         failed = [c for c in checks if not c.ok]
+        self.checks[key] = tuple(checks)
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
         self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
         if not failed and self.known is not None and item.credential_digest:
@@ -260,6 +199,7 @@ class _Run:
                              (*item.messages, schema.message), item.credential_digest, issuer)
         if cred is not None:
             vcodes, vmsgs = self.verify(item, issuer)
+            self.judged[item.digest] = self.checks[self.verdict_key(item)]
             codes, messages = [*codes, *vcodes], [*messages, *vmsgs]
             logged = None if self.material.logs is None else log_failure(
                 self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
@@ -271,10 +211,10 @@ class _Run:
             if missing:
                 codes.append(reasons.EVIDENCE_MISSING)
                 messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
-        claims = {c.id for c in self.cart.capabilities}
+        claims = None if self.expected.claims is None else {c.id for c in self.expected.claims}
         if codes:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
-        if cap_id in claims:
+        if claims is None or cap_id in claims:
             assert cred is not None
             return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
                            relaxed=self.relaxed.get(self.verdict_key(item), ()))
@@ -292,10 +232,7 @@ def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
 
     A forger can claim any key; it then fails its own verification, which costs one verification, no more.
     """
-    res = level_result(credential) or {}
-    issuer = issuer_id(credential) or ""
-    return (issuer.split("#", 1)[0], str(res.get("acx:cartridgeRomDigest", "")),
-            str(res.get("acx:benchmarkDigest", "")), cap_id)
+    return LevelView.of(credential).supersede_key(cap_id)
 
 
 def _claimed_order(item: FetchedAttestation, positions: Mapping[str, tuple[str, int]]) -> tuple[bool, int, datetime,
@@ -329,7 +266,7 @@ def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) ->
                       "verifies decides",), item.credential_digest, issuer)
 
 
-def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, now: datetime, *,
+def judge_credentials(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
                       allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
                       confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
     """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
@@ -345,26 +282,29 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
     every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
     ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O); by default keys resolve offline.
     """
-    run = _Run(material, cart, trust, now, allow_unknown_status, resolve_keys, known)
-    claims = {c.id: c for c in cart.capabilities}
-    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
-    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
+    expected = cart.expected if isinstance(cart, CartridgeFacts) else cart
+    run = _Run(material, expected, trust, now, allow_unknown_status, resolve_keys, known)
+    claims = None if expected.claims is None else {c.id: c for c in expected.claims}
+    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims or {}}
+    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims or {}}
     unmatched: list[Rejection] = []
     groups: dict[GroupKey, list[FetchedAttestation]] = {}
     unconfirmed: list[str] = []
     for item in material.attestations:
         cap_id, codes, messages = _claim_of(item, claims)
-        if item.credential is not None and not codes and cap_id in claims:
+        if item.credential is not None and not codes and _claimed(cap_id, claims):
             groups.setdefault(group_key(item.credential, cap_id), []).append(item)
             continue
         outcome = run.judge_one(item, cap_id, codes, messages)
         if isinstance(outcome, AcceptedCredential):  # (only a claimed capability with no defect is accepted)
-            accepted[cap_id].append(outcome)
+            accepted.setdefault(cap_id, []).append(outcome)
         else:
-            (rejected[cap_id] if cap_id in claims else unmatched).append(outcome)
+            (rejected.setdefault(cap_id, []) if _claimed(cap_id, claims) else unmatched).append(outcome)
     positions = _pinned_positions(material, trust)
     for key, group in groups.items():
         cap_id = key[3]
+        accepted.setdefault(cap_id, [])
+        rejected.setdefault(cap_id, [])
         decided: AcceptedCredential | Rejection | None = None
         walk = sorted(group, key=lambda it: _claimed_order(it, positions), reverse=True)
         for i, item in enumerate(walk):
@@ -393,7 +333,7 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
                      tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed),
-                     dict(run.seen_lists))
+                     dict(run.seen_lists), dict(run.judged))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

@@ -20,6 +20,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, LogInconsistent, NoteInvalid, UsageError
+from acx_oci.model import level_view
 from acx_oci.model.credential import issuer_id, level_result
 from acx_oci.model.resolution import AcceptedCredential, AttemptEntry, AttemptHistory, CapabilityResolution, Rejection
 from acx_oci.timeutil import parse_datetime
@@ -210,8 +211,8 @@ def log_positions(proofs: Mapping[str, bytes | None]) -> dict[str, tuple[str, in
 
 def supersede_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """An attempt entry's superseding key, as :attr:`AcceptedCredential.supersede_key` draws it."""
-    return (str(entry.get("issuer", "")).split("#", 1)[0], str(entry.get("romDigest", "")),
-            str(entry.get("benchmarkDigest", "")), str(entry.get("capability", "")))
+    return level_view.supersede_key(str(entry.get("issuer", "")), str(entry.get("romDigest", "")),
+                                    str(entry.get("benchmarkDigest", "")), str(entry.get("capability", "")))
 
 
 def log_superseded(accepted: Sequence[AcceptedCredential], positions: Mapping[str, tuple[str, int]],

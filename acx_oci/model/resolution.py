@@ -16,6 +16,7 @@ from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import level_result
+from acx_oci.model.level_view import supersede_key
 from acx_oci.model.rom import STATUS_TAMPERED
 
 VERIFIED = "VERIFIED"
@@ -61,7 +62,7 @@ class AcceptedCredential:
     @property
     def supersede_key(self) -> tuple[str, str, str, str]:
         """(issuer DID, ROM digest, benchmark digest, capability id): within one key only the newest decides."""
-        return self.issuer.split("#", 1)[0], self.rom_digest, self.benchmark_digest, self.capability_id
+        return supersede_key(self.issuer, self.rom_digest, self.benchmark_digest, self.capability_id)
 
     @property
     def model(self) -> dict[str, Any] | None:
