@@ -22,7 +22,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
+from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad, offline_keys
 from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
 from acx_oci.evaluation.judge_input import Expected as Expected
 from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
@@ -198,19 +198,20 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
                              (*item.messages, schema.message), item.credential_digest, issuer)
         if cred is not None:
+            extra = list(zip(codes, messages, strict=False))  # (found beside the rules: kept as checks too)
             vcodes, vmsgs = self.verify(item, issuer)
-            self.judged[item.digest] = self.checks[self.verdict_key(item)]
-            codes, messages = [*codes, *vcodes], [*messages, *vmsgs]
             logged = None if self.material.logs is None else log_failure(
                 self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
                 int(self.now.timestamp()))
             if logged is not None and logged.code is not None:
-                codes.append(logged.code)
-                messages.append(logged.message)
+                extra.append((logged.code, logged.message))
             missing = [] if item.records_bundled else _evidence_bound(cred, item.evidence_present)
             if missing:
-                codes.append(reasons.EVIDENCE_MISSING)
-                messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
+                extra.append((reasons.EVIDENCE_MISSING,
+                              f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation"))
+            self.judged[item.digest] = (*self.checks[self.verdict_key(item)], *(bad(c, c, m) for c, m in extra))
+            codes = [*codes, *vcodes, *(c for c, _ in extra[len(codes):])]
+            messages = [*messages, *vmsgs, *(m for _, m in extra[len(messages):])]
         claims = None if self.expected.claims is None else {c.id for c in self.expected.claims}
         if codes:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)

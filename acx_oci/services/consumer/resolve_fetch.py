@@ -152,8 +152,32 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         manifest = store.fetch_manifest(desc.digest)
         out.size += len(manifest.raw)
         memo.charge(len(manifest.raw))
+    except DeadlineExceeded:
+        out.cut = True
+        return out
+    except ByteBoundReached:
+        out.over = True
+        return out
+    except AcxError as exc:
+        return _failed(out, exc)
+    return fetch_layers(store, manifest, desc.digest, subject_digest, with_evidence, memo, out)
+
+
+def _failed(out: Fetched, exc: AcxError) -> Fetched:
+    """A digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure."""
+    out.codes.append(exc.code if isinstance(exc, IntegrityError | SchemaError) else reasons.FETCH_FAILED)
+    out.messages.append(str(exc))
+    return out
+
+
+def fetch_layers(store: Store, manifest: Manifest, digest: str, subject_digest: str, with_evidence: bool,
+                 memo: BlobMemo, out: Fetched | None = None) -> Fetched:
+    """The attestation ``manifest`` (fetched, or about to be pushed through the gateway) with its layers read:
+    credential (bounded in bytes and containers), log proof and (``with_evidence``) records."""
+    out = out or Fetched(manifest.descriptor)
+    try:
         # judged by what the fetched manifest says (type, annotations), never by what the listing claimed
-        out.descriptor = replace(manifest.descriptor, digest=desc.digest)
+        out.descriptor = replace(manifest.descriptor, digest=digest)
         if manifest.artifact_type != ARTIFACT_ATTESTATION:
             out.codes.append(reasons.NOT_AN_ATTESTATION)
             out.messages.append(f"artifactType is {manifest.artifact_type}")
@@ -170,21 +194,7 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
         raw, new = memo.fetch(store, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
         out.size += new
         started = time.perf_counter()
-        if too_many_containers(raw, MAX_CREDENTIAL_CONTAINERS):
-            raise ShapeError(f"credential {layer.digest}: schema_invalid: more than {MAX_CREDENTIAL_CONTAINERS} "
-                             "objects and arrays")
-        doc = loads_claims(raw)  # what it claims, to order the judge's walk; the judge parses strictly what it tries
-        if doc is None:
-            doc = parse_json(raw, f"credential {layer.digest}")  # not JSON: the strict parser's error, and code
-        else:
-            out.credential_raw = raw
-        out.credential = doc if isinstance(doc, dict) else None
-        out.credential_digest = layer.digest
-        if out.credential is None:  # judged no further
-            out.codes.append(reasons.SCHEMA_INVALID)
-            out.messages.append("the credential is not a JSON object")
-        # The schema is checked when the judge verifies it (first of every rule): of 1,000 credentials of one
-        # claim only the newest that verifies is, and the rest are superseded unverified.
+        _read_credential(raw, layer.digest, out)
         proofs = [d for d in manifest.layers if d.media_type == LOG_PROOF_MEDIA_TYPE]
         if len(proofs) == 1:  # none, or two (ambiguous), is "not logged"
             out.log_proof, new = memo.fetch(store, proofs[0].digest, MAX_PROOF_DOC, proofs[0].size)
@@ -196,11 +206,27 @@ def fetch_one(store: Store, desc: Descriptor, subject_digest: str, with_evidence
     except ByteBoundReached:
         out.over = True
     except AcxError as exc:
-        # a digest mismatch or a document that is not I-JSON keeps its own code; anything else is a fetch failure
-        code = exc.code if isinstance(exc, IntegrityError | SchemaError) else reasons.FETCH_FAILED
-        out.codes.append(code)
-        out.messages.append(str(exc))
+        _failed(out, exc)
     return out
+
+
+def _read_credential(raw: bytes, digest: str, out: Fetched) -> None:
+    """Parse the credential's claims (bounded in containers); the judge parses strictly what it tries."""
+    if too_many_containers(raw, MAX_CREDENTIAL_CONTAINERS):
+        raise ShapeError(f"credential {digest}: schema_invalid: more than {MAX_CREDENTIAL_CONTAINERS} "
+                         "objects and arrays")
+    doc = loads_claims(raw)  # what it claims, to order the judge's walk; the judge parses strictly what it tries
+    if doc is None:
+        doc = parse_json(raw, f"credential {digest}")  # not JSON: the strict parser's error, and code
+    else:
+        out.credential_raw = raw
+    out.credential = doc if isinstance(doc, dict) else None
+    out.credential_digest = digest
+    if out.credential is None:  # judged no further
+        out.codes.append(reasons.SCHEMA_INVALID)
+        out.messages.append("the credential is not a JSON object")
+    # The schema is checked when the judge verifies it (first of every rule): of 1,000 credentials of one
+    # claim only the newest that verifies is, and the rest are superseded unverified.
 
 
 def _fetch_evidence(store: Store, manifest: Manifest, out: Fetched, with_evidence: bool, memo: BlobMemo) -> None:
@@ -439,3 +465,12 @@ def gather(store: Store, refs: list[Descriptor], subject: str, with_evidence: bo
     done, bound_notes = fetch_attestations(store, refs, subject, with_evidence, lim, deadline, collect, phases)
     material = Material(tuple(collect.items), collect.lists, collect.marks, collect.kept)
     return Gathered(material, collect.records, done, tuple(collect.notes), tuple(bound_notes))
+
+
+def material_of(store: Store, items: list[Fetched], sources: StatusSources) -> Material:
+    """The judge's input for attestations fetched one by one (the gateway's push check), built as :func:`gather`
+    builds it: the same status-list copies, remembered sequence and kept list."""
+    collect = _Collector(store, sources, Phases())
+    for item in items:
+        collect(item)
+    return Material(tuple(collect.items), collect.lists, collect.marks, collect.kept)
