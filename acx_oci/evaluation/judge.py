@@ -198,20 +198,21 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
                              (*item.messages, schema.message), item.credential_digest, issuer)
         if cred is not None:
-            extra = list(zip(codes, messages, strict=False))  # (found beside the rules: kept as checks too)
+            # found beside the rules, kept as checks too: (check name, code, sentence)
+            extra = [(c, c, m) for c, m in zip(codes, messages, strict=False)]
             vcodes, vmsgs = self.verify(item, issuer)
             logged = None if self.material.logs is None else log_failure(
                 self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
                 int(self.now.timestamp()))
             if logged is not None and logged.code is not None:
-                extra.append((logged.code, logged.message))
+                extra.append((LOG_CHECK, logged.code, logged.message))
             missing = [] if item.records_bundled else _evidence_bound(cred, item.evidence_present)
             if missing:
-                extra.append((reasons.EVIDENCE_MISSING,
+                extra.append(("evidence_bound", reasons.EVIDENCE_MISSING,
                               f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation"))
-            self.judged[item.digest] = (*self.checks[self.verdict_key(item)], *(bad(c, c, m) for c, m in extra))
-            codes = [*codes, *vcodes, *(c for c, _ in extra[len(codes):])]
-            messages = [*messages, *vmsgs, *(m for _, m in extra[len(messages):])]
+            self.judged[item.digest] = (*self.checks[self.verdict_key(item)], *(bad(*e) for e in extra))
+            codes = [*codes, *vcodes, *(c for _, c, _ in extra[len(codes):])]
+            messages = [*messages, *vmsgs, *(m for _, _, m in extra[len(messages):])]
         claims = None if self.expected.claims is None else {c.id for c in self.expected.claims}
         if codes:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
@@ -225,6 +226,7 @@ class _Run:
 
 
 Confirm = Callable[[AcceptedCredential], "Check | None"]
+LOG_CHECK = "transparency_log"  # the name of the log rule's check
 GroupKey = tuple[str, str, str, str]
 
 

@@ -58,11 +58,12 @@ from acx_oci.services.artifacts.attestation import (
 )
 from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.attestation_fetch import BlobMemo, fetch_layers
 from acx_oci.services.consumer.log_fetch import gather_logs
 from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
 from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_loaded
-from acx_oci.services.consumer.resolve_fetch import BlobMemo, StatusSources, fetch_layers, material_of
+from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
 from acx_oci.services.consumer.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
