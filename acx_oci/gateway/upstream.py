@@ -21,10 +21,11 @@ from urllib.parse import urlsplit
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
 from acx_oci.evaluation.accept import accept_credential
-from acx_oci.evaluation.checks import Check, VerifyContext, check_proofs, resolver
+from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.log_check import pinned_keys
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
+from acx_oci.evaluation.status_replace import may_replace
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
 from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
@@ -294,44 +295,28 @@ class Upstream:
         except AcxError as exc:
             return [(reasons.STATUS_INVALID, str(exc))], {}
         issuer = issuer_id(doc)
-        bad_proofs = [c.message for c in self._proofs(doc, issuer) if not c.ok]
-        if issuer is None or bad_proofs:
-            return [(reasons.STATUS_INVALID, f"the status list's proof does not verify as its issuer {issuer}'s: "
-                                       + "; ".join(bad_proofs))], {}
-        upstream_seq = 0
         try:
             found = fetch_status_list(st, list_url)
         except AcxError:
             found = None  # an unreadable list upstream says nothing; a sound one may replace it
-        if found is not None:
-            current = found[0]
-            current_issuer = issuer_id(current)
-            if current_issuer is not None and all(c.ok for c in self._proofs(current, current_issuer)):
-                if current_issuer != issuer:
-                    return [(reasons.STATUS_INVALID, f"the list at {tag} is signed by {current_issuer}; a list "
-                                                     f"signed by {issuer} may not replace it")], {}
-                try:
-                    upstream_seq = statuslist.list_sequence(current)
-                except AcxError:
-                    upstream_seq = 0
-        seen = self.history.highest(list_url, issuer)
+        seen = self.history.highest(list_url, issuer) if issuer is not None else 0
+        verdict = may_replace(doc, found[0] if found is not None else None, self.config.trust, self.config.clock(),
+                              highest_seen=seen, there_name=f"the list at {tag}")
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
-                  "upstreamSequence": upstream_seq, "highestSequenceSeen": seen}
-        if sequence <= upstream_seq or sequence < seen:
+                  "upstreamSequence": verdict.there or 0, "highestSequenceSeen": seen}
+        if verdict.code == reasons.STATUS_ROLLBACK:
             return [(reasons.STATUS_ROLLBACK, f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is "
-                                              f"not newer than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; "
-                                              f"highest seen {seen}): putting back an older list is a "
-                                              "rollback")], detail
+                                              f"not newer than the one upstream ({statuslist.SEQUENCE} "
+                                              f"{verdict.there or 0}; highest seen {seen}): putting back an older "
+                                              "list is a rollback")], detail
+        if not verdict.ok:
+            return [(verdict.code, f"status list {list_url}: {verdict.reason}")], {}
         return [], detail
 
     def accepted_status_push(self, detail: dict[str, Any]) -> None:
         """Remember the sequence of a status list the upstream accepted (so deleting the tag cannot reset it)."""
         self.history.remember(str(detail["statusList"]), str(detail["issuer"]), int(detail["pushedSequence"]),
                               self.config.clock())
-
-    def _proofs(self, doc: dict[str, Any], issuer: str | None) -> list[Any]:
-        ctx = VerifyContext(trust=self.config.trust, now=self.config.clock())
-        return check_proofs(doc, resolver(ctx), ctx.now, name="status_list_proof", issuer=issuer)
 
     def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
         """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""
