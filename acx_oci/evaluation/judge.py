@@ -3,19 +3,22 @@
 :mod:`acx_oci.services.consumer.resolve_fetch` gathers every byte a decision needs (the
 attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
-:func:`judge_credentials` runs every verification rule on it and says, per
+:func:`judging` runs every verification rule on it and says, per
 attestation, accepted or rejected with reasons — per superseding key newest first, stopping
-at the first credential that verifies (and replays, through the caller's ``confirm``), so
+at the first credential that verifies (and replays), so
 the older ones are ``superseded`` unverified and a forged "newer" one costs one failed
 verification; :func:`capability_verdicts` picks,
 per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
 digest, capability) and the highest level among those. Replay (re-deriving a credential
-from its records) is the caller's ``confirm``: it may fetch records the listing did not carry.
+from its records, which may need records the listing did not carry) is asked of the caller: the
+judge yields :class:`NeedReplay` and goes on with the answer (:func:`answered` drives it;
+:func:`judge_credentials` with a ``confirm`` callable, for callers that answer at once). DID documents
+beyond the trust file and the consumer's proof cache are still passed in (``resolve_keys``, ``known``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -269,17 +272,49 @@ def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) ->
                       "verifies decides",), item.credential_digest, issuer)
 
 
+@dataclass(frozen=True)
+class NeedReplay:
+    """What the judge needs before this credential may decide: the replay of its game records (python-tuf's
+    shape: the judge says what it needs, the caller fetches and answers, the judge goes on)."""
+
+    accepted: AcceptedCredential
+
+
+JudgeSteps = Generator[NeedReplay, "Check | None", Judgement]
+
+
 def judge_credentials(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
                       allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
                       confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
+    """:func:`judging` to the end, each :class:`NeedReplay` answered by ``confirm`` (None: no replay)."""
+    return answered(judging(material, cart, trust, now, allow_unknown_status=allow_unknown_status,
+                            resolve_keys=resolve_keys, known=known, replay=confirm is not None),
+                    lambda need: confirm(need.accepted) if confirm is not None else None)
+
+
+def answered(steps: JudgeSteps, answer: Callable[[NeedReplay], Check | None]) -> Judgement:
+    """Run the judge, answering each thing it needs with ``answer`` (the caller's fetch), to its judgement."""
+    try:
+        need = next(steps)
+        while True:
+            need = steps.send(answer(need))
+    except StopIteration as done:
+        judgement: Judgement = done.value
+        return judgement
+
+
+def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
+            allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
+            known: KnownProofs | None = None, replay: bool = False) -> JudgeSteps:
     """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
 
     Per superseding key (:func:`group_key`) the credentials are verified newest first (by the pinned log's
     order where the trust file pins the issuer's log, else by validFrom) and the walk stops at the first that
-    verifies (and that ``confirm``, the caller's replay, accepts): every older one is listed ``superseded``
+    verifies (and, with ``replay``, whose replay the caller answers with a passing check: the judge yields a
+    :class:`NeedReplay` and goes on with the answer): every older one is listed ``superseded``
     without being verified. One with a later issued attempt of its key in the log is superseded itself,
-    and so is every older one (the newer result need not be in the registry any more). ``confirm`` returning
-    None (it could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
+    and so is every older one (the newer result need not be in the registry any more). An answer of
+    None (the caller could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
     attestations are in ``Judgement.unconfirmed``.
     Attestations that cannot decide (a fetch-time defect, an unclaimed capability) are verified once each so
     every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
@@ -324,8 +359,8 @@ def judge_credentials(material: Material, cart: CartridgeFacts | Expected, trust
                     rejected[cap_id].append(gone[0])
                     decided = gone[0]
                     continue
-            verdict = confirm(outcome) if confirm is not None else None
-            if confirm is not None and verdict is None:
+            verdict = (yield NeedReplay(outcome)) if replay else None
+            if replay and verdict is None:
                 unconfirmed += [it.digest for it in walk[i:]]
                 break
             if verdict is not None and not verdict.ok:
