@@ -214,3 +214,33 @@ def test_verify_context_is_built_only_by_the_judge() -> None:
                if p.relative_to(root).parts[0] != "evaluation"
                for n, line in enumerate(p.read_text().splitlines(), 1) if "VerifyContext(" in line]
     assert outside == [], outside
+
+
+def test_one_rule_replaces_a_status_list_for_copy_and_the_gateway() -> None:
+    """Copy kept a source list of the same sequence out, the gateway refused it: now both ask may_replace, which
+    wants a newer list, verified as its issuer's, of the issuer of the one there (a forged one there counts for
+    nothing)."""
+    from datetime import UTC, datetime
+
+    from acx_oci.crypto.keys import generate_identity
+    from acx_oci.evaluation.status_replace import may_replace
+
+    now = datetime.now(UTC).replace(microsecond=0)
+    issuer, stranger = generate_identity(), generate_identity()
+    url = "https://status.example/lists/one"
+
+    def signed(by: Any, seq: int, as_issuer: Any = None) -> dict[str, Any]:
+        who = as_issuer or by
+        doc = statuslist.new_status_list(list_url=url, issuer=who.did, valid_from=now, sequence=seq)
+        return statuslist.sign_status_list(doc, by, by.verification_method, now)
+
+    there = signed(issuer, 3)
+    assert may_replace(signed(issuer, 4), there, None, now).ok
+    assert may_replace(signed(issuer, 4), None, None, now).ok
+    assert may_replace(signed(issuer, 3), there, None, now).code == "status_rollback"  # as new is no newer
+    assert may_replace(signed(issuer, 2), there, None, now).code == "status_rollback"
+    assert may_replace(signed(issuer, 4), there, None, now, highest_seen=5).code == "status_rollback"
+    assert may_replace(signed(stranger, 9), there, None, now).code == "status_invalid"  # another issuer's
+    forged = signed(stranger, 50, as_issuer=issuer)  # the issuer's name, another key: counts for nothing there
+    assert may_replace(forged, there, None, now).code == "status_invalid"  # (its proof is not the issuer's)
+    assert may_replace(signed(issuer, 4), forged, None, now).ok
