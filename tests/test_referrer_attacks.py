@@ -80,7 +80,7 @@ def test_a_copy_of_the_honest_credential_without_its_game_records_does_not_poiso
         cap = doc["capabilities"][0]
         assert cap["effective"] == "VERIFIED", cap["rejected"]
         rejected = {r["digest"]: r for r in cap["rejected"]}
-        assert "evidence_mismatch" in rejected[copycat]["codes"], cap["rejected"]
+        assert "evidence_missing" in rejected[copycat]["codes"], cap["rejected"]  # (named, not carried)
         assert s["honest"]["attestationDigest"] not in rejected
     cap = resolve(w, ref)["capabilities"][0]  # without --check-evidence: the copy fails its replay, not the honest one
     assert cap["effective"] == "VERIFIED" and cap["attestationDigest"] == s["honest"]["attestationDigest"], cap

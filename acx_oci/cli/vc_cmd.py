@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,18 @@ from acx_oci.cli.referrers_cmd import no_log_option, status_cache_option
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.checks import Check, VerifyContext, VerifyResult, ok, skip
-from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
+from acx_oci.evaluation.accept import accept_credential, one_attestation
+from acx_oci.evaluation.checks import KeyResolver, VerifyResult, ok, skip
+from acx_oci.evaluation.judge import LOG_CHECK, Expected
+from acx_oci.evaluation.verify import proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
+from acx_oci.model.capability import parse_capability
+from acx_oci.model.level_view import LevelView
 from acx_oci.services.artifacts.attestation import fetch_status_list_https
+from acx_oci.services.consumer.attestation_fetch import credential_file
 from acx_oci.services.consumer.did_keys import key_resolver
-from acx_oci.services.consumer.log_fetch import check_credential_log
+from acx_oci.services.consumer.log_fetch import gather_logs, remember_logs
 from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.timeutil import parse_datetime
@@ -109,19 +114,46 @@ def _fetch_status_list(url: str) -> dict[str, Any] | None:
         return None
 
 
-def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file: Path | None,
-               now: datetime, no_log: bool, status_cache_dir: Path | None) -> Check | None:
-    """The transparency-log check of a credential whose issuer's log the trust file pins (None: not pinned)."""
-    if trust.log_for(issuer_id(credential) or "") is None:
-        return None
-    if no_log:
-        return skip("transparency_log", "--no-log: not checked against the issuer's transparency log (weaker)")
-    proof = read_bytes(proof_file, "log proof") if proof_file is not None else None
-    verdict = check_credential_log(trust, credential, read_bytes(file, "credential"), proof,
-                                   LogHistory(StatusHistory(status_cache_dir).directory), now)
-    if verdict is not None and verdict.code is not None:
-        return Check("transparency_log", False, verdict.code, verdict.message)
-    return ok("transparency_log", "the credential is in its issuer's log, consistent with what this consumer saw")
+def _status_copies(credential: LevelView, status_file: Path | None, allow_network: bool) -> tuple[dict[str, Any], ...]:
+    """The copies of the credential's status list this run has: ``--status-list``, then HTTPS when allowed."""
+    found = [_json_object(status_file, "status list")] if status_file else []
+    if not found and allow_network and credential.status_url is not None:
+        remote = _fetch_status_list(credential.status_url)
+        found += [remote] if remote is not None else []
+    return tuple(found)
+
+
+def _judge_file(raw: bytes, expected: Expected, trust: Trust, now: datetime, *, status: tuple[dict[str, Any], ...],
+                evidence: dict[str, bytes] | None, proof: bytes | None, allow_unknown_status: bool,
+                resolve_keys: KeyResolver, no_log: bool, status_cache_dir: Path | None) -> VerifyResult:
+    """The credential file through the judge, as resolve judges an attestation carrying ``evidence``.
+
+    The status list is judged against what this consumer remembers of it (a lower sequence is a rollback);
+    a credential of a verifier whose log the trust file pins must be in that log (unless ``--no-log``).
+    """
+    item = credential_file(raw, evidence, proof)
+    view = LevelView.of(item.credential)
+    history = StatusHistory(status_cache_dir)
+    url, issuer = view.status_url, view.issuer
+    floor = history.highest(url, issuer) if url and issuer else 0
+    kept = history.newest(url, issuer) if url and issuer else None
+    pinned = trust.log_for(issuer or "") is not None
+    material = one_attestation(item, status, floor, kept, None if no_log else {})
+    logs = None
+    if pinned and not no_log:
+        logs = gather_logs(material, trust, LogHistory(history.directory))
+        material = replace(material, logs=logs.views)
+    verdict = accept_credential(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
+                                resolve_keys=resolve_keys)
+    if logs is not None:
+        remember_logs(LogHistory(history.directory), logs, now)
+    checks = list(verdict.checks)
+    if pinned and no_log:
+        checks.append(skip("transparency_log", "--no-log: not checked against the issuer's transparency log (weaker)"))
+    elif pinned and not any(c.name == LOG_CHECK for c in checks):
+        checks.append(ok("transparency_log", "the credential is in its issuer's log, consistent with what this "
+                                             "consumer saw"))
+    return VerifyResult(checks)
 
 
 @vc.command("verify")
@@ -132,6 +164,9 @@ def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file:
 @click.option("--manifest-digest", metavar="DIGEST", help="Expected cartridge manifest digest (the referrer subject).")
 @click.option("--controller", metavar="DID", help="The cartridge's controller DID (self-issuance check).")
 @click.option("--rom-signer", metavar="DID", help="The DID that signed the ROM (self-issuance check).")
+@click.option("--capability", "capabilities", multiple=True, metavar="CAP",
+              help="A capability the cartridge claims (display form); repeatable. A credential for another is "
+                   "capability_not_claimed, as resolve says.")
 @click.option("--status-list", "status_file", type=click.Path(dir_okay=False, path_type=Path),
               help="The signed BitstringStatusListCredential the credential points to.")
 @click.option("--allow-unknown-status", is_flag=True, help="Accept when no status list can be found.")
@@ -148,7 +183,7 @@ def _log_check(trust: Trust, credential: dict[str, Any], file: Path, proof_file:
 @click.option("--now", "now_value", metavar="RFC3339", hidden=True, help="Evaluate validity at this time.")
 @json_option
 def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manifest_digest: str | None,
-              controller: str | None, rom_signer: str | None, status_file: Path | None,
+              controller: str | None, rom_signer: str | None, capabilities: tuple[str, ...], status_file: Path | None,
               allow_unknown_status: bool, evidence_files: tuple[Path, ...], allow_network: bool,
               did_web_base_url: str | None, log_proof_file: Path | None, no_log: bool,
               status_cache_dir: Path | None, now_value: str | None, as_json: bool) -> None:
@@ -167,27 +202,22 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     for value, what in ((rom_digest, "--rom-digest"), (manifest_digest, "--manifest-digest")):
         if value is not None:
             check_digest(value, what)
+    claims = tuple(parse_capability(c) for c in capabilities) or None
     trust = load_trust(trust_file) if trust_file else None
-    status_list = _json_object(status_file, "status list") if status_file else None
     now = _now(now_value)
-    if status_list is None and allow_network and trust is not None:
-        status = credential.get("credentialStatus")
-        entry = status[0] if isinstance(status, list) and status else status
-        url = entry.get("statusListCredential") if isinstance(entry, dict) else None
-        if isinstance(url, str):
-            status_list = _fetch_status_list(url)
-    evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
-    ctx = VerifyContext(trust=trust, now=now, expected_rom_digest=rom_digest,
-                        expected_manifest_digest=manifest_digest, cartridge_controller=controller,
-                        rom_signer=rom_signer, status_list=status_list, allow_unknown_status=allow_unknown_status,
-                        evidence=evidence, resolve_keys=key_resolver(trust, allow_network, did_web_base_url))
+    keys = key_resolver(trust, allow_network, did_web_base_url)
     if trust is None:
-        result, mode = verify_proof_only(credential, ctx), "proof-only"
+        result, mode = proof_only(credential, now, keys), "proof-only"
     else:
-        result, mode = verify_level_credential(credential, ctx), "level"
-        log_check = _log_check(trust, credential, file, log_proof_file, now, no_log, status_cache_dir)
-        if log_check is not None:
-            result.checks.append(log_check)
+        evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
+        proof = read_bytes(log_proof_file, "log proof") if log_proof_file is not None else None
+        status = _status_copies(LevelView.of(credential), status_file, allow_network)
+        result = _judge_file(read_bytes(file, "credential"), Expected(manifest_digest, rom_digest, controller,
+                                                                      rom_signer, None, claims),
+                             trust, now, status=status, evidence=evidence, proof=proof,
+                             allow_unknown_status=allow_unknown_status, resolve_keys=keys,
+                             no_log=no_log, status_cache_dir=status_cache_dir)
+        mode = "level"
     _render(result, as_json, mode)
     if not result.verified:
         raise SystemExit(VerificationError.exit_code)

@@ -33,6 +33,7 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
         if name.startswith("sha256:") and name != actual:
             mismatched.append(f"supplied evidence {name} hashes to {actual}")
     envelopes: list[tuple[str, Any]] = []
+    absent: list[str] = []
     unavailable = 0
     for i, item in enumerate(items):
         digest = evidence_digest(item)
@@ -54,13 +55,18 @@ def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str 
                 envelopes.append((digest, loads_ijson(supplied[digest])))
             except ValueError:
                 mismatched.append(f"evidence {digest} is not a JSON envelope")
-        elif ctx.evidence is not None:
-            mismatched.append(f"evidence[{i}] {digest} is not among the supplied evidence")
+        elif ctx.evidence is not None:  # (the records were supplied, this one was not: missing, not mismatched)
+            absent.append(f"evidence[{i}] {digest} is not among the supplied evidence")
         else:
             unavailable += 1
+    named = {evidence_digest(item) for item in items}
+    if absent and any(d not in named for d in supplied):  # a record supplied in its place: a changed digest
+        mismatched, absent = [*mismatched, *absent], []
     out: list[Check] = []
     if mismatched:
-        out.append(bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "; ".join(mismatched[:5])))
+        out.append(bad("evidence_digest", reasons.EVIDENCE_MISMATCH, "; ".join([*mismatched, *absent][:5])))
+    elif absent:
+        out.append(bad("evidence_digest", reasons.EVIDENCE_MISSING, "; ".join(absent[:5])))
     elif not envelopes:
         out.append(skip("evidence_digest", f"{unavailable} evidence item(s) referenced, none available to check"))
     else:

@@ -3,27 +3,37 @@
 :mod:`acx_oci.services.consumer.resolve_fetch` gathers every byte a decision needs (the
 attestations, their credentials and game records, every copy of each status list
 and the sequence this consumer remembers for it) into a :class:`Material`;
-:func:`judge_credentials` runs every verification rule on it and says, per
+:func:`judging` runs every verification rule on it and says, per
 attestation, accepted or rejected with reasons — per superseding key newest first, stopping
-at the first credential that verifies (and replays, through the caller's ``confirm``), so
+at the first credential that verifies (and replays), so
 the older ones are ``superseded`` unverified and a forged "newer" one costs one failed
 verification; :func:`capability_verdicts` picks,
 per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
 digest, capability) and the highest level among those. Replay (re-deriving a credential
-from its records) is the caller's ``confirm``: it may fetch records the listing did not carry.
+from its records, which may need records the listing did not carry) is asked of the caller: the
+judge yields :class:`NeedReplay` and goes on with the answer (:func:`answered` drives it;
+:func:`judge_credentials` with a ``confirm`` callable, for callers that answer at once). DID documents
+beyond the trust file and the consumer's proof cache are still passed in (``resolve_keys``, ``known``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, offline_keys
-from acx_oci.evaluation.log_check import LogView, log_failure, log_positions, log_superseded
+from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad, offline_keys
+from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
+from acx_oci.evaluation.judge_input import Expected as Expected
+from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
+from acx_oci.evaluation.judge_input import Judgement as Judgement
+from acx_oci.evaluation.judge_input import KnownProofs as KnownProofs
+from acx_oci.evaluation.judge_input import Material as Material
+from acx_oci.evaluation.judge_input import StatusKey as StatusKey
+from acx_oci.evaluation.log_check import log_failure, log_positions, log_superseded
 from acx_oci.evaluation.seed_rules import RELAXED_CODE
 from acx_oci.evaluation.status_choice import FLOOR as FLOOR
 from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
@@ -32,91 +42,11 @@ from acx_oci.evaluation.status_choice import status_url as status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array, parse_json
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest, issuer_id, level_result
+from acx_oci.model.credential import evidence_digest, issuer_id
+from acx_oci.model.level_view import LevelView
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
-from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
-from acx_oci.urls import without_fragment
-
-StatusKey = tuple[str, str]  # (status list URL, issuer DID)
-
-
-@dataclass(frozen=True)
-class CartridgeFacts:
-    """What the judge needs of the loaded cartridge: its digests, its parties and its claims."""
-
-    manifest_digest: str
-    rom_digest: str
-    controller: str
-    signer: str | None
-    signer_key: bytes | None
-    signature_status: str
-    capabilities: tuple[CapabilityRecord, ...]
-
-    @property
-    def tampered(self) -> bool:
-        """A tampered cartridge verifies no claim, whatever its credentials say."""
-        return self.signature_status == STATUS_TAMPERED
-
-
-@dataclass(frozen=True)
-class FetchedAttestation:
-    """One attestation as fetched: its credential (None when unusable), records, and any fetch-time reasons."""
-
-    digest: str  # the attestation manifest's
-    offered: str = ""  # the (unsigned) capability annotation: which claim the pusher offered it for
-    credential: dict[str, Any] | None = None
-    credential_digest: str | None = None
-    evidence_present: frozenset[str] = frozenset()  # every evidence layer's digest
-    evidence: Mapping[str, bytes] | None = None  # the record bytes, when fetched (--check-evidence)
-    codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
-    messages: tuple[str, ...] = ()
-    log_proof: bytes | None = None  # the attestation's log-proof layer (acx_oci.tlog.proof), when it has one
-    # the credential's bytes when ``credential`` is only a lax parse (:func:`acx_oci.jsonio.loads_claims`) of
-    # what it claims: the judge parses them strictly before it verifies or accepts anything
-    credential_raw: bytes | None = None
-    # the game records travel in one layer that was not fetched: every record the credential names counts as
-    # present (replay fetches the layer and finds out)
-    records_bundled: bool = False
-
-
-@dataclass(frozen=True)
-class Material:
-    """Every byte one decision needs, fetched beforehand."""
-
-    attestations: tuple[FetchedAttestation, ...] = ()
-    # per status-list URL, every copy found (the cartridge's repository, user files, HTTPS), in that order
-    status_lists: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
-    # the highest acx:sequence this consumer remembers per (URL, issuer); absent: 0 (a first-time consumer)
-    min_sequences: Mapping[StatusKey, int] = field(default_factory=dict)
-    # per (URL, issuer), the newest list this consumer kept: judged beside the copies found (docs/concepts.md)
-    kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
-    # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
-    logs: Mapping[str, LogView] | None = None
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Per attestation, accepted (by claim) or rejected, and the status lists that verified (to remember)."""
-
-    accepted: Mapping[str, tuple[AcceptedCredential, ...]]
-    rejected: Mapping[str, tuple[Rejection, ...]]
-    unmatched: tuple[Rejection, ...]
-    status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
-    verifications: int = 0  # credentials put through every rule (each at most once)
-    unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
-    status_lists_seen: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)  # the newest of each
-
-
-class KnownProofs(Protocol):
-    """Credentials whose proofs this consumer verified before, and with which keys (the consumer's cache)."""
-
-    def proof_keys(self, credential_digest: str) -> frozenset[bytes] | None:
-        """The keys the proof verified with last time, or None."""
-
-    def remember(self, credential_digest: str, keys: frozenset[bytes]) -> None:
-        """Record that every rule passed for these exact bytes, with these keys."""
 
 
 def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
@@ -129,15 +59,22 @@ def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list
     return missing
 
 
-def _claim_of(item: FetchedAttestation, claims: Mapping[str, CapabilityRecord]) -> tuple[str, list[str], list[str]]:
+Claims = Mapping[str, CapabilityRecord] | None  # None: no cartridge (``vc verify``), any capability counts
+
+
+def _claimed(cap_id: str, claims: Claims) -> bool:
+    return claims is None or cap_id in claims
+
+
+def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str], list[str]]:
     """The claim an attestation counts for, and a capability_mismatch when it was offered for another.
 
     The claim is the one the signed ``acx:capabilityId`` names, never the (unsigned) annotation.
     """
     cred = item.credential
-    cap_id = str(((level_result(cred) or {}) if cred else {}).get("acx:capabilityId") or "")
+    cap_id = LevelView.of(cred).capability_id if cred else ""
     codes, messages = list(item.codes), list(item.messages)
-    if cap_id not in claims and item.offered in claims:
+    if claims is not None and cap_id not in claims and item.offered in claims:
         if cred is not None:  # (a malformed one was rejected for that already)
             codes.append(reasons.CAPABILITY_MISMATCH)
             messages.append(f"offered for claim {claims[item.offered].display()} ({item.offered}), but the "
@@ -163,15 +100,15 @@ def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[by
 def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None, keys: frozenset[bytes]) -> AcceptedCredential:
     cred, digest = item.credential, item.credential_digest
     assert cred is not None and digest is not None
-    res = level_result(cred) or {}
+    view = LevelView.of(cred)  # (the schema verified: every field below is there, typed)
+    res = view.result
     return AcceptedCredential(
         attestation_digest=item.digest, credential_digest=digest, issuer=issuer or "", capability_id=cap_id,
-        benchmark_id=str(res.get("acx:benchmarkId")), benchmark_version=str(res.get("acx:benchmarkVersion")),
+        benchmark_id=view.benchmark_id, benchmark_version=view.benchmark_version,
         mu=float(res["acx:ratingMu"]), sigma=float(res["acx:ratingSigma"]), games=int(res["acx:gamesPlayed"]),
-        acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]),
-        valid_from=str(cred.get("validFrom", "")), credential=cred, solver=str(res.get("acx:solver", "reference")),
-        rom_digest=str(res.get("acx:cartridgeRomDigest", "")), benchmark_digest=str(res.get("acx:benchmarkDigest", "")),
-        proof_keys=keys,
+        acx_level=int(res["acx:acxLevel"]), career_tier=str(res["acx:careerTier"]), valid_from=view.valid_from,
+        credential=cred, solver=str(res.get("acx:solver", "reference")), rom_digest=view.rom_digest,
+        benchmark_digest=view.benchmark_digest, proof_keys=keys,
     )
 
 
@@ -180,7 +117,7 @@ class _Run:
     """One judgement's memos: verdicts per (credential, list, records), status-list checks and bits."""
 
     material: Material
-    cart: CartridgeFacts
+    expected: Expected
     trust: Trust
     now: datetime
     allow_unknown_status: bool
@@ -188,6 +125,8 @@ class _Run:
     known: KnownProofs | None = None
     verifications: int = 0  # credentials put through every rule (what a flood of forgeries costs)
     verdicts: dict[tuple[Any, ...], tuple[list[str], list[str]]] = field(default_factory=dict)
+    checks: dict[tuple[Any, ...], tuple[Check, ...]] = field(default_factory=dict)  # per verdict: every rule
+    judged: dict[str, tuple[Check, ...]] = field(default_factory=dict)  # per attestation verified: its rules
     status_cache: StatusCache = field(default_factory=dict)
     bits: dict[int, bytes | None] = field(default_factory=dict)
     seen: dict[StatusKey, int] = field(default_factory=dict)
@@ -221,10 +160,11 @@ class _Run:
         found = self.material.status_lists.get(url, ()) if url else ()
         chosen = choose_status_list(cred, found if kept is None else (*found, kept), self.bits) if url else None
         floor = self.material.min_sequences.get((url, issuer), 0) if url and issuer else 0
+        exp = self.expected
         ctx = VerifyContext(
-            trust=self.trust, now=self.now, expected_rom_digest=self.cart.rom_digest,
-            expected_manifest_digest=self.cart.manifest_digest, cartridge_controller=self.cart.controller,
-            rom_signer=self.cart.signer, rom_signer_key=self.cart.signer_key, status_list=chosen,
+            trust=self.trust, now=self.now, expected_rom_digest=exp.rom_digest,
+            expected_manifest_digest=exp.manifest_digest, cartridge_controller=exp.controller,
+            rom_signer=exp.signer, rom_signer_key=exp.signer_key, status_list=chosen,
             status_min_sequence=floor, allow_unknown_status=self.allow_unknown_status,
             evidence=None if item.evidence is None else dict(item.evidence), status_cache=self.status_cache,
             resolve_keys=self.resolve_keys,
@@ -237,6 +177,7 @@ class _Run:
             self.seen[(url, issuer)] = sequence(chosen)
             self.seen_lists[(url, issuer)] = chosen
         failed = [c for c in checks if not c.ok]
+        self.checks[key] = tuple(checks)
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
         self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
         if not failed and self.known is not None and item.credential_digest:
@@ -260,22 +201,25 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
                              (*item.messages, schema.message), item.credential_digest, issuer)
         if cred is not None:
+            # found beside the rules, kept as checks too: (check name, code, sentence)
+            extra = [(c, c, m) for c, m in zip(codes, messages, strict=False)]
             vcodes, vmsgs = self.verify(item, issuer)
-            codes, messages = [*codes, *vcodes], [*messages, *vmsgs]
             logged = None if self.material.logs is None else log_failure(
                 self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
                 int(self.now.timestamp()))
             if logged is not None and logged.code is not None:
-                codes.append(logged.code)
-                messages.append(logged.message)
+                extra.append((LOG_CHECK, logged.code, logged.message))
             missing = [] if item.records_bundled else _evidence_bound(cred, item.evidence_present)
             if missing:
-                codes.append(reasons.EVIDENCE_MISSING)
-                messages.append(f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation")
-        claims = {c.id for c in self.cart.capabilities}
+                extra.append(("evidence_bound", reasons.EVIDENCE_MISSING,
+                              f"{len(missing)} evidence digest(s) are neither inline nor layers of the attestation"))
+            self.judged[item.digest] = (*self.checks[self.verdict_key(item)], *(bad(*e) for e in extra))
+            codes = [*codes, *vcodes, *(c for _, c, _ in extra[len(codes):])]
+            messages = [*messages, *vmsgs, *(m for _, _, m in extra[len(messages):])]
+        claims = None if self.expected.claims is None else {c.id for c in self.expected.claims}
         if codes:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
-        if cap_id in claims:
+        if claims is None or cap_id in claims:
             assert cred is not None
             return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
                            relaxed=self.relaxed.get(self.verdict_key(item), ()))
@@ -285,6 +229,7 @@ class _Run:
 
 
 Confirm = Callable[[AcceptedCredential], "Check | None"]
+LOG_CHECK = "transparency_log"  # the name of the log rule's check
 GroupKey = tuple[str, str, str, str]
 
 
@@ -293,9 +238,7 @@ def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
 
     A forger can claim any key; it then fails its own verification, which costs one verification, no more.
     """
-    res = level_result(credential) or {}
-    return (without_fragment(issuer_id(credential) or ""), str(res.get("acx:cartridgeRomDigest", "")),
-            str(res.get("acx:benchmarkDigest", "")), cap_id)
+    return LevelView.of(credential).supersede_key(cap_id)
 
 
 def _claimed_order(item: FetchedAttestation, positions: Mapping[str, tuple[str, int]]) -> tuple[bool, int, datetime,
@@ -329,42 +272,77 @@ def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) ->
                       "verifies decides",), item.credential_digest, issuer)
 
 
-def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, now: datetime, *,
+@dataclass(frozen=True)
+class NeedReplay:
+    """What the judge needs before this credential may decide: the replay of its game records (python-tuf's
+    shape: the judge says what it needs, the caller fetches and answers, the judge goes on)."""
+
+    accepted: AcceptedCredential
+
+
+JudgeSteps = Generator[NeedReplay, "Check | None", Judgement]
+
+
+def judge_credentials(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
                       allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
                       confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
+    """:func:`judging` to the end, each :class:`NeedReplay` answered by ``confirm`` (None: no replay)."""
+    return answered(judging(material, cart, trust, now, allow_unknown_status=allow_unknown_status,
+                            resolve_keys=resolve_keys, known=known, replay=confirm is not None),
+                    lambda need: confirm(need.accepted) if confirm is not None else None)
+
+
+def answered(steps: JudgeSteps, answer: Callable[[NeedReplay], Check | None]) -> Judgement:
+    """Run the judge, answering each thing it needs with ``answer`` (the caller's fetch), to its judgement."""
+    try:
+        need = next(steps)
+        while True:
+            need = steps.send(answer(need))
+    except StopIteration as done:
+        judgement: Judgement = done.value
+        return judgement
+
+
+def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
+            allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
+            known: KnownProofs | None = None, replay: bool = False) -> JudgeSteps:
     """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
 
     Per superseding key (:func:`group_key`) the credentials are verified newest first (by the pinned log's
     order where the trust file pins the issuer's log, else by validFrom) and the walk stops at the first that
-    verifies (and that ``confirm``, the caller's replay, accepts): every older one is listed ``superseded``
+    verifies (and, with ``replay``, whose replay the caller answers with a passing check: the judge yields a
+    :class:`NeedReplay` and goes on with the answer): every older one is listed ``superseded``
     without being verified. One with a later issued attempt of its key in the log is superseded itself,
-    and so is every older one (the newer result need not be in the registry any more). ``confirm`` returning
-    None (it could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
+    and so is every older one (the newer result need not be in the registry any more). An answer of
+    None (the caller could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
     attestations are in ``Judgement.unconfirmed``.
     Attestations that cannot decide (a fetch-time defect, an unclaimed capability) are verified once each so
     every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
     ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O); by default keys resolve offline.
     """
-    run = _Run(material, cart, trust, now, allow_unknown_status, resolve_keys, known)
-    claims = {c.id: c for c in cart.capabilities}
-    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims}
-    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims}
+    expected = cart.expected if isinstance(cart, CartridgeFacts) else cart
+    run = _Run(material, expected, trust, now, allow_unknown_status, resolve_keys, known)
+    claims = None if expected.claims is None else {c.id: c for c in expected.claims}
+    accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims or {}}
+    rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims or {}}
     unmatched: list[Rejection] = []
     groups: dict[GroupKey, list[FetchedAttestation]] = {}
     unconfirmed: list[str] = []
     for item in material.attestations:
         cap_id, codes, messages = _claim_of(item, claims)
-        if item.credential is not None and not codes and cap_id in claims:
+        if item.credential is not None and not codes and _claimed(cap_id, claims):
             groups.setdefault(group_key(item.credential, cap_id), []).append(item)
             continue
         outcome = run.judge_one(item, cap_id, codes, messages)
         if isinstance(outcome, AcceptedCredential):  # (only a claimed capability with no defect is accepted)
-            accepted[cap_id].append(outcome)
+            accepted.setdefault(cap_id, []).append(outcome)
         else:
-            (rejected[cap_id] if cap_id in claims else unmatched).append(outcome)
+            (rejected.setdefault(cap_id, []) if _claimed(cap_id, claims) else unmatched).append(outcome)
     positions = _pinned_positions(material, trust)
     for key, group in groups.items():
         cap_id = key[3]
+        accepted.setdefault(cap_id, [])
+        rejected.setdefault(cap_id, [])
         decided: AcceptedCredential | Rejection | None = None
         walk = sorted(group, key=lambda it: _claimed_order(it, positions), reverse=True)
         for i, item in enumerate(walk):
@@ -381,8 +359,8 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
                     rejected[cap_id].append(gone[0])
                     decided = gone[0]
                     continue
-            verdict = confirm(outcome) if confirm is not None else None
-            if confirm is not None and verdict is None:
+            verdict = (yield NeedReplay(outcome)) if replay else None
+            if replay and verdict is None:
                 unconfirmed += [it.digest for it in walk[i:]]
                 break
             if verdict is not None and not verdict.ok:
@@ -393,7 +371,7 @@ def judge_credentials(material: Material, cart: CartridgeFacts, trust: Trust, no
             decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
                      tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed),
-                     dict(run.seen_lists))
+                     dict(run.seen_lists), dict(run.judged))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

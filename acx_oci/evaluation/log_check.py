@@ -20,6 +20,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, LogInconsistent, NoteInvalid, UsageError
+from acx_oci.model import level_view
 from acx_oci.model.credential import issuer_id, level_result
 from acx_oci.model.resolution import AcceptedCredential, AttemptEntry, AttemptHistory, CapabilityResolution, Rejection
 from acx_oci.timeutil import parse_datetime
@@ -211,8 +212,8 @@ def log_positions(proofs: Mapping[str, bytes | None]) -> dict[str, tuple[str, in
 
 def supersede_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """An attempt entry's superseding key, as :attr:`AcceptedCredential.supersede_key` draws it."""
-    return (without_fragment(str(entry.get("issuer", ""))), str(entry.get("romDigest", "")),
-            str(entry.get("benchmarkDigest", "")), str(entry.get("capability", "")))
+    return level_view.supersede_key(str(entry.get("issuer", "")), str(entry.get("romDigest", "")),
+                                    str(entry.get("benchmarkDigest", "")), str(entry.get("capability", "")))
 
 
 def log_superseded(accepted: Sequence[AcceptedCredential], positions: Mapping[str, tuple[str, int]],
@@ -281,7 +282,7 @@ def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str
             continue
         known = {a.digest: a for a in cap.attempts.entries}
         logged = [replace(e, sequence=known[e.digest].sequence) if e.digest in known else e for e in logged]
-        kept = [a for a in cap.attempts.entries if without_fragment(a.issuer) not in covered]
+        kept = [a for a in cap.attempts.entries if a.without_fragment(issuer) not in covered]
         # within one whole second the log's order decides (a deleted newer attempt has no registry counter)
         rank = {id(e): i for i, e in enumerate(logged)}
         merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR,

@@ -10,7 +10,7 @@ from typing import Any
 
 from acx_oci.errors import AcxError
 from acx_oci.model import statuslist
-from acx_oci.model.credential import status_entries
+from acx_oci.model.level_view import LevelView
 from acx_oci.timeutil import parse_datetime
 
 FLOOR = datetime.min.replace(tzinfo=UTC)
@@ -18,15 +18,11 @@ FLOOR = datetime.min.replace(tzinfo=UTC)
 
 def status_url(credential: dict[str, Any]) -> str | None:
     """The first status entry's list URL (the one a resolver fetches)."""
-    entries = status_entries(credential)
-    url = entries[0].get("statusListCredential") if entries else None
-    return url if isinstance(url, str) else None
+    return LevelView.of(credential).status_url
 
 
 def _status_index(credential: dict[str, Any]) -> int | None:
-    entries = status_entries(credential)
-    index = entries[0].get("statusListIndex") if entries else None
-    return int(index) if isinstance(index, str) and index.isascii() and index.isdigit() else None
+    return LevelView.of(credential).status_index
 
 
 def sequence(status_list: dict[str, Any]) -> int:

@@ -61,6 +61,12 @@ def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
     return VerifyResult(checks)
 
 
+def proof_only(credential: Any, now: datetime, resolve_keys: KeyResolver | None = None) -> VerifyResult:
+    """:func:`verify_proof_only` with keys from ``resolve_keys`` (else did:key only): ``vc verify`` without a trust
+    file, and a verifier checking its own folder before it publishes."""
+    return verify_proof_only(credential, VerifyContext(trust=None, now=now, resolve_keys=resolve_keys))
+
+
 # --------------------------------------------------------------------------- the level rules
 
 def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known: bool = False) -> VerifyResult:

@@ -14,27 +14,32 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from acx_oci import reasons
-from acx_oci.errors import AcxError, IntegrityError, NotFoundError, SchemaError, UsageError, VerificationError
-from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
+from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
+from acx_oci.evaluation.accept import accept_credential
+from acx_oci.evaluation.checks import Check
+from acx_oci.evaluation.log_check import pinned_keys
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
-from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.evaluation.status_replace import may_replace
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
 from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
 from acx_oci.jsonio import loads_ijson, parse_json
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id, level_result, status_entries
+from acx_oci.model.credential import issuer_id
+from acx_oci.model.resolution import AcceptedCredential
 from acx_oci.oci.model import (
     ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
     MEDIA_MANIFEST,
     Descriptor,
+    Manifest,
     build_index,
     parse_manifest,
 )
@@ -45,19 +50,21 @@ from acx_oci.oci.registry.referrers import api_support, referrers_api
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.artifacts.attestation import (
     MAX_CREDENTIAL_BYTES,
-    MAX_RECORDS_BYTES,
     MAX_STATUS_LIST_BYTES,
     credential_layer,
     evidence_layers,
     fetch_status_list,
     records_layer,
-    split_records,
     status_tag,
 )
 from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
-from acx_oci.services.artifacts.cartridge import load_cartridge
+from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.attestation_fetch import BlobMemo, fetch_layers
+from acx_oci.services.consumer.log_fetch import gather_logs
+from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
+from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_loaded
+from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
 from acx_oci.services.consumer.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
@@ -67,11 +74,6 @@ MAX_PUSH_EVIDENCE_BYTES = 64 * 1024 * 1024
 _STORES_MAX = 256
 
 _log = logging.getLogger(__name__)
-
-
-def _status_urls(credential: dict[str, Any]) -> list[str]:
-    return [str(s["statusListCredential"]) for s in status_entries(credential)
-            if isinstance(s.get("statusListCredential"), str)]
 
 
 class Upstream:
@@ -221,17 +223,14 @@ class Upstream:
             return [(reasons.EVIDENCE_TOO_LARGE, f"the attestation's {len(layers)} game records declare "
                                                  f"{declared} bytes; expected at most {MAX_PUSH_EVIDENCE_BYTES}")]
         st = self.store(repository)
-        try:
-            cred_raw = st.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES)
+        memo = BlobMemo()
+        try:  # (read once: the judge's fetch below takes it from the memo)
+            memo.fetch(st, layer.digest, MAX_CREDENTIAL_BYTES, layer.size)
         except NotFoundError:
             return [(reasons.CREDENTIAL_MISSING, f"credential blob {layer.digest} is not in {repository}; "
-                                           "upload blobs before the manifest")]
-        try:
-            credential = parse_json(cred_raw, f"credential {layer.digest}")
-        except UsageError as exc:
-            return [(reasons.SCHEMA_INVALID, str(exc))]
-        if not isinstance(credential, dict):
-            return [(reasons.SCHEMA_INVALID, "the credential is not a JSON object")]
+                                                 "upload blobs before the manifest")]
+        except AcxError:
+            pass  # (another defect: the judge's fetch reports it with resolve's code)
         try:
             cart = load_cartridge(st, manifest.subject.digest, self.config.trust)
         except NotFoundError:
@@ -240,42 +239,29 @@ class Upstream:
             return [(reasons.SUBJECT_NOT_CARTRIDGE, str(exc))]
         except VerificationError as exc:  # a tampered ROM: nothing to attest
             return [(exc.code, str(exc))]
-        status_list = None
-        for url in _status_urls(credential):
-            found = fetch_status_list(st, url)
-            if found is not None:
-                status_list = found[0]
-                break
-        evidence: dict[str, bytes] = {}
-        if layers:  # each read stops at its declared size, so the bound above bounds the memory too
-            with ThreadPoolExecutor(max_workers=8) as pool:
-                blobs = pool.map(lambda d: st.fetch_blob(d.digest, MAX_CREDENTIAL_BYTES, size=d.size), layers)
-                evidence = {d.digest: b for d, b in zip(layers, blobs, strict=True)}
-        if bundle is not None:
-            try:
-                evidence.update(split_records(st.fetch_blob(bundle.digest, MAX_RECORDS_BYTES, size=bundle.size)))
-            except (SchemaError, IntegrityError) as exc:
-                return [(exc.code, f"game-records layer {bundle.digest}: {exc}")]
-        ctx = VerifyContext(
-            trust=self.config.trust, now=self.config.clock(), expected_rom_digest=cart.rom_digest,
-            expected_manifest_digest=manifest.subject.digest, cartridge_controller=cart.controller,
-            rom_signer=cart.signer, rom_signer_key=cart.signature.key, status_list=status_list,
-            allow_unknown_status=False, evidence=evidence,
-        )
-        result = verify_level_credential(credential, ctx)
-        problems = [(c.code, c.message) for c in result.checks if not c.ok]
-        claimed = {c.id: c for c in cart.capabilities}
-        cap_id = (level_result(credential) or {}).get("acx:capabilityId")
-        if cap_id not in claimed:
-            problems.append((reasons.CAPABILITY_MISMATCH, f"the credential is for capability {cap_id}, which the "
-                                                          "subject cartridge does not claim"))
-        if self.config.replay and not problems:
-            # The same replay resolve does, over the records this push carries (already fetched above).
-            job = ReplayJob(manifest.digest, credential, layer.digest, tuple(evidence), evidence)
-            verdict = replay_jobs(st, [job], self.config.trust, self.config.clock())[manifest.digest]
-            if not verdict.ok:
-                problems.append((verdict.code, verdict.message))
-        return problems
+        return self._judge_push(st, manifest, cart, memo)
+
+    def _judge_push(self, st: RegistryStore, manifest: Manifest, cart: LoadedCartridge,
+                    memo: BlobMemo) -> list[tuple[str, str]]:
+        """The attestation about to be PUT, fetched and judged as ``resolve`` fetches and judges each one."""
+        trust, now = self.config.trust, self.config.clock()
+        fetched = fetch_layers(st, manifest, manifest.digest, cart.manifest.digest, True, memo)
+        material = material_of(st, [fetched], StatusSources(history=self.history))
+        if self.config.log and pinned_keys(trust):
+            logs = gather_logs(material, trust, LogHistory(self.history.directory))
+            material = replace(material, logs=logs.views)
+        elif self.config.log:
+            material = replace(material, logs={})
+
+        def replayed(acc: AcceptedCredential) -> Check:
+            """The same replay resolve does, over the records this push carries (already fetched)."""
+            records = fetched.evidence or {}
+            job = ReplayJob(acc.attestation_digest, acc.credential, acc.credential_digest, tuple(records), records)
+            return replay_jobs(st, [job], trust, now)[acc.attestation_digest]
+
+        verdict = accept_credential(material, cartridge_facts(cart), trust, now,
+                                    confirm=replayed if self.config.replay else None)
+        return verdict.problems()
 
     def check_status_push(self, repository: str, raw: bytes, tag: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:
         """Problems (code, sentence) with a status list about to be PUT at ``acx-status-<uuid>``, and the detail.
@@ -309,44 +295,28 @@ class Upstream:
         except AcxError as exc:
             return [(reasons.STATUS_INVALID, str(exc))], {}
         issuer = issuer_id(doc)
-        bad_proofs = [c.message for c in self._proofs(doc, issuer) if not c.ok]
-        if issuer is None or bad_proofs:
-            return [(reasons.STATUS_INVALID, f"the status list's proof does not verify as its issuer {issuer}'s: "
-                                       + "; ".join(bad_proofs))], {}
-        upstream_seq = 0
         try:
             found = fetch_status_list(st, list_url)
         except AcxError:
             found = None  # an unreadable list upstream says nothing; a sound one may replace it
-        if found is not None:
-            current = found[0]
-            current_issuer = issuer_id(current)
-            if current_issuer is not None and all(c.ok for c in self._proofs(current, current_issuer)):
-                if current_issuer != issuer:
-                    return [(reasons.STATUS_INVALID, f"the list at {tag} is signed by {current_issuer}; a list "
-                                                     f"signed by {issuer} may not replace it")], {}
-                try:
-                    upstream_seq = statuslist.list_sequence(current)
-                except AcxError:
-                    upstream_seq = 0
-        seen = self.history.highest(list_url, issuer)
+        seen = self.history.highest(list_url, issuer) if issuer is not None else 0
+        verdict = may_replace(doc, found[0] if found is not None else None, self.config.trust, self.config.clock(),
+                              highest_seen=seen, there_name=f"the list at {tag}")
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
-                  "upstreamSequence": upstream_seq, "highestSequenceSeen": seen}
-        if sequence <= upstream_seq or sequence < seen:
+                  "upstreamSequence": verdict.there or 0, "highestSequenceSeen": seen}
+        if verdict.code == reasons.STATUS_ROLLBACK:
             return [(reasons.STATUS_ROLLBACK, f"status list {list_url} with {statuslist.SEQUENCE} {sequence} is "
-                                              f"not newer than the one upstream ({statuslist.SEQUENCE} {upstream_seq}; "
-                                              f"highest seen {seen}): putting back an older list is a "
-                                              "rollback")], detail
+                                              f"not newer than the one upstream ({statuslist.SEQUENCE} "
+                                              f"{verdict.there or 0}; highest seen {seen}): putting back an older "
+                                              "list is a rollback")], detail
+        if not verdict.ok:
+            return [(verdict.code, f"status list {list_url}: {verdict.reason}")], {}
         return [], detail
 
     def accepted_status_push(self, detail: dict[str, Any]) -> None:
         """Remember the sequence of a status list the upstream accepted (so deleting the tag cannot reset it)."""
         self.history.remember(str(detail["statusList"]), str(detail["issuer"]), int(detail["pushedSequence"]),
                               self.config.clock())
-
-    def _proofs(self, doc: dict[str, Any], issuer: str | None) -> list[Any]:
-        ctx = VerifyContext(trust=self.config.trust, now=self.config.clock())
-        return check_proofs(doc, resolver(ctx), ctx.now, name="status_list_proof", issuer=issuer)
 
     def record_referrer(self, repository: str, raw: bytes, subject_digest: str, own_tag: bool) -> None:
         """Keep the fallback index (and an attestation's own tag) up to date on an upstream without the API."""

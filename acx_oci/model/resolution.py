@@ -16,8 +16,8 @@ from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import level_result
+from acx_oci.model.level_view import supersede_key
 from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.urls import without_fragment
 
 VERIFIED = "VERIFIED"
 UNPROVEN = "unproven"
@@ -62,7 +62,7 @@ class AcceptedCredential:
     @property
     def supersede_key(self) -> tuple[str, str, str, str]:
         """(issuer DID, ROM digest, benchmark digest, capability id): within one key only the newest decides."""
-        return without_fragment(self.issuer), self.rom_digest, self.benchmark_digest, self.capability_id
+        return supersede_key(self.issuer, self.rom_digest, self.benchmark_digest, self.capability_id)
 
     @property
     def model(self) -> dict[str, Any] | None:

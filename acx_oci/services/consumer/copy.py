@@ -25,7 +25,6 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
 from acx_oci.jsonio import parse_json
-from acx_oci.model import statuslist
 from acx_oci.model.credential import status_entries
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
@@ -46,7 +45,7 @@ from acx_oci.oci.transfer import (
 )
 from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.artifacts.cartridge import load_cartridge
-from acx_oci.services.consumer.copy_status import check_replacement, forged
+from acx_oci.services.consumer.copy_status import check_replacement
 from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.trust.trustfile import Trust
@@ -267,13 +266,11 @@ class _Planner:
                 continue
             there = _destination_list(dst, url)
             if there is not None and there[1] != published[1]:
-                newer = _newer(there[0], published[0])
-                if newer is not None and not forged(there[0], self.req.trust, self.req.now):
-                    self.outcome.notes.append(f"status list {tag}: the destination's is newer (sequence {newer[0]} "
-                                              f"> {newer[1]}); kept it (a mirror never rolls a list back)")
+                # replacing a list: the source registry is not trusted, its list must verify and be newer
+                kept = check_replacement(tag, url, published[0], there[0], self.req.trust, self.req.now)
+                if kept is not None:
+                    self.outcome.notes.append(kept)
                     continue
-                # replacing a list: the source registry is not trusted, its list must verify (copy_status)
-                check_replacement(tag, url, published[0], there[0], self.req.trust, self.req.now)
             plan_tree(self.src, published[1], self.plan, tag)
             self.outcome.status_lists.append(tag)
 
@@ -287,18 +284,6 @@ def _destination_list(dst: Store, url: str) -> tuple[dict[str, Any], str] | None
                         f"be newer than the source's): {exc}") from None
     except AcxError:
         return None
-
-
-def _newer(there: dict[str, Any], published: dict[str, Any]) -> tuple[int, int] | None:
-    """(destination sequence, source sequence) when the destination's list is newer, else None.
-
-    Re-copying from a stale source must not put back a list from before a revocation.
-    """
-    try:
-        mine, theirs = statuslist.list_sequence(there), statuslist.list_sequence(published)
-    except AcxError:
-        return None
-    return (mine, theirs) if mine > theirs else None
 
 
 def copy_artifact(req: CopyRequest) -> CopyOutcome:

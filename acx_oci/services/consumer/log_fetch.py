@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, LogError
-from acx_oci.evaluation.judge import FetchedAttestation, Material
-from acx_oci.evaluation.log_check import LogKeys, LogVerdict, LogView, head_status, log_failure, log_keys
+from acx_oci.evaluation.judge import Material
+from acx_oci.evaluation.log_check import LogKeys, LogView, head_status, log_keys
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store
@@ -166,16 +165,3 @@ def remember_logs(history: LogHistory | None, fetched: LogsFetched, now: datetim
         head, verdict = head_status(fetched.keys[origin], view, int(now.timestamp()))
         if head is not None and verdict.code is None and view.head is not None:
             history.remember(origin, head.size, view.head, now)
-
-
-def check_credential_log(trust: Trust, credential: dict[str, Any], credential_bytes: bytes, proof: bytes | None,
-                         history: LogHistory | None, now: datetime,
-                         open_log: LogOpener | None = None) -> LogVerdict | None:
-    """``vc verify``'s log check of one credential file (and its ``--log-proof``); None when it passes."""
-    digest = sha256_digest(credential_bytes)
-    material = Material((FetchedAttestation(digest, credential=credential, credential_digest=digest,
-                                            log_proof=proof),))
-    fetched = gather_logs(material, trust, history, None, open_log)
-    verdict = log_failure(trust, fetched.views, credential, digest, proof, int(now.timestamp()))
-    remember_logs(history, fetched, now)
-    return verdict

@@ -25,7 +25,7 @@ from typing import Any, TypedDict, Unpack
 
 from acx_oci.evaluation.attempt_history import with_attempts
 from acx_oci.evaluation.checks import Check, KeyResolver
-from acx_oci.evaluation.judge import CartridgeFacts, Judgement, capability_verdicts, judge_credentials
+from acx_oci.evaluation.judge import CartridgeFacts, Judgement, answered, capability_verdicts, judging
 from acx_oci.evaluation.log_check import (
     NO_LOG_NOTE,
     pinned_keys,
@@ -137,9 +137,9 @@ def _resolve(
     cache = VerifiedCredentialCache(status_history.directory).view(trust) if status_history is not None else None
     step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
     with phases.timed("verify", less=("replay",)):
-        judgement = judge_credentials(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
-                                      resolve_keys=keys, known=cache,
-                                      confirm=step.confirm if replay and not facts.tampered else None)
+        steps = judging(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
+                        resolve_keys=keys, known=cache, replay=replay and not facts.tampered)
+        judgement = answered(steps, lambda need: step.confirm(need.accepted))  # the judge asks, we fetch
     with phases.timed("status"):
         remember_status(status_history, judgement, gathered, now)
         if logs is not None:
@@ -204,7 +204,8 @@ class Replayed:
 
 
 class ReplayStep:
-    """The judge's ``confirm``: re-derive a credential that verified from its game records before it decides.
+    """The answer to the judge's :class:`~acx_oci.evaluation.judge.NeedReplay`: re-derive a credential that
+    verified from its game records before it decides.
 
     The consumer's verdict cache answers for bytes replayed before (same record layers, same issuer keys);
     past the deadline it answers None (undecided: the answer is partial), never a false rejection.

@@ -21,11 +21,12 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.crypto.dataintegrity import without_proof
+from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity, generate_identity
 from acx_oci.crypto.seal import recipient_from_identity
-from acx_oci.evaluation.checks import VerifyContext
-from acx_oci.evaluation.verify import verify_level_credential
+from acx_oci.evaluation.accept import accept_credential, one_attestation
+from acx_oci.evaluation.judge import FetchedAttestation
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model.capability import parse_capability
@@ -35,7 +36,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.artifacts.attestation import push_attestation
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
-from acx_oci.services.consumer.resolve import resolve_cartridge
+from acx_oci.services.consumer.resolve import cartridge_facts, resolve_cartridge
 from acx_oci.services.verifier.attest import (
     AttestOutcome,
     AttestRequest,
@@ -216,10 +217,10 @@ def _verify_and_resolve(demo: _Demo, credential: dict[str, Any], strong_ref: str
     with open_store(strong_ref, demo.options) as sstore:
         cart = load_cartridge(sstore, "1.0.0", trust)
     status_list = json.loads((demo.workdir / "attest" / "strong" / "status-list.json").read_text())
-    verdict = verify_level_credential(credential, VerifyContext(
-        trust=trust, now=demo.clock(), expected_rom_digest=cart.rom_digest,
-        expected_manifest_digest=cart.manifest.digest, cartridge_controller=cart.controller,
-        rom_signer=cart.signer, rom_signer_key=cart.signature.key, status_list=status_list))
+    raw = (demo.workdir / "attest" / "strong" / "credential.json").read_bytes()
+    item = FetchedAttestation(sha256_digest(raw), credential=credential, credential_digest=sha256_digest(raw),
+                              records_bundled=True)  # (its records are replayed by the resolve below)
+    verdict = accept_credential(one_attestation(item, (status_list,)), cartridge_facts(cart), trust, demo.clock())
     demo.check("credential verification", verdict.verified,
                "VALID" if verdict.verified else f"INVALID {verdict.codes}")
     res = demo.resolved(strong_ref, trust).capabilities[0]

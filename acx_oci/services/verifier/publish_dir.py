@@ -20,8 +20,7 @@ from typing import Any
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import UsageError, VerificationError
-from acx_oci.evaluation.checks import VerifyContext
-from acx_oci.evaluation.verify import verify_proof_only
+from acx_oci.evaluation.verify import proof_only
 from acx_oci.jsonio import parse_json
 from acx_oci.model import attempt as am
 from acx_oci.model import gamerecords
@@ -71,8 +70,7 @@ def _binding_problems(doc: dict[str, Any], issuer: str | None, digests: dict[str
     if issuer != verifier.did:
         problems.append(f"issuer is {issuer}, expected {verifier.did} (the --key/--issuer given)")
     method = verifier.verification_method
-    proof = verify_proof_only(doc, VerifyContext(
-        trust=None, now=now, resolve_keys=lambda _did: [(method, verifier.public_bytes)]))
+    proof = proof_only(doc, now, lambda _did: [(method, verifier.public_bytes)])
     problems += [f"proof: {c.message}" for c in proof.checks if not c.ok]
     for (key, found), expected in zip(digests.items(), (cart.manifest.digest, cart.rom_digest), strict=True):
         if found != expected:

@@ -1,0 +1,114 @@
+"""May a signed status list replace the one at its place? One rule for ``copy`` and the gateway (pure).
+
+A place (a mirror's tag, the upstream's tag behind the gateway) holds one list per URL. Whoever can push
+there may offer any list, so a replacing list must verify as its own issuer's (Data Integrity proof by a
+key of the issuer it names, as ``resolve`` checks it), be the same issuer's as the list it replaces, and be
+*newer*: its ``acx:sequence`` above the one there (an equal one is no newer: the issuer raises it on every
+re-sign, so an equal sequence is the same list or an equivocation, and neither replaces) and not below the
+highest this consumer has seen. A list there that provably is not its issuer's (its proof fails against the
+issuer's known keys) counts for nothing: a forged list planted first must not outrank the issuer's. Keys
+come from the trust file or the DID itself (did:key); nothing here goes online.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from acx_oci import reasons
+from acx_oci.errors import AcxError
+from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
+from acx_oci.model import statuslist
+from acx_oci.model.credential import issuer_id
+from acx_oci.trust.trustfile import Trust
+
+
+def proof_problem(doc: dict[str, Any], trust: Trust | None, now: datetime, timed: bool = True) -> str | None:
+    """Why ``doc``'s proof does not verify as its own issuer's, or None when it does (``timed``: an expired proof
+    fails too)."""
+    issuer = issuer_id(doc)
+    if issuer is None:
+        return "it names no issuer"
+    ctx = VerifyContext(trust=trust, now=now)
+    try:
+        checks = check_proofs(doc, resolver(ctx), now if timed else None, name="status_list_proof", issuer=issuer)
+        failed = [c.message for c in checks if not c.ok]
+    except AcxError as exc:  # (the proof check reports key problems itself; anything else is unverifiable too)
+        failed = [str(exc)]
+    return "; ".join(failed)[:300] if failed else None
+
+
+def keys_known(did_value: str, trust: Trust | None) -> bool:
+    """Whether the DID's keys resolve here (trust file documents, did:key), without the network."""
+    try:
+        resolver(VerifyContext(trust=trust, now=datetime.min))(did_value)
+    except AcxError:
+        return False
+    return True
+
+
+def forged(doc: dict[str, Any], trust: Trust | None, now: datetime) -> bool:
+    """True when ``doc`` provably is not its issuer's: no issuer, or its issuer's keys are known and its proof fails.
+
+    A list whose issuer's keys are unknown here is not judged (False): it is kept, as an unverifiable list.
+    """
+    issuer = issuer_id(doc)
+    if issuer is None:
+        return True
+    return keys_known(issuer, trust) and proof_problem(doc, trust, now, timed=False) is not None
+
+
+def sequence_of(doc: dict[str, Any]) -> int | None:
+    """The list's ``acx:sequence`` (None: malformed)."""
+    try:
+        return statuslist.list_sequence(doc)
+    except AcxError:
+        return None
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """The verdict on one offered list: ``code`` empty when it may replace the one there, else why not."""
+
+    code: str = ""
+    reason: str = ""  # a clause: "it is signed by X, the one there by Y"
+    offered: int | None = None  # the offered list's sequence
+    there: int | None = None  # the sequence of the list there, when that one counts
+
+    @property
+    def ok(self) -> bool:
+        """The offered list may replace the one there."""
+        return not self.code
+
+
+def may_replace(offered: dict[str, Any], there: dict[str, Any] | None, trust: Trust | None, now: datetime, *,
+                highest_seen: int = 0, there_name: str = "the one there") -> Replacement:
+    """Whether ``offered`` may replace ``there`` (None: nothing there) at its place (see the module docstring).
+
+    ``status_rollback``: not newer than the list there, or than the highest seen; ``status_invalid``: not its
+    issuer's, or not the issuer's of the list there (or that one's issuer cannot be checked here).
+    """
+    mine = sequence_of(offered)
+    counts = there is not None and not forged(there, trust, now)
+    theirs = sequence_of(there) if there is not None and counts else None
+    if mine is None:
+        return Replacement(reasons.STATUS_INVALID, f"its {statuslist.SEQUENCE} is malformed", None, theirs)
+    if theirs is not None and theirs >= mine:
+        return Replacement(reasons.STATUS_ROLLBACK, f"it is not newer than {there_name} ({statuslist.SEQUENCE} "
+                                                    f"{mine}, {there_name} {theirs})", mine, theirs)
+    problem = proof_problem(offered, trust, now)
+    if problem is not None:
+        return Replacement(reasons.STATUS_INVALID, f"it does not verify as its issuer {issuer_id(offered)}'s: "
+                                                   f"{problem}", mine, theirs)
+    other = issuer_id(there) if there is not None and counts else None
+    if other is not None and other != issuer_id(offered):
+        if keys_known(other, trust):
+            return Replacement(reasons.STATUS_INVALID, f"it is signed by {issuer_id(offered)}, {there_name} by "
+                                                       f"{other}", mine, theirs)
+        return Replacement(reasons.STATUS_INVALID, f"it is signed by {issuer_id(offered)} and {there_name}, by "
+                                                   f"{other}, cannot be checked here", mine, theirs)
+    if mine < highest_seen:
+        return Replacement(reasons.STATUS_ROLLBACK, f"it is older than the newest this consumer has seen "
+                                                    f"({statuslist.SEQUENCE} {mine} < {highest_seen})", mine, theirs)
+    return Replacement(offered=mine, there=theirs)
