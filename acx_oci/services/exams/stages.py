@@ -99,6 +99,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
             stages[s] = mx.skipped(s, "seed (contract) failed")
         stages["promotion"] = dict(mx.NO_IMAGE)
         return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    frozen = exam_freeze_hash(src, patterns)  # of the exam as it is on disk, before controls are chosen for it
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
         g = _Grader(src, work, image[0] if image else None)
@@ -123,7 +124,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
     stages["canary"] = _canary(src, register)
     stages["publication"] = _publication(src, patterns, wins)
-    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
+    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": frozen,
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
