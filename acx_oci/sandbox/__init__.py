@@ -26,7 +26,6 @@ from acx_oci.sandbox.bwrap import (
     find_bwrap,
     give_to_sandbox,
     inside_uid,
-    own_uid,
     run,
     staging_dir,
 )
@@ -41,6 +40,7 @@ from acx_oci.sandbox.grader import (
     verdict,
 )
 from acx_oci.sandbox.probes import check
+from acx_oci.sandbox.uids import own_uid
 
 __all__ = [
     "INSIDE_UID",

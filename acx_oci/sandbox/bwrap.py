@@ -9,8 +9,8 @@ Layering, outermost first (every step is an ``exec``, so the pid we hold is bwra
   every fork inside. ``RLIMIT_NPROC`` counts processes per *real host uid*, so it is only meaningful when
   that uid is dedicated to sandboxes (``host_uid``); concurrent sandboxes sharing it share the budget.
 * A root verifier drops to ``host_uid``/``host_gid`` with ``setpriv`` before bwrap, so the sandbox holds no
-  privilege outside its user namespace either; :func:`own_uid` gives each grade, game and proof a host uid of
-  its own, so ``RLIMIT_NPROC`` is per run. An unprivileged verifier runs bwrap as itself.
+  privilege outside its user namespace either; :func:`acx_oci.sandbox.uids.own_uid` gives each grade, game
+  and proof a host uid of its own, so ``RLIMIT_NPROC`` is per run. An unprivileged verifier runs bwrap as itself.
 * Inside, the process runs as :data:`INSIDE_UID` (10000; 10001 if that happens to be the host uid), which is
   neither 0 nor the verifier's uid, with every namespace unshared, no capabilities and no nested user
   namespaces.
@@ -25,17 +25,15 @@ import contextlib
 import json
 import math
 import os
-import secrets
 import selectors
 import shutil
 import signal
 import stat
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Literal
@@ -108,46 +106,6 @@ class SandboxResult:
     # seconds (user + system, reaped children included) and seconds spent runnable but waiting for a CPU.
     cpu_seconds: float | None = None
     runqueue_seconds: float | None = None
-
-
-#: A root verifier runs each sandbox scope (a grade, a game, a containment proof) under a host uid of its own,
-#: drawn from systemd's unassigned range 0x70000000-0x7FFFFFFF: ``RLIMIT_NPROC`` counts processes per host uid,
-#: so sandboxes sharing one (``nobody``) shared one process budget and a busy one made the others' fork/exec fail
-#: with EAGAIN. Distinct within this process; another process draws from a random offset, and a collision costs
-#: only a shared budget (the sandboxes share no namespace, bind or /tmp).
-UID_POOL_BASE = 0x70000000
-UID_POOL_SIZE = 1 << 24
-_pool_lock = threading.Lock()
-_leased: set[int] = set()
-_next = [secrets.randbelow(UID_POOL_SIZE)]
-
-
-def _lease() -> int:
-    with _pool_lock:
-        while True:
-            uid = UID_POOL_BASE + _next[0] % UID_POOL_SIZE
-            _next[0] += 1
-            if uid not in _leased:
-                _leased.add(uid)
-                return uid
-
-
-@contextlib.contextmanager
-def own_uid(spec: SandboxSpec, *, binds_given_after: bool = False) -> Iterator[SandboxSpec]:
-    """``spec`` with a host uid (and gid) of its own for the ``with`` block, when the verifier is root and the
-    spec keeps the default (:data:`NOBODY`). Used as it is: a spec that names its uid (nested scopes, such as
-    a game's grade, keep the outer one's), a spec whose rw binds were already given to its uid (unless the
-    caller says it gives them after, ``binds_given_after``), or an unprivileged verifier's (its sandboxes run
-    as itself: their budget is its uid's, see the module docstring)."""
-    if not drops_privilege() or spec.host_uid != NOBODY or (spec.rw_binds and not binds_given_after):
-        yield spec
-        return
-    uid = _lease()
-    try:
-        yield replace(spec, host_uid=uid, host_gid=uid)
-    finally:
-        with _pool_lock:
-            _leased.discard(uid)
 
 
 def find_bwrap(spec: SandboxSpec | None = None) -> str:

@@ -39,8 +39,9 @@ from pathlib import Path
 
 from acx_oci import safetree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
-from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, own_uid, run, staging_dir
+from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.tree import tree_digest
+from acx_oci.sandbox.uids import own_uid
 
 MAX_REPORT = 4 * 1024 * 1024
 PYTHON = "/usr/bin/python3"

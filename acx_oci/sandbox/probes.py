@@ -28,7 +28,8 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import loads
-from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, own_uid, run, staging_dir
+from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
+from acx_oci.sandbox.uids import own_uid
 
 PROBE_DIR = "/.acx-probe"
 MAX_PROBE_OUTPUT = 32 * 1024

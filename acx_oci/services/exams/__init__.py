@@ -37,7 +37,7 @@ from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash
 from acx_oci.services.exams.stages import certify_exam, gold_runs_for
 
 if TYPE_CHECKING:
-    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
+    from acx_oci.services.exams.cluster import Cluster
 
 __all__ = ["certify_suite", "default_out", "load_records", "report", "scan_for_canaries", "suite_canaries",
            "suite_freeze_hashes"]
@@ -147,7 +147,7 @@ class _Stream:
 def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
                   image: tuple[Path, str] | None = None,
                   progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
-                  executor: DaskExecutor | None = None) -> list[dict[str, Any]]:
+                  executor: Cluster | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.

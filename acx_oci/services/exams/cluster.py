@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from acx_oci.crypto.jcs import canonical
@@ -27,12 +27,23 @@ from acx_oci.model import exam as mx
 from acx_oci.services.exams.source import ExamSource, find_suite_root, load_exam
 from acx_oci.services.exams.stages import Register, certify_exam, harness_record, with_host_canary
 
-if TYPE_CHECKING:
-    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
-
 #: One exam's files sent to a worker, at most (a repository the size of sympy fits).
 MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 Patterns = tuple[tuple[str, str, str], ...]
+
+
+class Cluster(Protocol):
+    """What certification needs of ``attest``'s Dask executor (:class:`..verifier.executors.dask_cluster.
+    DaskExecutor`), named here so the exams package does not import the verifier's."""
+
+    client: Any
+    confined: bool
+
+    def workers(self) -> list[str]:
+        """The scheduler's worker addresses now."""
+
+    def eligible(self, address: str) -> bool:
+        """Whether exams may be placed on this worker (plain TCP: loopback ones only)."""
 
 
 def pack_exam(src: ExamSource, patterns: Patterns, gold_runs: int) -> dict[str, Any]:
@@ -124,11 +135,13 @@ def accept(src: ExamSource, fh: str, answer: Any, register: Register) -> dict[st
     return with_host_canary(src, rec, register)
 
 
-def certify_on_cluster(executor: DaskExecutor, todo: list[tuple[ExamSource, str]], patterns: Patterns,
+def certify_on_cluster(executor: Cluster, todo: list[tuple[ExamSource, str]], patterns: Patterns,
                        gold_runs: int, jobs: int,
                        register: Register) -> Iterator[tuple[ExamSource, str, dict[str, Any], float]]:
     """Certify ``todo`` ((exam, freeze hash) pairs) on the cluster, at most ``jobs`` exams placed at once;
     yields (exam, freeze hash, record, start time) as each finishes."""
+    if not todo:
+        return
     from distributed import as_completed
 
     client = executor.client
