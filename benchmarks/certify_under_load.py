@@ -49,15 +49,17 @@ def certify(suite: Path, out: Path, jobs: int, gold_runs: int) -> dict[str, Any]
     argv = [sys.executable, "-m", "acx_oci", "exam", "certify", str(suite), "--out", str(out), "--jobs", str(jobs),
             "--gold-runs", str(gold_runs), "--json"]
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None and proc.stdout is not None
-    lines: list[tuple[float, str]] = []
-    for line in proc.stderr:  # progress as it goes: each line timed when it arrives
-        lines.append((time.monotonic() - t0, line.rstrip("\n")))
-        if line.startswith("exam certify ["):
-            print(f"  {time.monotonic() - t0:7.1f}s {line.rstrip()}", file=sys.stderr, flush=True)
-    doc = json.loads(proc.stdout.read())
-    proc.wait()
+    with (out.parent / f"{out.name}.json").open("w+") as doc_file:  # a file: a pipe would fill and block it
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=doc_file, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        lines: list[tuple[float, str]] = []
+        for line in proc.stderr:  # progress as it goes: each line timed when it arrives
+            lines.append((time.monotonic() - t0, line.rstrip("\n")))
+            if line.startswith("exam certify ["):
+                print(f"  {time.monotonic() - t0:7.1f}s {line.rstrip()}", file=sys.stderr, flush=True)
+        proc.wait()
+        doc_file.seek(0)
+        doc = json.loads(doc_file.read())
     return {"seconds": time.monotonic() - t0, "doc": doc, "progress": [t for t, ln in lines
                                                                        if ln.startswith("exam certify [")]}
 
@@ -81,7 +83,7 @@ def report(name: str, run: dict[str, Any]) -> None:
     first = f", first result after {progress[0]:.1f}s" if progress else ""
     print(f"{name}: {run['seconds']:.1f}s for {len(recs)} exams ({run['seconds'] / max(1, len(recs)):.2f}s/exam), "
           f"{sum(r['certified'] for r in recs)} certified, {len(lane_errors(run['doc']))} harness lane errors, "
-          f"{len(progress)} progress lines{first}; load average {os.getloadavg()[0]:.1f}")
+          f"{len(progress)} progress lines{first}; load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> int:
