@@ -8,7 +8,9 @@ withheld and the run is NOT ISSUED ``containment_unproven``. The probes never ca
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -121,7 +123,10 @@ def test_honest_setup_proves_in_the_games_exact_spec(upstream: Upstream, rom_dir
     sock = containment.model_socket(game)
     ws = dict((dst, src) for src, dst in game.rw_binds)["/workspace"]
     task = dict((dst, src) for src, dst in game.ro_binds)["/task"]
-    assert game == game_spec(rom_dir, RUNTIME, workspace=ws, task_dir=task, model_socket=sock)
+    # ... under a host uid of its own (a root verifier's; sandbox.uids), as each game has
+    want = game_spec(rom_dir, RUNTIME, workspace=ws, task_dir=task, model_socket=sock)
+    assert game == dataclasses.replace(want, host_uid=game.host_uid, host_gid=game.host_gid)
+    assert (game.host_uid != want.host_uid) == (os.geteuid() == 0)
     # the provider was never called, the proof never names where it lives nor the key
     assert upstream.hits == []
     text = json.dumps(proof)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.executor_opts import executor_options, open_from_options
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
@@ -24,7 +25,8 @@ def exam() -> None:
 
 @exam.command("certify")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Exams certified at once.")
+@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+              help="Exams certified at once  [default: 2; with a Dask executor, the cluster's worker threads].")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where records, the summary and the canary registry go (default ~/.acx-oci/exams).")
 @click.option("--patterns", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -34,30 +36,49 @@ def exam() -> None:
                    "environment.image) or --image, with no network; the records name the image.")
 @click.option("--image", "image_ref", metavar="REF@sha256:...|sha256:...",
               help="The environment image to promote in (implies --promote; what the records then name).")
+@click.option("--gold-runs", "gold_runs", type=click.IntRange(1, 20), default=ex.GOLD_RUNS, show_default=True,
+              help="Runs the reference must pass (k of k) before an exam with derived controls (mutants, no "
+                   "hand-made lookalike) certifies; exams with hand-made controls run it once.")
+@executor_options
 @registry_options(deadline=0)
 @json_option
-def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, promote: bool,
-                 image_ref: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path | None, promote: bool,
+                 image_ref: str | None, gold_runs: int, plain_http: bool, insecure: bool, timeout: float,
+                 as_json: bool, **executor_opts: Any) -> None:
     """Run the contract check, gold, grader controls, attack suite, eval (the reference and controls played
     through the ROM solver), canary, publication scan, freeze and promotion on every exam under PATH (a
     suite directory or one exam directory).
 
     Exit 0 iff every exam is certified (every stage but promotion ok); else 1, naming each failing exam,
     stage and fact. Promotion is recorded, never gating: without an image every record says imageDigest null.
+    Each exam's verdict is printed on stderr as it finishes (JSON lines with --json-events) and appended to
+    OUT/certify-events.jsonl; --json prints one document at the end. With --executor dask://HOST:PORT the
+    exams are certified on the cluster's workers (the canary registry and the records stay here).
 
     \b
     Example:
       acx-oci exam certify testdata/bench-py --out ./certs --jobs 2
       acx-oci exam certify testdata/bench-py --out ./certs --image localhost:5000/acx/env@sha256:...
+      acx-oci exam certify ./corpus --out ./certs --executor dask://127.0.0.1:8786
     """
     image = None
     if promote or image_ref:
+        if executor_opts["executor"] != "local":
+            raise UsageError("exam certify: --promote/--image runs on this host only; drop --executor")
         from acx_oci.envimage import prepare_image
         from acx_oci.oci.store import StoreOptions
 
         ref = image_ref or _declared_image(path)
         image = prepare_image(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
-    records = ex.certify_suite(path, jobs=jobs, out=out or ex.default_out(), patterns=patterns, image=image)
+    executor = open_from_options(executor_opts, timeout or 10.0)
+    progress = _event_line if executor_opts["json_events"] else ex.stderr_progress
+    try:
+        records = ex.certify_suite(path, jobs=jobs or (executor.threads() if executor else 2),
+                                   out=out or ex.default_out(), patterns=patterns, image=image, progress=progress,
+                                   gold_runs=gold_runs, executor=executor)
+    finally:
+        if executor is not None:
+            executor.close()
     bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]
     if as_json:
         emit_json({"certified": not bad, "records": records})
@@ -69,6 +90,14 @@ def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None,
     for exam_id, stage, fact in bad:
         click.echo(f"{exam_id}: {stage}: {fact}", err=True)
     sys.exit(1 if bad else 0)
+
+
+def _event_line(line: str) -> None:
+    """``--json-events``: each finished exam's progress line as a JSON line on stderr."""
+    import json
+
+    sys.stderr.write(json.dumps({"event": "exam", "line": line}) + "\n")
+    sys.stderr.flush()
 
 
 def _declared_image(path: Path) -> str:
@@ -86,9 +115,10 @@ def _declared_image(path: Path) -> str:
               help="A git repository holding the fix (read with git plumbing only, as untrusted input).")
 @click.option("--base", metavar="COMMIT", help="The commit the model starts from (the tree it is given).")
 @click.option("--fix", metavar="COMMIT", help="The upstream fix: its source change is the reference.")
-@click.option("--tests", "tests", multiple=True, metavar="PATHS",
+@click.option("--tests", "tests", multiple=True, metavar="PATHS|PATH::TEST",
               help="Hidden tests (paths at the fix, comma-separated or repeated); default: the test files the fix "
-                   "changes.")
+                   "changes. PATH::TEST ids (tests/test_x.py::TestCls::test_y) grade exactly the tests named, as "
+                   "SWE-bench's FAIL_TO_PASS/PASS_TO_PASS do; their files are the hidden test files.")
 @click.option("--lookalike", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A near miss a competent engineer would write: a patch against the base.")
 @click.option("--incomplete", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,

@@ -9,7 +9,8 @@ runaway CPU, memory (address space), processes, open files and file size (rlimit
 
 What it does NOT stop: kernel exploits (the kernel is shared; user namespaces widen its attack surface, and no
 seccomp filter is installed); CPU and cache side channels; denial of service the rlimits do not cover (the
-rw workspace is bounded per file, not in total; RLIMIT_NPROC is shared by every sandbox under one host uid);
+rw workspace is bounded per file, not in total; RLIMIT_NPROC is per host uid: a root verifier gives each grade,
+game and proof its own (:func:`own_uid`), an unprivileged one shares its own uid's budget with them);
 anything a hostile program does to a process of the same sandbox uid (see :mod:`.grader`).
 """
 
@@ -39,6 +40,7 @@ from acx_oci.sandbox.grader import (
     pytest_argv,
 )
 from acx_oci.sandbox.probes import check
+from acx_oci.sandbox.uids import own_uid
 
 __all__ = [
     "INSIDE_UID",
@@ -60,6 +62,7 @@ __all__ = [
     "give_to_sandbox",
     "grade",
     "inside_uid",
+    "own_uid",
     "parse_junit",
     "pytest_argv",
     "run",

@@ -9,7 +9,8 @@ Layering, outermost first (every step is an ``exec``, so the pid we hold is bwra
   every fork inside. ``RLIMIT_NPROC`` counts processes per *real host uid*, so it is only meaningful when
   that uid is dedicated to sandboxes (``host_uid``); concurrent sandboxes sharing it share the budget.
 * A root verifier drops to ``host_uid``/``host_gid`` with ``setpriv`` before bwrap, so the sandbox holds no
-  privilege outside its user namespace either. An unprivileged verifier runs bwrap as itself.
+  privilege outside its user namespace either; :func:`acx_oci.sandbox.uids.own_uid` gives each grade, game
+  and proof a host uid of its own, so ``RLIMIT_NPROC`` is per run. An unprivileged verifier runs bwrap as itself.
 * Inside, the process runs as :data:`INSIDE_UID` (10000; 10001 if that happens to be the host uid), which is
   neither 0 nor the verifier's uid, with every namespace unshared, no capabilities and no nested user
   namespaces.

@@ -41,6 +41,7 @@ from acx_oci import safetree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.tree import tree_digest
+from acx_oci.sandbox.uids import own_uid
 
 MAX_REPORT = 4 * 1024 * 1024
 PYTHON = "/usr/bin/python3"
@@ -271,7 +272,13 @@ def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, tim
     then grade; else the host's); its binds are not used: the grader sees only its three directories;
     ``env`` adds variables for the tests. Raises only if the sandbox cannot start.
     """
-    base = spec or SandboxSpec()
+    # its own host uid, so a process budget of its own (bwrap.own_uid); its rw bind is made and given below
+    with own_uid(spec or SandboxSpec(), binds_given_after=True) as base:
+        return _grade(submission, tests, base, time_seconds, env, import_submission)
+
+
+def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float | None,
+           env: Mapping[str, str] | None, import_submission: bool) -> GradeResult:
     stage = staging_dir("acx-grade-")
     try:
         copy_tree(submission, stage / "workspace")

@@ -29,6 +29,7 @@ from acx_oci import safetree
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import loads
 from acx_oci.sandbox.bwrap import SandboxSpec, bwrap_version, drops_privilege, run, staging_dir
+from acx_oci.sandbox.uids import own_uid
 
 PROBE_DIR = "/.acx-probe"
 MAX_PROBE_OUTPUT = 32 * 1024
@@ -293,8 +294,9 @@ def check(key_paths: Sequence[Path], spec: SandboxSpec | None = None,
             # capped for this run, so a long game limit does not make a broken probe hang the verifier).
             probe_spec = dataclasses.replace(spec, ro_binds=(*spec.ro_binds, (stage, PROBE_DIR)))
             try:
-                res = run(probe_spec, ["/usr/bin/python3", "-I", "-S", f"{PROBE_DIR}/probe.py",
-                                       f"{PROBE_DIR}/config.json"], time_seconds=min(spec.time_seconds, 30.0))
+                with own_uid(probe_spec) as pspec:  # a proof of the grader's spec: its own uid, as a grade's
+                    res = run(pspec, ["/usr/bin/python3", "-I", "-S", f"{PROBE_DIR}/probe.py",
+                                      f"{PROBE_DIR}/config.json"], time_seconds=min(spec.time_seconds, 30.0))
             except AcxError as exc:
                 return _failed(version, str(exc), spec)
             if res.timed_out or res.returncode != 0:

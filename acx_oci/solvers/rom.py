@@ -22,6 +22,7 @@ Each game carries the reference design's run conditions, recorded separately:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from acx_oci.evaluation.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
-from acx_oci.sandbox import SandboxSpec, check, game_outcome, give_to_sandbox, grade, run, staging_dir
+from acx_oci.sandbox import SandboxSpec, check, game_outcome, give_to_sandbox, grade, own_uid, run, staging_dir
 from acx_oci.sandbox.bwrap import drops_privilege
 from acx_oci.sandbox.relay import relay_argv
 from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
@@ -101,10 +102,11 @@ def prove_game(secrets: tuple[Path, ...], rom_dir: Path, runtime: dict[str, Any]
         ws, task = stage / "workspace", stage / "task"
         ws.mkdir(mode=0o755)
         task.mkdir(mode=0o755)
-        spec = game_spec(rom_dir, runtime, rootfs=rootfs, workspace=ws, task_dir=task,
-                         model_socket=stage / "model.sock" if declared is not None else None)
-        give_to_sandbox(ws, spec)
-        return check_game(secrets, spec, model if declared is not None else None)
+        with own_uid(game_spec(rom_dir, runtime, rootfs=rootfs, workspace=ws, task_dir=task,
+                               model_socket=stage / "model.sock" if declared is not None else None),
+                     binds_given_after=True) as spec:
+            give_to_sandbox(ws, spec)
+            return check_game(secrets, spec, model if declared is not None else None)
     finally:
         remove_tree(stage)
 
@@ -188,13 +190,14 @@ class RomSolver:
             return SolverResult(LANE_ERROR, f"the rom solver cannot grade a {grader.get('kind')!r} task")
         root = staging_dir("acx-game-")
         try:
-            return self._play(task, rom_digest, root)
+            with contextlib.ExitStack() as scope:  # the game's own host uid, for its run, proxy and grade
+                return self._play(task, rom_digest, root, scope)
         except (OSError, AcxError) as exc:
             return SolverResult(LANE_ERROR, f"harness error: {type(exc).__name__}")
         finally:
             remove_tree(root)
 
-    def _play(self, task: dict[str, Any], rom_digest: str, root: Path) -> SolverResult:
+    def _play(self, task: dict[str, Any], rom_digest: str, root: Path, scope: contextlib.ExitStack) -> SolverResult:
         grader = task["grader"]
         ws, taskdir, hidden = root / "workspace", root / "task", root / "hidden"
         for d in (ws, taskdir, hidden):
@@ -206,8 +209,9 @@ class RomSolver:
         for p in ws.rglob("*"):
             p.chmod(0o755 if p.is_dir() else 0o644)
         sock = root / "model.sock"
-        spec = game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws, task_dir=taskdir,
-                         model_socket=sock if self.model else None)
+        spec = scope.enter_context(own_uid(game_spec(self.rom_dir, self.runtime, rootfs=self.rootfs, workspace=ws,
+                                                     task_dir=taskdir, model_socket=sock if self.model else None),
+                                           binds_given_after=True))
         give_to_sandbox(ws, spec)
         limit = min(float(task.get("timeLimitSeconds") or spec.time_seconds), spec.time_seconds)
         argv = list(self.runtime["command"])

@@ -2,10 +2,10 @@
 
 Stable interface for the benchmark / attest side (keep these signatures):
 
-* ``certify_suite(path, *, jobs, out, patterns=None) -> list[dict]`` - certify a suite dir (or one exam
-  dir); one sealed record per exam, written to ``out/records/<exam>.json`` (never into the suite) and
-  cached by freeze hash (``out/by-freeze/<hex>.json``): an exam whose freeze hash has a stored, sound
-  record is not re-run. Also writes ``out/summary.json`` and the host-only canary registry
+* ``certify_suite(path, *, jobs, out, patterns=None, gold_runs=3, executor=None) -> list[dict]`` - certify
+  a suite dir (or one exam dir); one sealed record per exam, written to ``out/records/<exam>.json``
+  (never into the suite) and cached by freeze hash (``out/by-freeze/<hex>.json``): an exam whose freeze
+  hash has a stored, sound record is not re-run. Also writes ``out/summary.json`` and the host-only canary registry
   ``out/canaries.json``.
 * ``load_records(out) -> dict[exam_id, record]`` - every stored record, each checked with
   :func:`acx_oci.model.exam.check_record` (a record with problems raises :class:`IntegrityError`).
@@ -27,20 +27,27 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
 from acx_oci.services.exams.harness import lane_error
-from acx_oci.services.exams.source import discover, exam_freeze_hash, load_exam, load_patterns
-from acx_oci.services.exams.stages import certify_exam
+from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
+from acx_oci.services.exams.stages import certify_exam, gold_runs_for
+
+if TYPE_CHECKING:
+    from acx_oci.services.exams.cluster import Cluster
 
 __all__ = ["certify_suite", "default_out", "load_records", "report", "scan_for_canaries", "suite_canaries",
            "suite_freeze_hashes"]
 
 REGISTRY_FILE = "canaries.json"
 SUMMARY_FILE = "summary.json"
+#: One JSON line per exam as it finishes (the stderr progress, for scripts that watch a long run).
+STREAM_FILE = "certify-events.jsonl"
+#: Runs the reference must pass before an exam with derived controls certifies (``--gold-runs``).
+GOLD_RUNS = 3
 SCAN_MAX_BYTES = 64 * 1024 * 1024  # one scanned file (a transcript, a dataset shard) read at most this far
 
 
@@ -85,30 +92,77 @@ def stderr_progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, cached: bool) -> str:
+def _verdict(rec: dict[str, Any]) -> str:
     fault = lane_error(rec["stages"])
     if fault is not None:
-        verdict = f"harness lane error, not cached ({fault})"
-    elif rec["certified"]:
-        verdict = "certified"
-    else:
-        stage, fact = (mx.failures(rec) or [("?", "not certified")])[0]
-        verdict = f"refused at {stage}: {fact}"
-    return f"exam certify [{done}/{total}] {rec['exam']}: {verdict} ({'cached' if cached else f'{seconds:.1f}s'})"
+        return f"harness lane error, not cached ({fault})"
+    if rec["certified"]:
+        return "certified"
+    stage, fact = (mx.failures(rec) or [("?", "not certified")])[0]
+    return f"refused at {stage}: {fact}"
+
+
+def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, cached: bool) -> str:
+    return (f"exam certify [{done}/{total}] {rec['exam']}: {_verdict(rec)} "
+            f"({'cached' if cached else f'{seconds:.1f}s'})")
+
+
+def _cache_key(fh: str, image: tuple[Path, str] | None) -> str:
+    return fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
+
+
+def _cached(out: Path, src: ExamSource, key: str, gold_runs: int) -> dict[str, Any] | None:
+    """A stored, sound record for this freeze hash whose gold was run as often as this run asks, else None."""
+    path = out / "by-freeze" / f"{key}.json"
+    if not path.is_file():
+        return None
+    rec = load_json_file(path, "cached certification record")
+    if mx.check_record(rec) or rec["exam"] != src.exam_id:
+        return None
+    if int(rec["stages"]["gold"].get("goldRuns", 1)) < gold_runs_for(src, gold_runs):
+        return None  # certified with fewer gold runs than asked: run again
+    return dict(rec)
+
+
+class _Stream:
+    """Each exam's result as it finishes: a line to ``progress`` and a JSON line in ``out/STREAM_FILE``."""
+
+    def __init__(self, out: Path, total: int, progress: Callable[[str], None] | None) -> None:
+        self.path, self.total, self.progress = out / STREAM_FILE, total, progress
+        self.lock, self.done = threading.Lock(), 0
+        self.path.write_text("", "utf-8")
+
+    def __call__(self, rec: dict[str, Any], seconds: float, cached: bool) -> None:
+        with self.lock:
+            self.done += 1
+            event = {"event": "exam", "done": self.done, "total": self.total, "exam": rec["exam"],
+                     "certified": rec["certified"], "verdict": _verdict(rec), "cached": cached,
+                     "laneError": lane_error(rec["stages"]) is not None, "seconds": round(seconds, 3)}
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(event, sort_keys=True) + "\n")
+            if self.progress is not None:
+                self.progress(_progress_line(self.done, self.total, rec, seconds, cached))
 
 
 def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
                   image: tuple[Path, str] | None = None,
-                  progress: Callable[[str], None] | None = stderr_progress) -> list[dict[str, Any]]:
+                  progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
+                  executor: Cluster | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
-    ``progress`` gets one line per exam as it finishes (default: stderr).
+    ``progress`` gets one line per exam as it finishes (default: stderr); ``out/certify-events.jsonl`` gets
+    the same as JSON lines. ``gold_runs``: runs the reference must pass where the controls are derived.
+    ``executor`` (a Dask cluster) certifies the exams on its workers, at most ``jobs`` at once; the canary
+    stage, the records and the cache stay here.
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
     if _inside(out, suite_root) or _inside(out, path):
         raise UsageError(f"exam certify: --out {out} is inside the suite; records never go into the suite")
+    if executor is not None and image is not None:
+        raise UsageError("exam certify: --promote/--image runs here only (the image is unpacked on this host); "
+                         "drop --executor")
     pats = load_patterns(patterns)
     sources = [load_exam(d) for d in dirs]
     ids = [s.exam_id for s in sources]
@@ -117,36 +171,38 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     registry = _Registry(out / REGISTRY_FILE)
     out.mkdir(parents=True, exist_ok=True)
     secrets = (out.resolve(),)  # the records and the host-only canary registry: proven out of every sandbox
+    stream = _Stream(out, len(sources), progress)
+    records: list[dict[str, Any]] = []
 
-    lock, finished = threading.Lock(), [0]
-
-    def one(src: Any) -> dict[str, Any]:
-        t0 = time.monotonic()
-        rec, cached = certify_one(src)
-        if progress is not None:
-            with lock:
-                finished[0] += 1
-                progress(_progress_line(finished[0], len(sources), rec, time.monotonic() - t0, cached))
-        return rec
-
-    def certify_one(src: Any) -> tuple[dict[str, Any], bool]:
-        fh = exam_freeze_hash(src, pats)
-        key = fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
-        cached = out / "by-freeze" / f"{key}.json"
-        if cached.is_file():
-            rec = load_json_file(cached, "cached certification record")
-            if not mx.check_record(rec) and rec["exam"] == src.exam_id:
-                _write_json(out / "records" / f"{src.exam_id}.json", rec)
-                return dict(rec), True
-        rec = certify_exam(src, pats, registry.register, image, secrets)
+    def keep(src: ExamSource, rec: dict[str, Any], fh: str, t0: float, cached: bool) -> None:
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
-        fault = lane_error(rec["stages"])
-        if fault is None and rec["stages"]["freeze"].get("freezeHash") == fh:
-            _write_json(cached, rec)  # a harness lane error is no verdict: the next run certifies again
-        return rec, False
+        if not cached and lane_error(rec["stages"]) is None and rec["stages"]["freeze"].get("freezeHash") == fh:
+            _write_json(out / "by-freeze" / f"{_cache_key(fh, image)}.json", rec)  # a lane error is no verdict
+        records.append(rec)
+        stream(rec, time.monotonic() - t0, cached)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        records = list(pool.map(one, sources))
+    todo: list[tuple[ExamSource, str]] = []
+    for src in sources:
+        fh = exam_freeze_hash(src, pats)
+        hit = _cached(out, src, _cache_key(fh, image), gold_runs)
+        if hit is not None:
+            keep(src, hit, fh, time.monotonic(), True)
+        else:
+            todo.append((src, fh))
+    if executor is not None:
+        from acx_oci.services.exams.cluster import certify_on_cluster
+
+        for src, fh, rec, t0 in certify_on_cluster(executor, todo, pats, gold_runs, jobs, registry.register):
+            keep(src, rec, fh, t0, False)
+    else:
+        def one(item: tuple[ExamSource, str]) -> None:
+            t0 = time.monotonic()
+            keep(item[0], certify_exam(item[0], pats, registry.register, image, secrets, gold_runs), item[1], t0,
+                 False)
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for fut in [pool.submit(one, item) for item in todo]:
+                fut.result()
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
 

@@ -83,13 +83,15 @@ def _short(nodeids: frozenset[str]) -> list[str]:
 
 
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
-                 image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = ()) -> dict[str, Any]:
+                 image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = (),
+                 gold_runs: int = 1) -> dict[str, Any]:
     """Run the stages in order and return the sealed record.
 
     ``image`` (unpacked root, manifest digest) is promotion: the whole chain, the evaluation included, runs
     inside that image, with no network, and the record names it (``freeze.imageDigest``, ``promotion``).
     Without one the record says ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed
-    from elsewhere. ``secrets`` (the certifier's state) must be unreachable from every sandbox.
+    from elsewhere. ``secrets`` (the certifier's state) must be unreachable from every sandbox. ``gold_runs``
+    is how many runs the reference must pass when the controls are derived (:func:`gold_runs_for`).
     """
     stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
     if not stages["seed"]["ok"]:
@@ -97,12 +99,13 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
             stages[s] = mx.skipped(s, "seed (contract) failed")
         stages["promotion"] = dict(mx.NO_IMAGE)
         return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    frozen = exam_freeze_hash(src, patterns)  # of the exam as it is on disk, before controls are chosen for it
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
         g = _Grader(src, work, image[0] if image else None)
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = _reference_new(src)
-        stages["gold"], base = _gold(src, g, wins)
+        stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs))
         src, derived = _derive_controls(src, g)
         stages["grader"] = _controls(src, g, base, derived)
         stages["attack"] = _attack(src, g, base)
@@ -121,7 +124,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
     stages["canary"] = _canary(src, register)
     stages["publication"] = _publication(src, patterns, wins)
-    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
+    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": frozen,
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
@@ -205,7 +208,31 @@ def _grader_visible(src: ExamSource) -> list[str]:
     return out
 
 
-def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+def gold_runs_for(src: ExamSource, wanted: int) -> int:
+    """Runs the reference must pass: ``wanted`` for an exam whose controls are derived (mutants, no human's
+    lookalike: nothing hand-checked says its tests are deterministic), 1 for a hand-made or impossible one."""
+    derived = bool(src.mutants) and "lookalike" not in src.controls and not src.impossible
+    return max(1, wanted) if derived else 1
+
+
+def _stability(g: _Grader, first: GradeResult, runs: int) -> dict[str, Any]:
+    """Gold stability: the reference graded ``runs`` times in all (stopping at its first failure); a gold that
+    passes some runs and fails another is a flaky exam, refused as such (harness faults are retried apart)."""
+    passes = int(first.passed)
+    done = 1
+    while done < runs and passes == done:
+        passes += int(g.gold().passed)
+        done += 1
+    facts: dict[str, Any] = {"goldRuns": runs, "goldPasses": passes}
+    if runs > 1:
+        facts["referenceStable"] = passes == runs
+        if 0 < passes < done:
+            facts["reason"] = f"flaky: the reference passed {passes} of {done} runs"
+    return facts
+
+
+def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
+          runs: int = 1) -> tuple[dict[str, Any], dict[str, GradeResult]]:
     untouched, gold = g.overlay({}, "the untouched tree"), g.gold()
     visible = _grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
@@ -222,7 +249,8 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str
         ok = facts["referenceFails"] and facts["secondReferenceFails"] and facts["referencesFailDifferentTests"]
     else:
         facts["referencePasses"] = gold.passed
-        ok = gold.passed
+        facts.update(_stability(g, gold, runs))
+        ok = gold.passed and facts.get("referenceStable", True)
         f2p = _fail_to_pass(src)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
             passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
@@ -355,3 +383,18 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     findings += mx.leaks(wins, {**model, **grader})
     return {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
             "patterns": len(patterns)}
+
+
+def harness_record(src: ExamSource, why: str) -> dict[str, Any]:
+    """The record of an exam the harness lost before any stage after the contract ran (a Dask worker lost,
+    its answer refused): a harness lane error, never cached, never the exam's failure."""
+    return _harness_record(src, {"seed": _contract(src)}, why)
+
+
+def with_host_canary(src: ExamSource, rec: dict[str, Any], register: Register) -> dict[str, Any]:
+    """A record certified elsewhere (a Dask worker) resealed with its canary stage taken here, against the
+    host-only registry the worker never sees (a stage that did not run stays as it was)."""
+    stages = {s: dict(v) for s, v in rec["stages"].items()}
+    if not stages["canary"].get("skipped"):
+        stages["canary"] = _canary(src, register)
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
