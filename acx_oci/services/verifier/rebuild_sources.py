@@ -33,7 +33,8 @@ from acx_oci.services.artifacts.attestation import (
 )
 from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
 from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, write_atomic
-from acx_oci.tlog.tiles import bundles_for_size, parse_entry_bundle
+from acx_oci.tlog.note import ed25519_verifier
+from acx_oci.tlog.tiles import bundles_for_size, tiles_for_size, verify_tiles
 from acx_oci.urls import without_fragment
 
 Progress = Callable[[str], None]
@@ -87,20 +88,27 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
         except NotFoundError:
             raise UsageError(f"state rebuild --log {repository}: no log is published there (no checkpoint tag)") \
                 from None
+        origin = origin or head.checkpoint.origin
+        try:  # the size is signed before it decides how much is fetched
+            reader.verify(ed25519_verifier(origin, verifier.public_bytes))
+        except AcxError as exc:
+            raise UsageError(f"state rebuild --log {repository}: not this verifier's log ({exc})") from None
         root = state_dir / LOG_DIR
-        for n, path in enumerate(sorted(head.index), 1):
+        paths = [t.path for t in (*tiles_for_size(head.checkpoint.size), *bundles_for_size(head.checkpoint.size))]
+        for n, path in enumerate(paths, 1):  # the tree's own paths only: extra index entries are never fetched
             write_atomic(root / path, reader.fetch(path))
             if n % 64 == 0:
-                progress(f"log {repository}: {n}/{len(head.index)} tiles")
+                progress(f"log {repository}: {n}/{len(paths)} tiles")
         write_atomic(root / CHECKPOINT, head.note)
     try:
-        log = TransLog(state_dir, verifier.private, origin=origin or head.checkpoint.origin)
+        log = TransLog(state_dir, verifier.private, origin=origin)
     except AcxError as exc:
         raise UsageError(f"state rebuild --log {repository}: not this verifier's log ({exc})") from None
-    for bundle in bundles_for_size(log.size):
-        for raw in parse_entry_bundle(log.read(bundle.path), bundle.width):
-            entry = parse_json(raw, f"log entry in {bundle.path}")
-            scan.log_entries.append(entry if isinstance(entry, dict) else {})
+    # Every tile and entry bundle must hash up to the signed root: a bundle swapped under a genuine checkpoint
+    # would otherwise drop attempts (cooldowns, counts) or roll back a list's sequence (LogInconsistent).
+    for i, raw in enumerate(verify_tiles(log.size, log.tree.root(), log.read)):
+        entry = parse_json(raw, f"log entry {i}")
+        scan.log_entries.append(entry if isinstance(entry, dict) else {})
     scan.log_size, scan.log_origin = log.size, log.origin
     progress(f"log {repository}: {log.size} entries, checkpoint verified with the verifier's key")
     return log

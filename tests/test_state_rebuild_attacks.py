@@ -1,0 +1,75 @@
+"""``acx-oci state rebuild`` against a log repository that lies: only bytes the verifier's checkpoint commits to
+are believed (an entry bundle swapped under a genuine checkpoint is refused, never restored)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.errors import LogError
+from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+from acx_oci.oci.open import open_store
+from acx_oci.oci.store import StoreOptions
+from acx_oci.services.artifacts.log_entries import entry_bytes
+from acx_oci.services.artifacts.log_reader import (
+    ARTIFACT_LOG,
+    CHECKPOINT_TAG,
+    MEDIA_ENTRIES,
+    MEDIA_TILE_INDEX,
+    LogReader,
+)
+from acx_oci.services.verifier.log_publish import publish
+from acx_oci.services.verifier.log_tree import TransLog
+from acx_oci.services.verifier.rebuild import rebuild
+from acx_oci.tlog.tiles import entry_bundle
+from acx_oci.trust.keyfiles import load_identity
+
+from .support.cli import cli, ok
+
+DIGEST = "sha256:" + "ab" * 32
+URL = "https://v.example/status/3f1d2c4e-8a6b-4c2d-9e0f-1a2b3c4d5e6f"
+
+
+def _attempt(i: int) -> dict[str, object]:
+    return {"kind": "attempt", "time": f"2026-12-02T01:0{i}:00Z", "cartridgeId": "io.example/agent",
+            "romDigest": DIGEST, "benchmarkDigest": DIGEST, "capability": "build-dag@data-engineering",
+            "verdict": "not-issued", "reasons": ["sigma_gate"], "mu": 20.0, "sigma": 3.0, "level": 20,
+            "recordDigest": f"sha256:{i:064x}"}
+
+
+def test_a_swapped_entry_bundle_under_a_genuine_checkpoint_is_refused(tmp_path: Path, registry: str) -> None:
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    honest: list[dict[str, object]] = [_attempt(1), _attempt(2), _attempt(3),
+              {"kind": "status-list", "time": "2026-12-02T02:00:00Z", "url": URL, "sequence": 9, "digest": DIGEST}]
+    log = TransLog(tmp_path / "orig", ident.private)
+    log.append(honest)
+    repo = f"{registry}/acx/lying-log"
+    store = open_store(repo)
+    publish(log, store)
+
+    # The registry keeps the verifier's signed checkpoint and hash tiles, and serves another bundle: the attempts
+    # gone (cooldowns and acx:attempt counts reset) and the list's sequence rolled back to 1.
+    rotation: dict[str, object] = {"kind": "key-rotation", "time": "2026-12-02T01:00:00Z",
+                                   "previousKey": "z6MkA", "newKey": "z6MkB"}
+    lie: list[dict[str, object]] = [rotation] * 3
+    lie.append({**honest[3], "sequence": 1})
+    head = LogReader(store).head()
+    (path,) = [p for p in head.index if p.startswith("tile/entries/")]
+    forged = store.push_blob(entry_bundle([entry_bytes(e) for e in lie]), MEDIA_ENTRIES)
+    index = store.push_blob(canonical({"size": 4, "tiles": {**head.index, path: forged.digest}}), MEDIA_TILE_INDEX)
+    note = store.push_blob(head.note, "application/vnd.acx.tlog.checkpoint.v1")
+    store.push_manifest(build_manifest(ARTIFACT_LOG, [note, index]), MEDIA_MANIFEST, tag=CHECKPOINT_TAG)
+    assert LogReader(open_store(repo)).head().index[path] == forged.digest != sha256_digest(log.read(path))
+
+    state = tmp_path / "state"
+    with pytest.raises(LogError, match="entry"):
+        rebuild(state, ident, log=repo, origin=None, repositories=[], options=StoreOptions(plain_http=True))
+    assert not state.exists()
+    res = cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", state, "--log", repo, "--json")
+    assert res.exit_code == 1 and "Traceback" not in res.output and not state.exists(), res.output
+    assert json.loads(res.stdout or "{}").get("logSize") is None
