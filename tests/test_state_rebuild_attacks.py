@@ -73,3 +73,26 @@ def test_a_swapped_entry_bundle_under_a_genuine_checkpoint_is_refused(tmp_path: 
     res = cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", state, "--log", repo, "--json")
     assert res.exit_code == 1 and "Traceback" not in res.output and not state.exists(), res.output
     assert json.loads(res.stdout or "{}").get("logSize") is None
+
+
+def test_force_never_drops_entries_the_states_own_log_holds(tmp_path: Path, registry: str) -> None:
+    """--force over a state whose log is ahead of the published one (an append whose publication failed), or
+    without --log at all, would delete entries the verifier signed: the next append signs another tree of the same
+    size (an equivocation) and those attempts are gone. Refused, and the state is left as it was."""
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    state, repo = tmp_path / "state", f"{registry}/acx/ahead-log"
+    log = TransLog(state, ident.private)
+    log.append([_attempt(1), _attempt(2)])
+    publish(log, open_store(repo))
+    log.append([_attempt(3)])  # signed, not published
+    before = (state / "log" / "checkpoint").read_bytes()
+    for extra in (("--log", repo), ("--repository", repo)):
+        res = cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", state, "--force", *extra)
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert ("log publish" if extra[0] == "--log" else "--log REPO") in res.output, res.output
+        assert (state / "log" / "checkpoint").read_bytes() == before
+    publish(log, open_store(repo))  # once published, the rebuild takes it
+    res = cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", state, "--force", "--log", repo,
+              "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["logSize"] == 3, res.output

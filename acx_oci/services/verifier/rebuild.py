@@ -30,11 +30,12 @@ from typing import Any
 
 from acx_oci import reasons as rc
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import UsageError
+from acx_oci.errors import AcxError, UsageError
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import statuslist
 from acx_oci.model.attempt import AttemptCount
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.artifacts.log_reader import CHECKPOINT
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
 from acx_oci.services.verifier.ledger_attempts import ts
 from acx_oci.services.verifier.log import CONFIG_FILE
@@ -48,6 +49,9 @@ from acx_oci.services.verifier.rebuild_sources import (
     scan_repository,
 )
 from acx_oci.timeutil import parse_datetime
+from acx_oci.tlog.checkpoint import Checkpoint, parse_checkpoint_text
+from acx_oci.tlog.note import MAX_NOTE
+from acx_oci.tlog.note import parse as parse_note
 
 NOT_RESTORED = (
     "refusals (they start no cooldown)",
@@ -107,6 +111,7 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
         scan = Scan()
         if log is not None:
             restore_log(log, options, verifier, tmp, origin, scan, progress)
+        _keep_own_log(state_dir, log, scan)
         for repo in repositories:
             scan_repository(repo, options, verifier, scan, progress)
         report = RebuildReport(str(state_dir), log, scan.log_size, list(repositories))
@@ -122,6 +127,34 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
     progress(f"state {state_dir}: {report.attempts} attempt(s), {report.credentials} credential(s), "
              f"{len(report.lists)} status list(s)")
     return report
+
+
+def _own_checkpoint(state_dir: Path) -> Checkpoint | None:
+    """The checkpoint of the log the state directory holds now (read, not verified: it is the operator's own)."""
+    path = state_dir / LOG_DIR / CHECKPOINT
+    if not path.is_file():
+        return None
+    try:
+        return parse_checkpoint_text(parse_note(path.read_bytes()[:MAX_NOTE]).text)
+    except (AcxError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _keep_own_log(state_dir: Path, log: str | None, scan: Scan) -> None:
+    """Refuse (before anything is replaced) to drop entries the state's own log holds and the published one lacks.
+
+    The log is signed by the verifier's key: a state that forgot entries it signed would sign another tree of the
+    same sizes (an equivocation witnesses and consumers detect), and the attempts in those entries would be lost.
+    """
+    own = _own_checkpoint(state_dir)
+    if own is None or own.size == 0:
+        return
+    if log is None:
+        raise UsageError(f"state rebuild: {state_dir} holds a log of {own.size} entries and no --log was given; "
+                         "rebuilding would delete it. Name its published copy (--log REPO)")
+    if own.size > scan.log_size or (own.size == scan.log_size and own.root != scan.log_root):
+        raise UsageError(f"state rebuild: {state_dir}'s own log ({own.size} entries) is not the published one's past "
+                         f"({scan.log_size} entries): publish it first (acx-oci log publish) or move it away")
 
 
 def _move_into_place(tmp: Path, state_dir: Path) -> None:

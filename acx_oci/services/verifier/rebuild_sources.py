@@ -72,6 +72,7 @@ class Scan:
     log_entries: list[dict[str, Any]] = field(default_factory=list)
     log_size: int = 0
     log_origin: str | None = None
+    log_root: bytes = b""
     signed: dict[str, FoundSigned] = field(default_factory=dict)
     lists: list[ListCopy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -109,7 +110,7 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
     for i, raw in enumerate(verify_tiles(log.size, log.tree.root(), log.read)):
         entry = parse_json(raw, f"log entry {i}")
         scan.log_entries.append(entry if isinstance(entry, dict) else {})
-    scan.log_size, scan.log_origin = log.size, log.origin
+    scan.log_size, scan.log_origin, scan.log_root = log.size, log.origin, log.tree.root()
     progress(f"log {repository}: {log.size} entries, checkpoint verified with the verifier's key")
     return log
 
