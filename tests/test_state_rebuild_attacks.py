@@ -96,3 +96,26 @@ def test_force_never_drops_entries_the_states_own_log_holds(tmp_path: Path, regi
     res = cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", state, "--force", "--log", repo,
               "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["logSize"] == 3, res.output
+
+
+def test_a_referrer_flood_is_read_within_a_bound(tmp_path: Path, registry: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every tag of a repository flooded with attestations nobody signed: the rebuild reads at most MAX_READS
+    documents and listings per repository, says so, and keeps nothing it could not verify."""
+    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY
+    from acx_oci.services.artifacts.attestation import push_attestation
+    from acx_oci.services.verifier import rebuild_sources
+
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    repo = f"{registry}/acx/flooded"
+    store = open_store(repo)
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    subject = store.push_manifest(build_manifest("application/vnd.example.thing", []), MEDIA_MANIFEST, tag="1.0.0")
+    for i in range(6):
+        forged = canonical({"issuer": ident.did, "id": f"urn:uuid:{i}", "credentialSubject": {}})
+        push_attestation(store, subject, forged, [])
+    monkeypatch.setattr(rebuild_sources, "MAX_READS", 5)
+    report = rebuild(tmp_path / "state", ident, log=None, origin=None, repositories=[repo],
+                     options=StoreOptions(plain_http=True))
+    assert report.attempts == 0 and any("5 registry reads" in w for w in report.warnings), report.warnings

@@ -24,6 +24,7 @@ from acx_oci.model import statuslist
 from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, ARTIFACT_ATTESTATION, MEDIA_ATTEMPT_RECORD
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.referrers import REFERRER_TAG_PREFIX
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.services.artifacts.attestation import (
     MAX_CREDENTIAL_BYTES,
@@ -40,6 +41,9 @@ from acx_oci.urls import without_fragment
 Progress = Callable[[str], None]
 MAX_RECORD_BYTES = 64 * 1024
 MAX_TAGS = 10_000  # tags looked at per repository: a bound, reported when hit
+# registry reads per repository (a subject's referrer listing, a document's manifest and blob): a repository
+# that floods every tag with referrers would otherwise keep the rebuild fetching for days; reported when hit
+MAX_READS = 100_000
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ def _subjects(store: Store, scan: Scan, repository: str) -> list[str]:
         scan.skipped.append(f"{repository}: {len(tags)} tags, only the first {MAX_TAGS} read")
     out: list[str] = []
     for tag in tags[:MAX_TAGS]:
-        if tag.startswith((STATUS_TAG_PREFIX, "sha256-")):
+        if tag.startswith((STATUS_TAG_PREFIX, "sha256-", REFERRER_TAG_PREFIX)):  # lists, indexes, referrers
             continue
         digest = store.resolve(tag).digest
         if digest not in out:
@@ -168,14 +172,20 @@ def scan_repository(repository: str, options: StoreOptions, verifier: Identity, 
         raise UsageError(f"state rebuild --repository {repository}: a repository (REGISTRY/REPO or oci:DIR), "
                          "without a tag or digest")
     with open_store(ref, options) as store:
-        found = 0
+        found, reads, read = 0, 0, set[str]()
         for subject in _subjects(store, scan, repository):
+            if reads >= MAX_READS:
+                break
             listing = store.referrers(subject)
+            reads += 1
             if listing.partial:
                 scan.skipped.append(f"{repository}@{subject}: the referrer listing was cut short")
             for desc in listing.descriptors:
-                if desc.artifact_type not in (ARTIFACT_ATTESTATION, ARTIFACT_ATTEMPT_RECORD):
+                if desc.artifact_type not in (ARTIFACT_ATTESTATION, ARTIFACT_ATTEMPT_RECORD) or desc.digest in read \
+                        or reads >= MAX_READS:
                     continue
+                read.add(desc.digest)  # (a listing may name one document under every subject: read once)
+                reads += 2
                 try:
                     signed = _read_signed(store, desc, subject, repository, verifier)
                 except AcxError as exc:
@@ -184,6 +194,8 @@ def scan_repository(repository: str, options: StoreOptions, verifier: Identity, 
                 if signed is not None and signed.digest not in scan.signed:
                     scan.signed[signed.digest] = signed
                     found += 1
+        if reads >= MAX_READS:
+            scan.skipped.append(f"{repository}: {MAX_READS} registry reads, the rest of its referrers not read")
         lists = _lists(store, repository, verifier, scan)
         progress(f"repository {repository}: {found} signed record(s), {lists} status list copy(ies)")
 
