@@ -58,6 +58,8 @@ NOT_RESTORED = (
     "run start times: the signing time stands in, so a cooldown ends later by the run's length, never earlier",
     "attempts stopped before they were logged",
     "the status index of an issued credential no repository holds",
+    "the publisher key of an attempt whose record no repository holds (the log's entry names none): a "
+    "publisher-scoped cooldown and the per-publisher count miss it (the ROM and claim ones do not)",
     "revocations signed after the newest status-list copy found (refused unless --allow-older-lists)",
     "why a bit was set: a superseded credential's bit is restored as revoked",
     "held-out exposures (benchmark exposures), cosign projections, run folders and file publications",
