@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,44 @@ def test_a_referrer_flood_is_read_within_a_bound(tmp_path: Path, registry: str,
     report = rebuild(tmp_path / "state", ident, log=None, origin=None, repositories=[repo],
                      options=StoreOptions(plain_http=True))
     assert report.attempts == 0 and any("5 registry reads" in w for w in report.warnings), report.warnings
+
+
+def test_a_list_the_log_signed_but_no_repository_holds_is_refused(tmp_path: Path, registry: str) -> None:
+    """The publisher deletes its repository's copy of a list (the one showing its credential revoked) and keeps the
+    credential: with no copy found, the rebuilt list has no bit set, and the next status-refresh would sign it newer
+    than any copy a consumer holds: an un-revocation. Refused like an older copy (unless --allow-older-lists)."""
+    from datetime import UTC, datetime
+
+    from acx_oci.model import statuslist
+    from acx_oci.model.credential import sign_credential
+    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY
+    from acx_oci.services.artifacts.attestation import push_attestation
+
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    log_repo, repo = f"{registry}/acx/deleted-list-log", f"{registry}/acx/deleted-list"
+    log = TransLog(tmp_path / "orig", ident.private)
+    log.append([{"kind": "status-list", "time": "2026-12-02T02:00:00Z", "url": URL, "sequence": 3,
+                 "digest": DIGEST}])
+    publish(log, open_store(log_repo))
+    store = open_store(repo)
+    store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
+    subject = store.push_manifest(build_manifest("application/vnd.example.thing", []), MEDIA_MANIFEST, tag="1.0.0")
+    now = datetime.now(UTC).replace(microsecond=0)
+    cred = sign_credential({"issuer": ident.did, "id": "urn:uuid:5d0c7f7e-8d8a-4f61-9c7e-3b1e2f0a9d11",
+                            "validFrom": "2026-12-02T01:00:00Z", "credentialSubject": {},
+                            "credentialStatus": statuslist.status_entry(URL, 7)},
+                           ident, ident.verification_method, now)
+    push_attestation(store, subject, canonical(cred), [])
+
+    def run(*extra: str) -> Any:
+        return cli("state", "rebuild", "--key", tmp_path / "verifier.key", "--state", tmp_path / f"s{len(extra)}",
+                   "--log", log_repo, "--repository", repo, "--json", *extra)
+
+    refused = run()
+    assert refused.exit_code == 2 and "no copy" in refused.output and "--allow-older-lists" in refused.output
+    forced = run("--allow-older-lists")
+    assert forced.exit_code == 0, forced.output
+    doc = json.loads(forced.stdout)
+    assert doc["credentials"] == 1 and doc["statusLists"][0]["sequence"] == 3
+    assert any("revoke" in w for w in doc["warnings"]), doc["warnings"]

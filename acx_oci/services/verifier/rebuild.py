@@ -60,7 +60,8 @@ NOT_RESTORED = (
     "the status index of an issued credential no repository holds",
     "the publisher key of an attempt whose record no repository holds (the log's entry names none): a "
     "publisher-scoped cooldown and the per-publisher count miss it (the ROM and claim ones do not)",
-    "revocations signed after the newest status-list copy found (refused unless --allow-older-lists)",
+    "revocations signed after the newest status-list copy found, or of a list no copy of which is found "
+    "(refused unless --allow-older-lists)",
     "why a bit was set: a superseded credential's bit is restored as revoked",
     "held-out exposures (benchmark exposures), cosign projections, run folders and file publications",
     "the log's witnesses (name them again: --witness, or config.json's log.witnesses)",
@@ -322,9 +323,14 @@ def _write_list(db: Any, url: str, issuer: str, first: datetime, copy: ListCopy 
     bits = statuslist.list_bits(copy.doc) if copy is not None else b""
     size = len(bits) * 8 if bits else statuslist.MIN_ENTRIES
     sequence = max(logged_seq, copy.sequence if copy is not None else 0)
-    if copy is None:
-        report.warnings.append(f"status list {url}: no copy found in the repositories given; its revoked bits "
-                               "are unknown (none restored)")
+    if copy is None:  # its bits unknown: re-signed with none set (and newer), it would un-revoke every one
+        gap = (f"status list {url}: no copy found in the repositories given, though a credential names it"
+               + (f" and the log names sequence {logged_seq}" if logged_seq else "") + "; its revoked bits are "
+               "unknown (the next signature would clear every one)")
+        if not allow_older:
+            raise UsageError(f"state rebuild: {gap}. Give every repository the list was published to "
+                             "(--repository), or --allow-older-lists to rebuild anyway and revoke again")
+        report.warnings.append(f"{gap}: revoke them again")
     elif logged_seq > copy.sequence:
         gap = (f"status list {url}: the log names sequence {logged_seq}, the newest copy found is {copy.sequence}; a "
                "revocation signed in between would be lost (and un-revoked by the next signature)")
