@@ -34,7 +34,8 @@ def state_group() -> None:
 @click.option("--force", is_flag=True, help="Replace the ledger and log of a non-empty state directory.")
 @click.option("--allow-older-lists", is_flag=True,
               help="Rebuild even when the newest copy of a status list found is older than the log's last "
-                   "signature of it (a revocation in between is lost: revoke again). Default: refused.")
+                   "signature of it, or no copy of a list a found credential names is found (its revocations "
+                   "are lost: revoke again). Default: refused.")
 @registry_options
 @json_option
 def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str | None, log_origin: str | None,
@@ -55,8 +56,8 @@ def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str 
     stopped before they were logged, the index of an issued credential no
     repository holds, held-out exposures, cosign projections, run folders.
     A list whose newest copy found is older than the log's last signature
-    of it is refused (a revocation in between would be lost) unless
-    --allow-older-lists. Give every repository the verifier published in.
+    of it, or of which no copy is found, is refused (a revocation would be
+    lost) unless --allow-older-lists. Give every repository the verifier published in.
     The report names each gap it met. Progress goes to stderr.
 
     \b

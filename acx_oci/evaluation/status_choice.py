@@ -10,6 +10,7 @@ from typing import Any
 
 from acx_oci.errors import AcxError
 from acx_oci.model import statuslist
+from acx_oci.model.credential import issuer_id
 from acx_oci.model.level_view import LevelView
 from acx_oci.timeutil import parse_datetime
 
@@ -54,9 +55,17 @@ def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], 
     with the bit set) the highest ``acx:sequence`` wins, then the latest
     ``validFrom``; against an owner and no other source, the remembered
     sequence and the list's one-day validity are the defence.
+
+    Only the credential's own issuer may speak for its status, so copies naming another issuer (a list
+    planted at the URL by whoever could push there) are set aside while one naming the issuer is at hand:
+    they would only make the credential ``status_invalid`` (or, with the bit set, out-rank its issuer's
+    list). With none but those, the newest is still judged, and fails as not the issuer's.
     """
     memo: dict[int, bytes | None] = {} if bits_memo is None else bits_memo
-    index = _status_index(credential)
+    view = LevelView.of(credential)
+    index = view.status_index
+    own = [c for c in found if view.issuer is not None and issuer_id(c) == view.issuer]
+    found = tuple(own) or found
     revoking = [c for c in found if _bit_is_set(c, index, memo)]
     return max(revoking or found, key=lambda c: (sequence(c), parse_datetime(c.get("validFrom")) or FLOOR),
                default=None)

@@ -30,11 +30,12 @@ from typing import Any
 
 from acx_oci import reasons as rc
 from acx_oci.crypto.keys import Identity
-from acx_oci.errors import UsageError
+from acx_oci.errors import AcxError, UsageError
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import statuslist
 from acx_oci.model.attempt import AttemptCount
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.artifacts.log_reader import CHECKPOINT
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
 from acx_oci.services.verifier.ledger_attempts import ts
 from acx_oci.services.verifier.log import CONFIG_FILE
@@ -48,13 +49,19 @@ from acx_oci.services.verifier.rebuild_sources import (
     scan_repository,
 )
 from acx_oci.timeutil import parse_datetime
+from acx_oci.tlog.checkpoint import Checkpoint, parse_checkpoint_text
+from acx_oci.tlog.note import MAX_NOTE
+from acx_oci.tlog.note import parse as parse_note
 
 NOT_RESTORED = (
     "refusals (they start no cooldown)",
     "run start times: the signing time stands in, so a cooldown ends later by the run's length, never earlier",
     "attempts stopped before they were logged",
     "the status index of an issued credential no repository holds",
-    "revocations signed after the newest status-list copy found (refused unless --allow-older-lists)",
+    "the publisher key of an attempt whose record no repository holds (the log's entry names none): a "
+    "publisher-scoped cooldown and the per-publisher count miss it (the ROM and claim ones do not)",
+    "revocations signed after the newest status-list copy found, or of a list no copy of which is found "
+    "(refused unless --allow-older-lists)",
     "why a bit was set: a superseded credential's bit is restored as revoked",
     "held-out exposures (benchmark exposures), cosign projections, run folders and file publications",
     "the log's witnesses (name them again: --witness, or config.json's log.witnesses)",
@@ -107,6 +114,7 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
         scan = Scan()
         if log is not None:
             restore_log(log, options, verifier, tmp, origin, scan, progress)
+        _keep_own_log(state_dir, log, scan)
         for repo in repositories:
             scan_repository(repo, options, verifier, scan, progress)
         report = RebuildReport(str(state_dir), log, scan.log_size, list(repositories))
@@ -122,6 +130,34 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
     progress(f"state {state_dir}: {report.attempts} attempt(s), {report.credentials} credential(s), "
              f"{len(report.lists)} status list(s)")
     return report
+
+
+def _own_checkpoint(state_dir: Path) -> Checkpoint | None:
+    """The checkpoint of the log the state directory holds now (read, not verified: it is the operator's own)."""
+    path = state_dir / LOG_DIR / CHECKPOINT
+    if not path.is_file():
+        return None
+    try:
+        return parse_checkpoint_text(parse_note(path.read_bytes()[:MAX_NOTE]).text)
+    except (AcxError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _keep_own_log(state_dir: Path, log: str | None, scan: Scan) -> None:
+    """Refuse (before anything is replaced) to drop entries the state's own log holds and the published one lacks.
+
+    The log is signed by the verifier's key: a state that forgot entries it signed would sign another tree of the
+    same sizes (an equivocation witnesses and consumers detect), and the attempts in those entries would be lost.
+    """
+    own = _own_checkpoint(state_dir)
+    if own is None or own.size == 0:
+        return
+    if log is None:
+        raise UsageError(f"state rebuild: {state_dir} holds a log of {own.size} entries and no --log was given; "
+                         "rebuilding would delete it. Name its published copy (--log REPO)")
+    if own.size > scan.log_size or (own.size == scan.log_size and own.root != scan.log_root):
+        raise UsageError(f"state rebuild: {state_dir}'s own log ({own.size} entries) is not the published one's past "
+                         f"({scan.log_size} entries): publish it first (acx-oci log publish) or move it away")
 
 
 def _move_into_place(tmp: Path, state_dir: Path) -> None:
@@ -287,9 +323,14 @@ def _write_list(db: Any, url: str, issuer: str, first: datetime, copy: ListCopy 
     bits = statuslist.list_bits(copy.doc) if copy is not None else b""
     size = len(bits) * 8 if bits else statuslist.MIN_ENTRIES
     sequence = max(logged_seq, copy.sequence if copy is not None else 0)
-    if copy is None:
-        report.warnings.append(f"status list {url}: no copy found in the repositories given; its revoked bits "
-                               "are unknown (none restored)")
+    if copy is None:  # its bits unknown: re-signed with none set (and newer), it would un-revoke every one
+        gap = (f"status list {url}: no copy found in the repositories given, though a credential names it"
+               + (f" and the log names sequence {logged_seq}" if logged_seq else "") + "; its revoked bits are "
+               "unknown (the next signature would clear every one)")
+        if not allow_older:
+            raise UsageError(f"state rebuild: {gap}. Give every repository the list was published to "
+                             "(--repository), or --allow-older-lists to rebuild anyway and revoke again")
+        report.warnings.append(f"{gap}: revoke them again")
     elif logged_seq > copy.sequence:
         gap = (f"status list {url}: the log names sequence {logged_seq}, the newest copy found is {copy.sequence}; a "
                "revocation signed in between would be lost (and un-revoked by the next signature)")

@@ -24,6 +24,7 @@ from acx_oci.model import statuslist
 from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, ARTIFACT_ATTESTATION, MEDIA_ATTEMPT_RECORD
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.referrers import REFERRER_TAG_PREFIX
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.services.artifacts.attestation import (
     MAX_CREDENTIAL_BYTES,
@@ -33,12 +34,16 @@ from acx_oci.services.artifacts.attestation import (
 )
 from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
 from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, write_atomic
-from acx_oci.tlog.tiles import bundles_for_size, parse_entry_bundle
+from acx_oci.tlog.note import ed25519_verifier
+from acx_oci.tlog.tiles import bundles_for_size, tiles_for_size, verify_tiles
 from acx_oci.urls import without_fragment
 
 Progress = Callable[[str], None]
 MAX_RECORD_BYTES = 64 * 1024
 MAX_TAGS = 10_000  # tags looked at per repository: a bound, reported when hit
+# registry reads per repository (a subject's referrer listing, a document's manifest and blob): a repository
+# that floods every tag with referrers would otherwise keep the rebuild fetching for days; reported when hit
+MAX_READS = 100_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class Scan:
     log_entries: list[dict[str, Any]] = field(default_factory=list)
     log_size: int = 0
     log_origin: str | None = None
+    log_root: bytes = b""
     signed: dict[str, FoundSigned] = field(default_factory=dict)
     lists: list[ListCopy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -87,21 +93,28 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
         except NotFoundError:
             raise UsageError(f"state rebuild --log {repository}: no log is published there (no checkpoint tag)") \
                 from None
+        origin = origin or head.checkpoint.origin
+        try:  # the size is signed before it decides how much is fetched
+            reader.verify(ed25519_verifier(origin, verifier.public_bytes))
+        except AcxError as exc:
+            raise UsageError(f"state rebuild --log {repository}: not this verifier's log ({exc})") from None
         root = state_dir / LOG_DIR
-        for n, path in enumerate(sorted(head.index), 1):
+        paths = [t.path for t in (*tiles_for_size(head.checkpoint.size), *bundles_for_size(head.checkpoint.size))]
+        for n, path in enumerate(paths, 1):  # the tree's own paths only: extra index entries are never fetched
             write_atomic(root / path, reader.fetch(path))
             if n % 64 == 0:
-                progress(f"log {repository}: {n}/{len(head.index)} tiles")
+                progress(f"log {repository}: {n}/{len(paths)} tiles")
         write_atomic(root / CHECKPOINT, head.note)
     try:
-        log = TransLog(state_dir, verifier.private, origin=origin or head.checkpoint.origin)
+        log = TransLog(state_dir, verifier.private, origin=origin)
     except AcxError as exc:
         raise UsageError(f"state rebuild --log {repository}: not this verifier's log ({exc})") from None
-    for bundle in bundles_for_size(log.size):
-        for raw in parse_entry_bundle(log.read(bundle.path), bundle.width):
-            entry = parse_json(raw, f"log entry in {bundle.path}")
-            scan.log_entries.append(entry if isinstance(entry, dict) else {})
-    scan.log_size, scan.log_origin = log.size, log.origin
+    # Every tile and entry bundle must hash up to the signed root: a bundle swapped under a genuine checkpoint
+    # would otherwise drop attempts (cooldowns, counts) or roll back a list's sequence (LogInconsistent).
+    for i, raw in enumerate(verify_tiles(log.size, log.tree.root(), log.read)):
+        entry = parse_json(raw, f"log entry {i}")
+        scan.log_entries.append(entry if isinstance(entry, dict) else {})
+    scan.log_size, scan.log_origin, scan.log_root = log.size, log.origin, log.tree.root()
     progress(f"log {repository}: {log.size} entries, checkpoint verified with the verifier's key")
     return log
 
@@ -126,7 +139,7 @@ def _subjects(store: Store, scan: Scan, repository: str) -> list[str]:
         scan.skipped.append(f"{repository}: {len(tags)} tags, only the first {MAX_TAGS} read")
     out: list[str] = []
     for tag in tags[:MAX_TAGS]:
-        if tag.startswith((STATUS_TAG_PREFIX, "sha256-")):
+        if tag.startswith((STATUS_TAG_PREFIX, "sha256-", REFERRER_TAG_PREFIX)):  # lists, indexes, referrers
             continue
         digest = store.resolve(tag).digest
         if digest not in out:
@@ -159,14 +172,20 @@ def scan_repository(repository: str, options: StoreOptions, verifier: Identity, 
         raise UsageError(f"state rebuild --repository {repository}: a repository (REGISTRY/REPO or oci:DIR), "
                          "without a tag or digest")
     with open_store(ref, options) as store:
-        found = 0
+        found, reads, read = 0, 0, set[str]()
         for subject in _subjects(store, scan, repository):
+            if reads >= MAX_READS:
+                break
             listing = store.referrers(subject)
+            reads += 1
             if listing.partial:
                 scan.skipped.append(f"{repository}@{subject}: the referrer listing was cut short")
             for desc in listing.descriptors:
-                if desc.artifact_type not in (ARTIFACT_ATTESTATION, ARTIFACT_ATTEMPT_RECORD):
+                if desc.artifact_type not in (ARTIFACT_ATTESTATION, ARTIFACT_ATTEMPT_RECORD) or desc.digest in read \
+                        or reads >= MAX_READS:
                     continue
+                read.add(desc.digest)  # (a listing may name one document under every subject: read once)
+                reads += 2
                 try:
                     signed = _read_signed(store, desc, subject, repository, verifier)
                 except AcxError as exc:
@@ -175,6 +194,8 @@ def scan_repository(repository: str, options: StoreOptions, verifier: Identity, 
                 if signed is not None and signed.digest not in scan.signed:
                     scan.signed[signed.digest] = signed
                     found += 1
+        if reads >= MAX_READS:
+            scan.skipped.append(f"{repository}: {MAX_READS} registry reads, the rest of its referrers not read")
         lists = _lists(store, repository, verifier, scan)
         progress(f"repository {repository}: {found} signed record(s), {lists} status list copy(ies)")
 
