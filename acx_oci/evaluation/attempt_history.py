@@ -19,7 +19,8 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import KeyResolver, check_proofs, offline_keys
+from acx_oci.evaluation.checks import KeyResolver, check_proofs
+from acx_oci.evaluation.did_documents import DidDocuments
 from acx_oci.evaluation.judge import CartridgeFacts, Material
 from acx_oci.model.attempt import VERDICT_ISSUED, AttemptCount, parse_attempt_record
 from acx_oci.model.credential import credential_attempt, issuer_id, level_result
@@ -111,9 +112,12 @@ def _issued(cap: CapabilityResolution, credentials: Mapping[str, dict[str, Any]]
 
 def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, records: tuple[FetchedRecord, ...],
                   cart: CartridgeFacts, trust: Trust, now: datetime,
-                  resolve_keys: KeyResolver | None = None) -> tuple[CapabilityResolution, ...]:
-    """Each claim's resolution with the attempt history that verified, oldest first."""
-    resolve = resolve_keys or offline_keys(trust)
+                  documents: DidDocuments | None = None) -> tuple[CapabilityResolution, ...]:
+    """Each claim's resolution with the attempt history that verified, oldest first.
+
+    Keys resolve from ``documents`` (the trust file's and any did:web the caller fetched beforehand), no I/O.
+    """
+    resolve = (documents or DidDocuments(trust)).keys
     credentials = {a.credential_digest: a.credential for a in material.attestations
                    if a.credential is not None and a.credential_digest}
     by_cap: dict[str, list[tuple[AttemptEntry, str | None]]] = {}

@@ -282,7 +282,7 @@ def with_log_attempts(caps: tuple[CapabilityResolution, ...], views: Mapping[str
             continue
         known = {a.digest: a for a in cap.attempts.entries}
         logged = [replace(e, sequence=known[e.digest].sequence) if e.digest in known else e for e in logged]
-        kept = [a for a in cap.attempts.entries if a.without_fragment(issuer) not in covered]
+        kept = [a for a in cap.attempts.entries if without_fragment(a.issuer) not in covered]
         # within one whole second the log's order decides (a deleted newer attempt has no registry counter)
         rank = {id(e): i for i, e in enumerate(logged)}
         merged = sorted([*kept, *logged], key=lambda a: (a.instant is None, a.instant or FLOOR,
