@@ -90,7 +90,7 @@ def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str],
     return cap_id, codes, messages
 
 
-def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[bytes]:
+def proof_keys(credential: dict[str, Any], documents: DidDocuments) -> frozenset[bytes]:
     """The public keys of the credential's proofs' verification methods (what makes two DIDs one verifier)."""
     proofs = credential.get("proof")
     out: set[bytes] = set()
@@ -98,7 +98,7 @@ def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[by
         vm = proof.get("verificationMethod") if isinstance(proof, dict) else None
         if isinstance(vm, str):
             try:
-                out |= {key for _, key in resolve(vm)}
+                out |= {key for _, key in documents.keys(vm)}
             except AcxError:
                 continue
     return frozenset(out)
@@ -171,7 +171,7 @@ class _Run:
             resolve_keys=self.keys(),
         )
         return verify_level_credential(
-            cred, ctx, proof_known=bool(known) and known == proof_keys(cred, self.keys())).checks, chosen
+            cred, ctx, proof_known=bool(known) and known == proof_keys(cred, self.documents)).checks, chosen
 
     def verify(self, item: FetchedAttestation, issuer: str | None) -> Generator[Need, Answer, tuple[list[str],
                                                                                                  list[str]]]:
@@ -209,7 +209,7 @@ class _Run:
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
         self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
         digest = item.credential_digest
-        if not failed and digest and (keys := proof_keys(cred, self.keys())) \
+        if not failed and digest and (keys := proof_keys(cred, self.documents)) \
                 and keys != self.material.known_proofs.get(digest):
             self.proofs[digest] = keys
         return self.verdicts[key]
@@ -251,7 +251,7 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
         if claims is None or cap_id in claims:
             assert cred is not None
-            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
+            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.documents)),
                            relaxed=self.relaxed.get(self.verdict_key(item), ()))
         return Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                          (f"the credential proves {cap_id}, which this cartridge does not claim",),
