@@ -8,9 +8,15 @@ Real crypto, no network: the test itself plays the caller and answers with the d
 from __future__ import annotations
 
 import ast
+import json
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
@@ -29,8 +35,12 @@ from acx_oci.evaluation.judge import (
 from acx_oci.jsonio import parse_json
 from acx_oci.trust.trustfile import Party
 
+from .support.cli import cli
+from .support.forgery_world import MANIFEST, make_world
 from .support.games import play_level
 from .test_judge import BENCH, CAP, NOW, ROM, URL, Bytes, attestation
+from .test_vc_cli import NOW_ARG
+from .test_vc_cli import _level_files as vc_files
 
 WEB = "did:web:verifier.example"
 
@@ -172,3 +182,51 @@ def test_nothing_in_the_judge_takes_a_callable() -> None:
                     if names & set(callables):
                         found.append(f"{name}:{node.name}({arg.arg}: {ast.unparse(arg.annotation or ast.Name())})")
     assert not found, found
+
+
+@pytest.fixture()
+def did_host() -> Iterator[tuple[str, dict[str, bytes]]]:
+    """A loopback HTTP server for did:web documents (``--did-web-base-url``), path -> bytes."""
+    files: dict[str, bytes] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = files.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", files
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_vc_verify_answers_the_judge_with_the_did_web_document_it_fetches(
+        tmp_path: Path, did_host: tuple[str, dict[str, bytes]]) -> None:
+    """End to end: the trust file names the did:web verifier without its document; ``vc verify --allow-network``
+    fetches it when the judge asks (with and without a trust file), and without the flag it fails closed."""
+    base, files = did_host
+    w = make_world()
+    f = vc_files(tmp_path, w)
+    trust = tmp_path / "trust.yaml"
+    trust.write_text(trust.read_text().replace(", didDocument: verifier.did.json", ""))
+    level = ("--trust", trust, "--rom-digest", ROM, "--manifest-digest", MANIFEST, "--status-list", f["list"],
+             "--now", NOW_ARG, "--json")
+    offline = cli("vc", "verify", f["cred"], *level)
+    assert offline.exit_code == 1 and "did_unresolvable" in json.loads(offline.stdout)["codes"], offline.output
+    online = ("--allow-network", "--did-web-base-url", base)
+    unserved = cli("vc", "verify", f["cred"], *level, *online)
+    assert unserved.exit_code == 1 and "did_unresolvable" in json.loads(unserved.stdout)["codes"]
+    files["/.well-known/did.json"] = json.dumps(w.trust.verifiers[0].did_document).encode()
+    served = cli("vc", "verify", f["cred"], *level, *online)
+    assert served.exit_code == 0 and json.loads(served.stdout)["verified"], served.output
+    proof_only = cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json", *online)
+    assert proof_only.exit_code == 0 and json.loads(proof_only.stdout)["mode"] == "proof-only", proof_only.output
+    assert cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json").exit_code == 1  # no document, no network
