@@ -33,6 +33,8 @@ from acx_oci.evaluation.judge import (
     judging,
 )
 from acx_oci.jsonio import parse_json
+from acx_oci.services.consumer.answers import answer_needs
+from acx_oci.services.consumer.did_keys import DidFetcher
 from acx_oci.trust.trustfile import Party
 
 from .support.cli import cli
@@ -230,3 +232,23 @@ def test_vc_verify_answers_the_judge_with_the_did_web_document_it_fetches(
     proof_only = cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json", *online)
     assert proof_only.exit_code == 0 and json.loads(proof_only.stdout)["mode"] == "proof-only", proof_only.output
     assert cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json").exit_code == 1  # no document, no network
+
+
+def test_resolves_answerer_fetches_each_did_web_document_once(did_host: tuple[str, dict[str, bytes]]) -> None:
+    """``answer_needs`` with a :class:`DidFetcher` (resolve's side): the judge's need answered over HTTP, the same
+    document serving replay's issuer keys, and not fetched again."""
+    base, files = did_host
+    w = WebWorld()
+    files["/.well-known/did.json"] = json.dumps(w.verifier.did_document()).encode()
+    dids = DidFetcher(w.trust, base)
+    m = w.material()
+    copies = replace(m, attestations=tuple(replace(m.attestations[0], digest=f"sha256:{i:064x}") for i in range(5)))
+    judgement = answer_needs(judging(copies, w.facts, w.trust, NOW, ask_dids=True), dids=dids)
+    assert len(judgement.accepted[CAP.id]) == 1  # (the other copies: superseded by it, unverified)
+    assert {r.codes for r in judgement.rejected[CAP.id]} == {("superseded",)}
+    del files["/.well-known/did.json"]  # asked once: the answer is remembered, nothing is fetched again
+    assert dids.keys(WEB) == [(w.verifier.verification_method, w.verifier.public_bytes)]
+    again = answer_needs(judging(copies, w.facts, w.trust, NOW, ask_dids=True), dids=dids)
+    assert again.accepted == judgement.accepted
+    unserved = answer_needs(judging(m, w.facts, w.trust, NOW, ask_dids=True), dids=DidFetcher(w.trust, base))
+    assert "did_unresolvable" in unserved.rejected[CAP.id][0].codes
