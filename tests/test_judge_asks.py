@@ -232,6 +232,10 @@ def test_vc_verify_answers_the_judge_with_the_did_web_document_it_fetches(
     proof_only = cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json", *online)
     assert proof_only.exit_code == 0 and json.loads(proof_only.stdout)["mode"] == "proof-only", proof_only.output
     assert cli("vc", "verify", f["cred"], "--now", NOW_ARG, "--json").exit_code == 1  # no document, no network
+    single = json.loads(f["cred"].read_text())
+    single["proof"] = single["proof"][0]  # one proof as an object, not an array: its document is fetched too
+    (tmp_path / "single.json").write_text(json.dumps(single))
+    assert cli("vc", "verify", tmp_path / "single.json", "--now", NOW_ARG, "--json", *online).exit_code == 0
 
 
 def test_resolves_answerer_fetches_each_did_web_document_once(did_host: tuple[str, dict[str, bytes]]) -> None:

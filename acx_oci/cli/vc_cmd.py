@@ -21,7 +21,6 @@ from acx_oci.evaluation.checks import VerifyResult, base, ok, skip
 from acx_oci.evaluation.judge import LOG_CHECK, Expected
 from acx_oci.evaluation.verify import proof_only
 from acx_oci.files import load_json_file, read_bytes
-from acx_oci.jsonio import as_array
 from acx_oci.model import statuslist
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.level_view import LevelView
@@ -210,7 +209,9 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     now = _now(now_value)
     dids = DidFetcher(trust, did_web_base_url) if allow_network else None
     if trust is None:  # the proof's did:web documents fetched beforehand (with --allow-network): a pure check
-        methods = [p.get("verificationMethod") for p in as_array(credential.get("proof")) if isinstance(p, dict)]
+        proofs = credential.get("proof")
+        methods = [p.get("verificationMethod") for p in (proofs if isinstance(proofs, list) else [proofs])
+                   if isinstance(p, dict)]
         documents = dids.documents(b for b in map(base, methods) if b) if dids is not None else None
         result, mode = proof_only(credential, now, documents.keys if documents else None), "proof-only"
     else:
