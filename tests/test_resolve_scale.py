@@ -27,17 +27,22 @@ from acx_oci.oci.model import (
 from acx_oci.oci.referrers import referrer_tag
 from acx_oci.services.artifacts.attestation import MEDIA_GAME_RECORDS, attestation_annotations, split_records
 from acx_oci.services.consumer import replay as replay_service
+from acx_oci.services.consumer.resolve import known_proofs
 from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.services.consumer.verdictcache import FILE, VerifiedCredentialCache
+from acx_oci.services.consumer.verdictcache import FILE, TrustView, VerifiedCredentialCache
 
 from .test_judge_supersede import NOW, Issuers, attestation
 from .test_replay import World
 
 
-def _judge(w: Issuers, raws: list[bytes], **kw: object) -> tuple[Judgement, int]:
+def _judge(w: Issuers, raws: list[bytes], known: TrustView | None = None) -> tuple[Judgement, int]:
+    """Judge as resolve does: the proof cache read into the input beforehand, the new proofs kept after."""
     m = Material(tuple(attestation(r) for r in raws), w.lists())
+    m = dataclasses.replace(m, known_proofs=known_proofs(m, known))
     with counting_verifications() as sigs:
-        judgement = judge_credentials(m, w.facts, w.trust, NOW, **kw)  # type: ignore[arg-type]
+        judgement = judge_credentials(m, w.facts, w.trust, NOW)
+    for digest, keys in judgement.proofs_verified.items() if known is not None else ():
+        known.remember(digest, keys)
     return judgement, sigs[0]
 
 

@@ -16,8 +16,8 @@ from acx_oci.cli.referrers_cmd import no_log_option, status_cache_option
 from acx_oci.crypto.digest import check_digest, sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.accept import accept_credential, one_attestation
-from acx_oci.evaluation.checks import KeyResolver, VerifyResult, ok, skip
+from acx_oci.evaluation.accept import accepting, one_attestation
+from acx_oci.evaluation.checks import VerifyResult, base, ok, skip
 from acx_oci.evaluation.judge import LOG_CHECK, Expected
 from acx_oci.evaluation.verify import proof_only
 from acx_oci.files import load_json_file, read_bytes
@@ -25,8 +25,9 @@ from acx_oci.model import statuslist
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.level_view import LevelView
 from acx_oci.services.artifacts.attestation import fetch_status_list_https
+from acx_oci.services.consumer.answers import answer_needs
 from acx_oci.services.consumer.attestation_fetch import credential_file
-from acx_oci.services.consumer.did_keys import key_resolver
+from acx_oci.services.consumer.did_keys import DidFetcher
 from acx_oci.services.consumer.log_fetch import gather_logs, remember_logs
 from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.statuscache import StatusHistory
@@ -125,7 +126,7 @@ def _status_copies(credential: LevelView, status_file: Path | None, allow_networ
 
 def _judge_file(raw: bytes, expected: Expected, trust: Trust, now: datetime, *, status: tuple[dict[str, Any], ...],
                 evidence: dict[str, bytes] | None, proof: bytes | None, allow_unknown_status: bool,
-                resolve_keys: KeyResolver, no_log: bool, status_cache_dir: Path | None) -> VerifyResult:
+                dids: DidFetcher | None, no_log: bool, status_cache_dir: Path | None) -> VerifyResult:
     """The credential file through the judge, as resolve judges an attestation carrying ``evidence``.
 
     The status list is judged against what this consumer remembers of it (a lower sequence is a rollback);
@@ -143,8 +144,9 @@ def _judge_file(raw: bytes, expected: Expected, trust: Trust, now: datetime, *, 
     if pinned and not no_log:
         logs = gather_logs(material, trust, LogHistory(history.directory))
         material = replace(material, logs=logs.views)
-    verdict = accept_credential(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
-                                resolve_keys=resolve_keys)
+    # the judge asks for a did:web document beyond the trust file (with --allow-network we fetch it)
+    verdict = answer_needs(accepting(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
+                                     ask_dids=dids is not None), dids=dids)
     if logs is not None:
         remember_logs(LogHistory(history.directory), logs, now)
     checks = list(verdict.checks)
@@ -205,9 +207,13 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     claims = tuple(parse_capability(c) for c in capabilities) or None
     trust = load_trust(trust_file) if trust_file else None
     now = _now(now_value)
-    keys = key_resolver(trust, allow_network, did_web_base_url)
-    if trust is None:
-        result, mode = proof_only(credential, now, keys), "proof-only"
+    dids = DidFetcher(trust, did_web_base_url) if allow_network else None
+    if trust is None:  # the proof's did:web documents fetched beforehand (with --allow-network): a pure check
+        proofs = credential.get("proof")
+        methods = [p.get("verificationMethod") for p in (proofs if isinstance(proofs, list) else [proofs])
+                   if isinstance(p, dict)]
+        documents = dids.documents(b for b in map(base, methods) if b) if dids is not None else None
+        result, mode = proof_only(credential, now, documents.keys if documents else None), "proof-only"
     else:
         evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
         proof = read_bytes(log_proof_file, "log proof") if log_proof_file is not None else None
@@ -215,7 +221,7 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
         result = _judge_file(read_bytes(file, "credential"), Expected(manifest_digest, rom_digest, controller,
                                                                       rom_signer, None, claims),
                              trust, now, status=status, evidence=evidence, proof=proof,
-                             allow_unknown_status=allow_unknown_status, resolve_keys=keys,
+                             allow_unknown_status=allow_unknown_status, dids=dids,
                              no_log=no_log, status_cache_dir=status_cache_dir)
         mode = "level"
     _render(result, as_json, mode)

@@ -4,26 +4,30 @@
 the gateway's push check, ``vc verify`` and the demo hand the same judge a one-attestation input here, so
 a condition gets one reason code wherever it is met (a capability the cartridge does not claim, a flood of
 containers, a missing game record, a credential its verifier's log lacks, a rolled-back status list).
-sigstore-python has one verifier every caller uses; this is that verifier.
+sigstore-python has one verifier every caller uses; this is that verifier. Like the judge it asks rather than
+calls out: :func:`accepting` yields a replay or a did:web document it needs and the caller answers
+(:func:`acx_oci.services.consumer.answers.answer_needs`); :func:`accept_credential` asks nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.evaluation.checks import Check, KeyResolver, VerifyResult, bad
+from acx_oci.evaluation.checks import Check, VerifyResult, bad
 from acx_oci.evaluation.judge import (
+    Answer,
     CartridgeFacts,
-    Confirm,
     Expected,
     FetchedAttestation,
     Judgement,
     Material,
-    judge_credentials,
+    Need,
+    judging,
+    settled,
 )
 from acx_oci.evaluation.log_check import LogView
 from acx_oci.model.credential import issuer_id
@@ -71,15 +75,22 @@ def one_attestation(item: FetchedAttestation, status_copies: tuple[dict[str, Any
 
 
 def accept_credential(material: Material, expected: Expected | CartridgeFacts, trust: Trust, now: datetime, *,
-                      allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
-                      confirm: Confirm | None = None) -> Acceptance:
-    """Judge the one attestation in ``material`` exactly as ``resolve`` judges each of a cartridge's."""
+                      allow_unknown_status: bool = False) -> Acceptance:
+    """:func:`accepting` with nothing to ask (no replay; did:web only from the trust file)."""
+    return settled(accepting(material, expected, trust, now, allow_unknown_status=allow_unknown_status))
+
+
+def accepting(material: Material, expected: Expected | CartridgeFacts, trust: Trust, now: datetime, *,
+              allow_unknown_status: bool = False, replay: bool = False,
+              ask_dids: bool = False) -> Generator[Need, Answer, Acceptance]:
+    """Judge the one attestation in ``material`` exactly as ``resolve`` judges each of a cartridge's, asking
+    for its replay (``replay``) and for did:web documents beyond the trust file (``ask_dids``)."""
     if len(material.attestations) != 1:
         raise ValueError(f"accept_credential judges one attestation, given {len(material.attestations)}")
     item = material.attestations[0]
     issuer = issuer_id(item.credential)
-    judgement = judge_credentials(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
-                                  resolve_keys=resolve_keys, confirm=confirm)
+    judgement = yield from judging(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
+                                   replay=replay, ask_dids=ask_dids)
     accepted = next((a for group in judgement.accepted.values() for a in group), None)
     rejection = next((r for group in (*judgement.rejected.values(), judgement.unmatched) for r in group), None)
     if accepted is None and rejection is None:  # the caller's replay could not decide (its deadline passed)

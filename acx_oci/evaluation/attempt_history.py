@@ -19,7 +19,8 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import KeyResolver, check_proofs, offline_keys
+from acx_oci.evaluation.checks import check_proofs
+from acx_oci.evaluation.did_documents import DidDocuments
 from acx_oci.evaluation.judge import CartridgeFacts, Material
 from acx_oci.model.attempt import VERDICT_ISSUED, AttemptCount, parse_attempt_record
 from acx_oci.model.credential import credential_attempt, issuer_id, level_result
@@ -52,7 +53,7 @@ class FetchedRecord:
 
 
 def record_entry(item: FetchedRecord, cart: CartridgeFacts, trust: Trust, now: datetime,
-                 resolve: KeyResolver) -> tuple[str, AttemptEntry, str | None] | None:
+                 documents: DidDocuments) -> tuple[str, AttemptEntry, str | None] | None:
     """(capability id, entry, the credential it names) for a record that verifies and is about this cartridge.
 
     None for any other record: unreadable, untrusted, forged, or about another cartridge.
@@ -65,7 +66,7 @@ def record_entry(item: FetchedRecord, cart: CartridgeFacts, trust: Trust, now: d
     if not trust.is_trusted_verifier(rec.issuer) or rec.cartridge_manifest_digest != cart.manifest_digest \
             or rec.rom_digest != cart.rom_digest:
         return None
-    if not all(c.ok for c in check_proofs(doc, resolve, now, name="attempt_record", issuer=rec.issuer)):
+    if not all(c.ok for c in check_proofs(doc, documents.keys, now, name="attempt_record", issuer=rec.issuer)):
         return None
     return rec.capability, AttemptEntry(
         issuer=rec.issuer, at=rfc3339(rec.valid_from), verdict=rec.verdict, source="attempt-record",
@@ -111,9 +112,12 @@ def _issued(cap: CapabilityResolution, credentials: Mapping[str, dict[str, Any]]
 
 def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, records: tuple[FetchedRecord, ...],
                   cart: CartridgeFacts, trust: Trust, now: datetime,
-                  resolve_keys: KeyResolver | None = None) -> tuple[CapabilityResolution, ...]:
-    """Each claim's resolution with the attempt history that verified, oldest first."""
-    resolve = resolve_keys or offline_keys(trust)
+                  documents: DidDocuments | None = None) -> tuple[CapabilityResolution, ...]:
+    """Each claim's resolution with the attempt history that verified, oldest first.
+
+    Keys resolve from ``documents`` (the trust file's and any did:web the caller fetched beforehand), no I/O.
+    """
+    documents = documents or DidDocuments(trust)
     credentials = {a.credential_digest: a.credential for a in material.attestations
                    if a.credential is not None and a.credential_digest}
     by_cap: dict[str, list[tuple[AttemptEntry, str | None]]] = {}
@@ -122,7 +126,7 @@ def with_attempts(caps: tuple[CapabilityResolution, ...], material: Material, re
         if item.digest in seen:
             continue
         seen.add(item.digest)
-        got = record_entry(item, cart, trust, now, resolve)
+        got = record_entry(item, cart, trust, now, documents)
         if got is not None:
             cap_id, entry, cred_digest = got
             by_cap.setdefault(cap_id, []).append((entry, cred_digest))

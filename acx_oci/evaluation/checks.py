@@ -2,9 +2,9 @@
 
 Shared by :mod:`verify`, :mod:`status_check` and :mod:`evidence_check`, so
 each can stay small without importing the others. Nothing here touches the
-network: DIDs resolve from the trust file (and did:key locally); a caller that
-may go online injects ``resolve_keys`` built in services
-(:func:`acx_oci.services.consumer.did_keys.network_keys`).
+network: DIDs resolve from the trust file (and did:key locally), and from did:web
+documents the caller fetched because the judge asked for them
+(:mod:`acx_oci.evaluation.did_documents`).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class VerifyContext:
     allow_unknown_status: bool = False
     evidence: dict[str, bytes] | None = None
     max_status_bytes: int = statuslist.DEFAULT_MAX_BYTES
-    # Key resolution beyond the trust file (did:web over HTTPS, or documents fetched beforehand): the
-    # caller's I/O, injected; None resolves offline only.
+    # Key resolution beyond the trust file: did:web documents already fetched (the judge's DidDocuments,
+    # a pure lookup); None resolves offline only.
     resolve_keys: KeyResolver | None = None
     # Memo for status-list verdicts, shared by the caller across many credentials that
     # point at the same list object (resolve checks 1,000 credentials against one list).

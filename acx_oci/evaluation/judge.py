@@ -10,29 +10,36 @@ the older ones are ``superseded`` unverified and a forged "newer" one costs one 
 verification; :func:`capability_verdicts` picks,
 per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
 digest, capability) and the highest level among those. Replay (re-deriving a credential
-from its records, which may need records the listing did not carry) is asked of the caller: the
-judge yields :class:`NeedReplay` and goes on with the answer (:func:`answered` drives it;
-:func:`judge_credentials` with a ``confirm`` callable, for callers that answer at once). DID documents
-beyond the trust file and the consumer's proof cache are still passed in (``resolve_keys``, ``known``).
+from its records, which may need records the listing did not carry) and a did:web document beyond the
+trust file are asked of the caller: the judge yields :class:`NeedReplay` / :class:`NeedDidDocument` and goes
+on with the answer (:func:`acx_oci.services.consumer.answers.answer_needs` drives it; :func:`judge_credentials`
+asks nothing). The consumer's proof cache is data both ways (``Material.known_proofs`` in,
+``Judgement.proofs_verified`` out): nothing here is handed a callable that does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad, offline_keys
+from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad
+from acx_oci.evaluation.did_documents import MAX_DID_ROUNDS, DidDocuments
+from acx_oci.evaluation.judge_input import Answer as Answer
 from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
 from acx_oci.evaluation.judge_input import Expected as Expected
 from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
 from acx_oci.evaluation.judge_input import Judgement as Judgement
-from acx_oci.evaluation.judge_input import KnownProofs as KnownProofs
+from acx_oci.evaluation.judge_input import JudgeSteps as JudgeSteps
 from acx_oci.evaluation.judge_input import Material as Material
+from acx_oci.evaluation.judge_input import Need as Need
+from acx_oci.evaluation.judge_input import NeedDidDocument as NeedDidDocument
+from acx_oci.evaluation.judge_input import NeedReplay as NeedReplay
 from acx_oci.evaluation.judge_input import StatusKey as StatusKey
+from acx_oci.evaluation.judge_input import settled as settled
 from acx_oci.evaluation.log_check import log_failure, log_positions, log_superseded
 from acx_oci.evaluation.seed_rules import RELAXED_CODE
 from acx_oci.evaluation.status_choice import FLOOR as FLOOR
@@ -83,7 +90,7 @@ def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str],
     return cap_id, codes, messages
 
 
-def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[bytes]:
+def proof_keys(credential: dict[str, Any], documents: DidDocuments) -> frozenset[bytes]:
     """The public keys of the credential's proofs' verification methods (what makes two DIDs one verifier)."""
     proofs = credential.get("proof")
     out: set[bytes] = set()
@@ -91,7 +98,7 @@ def proof_keys(credential: dict[str, Any], resolve: KeyResolver) -> frozenset[by
         vm = proof.get("verificationMethod") if isinstance(proof, dict) else None
         if isinstance(vm, str):
             try:
-                out |= {key for _, key in resolve(vm)}
+                out |= {key for _, key in documents.keys(vm)}
             except AcxError:
                 continue
     return frozenset(out)
@@ -121,8 +128,7 @@ class _Run:
     trust: Trust
     now: datetime
     allow_unknown_status: bool
-    resolve_keys: KeyResolver | None
-    known: KnownProofs | None = None
+    documents: DidDocuments  # the trust file's, did:key, and those the caller answered (NeedDidDocument)
     verifications: int = 0  # credentials put through every rule (what a flood of forgeries costs)
     verdicts: dict[tuple[Any, ...], tuple[list[str], list[str]]] = field(default_factory=dict)
     checks: dict[tuple[Any, ...], tuple[Check, ...]] = field(default_factory=dict)  # per verdict: every rule
@@ -132,30 +138,25 @@ class _Run:
     seen: dict[StatusKey, int] = field(default_factory=dict)
     seen_lists: dict[StatusKey, dict[str, Any]] = field(default_factory=dict)
     relaxed: dict[Any, tuple[str, ...]] = field(default_factory=dict)  # per verdict key: the relaxations it used
+    proofs: dict[str, frozenset[bytes]] = field(default_factory=dict)  # proofs newly verified (Judgement's)
 
     def keys(self) -> KeyResolver:
-        """The key resolver verification used (injected, else offline)."""
-        return self.resolve_keys or offline_keys(self.trust)
+        """The key resolver verification uses: the trust file, did:key, and the documents the caller gave."""
+        return self.documents.keys
 
     def verdict_key(self, item: FetchedAttestation) -> tuple[str | None, str | None, tuple[str, ...] | None]:
         """What one verdict is memoised by: the credential's bytes, its list URL, and the records judged."""
         url = status_url(item.credential) if item.credential is not None else None
         return (item.credential_digest, url, None if item.evidence is None else tuple(sorted(item.evidence)))
 
-    def verify(self, item: FetchedAttestation, issuer: str | None) -> tuple[list[str], list[str]]:
-        """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
-
-        The evidence judged is this attestation's own layers: a copy of the credential with other (or no)
-        records must not decide the verdict of the attestation that carries the real ones.
-        """
+    def rules(self, item: FetchedAttestation, issuer: str | None, cache: StatusCache) -> tuple[list[Check],
+                                                                                                 dict[str, Any] | None]:
+        """One verification of ``item``'s credential with the documents known now: every rule, and the list chosen."""
         cred = item.credential
         assert cred is not None
-        key = self.verdict_key(item)
-        url = key[1]
-        if key in self.verdicts:
-            return self.verdicts[key]
-        self.verifications += 1
-        seen_keys = self.known.proof_keys(item.credential_digest) if self.known and item.credential_digest else None
+        self.documents.missing.clear()
+        url = self.verdict_key(item)[1]
+        known = self.material.known_proofs.get(item.credential_digest or "")
         kept = self.material.kept_lists.get((url, issuer)) if url and issuer else None
         found = self.material.status_lists.get(url, ()) if url else ()
         chosen = choose_status_list(cred, found if kept is None else (*found, kept), self.bits) if url else None
@@ -166,11 +167,38 @@ class _Run:
             expected_manifest_digest=exp.manifest_digest, cartridge_controller=exp.controller,
             rom_signer=exp.signer, rom_signer_key=exp.signer_key, status_list=chosen,
             status_min_sequence=floor, allow_unknown_status=self.allow_unknown_status,
-            evidence=None if item.evidence is None else dict(item.evidence), status_cache=self.status_cache,
-            resolve_keys=self.resolve_keys,
+            evidence=None if item.evidence is None else dict(item.evidence), status_cache=cache,
+            resolve_keys=self.keys(),
         )
-        checks = verify_level_credential(
-            cred, ctx, proof_known=bool(seen_keys) and seen_keys == proof_keys(cred, self.keys())).checks
+        return verify_level_credential(
+            cred, ctx, proof_known=bool(known) and known == proof_keys(cred, self.documents)).checks, chosen
+
+    def verify(self, item: FetchedAttestation, issuer: str | None) -> Generator[Need, Answer, tuple[list[str],
+                                                                                                 list[str]]]:
+        """Every rule's failures for ``item``'s credential (memoised: a credential copied many times is judged once).
+
+        The evidence judged is this attestation's own layers: a copy of the credential with other (or no)
+        records must not decide the verdict of the attestation that carries the real ones. A did:web the rules
+        lacked a document for is asked of the caller (:class:`NeedDidDocument`) and the rules run again, at most
+        :data:`MAX_DID_ROUNDS` times (a round's status-list memos are dropped when its keys were incomplete).
+        """
+        cred = item.credential
+        assert cred is not None
+        key = self.verdict_key(item)
+        url = key[1]
+        if key in self.verdicts:
+            return self.verdicts[key]
+        self.verifications += 1
+        for round_ in range(1, MAX_DID_ROUNDS + 1):
+            cache = dict(self.status_cache)
+            checks, chosen = self.rules(item, issuer, cache)
+            ask, refused = self.documents.to_ask()
+            if round_ == MAX_DID_ROUNDS or not (ask or refused):
+                break
+            for did_value in ask:
+                answer = yield NeedDidDocument(did_value)
+                self.documents.answer(did_value, None if isinstance(answer, Check) else answer)
+        self.status_cache.update(cache)
         if url and issuer and chosen is not None and sequence(chosen) >= self.seen.get((url, issuer), 0) and any(
                 c.name == "status_list" and c.ok and not c.skipped for c in checks):
             # the list verified as the issuer's and is not older than what we knew: remember it (and keep it)
@@ -180,12 +208,14 @@ class _Run:
         self.checks[key] = tuple(checks)
         self.verdicts[key] = ([c.code for c in failed], [c.message for c in failed])
         self.relaxed[key] = tuple(c.message for c in checks if c.ok and c.code == RELAXED_CODE)
-        if not failed and self.known is not None and item.credential_digest:
-            self.known.remember(item.credential_digest, proof_keys(cred, self.keys()))
+        digest = item.credential_digest
+        if not failed and digest and (keys := proof_keys(cred, self.documents)) \
+                and keys != self.material.known_proofs.get(digest):
+            self.proofs[digest] = keys
         return self.verdicts[key]
 
     def judge_one(self, item: FetchedAttestation, cap_id: str, codes: list[str],
-                  messages: list[str]) -> AcceptedCredential | Rejection:
+                  messages: list[str]) -> Generator[Need, Answer, AcceptedCredential | Rejection]:
         """One attestation's verdict: every rule (verified once) and the evidence bound."""
         if item.credential_raw is not None:  # claims read laxly to order the walk: now the document itself
             try:
@@ -203,7 +233,7 @@ class _Run:
         if cred is not None:
             # found beside the rules, kept as checks too: (check name, code, sentence)
             extra = [(c, c, m) for c, m in zip(codes, messages, strict=False)]
-            vcodes, vmsgs = self.verify(item, issuer)
+            vcodes, vmsgs = yield from self.verify(item, issuer)
             logged = None if self.material.logs is None else log_failure(
                 self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
                 int(self.now.timestamp()))
@@ -221,14 +251,13 @@ class _Run:
             return Rejection(item.digest, tuple(dict.fromkeys(codes)), tuple(messages), item.credential_digest, issuer)
         if claims is None or cap_id in claims:
             assert cred is not None
-            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.keys())),
+            return replace(_accepted(item, cap_id, issuer, proof_keys(cred, self.documents)),
                            relaxed=self.relaxed.get(self.verdict_key(item), ()))
         return Rejection(item.digest, (reasons.CAPABILITY_NOT_CLAIMED,),
                          (f"the credential proves {cap_id}, which this cartridge does not claim",),
                          item.credential_digest, issuer)
 
 
-Confirm = Callable[[AcceptedCredential], "Check | None"]
 LOG_CHECK = "transparency_log"  # the name of the log rule's check
 GroupKey = tuple[str, str, str, str]
 
@@ -272,40 +301,14 @@ def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) ->
                       "verifies decides",), item.credential_digest, issuer)
 
 
-@dataclass(frozen=True)
-class NeedReplay:
-    """What the judge needs before this credential may decide: the replay of its game records (python-tuf's
-    shape: the judge says what it needs, the caller fetches and answers, the judge goes on)."""
-
-    accepted: AcceptedCredential
-
-
-JudgeSteps = Generator[NeedReplay, "Check | None", Judgement]
-
-
 def judge_credentials(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
-                      allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
-                      confirm: Confirm | None = None, known: KnownProofs | None = None) -> Judgement:
-    """:func:`judging` to the end, each :class:`NeedReplay` answered by ``confirm`` (None: no replay)."""
-    return answered(judging(material, cart, trust, now, allow_unknown_status=allow_unknown_status,
-                            resolve_keys=resolve_keys, known=known, replay=confirm is not None),
-                    lambda need: confirm(need.accepted) if confirm is not None else None)
-
-
-def answered(steps: JudgeSteps, answer: Callable[[NeedReplay], Check | None]) -> Judgement:
-    """Run the judge, answering each thing it needs with ``answer`` (the caller's fetch), to its judgement."""
-    try:
-        need = next(steps)
-        while True:
-            need = steps.send(answer(need))
-    except StopIteration as done:
-        judgement: Judgement = done.value
-        return judgement
+                      allow_unknown_status: bool = False) -> Judgement:
+    """:func:`judging` with nothing to ask: no replay, keys from the trust file and did:key only."""
+    return settled(judging(material, cart, trust, now, allow_unknown_status=allow_unknown_status))
 
 
 def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, now: datetime, *,
-            allow_unknown_status: bool = False, resolve_keys: KeyResolver | None = None,
-            known: KnownProofs | None = None, replay: bool = False) -> JudgeSteps:
+            allow_unknown_status: bool = False, replay: bool = False, ask_dids: bool = False) -> JudgeSteps:
     """Judge the fetched attestations: accepted under the claim it proves, else rejected with every reason.
 
     Per superseding key (:func:`group_key`) the credentials are verified newest first (by the pinned log's
@@ -317,11 +320,13 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
     None (the caller could not decide, e.g. a deadline) stops that key's walk with nothing accepted; those
     attestations are in ``Judgement.unconfirmed``.
     Attestations that cannot decide (a fetch-time defect, an unclaimed capability) are verified once each so
-    every reason is reported. ``known`` holds proofs this consumer verified before (same bytes, same keys).
-    ``resolve_keys`` resolves DIDs beyond the trust file (the caller's I/O); by default keys resolve offline.
+    every reason is reported. ``Material.known_proofs`` holds proofs this consumer verified before (same bytes,
+    same keys); ``Judgement.proofs_verified`` the ones newly verified, for the caller to keep. Keys resolve from
+    the trust file and did:key; with ``ask_dids`` a did:web beyond the trust file is asked of the caller
+    (:class:`NeedDidDocument`, answered with the document or why there is none), else it fails to resolve.
     """
     expected = cart.expected if isinstance(cart, CartridgeFacts) else cart
-    run = _Run(material, expected, trust, now, allow_unknown_status, resolve_keys, known)
+    run = _Run(material, expected, trust, now, allow_unknown_status, DidDocuments(trust, ask_dids))
     claims = None if expected.claims is None else {c.id: c for c in expected.claims}
     accepted: dict[str, list[AcceptedCredential]] = {cid: [] for cid in claims or {}}
     rejected: dict[str, list[Rejection]] = {cid: [] for cid in claims or {}}
@@ -333,7 +338,7 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
         if item.credential is not None and not codes and _claimed(cap_id, claims):
             groups.setdefault(group_key(item.credential, cap_id), []).append(item)
             continue
-        outcome = run.judge_one(item, cap_id, codes, messages)
+        outcome = yield from run.judge_one(item, cap_id, codes, messages)
         if isinstance(outcome, AcceptedCredential):  # (only a claimed capability with no defect is accepted)
             accepted.setdefault(cap_id, []).append(outcome)
         else:
@@ -349,7 +354,7 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
             if decided is not None:
                 rejected[cap_id].append(_superseded(item, decided))
                 continue
-            outcome = run.judge_one(item, cap_id, [], [])
+            outcome = yield from run.judge_one(item, cap_id, [], [])
             if not isinstance(outcome, AcceptedCredential):
                 rejected[cap_id].append(outcome)
                 continue
@@ -359,7 +364,8 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
                     rejected[cap_id].append(gone[0])
                     decided = gone[0]
                     continue
-            verdict = (yield NeedReplay(outcome)) if replay else None
+            answer = (yield NeedReplay(outcome)) if replay else None
+            verdict = answer if isinstance(answer, Check) else None  # (anything else: undecided)
             if replay and verdict is None:
                 unconfirmed += [it.digest for it in walk[i:]]
                 break
@@ -371,7 +377,7 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
             decided = outcome
     return Judgement({k: tuple(v) for k, v in accepted.items()}, {k: tuple(v) for k, v in rejected.items()},
                      tuple(unmatched), dict(run.seen), run.verifications, tuple(unconfirmed),
-                     dict(run.seen_lists), dict(run.judged))
+                     dict(run.seen_lists), dict(run.judged), dict(run.proofs))
 
 
 def instant(acc: AcceptedCredential) -> datetime:

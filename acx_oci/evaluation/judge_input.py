@@ -6,11 +6,12 @@ Split from :mod:`acx_oci.evaluation.judge` (which re-exports every name) so the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from acx_oci.evaluation.checks import Check
+from acx_oci.evaluation.did_documents import DidAnswer
 from acx_oci.evaluation.log_check import LogView
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.resolution import AcceptedCredential, Rejection
@@ -89,6 +90,9 @@ class Material:
     kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
     # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
     logs: Mapping[str, LogView] | None = None
+    # per credential digest, the keys its proof verified with before (the consumer's proof cache, read beforehand):
+    # the same bytes naming the same keys need no signature check (every other rule still runs)
+    known_proofs: Mapping[str, frozenset[bytes]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,16 +104,43 @@ class Judgement:
     unmatched: tuple[Rejection, ...]
     status_seen: Mapping[StatusKey, int]  # the sequence of every list that verified as its issuer's
     verifications: int = 0  # credentials put through every rule (each at most once)
-    unconfirmed: tuple[str, ...] = ()  # attestations left undecided because ``confirm`` could not decide
+    unconfirmed: tuple[str, ...] = ()  # attestations left undecided: the caller answered a replay with None
     status_lists_seen: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)  # the newest of each
     checks: Mapping[str, tuple[Check, ...]] = field(default_factory=dict)  # per attestation verified: every rule
+    # per credential digest that passed every rule, the keys its proof verified with, when not already in
+    # ``Material.known_proofs``: for the caller to keep (the judge writes no cache)
+    proofs_verified: Mapping[str, frozenset[bytes]] = field(default_factory=dict)
 
 
-class KnownProofs(Protocol):
-    """Credentials whose proofs this consumer verified before, and with which keys (the consumer's cache)."""
 
-    def proof_keys(self, credential_digest: str) -> frozenset[bytes] | None:
-        """The keys the proof verified with last time, or None."""
+@dataclass(frozen=True)
+class NeedReplay:
+    """What the judge needs before this credential may decide: the replay of its game records, answered with
+    the replay's check (None: could not decide, e.g. a deadline)."""
 
-    def remember(self, credential_digest: str, keys: frozenset[bytes]) -> None:
-        """Record that every rule passed for these exact bytes, with these keys."""
+    accepted: AcceptedCredential
+
+
+@dataclass(frozen=True)
+class NeedDidDocument:
+    """What the judge needs to resolve this did:web (not in the trust file): its DID document, answered with the
+    document or the error saying why there is none. did:key needs no document: it is derived from the DID."""
+
+    did: str
+
+
+# python-tuf's shape: the judge yields what it needs, the caller fetches and sends the answer, the judge goes on
+Need = NeedReplay | NeedDidDocument
+Answer = Check | DidAnswer  # a replay's check, or a DID document (or why there is none); None: no answer
+JudgeSteps = Generator[Need, Answer, Judgement]
+
+T = TypeVar("T")
+
+
+def settled(steps: Generator[Need, Answer, T]) -> T:
+    """The result of a judge that was told not to ask (replay and DID fetches off): it never yields."""
+    try:
+        need = next(steps)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    raise AssertionError(f"the judge asked for {need!r} though asking was off")

@@ -6,8 +6,9 @@ next and tells an operator only half the story, so each rule is its own
 is the schema: a document that is not a level credential gets that verdict
 (``schema_invalid``) and its proof's, since every other rule would only restate
 it. Everything is passed in — trust, ``now``, the status-list document,
-evidence bytes — so the same inputs always give the same verdict, offline. DID resolution beyond the
-trust file (did:web over HTTPS) is the caller's, injected as ``resolve_keys``; this package does no I/O.
+evidence bytes — so the same inputs always give the same verdict, offline. Keys resolve from the trust
+file, did:key and the did:web documents the judge asked the caller for (``resolve_keys`` is that pure
+lookup, :class:`acx_oci.evaluation.did_documents.DidDocuments`); this package does no I/O.
 
 Reason codes (stable): ``schema_invalid``, ``proof_missing``, ``proof_invalid``,
 ``did_unresolvable``, ``method_not_authorized``, ``issuer_key_mismatch``,

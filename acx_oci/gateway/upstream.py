@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
-from acx_oci.evaluation.accept import accept_credential
+from acx_oci.evaluation.accept import accepting
 from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.log_check import pinned_keys
 from acx_oci.evaluation.policy import evaluate
@@ -59,6 +59,7 @@ from acx_oci.services.artifacts.attestation import (
 )
 from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.answers import answer_needs
 from acx_oci.services.consumer.attestation_fetch import BlobMemo, fetch_layers
 from acx_oci.services.consumer.log_fetch import gather_logs
 from acx_oci.services.consumer.logcache import LogHistory
@@ -259,8 +260,9 @@ class Upstream:
             job = ReplayJob(acc.attestation_digest, acc.credential, acc.credential_digest, tuple(records), records)
             return replay_jobs(st, [job], trust, now)[acc.attestation_digest]
 
-        verdict = accept_credential(material, cartridge_facts(cart), trust, now,
-                                    confirm=replayed if self.config.replay else None)
+        # the judge asks for the replay and we answer (did:web as resolve in the gateway: the trust file's only)
+        verdict = answer_needs(accepting(material, cartridge_facts(cart), trust, now, replay=self.config.replay),
+                               replay=replayed)
         return verdict.problems()
 
     def check_status_push(self, repository: str, raw: bytes, tag: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:

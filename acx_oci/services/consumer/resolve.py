@@ -23,9 +23,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
 
-from acx_oci.evaluation.attempt_history import with_attempts
-from acx_oci.evaluation.checks import Check, KeyResolver
-from acx_oci.evaluation.judge import CartridgeFacts, Judgement, answered, capability_verdicts, judging
+from acx_oci.evaluation.attempt_history import FetchedRecord, with_attempts
+from acx_oci.evaluation.checks import Check, KeyResolver, offline_keys
+from acx_oci.evaluation.did_documents import DidDocuments
+from acx_oci.evaluation.judge import CartridgeFacts, Judgement, Material, capability_verdicts, judging
 from acx_oci.evaluation.log_check import (
     NO_LOG_NOTE,
     pinned_keys,
@@ -34,12 +35,14 @@ from acx_oci.evaluation.log_check import (
 from acx_oci.evaluation.require_text import parse_require
 from acx_oci.evaluation.status_choice import sequence as list_sequence
 from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.credential import issuer_id
 from acx_oci.model.rating import TIER_FLOOR
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
 from acx_oci.oci.store import Store
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.services.consumer.answers import answer_needs
 from acx_oci.services.consumer.attempt_fetch import fetch_attempt_records
-from acx_oci.services.consumer.did_keys import key_resolver
+from acx_oci.services.consumer.did_keys import DidFetcher
 from acx_oci.services.consumer.log_fetch import LogOpener, gather_logs, remember_logs
 from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.replay import ReplayJob, issuer_keys, replay_jobs
@@ -132,25 +135,30 @@ def _resolve(
         gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources, phases)
         log_history = LogHistory(status_history.directory) if pinned and status_history is not None else None
         logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
-    gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None))
-    keys = key_resolver(trust, fetch_remote_status is not None)
     cache = VerifiedCredentialCache(status_history.directory).view(trust) if status_history is not None else None
+    gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None,
+                                                  known_proofs=known_proofs(gathered.material, cache)))
+    dids = DidFetcher(trust) if fetch_remote_status is not None else None  # did:web online when HTTPS is allowed
+    keys = dids.keys if dids is not None else offline_keys(trust)
     step = ReplayStep(store, gathered, trust, now, lim, keys, cache, phases)
     with phases.timed("verify", less=("replay",)):
         steps = judging(gathered.material, facts, trust, now, allow_unknown_status=allow_unknown_status,
-                        resolve_keys=keys, known=cache, replay=replay and not facts.tampered)
-        judgement = answered(steps, lambda need: step.confirm(need.accepted))  # the judge asks, we fetch
+                        replay=replay and not facts.tampered, ask_dids=dids is not None)
+        judgement = answer_needs(steps, replay=step.confirm, dids=dids)  # the judge asks, we fetch
     with phases.timed("status"):
         remember_status(status_history, judgement, gathered, now)
         if logs is not None:
             remember_logs(log_history, logs, now)
     if cache is not None:
+        for digest, proof_keys in judgement.proofs_verified.items():
+            cache.remember(digest, proof_keys)
         cache.cache.flush()
     notes, partial = fetch_notes(listed.notes, listed.partial, gathered, len(listed.refs))
     replayed = replay_notes(facts, judgement, replay, deadline)
     verdicts = capability_verdicts(facts, judgement.accepted, judgement.rejected)
     history = fetch_attempt_records(store, facts.manifest_digest, lim, deadline)
-    caps = with_attempts(verdicts, gathered.material, history.records, facts, trust, now, keys)
+    documents = record_documents(history.records, trust, dids)
+    caps = with_attempts(verdicts, gathered.material, history.records, facts, trust, now, documents)
     return Resolution(
         reference=reference or str(store.reference),
         manifest_digest=facts.manifest_digest,
@@ -169,6 +177,22 @@ def _resolve(
         phases=phases.to_json(),
         verifications=judgement.verifications,
     )
+
+
+def known_proofs(material: Material, cache: TrustView | None) -> dict[str, frozenset[bytes]]:
+    """The proofs the consumer's cache says verified before, for the credentials judged now (the judge's input)."""
+    if cache is None:
+        return {}
+    digests = {a.credential_digest for a in material.attestations if a.credential_digest}
+    return {d: keys for d in sorted(digests) if (keys := cache.proof_keys(d))}
+
+
+def record_documents(records: tuple[FetchedRecord, ...], trust: Trust, dids: DidFetcher | None) -> DidDocuments:
+    """The did:web documents the attempt records' (trusted) issuers need, fetched beforehand when allowed."""
+    if dids is None:
+        return DidDocuments(trust)
+    issuers = {issuer_id(r.document) for r in records if isinstance(r.document, dict)}
+    return dids.documents(i for i in issuers if i and trust.is_trusted_verifier(i))
 
 
 def fetch_notes(listing_notes: tuple[str, ...], partial: bool, gathered: Gathered,

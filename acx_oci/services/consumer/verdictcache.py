@@ -93,7 +93,8 @@ class VerifiedCredentialCache:
 
 
 class TrustView:
-    """The cache under one trust file: the judge's ``KnownProofs`` and replay's verdict store."""
+    """The cache under one trust file: what fills the judge's ``Material.known_proofs`` (and keeps its
+    ``Judgement.proofs_verified``), and replay's verdict store."""
 
     def __init__(self, cache: VerifiedCredentialCache, trust: str) -> None:
         self.cache, self.trust = cache, trust
