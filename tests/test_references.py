@@ -26,6 +26,17 @@ def test_a_bad_docker_reference_is_one_line(text: str) -> None:
     assert "\n" not in str(exc.value) and str(exc.value).startswith("reference")
 
 
+@pytest.mark.parametrize("text", ["http://localhost:5000/acme/dag-agent:1.0.0",
+                                  "https://registry.example/acme/dag-agent:1.0.0"])
+def test_a_url_names_the_reference_to_write_instead(text: str) -> None:
+    """A user who pastes the registry's URL was told "invalid repository name '/localhost:5000/acme/dag-agent'"."""
+    with pytest.raises(UsageError) as exc:
+        parse_reference(text)
+    bare = text.split("://", 1)[1]
+    assert f"a reference has no URL scheme: write '{bare}'" in str(exc.value), exc.value
+    assert "\n" not in str(exc.value)
+
+
 def test_a_missing_key_reads_the_same_in_every_command(tmp_path: Path) -> None:
     """``cartridge push --key``, ``attest --key``, ``benchmark unseal --key``: one wording, exit 2, nothing written."""
     from .support.cli import cli
