@@ -52,3 +52,16 @@ def test_a_missing_key_reads_the_same_in_every_command(tmp_path: Path) -> None:
         assert res.exit_code == 2, res.output
         assert f"key file: file not found: {missing}" in res.stderr, res.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "l").exists()
+
+
+def test_a_did_document_given_as_the_key_names_the_private_key_beside_it(tmp_path: Path) -> None:
+    """keygen writes PREFIX.key and PREFIX.did.json; passing the second said only 'expected secretKeyMultibase'."""
+    from .support.cli import cli
+
+    assert cli("keygen", tmp_path / "publisher").exit_code == 0
+    did_doc = tmp_path / "publisher.did.json"
+    res = cli("cartridge", "push", str(ROOT / "testdata" / "agents"), f"oci:{tmp_path / 'l'}:1", "--key", did_doc)
+    assert res.exit_code == 2, res.output
+    assert f"this is a DID document (public keys only); pass the private key, {tmp_path / 'publisher.key'}" \
+        in res.stderr, res.stderr
+    assert not (tmp_path / "l").exists()
