@@ -114,11 +114,11 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     from acx_oci.services.artifacts import certification as cert
     from acx_oci.services.exams import default_out
 
-    records = records_dir or default_out()
-    check = cert.check_suite(directory, records)
+    looked_in = records_dir or default_out()
+    check = cert.check_suite(directory, looked_in)
     if check.exam_form and check.problems and not allow_uncertified:
         raise VerificationError(f"benchmark push: {len(check.problems)} exam(s) not certified: "
-                                + _uncertified(check.problems, directory, records))
+                                + _uncertified(check.problems, directory, looked_in))
     certifier = load_identity(certifier_key) if certifier_key else None
     if check.certified and certifier is None and not allow_uncertified:
         raise UsageError("benchmark push: the suite is certified; sign its certification with --certifier-key "
