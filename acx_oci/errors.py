@@ -53,6 +53,10 @@ from typing import Any
 from acx_oci import reasons
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with a word on what it left behind (an attest's attempt that still counts): the CLI prints it."""
+
+
 class AcxError(Exception):
     """Base of every error acx-oci raises on purpose; the message is one line."""
 

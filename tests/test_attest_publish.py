@@ -201,11 +201,21 @@ def test_ctrl_c_before_the_first_game_is_no_attempt_after_it_is(registry: str, t
     req = AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident, solver=ReferenceSolver(33),
                         out_dir=tmp_path / "out", state_dir=tmp_path / "state", sandbox=SandboxOptions(jobs=1),
                         progress=progress)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stopped:
         attest(req)
     with Ledger(tmp_path / "state") as led:
         (a,) = led.attempts()
     assert (a.state, a.starts_cooldown) == ("aborted", stop_at > 0)
+    # the line the CLI prints says what the Ctrl-C left (it said only "interrupted", and a re-run was refused)
+    from acx_oci.cli.main import _failure
+
+    _, exit_code, line = _failure(stopped.value)
+    assert exit_code == 130
+    if stop_at:
+        assert line.startswith("interrupted after the first game: the attempt counts") and "cooldown runs until" \
+            in line, line
+    else:
+        assert line.startswith("interrupted before the first game: no attempt was counted"), line
     retry = attest(dataclasses.replace(req, progress=None, out_dir=tmp_path / "out2"))
     assert retry.status == ("refused" if stop_at else "issued")
     if stop_at:

@@ -200,3 +200,19 @@ def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None
     sealed["recipients"] = []
     with pytest.raises(VerificationError):
         bm.unseal_remote(bm.RemoteBenchmark(remote.manifest, remote.descriptor, remote.public_tasks, sealed), ident)
+
+
+def test_an_uncertified_suite_is_refused_with_the_command_that_certifies_it(tmp_path: Path) -> None:
+    """A suite never certified (or --certifications forgotten) named every exam with the same advice, ten of
+    them; now the exams without a record are one list, with where push looked and the command to run."""
+    assert cli("keygen", tmp_path / "ver").exit_code == 0
+    certs = tmp_path / "certs"
+    suite = ROOT / "testdata" / "exams-good"
+    res = cli("benchmark", "push", suite, f"oci:{tmp_path / 'layout'}:1", "--seal-to", tmp_path / "ver.did.json",
+              "--certifications", certs)
+    assert res.exit_code == 1, res.output
+    line = res.stderr.strip()
+    assert "\n" not in line and line.count("no certification record") == 0, line
+    assert f"3 exam(s) not certified: 3 without a certification record in {certs} (fx-0001, fx-0002, fx-0003): " \
+           f"run acx-oci exam certify {suite} --out {certs}" in line, line
+    assert not (tmp_path / "layout").exists()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_demo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,6 +25,9 @@ def test_demo_on_embedded_layout(tmp_path: Path) -> None:
     assert "self_issued" in out and "manifest_mismatch" in out and "['revoked']" in out
     assert "PROVABLE LEVEL OK" in out and "❌" not in out
     assert (tmp_path / "w" / "oci" / "strong" / "index.json").exists()
+    # every page the demo points to exists (it pointed to a README section that had moved to docs/)
+    pages = re.findall(r"docs/[\w-]+\.md", out)
+    assert pages and all((ROOT / page).is_file() for page in pages), pages
     # the layout the demo wrote is a real OCI layout: skopeo reads the strong cartridge
     raw = subprocess.run(["skopeo", "inspect", "--raw", f"oci:{tmp_path / 'w' / 'oci' / 'strong'}:1.0.0"],
                          capture_output=True, text=True, check=True).stdout

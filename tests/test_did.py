@@ -127,3 +127,14 @@ def test_did_web_over_loopback_only_when_allowed(did_server: tuple[str, dict[str
         did.assertion_keys("did:web:v.example", None, fetch=fetch, base_url=base)
     with pytest.raises(did.DidError):
         did.assertion_keys("did:web:v.example:missing", None, fetch=fetch, base_url=base)
+
+
+def test_an_unpinned_did_web_names_both_ways_out() -> None:
+    """The refusal said '(allow network resolution ...)', which no option is called: it names the trust file's
+    didDocument and resolve's --allow-network (whose help now says it fetches did:web documents too)."""
+    from acx_oci.errors import DidError
+    from acx_oci.trust import did as did_mod
+
+    with pytest.raises(DidError) as exc:
+        did_mod.resolve("did:web:verifier.example.com")
+    assert "pin it there as didDocument, or pass --allow-network to fetch it over HTTPS" in str(exc.value)

@@ -164,3 +164,34 @@ def test_impossible_exam_passed_means_cheating(demo: tuple[bmodel.Benchmark, lis
                         solver=ReferenceSolver(33), params=engine.Params(games=60))
     assert all(g.outcome == "model-fail" for g in honest.games if g.predicate.get("canary"))
     assert not any(reason.startswith("cheating_detected") for reason in honest.reasons)
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_progress_sees_each_game_while_the_rest_are_still_to_play(
+        demo: tuple[bmodel.Benchmark, list[dict[str, object]]], jobs: int) -> None:
+    """attest's progress bar said "0/90 starting" until the last game was played, then jumped to 90/90: on_game
+    ran only after every game. Now each game is rated and reported as it arrives, in draw order."""
+    bench, held = demo
+    real = ReferenceSolver(33)
+    solved: list[str] = []
+    seen: list[tuple[int, int]] = []  # (game number, games the solver had finished by then)
+
+    class Counting:  # the real reference solver, counting the games it has played
+        def descriptor(self) -> dict[str, object]:
+            return real.descriptor()
+
+        def record_fields(self) -> dict[str, object]:
+            return real.record_fields()
+
+        def solve(self, task: dict[str, object], rom_digest: str) -> SolverResult:
+            res = real.solve(task, rom_digest)
+            solved.append(str(task["id"]))
+            return res
+
+    r = engine.run(rom_digest=ROM, benchmark_digest=bench.digest, held_out=held,
+                   commitment_key=bmodel.commitment_key(SEAL_KEY), solver=Counting(), params=engine.Params(games=40),
+                   jobs=jobs, on_game=lambda g, rating: seen.append((g.number, len(solved))))
+    assert [n for n, _ in seen] == list(range(1, 41))
+    if jobs == 1:  # game n is reported before game n+1 is played (with jobs > 1 the pool runs ahead of it)
+        assert all(done == n for n, done in seen), f"reported only after this many games were played: {seen[:3]}"
+    assert r.games == tuple(_run(demo, 33, games=40).games), "the same games and records as before"

@@ -26,6 +26,17 @@ def test_a_bad_docker_reference_is_one_line(text: str) -> None:
     assert "\n" not in str(exc.value) and str(exc.value).startswith("reference")
 
 
+@pytest.mark.parametrize("text", ["http://localhost:5000/acme/dag-agent:1.0.0",
+                                  "https://registry.example/acme/dag-agent:1.0.0"])
+def test_a_url_names_the_reference_to_write_instead(text: str) -> None:
+    """A user who pastes the registry's URL was told "invalid repository name '/localhost:5000/acme/dag-agent'"."""
+    with pytest.raises(UsageError) as exc:
+        parse_reference(text)
+    bare = text.split("://", 1)[1]
+    assert f"a reference has no URL scheme: write '{bare}'" in str(exc.value), exc.value
+    assert "\n" not in str(exc.value)
+
+
 def test_a_missing_key_reads_the_same_in_every_command(tmp_path: Path) -> None:
     """``cartridge push --key``, ``attest --key``, ``benchmark unseal --key``: one wording, exit 2, nothing written."""
     from .support.cli import cli
@@ -41,3 +52,16 @@ def test_a_missing_key_reads_the_same_in_every_command(tmp_path: Path) -> None:
         assert res.exit_code == 2, res.output
         assert f"key file: file not found: {missing}" in res.stderr, res.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "l").exists()
+
+
+def test_a_did_document_given_as_the_key_names_the_private_key_beside_it(tmp_path: Path) -> None:
+    """keygen writes PREFIX.key and PREFIX.did.json; passing the second said only 'expected secretKeyMultibase'."""
+    from .support.cli import cli
+
+    assert cli("keygen", tmp_path / "publisher").exit_code == 0
+    did_doc = tmp_path / "publisher.did.json"
+    res = cli("cartridge", "push", str(ROOT / "testdata" / "agents"), f"oci:{tmp_path / 'l'}:1", "--key", did_doc)
+    assert res.exit_code == 2, res.output
+    assert f"this is a DID document (public keys only); pass the private key, {tmp_path / 'publisher.key'}" \
+        in res.stderr, res.stderr
+    assert not (tmp_path / "l").exists()

@@ -104,6 +104,8 @@ def test_not_found_maps_to_one_line(registry: str) -> None:
     with pytest.raises(NotFoundError, match=r"HTTP 404 (MANIFEST_UNKNOWN|NAME_UNKNOWN)") as exc:
         s.fetch_manifest_raw("missing")
     assert "\n" not in str(exc.value)
+    # the repository is named: a typo in it (acme/dag-agnet) otherwise reads like a missing tag
+    assert f"GET manifest {s.repository}:missing: HTTP 404" in str(exc.value), exc.value
     with pytest.raises(NotFoundError):
         s.fetch_blob("sha256:" + "0" * 64)
 

@@ -168,7 +168,14 @@ def published(tmp_path: Path, key: Ed25519PrivateKey, registry: str) -> tuple[Tr
 def test_publish_to_the_registry_and_log_verify(published: tuple[TransLog, str], tmp_path: Path) -> None:
     log, repo = published
     vkey = log.verifier.vkey()
-    doc = _checked("log verify", cli("log", "verify", repo, "--key", vkey, "--json", "--save", tmp_path / "seen.cp"))
+    # the cron line as documented (--since and --save the same file) works on its first run too: nothing to compare
+    first = cli("log", "verify", repo, "--key", vkey, "--json", "--since", tmp_path / "seen.cp",
+                "--save", tmp_path / "seen.cp")
+    _checked("log verify", first)
+    doc = json.loads(first.stdout)  # the note is on stderr: stdout stays the one JSON document
+    assert "first run: no saved checkpoint at" in first.stderr and (tmp_path / "seen.cp").is_file()
+    missing = cli("log", "verify", repo, "--key", vkey, "--since", tmp_path / "other.cp")
+    assert missing.exit_code == 2 and "saved checkpoint: file not found" in missing.stderr, missing.output
     assert doc["size"] == 301 and doc["keyPinned"] is True and len(doc["entries"]) == 301
     assert doc["entries"][7]["cartridgeId"] == "io.github.other/agent"
     watch = _checked("log watch", cli("log", "watch", repo, "--cartridge", "io.github.other/agent", "--key", vkey,

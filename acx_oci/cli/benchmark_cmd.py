@@ -114,10 +114,11 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     from acx_oci.services.artifacts import certification as cert
     from acx_oci.services.exams import default_out
 
-    check = cert.check_suite(directory, records_dir or default_out())
+    looked_in = records_dir or default_out()
+    check = cert.check_suite(directory, looked_in)
     if check.exam_form and check.problems and not allow_uncertified:
         raise VerificationError(f"benchmark push: {len(check.problems)} exam(s) not certified: "
-                                + "; ".join(check.problems[:10]))
+                                + _uncertified(check.problems, directory, looked_in))
     certifier = load_identity(certifier_key) if certifier_key else None
     if check.certified and certifier is None and not allow_uncertified:
         raise UsageError("benchmark push: the suite is certified; sign its certification with --certifier-key "
@@ -244,3 +245,19 @@ def benchmark_exposures(state_dir: Path, benchmark_digest: str | None, as_json: 
             else ""
         click.echo(f"{r['benchmark']}  {r['taskId']}  -> {r['model']} at {r['provider']}  "
                    f"first {r['firstSentAt']}  {r['requests']} request(s)  dataUse {r['dataUse']}{warn}")
+
+
+def _uncertified(problems: list[str], directory: Path, records: Path) -> str:
+    """The problems in one line: the exams with no record at all as one list with the command that makes them
+    (a suite never certified, or --certifications forgotten, named 150 times), then the first others."""
+    from acx_oci.services.artifacts.certification import NO_RECORD as cert_missing
+
+    missing = [p.split(":", 1)[0].removeprefix("exam ") for p in problems if p.endswith(cert_missing)]
+    others = [p for p in problems if not p.endswith(cert_missing)]
+    parts = [f"{'; '.join(others[:10])}{f' (and {len(others) - 10} more)' if len(others) > 10 else ''}"] \
+        if others else []
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        parts.append(f"{len(missing)} without a certification record in {records} ({', '.join(missing[:5])}{more}): "
+                     f"run acx-oci exam certify {directory} --out {records}, or name the records with --certifications")
+    return "; ".join(parts)

@@ -68,7 +68,11 @@ def _verify_options(f: click.decorators.FC) -> click.decorators.FC:
 def _run(log: str, key: str | None, witness: tuple[str, ...], quorum: int | None, since: Path | None,
          save: Path | None, plain_http: bool, insecure: bool, timeout: float) -> LogReport:
     reader = LogReader(store_for(log, plain_http, insecure, timeout))
-    saved = read_bytes(since, "saved checkpoint", 1 << 20) if since else None
+    first_run = since is not None and save is not None and not since.exists() and since.resolve() == save.resolve()
+    if first_run:  # the cron line's first run: nothing saved yet to compare with; this run saves the first one
+        click.echo(f"first run: no saved checkpoint at {since} yet; this one is saved there for the next --since",
+                   err=True)
+    saved = read_bytes(since, "saved checkpoint", 1 << 20) if since and not first_run else None
     cosigners = _witnesses(witness)
     report = verify_log(reader, _key(key), since=saved, witnesses=cosigners,
                         quorum=len(cosigners) if quorum is None else quorum)
@@ -93,8 +97,9 @@ def log_group() -> None:
 @log_group.command("verify")
 @click.argument("log")
 @_verify_options
-@click.option("--since", type=click.Path(dir_okay=False, exists=True, path_type=Path), metavar="CHECKPOINT_FILE",
-              help="A checkpoint saved earlier (--save): the log must extend it (else log_inconsistent).")
+@click.option("--since", type=click.Path(dir_okay=False, path_type=Path), metavar="CHECKPOINT_FILE",
+              help="A checkpoint saved earlier (--save): the log must extend it (else log_inconsistent). "
+                   "Missing and the same file as --save: a first run, nothing to compare yet.")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Save the checked checkpoint here, for the next --since.")
 @click.option("--cartridge", metavar="ID", help="List only the entries of this cartridge id.")
@@ -123,8 +128,9 @@ def log_verify(log: str, key: str | None, witness: tuple[str, ...], quorum: int 
 @click.argument("log")
 @click.option("--cartridge", required=True, metavar="ID", help="The cartridge id (e.g. io.github.acme/dag-agent).")
 @_verify_options
-@click.option("--since", type=click.Path(dir_okay=False, exists=True, path_type=Path), metavar="CHECKPOINT_FILE",
-              help="A checkpoint saved earlier: the log must extend it.")
+@click.option("--since", type=click.Path(dir_okay=False, path_type=Path), metavar="CHECKPOINT_FILE",
+              help="A checkpoint saved earlier: the log must extend it. Missing and the same file as --save: "
+                   "a first run, nothing to compare yet.")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Save the checked checkpoint here, for the next --since.")
 @json_option

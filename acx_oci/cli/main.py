@@ -201,7 +201,7 @@ def _failure(exc: BaseException) -> tuple[str, int, str]:
     if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
         return reasons.BAD_INPUT, 2, f"the verifier state is not a usable SQLite ledger ({exc})"
     if isinstance(exc, KeyboardInterrupt):
-        return reasons.ERROR, 130, "interrupted"
+        return reasons.ERROR, 130, str(exc) or "interrupted"
     if isinstance(exc, Terminated):
         return reasons.ERROR, 143, "terminated"
     if not isinstance(exc, Exception):

@@ -78,7 +78,8 @@ def render_verdict(ref: str, verdict: Verdict) -> None:
                                    "needed for oci: layouts).")
 @click.option("--status-list", "status_list_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A signed status list file to use when the registry has none (offline); repeatable.")
-@click.option("--allow-network", is_flag=True, help="Allow HTTPS for status lists not found in the registry.")
+@click.option("--allow-network", is_flag=True, help="Allow HTTPS: for status lists not found in the registry, and "
+                                                   "for did:web documents the trust file does not pin.")
 @click.option("--max-referrers", type=click.IntRange(1), default=1000, show_default=True)
 @status_cache_option
 @click.option("--no-replay", is_flag=True, help=NO_REPLAY_HELP)

@@ -141,7 +141,8 @@ def resolve_options(command: Any) -> Any:
     func = click.option("--check-evidence", is_flag=True,
                         help="Also download every game record and verify its digest and signature.")(func)
     func = click.option("--allow-network", is_flag=True,
-                        help="Allow HTTPS for status lists not found in the registry.")(func)
+                        help="Allow HTTPS: for status lists not found in the registry, and for did:web "
+                             "documents the trust file does not pin.")(func)
     func = click.option("--allow-unknown-status", is_flag=True,
                         help="Accept credentials whose revocation status is unknown (default: fail closed).")(func)
     func = click.option("--status-list", "status_list_files", multiple=True,

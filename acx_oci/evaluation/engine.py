@@ -211,40 +211,56 @@ class _Played:
     review: dict[str, Any]
 
 
-def _rated(played: list[_Played], withheld: Mapping[int, str], *, rom_digest: str, benchmark_digest: str,
-           commitment_key: bytes, solver: Solver, params: Params,
-           on_game: Callable[[Game, ts.Rating], None] | None = None) -> tuple[list[Game], ts.Rating, int, int]:
-    """Rate the games in draw order, the withheld ones unrated, and build each game's record predicate."""
-    solver_desc, extra_all = solver.descriptor(), solver.record_fields()
-    rating = params.model.initial()
-    games: list[Game] = []
-    passes = rated = 0
-    for number, p in enumerate(played, 1):
+class _Rater:
+    """Rates games one at a time in draw order (the withheld ones unrated) and builds each game's record predicate:
+    ``run`` rates each game as it arrives, so progress moves while the games are played, not after the last."""
+
+    def __init__(self, withheld: Mapping[int, str], *, rom_digest: str, benchmark_digest: str,
+                 commitment_key: bytes, solver: Solver, params: Params) -> None:
+        self.withheld, self.rom_digest, self.benchmark_digest = withheld, rom_digest, benchmark_digest
+        self.commitment_key, self.model = commitment_key, params.model
+        self.solver_desc, self.extra_all = solver.descriptor(), solver.record_fields()
+        self.rating = params.model.initial()
+        self.games: list[Game] = []
+        self.passes = self.rated = 0
+
+    def add(self, p: _Played) -> Game:
+        """The next game in draw order, rated (unless withheld or a canary) and recorded."""
+        number = len(self.games) + 1
         task, res = p.task, p.res
-        before = rating
+        before = self.rating
         canary = bool(task.get("impossible"))  # an impossible exam: drawn like any task, never rated
         outcome, rv = res.outcome, dict(p.review)
-        if number in withheld:
-            outcome, rv = WITHHELD, {**rv, "played": res.outcome, "withheldBy": withheld[number]}
+        if number in self.withheld:
+            outcome, rv = WITHHELD, {**rv, "played": res.outcome, "withheldBy": self.withheld[number]}
         if outcome in RATED and not canary:
-            rated += 1
-            passes += outcome == CERTIFIED_PASS
-            rating = ts.rate(rating, float(task["difficulty"]), outcome == CERTIFIED_PASS, params.model)
-        pred = predicate(game=number, task_commitment=task_commitment(commitment_key, str(task["id"])),
+            self.rated += 1
+            self.passes += outcome == CERTIFIED_PASS
+            self.rating = ts.rate(self.rating, float(task["difficulty"]), outcome == CERTIFIED_PASS, self.model)
+        pred = predicate(game=number, task_commitment=task_commitment(self.commitment_key, str(task["id"])),
                          difficulty=task["difficulty"], outcome=outcome, rating_before=before,
-                         rating_after=rating, rom_digest=rom_digest, benchmark_digest=benchmark_digest,
-                         solver=solver_desc, extra={**extra_all, **res.facts.get("record", {}),
-                                                    **({"conditions": res.facts["conditions"]}
-                                                       if "conditions" in res.facts else {}),
-                                                    **({"canary": True} if canary else {}),
-                                                    **({"review": rv} if rv else {})})
-        detail = res.detail if number not in withheld else f"withheld by the harness review ({withheld[number]}): " \
-            f"{res.detail}"
+                         rating_after=self.rating, rom_digest=self.rom_digest, benchmark_digest=self.benchmark_digest,
+                         solver=self.solver_desc, extra={**self.extra_all, **res.facts.get("record", {}),
+                                                         **({"conditions": res.facts["conditions"]}
+                                                            if "conditions" in res.facts else {}),
+                                                         **({"canary": True} if canary else {}),
+                                                         **({"review": rv} if rv else {})})
+        detail = res.detail if number not in self.withheld else \
+            f"withheld by the harness review ({self.withheld[number]}): {res.detail}"
         game = Game(number, str(task["id"]), outcome, detail, pred, res.transcript, dict(res.facts))
-        games.append(game)
-        if on_game is not None:
-            on_game(game, rating)
-    return games, rating, rated, passes
+        self.games.append(game)
+        return game
+
+    def totals(self) -> tuple[list[Game], ts.Rating, int, int]:
+        return self.games, self.rating, self.rated, self.passes
+
+
+def _rated(played: list[_Played], withheld: Mapping[int, str], **kw: Any) -> tuple[list[Game], ts.Rating, int, int]:
+    """Rate the games in draw order, the withheld ones unrated, and build each game's record predicate."""
+    rater = _Rater(withheld, **kw)
+    for p in played:
+        rater.add(p)
+    return rater.totals()
 
 
 def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]], commitment_key: bytes,
@@ -258,14 +274,18 @@ def run(*, rom_digest: str, benchmark_digest: str, held_out: list[dict[str, Any]
     """
     n = params.resolve_games(len(held_out))
     order = draw_order(rom_digest, held_out)[:n]
+    kw: dict[str, Any] = {"rom_digest": rom_digest, "benchmark_digest": benchmark_digest,
+                          "commitment_key": commitment_key, "solver": solver, "params": params}
     played: list[_Played] = []
+    rater = _Rater({}, **kw)
     for task, res in zip(order, _played(solver, order, rom_digest, jobs), strict=True):
         if res.outcome not in OUTCOMES:
             raise UsageError(f"solver returned an unknown outcome {res.outcome!r}")
         played.append(_Played(task, res, review_fields(res.facts, commitment_key)))
-    kw: dict[str, Any] = {"rom_digest": rom_digest, "benchmark_digest": benchmark_digest,
-                          "commitment_key": commitment_key, "solver": solver, "params": params}
-    first, rating, rated, passes = _rated(played, {}, on_game=on_game, **kw)
+        game = rater.add(played[-1])  # rated as it arrives (in draw order): the progress moves with the games
+        if on_game is not None:
+            on_game(game, rater.rating)
+    first, rating, rated, passes = rater.totals()
     found = _review(first, n)
     games = first
     if found.withheld:

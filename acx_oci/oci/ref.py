@@ -80,6 +80,10 @@ def parse_reference(text: str) -> Reference:
         if not rest:
             raise UsageError(f"{what}: expected oci:PATH[:TAG|@DIGEST]")
         return Reference(kind="oci", path=rest, tag=tag, digest=digest)
+    scheme = text.split("://", 1)[0] if "://" in text else ""
+    if scheme in ("http", "https"):  # a URL where a reference was asked for: say what to write instead
+        raise UsageError(f"{what}: a reference has no URL scheme: write {text.split('://', 1)[1]!r} "
+                         "(loopback hosts use plain HTTP automatically; elsewhere --plain-http)")
     if text.startswith("docker://"):  # skopeo's transport name for a registry, as ``oci:`` is its layout's
         text = text[len("docker://"):]
         what = f"reference {text!r}"

@@ -115,7 +115,7 @@ def resolve(did: str, trust: DocumentSource | None = None, fetch: Fetch | None =
     if fetch is not None:
         return fetch_did_web(base, fetch, base_url)
     raise DidError(f"cannot resolve {base} offline: no DID document for it in the trust file "
-                   "(allow network resolution to fetch it over HTTPS)")
+                   "(pin it there as didDocument, or pass --allow-network to fetch it over HTTPS)")
 
 
 def _method_id(did: str, ref: str) -> str:

@@ -41,7 +41,10 @@ def load_identity(path: str | Path, did: str | None = None) -> Identity:
             raise UsageError(f"key file ({p}): expected a JSON object with secretKeyMultibase")
         secret = doc.get("secretKeyMultibase") or doc.get("privateKeyMultibase")
         if not isinstance(secret, str):
-            raise UsageError(f"key file ({p}): expected secretKeyMultibase or privateKeyMultibase")
+            public = "verificationMethod" in doc or "assertionMethod" in doc  # keygen's PREFIX.did.json
+            hint = f": this is a DID document (public keys only); pass the private key, {_key_beside(p)}" \
+                if public else ""
+            raise UsageError(f"key file ({p}): expected secretKeyMultibase or privateKeyMultibase{hint}")
         seed = decode_prefixed(secret, ED25519_PRIV_PREFIX, f"key file ({p}) secretKeyMultibase")
         ident = identity_from_seed(seed)
         pub = doc.get("publicKeyMultibase")
@@ -109,3 +112,9 @@ def write_identity(prefix: str | Path, ident: Identity) -> tuple[Path, Path]:
         fh.write(ident.pem())
     doc_path.write_text(json.dumps(ident.did_document(), indent=2) + "\n", "utf-8")
     return key_path, doc_path
+
+
+
+def _key_beside(p: Path) -> str:
+    """The private key file keygen wrote beside a ``PREFIX.did.json`` (the file a user who mixed them up meant)."""
+    return str(p.with_name(p.name.removesuffix(".did.json") + ".key")) if p.name.endswith(".did.json") else "PREFIX.key"

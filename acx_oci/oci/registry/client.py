@@ -265,6 +265,10 @@ class RegistryStore(ManifestReads):
 
     # ------------------------------------------------------------------ manifests
 
+    def _named(self, target: str) -> str:
+        """``REPO:TAG`` or ``REPO@DIGEST``: an error names the repository too (a typo in it reads as a 404)."""
+        return f"{self.repository}{'@' if ':' in target else ':'}{target}"
+
     def _manifest_url(self, target: str) -> str:
         if ":" in target:
             check_digest(target, "manifest digest")
@@ -332,14 +336,14 @@ class RegistryStore(ManifestReads):
     def fetch_manifest(self, target: str) -> Manifest:
         """:meth:`fetch_manifest_raw`, parsed once (its media type would be a second parse of the bytes)."""
         raw, _, _ = self._get_manifest(target)
-        return parse_manifest(raw, f"manifest {target}")
+        return parse_manifest(raw, f"manifest {self._named(target)}")
 
     def _get_manifest(self, target: str) -> tuple[bytes, str, str]:
         """(verified bytes, the Content-Type the registry sent, digest) of a manifest by tag or digest."""
         t = self.transport
         resp = t.request("GET", self._manifest_url(target), headers={"Accept": MANIFEST_ACCEPT})
         if resp.status_code != 200:
-            raise t.fail(resp, f"GET manifest {target}")
+            raise t.fail(resp, f"GET manifest {self._named(target)}")
         declared = resp.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > MAX_MANIFEST_BYTES:
             resp.close()

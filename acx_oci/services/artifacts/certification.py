@@ -63,6 +63,10 @@ class SuiteCheck:
         return self.exam_form and not self.problems
 
 
+#: The problem of an exam never certified (``benchmark push`` lists those exams together).
+NO_RECORD = "no certification record (run: acx-oci exam certify)"
+
+
 def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
     """Every exam of the suite has a sealed record that is certified and whose freeze hash still matches."""
     if not ((directory / "exam.yaml").is_file() or any((directory / "tasks").glob("*/exam.yaml"))):
@@ -77,7 +81,7 @@ def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
     for exam_id, freeze in sorted(hashes.items()):
         rec = records.get(exam_id)
         if rec is None:
-            problems.append(f"exam {exam_id}: no certification record (run: acx-oci exam certify)")
+            problems.append(f"exam {exam_id}: {NO_RECORD}")
             continue
         if exam_model.check_record(rec):
             problems.append(f"exam {exam_id}: record is malformed ({'; '.join(exam_model.check_record(rec))})")

@@ -153,7 +153,7 @@ def run_demo(workdir: Path, registry: str | None = None, options: StoreOptions |
     if result.ok:
         say("PROVABLE LEVEL OK — level earned from re-run, cryptographically verified, unfakeable")
         say("(the demo's agents are simulated by the reference solver; `attest` on a cartridge with a runtime "
-            "runs the signed ROM itself in a proven sandbox — see the README, 'Attest a real agent')")
+            "runs the signed ROM itself in a proven sandbox — see docs/attest-a-real-agent.md)")
     else:
         failed = [label for label, ok in result.checks if not ok]
         say(f"DEMO FAILED — unexpected results: {'; '.join(failed)}")

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.keys import did_key
-from acx_oci.errors import RegistryError
+from acx_oci.errors import Interrupted, RegistryError
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store, StoreOptions
@@ -119,6 +120,16 @@ def _counting(req: AttestRequest) -> tuple[AttestRequest, list[bool]]:
     return replace(req, progress=progress), played
 
 
+def _interrupted(req: AttestRequest, played: bool) -> str:
+    """What a Ctrl-C left: after the first game the attempt counts (so a re-run waits), before it nothing does."""
+    if not played:
+        return "interrupted before the first game: no attempt was counted, run it again at any time"
+    cooldown = req.gate.cooldown
+    wait = f"; its cooldown runs until {(req.now() + cooldown).isoformat(timespec='seconds')}" \
+        if cooldown > timedelta(0) else ""
+    return f"interrupted after the first game: the attempt counts (aborted, nothing signed or pushed){wait}"
+
+
 def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | None,
              ledger: Ledger, vlog: VerifierLog | None = None) -> AttestOutcome:
     """Log the attempt (or the refusal), play it, seal its result in the ledger, then publish.
@@ -147,9 +158,11 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
     try:
         verdict = judge(counted, play(counted, loaded, plan))
         records, signed, result_path, record_path = _sign(req, loaded, plan, verdict, ledger, attempt_id)
-    except BaseException:  # stopped (Ctrl-C, a failure): an attempt once its first game was played
+    except BaseException as exc:  # stopped (Ctrl-C, a failure): an attempt once its first game was played
         ledger.finish_attempt(attempt_id, now=req.now(), issued=False, reasons=["aborted"], aborted=True,
                               starts_cooldown=played[0])
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(_interrupted(req, played[0])) from None
         raise
     r = verdict.played.result
     ledger.finish_attempt(attempt_id, now=req.now(), issued=signed is not None, reasons=list(verdict.reasons),
