@@ -25,7 +25,7 @@ from acx_oci.services.verifier.revoke import refresh
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
-from .support.attest_world import build_attest_world
+from .support.attest_world import attested_level, build_attest_world
 from .support.cli import cli, ok
 from .support.cosign_cli import cosign, cosign3, cosign3_binary
 from .support.env import ROOT
@@ -41,19 +41,9 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     cosign3_binary()
     registry = str(request.getfixturevalue("registry" if request.param == "distribution" else "ggcr"))
     tmp = tmp_path_factory.mktemp("cosign3")
-    w = build_attest_world(tmp, registry)
-    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
-    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident,
-                                   solver=ReferenceSolver(33), out_dir=tmp / "out", state_dir=tmp / "state",
-                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
-    assert isinstance(outcome, Issued) and outcome.attestation_digest, outcome
-    ok(cli("keys", "export-pem", f"{w.verifier}.key", "-o", str(tmp / "verifier.pub")))
+    world = attested_level(tmp, registry)
     (tmp / "root.json").write_text(json.dumps(TRUSTED_ROOT))
-    with open_store(parse_reference(w.cart)) as store:
-        digest = store.resolve(parse_reference(w.cart).target).digest
-    credential = json.loads((tmp / "out" / "credential.json").read_bytes())
-    return {"tmp": tmp, "ref": f"{w.cart.rsplit(':', 1)[0]}@{digest}", "digest": digest, "credential": credential,
-            "key": Path(f"{w.verifier}.key"), "ident": ident, "world": w}
+    return world
 
 
 def _verify(w: dict[str, Any], *policy: str) -> Any:
