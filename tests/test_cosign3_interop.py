@@ -175,3 +175,19 @@ def test_a_registry_that_refuses_delete_makes_revoke_fail_loudly(proxy: FaultPro
     with open_store(parse_reference(w.cart)) as store:
         digest = store.resolve(parse_reference(w.cart).target).digest
         assert store.fetch_manifest(cosign_tag(digest, "att")).layers == ()
+
+
+def test_the_help_and_the_cli_reference_show_the_command_run_here() -> None:
+    """``keys export-pem --help`` (and so docs/cli.md) shows the cosign 3 command :func:`_verify` runs, its root
+    file's content, and the cosign 2.5 command beside it (before: only the 2.5 one, which cosign 3 rejects)."""
+    from acx_oci.cli.keys_cmd import export_pem
+
+    help_text = export_pem.help or ""
+    joined = re.sub(r"\s*\\\n\s*", " ", help_text)
+    cosign3_line = ("cosign verify-attestation --key verifier.pub --type https://acx.dev/attestation/level/v1 "
+                    "--trusted-root root.json --insecure-ignore-tlog --allow-http-registry REF")
+    assert cosign3_line in joined
+    assert f"echo '{json.dumps(TRUSTED_ROOT, separators=(',', ':'))}' > root.json" in joined
+    assert "# cosign 2.5\n      cosign verify-attestation --key verifier.pub --insecure-ignore-tlog" in help_text
+    reference = re.sub(r"\s*\\\n\s*", " ", (ROOT / "docs" / "cli.md").read_text("utf-8"))
+    assert cosign3_line in reference
