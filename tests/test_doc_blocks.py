@@ -13,8 +13,9 @@ GETTING_STARTED = "tests/test_readme_walkthrough.py"  # runs getting-started's "
 REAL_AGENT = "tests/test_real_agent_page.py"  # runs the real-agent walk-through: ACX_PAGE_TEST=1, 13+ min, by hand
 TOO_LONG = (f"not run in CI: it certifies 150 exams and plays 90 games (13-40 min on 2 cores, over CI's budget); "
             f"{REAL_AGENT} runs it with ACX_PAGE_TEST=1")
-MODEL = ("not run in CI: it continues the 13+ min walk-through above; the stand-in's answers through the real proxy "
-         "and sandbox are tests/test_model_egress.py's, the models file and its cutoff tests/test_real_agent_page.py's")
+MODEL = (f"not run in CI: {REAL_AGENT} runs it after the 13+ min walk-through above (ACX_PAGE_TEST=1), the "
+         "stand-in's outcome over the page's draw in CI (the same file), its answers through the real proxy and "
+         "sandbox in tests/test_model_egress.py")
 
 #: (page, the start of the block's first line) -> "ci: TEST" or "not run in CI: REASON".
 TAGS: dict[tuple[str, str], str] = {
