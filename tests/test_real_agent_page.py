@@ -201,3 +201,21 @@ def test_the_stand_in_run_the_page_states_is_decided_whatever_the_draw(tmp_path:
         assert r.sigma < 1.5 and rating.acx_level(rating.conservative(r)) == MODEL_LEVEL, (seed, r)
         assert rating.career_tier(MODEL_LEVEL) == MODEL_TIER
         assert rating.replay([(d, True) for d in order]).sigma > 1.5  # all won: never under the gate
+
+
+def test_the_quick_slice_is_bench_py_cut_to_its_band(tmp_path: Path) -> None:
+    """bench-py-quick: bench-py's exams of difficulty 30-40, byte for byte, under their own id and split, with
+    the two impossible canaries among the held-out; loaded like any suite."""
+    from acx_oci.model import benchmark as bmodel
+    from acx_oci.services.artifacts.benchmark import load_suite_dir
+
+    whole, quick = ex.example_members("bench-py"), ex.example_members("bench-py-quick")
+    assert set(quick) < set(whole) and all(quick[k] == whole[k] for k in quick if k != "benchmark.json")
+    assert not any(k.endswith("_tasks.py") for k in quick)
+    res = cli("benchmark", "example", "bench-py-quick", str(tmp_path / "q"))
+    assert res.exit_code == 0 and f"wrote {len(quick)} files of bench-py-quick" in res.output, res.output
+    bench, key = load_suite_dir(tmp_path / "q")
+    held = bmodel.split(bench, key)[1]
+    assert bench.id == "acx-bench-py-quick" and len(bench.tasks) == EXAMS and len(held) == HELD_OUT
+    assert all(30 <= float(t["difficulty"]) <= 40 for t in bench.tasks)
+    assert sum(1 for t in held if t.get("impossible")) == HELD_OUT - RATED == 2
