@@ -129,7 +129,7 @@ def test_the_model_sections_models_file_leaves_the_gate_enough_post_cutoff_exams
     assert f"{len(qualifying)} of the {RATED} rated held-out exams are dated after it" in page
 
 
-@pytest.mark.slow  # certifies 49 exams, plays 47 + 46 games and replays 46: ~6 min on 2 idle cores
+@pytest.mark.slow  # certifies 49 exams, plays 47 + 46 games, replays 46: 16 min at load 12 on 2 cores
 def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry, tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (Debian 'bubblewrap') not installed")
