@@ -33,57 +33,31 @@ if [ ${#need[@]} -gt 0 ]; then
     || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "${need[@]}" >/dev/null; }
 fi
 
+# install_tool VAR SCRIPT WHAT: export VAR as SCRIPT's output (a path in the cache) unless VAR is set already.
+# If SCRIPT fails, CI stops (the tests for WHAT must run there); elsewhere they skip, with a warning.
+install_tool() {
+  local var=$1 script=$2 what=$3 value
+  [ -n "${!var:-}" ] && return 0
+  if value=$(bash "scripts/$script"); then
+    export "$var=$value"
+  elif [ "${CI:-}" = "true" ]; then
+    echo "scripts/$script failed: $what cannot run" >&2
+    exit 1
+  else
+    unset "$var"
+    echo "warning: scripts/$script failed; $what will skip" >&2
+  fi
+}
+
 # The tests' second registry: go-containerregistry's, with the OCI 1.1 Referrers API, built from
 # Debian packages once per machine (a ~50 MB download and ~25-50 s of build; then a cache hit).
-if [ -z "${ACX_GGCR_BIN:-}" ]; then
-  if ACX_GGCR_BIN=$(bash scripts/build-ggcr.sh); then
-    export ACX_GGCR_BIN
-  elif [ "${CI:-}" = "true" ]; then
-    echo "scripts/build-ggcr.sh failed: the ggcr registry tests cannot run" >&2
-    exit 1
-  else
-    echo "warning: scripts/build-ggcr.sh failed; tests on the ggcr registry will skip" >&2
-  fi
-fi
-
+install_tool ACX_GGCR_BIN build-ggcr.sh "the tests on the ggcr registry"
 # The real sigsum-witness (Debian trixie's sigsum-go) for the tlog-witness interop tests: one .deb, unpacked into the cache.
-if [ -z "${ACX_SIGSUM_WITNESS:-}" ]; then
-  if ACX_SIGSUM_WITNESS=$(bash scripts/install-sigsum-witness.sh); then
-    export ACX_SIGSUM_WITNESS
-  elif [ "${CI:-}" = "true" ]; then
-    echo "scripts/install-sigsum-witness.sh failed: the witness interop tests cannot run" >&2
-    exit 1
-  else
-    unset ACX_SIGSUM_WITNESS
-    echo "warning: scripts/install-sigsum-witness.sh failed; the witness interop tests will skip" >&2
-  fi
-fi
-
+install_tool ACX_SIGSUM_WITNESS install-sigsum-witness.sh "the witness interop tests"
 # The real cosign (Debian trixie's cosign 2.5) for the cosign interop tests: one .deb, unpacked into the cache.
-if [ -z "${ACX_COSIGN:-}" ]; then
-  if ACX_COSIGN=$(bash scripts/install-cosign.sh); then
-    export ACX_COSIGN
-  elif [ "${CI:-}" = "true" ]; then
-    echo "scripts/install-cosign.sh failed: the cosign interop tests cannot run" >&2
-    exit 1
-  else
-    unset ACX_COSIGN
-    echo "warning: scripts/install-cosign.sh failed; the cosign interop tests will skip" >&2
-  fi
-fi
-
+install_tool ACX_COSIGN install-cosign.sh "the cosign interop tests"
 # The real cosign 3 (Debian sid's cosign 3.x) for the cosign 3 interop and policy tests: one .deb, its own cache.
-if [ -z "${ACX_COSIGN3:-}" ]; then
-  if ACX_COSIGN3=$(bash scripts/install-cosign3.sh); then
-    export ACX_COSIGN3
-  elif [ "${CI:-}" = "true" ]; then
-    echo "scripts/install-cosign3.sh failed: the cosign 3 interop tests cannot run" >&2
-    exit 1
-  else
-    unset ACX_COSIGN3
-    echo "warning: scripts/install-cosign3.sh failed; the cosign 3 interop tests will skip" >&2
-  fi
-fi
+install_tool ACX_COSIGN3 install-cosign3.sh "the cosign 3 interop tests"
 
 PY=${PYTHON:-python3}
 # The official model SDKs for the sandbox's interpreter (/usr/bin/python3), in a directory of their own under

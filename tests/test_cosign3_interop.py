@@ -25,7 +25,7 @@ from acx_oci.services.verifier.revoke import refresh
 from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
-from .support.attest_world import build_attest_world
+from .support.attest_world import attested_level, build_attest_world
 from .support.cli import cli, ok
 from .support.cosign_cli import cosign, cosign3, cosign3_binary
 from .support.env import ROOT
@@ -41,19 +41,9 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     cosign3_binary()
     registry = str(request.getfixturevalue("registry" if request.param == "distribution" else "ggcr"))
     tmp = tmp_path_factory.mktemp("cosign3")
-    w = build_attest_world(tmp, registry)
-    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
-    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident,
-                                   solver=ReferenceSolver(33), out_dir=tmp / "out", state_dir=tmp / "state",
-                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
-    assert isinstance(outcome, Issued) and outcome.attestation_digest, outcome
-    ok(cli("keys", "export-pem", f"{w.verifier}.key", "-o", str(tmp / "verifier.pub")))
+    world = attested_level(tmp, registry)
     (tmp / "root.json").write_text(json.dumps(TRUSTED_ROOT))
-    with open_store(parse_reference(w.cart)) as store:
-        digest = store.resolve(parse_reference(w.cart).target).digest
-    credential = json.loads((tmp / "out" / "credential.json").read_bytes())
-    return {"tmp": tmp, "ref": f"{w.cart.rsplit(':', 1)[0]}@{digest}", "digest": digest, "credential": credential,
-            "key": Path(f"{w.verifier}.key"), "ident": ident, "world": w}
+    return world
 
 
 def _verify(w: dict[str, Any], *policy: str) -> Any:
@@ -185,3 +175,19 @@ def test_a_registry_that_refuses_delete_makes_revoke_fail_loudly(proxy: FaultPro
     with open_store(parse_reference(w.cart)) as store:
         digest = store.resolve(parse_reference(w.cart).target).digest
         assert store.fetch_manifest(cosign_tag(digest, "att")).layers == ()
+
+
+def test_the_help_and_the_cli_reference_show_the_command_run_here() -> None:
+    """``keys export-pem --help`` (and so docs/cli.md) shows the cosign 3 command :func:`_verify` runs, its root
+    file's content, and the cosign 2.5 command beside it (before: only the 2.5 one, which cosign 3 rejects)."""
+    from acx_oci.cli.keys_cmd import export_pem
+
+    help_text = export_pem.help or ""
+    joined = re.sub(r"\s*\\\n\s*", " ", help_text)
+    cosign3_line = ("cosign verify-attestation --key verifier.pub --type https://acx.dev/attestation/level/v1 "
+                    "--trusted-root root.json --insecure-ignore-tlog --allow-http-registry REF")
+    assert cosign3_line in joined
+    assert f"echo '{json.dumps(TRUSTED_ROOT, separators=(',', ':'))}' > root.json" in joined
+    assert "# cosign 2.5\n      cosign verify-attestation --key verifier.pub --insecure-ignore-tlog" in help_text
+    reference = re.sub(r"\s*\\\n\s*", " ", (ROOT / "docs" / "cli.md").read_text("utf-8"))
+    assert cosign3_line in reference

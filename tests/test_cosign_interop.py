@@ -13,11 +13,9 @@ import pytest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag, push_attestation_envelope
-from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
-from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.trust.keyfiles import load_identity
 
-from .support.attest_world import build_attest_world
+from .support.attest_world import attested_level
 from .support.cli import cli, ok
 from .support.cosign_cli import cosign, cosign_binary
 
@@ -27,18 +25,9 @@ def attested(registry: str, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     """One cartridge pushed (signed by the publisher) and attested (the level published), plus the PEM keys."""
     cosign_binary()
     tmp = tmp_path_factory.mktemp("cosign")
-    w = build_attest_world(tmp, registry)
-    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
-    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident,
-                                   solver=ReferenceSolver(33), out_dir=tmp / "out", state_dir=tmp / "state",
-                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
-    assert isinstance(outcome, Issued) and outcome.attestation_digest, outcome
-    ok(cli("keys", "export-pem", f"{w.verifier}.key", "-o", str(tmp / "verifier.pub")))
+    a = attested_level(tmp, registry)
     ok(cli("keys", "export-pem", str(tmp / "publisher.key"), "-o", str(tmp / "publisher.pub")))
-    with open_store(parse_reference(w.cart)) as store:
-        digest = store.resolve(parse_reference(w.cart).target).digest
-    credential = json.loads((tmp / "out" / "credential.json").read_bytes())
-    return {"tmp": tmp, "ref": f"{w.cart.rsplit(':', 1)[0]}@{digest}", "digest": digest, "credential": credential}
+    return a
 
 
 def _verify_attestation(a: dict[str, Any], key: str = "verifier.pub") -> Any:

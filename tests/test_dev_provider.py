@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .support.cli import cli_expect as cli
 from .support.gateway_proc import free_port
@@ -68,3 +69,25 @@ def test_the_stand_in_needs_its_key_and_a_suite(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     res = cli("dev", "provider", "--suite", tmp_path / "empty", "--listen", "127.0.0.1:0", ok=(2,))
     assert "no tasks/*/prompt.md" in res.output
+
+
+def test_with_a_maximum_difficulty_it_knows_only_the_easier_tasks(tmp_path: Path) -> None:
+    """A stand-in that solves every task wins every game and its sigma never reaches the gate; with
+    ``max_difficulty`` the tasks above it get an answer with no files (the untouched tree then fails)."""
+    import json
+
+    from acx_oci.egress.standin import SuiteReferenceSolver
+
+    suite = _suite(tmp_path / "suite")
+    with pytest.raises(ValueError, match=r"expected benchmark\.json listing each task's id and difficulty"):
+        SuiteReferenceSolver(suite, max_difficulty=20)
+    (suite / "benchmark.json").write_text(json.dumps({"tasks": [{"id": "t1", "difficulty": 15},
+                                                                {"id": "t2", "difficulty": 25}]}))
+    solver = SuiteReferenceSolver(suite, max_difficulty=20, fenced=False)
+    known = json.loads(solver.answer("Write add(a, b)."))["files"]
+    assert known == {"solution.py": "def add(a, b):\n    return a + b\n"}
+    assert json.loads(solver.answer("Write mul(a, b)."))["files"] == {}
+    assert solver.solved == ["t1", "t2"]
+    assert json.loads(SuiteReferenceSolver(suite, fenced=False).answer("Write mul(a, b)."))["files"]  # default: all
+    res = cli("dev", "provider", "--suite", tmp_path / "nothing-here", "--max-difficulty", "20", ok=(2,))
+    assert "does not exist" in res.output

@@ -18,6 +18,7 @@ import pytest
 
 from acx_oci import reasons
 from acx_oci.egress.proxy import ModelProxy
+from acx_oci.egress.recording import ModelRun
 from acx_oci.model import modelapi as ma
 from tests.support.fakemodel import FakeModel, SlowStream
 
@@ -301,14 +302,15 @@ class _Trickler(threading.Thread):
         self.srv.close()
 
 
-def test_a_trickling_provider_is_cut_at_the_deadline_and_is_a_lane_error(sock: Path) -> None:
-    """Before: the upstream call and the proxy's own probe had only per-read timeouts; a provider trickling bytes
-    held the agent's request (and then the probe) until it finished, and the game ended as the agent's timeout.
-    Now both are cut at the request deadline and the game is the provider's failure (a lane error, unrated)."""
+def _through_a_trickler(sock: Path, *, request_seconds: float = ma.REQUEST_SECONDS,
+                        game_seconds: float | None = None) -> tuple[_Trickler, httpx.Response, ModelRun]:
+    """One chat request through a proxy with these deadlines to a provider trickling its answer for 8 s: the
+    trickler, the agent's answer and the proxy's run."""
     trickler = _Trickler(seconds=8.0)
     trickler.start()
     try:
-        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, request_seconds=1.0).start()
+        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, request_seconds=request_seconds,
+                           game_seconds=game_seconds).start()
         try:
             with client(sock, timeout=60) as c:
                 r = c.post(PATHS["openai-chat"], json=chat())
@@ -316,6 +318,14 @@ def test_a_trickling_provider_is_cut_at_the_deadline_and_is_a_lane_error(sock: P
             run = proxy.stop()
     finally:
         trickler.stop()
+    return trickler, r, run
+
+
+def test_a_trickling_provider_is_cut_at_the_deadline_and_is_a_lane_error(sock: Path) -> None:
+    """Before: the upstream call and the proxy's own probe had only per-read timeouts; a provider trickling bytes
+    held the agent's request (and then the probe) until it finished, and the game ended as the agent's timeout.
+    Now both are cut at the request deadline and the game is the provider's failure (a lane error, unrated)."""
+    trickler, r, run = _through_a_trickler(sock, request_seconds=1.0)
     assert r.status_code == 502, r.text
     assert run.upstream_failed, "a trickling provider was charged to the agent"
     exchanges = run.transcript["exchanges"]
@@ -327,17 +337,7 @@ def test_within_a_game_the_deadline_leaves_time_to_probe_before_the_game_ends(so
     """A game's time limit (60 s by default) is shorter than the request deadline (300 s): a provider that stalls
     would outlast the game, which then ended as the agent's timeout. With the game's limit given, the request is
     cut at five sixths of what is left and the probe fits in the rest: the provider's failure, decided in time."""
-    trickler = _Trickler(seconds=8.0)
-    trickler.start()
-    try:
-        proxy = ModelProxy(entry(f"http://127.0.0.1:{trickler.port}/v1"), KEY, sock, game_seconds=1.5).start()
-        try:
-            with client(sock, timeout=60) as c:
-                r = c.post(PATHS["openai-chat"], json=chat())
-        finally:
-            run = proxy.stop()
-    finally:
-        trickler.stop()
+    _, r, run = _through_a_trickler(sock, game_seconds=1.5)
     assert r.status_code == 502 and run.upstream_failed
     assert {bool(e.get("probe")): e.get("upstreamError") for e in run.transcript["exchanges"]} == \
         {False: "deadline", True: "deadline"}

@@ -16,12 +16,10 @@ from typing import ClassVar
 import httpx
 import pytest
 
-from acx_oci.evaluation.policy import load_policy
-from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
+from acx_oci.gateway import RunningGateway
 from acx_oci.oci.model import EMPTY_DESCRIPTOR, EMPTY_JSON, MEDIA_INDEX, MEDIA_MANIFEST, Descriptor, build_manifest
-from acx_oci.trust.trustfile import load_trust
 
-from .support.gateway_proc import minimal_policy_files
+from .support.gateway_proc import minimal_gateway, minimal_policy_files
 from .support.httpserver import QuietHTTPServer
 
 TYPE_A, TYPE_B = "application/vnd.example.sig.v1", "application/vnd.example.sbom.v1"
@@ -32,26 +30,18 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return minimal_policy_files(tmp_path_factory.mktemp("gwconformance"))
 
 
-def _gateway(upstream: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
-    policy, trust = files
-    running = start_in_thread(GatewayConfig(upstream=f"http://{upstream}", policy=load_policy(policy),
-                                            trust=load_trust(trust)))
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
 @pytest.fixture
 def gw(registry: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
     """The gateway in front of Distribution (no Referrers API: the gateway keeps the tag-schema index itself)."""
-    yield from _gateway(registry, files)
+    with minimal_gateway(registry, files) as running:
+        yield running
 
 
 @pytest.fixture
 def gw_any(any_registry: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
     """The gateway in front of Distribution, then of ggcr (which has the Referrers API)."""
-    yield from _gateway(any_registry, files)
+    with minimal_gateway(any_registry, files) as running:
+        yield running
 
 
 def _push_blob(base: str, repo: str, data: bytes) -> str:
@@ -218,7 +208,7 @@ def test_what_a_conformant_upstream_adds_is_passed_on(ggcr: str, files: tuple[Pa
     server = QuietHTTPServer(("127.0.0.1", 0), _Conformant)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        for running in _gateway(f"127.0.0.1:{server.server_address[1]}", files):
+        with minimal_gateway(f"127.0.0.1:{server.server_address[1]}", files) as running:
             base, repo = f"http://{running.address}", f"lab/conformant{uuid.uuid4().hex[:8]}"
             subject_raw, subject = _subject()
             _push_blob(base, repo, EMPTY_JSON)

@@ -24,19 +24,14 @@ from acx_oci.oci.model import (
 )
 from acx_oci.trust.trustfile import load_trust
 
-from .support.gateway_proc import minimal_policy_files
+from .support.gateway_proc import minimal_gateway, minimal_policy_files
 from .support.policy_world import World, build_world
 
 
 @pytest.fixture(scope="module")
 def gw(registry: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    policy, trust = minimal_policy_files(tmp_path_factory.mktemp("gwheaders"))
-    running = start_in_thread(GatewayConfig(upstream=f"http://{registry}", policy=load_policy(policy),
-                                            trust=load_trust(trust)))
-    try:
+    with minimal_gateway(registry, minimal_policy_files(tmp_path_factory.mktemp("gwheaders"))) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _empty_config(registry: str, repository: str) -> None:

@@ -26,7 +26,7 @@ from acx_oci.oci.model import MANIFEST_ACCEPT
 from acx_oci.trust.trustfile import load_trust
 
 from .support.cli import cli_expect as cli
-from .support.gateway_proc import free_port
+from .support.gateway_proc import free_port, minimal_policy_files
 from .support.oras_cli import oras_binary
 from .support.policy_world import World, build_world
 from .support.tls_ca import Issued, ScratchCA
@@ -267,3 +267,55 @@ def test_acx_oci_pull_and_resolve_through_the_tls_gateway(world: World, gw: Runn
     monkeypatch.delenv("CURL_CA_BUNDLE")
     by_certs_d = json.loads(cli("resolve", ref, "--trust", world.trust, "--json").output)
     assert by_certs_d["capabilities"] == resolved["capabilities"]
+
+
+def test_the_gateways_upstream_connection_trusts_its_ca_file_and_certs_d(
+        world: World, gw: RunningGateway, tmp_path: Path, pki: tuple[ScratchCA, Issued, ScratchCA, Issued],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second gateway fronting the TLS gateway (upstream ``https://127.0.0.1:PORT``): its proxied requests and its
+    own reads for the policy verify the upstream's certificate with ``--ca-file`` or the upstream's certs.d entry,
+    as our client does (net/tls.py). Before, the upstream was verified against the system store only."""
+    monkeypatch.setenv("ACX_CERTS_D", str(tmp_path / "certs.d"))  # no entry for the upstream until made below
+    ca, stranger = str(pki[0].pem), str(pki[2].pem)
+
+    def through(ca_file: str | None, name: str) -> httpx.Response:
+        config = GatewayConfig(upstream=f"https://{gw.address}", policy=load_policy(world.policy),
+                               trust=load_trust(world.trust), ca_file=ca_file, fresh_seconds=0.3, timeout=10.0)
+        front = start_in_thread(config)
+        try:
+            return httpx.get(f"{front.url}/v2/acx/{name}/manifests/1", headers={"Accept": MANIFEST_ACCEPT},
+                             timeout=60)
+        finally:
+            front.stop()
+
+    direct = httpx.get(f"{gw.url}/v2/acx/strong/manifests/1", headers={"Accept": MANIFEST_ACCEPT},
+                       verify=ssl.create_default_context(cafile=ca))
+    assert direct.status_code == 200
+    trusted = through(ca, "strong")  # proxied, and evaluated on what the gateway read over TLS itself
+    assert trusted.status_code == 200 and trusted.content == direct.content, trusted.text
+    denied = through(ca, "unattested")
+    assert denied.status_code == 403 and "no_attestation" in denied.text, denied.text
+    for wrong in (None, stranger):  # the system store, or a CA that did not sign it: never an unverified answer
+        refused = through(wrong, "strong")
+        assert refused.status_code >= 500 and refused.content != direct.content, (wrong, refused.text)
+    (tmp_path / "certs.d" / gw.address).mkdir(parents=True)  # docker's convention, with no flag at all
+    shutil.copy(ca, tmp_path / "certs.d" / gw.address / "ca.crt")
+    by_certs_d = through(None, "strong")
+    assert by_certs_d.status_code == 200 and by_certs_d.content == direct.content, by_certs_d.text
+
+
+def test_the_gateway_cli_refuses_a_ca_file_that_is_not_pem(tmp_path: Path) -> None:
+    """``--ca-file`` holding no certificate is one line naming the file, exit 2, before anything binds."""
+    from acx_oci.net.tls import client_context
+
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate\n")
+    policy, trust = minimal_policy_files(tmp_path)
+    res = cli("gateway", "--upstream", "https://127.0.0.1:5443", "--listen", f"127.0.0.1:{free_port()}",
+              "--ca-file", bad, "--policy", policy, "--trust", trust, ok=(2,))
+    (line,) = res.output.strip().splitlines()
+    assert line.startswith(f"error: CA file {bad}: expected PEM CA certificates, could not load it"), line
+    assert "acx-oci gateway:" not in res.output  # no banner: nothing was served
+    assert client_context("registry.example:443", insecure=False, ca_file=None) is None
+    insecure = client_context("registry.example:443", insecure=True, ca_file=str(bad))
+    assert insecure is not None and insecure.verify_mode == ssl.CERT_NONE  # --insecure wins, as in the client

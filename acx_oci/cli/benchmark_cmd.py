@@ -60,13 +60,14 @@ def benchmark_demo(out_dir: Path, as_json: bool) -> None:
 def benchmark_example(name: str, out_dir: Path) -> None:
     """Write a shipped example (NAME) into OUT_DIR (new or empty).
 
-    bench-py: the suite in exam form that "Attest a real agent" certifies, pushes and plays (150 exams,
-    90 held out; its seal.key ships with it, so its split is public: an example, not a secret exam).
+    bench-py: a suite in exam form (150 exams, 90 held out; its seal.key ships with it, so its split is
+    public: an example, not a secret exam). bench-py-quick: its 49 exams of difficulty 30 to 40, 47 held
+    out, the slice "Attest a real agent" certifies, pushes and plays (certification is the slow step).
     agents: the example agents (simple_agent.py, llm_agent.py).
 
     \b
     Example:
-      acx-oci benchmark example bench-py ./bench-py
+      acx-oci benchmark example bench-py-quick ./bench-py
       acx-oci benchmark example agents ./agents
     """
     written = ex.write_example(name, out_dir)

@@ -26,7 +26,12 @@ def dev() -> None:
                    "models file's apiKeyEnv names it). Default: any key.")
 @click.option("--model", "models", multiple=True, metavar="ID",
               help="Answer only these model ids (repeatable; default: any).")
-def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tuple[str, ...]) -> None:
+@click.option("--max-difficulty", type=float, metavar="D",
+              help="Know only the tasks up to this difficulty (benchmark.json); answer the others with no files, "
+                   "so their games fail. Default: every task (then every game is won and sigma stays above "
+                   "the gate: NOT ISSUED).")
+def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tuple[str, ...],
+             max_difficulty: float | None) -> None:
     """Serve a STAND-IN model provider (OpenAI Chat Completions) until interrupted.
 
     NOT A MODEL: it answers each request for a task of --suite with that task's reference solution, in the
@@ -36,7 +41,7 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
 
     \b
     Example:
-      acx-oci dev provider --suite ./bench-py --api-key-env ACME_API_KEY &    # the key: $ACME_API_KEY
+      acx-oci dev provider --suite ./bench-py --max-difficulty 35 --api-key-env ACME_API_KEY &
     """
     from acx_oci.egress.standin import StandinProvider, SuiteReferenceSolver
     from acx_oci.gateway import parse_listen
@@ -49,7 +54,7 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
             raise UsageError(f"--api-key-env {api_key_env}: expected the key in that environment variable, "
                              "found it unset or empty")
     try:
-        solver = SuiteReferenceSolver(suite_dir)
+        solver = SuiteReferenceSolver(suite_dir, max_difficulty=max_difficulty)
     except ValueError as exc:
         raise UsageError(f"--suite: {exc}") from None
     try:
@@ -57,7 +62,9 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
     except OSError as exc:
         raise RegistryError(f"dev provider: cannot listen on {listen}: {exc.strerror or exc}") from None
     bound = f"{host}:{server.server_address[1]}"
-    click.echo(f"acx-oci dev provider: STAND-IN, not a model: http://{bound}/v1 answers {len(solver.tasks)} "
+    known = f"{len(solver.tasks) - len(solver.unknown)} of {len(solver.tasks)}" if max_difficulty is not None \
+        else str(len(solver.tasks))
+    click.echo(f"acx-oci dev provider: STAND-IN, not a model: http://{bound}/v1 answers {known} "
                f"task(s) of {suite_dir} with their reference solutions", err=True)
     try:
         server.serve_forever()

@@ -59,10 +59,17 @@ def export_pem(key: str, output: str) -> None:
 
     This is the file ``cosign verify --key`` and ``cosign verify-attestation
     --key`` take: the verifier's for levels, the publisher's for cartridges.
+    cosign 3 also needs a trusted root: with no transparency log, the empty
+    one below (and --allow-http-registry for a plain-HTTP registry).
 
     \b
     Example:
       acx-oci keys export-pem keys/verifier.key -o verifier.pub
+      echo '{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}' > root.json
+      # cosign 3
+      cosign verify-attestation --key verifier.pub --type https://acx.dev/attestation/level/v1 \\
+        --trusted-root root.json --insecure-ignore-tlog --allow-http-registry REF
+      # cosign 2.5
       cosign verify-attestation --key verifier.pub --insecure-ignore-tlog \\
         --type https://acx.dev/attestation/level/v1 REF
     """

@@ -153,6 +153,9 @@ def _check_bindable(listen: str) -> None:
               help="Seconds after which a verdict is recomputed even if nothing changed (time-dependent checks).")
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per upstream request.")
 @click.option("--insecure", is_flag=True, help="Skip TLS verification towards the upstream.")
+@click.option("--ca-file", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="PEM file of CA certificates the upstream's certificate is verified with (default: "
+                   "/etc/docker/certs.d/HOST:PORT/ca.crt when present, else the system store).")
 @click.option("--graceful", type=click.FloatRange(0), default=30.0, show_default=True,
               help="Seconds in-flight requests get to finish on SIGTERM/SIGINT.")
 @click.option("--status-cache", "status_cache_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
@@ -180,7 +183,7 @@ def _check_bindable(listen: str) -> None:
 @click.option("--tls-client-ca", type=click.Path(dir_okay=False, path_type=Path), metavar="PEM",
               help="Mutual TLS: clients must present a certificate issued by this CA (refused in the handshake).")
 def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fresh_seconds: float,
-            max_verdict_age: float, timeout: float, insecure: bool, graceful: float,
+            max_verdict_age: float, timeout: float, insecure: bool, ca_file: str | None, graceful: float,
             status_cache_dir: Path | None, no_replay: bool, no_log: bool, header_timeout: float, idle_timeout: float,
             manifest_body_timeout: float, max_connections: int | None, evaluation_threads: int,
             tls_cert: Path | None, tls_key: Path | None, tls_client_ca: Path | None) -> None:
@@ -200,20 +203,24 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
     \b
     Example:
       acx-oci gateway --upstream http://127.0.0.1:5000 --listen 127.0.0.1:5080 --policy policy.yaml --trust trust.yaml
+      acx-oci gateway --upstream https://registry.internal:5443 --ca-file internal-ca.pem --policy policy.yaml \\
+          --trust trust.yaml
     """
     from acx_oci.gateway import GatewayConfig, parse_listen, serve
     from acx_oci.gateway.limits import ServerLimits
     from acx_oci.gateway.tls import check_options, server_context
+    from acx_oci.net.tls import client_context
 
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     tls_files = check_options(tls_cert, tls_key, tls_client_ca)
     tls = server_context(tls_files) if tls_files is not None else None
     config = GatewayConfig(upstream=upstream.rstrip("/"), policy=load_policy(policy_path),
-                           trust=load_trust(trust_path), timeout=timeout, insecure=insecure,
+                           trust=load_trust(trust_path), timeout=timeout, insecure=insecure, ca_file=ca_file,
                            fresh_seconds=fresh_seconds, max_age_seconds=max_verdict_age,
                            status_cache_dir=status_cache_dir, replay=not no_replay, log=not no_log,
                            manifest_body_seconds=manifest_body_timeout, evaluation_threads=evaluation_threads)
     _ = config.upstream_origin  # validate the URL before binding
+    client_context(config.upstream_host, insecure=insecure, ca_file=ca_file)  # and a --ca-file that is not PEM
     _check_bindable(listen)  # a taken port fails here, before the banner a readiness loop would believe
     mode = "" if tls is None else ("  (mutual TLS)" if tls_client_ca else "")
     click.echo(f"acx-oci gateway: {'https' if tls else 'http'}://{listen} -> {config.upstream_origin}{mode}"

@@ -49,10 +49,15 @@ class SuiteReferenceSolver:
     task whose whole prompt appears in it (the longest, if several) is the one asked, and the answer is
     :func:`files_answer` of every file under that task's ``reference/``. No match: ``{"files": {}}``.
     ``solved`` lists the task directory names answered, in order (None for a request that matched none).
+
+    With ``max_difficulty`` it knows only the tasks of the suite's ``benchmark.json`` up to that difficulty and
+    answers the others ``{"files": {}}`` (the agent submits the untouched tree, which fails): a stand-in that
+    solves everything wins every game, and with nothing to lose TrueSkill's sigma stays above the gate.
     """
 
-    def __init__(self, suite_dir: Path, *, fenced: bool = True) -> None:
+    def __init__(self, suite_dir: Path, *, fenced: bool = True, max_difficulty: float | None = None) -> None:
         self.fenced = fenced
+        self.unknown: set[str] = set() if max_difficulty is None else _above(Path(suite_dir), max_difficulty)
         self.tasks: list[tuple[str, str, dict[str, str]]] = []
         for prompt in sorted(Path(suite_dir).glob("tasks/*/prompt.md")):
             ref = prompt.parent / "reference"
@@ -75,11 +80,21 @@ class SuiteReferenceSolver:
         name = self.task_for(text)
         with self._lock:
             self.solved.append(name)
-        files = next((f for n, _, f in self.tasks if n == name), {})
+        files = {} if name in self.unknown else next((f for n, _, f in self.tasks if n == name), {})
         return files_answer(files, fenced=self.fenced, preface="Here is the solution." if self.fenced else "")
 
     def __call__(self, req: HasPrompt) -> str:
         return self.answer(req.prompt)
+
+
+def _above(suite_dir: Path, max_difficulty: float) -> set[str]:
+    """The ids of the suite's tasks (``benchmark.json``) whose difficulty is above ``max_difficulty``."""
+    try:
+        tasks = json.loads((suite_dir / "benchmark.json").read_text("utf-8"))["tasks"]
+        return {str(t["id"]) for t in tasks if float(t["difficulty"]) > max_difficulty}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{suite_dir}: expected benchmark.json listing each task's id and difficulty "
+                         f"(needed for a maximum difficulty), found {type(exc).__name__}: {exc}") from None
 
 
 def _text(content: Any) -> str:

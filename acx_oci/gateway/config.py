@@ -30,6 +30,8 @@ class GatewayConfig:
     trust: Trust
     timeout: float = 30.0
     insecure: bool = False
+    # a PEM bundle the upstream's certificate is verified with (None: its certs.d entry, else the system store)
+    ca_file: str | None = None
     fresh_seconds: float = 2.0
     max_age_seconds: float = 300.0
     max_referrers: int = 1000

@@ -90,11 +90,11 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 to one upstream over pooled asyncio streams (see the module docstring)."""
 
     def __init__(self, *, verify: bool = True, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 max_connections: int = 200, max_idle: int = 50) -> None:
+                 max_connections: int = 200, max_idle: int = 50, ssl_context: ssl.SSLContext | None = None) -> None:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_idle = max_idle
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: ssl.SSLContext | None = ssl_context  # given: the CA (or no verification) the CLI was told
         self._verify = verify
         self._idle: list[_Conn] = []
         self._slots = asyncio.Semaphore(max_connections)

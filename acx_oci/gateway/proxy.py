@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from acx_oci.errors import RegistryError
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.pool import NoCookieJar, UpstreamTransport, relay_small
+from acx_oci.net.tls import client_context
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "trailers", "transfer-encoding", "upgrade", "host"})
@@ -81,11 +82,13 @@ class Proxy:
     @contextlib.asynccontextmanager
     async def client_lifespan(self, app: Starlette) -> AsyncIterator[None]:
         """The one upstream client for the app's life: redirects not followed, no cookies, our own transport."""
+        ctx = client_context(self.config.upstream_host, insecure=self.config.insecure, ca_file=self.config.ca_file)
         self._client = httpx.AsyncClient(
-            verify=not self.config.insecure, follow_redirects=False,
+            verify=ctx or not self.config.insecure, follow_redirects=False,
             timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 5.0)),
             transport=UpstreamTransport(verify=not self.config.insecure, timeout=self.config.timeout,
-                                        connect_timeout=min(self.config.timeout, 5.0)), cookies=NoCookieJar(),
+                                        connect_timeout=min(self.config.timeout, 5.0), ssl_context=ctx),
+            cookies=NoCookieJar(),
         )
         try:
             yield

@@ -84,7 +84,7 @@ class Upstream:
         self.config = config
         parts = urlsplit(config.upstream)
         self.options = StoreOptions(plain_http=parts.scheme == "http", insecure=config.insecure,
-                                    timeout=config.timeout)
+                                    ca_file=config.ca_file, timeout=config.timeout)
         self._stores: OrderedDict[str, RegistryStore] = OrderedDict()
         self._lock = threading.Lock()
         self._types: OrderedDict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = OrderedDict()

@@ -15,6 +15,8 @@ import socket
 import ssl
 from pathlib import Path
 
+from acx_oci.errors import UsageError
+
 CERTS_D = Path("/etc/docker/certs.d")
 CERTS_D_ENV = "ACX_CERTS_D"
 PROBE_TIMEOUT = 2.0
@@ -55,6 +57,26 @@ def verify_setting(host: str, *, insecure: bool, ca_file: str | None) -> bool | 
     if insecure:
         return False
     return ca_for(host, ca_file)
+
+
+def client_context(host: str, *, insecure: bool, ca_file: str | None) -> ssl.SSLContext | None:
+    """An SSL context for connections to ``host`` that :func:`verify_setting` decides as the registry client does:
+    no verification when insecure, the CA file (or the host's certs.d entry) when there is one, else None (the
+    caller's default store). The gateway's upstream connections use it, so ``--ca-file`` means the same there."""
+    setting = verify_setting(host, insecure=insecure, ca_file=ca_file)
+    if not isinstance(setting, str) and setting is not False:
+        return None
+    ctx = ssl.create_default_context()
+    if not isinstance(setting, str):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+    try:
+        ctx.load_verify_locations(cafile=setting)
+    except (OSError, ssl.SSLError) as exc:
+        raise UsageError(f"CA file {setting}: expected PEM CA certificates, could not load it "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
+    return ctx
 
 
 def speaks_tls(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> bool:

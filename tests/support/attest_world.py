@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from acx_oci.oci.open import open_store
+from acx_oci.oci.ref import parse_reference
+from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
+from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.trust.keyfiles import load_identity
 
 from .cli import cli, ok
 
@@ -38,3 +46,20 @@ def build_attest_world(tmp: Path, registry: str) -> World:
     w = World(tmp, cart["reference"].split("@")[0], bench["reference"].split("@")[0], publisher_did,
               tmp / "verifier", tmp / "verifier2", verifier2_did=verifier2_did)
     return w
+
+
+def attested_level(tmp: Path, registry: str) -> dict[str, Any]:
+    """The attest world with its cartridge attested (the level published, competence 33) and the verifier's
+    PEM at ``tmp/verifier.pub``: what the cosign interop tests verify (the cartridge pinned by digest)."""
+    w = build_attest_world(tmp, registry)
+    ident = load_identity(f"{w.verifier}.key", did=w.verifier_did)
+    outcome = attest(AttestRequest(cartridge_ref=w.cart, benchmark_ref=w.bench, verifier=ident,
+                                   solver=ReferenceSolver(33), out_dir=tmp / "out", state_dir=tmp / "state",
+                                   sandbox=SandboxOptions(secret_paths=(Path(f"{w.verifier}.key"),))))
+    assert isinstance(outcome, Issued) and outcome.attestation_digest, outcome
+    ok(cli("keys", "export-pem", f"{w.verifier}.key", "-o", str(tmp / "verifier.pub")))
+    with open_store(parse_reference(w.cart)) as store:
+        digest = store.resolve(parse_reference(w.cart).target).digest
+    credential = json.loads((tmp / "out" / "credential.json").read_bytes())
+    return {"tmp": tmp, "ref": f"{w.cart.rsplit(':', 1)[0]}@{digest}", "digest": digest, "credential": credential,
+            "key": Path(f"{w.verifier}.key"), "ident": ident, "world": w}

@@ -16,10 +16,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 import httpx
+
+from acx_oci.gateway import RunningGateway
 
 POLICY = """apiVersion: acx.dev/policy/v1
 rules:
@@ -35,6 +38,22 @@ def minimal_policy_files(directory: Path) -> tuple[Path, Path]:
     policy.write_text(POLICY)
     trust.write_text("publishers: []\nverifiers: []\n")
     return policy, trust
+
+
+@contextmanager
+def minimal_gateway(upstream: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
+    """The gateway in a thread, over plain HTTP to ``upstream`` (HOST:PORT), with :func:`minimal_policy_files`."""
+    from acx_oci.evaluation.policy import load_policy
+    from acx_oci.gateway import GatewayConfig, start_in_thread
+    from acx_oci.trust.trustfile import load_trust
+
+    policy, trust = files
+    running = start_in_thread(GatewayConfig(upstream=f"http://{upstream}", policy=load_policy(policy),
+                                            trust=load_trust(trust)))
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def free_port() -> int:

@@ -9,6 +9,7 @@ tests/test_real_agent_page.py, so the shipped copy cannot drift from the one the
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -18,7 +19,13 @@ from acx_oci.errors import UsageError
 #: name -> (tarball in acx_oci/examples/, what it is)
 EXAMPLES: dict[str, tuple[str, str]] = {
     "bench-py": ("bench-py.tar.gz", "the bench-py suite in exam form (150 exams, 90 held out) and its generator"),
+    "bench-py-quick": ("bench-py.tar.gz", "bench-py's 49 exams of difficulty 30 to 40, 47 held out: a quick slice"),
     "agents": ("agents.tar.gz", "the example agents: simple_agent.py (no model) and llm_agent.py (calls a model)"),
+}
+#: name -> (the example it is cut from, lowest and highest difficulty kept, heldOutFraction): a slice of a suite,
+#: the exams whose difficulty is in the band, written with its own id and split (the shipped seal key).
+SLICES: dict[str, tuple[str, float, float, float]] = {
+    "bench-py-quick": ("bench-py", 30, 40, 0.95),
 }
 MAX_BYTES = 64 * 1024 * 1024  # unpacked, all members together: far above what ships, a bound all the same
 
@@ -32,6 +39,8 @@ def example_tarball(name: str) -> bytes:
 
 def example_members(name: str) -> dict[str, bytes]:
     """Relative path -> bytes of every regular file of example ``name`` (checked, nothing written)."""
+    if name in SLICES:
+        return sliced(*SLICES[name], name=name)
     out: dict[str, bytes] = {}
     total = 0
     with tarfile.open(fileobj=io.BytesIO(example_tarball(name)), mode="r:gz") as tf:
@@ -58,3 +67,20 @@ def write_example(name: str, out_dir: Path) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return sorted(members)
+
+
+def sliced(source: str, lo: float, hi: float, fraction: float, *, name: str) -> dict[str, bytes]:
+    """Example ``source`` cut to the exams of difficulty ``lo``..``hi``: fewer exams to certify (the slow step,
+    about 18 sandboxed grades each), each one near the example agents' skill so that the fewer games still
+    decide a level. Its ``benchmark.json`` lists those tasks with the id ``acx-NAME`` and ``fraction`` held out;
+    the generators, which would write the whole suite again, are left out."""
+    members = example_members(source)
+    doc = json.loads(members["benchmark.json"])
+    keep = [t for t in doc["tasks"] if lo <= float(t["difficulty"]) <= hi]
+    kept = {str(t["dir"]).rstrip("/") + "/" for t in keep}
+    out = {rel: data for rel, data in members.items()
+           if (not rel.startswith("tasks/") or rel[:rel.index("/", 6) + 1] in kept) and not rel.endswith("_tasks.py")}
+    doc.update(id=f"acx-{name}", heldOutFraction=fraction, tasks=keep,
+               name=f"{doc['name']} (exams of difficulty {lo:g} to {hi:g})")
+    out["benchmark.json"] = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    return out
