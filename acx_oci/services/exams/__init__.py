@@ -99,11 +99,13 @@ def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, c
 
 def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
                   image: tuple[Path, str] | None = None,
-                  progress: Callable[[str], None] | None = stderr_progress) -> list[dict[str, Any]]:
+                  progress: Callable[[str], None] | None = stderr_progress,
+                  environments: Callable[[Any], tuple[Path, str] | None] | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
-    ``progress`` gets one line per exam as it finishes (default: stderr).
+    ``progress`` gets one line per exam as it finishes (default: stderr). ``environments`` gives an exam with an
+    environment spec its own image (:class:`acx_oci.services.exams.environments.EnvImages`), used as ``image``.
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
@@ -130,15 +132,16 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         return rec
 
     def certify_one(src: Any) -> tuple[dict[str, Any], bool]:
+        img = image or (environments(src) if environments is not None else None)
         fh = exam_freeze_hash(src, pats)
-        key = fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
+        key = fh.split(":", 1)[1] + (f"-{img[1].split(':', 1)[1][:16]}" if img else "")
         cached = out / "by-freeze" / f"{key}.json"
         if cached.is_file():
             rec = load_json_file(cached, "cached certification record")
             if not mx.check_record(rec) and rec["exam"] == src.exam_id:
                 _write_json(out / "records" / f"{src.exam_id}.json", rec)
                 return dict(rec), True
-        rec = certify_exam(src, pats, registry.register, image, secrets)
+        rec = certify_exam(src, pats, registry.register, img, secrets)
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
         fault = lane_error(rec["stages"])
         if fault is None and rec["stages"]["freeze"].get("freezeHash") == fh:

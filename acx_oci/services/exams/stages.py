@@ -22,6 +22,7 @@ from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.harness import LANE, retried
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
@@ -123,6 +124,9 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["publication"] = _publication(src, patterns, wins)
     stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
+    env = environment_facts(image[0] if image else None)
+    if env is not None:  # the Python and packages the exam was graded with (its env.json's venv)
+        stages["freeze"]["environment"] = env
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
     else:
