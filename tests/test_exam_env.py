@@ -154,6 +154,33 @@ def test_a_package_with_only_a_source_distribution_is_named_and_refused(tmp_path
     assert not marker.exists() and not (tmp_path / "images").exists()
 
 
+def _wheel(links: Path, name: str, requires: list[str]) -> None:
+    """A minimal pure-Python wheel (what pip download takes; nothing in it runs)."""
+    import zipfile
+
+    info = f"{name}-1.0.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(links / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr(f"{name}.py", "")
+        zf.writestr(f"{info}/METADATA", meta)
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+
+
+def test_the_package_under_test_is_never_installed_even_when_a_test_dependency_pulls_it_in(tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    _wheel(links, "calc", [])
+    _wheel(links, "calcplugin", ["calc>=1"])  # a pytest plugin of the project, say: it requires the project
+    (tmp_path / "index").mkdir()
+    inputs = pyenv.build_inputs({"python": "3.11", "requirements": ["calcplugin"], "package": ["calc"]})
+    pins, left_out = pyenv.resolve(inputs, tmp_path / "wheels", index_url=(tmp_path / "index").as_uri(),
+                                      find_links=[links])
+    assert [p.name for p in pins] == ["calcplugin"] and left_out == ["calc"]
+    assert sorted(f.name for f in (tmp_path / "wheels" / "dist").iterdir()) == ["calcplugin-1.0-py3-none-any.whl"]
+    assert pins[0].line().startswith("calcplugin==1.0 --hash=sha256:")
+
+
 def test_bad_specs_are_refused_before_any_download() -> None:
     with pytest.raises(UsageError, match=r"python '2\.7': expected one of"):
         pyenv.build_inputs({"python": "2.7", "requirements": []})

@@ -146,20 +146,24 @@ def _no_wheel(out: str, python: str) -> str | None:
             "(build it into a wheel yourself and pass --find-links DIR)")
 
 
-def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
-            find_links: Sequence[Path] = ()) -> tuple[list[Pinned], Pinned, list[str]]:
-    """(the lock, pip's own wheel, packages left out): wheels downloaded into ``dest/dist`` and ``dest/tools``."""
-    common = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "--no-cache-dir", "-vv",
-              *platform_args(inputs["python"], inputs["suite"])]
+def _download_argv(inputs: dict[str, Any], index_url: str | None, find_links: Sequence[Path]) -> list[str]:
+    argv = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "--no-cache-dir", "-vv",
+            *platform_args(inputs["python"], inputs["suite"])]
     if index_url:
-        common += ["--index-url", index_url]
+        argv += ["--index-url", index_url]
     for d in find_links:
-        common += ["--find-links", str(d)]
+        argv += ["--find-links", str(d)]
+    return argv
+
+
+def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
+            find_links: Sequence[Path] = ()) -> tuple[list[Pinned], list[str]]:
+    """(the lock, packages under test left out): the requirements' wheels downloaded into ``dest/dist``."""
     dest.mkdir(parents=True, exist_ok=True)
     reqs = dest / "requirements.in"
     reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
-    _pip([*common, "-d", str(dest / "dist"), "-r", str(reqs)], inputs["python"])
-    _pip([*common, "--no-deps", "-d", str(dest / "tools"), "pip"], inputs["python"])
+    _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r", str(reqs)],
+         inputs["python"])
     pins, left_out = [], []
     for f in sorted((dest / "dist").iterdir()):
         pin = _pinned(f)
@@ -168,8 +172,15 @@ def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
             f.unlink()
         else:
             pins.append(pin)
-    tools = sorted((dest / "tools").iterdir())
-    return pins, _pinned(tools[0]), left_out
+    return pins, left_out
+
+
+def installer(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
+              find_links: Sequence[Path] = ()) -> Pinned:
+    """pip's own wheel (hashed like the rest) into ``dest/tools``: it runs inside the sandbox, from the wheel."""
+    _pip([*_download_argv(inputs, index_url, find_links), "--no-deps", "-d", str(dest / "tools"), "pip"],
+         inputs["python"])
+    return _pinned(sorted((dest / "tools").iterdir())[0])
 
 
 def _pip(argv: list[str], python: str) -> None:
@@ -256,7 +267,8 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     try:
         wheels = work / "wheels"
         wheels.mkdir(mode=0o755)
-        pins, pip_pin, left_out = resolve(inputs, wheels, index_url=index_url, find_links=find_links)
+        pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=find_links)
+        pip_pin = installer(inputs, wheels, index_url=index_url, find_links=find_links)
         lock = "".join(p.line() + "\n" for p in pins)
         (wheels / LOCK_FILE).write_text(lock, "utf-8")
         for d in (wheels, wheels / "dist", wheels / "tools"):
