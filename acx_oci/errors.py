@@ -125,6 +125,11 @@ class HarnessFault(SandboxUnavailable):
     its deadline under load): recorded as a lane error of the harness, never raised to a user."""
 
 
+class EnvironmentRefused(UsageError):
+    """An exam's environment image could not be built or pulled (a requirement with no wheel, a failed install):
+    the exam is refused at gold with the reason, and the refusal is never cached."""
+
+
 class TreeRefused(AcxError):
     """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
 

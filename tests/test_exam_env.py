@@ -181,6 +181,24 @@ def test_the_package_under_test_is_never_installed_even_when_a_test_dependency_p
     assert pins[0].line().startswith("calcplugin==1.0 --hash=sha256:")
 
 
+def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path: Path) -> None:
+    marker = tmp_path / "build-script-ran"
+    _sdist(tmp_path / "links", marker)
+    (tmp_path / "index").mkdir()
+    shas = make_repo(tmp_path / "calc", {"requirements-test.txt": "evilpkg\n"})
+    assert cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+               "--id", "calc-env", "-o", tmp_path / "suite").exit_code == 0
+    res = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--environments", "--env-store",
+              f"oci:{tmp_path / 'store'}", "--find-links", tmp_path / "links", "--index-url",
+              (tmp_path / "index").as_uri(), "--json")
+    assert res.exit_code == 1, res.output
+    rec = json.loads(res.stdout)["records"][0]
+    assert not rec["certified"] and rec["stages"]["gold"]["environmentBuilt"] is False
+    assert "evilpkg: no wheel" in rec["stages"]["gold"]["reason"]
+    assert "only a source distribution" in rec["stages"]["gold"]["reason"]
+    assert not marker.exists() and not list((tmp_path / "certs").glob("by-freeze/*"))  # not cached
+
+
 def test_bad_specs_are_refused_before_any_download() -> None:
     with pytest.raises(UsageError, match=r"python '2\.7': expected one of"):
         pyenv.build_inputs({"python": "2.7", "requirements": []})

@@ -29,12 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from acx_oci.errors import IntegrityError, UsageError
+from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import discover, exam_freeze_hash, load_exam, load_patterns
-from acx_oci.services.exams.stages import certify_exam
+from acx_oci.services.exams.stages import certify_exam, environment_record
 
 __all__ = ["certify_suite", "default_out", "load_records", "report", "scan_for_canaries", "suite_canaries",
            "suite_freeze_hashes"]
@@ -132,7 +132,12 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         return rec
 
     def certify_one(src: Any) -> tuple[dict[str, Any], bool]:
-        img = image or (environments(src) if environments is not None else None)
+        try:
+            img = image or (environments(src) if environments is not None else None)
+        except EnvironmentRefused as exc:  # the exam's refusal, named; never cached (a wheel may come later)
+            rec = environment_record(src, str(exc))
+            _write_json(out / "records" / f"{src.exam_id}.json", rec)
+            return rec, False
         fh = exam_freeze_hash(src, pats)
         key = fh.split(":", 1)[1] + (f"-{img[1].split(':', 1)[1][:16]}" if img else "")
         cached = out / "by-freeze" / f"{key}.json"

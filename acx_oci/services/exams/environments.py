@@ -16,7 +16,7 @@ from typing import Any
 
 from acx_oci.envimage import cache as envcache
 from acx_oci.envimage import pyenv
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, EnvironmentRefused
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams.source import ExamSource
 
@@ -36,6 +36,7 @@ class EnvImages:
         self.build_args: dict[str, Any] = {"find_links": tuple(find_links), "index_url": index_url}
         self.lock = threading.Lock()
         self.memo: dict[str, tuple[Path, str]] = {}
+        self.failed: dict[str, str] = {}  # spec digest -> why its image could not be had (not tried twice)
 
     def __call__(self, src: ExamSource) -> tuple[Path, str] | None:
         spec = src.environment
@@ -44,13 +45,19 @@ class EnvImages:
         with self.lock:  # one build per spec at a time: the machine's cores are the builds' anyway
             try:
                 digest = pyenv.spec_digest(spec)
-                if digest not in self.memo:
+            except AcxError as exc:
+                raise EnvironmentRefused(str(exc)) from None
+            if digest in self.failed:
+                raise EnvironmentRefused(self.failed[digest])
+            if digest not in self.memo:
+                try:
                     ref = pyenv.ensure_image(spec, self.store, build=self.build, store_options=self.store_options,
                                              **self.build_args)
                     p = envcache.prepare(ref, self.store_options)
-                    self.memo[digest] = (p.root, p.image_digest)
-            except AcxError as exc:
-                raise UsageError(f"exam {src.exam_id}: environment: {exc}") from None
+                except AcxError as exc:
+                    self.failed[digest] = str(exc)
+                    raise EnvironmentRefused(str(exc)) from None
+                self.memo[digest] = (p.root, p.image_digest)
             return self.memo[digest]
 
 

@@ -136,6 +136,18 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
+def environment_record(src: ExamSource, why: str) -> dict[str, Any]:
+    """The record of an exam whose environment image could not be built or pulled: refused at gold (nothing
+    could be graded), the reason named; :func:`certify_suite` does not cache it."""
+    stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
+    for s in mx.STAGES[1:-1]:
+        stages[s] = mx.skipped(s, "gold (the exam's environment) failed")
+    stages["gold"].pop("skipped")  # gold did not pass: it is the stage that refuses, and says why
+    stages["gold"].update(environmentBuilt=False, reason=f"environment not built: {why}")
+    stages["promotion"] = dict(mx.NO_IMAGE)
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+
+
 def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str) -> dict[str, Any]:
     """The record of a run the harness could not finish: the stages that did not run say so, the first of
     them carries ``laneError: harness`` (no verdict on the exam; :func:`certify_suite` never caches it)."""
