@@ -211,12 +211,35 @@ def test_bad_specs_are_refused_before_any_download() -> None:
 
 # --- slow: one image with a package from PyPI ------------------------------------------------------------
 
-ENV_HIDDEN = HIDDEN.replace("from calc import clamp, sign\n", "import sys\n\nimport iniconfig\n\n"
+ENV_HIDDEN = HIDDEN.replace("from calc import clamp, sign\n", "import sys\n\nimport acxsdistdemo\nimport iniconfig\n\n"
                             "from calc import clamp, sign\n") + '''
 
 def test_graded_by_the_environment():
     assert sys.prefix == "/opt/acx-venv" and iniconfig.__file__.startswith("/opt/acx-venv/")
+    assert acxsdistdemo.VALUE == 42
 '''
+#: A package with only a source distribution: built with --allow-build inside the sandbox, never on the host.
+DEMO_SETUP = '''from setuptools import setup
+try:
+    open(MARKER, "w").write("the build script ran here")
+except OSError:
+    pass  # inside the sandbox the host's path does not exist
+setup(name="acxsdistdemo", version="1.0", py_modules=["acxsdistdemo"])
+'''
+
+
+def _demo_sdist(links: Path, marker: Path) -> None:
+    links.mkdir(parents=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, text in (("acxsdistdemo-1.0/setup.py", DEMO_SETUP.replace("MARKER", repr(str(marker)))),
+                           ("acxsdistdemo-1.0/acxsdistdemo.py", "VALUE = 42\n"),
+                           ("acxsdistdemo-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: acxsdistdemo\nVersion: 1.0\n")):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    (links / "acxsdistdemo-1.0.tar.gz").write_bytes(buf.getvalue())
 
 
 @pytest.fixture(scope="session")
@@ -225,9 +248,16 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         pytest.skip("mmdebstrap or bubblewrap not installed")
     base = Path(os.environ.get("ACX_TEST_ENVIMAGE_DIR") or tmp_path_factory.mktemp("pyenv"))
     base.mkdir(parents=True, exist_ok=True)
-    store = f"oci:{tmp_path_factory.mktemp('envstore') / 'layout'}"
-    spec = {"python": "3.11", "requirements": ["iniconfig", "pytest"], "package": ["calc"]}
-    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=base / "rootfs-bookworm-python3.tar")
+    tmp = tmp_path_factory.mktemp("envstore")
+    store = f"oci:{tmp / 'layout'}"
+    marker = tmp / "host-marker"
+    _demo_sdist(tmp / "links", marker)
+    spec = {"python": "3.11", "requirements": ["iniconfig", "pytest", "acxsdistdemo"], "package": ["calc"]}
+    with pytest.raises(UsageError, match=r"acxsdistdemo: no wheel .*only a source distribution"):
+        pyenv.ensure_image(spec, store, find_links=[tmp / "links"])
+    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=base / "rootfs-bookworm-python3.tar",
+                             find_links=[tmp / "links"], allow_build=True)
+    assert not marker.exists()  # the sdist's setup.py ran only inside the sandbox
     return {"store": store, "ref": ref, "spec": spec}
 
 
@@ -242,7 +272,8 @@ def test_certify_grades_in_the_exams_own_environment(py_env_image: dict[str, Any
     git(repo, "init", "-q")
     base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE,
                          "pyproject.toml": '[project]\nname = "calc"\n\n[project.optional-dependencies]\n'
-                                           'test = ["iniconfig", "pytest"]\n'}, "initial", "2026-03-01T10:00:00Z")
+                                           'test = ["iniconfig", "pytest", "acxsdistdemo"]\n'}, "initial",
+                 "2026-03-01T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": ENV_HIDDEN}, "Fix", "2026-03-05T10:00:00Z")
     res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "--id", "calc-env", "-o",
               tmp_path / "suite")
@@ -258,6 +289,7 @@ def test_certify_grades_in_the_exams_own_environment(py_env_image: dict[str, Any
     assert env["python"].startswith("3.11.") and env["specDigest"] == pyenv.spec_digest(spec)
     assert any(p.startswith("iniconfig==") for p in env["packages"])
     assert any(p.startswith("pytest==") for p in env["packages"])
+    assert "acxsdistdemo==1.0" in env["packages"] and env["builtFromSource"] == ["acxsdistdemo-1.0.tar.gz"]
     assert not any(p.lower().startswith("calc==") for p in env["packages"])
     assert rec["stages"]["freeze"]["imageDigest"] == py_env_image["ref"].rsplit("@", 1)[1]
     plain = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "plain", "--json")

@@ -47,11 +47,15 @@ def _options(plain_http: bool, insecure: bool, timeout: float) -> StoreOptions:
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="The package index (default: PyPI).")
+@click.option("--allow-build", is_flag=True,
+              help="Build a requirement that has only a source distribution into a wheel inside the sandbox (the "
+                   "image's root, no network); without it such a requirement is named and refused.")
 @registry_options(deadline=0)
 @json_option
 def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int | None, twice: bool,
               spec_path: Path | None, req_path: Path | None, python: str | None, find_links: tuple[Path, ...],
-              index_url: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+              index_url: str | None, allow_build: bool, plain_http: bool, insecure: bool, timeout: float,
+              as_json: bool) -> None:
     """Build a minimal Debian root with mmdebstrap and push it to REF as a one-layer OCI image.
 
     \b
@@ -72,7 +76,7 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     def once(sde: int | None) -> BuiltImage:
         if spec is not None:
             return pyenv.build_env_image(ref, spec, epoch=sde, mirror=mirror, store_options=opts,
-                                         find_links=find_links, index_url=index_url)
+                                         find_links=find_links, index_url=index_url, allow_build=allow_build)
         return build_image(ref, suite=suite, include=packages, epoch=sde, mirror=mirror, store_options=opts)
 
     first = once(epoch)

@@ -41,11 +41,14 @@ def exam() -> None:
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="With --environments: also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="With --environments: the package index (default: PyPI).")
+@click.option("--allow-build", is_flag=True,
+              help="With --environments: build a requirement that has only a source distribution inside the sandbox.")
 @registry_options(deadline=0)
 @json_option
 def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None, promote: bool,
                  image_ref: str | None, environments: bool, env_store: str | None, find_links: tuple[Path, ...],
-                 index_url: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+                 index_url: str | None, allow_build: bool, plain_http: bool, insecure: bool, timeout: float,
+                 as_json: bool) -> None:
     """Run the contract check, gold, grader controls, attack suite, eval (the reference and controls played
     through the ROM solver), canary, publication scan, freeze and promotion on every exam under PATH (a
     suite directory or one exam directory).
@@ -75,7 +78,7 @@ def exam_certify(path: Path, jobs: int, out: Path | None, patterns: Path | None,
 
         envs = EnvImages(env_store, store_options=StoreOptions(plain_http=plain_http, insecure=insecure,
                                                                timeout=timeout), find_links=find_links,
-                         index_url=index_url)
+                         index_url=index_url, allow_build=allow_build)
     records = ex.certify_suite(path, jobs=jobs, out=out or ex.default_out(), patterns=patterns, image=image,
                                environments=envs)
     bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]

@@ -23,6 +23,7 @@ Images are cached by :func:`spec_digest` as the tag ``spec-<hex>`` of an image s
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -31,7 +32,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
 from acx_oci.envimage.unpack import Unpacker, remove_tree
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, NoWheel, UsageError
 from acx_oci.oci.store import StoreOptions
 from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run, staging_dir
 
@@ -132,18 +133,18 @@ def _pip_env() -> dict[str, str]:
     return env
 
 
-def _no_wheel(out: str, python: str) -> str | None:
+def _no_wheel(out: str, python: str) -> NoWheel | None:
     """pip's refusal, said as which requirement has no wheel (and whether only a source distribution exists)."""
     m = re.search(r"No matching distribution found for (\S+)", out)
     if m is None:
         return None
     name = m.group(1)
-    sdist = re.search(rf"No sources permitted for {re.escape(req_name(name) or name)}|"
-                      rf"No sources permitted for {re.escape(name)}", out, re.I)
-    why = ("only a source distribution, whose build scripts would run" if sdist
-           else "no release fits")
-    return (f"{name}: no wheel for CPython {python} on linux {oci_arch()} ({why}); refused — wheels only "
-            "(build it into a wheel yourself and pass --find-links DIR)")
+    key = req_name(name) or name
+    sdists = tuple(u for n, u in re.findall(r"No sources permitted for (\S+): (\S+)", out) if normalize(n) == key)
+    why = "only a source distribution, whose build scripts would run" if sdists else "no release fits"
+    return NoWheel(f"env build: {name}: no wheel for CPython {python} on linux {oci_arch()} ({why}); refused — "
+                   "wheels only (--allow-build builds it inside the sandbox; or give a wheel with --find-links DIR)",
+                   key, sdists)
 
 
 def _download_argv(inputs: dict[str, Any], index_url: str | None, find_links: Sequence[Path]) -> list[str]:
@@ -160,6 +161,8 @@ def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
             find_links: Sequence[Path] = ()) -> tuple[list[Pinned], list[str]]:
     """(the lock, packages under test left out): the requirements' wheels downloaded into ``dest/dist``."""
     dest.mkdir(parents=True, exist_ok=True)
+    if (dest / "dist").exists():
+        remove_tree(dest / "dist")  # what an earlier, refused resolution left
     reqs = dest / "requirements.in"
     reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
     _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r", str(reqs)],
@@ -191,8 +194,8 @@ def _pip(argv: list[str], python: str) -> None:
     if res.returncode != 0:
         out = (res.stdout + res.stderr)[-MAX_PIP_OUTPUT:].decode("utf-8", "replace")
         refusal = _no_wheel(out, python)
-        if refusal:
-            raise UsageError(f"env build: {refusal}")
+        if refusal is not None:
+            raise refusal
         errors = [ln for ln in out.splitlines() if ln.startswith("ERROR:")] or out.strip().splitlines()[-1:]
         raise UsageError(f"env build: pip could not resolve the requirements: {' | '.join(errors[-2:])}")
 
@@ -256,8 +259,64 @@ def _unpack_root(tar: Path, root: Path) -> None:
     (root / VENV.lstrip("/")).mkdir(parents=True, exist_ok=True)  # the venv's mount point
 
 
+class _Root:
+    """The image's Debian root, made (mmdebstrap) and unpacked for the sandbox once, when first needed."""
+
+    def __init__(self, suite: str, work: Path, epoch: int, mirror: str | None, keep_tar: Path | None) -> None:
+        self.suite, self.work, self.epoch, self.mirror = suite, work, epoch, mirror
+        self.tar = keep_tar or work / "rootfs.tar"
+        self.root: Path | None = None
+
+    def unpacked(self) -> Path:
+        if self.root is None:
+            if not self.tar.exists():
+                partial = self.tar.with_name(self.tar.name + f".partial{os.getpid()}")
+                try:
+                    run_mmdebstrap(self.suite, ["python3"], partial, epoch=self.epoch, mirror=self.mirror)
+                    os.replace(partial, self.tar)
+                finally:
+                    partial.unlink(missing_ok=True)
+            self.root = staging_dir("acx-pyenv-root-", self.work)
+            _unpack_root(self.tar, self.root)
+        return self.root
+
+
+MAX_BUILDS = 8
+
+
+def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin: Callable[[], Pinned], *,
+                      allow_build: bool,
+                      index_url: str | None, find_links: Sequence[Path]) -> tuple[list[Pinned], list[str],
+                                                                                  list[dict[str, Any]]]:
+    """:func:`resolve`; with ``allow_build``, each requirement that has only an sdist is built inside the
+    sandbox (:mod:`acx_oci.envimage.sdist`) and the resolution tried again with its wheel."""
+    from acx_oci.envimage import sdist
+
+    links: list[Path] = list(find_links)
+    built: list[dict[str, Any]] = []
+    for n in range(MAX_BUILDS + 1):
+        try:
+            pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=links)
+            return pins, left_out, built
+        except NoWheel as refusal:
+            if not allow_build or not refusal.sdists or n == MAX_BUILDS:
+                raise
+            step = root.work / f"build-{n}"
+            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist")
+            reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
+            bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
+            (step / "lock").mkdir(mode=0o755)
+            (step / "lock" / "build.txt").write_text("".join(p.line() + "\n" for p in bpins), "utf-8")
+            (step / "out").mkdir(mode=0o755)
+            wheel = sdist.build_wheel(root.unpacked(), src, step / "deps" / "dist", step / "lock" / "build.txt",
+                                      wheels / "tools", pip_pin().filename, step / "out")
+            built.append(sdist.sdist_note(src, digest, wheel))
+            links.append(step / "out")
+    raise AssertionError("unreachable")
+
+
 def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
-                    find_links: Sequence[Path] = (), mirror: str | None = None,
+                    find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
                     store_options: StoreOptions | None = None, keep_tar: Path | None = None) -> BuiltImage:
     """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring."""
     inputs = build_inputs(spec)
@@ -267,8 +326,10 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     try:
         wheels = work / "wheels"
         wheels.mkdir(mode=0o755)
-        pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=find_links)
-        pip_pin = installer(inputs, wheels, index_url=index_url, find_links=find_links)
+        root = _Root(inputs["suite"], work, sde, mirror, keep_tar)
+        pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
+        pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
+                                                  index_url=index_url, find_links=find_links)
         lock = "".join(p.line() + "\n" for p in pins)
         (wheels / LOCK_FILE).write_text(lock, "utf-8")
         for d in (wheels, wheels / "dist", wheels / "tools"):
@@ -276,37 +337,26 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
             for f in d.iterdir():
                 if f.is_file():
                     f.chmod(0o644)
-        base_tar = keep_tar or work / "rootfs.tar"
-        if not base_tar.exists():
-            partial = base_tar.with_name(base_tar.name + f".partial{os.getpid()}")
-            try:
-                run_mmdebstrap(inputs["suite"], ["python3"], partial, epoch=sde, mirror=mirror)
-                os.replace(partial, base_tar)
-            finally:
-                partial.unlink(missing_ok=True)
-        root = staging_dir("acx-pyenv-root-", work)
-        _unpack_root(base_tar, root)
         venv = work / "venv"
         venv.mkdir(mode=0o755)
-        report = install(root, wheels, venv, pip_pin.filename)
+        report = install(root.unpacked(), wheels, venv, pip_pin().filename)
         bad = sorted({n for p in report["packages"] if (n := req_name(p))} & set(inputs["excludePackages"]))
         if bad:
             raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
         doc = {"specDigest": digest, "inputs": inputs, "python": report["python"], "packages": report["packages"],
-               "lock": [p.line() for p in pins], "installer": pip_pin.line(), "leftOut": sorted(set(left_out))}
+               "lock": [p.line() for p in pins], "installer": pip_pin().line(), "leftOut": sorted(set(left_out)),
+               "builtFromSource": built}
         safetree.write_inside(venv, LOCK_FILE, lock.encode("utf-8"))
         safetree.write_inside(venv, ENV_REPORT, json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
         full = work / "full.tar"
-        shutil.copyfile(base_tar, full)
+        shutil.copyfile(root.tar, full)
         with tarfile.open(full, "a") as tf:
             tf.add(venv, arcname=VENV.lstrip("/"), filter=_root_owned)
-        remove_tree(root)
         annotations = {ANN_SPEC: digest, ANN_PYTHON: report["python"], ANN_PY_PACKAGES: "\n".join(report["packages"])}
-        built = image_from_tar(full, ref, suite=inputs["suite"], include=["python3"], epoch=sde,
-                               store_options=store_options, workdir=work, annotations=annotations,
-                               created_by=f"acx-oci env build --spec (python {inputs['python']}, "
-                                          f"{len(pins)} wheels, spec {digest})")
-        return built
+        return image_from_tar(full, ref, suite=inputs["suite"], include=["python3"], epoch=sde,
+                              store_options=store_options, workdir=work, annotations=annotations,
+                              created_by=f"acx-oci env build --spec (python {inputs['python']}, "
+                                         f"{len(pins)} wheels, spec {digest})")
     finally:
         with contextlib.suppress(OSError):
             remove_tree(work)

@@ -30,10 +30,11 @@ class EnvImages:
     """``(unpacked root, image digest)`` per exam with a spec (None without one); one build per spec digest."""
 
     def __init__(self, store: str | None = None, *, build: bool = True, store_options: StoreOptions | None = None,
-                 find_links: Sequence[Path] = (), index_url: str | None = None) -> None:
+                 find_links: Sequence[Path] = (), index_url: str | None = None, allow_build: bool = False) -> None:
         self.store = store or default_store()
         self.build, self.store_options = build, store_options
-        self.build_args: dict[str, Any] = {"find_links": tuple(find_links), "index_url": index_url}
+        self.build_args: dict[str, Any] = {"find_links": tuple(find_links), "index_url": index_url,
+                                           "allow_build": allow_build}
         self.lock = threading.Lock()
         self.memo: dict[str, tuple[Path, str]] = {}
         self.failed: dict[str, str] = {}  # spec digest -> why its image could not be had (not tried twice)
@@ -68,4 +69,7 @@ def environment_facts(root: Path | None) -> dict[str, Any] | None:
     doc = pyenv.read_report(root)
     if doc is None:
         return None
-    return {"python": doc.get("python"), "packages": doc.get("packages"), "specDigest": doc.get("specDigest")}
+    facts = {"python": doc.get("python"), "packages": doc.get("packages"), "specDigest": doc.get("specDigest")}
+    if doc.get("builtFromSource"):
+        facts["builtFromSource"] = [b.get("sdist") for b in doc["builtFromSource"] if isinstance(b, dict)]
+    return facts
