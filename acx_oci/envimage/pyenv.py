@@ -229,7 +229,7 @@ def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, A
               "--disable-pip-version-check --no-input -q -r /tmp/acx-wheels/" + LOCK_FILE + "; "
               f"exec {VENV_PYTHON} -I -c \"$ACX_REPORT\"")
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "ACX_REPORT": REPORT,
-           "PIP_CONFIG_FILE": "/dev/null"}
+           "PIP_CONFIG_FILE": "/dev/null", "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"}
     res = run(SandboxSpec(**{**spec.__dict__, "env": env}), ["/bin/sh", "-c", script])
     if res.returncode != 0 or res.timed_out:
         tail = res.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -330,6 +330,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
         pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
                                                   index_url=index_url, find_links=find_links)
+        pip_pin()  # the installer's wheel, fetched once the lock stands (a refused resolution needs none)
         lock = "".join(p.line() + "\n" for p in pins)
         (wheels / LOCK_FILE).write_text(lock, "utf-8")
         for d in (wheels, wheels / "dist", wheels / "tools"):
