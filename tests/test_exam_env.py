@@ -115,6 +115,19 @@ def test_setup_py_is_parsed_never_run_and_the_user_overrides(tmp_path: Path) -> 
     assert not (tmp_path / "suite" / "tasks" / "calc-c").exists()
 
 
+def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
+    tree = {"setup.cfg": "[metadata]\nname = more-itertools\nclassifiers =\n    Programming Language :: Python :: 3.9\n"
+                         "[options]\ninstall_requires =\n    six\n[options.extras_require]\ntesting =\n"
+                         "    more_itertools[extra]\n    pytest-cov\n",
+            "requirements/test.txt": "-r base.txt\nflaky\n", "requirements/base.txt": "urllib3<2\n",
+            "requirements.txt": "ignored-when-others-exist\n"}
+    spec = envspec.derive(tree, own=["more_itertools"], swebench={"version": "8.0",
+                                                                 "environment_setup_commit": "a" * 40})
+    assert spec["requirements"] == ["six", "pytest-cov", "urllib3<2", "flaky", "pytest"]
+    assert spec["excluded"] == ["more-itertools"] and spec["python"] == "3.9"
+    assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"
