@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import tarfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from acx_oci.errors import UsageError
 from acx_oci.services.exams import envspec
 
 from .support.cli import cli
+from .support.envroot import PACKAGES, root_tar
 from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, VISIBLE, commit, git
 
 PYPROJECT = '''[project]
@@ -259,8 +259,6 @@ def _demo_sdist(links: Path, marker: Path) -> None:
 def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
         pytest.skip("mmdebstrap or bubblewrap not installed")
-    base = Path(os.environ.get("ACX_TEST_ENVIMAGE_DIR") or tmp_path_factory.mktemp("pyenv"))
-    base.mkdir(parents=True, exist_ok=True)
     tmp = tmp_path_factory.mktemp("envstore")
     store = f"oci:{tmp / 'layout'}"
     marker = tmp / "host-marker"
@@ -268,8 +266,9 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     spec = {"python": "3.11", "requirements": ["iniconfig", "pytest", "acxsdistdemo"], "package": ["calc"]}
     with pytest.raises(UsageError, match=r"acxsdistdemo: no wheel .*only a source distribution"):
         pyenv.ensure_image(spec, store, find_links=[tmp / "links"])
-    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=base / "rootfs-bookworm-python3.tar",
-                             find_links=[tmp / "links"], allow_build=True)
+    # the Debian root test_envimage's image starts from (one mmdebstrap per session); its pytest goes unused
+    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=root_tar(tmp_path_factory, PACKAGES),
+                             include=PACKAGES, find_links=[tmp / "links"], allow_build=True)
     assert not marker.exists()  # the sdist's setup.py ran only inside the sandbox
     return {"store": store, "ref": ref, "spec": spec}
 

@@ -262,8 +262,9 @@ def _unpack_root(tar: Path, root: Path) -> None:
 class _Root:
     """The image's Debian root, made (mmdebstrap) and unpacked for the sandbox once, when first needed."""
 
-    def __init__(self, suite: str, work: Path, epoch: int, mirror: str | None, keep_tar: Path | None) -> None:
-        self.suite, self.work, self.epoch, self.mirror = suite, work, epoch, mirror
+    def __init__(self, suite: str, work: Path, epoch: int, mirror: str | None, keep_tar: Path | None,
+                 include: Sequence[str]) -> None:
+        self.suite, self.work, self.epoch, self.mirror, self.include = suite, work, epoch, mirror, list(include)
         self.tar = keep_tar or work / "rootfs.tar"
         self.root: Path | None = None
 
@@ -272,7 +273,7 @@ class _Root:
             if not self.tar.exists():
                 partial = self.tar.with_name(self.tar.name + f".partial{os.getpid()}")
                 try:
-                    run_mmdebstrap(self.suite, ["python3"], partial, epoch=self.epoch, mirror=self.mirror)
+                    run_mmdebstrap(self.suite, self.include, partial, epoch=self.epoch, mirror=self.mirror)
                     os.replace(partial, self.tar)
                 finally:
                     partial.unlink(missing_ok=True)
@@ -317,8 +318,10 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
 
 def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
                     find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
-                    store_options: StoreOptions | None = None, keep_tar: Path | None = None) -> BuiltImage:
-    """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring."""
+                    store_options: StoreOptions | None = None, keep_tar: Path | None = None,
+                    include: Sequence[str] = ("python3",)) -> BuiltImage:
+    """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
+    ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar."""
     inputs = build_inputs(spec)
     digest = sha256_digest(canonical(inputs))
     sde = resolve_epoch(epoch)
@@ -326,7 +329,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     try:
         wheels = work / "wheels"
         wheels.mkdir(mode=0o755)
-        root = _Root(inputs["suite"], work, sde, mirror, keep_tar)
+        root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include)
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
         pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
                                                   index_url=index_url, find_links=find_links)
@@ -354,7 +357,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         with tarfile.open(full, "a") as tf:
             tf.add(venv, arcname=VENV.lstrip("/"), filter=_root_owned)
         annotations = {ANN_SPEC: digest, ANN_PYTHON: report["python"], ANN_PY_PACKAGES: "\n".join(report["packages"])}
-        return image_from_tar(full, ref, suite=inputs["suite"], include=["python3"], epoch=sde,
+        return image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
                               store_options=store_options, workdir=work, annotations=annotations,
                               created_by=f"acx-oci env build --spec (python {inputs['python']}, "
                                          f"{len(pins)} wheels, spec {digest})")
