@@ -119,11 +119,12 @@ def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
     tree = {"setup.cfg": "[metadata]\nname = more-itertools\nclassifiers =\n    Programming Language :: Python :: 3.9\n"
                          "[options]\ninstall_requires =\n    six\n[options.extras_require]\ntesting =\n"
                          "    more_itertools[extra]\n    pytest-cov\n",
-            "requirements/test.txt": "-r base.txt\nflaky\n", "requirements/base.txt": "urllib3<2\n",
+            "requirements/test.txt": "-r base.txt\nflaky\n",
+            "requirements/base.txt": "urllib3==1.26.18 \\\n    --hash=sha256:" + "0" * 64 + "\n",
             "requirements.txt": "ignored-when-others-exist\n"}
     spec = envspec.derive(tree, own=["more_itertools"], swebench={"version": "8.0",
                                                                  "environment_setup_commit": "a" * 40})
-    assert spec["requirements"] == ["six", "pytest-cov", "urllib3<2", "flaky", "pytest"]
+    assert spec["requirements"] == ["six", "pytest-cov", "urllib3==1.26.18", "flaky", "pytest"]
     assert spec["excluded"] == ["more-itertools"] and spec["python"] == "3.9"
     assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
 
@@ -215,8 +216,11 @@ def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path
 def test_bad_specs_are_refused_before_any_download() -> None:
     with pytest.raises(UsageError, match=r"python '2\.7': expected one of"):
         pyenv.build_inputs({"python": "2.7", "requirements": []})
-    with pytest.raises(UsageError, match="'git\\+https://x/y' is not a requirement"):
-        pyenv.build_inputs({"python": "3.11", "requirements": ["git+https://x/y"]})
+    for hostile in ("git+https://x/y", "six\n--index-url http://evil.example/simple", "six --hash=sha256:00",
+                    "six ; python_version > '3' -e .", "six @ https://evil.example/six.whl", "six\r--pre"):
+        with pytest.raises(UsageError, match="is not a requirement"):
+            pyenv.build_inputs({"python": "3.11", "requirements": [hostile]})
+    assert pyenv.build_inputs({"python": "3.11", "requirements": ["attrs[tests]>=21,<24; python_version >= '3.8'"]})
     a = pyenv.spec_digest({"python": "3.11", "requirements": ["six"], "package": ["calc"], "sources": ["a"]})
     b = pyenv.spec_digest({"python": "3.11", "requirements": ["six"], "package": ["calc"], "sources": ["b"]})
     assert a == b != pyenv.spec_digest({"python": "3.11", "requirements": ["six==1.16.0"], "package": ["calc"]})

@@ -62,6 +62,7 @@ PIP_SECONDS = 900.0
 INSTALL_SECONDS = 1200.0
 MAX_PIP_OUTPUT = 8 * 1024 * 1024
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_UNSAFE_REQ = re.compile(r"[\x00-\x1f\x7f\\]|(^|\s)-|://|\s@\s")
 _WHEEL = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.!+]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
@@ -79,6 +80,11 @@ def req_name(req: str) -> str | None:
     return normalize(m.group(1)) if m else None
 
 
+def is_requirement(req: str) -> bool:
+    """A requirement line that is data only: a name, extras, specifiers, markers (no option, URL or path)."""
+    return req_name(req) is not None and not _UNSAFE_REQ.search(req)
+
+
 def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
     """What decides the image: the Python (so its Debian suite), the requirements, the packages left out."""
     python = str(spec.get("python") or DEFAULT_PYTHON)
@@ -87,7 +93,9 @@ def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
     reqs = spec.get("requirements")
     if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
         raise UsageError("environment spec: requirements must be a list of strings")
-    bad = [r for r in reqs if req_name(r) is None]
+    # Each line goes into a requirements file pip reads: no line breaks, no options (--index-url, --hash, -e),
+    # no URLs, no paths; a spec is data, never pip's configuration.
+    bad = [r for r in reqs if not is_requirement(r)]
     if bad:
         raise UsageError(f"environment spec: {bad[0]!r} is not a requirement (name[extras] specifier; markers)")
     excluded = sorted(normalize(str(n)) for n in spec.get("package") or ())

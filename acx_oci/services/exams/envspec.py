@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Iterable
 from typing import Any
 
-from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, normalize, req_name, spec_digest
+from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, is_requirement, normalize, req_name, spec_digest
 from acx_oci.errors import UsageError
 from acx_oci.services.exams.source import ENV_FILE
 
@@ -28,6 +28,7 @@ TEST_EXTRAS = ("test", "tests", "testing")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.txt|dev[-_]requirements\.txt|"
                        r"test[-_]?requirements\.txt|requirements/[^/]*(test|dev)[^/]*\.txt)$")
+_OPTION = re.compile(r"\s+--?[A-Za-z][\w-]*(=\S+)?")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
 
@@ -100,7 +101,8 @@ class _Found:
             r = r.split(" #", 1)[0].strip()
             if not r:
                 continue
-            if req_name(r) is None:
+            r = _OPTION.sub("", r).strip()  # a pinned file's "--hash=…": pip's business, not the spec's
+            if not is_requirement(r):
                 self.dropped.append(r)
                 continue
             self.reqs.append(r)
@@ -246,7 +248,7 @@ def _requirements(tree: dict[str, str], path: str, seen: set[str]) -> list[str]:
     seen.add(path)
     out: list[str] = []
     here = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    for line in tree[path].splitlines():
+    for line in re.sub(r"\\\r?\n", " ", tree[path]).splitlines():  # a continued line (pip-compile's) is one
         line = line.split(" #", 1)[0].strip()
         m = re.match(r"^(-r|--requirement)\s*(\S+)$", line)
         if m:
