@@ -213,6 +213,24 @@ def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path
     assert not marker.exists() and not list((tmp_path / "certs").glob("by-freeze/*"))  # not cached
 
 
+def test_allow_build_fetches_only_from_find_links_and_checks_the_index_hash(tmp_path: Path) -> None:
+    from acx_oci.envimage import sdist
+
+    _sdist(tmp_path / "links", tmp_path / "marker")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret-1.0.tar.gz").write_bytes(b"host file")
+    with pytest.raises(UsageError, match="in no --find-links directory"):
+        sdist.fetch((elsewhere / "secret-1.0.tar.gz").as_uri(), tmp_path / "out", [tmp_path / "links"])
+    url = (tmp_path / "links" / "evilpkg-1.0.tar.gz").as_uri()
+    with pytest.raises(UsageError, match="the index says " + "0" * 64):
+        sdist.fetch(url + "#sha256=" + "0" * 64, tmp_path / "out2", [tmp_path / "links"])
+    got, digest = sdist.fetch(url, tmp_path / "out3", [tmp_path / "links"])
+    assert got.read_bytes() == (tmp_path / "links" / "evilpkg-1.0.tar.gz").read_bytes() and len(digest) == 64
+    assert sdist.build_requires(got) == sdist.DEFAULT_BUILD_REQUIRES  # no pyproject.toml in it: setuptools
+    assert not (tmp_path / "marker").exists()
+
+
 def test_bad_specs_are_refused_before_any_download() -> None:
     with pytest.raises(UsageError, match=r"python '2\.7': expected one of"):
         pyenv.build_inputs({"python": "2.7", "requirements": []})

@@ -311,7 +311,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
             if not allow_build or not refusal.sdists or n == MAX_BUILDS:
                 raise
             step = root.work / f"build-{n}"
-            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist")
+            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", find_links)
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
             bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
             (step / "lock").mkdir(mode=0o755)

@@ -17,6 +17,7 @@ import shutil
 import tarfile
 import tomllib
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -43,8 +44,9 @@ def pick(refusal: NoWheel) -> str:
     return max(refusal.sdists, key=_version_key)
 
 
-def fetch(url: str, dest: Path) -> tuple[Path, str]:
-    """The sdist's bytes into ``dest`` (nothing of it runs); an index's ``#sha256=`` fragment must match."""
+def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
+    """The sdist's bytes into ``dest`` (nothing of it runs); an index's ``#sha256=`` fragment must match. A
+    ``file:`` URL must lie in one of the ``--find-links`` directories (an index cannot point at a host file)."""
     parsed = urlparse(url)
     name = unquote(Path(parsed.path).name)
     if not _FILE.match(name):
@@ -53,6 +55,8 @@ def fetch(url: str, dest: Path) -> tuple[Path, str]:
     out = dest / name
     if parsed.scheme == "file":
         src = Path(unquote(parsed.path))
+        if not any(src.resolve().parent == d.resolve() for d in links):
+            raise UsageError(f"env build --allow-build: {src} is in no --find-links directory; not fetched")
         if src.is_symlink() or not src.is_file() or src.stat().st_size > MAX_SDIST_BYTES:
             raise UsageError(f"env build --allow-build: {src} is not a regular file under {MAX_SDIST_BYTES} bytes")
         shutil.copyfile(src, out)
