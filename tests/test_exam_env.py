@@ -298,9 +298,19 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.mark.slow
 def test_certify_grades_in_the_exams_own_environment(py_env_image: dict[str, Any], tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from acx_oci.envimage import prune
     from acx_oci.sandbox import staging_dir
 
-    monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(staging_dir("acx-test-pyenv-")))
+    cache = staging_dir("acx-test-pyenv-")  # 0755 under /tmp: the sandbox's uid must reach the root
+    monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(cache))
+    try:
+        _certify_in_own_environment(py_env_image, tmp_path)
+    finally:
+        prune(cache, 0)
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) -> None:
     repo = tmp_path / "calc"
     repo.mkdir()
     git(repo, "init", "-q")
