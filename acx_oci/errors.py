@@ -129,6 +129,20 @@ class HarnessFault(SandboxUnavailable):
     its deadline under load): recorded as a lane error of the harness, never raised to a user."""
 
 
+class EnvironmentRefused(UsageError):
+    """An exam's environment image could not be built or pulled (a requirement with no wheel, a failed install):
+    the exam is refused at gold with the reason, and the refusal is never cached."""
+
+
+class NoWheel(UsageError):
+    """A requirement has no wheel for the image's Python (``sdists``: the source distributions pip saw, never
+    built on the host; ``env build --allow-build`` builds one inside the sandbox)."""
+
+    def __init__(self, message: str, name: str = "", sdists: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.name, self.sdists = name, sdists
+
+
 class TreeRefused(AcxError):
     """A tree the host will not hash or copy: too many entries, too deep, too big, or a name that is not UTF-8."""
 

@@ -41,6 +41,7 @@ from acx_oci.oci.open import open_store
 from acx_oci.sandbox import staging_dir
 from acx_oci.services.verifier.environment import environment_problems
 from acx_oci.trust.keyfiles import load_identity
+from tests.support.envroot import root_tar
 from tests.support.jsondoc import check_document
 from tests.support.layers import push_layers, tar_layer
 
@@ -257,11 +258,8 @@ PROBE_AGENT_PREFIX = ("import os as _acx_os, sys as _acx_sys\n"
 def env_image(tmp_path_factory: pytest.TempPathFactory, registry: str) -> dict[str, Any]:
     if shutil.which("mmdebstrap") is None:
         pytest.skip("mmdebstrap not installed (scripts/test.sh installs it)")
-    key = hashlib.sha256(",".join(sorted(PACKAGES)).encode()).hexdigest()[:16]
-    base = Path(os.environ.get("ACX_TEST_ENVIMAGE_DIR") or tmp_path_factory.mktemp("envimage"))
-    base.mkdir(parents=True, exist_ok=True)
     built = build_image(f"{registry}/acx/env:py", suite="bookworm", include=list(PACKAGES), epoch=1_700_000_000,
-                        keep_tar=base / f"rootfs-{key}.tar")
+                        keep_tar=root_tar(tmp_path_factory, PACKAGES))  # shared with test_exam_env's build
     return {"ref": built.reference, "digest": built.manifest_digest, "built": built}
 
 

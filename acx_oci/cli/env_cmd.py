@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.envimage import cache as envcache
-from acx_oci.envimage.build import build_image
+from acx_oci.envimage import pyenv
+from acx_oci.envimage.build import BuiltImage, build_image
+from acx_oci.errors import UsageError
+from acx_oci.files import load_json_file, read_bytes
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 
@@ -33,24 +37,54 @@ def _options(plain_http: bool, insecure: bool, timeout: float) -> StoreOptions:
               help="SOURCE_DATE_EPOCH for mmdebstrap and the mtime clamp (default: $SOURCE_DATE_EPOCH, else "
                    "2024-01-01).")
 @click.option("--twice", is_flag=True, help="Build a second time from scratch and report whether the digests match.")
+@click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="An exam's env.json: its Python (which picks the Debian suite) and requirements, installed "
+                   "from wheels with pinned hashes into /opt/acx-venv inside the sandbox.")
+@click.option("--requirements", "req_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Requirement lines to install into /opt/acx-venv (as --spec, without an exam).")
+@click.option("--python", "python", default=None, metavar="X.Y",
+              help="With --spec/--requirements: the Python (3.9 bullseye, 3.11 bookworm, 3.13 trixie).")
+@click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
+              path_type=Path), help="Also take wheels from this directory (repeatable).")
+@click.option("--index-url", default=None, help="The package index (default: PyPI).")
+@click.option("--allow-build", is_flag=True,
+              help="Build a requirement that has only a source distribution into a wheel inside the sandbox (the "
+                   "image's root, no network); without it such a requirement is named and refused.")
 @registry_options(deadline=0)
 @json_option
 def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int | None, twice: bool,
-              plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+              spec_path: Path | None, req_path: Path | None, python: str | None, find_links: tuple[Path, ...],
+              index_url: str | None, allow_build: bool, plain_http: bool, insecure: bool, timeout: float,
+              as_json: bool) -> None:
     """Build a minimal Debian root with mmdebstrap and push it to REF as a one-layer OCI image.
 
     \b
     Example:
       acx-oci env build localhost:5000/acme/env:bookworm-py --include python3,python3-pytest --json
       acx-oci env build oci:./images:bookworm-py --twice
+      acx-oci env build oci:./images:calc --spec suite/tasks/calc-3f2c9e1/env.json --json
+
+    With --spec or --requirements, Python packages join the image: resolved once on this host to wheels only
+    (a package with no wheel is named and refused; no package's code runs here), then installed inside the
+    sandbox with --require-hashes into /opt/acx-venv; the package under test (the spec's "package") never is.
     """
     parse_reference(ref)  # a malformed REF is bad input now, not after minutes of mmdebstrap
     packages = [p.strip() for p in include.split(",") if p.strip()]
     opts = _options(plain_http, insecure, timeout)
-    first = build_image(ref, suite=suite, include=packages, epoch=epoch, mirror=mirror, store_options=opts)
+    spec = _python_spec(spec_path, req_path, python)
+
+    def once(sde: int | None) -> BuiltImage:
+        if spec is not None:
+            return pyenv.build_env_image(ref, spec, epoch=sde, mirror=mirror, store_options=opts,
+                                         find_links=find_links, index_url=index_url, allow_build=allow_build)
+        return build_image(ref, suite=suite, include=packages, epoch=sde, mirror=mirror, store_options=opts)
+
+    first = once(epoch)
     out = first.to_json()
+    if spec is not None:
+        out["specDigest"] = pyenv.spec_digest(spec)
     if twice:
-        second = build_image(ref, suite=suite, include=packages, epoch=first.epoch, mirror=mirror, store_options=opts)
+        second = once(first.epoch)
         out["rebuild"] = second.to_json()
         out["digests"] = [first.manifest_digest, second.manifest_digest]
         out["reproducible"] = first.manifest_digest == second.manifest_digest
@@ -63,6 +97,27 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     click.echo(f"  seconds: {first.seconds}")
     if twice:
         click.echo(f"  rebuild {out['digests'][1]}: {'identical' if out['reproducible'] else 'DIFFERENT'}")
+
+
+def _python_spec(spec_path: Path | None, req_path: Path | None, python: str | None) -> dict[str, Any] | None:
+    """The Python environment to install: an exam's env.json, or --requirements/--python; None for neither."""
+    if spec_path is not None and req_path is not None:
+        raise UsageError("env build: give --spec or --requirements, not both")
+    if spec_path is not None:
+        doc = load_json_file(spec_path, "environment spec")
+        if not isinstance(doc, dict):
+            raise UsageError(f"{spec_path}: expected an environment spec object")
+        spec = {**doc, "python": python or doc.get("python")}
+    elif req_path is not None:
+        text = read_bytes(req_path, "requirements", 1 << 20).decode("utf-8", "replace")
+        reqs = [ln.split(" #", 1)[0].strip() for ln in text.splitlines()]
+        spec = {"python": python, "requirements": [r for r in reqs if r and not r.startswith("#")]}
+    elif python is not None:
+        raise UsageError("env build: --python goes with --spec or --requirements")
+    else:
+        return None
+    pyenv.build_inputs(spec)  # bad input now, not after a download
+    return spec
 
 
 @env_group.command("pull")

@@ -39,12 +39,23 @@ def exam() -> None:
 @click.option("--gold-runs", "gold_runs", type=click.IntRange(1, 20), default=ex.GOLD_RUNS, show_default=True,
               help="Runs the reference must pass (k of k) before an exam with derived controls (mutants, no "
                    "hand-made lookalike) certifies; exams with hand-made controls run it once.")
+@click.option("--environments", is_flag=True,
+              help="Grade each exam that carries an environment spec (env.json, from exam import) inside its own "
+                   "image: pulled from --env-store by spec digest, else built (env build --spec) and stored there.")
+@click.option("--env-store", default=None, metavar="oci:DIR|REGISTRY/REPO",
+              help="Where environment images are kept by spec digest (default: an OCI layout beside the image cache).")
+@click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
+              path_type=Path), help="With --environments: also take wheels from this directory (repeatable).")
+@click.option("--index-url", default=None, help="With --environments: the package index (default: PyPI).")
+@click.option("--allow-build", is_flag=True,
+              help="With --environments: build a requirement that has only a source distribution inside the sandbox.")
 @executor_options
 @registry_options(deadline=0)
 @json_option
 def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path | None, promote: bool,
-                 image_ref: str | None, gold_runs: int, plain_http: bool, insecure: bool, timeout: float,
-                 as_json: bool, **executor_opts: Any) -> None:
+                 image_ref: str | None, gold_runs: int, environments: bool, env_store: str | None,
+                 find_links: tuple[Path, ...], index_url: str | None, allow_build: bool, plain_http: bool,
+                 insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Run the contract check, gold, grader controls, attack suite, eval (the reference and controls played
     through the ROM solver), canary, publication scan, freeze and promotion on every exam under PATH (a
     suite directory or one exam directory).
@@ -70,12 +81,23 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
 
         ref = image_ref or _declared_image(path)
         image = prepare_image(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    envs = None
+    if environments:
+        if image is not None:
+            raise UsageError("exam certify: --environments grades each exam in its own image; "
+                             "not with --image or --promote")
+        from acx_oci.oci.store import StoreOptions
+        from acx_oci.services.exams.environments import EnvImages
+
+        envs = EnvImages(env_store, store_options=StoreOptions(plain_http=plain_http, insecure=insecure,
+                                                               timeout=timeout), find_links=find_links,
+                         index_url=index_url, allow_build=allow_build)
     executor = open_from_options(executor_opts, timeout or 10.0)
     progress = _event_line if executor_opts["json_events"] else ex.stderr_progress
     try:
         records = ex.certify_suite(path, jobs=jobs or (executor.threads() if executor else 2),
                                    out=out or ex.default_out(), patterns=patterns, image=image, progress=progress,
-                                   gold_runs=gold_runs, executor=executor)
+                                   gold_runs=gold_runs, executor=executor, environments=envs)
     finally:
         if executor is not None:
             executor.close()
@@ -135,11 +157,16 @@ def _declared_image(path: Path) -> str:
                    "Default: none is stated, and exam.yaml, the certification and the credential say 'not stated'.")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The suite the exams are written into (made if absent; an existing suite gains them).")
+@click.option("--requirements", "requirements", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Requirement lines for the exams' environment (env.json) instead of those derived "
+                                 "from the repository's pyproject.toml, setup.py/cfg, requirements files and tox.ini.")
+@click.option("--python", "python", default=None, metavar="X.Y",
+              help="The environment's Python instead of the derived one (3.9, 3.11 or 3.13).")
 @json_option
 def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tuple[str, ...],
                 lookalike: Path | None, incomplete: Path | None, prompt: Path | None, exam_id: str | None,
                 swebench: Path | None, repos: Path | None, classification: str | None, out: Path,
-                as_json: bool) -> None:
+                requirements: Path | None, python: str | None, as_json: bool) -> None:
     """Make exams from a repository's own fix (--repo --base --fix) or from SWE-bench instances
     (--swebench --repos), in exam form under OUT; then certify them like any exam.
 
@@ -158,10 +185,11 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
     from acx_oci.services.exams import swebench as swe
 
     stated = importer.parse_classification(classification)
+    reqs = read_bytes(requirements, "requirements", 1 << 20).decode("utf-8", "replace") if requirements else None
     if swebench is not None:
         if repo or base or fix or tests or lookalike or incomplete or prompt or exam_id or repos is None:
-            raise UsageError("exam import --swebench FILE takes --repos DIR and -o DIR only")
-        parts = swe.swebench_parts(swebench, repos)
+            raise UsageError("exam import --swebench FILE takes --repos DIR, -o DIR, --requirements and --python only")
+        parts = swe.swebench_parts(swebench, repos, requirements=reqs, python=python)
     else:
         if repo is None or base is None or fix is None:
             raise UsageError("exam import: give --repo PATH --base COMMIT --fix COMMIT, or --swebench FILE --repos DIR")
@@ -172,7 +200,8 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
         parts = [importer.from_repo(repo, base, fix, tests=list(tests) or None, exam_id=exam_id,
                                     prompt=read_bytes(prompt, "prompt", 1 << 20).decode("utf-8", "replace")
                                     if prompt else None,
-                                    incomplete_patch=patch(incomplete), lookalike_patch=patch(lookalike))]
+                                    incomplete_patch=patch(incomplete), lookalike_patch=patch(lookalike),
+                                    requirements=reqs, python=python)]
     exams = importer.write_all(parts, out, stated)
     if as_json:
         emit_json({"suite": str(out), "exams": exams})
@@ -182,6 +211,10 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
                    f"classification {json.dumps(e['classification'], sort_keys=True)})")
         for note in e["notes"]:
             click.echo(f"  {note}")
+        if e.get("environment"):
+            env = e["environment"]
+            click.echo(f"  environment: python {env['python']}, {len(env['requirements'])} requirement(s) from "
+                       f"{', '.join(env['sources']) or 'none found'} (env.json)")
     click.echo(f"next: acx-oci exam certify {out} --out CERTS")
 
 

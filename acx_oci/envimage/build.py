@@ -264,15 +264,17 @@ def repack(src_tar: Path, out_gz: Path, *, epoch: int) -> Layer:
     return Layer(out_gz, outer.digest, outer.size, inner.digest, inner.size, len(order), packages)
 
 
-def image_config(layer: Layer, *, epoch: int, suite: str, include: Sequence[str]) -> bytes:
+def image_config(layer: Layer, *, epoch: int, suite: str, include: Sequence[str],
+                 created_by: str | None = None) -> bytes:
     """The OCI image config: architecture/os, ``rootfs.diff_ids``, a fixed ``created`` and history."""
     created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     doc = {
         "architecture": oci_arch(), "os": "linux", "created": created,
         "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"], "Cmd": ["/bin/sh"]},
         "rootfs": {"type": "layers", "diff_ids": [layer.diff_id]},
-        "history": [{"created": created, "created_by": f"mmdebstrap --variant=apt --include={','.join(include)} "
-                                                      f"--skip=output/dev {suite} (acx-oci env build)"}],
+        "history": [{"created": created, "created_by": created_by or f"mmdebstrap --variant=apt --include="
+                                                                   f"{','.join(include)} --skip=output/dev {suite} "
+                                                                   "(acx-oci env build)"}],
     }
     return dump(doc)
 
@@ -296,8 +298,10 @@ def push_image(store: Store, layer: Layer, config: bytes, annotations: dict[str,
 
 
 def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str], epoch: int,
-                   store_options: StoreOptions | None = None, workdir: Path | None = None) -> BuiltImage:
-    """Repack an mmdebstrap tar and push it to ``ref`` (registry or ``oci:`` layout)."""
+                   store_options: StoreOptions | None = None, workdir: Path | None = None,
+                   annotations: dict[str, str] | None = None, created_by: str | None = None) -> BuiltImage:
+    """Repack an mmdebstrap tar and push it to ``ref`` (registry or ``oci:`` layout); ``annotations`` join the
+    manifest's (the Python environment's, :mod:`acx_oci.envimage.pyenv`)."""
     reference = parse_reference(ref)
     if reference.digest:
         raise UsageError(f"{ref}: push to a tag or a bare repository, not a digest")
@@ -305,12 +309,12 @@ def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str
     with tempfile.TemporaryDirectory(prefix="acx-envimg-", dir=workdir) as tmp:
         layer = repack(src_tar, Path(tmp) / "layer.tar.gz", epoch=epoch)
         t1 = time.monotonic()
-        config = image_config(layer, epoch=epoch, suite=suite, include=include)
+        config = image_config(layer, epoch=epoch, suite=suite, include=include, created_by=created_by)
         created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        annotations = {ANN_SUITE: suite, ANN_INCLUDE: ",".join(include), ANN_CREATED: created,
-                       ANN_PACKAGES: "\n".join(layer.packages)}
+        notes = {ANN_SUITE: suite, ANN_INCLUDE: ",".join(include), ANN_CREATED: created,
+                 ANN_PACKAGES: "\n".join(layer.packages), **(annotations or {})}
         with open_store(reference, store_options) as store:
-            digest, config_digest = push_image(store, layer, config, annotations, reference.tag)
+            digest, config_digest = push_image(store, layer, config, notes, reference.tag)
         t2 = time.monotonic()
     pinned = str(reference.with_digest(digest)) if not reference.tag else f"{reference}@{digest}"
     return BuiltImage(pinned, digest, config_digest, layer.digest, layer.size, layer.diff_id,

@@ -45,6 +45,8 @@ from acx_oci.sandbox.uids import own_uid
 
 MAX_REPORT = 4 * 1024 * 1024
 PYTHON = "/usr/bin/python3"
+#: An environment image's venv (``env build --spec``): when the image has one, its Python and pytest grade.
+VENV_PYTHON = "/opt/acx-venv/bin/python"
 _DROP_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE")
 
 
@@ -241,16 +243,21 @@ def junit_nodeid(test_id: str) -> str:
     return f"{'.'.join(names[:-1])}::{names[-1]}"
 
 
-def pytest_argv(*, import_submission: bool = False) -> list[str]:
+def pytest_argv(*, import_submission: bool = False, python: str = PYTHON) -> list[str]:
     """The grader's command line inside the sandbox (no part of it comes from the submission).
 
     The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
     """
     boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
         "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT))
-    return [PYTHON, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
+    return [python, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
             "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2",
             "/tmp/acx-grader/tests"]
+
+
+def grader_python(rootfs: Path | None) -> str:
+    """The image's venv Python when it has one (its pytest and packages, never the host's), else python3."""
+    return VENV_PYTHON if rootfs is not None and os.path.lexists(rootfs / VENV_PYTHON.lstrip("/")) else PYTHON
 
 
 def tests_payload(tests: Path) -> bytes:
@@ -290,11 +297,13 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         give_to_sandbox(out, base)
         genv = {k: v for k, v in base.env.items() if k not in _DROP_ENV}
         genv.update(env or {})
-        genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": PYTHON, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        python = grader_python(base.rootfs)
+        genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": python, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                      "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
         binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
         gspec = replace(base, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
-        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission), time_seconds=time_seconds,
+        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission, python=python),
+                                 time_seconds=time_seconds,
                                  stdin_data=tests_payload(tests))
         cases, ok = parse_junit(out / "report.xml")
         consistent = ok and not res.timed_out and _consistent(res.returncode, cases)

@@ -29,12 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acx_oci.errors import IntegrityError, UsageError
+from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
-from acx_oci.services.exams.stages import certify_exam, gold_runs_for
+from acx_oci.services.exams.stages import certify_exam, environment_record, gold_runs_for
 
 if TYPE_CHECKING:
     from acx_oci.services.exams.cluster import Cluster
@@ -147,19 +147,23 @@ class _Stream:
 def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = None,
                   image: tuple[Path, str] | None = None,
                   progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
-                  executor: Cluster | None = None) -> list[dict[str, Any]]:
+                  executor: Cluster | None = None,
+                  environments: Callable[[Any], tuple[Path, str] | None] | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
     ``progress`` gets one line per exam as it finishes (default: stderr); ``out/certify-events.jsonl`` gets
     the same as JSON lines. ``gold_runs``: runs the reference must pass where the controls are derived.
     ``executor`` (a Dask cluster) certifies the exams on its workers, at most ``jobs`` at once; the canary
-    stage, the records and the cache stay here.
+    stage, the records and the cache stay here. ``environments`` gives an exam with an environment spec its own
+    image (:class:`acx_oci.services.exams.environments.EnvImages`), used as ``image`` for that exam.
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
     if _inside(out, suite_root) or _inside(out, path):
         raise UsageError(f"exam certify: --out {out} is inside the suite; records never go into the suite")
+    if executor is not None and environments is not None:
+        raise UsageError("exam certify: --environments builds and unpacks images on this host; drop --executor")
     if executor is not None and image is not None:
         raise UsageError("exam certify: --promote/--image runs here only (the image is unpacked on this host); "
                          "drop --executor")
@@ -174,19 +178,28 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     stream = _Stream(out, len(sources), progress)
     records: list[dict[str, Any]] = []
 
-    def keep(src: ExamSource, rec: dict[str, Any], fh: str, t0: float, cached: bool) -> None:
+    images: dict[str, tuple[Path, str] | None] = {}
+
+    def keep(src: ExamSource, rec: dict[str, Any], fh: str | None, t0: float, cached: bool) -> None:
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
-        if not cached and lane_error(rec["stages"]) is None and rec["stages"]["freeze"].get("freezeHash") == fh:
-            _write_json(out / "by-freeze" / f"{_cache_key(fh, image)}.json", rec)  # a lane error is no verdict
+        if not cached and fh is not None and lane_error(rec["stages"]) is None \
+                and rec["stages"]["freeze"].get("freezeHash") == fh:  # a lane error is no verdict
+            _write_json(out / "by-freeze" / f"{_cache_key(fh, images.get(src.exam_id))}.json", rec)
         records.append(rec)
         stream(rec, time.monotonic() - t0, cached)
 
     todo: list[tuple[ExamSource, str]] = []
     for src in sources:
+        t0 = time.monotonic()
+        try:
+            images[src.exam_id] = image or (environments(src) if environments is not None else None)
+        except EnvironmentRefused as exc:  # the exam's refusal, named; never cached (a wheel may come later)
+            keep(src, environment_record(src, str(exc)), None, t0, False)
+            continue
         fh = exam_freeze_hash(src, pats)
-        hit = _cached(out, src, _cache_key(fh, image), gold_runs)
+        hit = _cached(out, src, _cache_key(fh, images[src.exam_id]), gold_runs)
         if hit is not None:
-            keep(src, hit, fh, time.monotonic(), True)
+            keep(src, hit, fh, t0, True)
         else:
             todo.append((src, fh))
     if executor is not None:
@@ -197,8 +210,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     else:
         def one(item: tuple[ExamSource, str]) -> None:
             t0 = time.monotonic()
-            keep(item[0], certify_exam(item[0], pats, registry.register, image, secrets, gold_runs), item[1], t0,
-                 False)
+            rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs)
+            keep(item[0], rec, item[1], t0, False)
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             for fut in [pool.submit(one, item) for item in todo]:

@@ -30,7 +30,7 @@ from acx_oci.files import load_yaml_or_json_inside, read_text_tree
 from acx_oci.model.exam import NOT_STATED
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
-from acx_oci.services.exams import gitrepo
+from acx_oci.services.exams import envspec, gitrepo
 from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.source import SOURCE_FILE
 
@@ -63,6 +63,7 @@ class ExamParts:
     notes: list[str] = field(default_factory=list)
     support: dict[str, str] = field(default_factory=dict)  # the tests' conftest.py files and helper modules
     test_ids: list[str] | None = None  # exactly the tests graded (FAIL_TO_PASS + PASS_TO_PASS, or --tests ids)
+    environment: dict[str, Any] | None = None  # the environment spec (env.json): Python and test dependencies
 
 
 def is_test_path(path: str) -> bool:
@@ -272,6 +273,9 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
     for name, tree in derived_mutants(parts).items():
         _write_tree(out, f"{rel}/controls/{name}", tree)
     safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
+    if parts.environment is not None:
+        safetree.write_inside(out, f"{rel}/{envspec.ENV_FILE}",
+                              json.dumps(parts.environment, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
     # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
     source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace")}
@@ -326,9 +330,17 @@ def _blob(entries: dict[str, gitrepo.TreeBlob], path: str) -> str | None:
     return entry.sha if entry is not None else None
 
 
+def environment(base: dict[str, str], fixed: dict[str, str], *, requirements: str | None = None,
+                python: str | None = None, swebench: dict[str, str] | None = None) -> dict[str, Any]:
+    """The exam's environment spec: derived from the base tree (:mod:`envspec`), then the user's overrides."""
+    spec = envspec.derive(base, own=packages_of(fixed), swebench=swebench)
+    return envspec.override(spec, requirements=requirements, python=python, what="--requirements")
+
+
 def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None, prompt: str | None = None,
               incomplete_patch: bytes | None = None, lookalike_patch: bytes | None = None,
-              exam_id: str | None = None, difficulty: float = 20.0) -> ExamParts:
+              exam_id: str | None = None, difficulty: float = 20.0, requirements: str | None = None,
+              python: str | None = None) -> ExamParts:
     """The exam parts from ``repo``: base tree, the fix's source change and tests, parent = ``FIX^``."""
     git = gitrepo.open_repo(repo)
     base_sha, fix_sha = gitrepo.resolve(git, base), gitrepo.resolve(git, fix)
@@ -376,7 +388,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     notes += binary_note(binary)
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(git, fix_sha),
                      gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes,
-                     support, test_ids)
+                     support, test_ids, environment(base_tree, fixed, requirements=requirements, python=python))
 
 
 def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
@@ -388,6 +400,8 @@ def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
             "sourceFiles": sorted(parts.fixed),
             "controls": {"incomplete": parts.incomplete is not None, "lookalike": parts.lookalike is not None,
                          "mutants": n_mut},
+            "environment": {k: parts.environment[k] for k in ("python", "requirements", "sources", "excluded")}
+            if parts.environment else None,
             "notes": [*parts.notes, *([f"mutants: {n_mut} of the fix's added lines; certification takes its "
                                        "controls among those the hidden tests kill"] if n_mut else [])]}
 

@@ -4,7 +4,9 @@ An exam directory holds ``exam.yaml`` (the contract), ``prompt.md`` and ``worksp
 tree), the hidden grader (``hidden/``, plus the suite's ``graderCommon`` directory), ``reference/`` and
 ``controls/{incomplete,lookalike}/`` (overlays on the workspace; an impossible exam also has
 ``controls/second-reference/``) and, for an exam made from a repository (``exam import``), ``source.json``
-(repository, base, fix and the fix's parent commit). The suite root is the nearest parent with ``families.yaml``.
+(repository, base, fix and the fix's parent commit) and ``env.json`` (the environment spec: Python and
+test dependencies, graded in with ``exam certify --environments``). The suite root is the nearest parent
+with ``families.yaml``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
 MUTANT_DIR = re.compile(r"^mutant-\d{2}$")
 MAX_MUTANT_DIRS = 32
 SOURCE_FILE = "source.json"
+ENV_FILE = "env.json"
 
 
 def read_tree(base: Path, rel: str, what: str = "exam tree") -> dict[str, str]:
@@ -56,6 +59,7 @@ class ExamSource:
     reference: dict[str, str]
     controls: dict[str, dict[str, str]] = field(default_factory=dict)
     source: dict[str, Any] | None = None
+    environment: dict[str, Any] | None = None  # env.json: the Python and packages the exam is graded with
 
     @property
     def parent_commit(self) -> str | None:
@@ -168,9 +172,12 @@ def load_exam(exam_dir: Path) -> ExamSource:
     source = load_yaml_or_json_inside(exam_dir, SOURCE_FILE, "exam source")
     if source is not None and not isinstance(source, dict):
         raise UsageError(f"{exam_dir / SOURCE_FILE}: expected an object")
+    env = load_yaml_or_json_inside(exam_dir, ENV_FILE, "exam environment spec")
+    if env is not None and not isinstance(env, dict):
+        raise UsageError(f"{exam_dir / ENV_FILE}: expected an object")
     return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir, "workspace", "workspace"),
                       prompt, read_tree(exam_dir, "hidden", "hidden grader"), common,
-                      read_tree(exam_dir, "reference", "reference"), controls, source)
+                      read_tree(exam_dir, "reference", "reference"), controls, source, env)
 
 
 def _mutant_dirs(exam_dir: Path) -> list[str]:
@@ -194,7 +201,8 @@ def freeze_inputs(src: ExamSource, patterns: tuple[tuple[str, str, str], ...]) -
             "reference": _files_digest(src.reference), "prompt": sha256_digest(src.prompt.encode("utf-8")),
             "controls": sha256_digest(canonical(src.controls)), "families": sha256_digest(canonical(src.families)),
             "source": sha256_digest(canonical(src.source)),
-            "patterns": sha256_digest(canonical([list(p) for p in patterns]))}
+            "patterns": sha256_digest(canonical([list(p) for p in patterns])),
+            **({"environment": sha256_digest(canonical(src.environment))} if src.environment is not None else {})}
 
 
 def exam_freeze_hash(src: ExamSource, patterns: tuple[tuple[str, str, str], ...] = mx.DEFAULT_PATTERNS) -> str:

@@ -22,6 +22,7 @@ from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.harness import LANE, retried
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
@@ -126,12 +127,27 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["publication"] = _publication(src, patterns, wins)
     stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": frozen,
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
+    env = environment_facts(image[0] if image else None)
+    if env is not None:  # the Python and packages the exam was graded with (its env.json's venv)
+        stages["freeze"]["environment"] = env
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
     else:
         chain_ok = all(stages[s].get("ok") for s in mx.STAGES if s != "promotion")
         stages["promotion"] = {"ok": bool(chain_ok), "imageDigest": image[1],
                                "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+
+
+def environment_record(src: ExamSource, why: str) -> dict[str, Any]:
+    """The record of an exam whose environment image could not be built or pulled: refused at gold (nothing
+    could be graded), the reason named; :func:`certify_suite` does not cache it."""
+    stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
+    for s in mx.STAGES[1:-1]:
+        stages[s] = mx.skipped(s, "gold (the exam's environment) failed")
+    stages["gold"].pop("skipped")  # gold did not pass: it is the stage that refuses, and says why
+    stages["gold"].update(environmentBuilt=False, reason=f"environment not built: {why}")
+    stages["promotion"] = dict(mx.NO_IMAGE)
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
 

@@ -25,6 +25,7 @@ from acx_oci.services.exams.importer import (
     apply_patch,
     binary_note,
     controls,
+    environment,
     exam_id_for,
     overlay,
     support_paths,
@@ -96,7 +97,8 @@ def _patch(inst: dict[str, Any], key: str, what: str) -> bytes | None:
     return value.encode("utf-8")
 
 
-def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
+def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | None = None,
+                   python: str | None = None) -> ExamParts:
     """One instance as exam parts: base tree, ``patch`` as the reference, ``test_patch``'s files hidden."""
     iid = str(inst["instance_id"])
     what = f"instance {iid}"
@@ -142,10 +144,14 @@ def instance_parts(inst: dict[str, Any], repos: Path) -> ExamParts:
     notes += binary_note(binary)
     if source["passToPassNotGraded"]:
         notes.append(f"{source['passToPassNotGraded']} PASS_TO_PASS test(s) in files the agent sees are not graded")
+    given = {k: str(inst[k]) for k in ("version", "environment_setup_commit") if inst.get(k) is not None}
+    env = environment(base, fixed, requirements=requirements, python=python, swebench=given or None)
     return ExamParts(exam_id_for(iid), base, parent, fixed, hidden, prompt, date, source, lookalike, incomplete,
-                     notes=notes, support=support, test_ids=sorted(set(graded)) or None)
+                     notes=notes, support=support, test_ids=sorted(set(graded)) or None, environment=env)
 
 
-def swebench_parts(instances: Path, repos: Path) -> list[ExamParts]:
-    """Every instance of the file as exam parts (nothing written yet)."""
-    return [instance_parts(inst, repos) for inst in read_instances(instances)]
+def swebench_parts(instances: Path, repos: Path, *, requirements: str | None = None,
+                   python: str | None = None) -> list[ExamParts]:
+    """Every instance of the file as exam parts (nothing written yet); the overrides apply to each."""
+    return [instance_parts(inst, repos, requirements=requirements, python=python)
+            for inst in read_instances(instances)]

@@ -1,0 +1,410 @@
+"""Python packages in an environment image: pinned once with hashes, wheels only, installed inside the sandbox.
+
+An exam's environment spec (``env.json``: a Python ``X.Y`` and requirement lines) becomes an image in four steps:
+
+1. **Resolve** on the host with ``pip download --only-binary :all:`` for the image's Python and platform (pip's
+   own configuration and ``PIP_*`` variables ignored). Wheels only: a wheel is unpacked, never run, so nothing
+   a package ships executes on the host. A requirement with no wheel (only a source distribution, whose build
+   scripts would run) is named and refused. The package under test is dropped from the result (a test
+   dependency such as hypothesis's pytest plugin may pull it in). The lock is ``name==version
+   --hash=sha256:…`` per file.
+2. **Debian root** for the Python's suite (:data:`PYTHONS`) with mmdebstrap, as ``env build`` makes it.
+3. **Install inside the sandbox**: the root unpacked into a scratch dir is ``/`` of a bubblewrap sandbox with
+   no network; there ``python3 -m venv --without-pip`` makes :data:`VENV` and pip, run from its own (hashed)
+   wheel, installs the lock with ``--require-hashes --no-index --only-binary :all: --no-deps --no-compile``.
+   The venv's own Python then lists what is installed; a package under test found there fails the build.
+4. **Image**: the venv (owned by root, mtimes clamped) joins the root's tar and the usual reproducible repack
+   makes one layer; annotations carry the spec digest, the Python and the package list, and the venv holds
+   ``acx-lock.txt`` and ``acx-env.json`` (what certification records).
+
+Images are cached by :func:`spec_digest` as the tag ``spec-<hex>`` of an image store (:func:`ensure_image`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acx_oci import safetree
+from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto.jcs import canonical
+from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
+from acx_oci.envimage.unpack import Unpacker, remove_tree
+from acx_oci.errors import AcxError, NoWheel, UsageError
+from acx_oci.oci.store import StoreOptions
+from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run, staging_dir
+
+VENV = "/opt/acx-venv"
+VENV_PYTHON = f"{VENV}/bin/python"
+ENV_REPORT = "acx-env.json"
+LOCK_FILE = "acx-lock.txt"
+#: The Pythons an environment image can have: a Debian suite's own python3 (reproducible, pulled by digest).
+PYTHONS = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+DEFAULT_PYTHON = "3.11"
+_GLIBC = {"bullseye": 31, "bookworm": 36, "trixie": 41}
+_MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x"}
+ANN_SPEC = "dev.acx.image.env-spec"
+ANN_PYTHON = "dev.acx.image.python"
+ANN_PY_PACKAGES = "dev.acx.image.python-packages"
+PIP_SECONDS = 900.0
+INSTALL_SECONDS = 1200.0
+MAX_PIP_OUTPUT = 8 * 1024 * 1024
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_UNSAFE_REQ = re.compile(r"[\x00-\x1f\x7f\\]|(^|\s)-|://|\s@\s")
+_WHEEL = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.!+]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+
+
+def normalize(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``More_Itertools`` is ``more-itertools``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def req_name(req: str) -> str | None:
+    """The distribution a requirement line names, or None for a path, URL or option."""
+    text = req.strip()
+    if not text or text.startswith(("-", ".", "/", "#")) or "://" in text or " @ " in text:
+        return None
+    m = _NAME.match(text)
+    return normalize(m.group(1)) if m else None
+
+
+def is_requirement(req: str) -> bool:
+    """A requirement line that is data only: a name, extras, specifiers, markers (no option, URL or path)."""
+    return req_name(req) is not None and not _UNSAFE_REQ.search(req)
+
+
+def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
+    """What decides the image: the Python (so its Debian suite), the requirements, the packages left out."""
+    python = str(spec.get("python") or DEFAULT_PYTHON)
+    if python not in PYTHONS:
+        raise UsageError(f"environment spec: python {python!r}: expected one of {', '.join(PYTHONS)}")
+    reqs = spec.get("requirements")
+    if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
+        raise UsageError("environment spec: requirements must be a list of strings")
+    # Each line goes into a requirements file pip reads: no line breaks, no options (--index-url, --hash, -e),
+    # no URLs, no paths; a spec is data, never pip's configuration.
+    bad = [r for r in reqs if not is_requirement(r)]
+    if bad:
+        raise UsageError(f"environment spec: {bad[0]!r} is not a requirement (name[extras] specifier; markers)")
+    excluded = sorted(normalize(str(n)) for n in spec.get("package") or ())
+    return {"python": python, "suite": PYTHONS[python], "requirements": list(reqs), "excludePackages": excluded}
+
+
+def spec_digest(spec: dict[str, Any]) -> str:
+    """The digest environment images are cached by: of :func:`build_inputs` only (notes do not count)."""
+    return sha256_digest(canonical(build_inputs(spec)))
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """One resolved wheel: the lock's ``name==version --hash=sha256:…`` line."""
+
+    name: str
+    version: str
+    filename: str
+    sha256: str
+
+    def line(self) -> str:
+        """The lock line pip's ``--require-hashes`` checks the file against."""
+        return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
+
+
+def platform_args(python: str, suite: str) -> list[str]:
+    """pip's target: CPython ``X.Y`` on the image's glibc and machine (wheels built for older glibc fit)."""
+    machine = _MACHINE.get(oci_arch(), oci_arch())
+    xy = python.replace(".", "")
+    plats = [f"manylinux_2_{g}_{machine}" for g in range(_GLIBC[suite], 16, -1)]
+    plats += [f"manylinux2014_{machine}", f"manylinux2010_{machine}", f"manylinux1_{machine}", f"linux_{machine}"]
+    args = ["--python-version", python, "--implementation", "cp", "--abi", f"cp{xy}", "--abi", "abi3", "--abi",
+            "none"]
+    for p in plats:
+        args += ["--platform", p]
+    return args
+
+
+def _pip_env() -> dict[str, str]:
+    """The host's environment without pip's configuration: the resolution depends on the spec and the index."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    return env
+
+
+def _no_wheel(out: str, python: str) -> NoWheel | None:
+    """pip's refusal, said as which requirement has no wheel (and whether only a source distribution exists)."""
+    m = re.search(r"No matching distribution found for (\S+)", out)
+    if m is None:
+        return None
+    name = m.group(1)
+    key = req_name(name) or name
+    sdists = tuple(u for n, u in re.findall(r"No sources permitted for (\S+): (\S+)", out) if normalize(n) == key)
+    why = "only a source distribution, whose build scripts would run" if sdists else "no release fits"
+    return NoWheel(f"env build: {name}: no wheel for CPython {python} on linux {oci_arch()} ({why}); refused — "
+                   "wheels only (--allow-build builds it inside the sandbox; or give a wheel with --find-links DIR)",
+                   key, sdists)
+
+
+def _download_argv(inputs: dict[str, Any], index_url: str | None, find_links: Sequence[Path]) -> list[str]:
+    argv = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "--no-cache-dir", "-vv",
+            *platform_args(inputs["python"], inputs["suite"])]
+    if index_url:
+        argv += ["--index-url", index_url]
+    for d in find_links:
+        argv += ["--find-links", str(d)]
+    return argv
+
+
+def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
+            find_links: Sequence[Path] = ()) -> tuple[list[Pinned], list[str]]:
+    """(the lock, packages under test left out): the requirements' wheels downloaded into ``dest/dist``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if (dest / "dist").exists():
+        remove_tree(dest / "dist")  # what an earlier, refused resolution left
+    reqs = dest / "requirements.in"
+    reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
+    _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r", str(reqs)],
+         inputs["python"])
+    pins, left_out = [], []
+    for f in sorted((dest / "dist").iterdir()):
+        pin = _pinned(f)
+        if pin.name in inputs["excludePackages"]:
+            left_out.append(pin.name)  # the package under test, pulled in by a test dependency: never installed
+            f.unlink()
+        else:
+            pins.append(pin)
+    return pins, left_out
+
+
+def installer(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
+              find_links: Sequence[Path] = ()) -> Pinned:
+    """pip's own wheel (hashed like the rest) into ``dest/tools``: it runs inside the sandbox, from the wheel."""
+    _pip([*_download_argv(inputs, index_url, find_links), "--no-deps", "-d", str(dest / "tools"), "pip"],
+         inputs["python"])
+    return _pinned(sorted((dest / "tools").iterdir())[0])
+
+
+def _pip(argv: list[str], python: str) -> None:
+    try:
+        res = subprocess.run(argv, capture_output=True, timeout=PIP_SECONDS, env=_pip_env(), check=False)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"pip download did not finish within {PIP_SECONDS:g} s") from None
+    if res.returncode != 0:
+        out = (res.stdout + res.stderr)[-MAX_PIP_OUTPUT:].decode("utf-8", "replace")
+        refusal = _no_wheel(out, python)
+        if refusal is not None:
+            raise refusal
+        errors = [ln for ln in out.splitlines() if ln.startswith("ERROR:")] or out.strip().splitlines()[-1:]
+        raise UsageError(f"env build: pip could not resolve the requirements: {' | '.join(errors[-2:])}")
+
+
+def _pinned(path: Path) -> Pinned:
+    m = _WHEEL.match(path.name)
+    if m is None:
+        raise UsageError(f"env build: {path.name} is not a wheel; only wheels are installed")
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return Pinned(normalize(m.group(1)), m.group(2), path.name, h.hexdigest())
+
+
+REPORT = ("import importlib.metadata as m, json, sys\n"
+          "print(json.dumps({'python': sys.version.split()[0], 'packages': sorted({'%s==%s' % "
+          "(d.metadata['Name'], d.version) for d in m.distributions()})}))\n")
+
+
+def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, Any]:
+    """Make the venv and install the lock inside a sandbox whose ``/`` is ``root`` (no network, no host
+    Python); returns what the venv's own Python says is installed."""
+    spec = SandboxSpec(rootfs=root, ro_binds=((wheels, "/tmp/acx-wheels"),), rw_binds=((venv, VENV),),
+                       time_seconds=INSTALL_SECONDS, memory_mib=4096, pids=256, disk_mib=512, file_size_mib=2048,
+                       open_files=1024)
+    give_to_sandbox(venv, spec)
+    script = (f"set -e; /usr/bin/python3 -m venv --without-pip {VENV}; "
+              f"{VENV_PYTHON} /tmp/acx-wheels/tools/{pip_wheel}/pip install --no-index --find-links "
+              "/tmp/acx-wheels/dist --require-hashes --only-binary :all: --no-deps --no-compile --no-cache-dir "
+              "--disable-pip-version-check --no-input -q -r /tmp/acx-wheels/" + LOCK_FILE + "; "
+              f"exec {VENV_PYTHON} -I -c \"$ACX_REPORT\"")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "ACX_REPORT": REPORT,
+           "PIP_CONFIG_FILE": "/dev/null", "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"}
+    res = run(SandboxSpec(**{**spec.__dict__, "env": env}), ["/bin/sh", "-c", script])
+    if res.returncode != 0 or res.timed_out:
+        tail = res.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        raise UsageError(f"env build: installing inside the sandbox failed (exit {res.returncode}"
+                         f"{', timed out' if res.timed_out else ''}): {' | '.join(tail)}")
+    try:
+        report = json.loads(res.stdout.decode("utf-8").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise UsageError("env build: the venv's Python did not report what is installed") from None
+    return {"python": str(report["python"]), "packages": [str(p) for p in report["packages"]]}
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _unpack_root(tar: Path, root: Path) -> None:
+    unpacker = Unpacker(root)
+    try:
+        with tar.open("rb") as fh:
+            unpacker.layer(fh, gzipped=False, where="root file system")
+        unpacker.finish()
+    finally:
+        unpacker.close()
+    (root / VENV.lstrip("/")).mkdir(parents=True, exist_ok=True)  # the venv's mount point
+
+
+class _Root:
+    """The image's Debian root, made (mmdebstrap) and unpacked for the sandbox once, when first needed."""
+
+    def __init__(self, suite: str, work: Path, epoch: int, mirror: str | None, keep_tar: Path | None,
+                 include: Sequence[str]) -> None:
+        self.suite, self.work, self.epoch, self.mirror, self.include = suite, work, epoch, mirror, list(include)
+        self.tar = keep_tar or work / "rootfs.tar"
+        self.root: Path | None = None
+
+    def unpacked(self) -> Path:
+        if self.root is None:
+            if not self.tar.exists():
+                partial = self.tar.with_name(self.tar.name + f".partial{os.getpid()}")
+                try:
+                    run_mmdebstrap(self.suite, self.include, partial, epoch=self.epoch, mirror=self.mirror)
+                    os.replace(partial, self.tar)
+                finally:
+                    partial.unlink(missing_ok=True)
+            self.root = staging_dir("acx-pyenv-root-", self.work)
+            _unpack_root(self.tar, self.root)
+        return self.root
+
+
+MAX_BUILDS = 8
+
+
+def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin: Callable[[], Pinned], *,
+                      allow_build: bool,
+                      index_url: str | None, find_links: Sequence[Path]) -> tuple[list[Pinned], list[str],
+                                                                                  list[dict[str, Any]]]:
+    """:func:`resolve`; with ``allow_build``, each requirement that has only an sdist is built inside the
+    sandbox (:mod:`acx_oci.envimage.sdist`) and the resolution tried again with its wheel."""
+    from acx_oci.envimage import sdist
+
+    links: list[Path] = list(find_links)
+    built: list[dict[str, Any]] = []
+    for n in range(MAX_BUILDS + 1):
+        try:
+            pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=links)
+            return pins, left_out, built
+        except NoWheel as refusal:
+            if not allow_build or not refusal.sdists or n == MAX_BUILDS:
+                raise
+            step = root.work / f"build-{n}"
+            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", find_links)
+            reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
+            bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
+            (step / "lock").mkdir(mode=0o755)
+            (step / "lock" / "build.txt").write_text("".join(p.line() + "\n" for p in bpins), "utf-8")
+            (step / "out").mkdir(mode=0o755)
+            wheel = sdist.build_wheel(root.unpacked(), src, step / "deps" / "dist", step / "lock" / "build.txt",
+                                      wheels / "tools", pip_pin().filename, step / "out")
+            built.append(sdist.sdist_note(src, digest, wheel))
+            links.append(step / "out")
+    raise AssertionError("unreachable")
+
+
+def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
+                    find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
+                    store_options: StoreOptions | None = None, keep_tar: Path | None = None,
+                    include: Sequence[str] = ("python3",)) -> BuiltImage:
+    """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
+    ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar."""
+    inputs = build_inputs(spec)
+    digest = sha256_digest(canonical(inputs))
+    sde = resolve_epoch(epoch)
+    work = staging_dir("acx-pyenv-")
+    try:
+        wheels = work / "wheels"
+        wheels.mkdir(mode=0o755)
+        root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include)
+        pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
+        pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
+                                                  index_url=index_url, find_links=find_links)
+        pip_pin()  # the installer's wheel, fetched once the lock stands (a refused resolution needs none)
+        lock = "".join(p.line() + "\n" for p in pins)
+        (wheels / LOCK_FILE).write_text(lock, "utf-8")
+        for d in (wheels, wheels / "dist", wheels / "tools"):
+            d.chmod(0o755)
+            for f in d.iterdir():
+                if f.is_file():
+                    f.chmod(0o644)
+        venv = work / "venv"
+        venv.mkdir(mode=0o755)
+        report = install(root.unpacked(), wheels, venv, pip_pin().filename)
+        bad = sorted({n for p in report["packages"] if (n := req_name(p))} & set(inputs["excludePackages"]))
+        if bad:
+            raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
+        doc = {"specDigest": digest, "inputs": inputs, "python": report["python"], "packages": report["packages"],
+               "lock": [p.line() for p in pins], "installer": pip_pin().line(), "leftOut": sorted(set(left_out)),
+               "builtFromSource": built}
+        safetree.write_inside(venv, LOCK_FILE, lock.encode("utf-8"))
+        safetree.write_inside(venv, ENV_REPORT, json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+        full = work / "full.tar"
+        shutil.copyfile(root.tar, full)
+        with tarfile.open(full, "a") as tf:
+            tf.add(venv, arcname=VENV.lstrip("/"), filter=_root_owned)
+        annotations = {ANN_SPEC: digest, ANN_PYTHON: report["python"], ANN_PY_PACKAGES: "\n".join(report["packages"])}
+        return image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
+                              store_options=store_options, workdir=work, annotations=annotations,
+                              created_by=f"acx-oci env build --spec (python {inputs['python']}, "
+                                         f"{len(pins)} wheels, spec {digest})")
+    finally:
+        with contextlib.suppress(OSError):
+            remove_tree(work)
+
+
+def spec_tag(spec: dict[str, Any]) -> str:
+    """The tag an environment image is cached under in an image store: ``spec-`` and the spec digest's hex."""
+    return "spec-" + spec_digest(spec).split(":", 1)[1][:32]
+
+
+def read_report(root: Path) -> dict[str, Any] | None:
+    """The venv's ``acx-env.json`` of an unpacked image (read through real directories only), or None."""
+    rel = f"{VENV.lstrip('/')}/{ENV_REPORT}"
+    try:
+        raw = safetree.read_inside(root, rel, 4 * 1024 * 1024, "environment report")
+    except (OSError, AcxError):
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def ensure_image(spec: dict[str, Any], store: str, *, build: bool = True,
+                 store_options: StoreOptions | None = None, **build_args: Any) -> str:
+    """The pinned reference of the spec's image in ``store`` (``oci:DIR`` or ``registry/repo``): the tag
+    :func:`spec_tag` if it is there, else built and pushed under it (``build=False``: refused instead)."""
+    from acx_oci.oci.open import open_store
+    from acx_oci.oci.ref import parse_reference
+
+    ref = f"{store}:{spec_tag(spec)}"
+    reference = parse_reference(ref)
+    with contextlib.suppress(AcxError), open_store(reference, store_options) as st:
+        return f"{ref}@{st.resolve(reference.target).digest}"
+    if not build:
+        raise UsageError(f"environment image {ref} not found (spec {spec_digest(spec)}); build it with "
+                         "acx-oci env build --spec env.json")
+    return build_env_image(ref, spec, store_options=store_options, **build_args).reference

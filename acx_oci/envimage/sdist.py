@@ -1,0 +1,141 @@
+"""``--allow-build``: a requirement with only a source distribution, built into a wheel inside the sandbox.
+
+The host only fetches bytes: the sdist pip named (from a ``--find-links`` directory, or over HTTPS with the
+index's ``#sha256=`` checked), its ``[build-system] requires`` read from the archive as text, and those build
+requirements resolved like any other — wheels only, hashed. The build itself (``setup.py``, a build backend)
+runs in a bubblewrap sandbox whose ``/`` is the image's Debian root: no network, uid 65534, a throwaway venv in
+the sandbox's ``/tmp``, pip from its hashed wheel with ``--require-hashes``, ``pip wheel --no-build-isolation
+--no-deps --no-index``, the one writable bind being the output directory. The wheel then joins the resolution
+through ``--find-links`` and is locked by its own hash; ``acx-env.json`` names the sdist and its digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tarfile
+import tomllib
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acx_oci.errors import NoWheel, UsageError
+from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run
+from acx_oci.urls import without_fragment
+
+MAX_SDIST_BYTES = 256 * 1024 * 1024
+MAX_PYPROJECT_BYTES = 1024 * 1024
+BUILD_SECONDS = 1200.0
+DEFAULT_BUILD_REQUIRES = ["setuptools>=40.8.0", "wheel"]
+_FILE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*?)-(\d[A-Za-z0-9._+!-]*)\.(tar\.gz|zip|tar\.bz2|tgz)$")
+
+
+def _version_key(url: str) -> tuple[int, ...]:
+    m = _FILE.match(unquote(Path(urlparse(url).path).name))
+    return tuple(int(p) for p in re.findall(r"\d+", m.group(2))[:4]) if m else ()
+
+
+def pick(refusal: NoWheel) -> str:
+    """The newest source distribution pip saw for the refused requirement."""
+    if not refusal.sdists:
+        raise refusal
+    return max(refusal.sdists, key=_version_key)
+
+
+def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
+    """The sdist's bytes into ``dest`` (nothing of it runs); an index's ``#sha256=`` fragment must match. A
+    ``file:`` URL must lie in one of the ``--find-links`` directories (an index cannot point at a host file)."""
+    parsed = urlparse(url)
+    name = unquote(Path(parsed.path).name)
+    if not _FILE.match(name):
+        raise UsageError(f"env build --allow-build: {name!r} is not a source distribution's file name")
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / name
+    if parsed.scheme == "file":
+        src = Path(unquote(parsed.path))
+        if not any(src.resolve().parent == d.resolve() for d in links):
+            raise UsageError(f"env build --allow-build: {src} is in no --find-links directory; not fetched")
+        if src.is_symlink() or not src.is_file() or src.stat().st_size > MAX_SDIST_BYTES:
+            raise UsageError(f"env build --allow-build: {src} is not a regular file under {MAX_SDIST_BYTES} bytes")
+        shutil.copyfile(src, out)
+    elif parsed.scheme == "https":
+        import requests
+
+        with requests.get(without_fragment(url), stream=True, timeout=60) as res, out.open("wb") as fh:
+            res.raise_for_status()
+            size = 0
+            for chunk in res.iter_content(1 << 20):
+                size += len(chunk)
+                if size > MAX_SDIST_BYTES:
+                    raise UsageError(f"env build --allow-build: {name} is over {MAX_SDIST_BYTES} bytes")
+                fh.write(chunk)
+    else:
+        raise UsageError(f"env build --allow-build: {url}: only file: and https: sources are fetched")
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    want = re.search(r"#sha256=([0-9a-f]{64})", url)
+    if want and want.group(1) != digest:
+        raise UsageError(f"env build --allow-build: {name} hashes to sha256:{digest}, the index says {want.group(1)}")
+    out.chmod(0o644)
+    return out, digest
+
+
+def build_requires(sdist: Path) -> list[str]:
+    """``[build-system] requires`` of the archive's top-level ``pyproject.toml`` (read as text), else setuptools."""
+    text = None
+    if sdist.name.endswith(".zip"):
+        with zipfile.ZipFile(sdist) as zf:
+            names = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith("/pyproject.toml")]
+            if names and zf.getinfo(names[0]).file_size <= MAX_PYPROJECT_BYTES:
+                text = zf.read(names[0]).decode("utf-8", "replace")
+    else:
+        with tarfile.open(sdist) as tf:
+            for m in tf:
+                if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/pyproject.toml") \
+                        and m.size <= MAX_PYPROJECT_BYTES:
+                    fh = tf.extractfile(m)
+                    text = fh.read().decode("utf-8", "replace") if fh else None
+                    break
+    if text is None:
+        return list(DEFAULT_BUILD_REQUIRES)
+    try:
+        reqs = tomllib.loads(text).get("build-system", {}).get("requires")
+    except tomllib.TOMLDecodeError:
+        return list(DEFAULT_BUILD_REQUIRES)
+    return [r for r in reqs if isinstance(r, str)] if isinstance(reqs, list) else list(DEFAULT_BUILD_REQUIRES)
+
+
+def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, tools: Path, pip_wheel: str,
+                out: Path) -> Path:
+    """Build ``sdist`` into a wheel in ``out`` inside the sandbox (the image's root as ``/``, no network)."""
+    spec = SandboxSpec(rootfs=root, ro_binds=((sdist.parent, "/tmp/acx-sdist"), (build_dist, "/tmp/acx-build"),
+                                              (build_lock.parent, "/tmp/acx-lock"), (tools, "/tmp/acx-tools")),
+                       rw_binds=((out, "/tmp/acx-out"),), time_seconds=BUILD_SECONDS, memory_mib=4096, pids=256,
+                       disk_mib=1024, file_size_mib=1024, open_files=1024,
+                       env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "PIP_CONFIG_FILE": "/dev/null"})
+    give_to_sandbox(out, spec)
+    pip = f"/tmp/bv/bin/python /tmp/acx-tools/{pip_wheel}/pip"
+    script = ("set -e; /usr/bin/python3 -m venv --without-pip /tmp/bv; "
+              f"{pip} install --no-index --find-links /tmp/acx-build --require-hashes --only-binary :all: --no-deps "
+              f"--no-compile --disable-pip-version-check -q -r /tmp/acx-lock/{build_lock.name}; "
+              f"{pip} wheel --no-index --no-deps --no-build-isolation --disable-pip-version-check -q "
+              f"-w /tmp/acx-out /tmp/acx-sdist/{sdist.name}")
+    res = run(spec, ["/bin/sh", "-c", script])
+    wheels = sorted(out.glob("*.whl"))
+    if res.returncode != 0 or res.timed_out or len(wheels) != 1:
+        tail = res.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        raise UsageError(f"env build --allow-build: building {sdist.name} inside the sandbox failed "
+                         f"(exit {res.returncode}{', timed out' if res.timed_out else ''}): {' | '.join(tail)}")
+    wheels[0].chmod(0o644)
+    return wheels[0]
+
+
+def sdist_note(sdist: Path, digest: str, wheel: Path) -> dict[str, Any]:
+    """What ``acx-env.json`` says of a package built from source: the sdist, its digest, the wheel made."""
+    return {"sdist": sdist.name, "sdistSha256": digest, "wheel": wheel.name,
+            "wheelSha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+
+
+__all__ = ["build_requires", "build_wheel", "fetch", "pick", "sdist_note"]

@@ -1,0 +1,341 @@
+"""An imported exam's environment spec: the Python and test dependencies its repository asks for at the base.
+
+Read from the base tree's text (already read from git objects by :mod:`acx_oci.services.exams.gitrepo`), never
+by running anything: ``pyproject.toml`` (``[project]`` dependencies, ``requires-python``, classifiers, the
+``test``/``tests``/``testing`` optional-dependency extras and dependency groups), ``setup.py`` (parsed with
+:mod:`ast` only: literal ``setup(...)`` keywords and module-level literal assignments), ``setup.cfg``,
+``requirements*test*.txt``/``requirements-dev.txt``/``test-requirements.txt`` (``-r`` followed inside the tree)
+and ``tox.ini``'s ``[testenv] deps``. The package under test is never a requirement (a self-referencing extra
+such as ``attrs[tests-no-zope]`` is expanded, not installed). The spec goes to ``env.json`` in the exam's
+task folder; ``env build --spec`` turns it into an image (:mod:`acx_oci.envimage.pyenv`).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from collections.abc import Iterable
+from typing import Any
+
+from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, is_requirement, normalize, req_name, spec_digest
+from acx_oci.errors import UsageError
+from acx_oci.services.exams.source import ENV_FILE
+
+SCHEMA = "acx.exam-env/1"
+TEST_EXTRAS = ("test", "tests", "testing")
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+_REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.txt|dev[-_]requirements\.txt|"
+                       r"test[-_]?requirements\.txt|requirements/[^/]*(test|dev)[^/]*\.txt)$")
+_OPTION = re.compile(r"\s+--?[A-Za-z][\w-]*(=\S+)?")
+_CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
+MAX_INCLUDES = 16
+
+
+def _extras(req: str) -> list[str]:
+    m = _NAME.match(req)
+    return [normalize(e) for e in m.group(2)[1:-1].split(",") if e.strip()] if m and m.group(2) else []
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", v)[:3]) or (0,)
+
+
+def satisfies(python: str, requires: str | None) -> bool:
+    """Whether Python ``X.Y`` (as X.Y.0 .. X.Y.99) meets a ``python_requires`` specifier set (unknown: yes)."""
+    if not requires:
+        return True
+    for clause in (c.strip() for c in requires.split(",") if c.strip()):
+        m = re.match(r"^(~=|===|==|!=|>=|<=|>|<)\s*([0-9][0-9.*]*)$", clause)
+        if not m:
+            continue
+        op, ver = m.groups()
+        lo, hi = (*_version(python), 0), (*_version(python), 99)
+        want = _version(ver.rstrip(".*"))
+        if op in ("==", "===") and ver.endswith("*"):
+            ok = _version(python)[:len(want)] == want
+        elif op in ("==", "==="):
+            ok = lo[:len(want)] <= want <= hi[:len(want)]
+        elif op == "!=":
+            ok = not (ver.endswith("*") and _version(python)[:len(want)] == want)
+        elif op == ">=":
+            ok = hi >= want
+        elif op == ">":
+            ok = hi > want
+        elif op == "<=":
+            ok = lo <= want
+        elif op == "<":
+            ok = lo < want
+        else:  # ~=
+            ok = hi >= want and _version(python)[:len(want) - 1] == want[:len(want) - 1]
+        if not ok:
+            return False
+    return True
+
+
+def choose_python(requires: str | None, classifiers: list[str]) -> str:
+    """The Python to test with: one we can provide that ``requires`` allows and the classifiers do not exceed
+    (bookworm's 3.11 first: the most shared image), else the default."""
+    top = max((_version(c) for c in classifiers), default=None)
+    fits = [p for p in PYTHONS if satisfies(p, requires) and (top is None or _version(p) <= top)]
+    if DEFAULT_PYTHON in fits:
+        return DEFAULT_PYTHON
+    return max(fits, key=_version) if fits else DEFAULT_PYTHON
+
+
+class _Found:
+    """What the readers collect: requirements in order (with where they came from), the package's own name."""
+
+    def __init__(self) -> None:
+        self.reqs: list[str] = []
+        self.sources: list[str] = []
+        self.dropped: list[str] = []
+        self.names: set[str] = set()
+        self.requires: str | None = None
+        self.classifiers: list[str] = []
+
+    def add(self, reqs: list[str], where: str) -> None:
+        kept = 0
+        for r in reqs:
+            r = r.split(" #", 1)[0].strip()
+            if not r:
+                continue
+            r = _OPTION.sub("", r).strip()  # a pinned file's "--hash=…": pip's business, not the spec's
+            if not is_requirement(r):
+                self.dropped.append(r)
+                continue
+            self.reqs.append(r)
+            kept += 1
+        if kept:
+            self.sources.append(where)
+
+    def meta(self, name: Any, requires: Any, classifiers: Any) -> None:
+        if isinstance(name, str) and name.strip():
+            self.names.add(normalize(name.strip()))
+        if isinstance(requires, str) and requires.strip() and self.requires is None:
+            self.requires = requires.strip()
+        if isinstance(classifiers, list):
+            self.classifiers += [m.group(1) for c in classifiers if isinstance(c, str) and (m := _CLASSIFIER.match(c))]
+
+
+def _strs(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [ln for ln in value.splitlines() if ln.strip()]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else []
+
+
+def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    value = doc.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _pyproject(text: str, found: _Found) -> None:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found.dropped.append(f"pyproject.toml (not TOML: {exc})")
+        return
+    proj = _table(doc, "project")
+    found.meta(proj.get("name"), proj.get("requires-python"), proj.get("classifiers"))
+    found.add(_strs(proj.get("dependencies")), "pyproject.toml [project] dependencies")
+    extras = {normalize(k): _strs(v) for k, v in _table(proj, "optional-dependencies").items()}
+    for key in TEST_EXTRAS:
+        if key in extras:
+            found.add(_expand(extras, key, found.names), f"pyproject.toml [project.optional-dependencies] {key}")
+    groups = _table(doc, "dependency-groups")
+    for key in (*TEST_EXTRAS, "dev"):
+        if isinstance(groups.get(key), list):
+            found.add([g for g in groups[key] if isinstance(g, str)], f"pyproject.toml [dependency-groups] {key}")
+
+
+def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 0) -> list[str]:
+    """An extra's requirements, a reference to the package's own extras (``pkg[a,b]``) replaced by theirs
+    (the reference itself stays, so that :func:`finish` names the package as left out)."""
+    out: list[str] = []
+    for r in extras.get(key, []):
+        if req_name(r) in own and depth < 8:
+            out.append(r)
+            for e in _extras(r):
+                out += _expand(extras, e, own, depth + 1)
+        else:
+            out.append(r)
+    return out
+
+
+def _literals(tree: ast.Module) -> dict[str, Any]:
+    """Module-level ``NAME = literal`` assignments (what ``setup(install_requires=NAME)`` often points at)."""
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return out
+
+
+def _setup_py(text: str, found: _Found) -> None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        found.dropped.append("setup.py (not parseable Python)")
+        return
+    names = _literals(tree)
+
+    def value(node: ast.expr, depth: int = 0) -> Any:
+        """A literal, with module-level literal names, lists and dicts of them, and ``a + b`` of lists."""
+        if depth > 16:
+            return None
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        if isinstance(node, ast.List | ast.Tuple):
+            return [value(e, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            return {value(k, depth + 1): value(v, depth + 1) for k, v in zip(node.keys, node.values, strict=True)
+                    if k is not None}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = value(node.left, depth + 1), value(node.right, depth + 1)
+            return a + b if isinstance(a, list) and isinstance(b, list) else None
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        if func is None or not ((isinstance(func, ast.Name) and func.id == "setup") or
+                                (isinstance(func, ast.Attribute) and func.attr == "setup")):
+            continue
+        kw = {k.arg: value(k.value) for k in node.keywords if k.arg}  # type: ignore[attr-defined]
+        found.meta(kw.get("name"), kw.get("python_requires"), kw.get("classifiers"))
+        found.add(_strs(kw.get("install_requires")), "setup.py install_requires")
+        found.add(_strs(kw.get("tests_require")), "setup.py tests_require")
+        extras = {normalize(str(k)): _strs(v) for k, v in _table(kw, "extras_require").items()}
+        for key in TEST_EXTRAS:
+            if key in extras:
+                found.add(_expand(extras, key, found.names), f"setup.py extras_require {key}")
+
+
+def _ini(text: str, what: str, found: _Found) -> configparser.ConfigParser | None:
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cp.read_string(text)
+    except configparser.Error:
+        found.dropped.append(f"{what} (not an INI file)")
+        return None
+    return cp
+
+
+def _setup_cfg(text: str, found: _Found) -> None:
+    cp = _ini(text, "setup.cfg", found)
+    if cp is None:
+        return
+    found.meta(cp.get("metadata", "name", fallback=None), cp.get("options", "python_requires", fallback=None),
+               _strs(cp.get("metadata", "classifiers", fallback="")))
+    found.add(_strs(cp.get("options", "install_requires", fallback="")), "setup.cfg install_requires")
+    if cp.has_section("options.extras_require"):
+        extras = {normalize(k): _strs(v) for k, v in cp.items("options.extras_require")}
+        for key in TEST_EXTRAS:
+            if key in extras:
+                found.add(_expand(extras, key, found.names), f"setup.cfg extras_require {key}")
+
+
+def _requirements(tree: dict[str, str], path: str, seen: set[str]) -> list[str]:
+    """A requirements file's lines, ``-r``/``-c`` includes followed inside the tree (bounded, no cycles)."""
+    if path in seen or len(seen) >= MAX_INCLUDES or path not in tree:
+        return []
+    seen.add(path)
+    out: list[str] = []
+    here = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    for line in re.sub(r"\\\r?\n", " ", tree[path]).splitlines():  # a continued line (pip-compile's) is one
+        line = line.split(" #", 1)[0].strip()
+        m = re.match(r"^(-r|--requirement)\s*(\S+)$", line)
+        if m:
+            target = m.group(2).replace("{toxinidir}/", "")
+            out += _requirements(tree, target if target in tree else here + target, seen)
+        elif line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def _tox(tree: dict[str, str], found: _Found) -> None:
+    cp = _ini(tree["tox.ini"], "tox.ini", found)
+    if cp is None or not cp.has_section("testenv"):
+        return
+    reqs: list[str] = []
+    for line in _strs(cp.get("testenv", "deps", fallback="")):
+        line = re.sub(r"^[\w.,!-]+:\s+", "", line.strip())  # a factor-conditional line: "py38: mock"
+        if "{" in line and not line.startswith("-r"):
+            found.dropped.append(line)
+            continue
+        m = re.match(r"^-r\s*(\S+)$", line)
+        reqs += _requirements(tree, m.group(1).replace("{toxinidir}/", ""), set()) if m else [line]
+    found.add(reqs, "tox.ini [testenv] deps")
+
+
+def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str, str] | None = None) -> dict[str, Any]:
+    """The environment spec of a base tree; ``own`` are the modules under test (never requirements)."""
+    found = _Found()
+    if "pyproject.toml" in tree:
+        _pyproject(tree["pyproject.toml"], found)
+    if "setup.cfg" in tree:
+        _setup_cfg(tree["setup.cfg"], found)
+    if "setup.py" in tree:
+        _setup_py(tree["setup.py"], found)
+    for path in sorted(p for p in tree if _REQ_FILE.match(p)):
+        found.add(_requirements(tree, path, set()), path)
+    if "tox.ini" in tree:
+        _tox(tree, found)
+    if not found.reqs and "requirements.txt" in tree:
+        found.add(_requirements(tree, "requirements.txt", set()), "requirements.txt")
+    return finish(found.reqs, found.sources, found.dropped, names=found.names | {normalize(o) for o in own},
+                  requires=found.requires, classifiers=found.classifiers, swebench=swebench)
+
+
+def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: set[str], requires: str | None,
+           classifiers: list[str], python: str | None = None,
+           swebench: dict[str, str] | None = None) -> dict[str, Any]:
+    """The spec document: requirements deduplicated (first wins), the package under test left out, pytest added."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    excluded: set[str] = set()
+    for r in reqs:
+        name = req_name(r)
+        if name is None:
+            continue
+        if name in names:
+            excluded.add(name)
+        elif r not in seen:
+            seen.add(r)
+            kept.append(r)
+    if "pytest" not in {req_name(r) for r in kept}:
+        kept.append("pytest")  # the grader's own pytest comes from the environment, never the host
+    if python is not None and python not in PYTHONS:
+        raise UsageError(f"--python {python}: expected one of {', '.join(PYTHONS)} (a Debian suite's python3)")
+    spec: dict[str, Any] = {
+        "schema": SCHEMA, "python": python or choose_python(requires, classifiers), "requirements": kept,
+        "pythonRequires": requires, "classifierPythons": sorted(set(classifiers), key=_version),
+        "sources": sources, "dropped": dropped, "package": sorted(names), "excluded": sorted(excluded)}
+    if swebench:
+        spec["swebench"] = swebench
+    return spec
+
+
+def override(spec: dict[str, Any], *, requirements: str | None, python: str | None, what: str) -> dict[str, Any]:
+    """The spec with the user's ``--requirements FILE`` text and/or ``--python X.Y`` in place of the derived."""
+    if requirements is None and python is None:
+        return spec
+    reqs = [ln.split(" #", 1)[0].strip() for ln in requirements.splitlines()] if requirements is not None \
+        else spec["requirements"]
+    reqs = [r for r in reqs if r and not r.startswith("#")]
+    out = finish(reqs, [what] if requirements is not None else spec["sources"],
+                 [r for r in reqs if req_name(r) is None] + (spec["dropped"] if requirements is None else []),
+                 names=set(spec["package"]), requires=spec["pythonRequires"],
+                 classifiers=spec["classifierPythons"], python=python or spec["python"],
+                 swebench=spec.get("swebench"))
+    out["overridden"] = [k for k, v in (("requirements", requirements), ("python", python)) if v is not None]
+    return out
+
+
+__all__ = ["ENV_FILE", "derive", "override", "spec_digest"]

@@ -1,0 +1,340 @@
+"""Exam environments from the repository: the spec derived at import, wheels only, and (slow) a certification
+graded by the image's own venv Python with a package from PyPI.
+
+Fast tests read a small generated git repository (pyproject test extra, tox.ini, setup.py parsed with ast only)
+and refuse a real source distribution found through ``--find-links`` without running its build script; the
+``slow`` one builds one image per session (mmdebstrap bookworm + ``iniconfig`` and ``pytest`` from PyPI).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.envimage import pyenv
+from acx_oci.errors import UsageError
+from acx_oci.services.exams import envspec
+
+from .support.cli import cli
+from .support.envroot import PACKAGES, root_tar
+from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, VISIBLE, commit, git
+
+PYPROJECT = '''[project]
+name = "calc"
+requires-python = ">=3.8"
+dependencies = ["attrs>=21"]
+classifiers = ["Programming Language :: Python :: 3.9", "Programming Language :: Python :: 3.12"]
+
+[project.optional-dependencies]
+tests = ["calc[cov]", "hypothesis>=6", "pytest>=7"]
+cov = ["coverage[toml]"]
+docs = ["sphinx"]
+'''
+TOX = '''[tox]
+envlist = py39,py311
+
+[testenv]
+deps =
+    -r requirements-test.txt
+    py39: mock
+    {env:EXTRA_DEP:}
+commands = pytest
+'''
+#: Running this file would leave a mark on the host: derivation must only parse it.
+SETUP_PY = '''import pathlib
+pathlib.Path("/tmp/acx-setup-py-ran").write_text("ran")
+TESTS = ["freezegun", "calc"]
+setup(name="calc", install_requires=["idna"], extras_require={"test": TESTS, "docs": ["sphinx"]},
+      python_requires=">=3.7,<3.10")
+'''
+
+
+def make_repo(path: Path, extra: dict[str, str]) -> dict[str, str]:
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    base = commit(path, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE, **extra}, "initial",
+                  "2026-03-01T10:00:00Z")
+    fix = commit(path, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "Fix clamp and sign",
+                 "2026-03-05T10:00:00Z")
+    return {"base": base, "fix": fix}
+
+
+def test_import_derives_the_environment_from_pyproject_and_tox(tmp_path: Path) -> None:
+    shas = make_repo(tmp_path / "calc", {"pyproject.toml": PYPROJECT, "tox.ini": TOX,
+                                         "requirements-test.txt": "pytest-timeout==2.3.1  # pinned\n-e .\n"})
+    res = cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+              "--id", "calc-env", "-o", tmp_path / "suite", "--json")
+    assert res.exit_code == 0, res.output
+    spec = json.loads((tmp_path / "suite" / "tasks" / "calc-env" / "env.json").read_text())
+    # the project's dependencies, its tests extra with its own [cov] extra expanded (never calc itself),
+    # the requirements file tox names, tox's factor line; never the docs extra, an editable path or a {sub}
+    assert spec["requirements"] == ["attrs>=21", "coverage[toml]", "hypothesis>=6", "pytest>=7",
+                                    "pytest-timeout==2.3.1", "mock"]
+    assert spec["excluded"] == ["calc"] and "calc" in spec["package"]
+    assert spec["python"] == "3.11"  # >=3.8 and classifiers up to 3.12: bookworm's 3.11
+    assert "-e ." in spec["dropped"] and "{env:EXTRA_DEP:}" in spec["dropped"]
+    assert "pyproject.toml [project.optional-dependencies] tests" in spec["sources"]
+    assert "tox.ini [testenv] deps" in spec["sources"]
+    out = json.loads(res.stdout)["exams"][0]["environment"]
+    assert out["python"] == "3.11" and "hypothesis>=6" in out["requirements"]
+    # the spec is part of what is certified: another spec, another freeze hash
+    from acx_oci.services.exams import suite_freeze_hashes
+    before = suite_freeze_hashes(tmp_path / "suite")["calc-env"]
+    (tmp_path / "suite" / "tasks" / "calc-env" / "env.json").write_text(json.dumps({**spec, "python": "3.13"}))
+    assert suite_freeze_hashes(tmp_path / "suite")["calc-env"] != before
+
+
+def test_setup_py_is_parsed_never_run_and_the_user_overrides(tmp_path: Path) -> None:
+    mark = Path("/tmp/acx-setup-py-ran")
+    mark.unlink(missing_ok=True)
+    shas = make_repo(tmp_path / "calc", {"setup.py": SETUP_PY})
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("six==1.16.0\ncalc==1.0\n")
+    res = cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+              "--id", "calc-a", "-o", tmp_path / "suite", "--json")
+    assert res.exit_code == 0, res.output
+    spec = json.loads((tmp_path / "suite" / "tasks" / "calc-a" / "env.json").read_text())
+    assert spec["requirements"] == ["idna", "freezegun", "pytest"] and spec["excluded"] == ["calc"]
+    assert spec["python"] == "3.9" and spec["pythonRequires"] == ">=3.7,<3.10"  # bullseye's python3
+    assert not mark.exists()
+    res = cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+              "--id", "calc-b", "-o", tmp_path / "suite", "--requirements", reqs, "--python", "3.13")
+    assert res.exit_code == 0, res.output
+    spec = json.loads((tmp_path / "suite" / "tasks" / "calc-b" / "env.json").read_text())
+    assert spec["requirements"] == ["six==1.16.0", "pytest"] and spec["python"] == "3.13"
+    assert spec["excluded"] == ["calc"] and spec["overridden"] == ["requirements", "python"]
+    bad = cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+              "--id", "calc-c", "-o", tmp_path / "suite", "--python", "2.7")
+    assert bad.exit_code == 2 and "--python 2.7: expected one of 3.9, 3.11, 3.13" in bad.output
+    assert not (tmp_path / "suite" / "tasks" / "calc-c").exists()
+
+
+def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
+    tree = {"setup.cfg": "[metadata]\nname = more-itertools\nclassifiers =\n    Programming Language :: Python :: 3.9\n"
+                         "[options]\ninstall_requires =\n    six\n[options.extras_require]\ntesting =\n"
+                         "    more_itertools[extra]\n    pytest-cov\n",
+            "requirements/test.txt": "-r base.txt\nflaky\n",
+            "requirements/base.txt": "urllib3==1.26.18 \\\n    --hash=sha256:" + "0" * 64 + "\n",
+            "requirements.txt": "ignored-when-others-exist\n"}
+    spec = envspec.derive(tree, own=["more_itertools"], swebench={"version": "8.0",
+                                                                 "environment_setup_commit": "a" * 40})
+    assert spec["requirements"] == ["six", "pytest-cov", "urllib3==1.26.18", "flaky", "pytest"]
+    assert spec["excluded"] == ["more-itertools"] and spec["python"] == "3.9"
+    assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
+
+
+def test_python_choice_follows_requires_and_classifiers() -> None:
+    assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
+    assert envspec.choose_python(">=3.12", []) == "3.13"
+    assert envspec.choose_python(None, ["3.7", "3.8", "3.9"]) == "3.9"
+    assert envspec.choose_python("~=3.11", []) == "3.11"
+    assert not envspec.satisfies("3.9", ">=3.10") and envspec.satisfies("3.11", "!=3.10.*,>=3.8")
+
+
+def _sdist(links: Path, marker: Path) -> None:
+    """A real source distribution whose setup.py would leave ``marker`` on the host if anything ran it."""
+    links.mkdir()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, text in (("evilpkg-1.0/setup.py", f"open({str(marker)!r}, 'w').write('ran')\n"),
+                           ("evilpkg-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: evilpkg\nVersion: 1.0\n")):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    (links / "evilpkg-1.0.tar.gz").write_bytes(buf.getvalue())
+
+
+def test_a_package_with_only_a_source_distribution_is_named_and_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "build-script-ran"
+    _sdist(tmp_path / "links", marker)
+    (tmp_path / "index").mkdir()  # an empty index: nothing but the --find-links dir answers, no network
+    index = (tmp_path / "index").as_uri()
+    inputs = pyenv.build_inputs({"python": "3.11", "requirements": ["evilpkg"], "package": ["calc"]})
+    with pytest.raises(UsageError, match=r"evilpkg: no wheel for CPython 3.11 .*only a source distribution"):
+        pyenv.resolve(inputs, tmp_path / "wheels", index_url=index, find_links=[tmp_path / "links"])
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("evilpkg\n")
+    res = cli("env", "build", f"oci:{tmp_path / 'images'}:x", "--requirements", reqs, "--find-links",
+              tmp_path / "links", "--index-url", index)
+    assert res.exit_code == 2 and "evilpkg: no wheel" in res.output and "refused" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1
+    assert not marker.exists() and not (tmp_path / "images").exists()
+
+
+def _wheel(links: Path, name: str, requires: list[str]) -> None:
+    """A minimal pure-Python wheel (what pip download takes; nothing in it runs)."""
+    import zipfile
+
+    info = f"{name}-1.0.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(links / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr(f"{name}.py", "")
+        zf.writestr(f"{info}/METADATA", meta)
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+
+
+def test_the_package_under_test_is_never_installed_even_when_a_test_dependency_pulls_it_in(tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    _wheel(links, "calc", [])
+    _wheel(links, "calcplugin", ["calc>=1"])  # a pytest plugin of the project, say: it requires the project
+    (tmp_path / "index").mkdir()
+    inputs = pyenv.build_inputs({"python": "3.11", "requirements": ["calcplugin"], "package": ["calc"]})
+    pins, left_out = pyenv.resolve(inputs, tmp_path / "wheels", index_url=(tmp_path / "index").as_uri(),
+                                      find_links=[links])
+    assert [p.name for p in pins] == ["calcplugin"] and left_out == ["calc"]
+    assert sorted(f.name for f in (tmp_path / "wheels" / "dist").iterdir()) == ["calcplugin-1.0-py3-none-any.whl"]
+    assert pins[0].line().startswith("calcplugin==1.0 --hash=sha256:")
+
+
+def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path: Path) -> None:
+    marker = tmp_path / "build-script-ran"
+    _sdist(tmp_path / "links", marker)
+    (tmp_path / "index").mkdir()
+    shas = make_repo(tmp_path / "calc", {"requirements-test.txt": "evilpkg\n"})
+    assert cli("exam", "import", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+               "--id", "calc-env", "-o", tmp_path / "suite").exit_code == 0
+    res = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--environments", "--env-store",
+              f"oci:{tmp_path / 'store'}", "--find-links", tmp_path / "links", "--index-url",
+              (tmp_path / "index").as_uri(), "--json")
+    assert res.exit_code == 1, res.output
+    rec = json.loads(res.stdout)["records"][0]
+    assert not rec["certified"] and rec["stages"]["gold"]["environmentBuilt"] is False
+    assert "evilpkg: no wheel" in rec["stages"]["gold"]["reason"]
+    assert "only a source distribution" in rec["stages"]["gold"]["reason"]
+    assert not marker.exists() and not list((tmp_path / "certs").glob("by-freeze/*"))  # not cached
+
+
+def test_allow_build_fetches_only_from_find_links_and_checks_the_index_hash(tmp_path: Path) -> None:
+    from acx_oci.envimage import sdist
+
+    _sdist(tmp_path / "links", tmp_path / "marker")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret-1.0.tar.gz").write_bytes(b"host file")
+    with pytest.raises(UsageError, match="in no --find-links directory"):
+        sdist.fetch((elsewhere / "secret-1.0.tar.gz").as_uri(), tmp_path / "out", [tmp_path / "links"])
+    url = (tmp_path / "links" / "evilpkg-1.0.tar.gz").as_uri()
+    with pytest.raises(UsageError, match="the index says " + "0" * 64):
+        sdist.fetch(url + "#sha256=" + "0" * 64, tmp_path / "out2", [tmp_path / "links"])
+    got, digest = sdist.fetch(url, tmp_path / "out3", [tmp_path / "links"])
+    assert got.read_bytes() == (tmp_path / "links" / "evilpkg-1.0.tar.gz").read_bytes() and len(digest) == 64
+    assert sdist.build_requires(got) == sdist.DEFAULT_BUILD_REQUIRES  # no pyproject.toml in it: setuptools
+    assert not (tmp_path / "marker").exists()
+
+
+def test_bad_specs_are_refused_before_any_download() -> None:
+    with pytest.raises(UsageError, match=r"python '2\.7': expected one of"):
+        pyenv.build_inputs({"python": "2.7", "requirements": []})
+    for hostile in ("git+https://x/y", "six\n--index-url http://evil.example/simple", "six --hash=sha256:00",
+                    "six ; python_version > '3' -e .", "six @ https://evil.example/six.whl", "six\r--pre"):
+        with pytest.raises(UsageError, match="is not a requirement"):
+            pyenv.build_inputs({"python": "3.11", "requirements": [hostile]})
+    assert pyenv.build_inputs({"python": "3.11", "requirements": ["attrs[tests]>=21,<24; python_version >= '3.8'"]})
+    a = pyenv.spec_digest({"python": "3.11", "requirements": ["six"], "package": ["calc"], "sources": ["a"]})
+    b = pyenv.spec_digest({"python": "3.11", "requirements": ["six"], "package": ["calc"], "sources": ["b"]})
+    assert a == b != pyenv.spec_digest({"python": "3.11", "requirements": ["six==1.16.0"], "package": ["calc"]})
+
+
+# --- slow: one image with a package from PyPI ------------------------------------------------------------
+
+ENV_HIDDEN = HIDDEN.replace("from calc import clamp, sign\n", "import sys\n\nimport acxsdistdemo\nimport iniconfig\n\n"
+                            "from calc import clamp, sign\n") + '''
+
+def test_graded_by_the_environment():
+    assert sys.prefix == "/opt/acx-venv" and iniconfig.__file__.startswith("/opt/acx-venv/")
+    assert acxsdistdemo.VALUE == 42
+'''
+#: A package with only a source distribution: built with --allow-build inside the sandbox, never on the host.
+DEMO_SETUP = '''from setuptools import setup
+try:
+    open(MARKER, "w").write("the build script ran here")
+except OSError:
+    pass  # inside the sandbox the host's path does not exist
+setup(name="acxsdistdemo", version="1.0", py_modules=["acxsdistdemo"])
+'''
+
+
+def _demo_sdist(links: Path, marker: Path) -> None:
+    links.mkdir(parents=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, text in (("acxsdistdemo-1.0/setup.py", DEMO_SETUP.replace("MARKER", repr(str(marker)))),
+                           ("acxsdistdemo-1.0/acxsdistdemo.py", "VALUE = 42\n"),
+                           ("acxsdistdemo-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: acxsdistdemo\nVersion: 1.0\n")):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    (links / "acxsdistdemo-1.0.tar.gz").write_bytes(buf.getvalue())
+
+
+@pytest.fixture(scope="session")
+def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
+        pytest.skip("mmdebstrap or bubblewrap not installed")
+    tmp = tmp_path_factory.mktemp("envstore")
+    store = f"oci:{tmp / 'layout'}"
+    marker = tmp / "host-marker"
+    _demo_sdist(tmp / "links", marker)
+    spec = {"python": "3.11", "requirements": ["iniconfig", "pytest", "acxsdistdemo"], "package": ["calc"]}
+    with pytest.raises(UsageError, match=r"acxsdistdemo: no wheel .*only a source distribution"):
+        pyenv.ensure_image(spec, store, find_links=[tmp / "links"])
+    # the Debian root test_envimage's image starts from (one mmdebstrap per session); its pytest goes unused
+    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=root_tar(tmp_path_factory, PACKAGES),
+                             include=PACKAGES, find_links=[tmp / "links"], allow_build=True)
+    assert not marker.exists()  # the sdist's setup.py ran only inside the sandbox
+    return {"store": store, "ref": ref, "spec": spec}
+
+
+@pytest.mark.slow
+def test_certify_grades_in_the_exams_own_environment(py_env_image: dict[str, Any], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from acx_oci.envimage import prune
+    from acx_oci.sandbox import staging_dir
+
+    cache = staging_dir("acx-test-pyenv-")  # 0755 under /tmp: the sandbox's uid must reach the root
+    monkeypatch.setenv("ACX_OCI_CACHE_DIR", str(cache))
+    try:
+        _certify_in_own_environment(py_env_image, tmp_path)
+    finally:
+        prune(cache, 0)
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) -> None:
+    repo = tmp_path / "calc"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE,
+                         "pyproject.toml": '[project]\nname = "calc"\n\n[project.optional-dependencies]\n'
+                                           'test = ["iniconfig", "pytest", "acxsdistdemo"]\n'}, "initial",
+                 "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": ENV_HIDDEN}, "Fix", "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "--id", "calc-env", "-o",
+              tmp_path / "suite")
+    assert res.exit_code == 0, res.output
+    spec = json.loads((tmp_path / "suite" / "tasks" / "calc-env" / "env.json").read_text())
+    assert pyenv.spec_digest(spec) == pyenv.spec_digest(py_env_image["spec"])  # the session's image serves it
+    cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--environments",
+               "--env-store", py_env_image["store"], "--json")
+    assert cert.exit_code == 0, cert.output
+    rec = json.loads(cert.stdout)["records"][0]
+    assert rec["certified"], rec
+    env = rec["stages"]["freeze"]["environment"]
+    assert env["python"].startswith("3.11.") and env["specDigest"] == pyenv.spec_digest(spec)
+    assert any(p.startswith("iniconfig==") for p in env["packages"])
+    assert any(p.startswith("pytest==") for p in env["packages"])
+    assert "acxsdistdemo==1.0" in env["packages"] and env["builtFromSource"] == ["acxsdistdemo-1.0.tar.gz"]
+    assert not any(p.lower().startswith("calc==") for p in env["packages"])
+    assert rec["stages"]["freeze"]["imageDigest"] == py_env_image["ref"].rsplit("@", 1)[1]
+    plain = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "plain", "--json")
+    assert plain.exit_code == 1  # on the host's Python there is no iniconfig and no venv: the gold fails
