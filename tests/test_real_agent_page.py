@@ -197,10 +197,10 @@ def test_the_stand_in_run_the_page_states_is_decided_whatever_the_draw(tmp_path:
     for seed in range(100):
         order = [float(t["difficulty"]) for t in drawn]
         random.Random(seed).shuffle(order)
-        r = rating.replay([(d, d <= 35) for d in order])
+        r = rating.rate_games([(d, d <= 35) for d in order])
         assert r.sigma < 1.5 and rating.acx_level(rating.conservative(r)) == MODEL_LEVEL, (seed, r)
         assert rating.career_tier(MODEL_LEVEL) == MODEL_TIER
-        assert rating.replay([(d, True) for d in order]).sigma > 1.5  # all won: never under the gate
+        assert rating.rate_games([(d, True) for d in order]).sigma > 1.5  # all won: never under the gate
 
 
 def test_the_quick_slice_is_bench_py_cut_to_its_band(tmp_path: Path) -> None:
