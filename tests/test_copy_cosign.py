@@ -2,7 +2,8 @@
 bundle referrer) byte for byte, but only of levels that stand: the real cosign 3 and 2.5 verify the mirror,
 and after ``acx-oci revoke`` neither a fresh mirror, nor the old mirror copied again, nor a mirror of a source
 whose takedown failed (the stale projection pushed back) lets cosign pass. One attested cartridge on
-Distribution (no Referrers API: the bundle is found through the tag-schema index); the tests run in order."""
+Distribution (no Referrers API: the bundle is found through the tag-schema index), and, slow, on ggcr's registry
+(the Referrers API); the tests run in order."""
 
 from __future__ import annotations
 
@@ -24,12 +25,14 @@ from .support.resolve_world import World, build_resolve_world
 TRUSTED_ROOT = {"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1"}
 
 
-@pytest.fixture(scope="module")
-def world(registry: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["distribution", pytest.param("ggcr", marks=pytest.mark.slow)])
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The resolve world (one level attested, projected in both layouts), the PEM keys and an empty root;
-    ``saved`` keeps the source's projection (raw manifests) as it was before any revoke."""
+    ``saved`` keeps the source's projection (raw manifests) as it was before any revoke. Slow: the same on
+    ggcr's registry (the Referrers API: a stale bundle at the destination is deleted, not just unlisted)."""
     cosign_binary()
     cosign3_binary()
+    registry = str(request.getfixturevalue("registry" if request.param == "distribution" else "ggcr"))
     w = build_resolve_world(tmp_path_factory.mktemp("copycos"), registry)
     ok(cli("keys", "export-pem", str(w.verifier), "-o", str(w.tmp / "verifier.pub")))
     ok(cli("keys", "export-pem", str(w.publisher), "-o", str(w.tmp / "publisher.pub")))
