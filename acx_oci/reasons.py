@@ -196,6 +196,8 @@ PROBE_UPSTREAM = _r("probe_upstream", "egress", None, "the containment probe's r
 # -- copy -----------------------------------------------------------------------------------------
 NOT_DECIDING = _r("not_deciding", "copy", None, "it verified, but no verified claim rests on it")
 NOT_JUDGED = _r("not_judged", "copy", None, "resolve never judged it (not a level attestation of the cartridge)")
+PROJECTION_NOT_STANDING = _r("projection_not_standing", "copy", None, "a cosign projection of a level that does "
+                                 "not stand at copy time (revoked, superseded, expired, or not verified under --trust)")
 
 
 def markdown() -> str:

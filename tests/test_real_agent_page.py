@@ -104,6 +104,9 @@ def test_the_page_states_the_outcome_this_test_checks() -> None:
     page = PAGE.read_text("utf-8")
     script = page_script(page)
     assert "testdata" not in script and "$SRC" not in script  # a pip user has no clone
+    # ... so no scripts/ either: the llm agent's SDK comes from the package's command, before its cartridge is attested
+    assert "scripts/" not in script
+    assert -1 < script.find("acx-oci dev install-sdk") < script.find("acx-oci attest $REG/acme/llm-agent")
     assert "benchmark example bench-py" in script and "exam certify" in script and "--allow-uncertified" not in script
     assert f"ISSUED, at level {LEVELS[0]} or {LEVELS[-1]} (*{TIER}*)" in page
 

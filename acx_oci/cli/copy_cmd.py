@@ -105,6 +105,10 @@ def copy_command(src: str, dst: str, trust_path: Path | None, only_verified: boo
     DST's tag defaults to SRC's. With --trust the source is resolved first and the copy after,
     and a different answer is a failure (exit 1).
 
+    The cosign projection goes along exactly: the publisher's .sig tag always, and the level's .att
+    tag layer and Sigstore bundle referrer only when --trust resolves that level VERIFIED (not
+    revoked, superseded or expired); DST's projections of levels that do not stand are taken down.
+
     \b
     Example:
       acx-oci copy registry.example/acme/dag-agent:1.0.0 oci:./bundle:1.0.0 --trust trust.yaml

@@ -70,3 +70,38 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
         server.serve_forever()
     finally:
         server.server_close()
+
+
+SDK_DIR = "/usr/local/lib/acx-oci-sdk"
+
+
+@dev.command("install-sdk")
+@click.option("--dir", "sdk_dir", default=SDK_DIR, show_default=True, metavar="DIR",
+              help="Where to install (the sandbox binds the host's /usr read-only, so /usr/local/lib is visible).")
+def install_sdk(sdk_dir: str) -> None:
+    """Install the official model SDKs (openai, anthropic; pinned) for /usr/bin/python3, the interpreter the
+    sandbox runs, into a directory of their own, off its default sys.path (the grader's pytest sees no new
+    plugins); an agent puts DIR first on sys.path. Idempotent: when DIR already has both at the pinned
+    versions, it only prints them. Needs write access to DIR's parent (root, or sudo) and the package index.
+
+    \b
+    Example:
+      acx-oci dev install-sdk      # prints: openai 3.57.0 anthropic 2.15.0 (runs sudo when DIR is not writable)
+    """
+    import subprocess
+    import sys
+    from importlib import resources
+
+    if not Path("/usr/bin/python3").exists():
+        raise UsageError("dev install-sdk: expected the sandbox's interpreter at /usr/bin/python3, found none "
+                         "(install python3 from your distribution)")
+    env = {**os.environ, "ACX_SDK_DIR": sdk_dir}
+    has_pip = subprocess.run([sys.executable, "-c", "import pip"], capture_output=True).returncode == 0
+    if has_pip:  # this interpreter's pip (else python3 on PATH): the wheels need not match its version
+        env["PYTHON"] = sys.executable
+    with resources.as_file(resources.files("acx_oci.cli") / "install-sdk.sh") as script:
+        proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RegistryError(f"dev install-sdk: the SDKs could not be installed into {sdk_dir}: {last}")
+    click.echo(proc.stdout.strip())

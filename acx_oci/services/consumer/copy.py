@@ -45,6 +45,8 @@ from acx_oci.oci.transfer import (
 )
 from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.artifacts.cartridge import load_cartridge
+from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.services.consumer.copy_cosign import CosignCarry, standing_credentials
 from acx_oci.services.consumer.copy_status import check_replacement
 from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.consumer.statuscache import StatusHistory
@@ -190,8 +192,9 @@ def _status_urls(src: Store, item: PlannedManifest) -> list[str]:
 class _Planner:
     """Walks the source: subject, referrers (recursively, bounded), then the status lists they name."""
 
-    def __init__(self, src: Store, req: CopyRequest, outcome: CopyOutcome, judged: _Judged | None) -> None:
-        self.src, self.req, self.outcome, self.judged = src, req, outcome, judged
+    def __init__(self, src: Store, req: CopyRequest, outcome: CopyOutcome, judged: _Judged | None,
+                 cosign: CosignCarry) -> None:
+        self.src, self.req, self.outcome, self.judged, self.cosign = src, req, outcome, judged, cosign
         self.plan = CopyPlan()
         self.status_urls: dict[str, None] = {}
         self.attestations: list[str] = []
@@ -237,6 +240,9 @@ class _Planner:
                                                  "reason": reason, "code": code,
                                                  "listedArtifactType": listed})
                     continue
+            if artifact_type == MEDIA_BUNDLE and subject == self.cosign.subject \
+                    and not self.cosign.bundle_carried(self.src, item):
+                continue
             if (artifact_type or "").startswith(ACX_ARTIFACT_PREFIX):
                 item.tag = referrer_tag(item.digest, subject)  # as acx-oci pushes them: discovery reads both
             self.plan.add_image(item)
@@ -315,10 +321,12 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
             if req.only_verified and resolution.partial:
                 raise VerificationError("copy --only-verified: the source resolution hit a bound (partial); "
                                         "raise --max-referrers or copy without --only-verified")
-    planner = _Planner(src, req, outcome, _Judged.of(resolution) if resolution else None)
+    cosign = CosignCarry(subject.digest, standing_credentials(resolution))
+    planner = _Planner(src, req, outcome, _Judged.of(resolution) if resolution else None, cosign)
     planner.plan = planner_plan
     planner.seen.add(subject.digest)
     planner.referrers_of(subject.digest, 0)
+    cosign.plan_tags(src, planner.plan)
     planner.status_lists(dst)
     if resolution is not None:
         total = len(planner.attestations) + len(outcome.skipped)
@@ -338,6 +346,9 @@ def _copy(req: CopyRequest, src: Store, dst: Store, target: str, tag: str | None
     if req.progress is not None:
         req.progress(plan.total_bytes, plan.total_bytes, f"pushing {len(plan.manifests)} manifests")
     outcome.manifests = push_manifests(dst, plan)
+    cosign.finish(dst)
+    outcome.skipped += cosign.skipped
+    outcome.notes += cosign.notes
     if resolution is not None and req.trust is not None:
         after = _resolve(dst, subject.digest, req, req.trust)
         outcome.destination_same = verdict(after) == verdict(resolution)
