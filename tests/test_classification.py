@@ -18,6 +18,7 @@ import yaml
 
 from acx_oci.model import benchmark as bmodel
 from acx_oci.services.artifacts import benchmark as bm
+from acx_oci.trust.keyfiles import load_identity
 
 from .support.cli import cli, ok
 
@@ -105,7 +106,8 @@ def test_private_and_customer_exams_appear_in_no_published_blob(tmp_path: Path) 
     did = json.loads((tmp_path / "verifier.did.json").read_text())["id"]
     out = tmp_path / "att"
     ok(cli("attest", cart, "--benchmark", f"oci:{layout}:bench", "--key", tmp_path / "verifier.key", "--issuer",
-           did, "--state", tmp_path / "state", "-o", out, "--min-games", "1", "--sigma-max", "100", "--json"))
+           did, "--state", tmp_path / "state", "-o", out, "--min-games", "1", "--sigma-max", "100", "--certifier",
+           load_identity(tmp_path / "certifier.key").did, "--json"))
     res_ = json.loads((out / "credential.json").read_text())["credentialSubject"]["result"][0]
     assert res_["acx:customerExams"] is True and res_["acx:examCertification"] == "certified"
 

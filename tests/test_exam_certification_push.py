@@ -57,7 +57,7 @@ def _attest(w: dict[str, Any], tag: str) -> dict[str, Any]:
     out = w["tmp"] / f"att-{tag}"
     ok(cli("attest", w["cart"], "--benchmark", f"{w['registry']}/certs/bench:{tag}", "--key",
            str(w["tmp"] / "verifier.key"), "--issuer", w["verifier"], "--state", str(w["tmp"] / f"state-{tag}"),
-           "-o", str(out), "--min-games", "1", "--sigma-max", "100", "--json"))
+           "-o", str(out), "--min-games", "1", "--sigma-max", "100", "--certifier", w["certifier"], "--json"))
     return dict(json.loads((out / "credential.json").read_text()))
 
 
@@ -112,3 +112,57 @@ def test_a_changed_exam_is_uncertified_and_refused(certified: dict[str, Any]) ->
     assert "exam_uncertified" in _codes(w, cred, [w["certifier"]])
     failed = cli("exam", "verify", f"{w['registry']}/certs/bench:changed")
     assert failed.exit_code == 1
+
+
+def _forge(w: dict[str, Any], tag: str) -> str:
+    """A self-made did:key certification of the same benchmark manifest, its classifications dropped, moved to
+    the front of the referrers index (anyone who can push can rewrite that tag)."""
+    from acx_oci.crypto.keys import generate_identity
+    from acx_oci.oci.model import MEDIA_INDEX
+    from acx_oci.oci.open import open_store
+    from acx_oci.oci.ref import parse_reference
+    from acx_oci.oci.registry.referrers import build_index, fallback_tag, read_index
+    from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.artifacts import benchmark as bm
+    from acx_oci.services.artifacts import certification as cert
+
+    store: Any = open_store(parse_reference(f"{w['registry']}/certs/bench:{tag}"), StoreOptions())
+    remote = bm.fetch(store, tag)
+    real, _ = cert.find_certification(store, remote.manifest.digest, str(remote.descriptor["benchmarkDigest"]))
+    assert real is not None
+    forger = generate_identity()
+    pred = {**real.predicate, "certifier": forger.did,
+            "exams": {k: {**v, "classification": None} for k, v in real.predicate["exams"].items()}}
+    forged = cert.push_certification(store, remote.manifest.descriptor, pred, {}, forger)
+    index = read_index(store, remote.manifest.digest)
+    first = [d for d in index if d.digest == forged.digest] + [d for d in index if d.digest != forged.digest]
+    store.put_manifest(build_index(first), MEDIA_INDEX, fallback_tag(remote.manifest.digest))
+    listed = store.referrers(remote.manifest.digest, cert.ARTIFACT_EXAM_CERTIFICATION).descriptors
+    assert listed[0].digest == forged.digest and len(listed) == 2
+    return forger.did
+
+
+def test_a_forged_certification_changes_nothing(certified: dict[str, Any]) -> None:
+    """An untrusted certifier's referrer, listed first, neither changes what the credential says nor makes a
+    consumer pinning the genuine certifier refuse."""
+    w = certified
+    pushed = _push(w, w["suite"], "forged", "--certifier-key", str(w["tmp"] / "certifier.key"))
+    forger = _forge(w, "forged")
+    cred = _attest(w, "forged")
+    res = cred["credentialSubject"]["result"][0]
+    assert res["acx:examCertifier"] == w["certifier"] and res["acx:examClassification"] == "stated"
+    assert res["acx:examCertificationDigest"] == pushed["certificationDigest"]
+    assert "exam_uncertified" not in _codes(w, cred, [w["certifier"]])
+    trust = w["tmp"] / "trust-forged.yaml"
+    trust.write_text(json.dumps({"benchmarks": [{"id": pushed["id"], "version": pushed["version"],
+                                                 "digest": pushed["benchmarkDigest"],
+                                                 "certifiedBy": [w["certifier"]]}]}))
+    res_ = cli("exam", "verify", f"{w['registry']}/certs/bench:forged", "--trust", str(trust), "--json")
+    verified = check_document("exam verify", res_.stdout, res_.exit_code)
+    assert verified["verified"] is True and verified["certification"]["certifier"] == w["certifier"]
+    # a verifier that trusts only its own key does not take the forger's word either: refused before any game
+    out = cli("attest", w["cart"], "--benchmark", f"{w['registry']}/certs/bench:forged", "--key",
+              str(w["tmp"] / "verifier.key"), "--issuer", w["verifier"], "--state", str(w["tmp"] / "state-own"),
+              "-o", str(w["tmp"] / "att-own"), "--json")
+    assert out.exit_code == 2 and "attest --certifier" in out.output and w["certifier"] in out.output
+    assert forger not in json.dumps(res)

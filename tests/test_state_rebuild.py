@@ -31,10 +31,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, registry: str) -> World:
     return w
 
 
-def _attest(w: World, repo: str, state: Path, out: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+def _attest(w: World, repo: str, state: Path, out: Path, *extra: str, log: str = "acx/rb-log"
+            ) -> tuple[int, dict[str, Any]]:
     res = cli("attest", f"{w.registry}/{repo}:1.0.0", "--benchmark", f"{w.registry}/acx/bench:2026.07.1",
               "--key", str(w.verifier), "--issuer", w.verifier_did, "--competence", "33", "--state", str(state),
-              "-o", str(out), "--log", f"{w.registry}/acx/rb-log", "--json", *extra)
+              "-o", str(out), "--log", f"{w.registry}/{log}", "--json", *extra)
     return res.exit_code, json.loads(res.stdout)
 
 
@@ -109,3 +110,22 @@ def test_a_rebuilt_state_keeps_cooldowns_counts_and_revocations(world: World, tm
     assert refused.exit_code == 2 and "would be lost" in refused.output and not (tmp_path / "again").exists()
     forced = _rebuild(w, tmp_path / "again", "--allow-older-lists")
     assert forced.exit_code == 0 and "revoke it again" in " ".join(json.loads(forced.stdout)["warnings"])
+
+
+def test_a_publisher_that_deletes_its_records_keeps_its_publisher_cooldown(world: World, tmp_path: Path) -> None:
+    """The log entry names the publisher key: rebuilt from the log alone (every record deleted), a second cartridge
+    id of the same ROM signer is refused under ``--cooldown-scope publisher`` as with the original state."""
+    w, state = world, tmp_path / "state"
+    push_cartridge(w.tmp, w.registry, "acx/rb-p1", "rb-p1", w.publisher)
+    push_cartridge(w.tmp, w.registry, "acx/rb-p2", "rb-p2", w.publisher)
+    code, first = _attest(w, "acx/rb-p1", state, tmp_path / "p1", "--cooldown-scope", "publisher", log="acx/rb-plog")
+    assert code == 0 and first["issued"] is True, first
+    shutil.rmtree(state)
+    res = cli("state", "rebuild", "--key", w.verifier, "--issuer", w.verifier_did, "--state", state, "--log",
+              f"{w.registry}/acx/rb-plog", "--json")
+    assert res.exit_code == 0, res.output  # no --repository: the records are gone, only the log remains
+    with Ledger(state) as rebuilt:
+        (row,) = rebuilt.attempts()
+        assert row.publisher_key is not None and row.publisher_key.startswith("did:key:")
+    code, second = _attest(w, "acx/rb-p2", state, tmp_path / "p2", "--cooldown-scope", "publisher", log="acx/rb-plog")
+    assert code == 2 and "same publisher key" in second["reasons"][0], second

@@ -136,6 +136,14 @@ def render_logged(logged: Logged) -> None:
         click.echo(f"    log publication failed: {logged.error}")
 
 
+def _certifiers(dids: tuple[str, ...]) -> tuple[str, ...]:
+    """``--certifier`` values, each a DID (a typo would silently trust nobody)."""
+    for did in dids:
+        if not did.startswith("did:") or did.count(":") < 2:
+            raise UsageError(f"--certifier: expected a DID (did:key:... or did:web:...), found {did!r}")
+    return dids
+
+
 def _empty_out_dir(out_dir: Path | None, state_dir: Path, as_json: bool) -> Path:
     """The run's output folder: given and empty, or a fresh one under STATE/runs/ (said on stderr)."""
     if out_dir is None:
@@ -234,6 +242,9 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
               help="With --baseline: what a ROM's acceptIf reads as 'tolerance' (levels of R). The default rule "
                    "(no-regression) reads none: NOT ISSUED regression when the new version is worse with "
                    "probability >= 0.9 on either suite, from both ratings' mu and sigma (docs/performance.md).")
+@click.option("--certifier", "certifiers", metavar="DID", multiple=True,
+              help="An exam certifier to trust besides this verifier's own key (repeatable, in order of "
+                   "preference). A certified benchmark's certification referrers by anyone else are ignored.")
 @click.option("--models", "models_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The verifier's models file (YAML/JSON): for a ROM whose runtime.network is 'model', where "
                    "its model lives (baseUrl), which key pays (apiKeyEnv or apiKeyFile; never seen by the agent), "
@@ -256,8 +267,8 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
                    sigma_max: float, min_games: int, state_dir: Path, cooldown: str, cooldown_scope: str,
                    out_dir: Path | None, publish_dir: Path | None, publish_to: str | None, no_push: bool,
                    baseline_ref: str | None, baseline_competence: float | None, regression_tolerance: float,
-                   models_path: Path | None, model_replay: Path | None, plain_http: bool, insecure: bool,
-                   timeout: float, as_json: bool, **executor_opts: Any) -> None:
+                   certifiers: tuple[str, ...], models_path: Path | None, model_replay: Path | None,
+                   plain_http: bool, insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -339,7 +350,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
         baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
         models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
         registry=RegistryOptions(store_options=options, push=not no_push, log=log),
-        progress=progress)
+        progress=progress, certifiers=_certifiers(certifiers))
     try:
         outcome = attest(req)
     finally:

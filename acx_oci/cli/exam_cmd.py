@@ -360,12 +360,14 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
     remote = bm.fetch(store, parse_reference(bench_ref).target)
     state = remote.manifest.annotations.get(bmodel.ANN_CERTIFICATION, "not-exam-form")
     bench_digest = str(remote.descriptor["benchmarkDigest"])
-    found, problems = cert.find_certification(store, remote.manifest.digest, bench_digest, None, trust)
     required: tuple[str, ...] = ()
     if trust is not None:
         accepted = trust.benchmark(remote.id, remote.version)
         required = accepted.certified_by if accepted else ()
-    trusted = found is not None and (not required or found.certifier in required)
+    # pinned certifiers: a certification by one of them among all referrers, not whichever is listed first
+    found, problems = cert.find_certification(store, remote.manifest.digest, bench_digest, None, trust,
+                                              certifiers=required or None)
+    trusted = found is not None
     if as_json:
         emit_json({"benchmark": f"{remote.id}@{remote.version}", "manifestDigest": remote.manifest.digest,
                    "examCertification": state, "verified": trusted,
@@ -382,8 +384,8 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
                        f"{len(exams)} exams certified")
         for problem in problems:
             click.echo(f"  rejected: {problem}")
-        if found is not None and not trusted:
-            click.echo(f"  certifier {found.certifier} is not one the trust file requires ({', '.join(required)})")
+        if found is None and required:
+            click.echo(f"  no verifying certification by a certifier the trust file requires ({', '.join(required)})")
     if not trusted:
         if as_json:
             raise SystemExit(1)

@@ -10,11 +10,15 @@ an in-toto Statement whose subject is the benchmark manifest, pushed as a referr
 ``attest`` reads that referrer before running, verifies it (signature by the certifier DID it names, subject =
 the benchmark manifest, every exam of the suite certified) and names it in the credential
 (``acx:examCertificationDigest``, ``acx:examCertifier``); consumers may require certifiers per benchmark.
+Anyone who can push to the repository can add a referrer, so only certifications by a certifier the reader
+trusts count (the verifier's own key and ``attest --certifier``; ``exam verify``: the trust file's
+``certifiedBy``), never simply the first one listed.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,12 +45,14 @@ from acx_oci.oci.store import Store
 from acx_oci.services.exams import load_records, suite_freeze_hashes
 from acx_oci.trust.did import assertion_keys
 from acx_oci.trust.trustfile import Trust
+from acx_oci.urls import without_fragment
 
 ARTIFACT_EXAM_CERTIFICATION = "application/vnd.acx.exam-certification.v1"
 PREDICATE_EXAM_CERTIFICATION = "https://acx.dev/attestation/exam-certification/v1"
 MEDIA_RECORD = "application/vnd.acx.exam-certification-record.v1+json"
 MAX_CERTIFICATION_BYTES = 4 * 1024 * 1024
-MAX_CERTIFICATIONS = 16
+MAX_CERTIFICATIONS = 16  # referrers fetched and verified at most (those naming an untrusted certifier: none)
+ANN_CERTIFIER = "dev.acx.exam-certification.certifier"  # a hint only: the signature decides
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ def push_certification(store: Store, bench_manifest: Descriptor, predicate: dict
         layers.append(store.push_blob(canonical(rec), MEDIA_RECORD, {ANNOTATION_TITLE: f"{eid}.record.json"}))
     subject = Descriptor(MEDIA_MANIFEST, bench_manifest.digest, bench_manifest.size)
     raw = build_manifest(ARTIFACT_EXAM_CERTIFICATION, layers, subject=subject,
-                         annotations={"dev.acx.exam-certification.certifier": certifier.did,
+                         annotations={ANN_CERTIFIER: certifier.did,
                                       "dev.acx.exam-certification.exams": str(len(records))})
     return store.push_referrer(raw, bench_manifest.digest, referrer_tag(sha256_digest(raw), bench_manifest.digest))
 
@@ -163,28 +169,55 @@ def verify_envelope_for(envelope_bytes: bytes, bench_manifest_digest: str, bench
 
 
 def find_certification(store: Store, bench_manifest_digest: str, benchmark_digest: str,
-                       held_out_ids: list[str] | None = None, trust: Trust | None = None
-                       ) -> tuple[Certification | None, list[str]]:
-    """The first certification referrer that verifies and covers every exam (``held_out_ids``, if given)."""
+                       held_out_ids: list[str] | None = None, trust: Trust | None = None,
+                       certifiers: Sequence[str] | None = None) -> tuple[Certification | None, list[str]]:
+    """The certification to believe: among referrers that verify and cover every exam (``held_out_ids``),
+    only those signed by one of ``certifiers`` (None: anyone), the first certifier in that order winning and
+    then the smallest digest, so the registry's listing order never decides and a certification by anyone
+    else (a self-made did:key pushed first) can neither shadow nor replace a trusted one."""
     problems: list[str] = []
+    wanted = None if certifiers is None else [without_fragment(c) for c in certifiers]
     listing = store.referrers(bench_manifest_digest, ARTIFACT_EXAM_CERTIFICATION)
-    for desc in listing.descriptors[:MAX_CERTIFICATIONS]:
+    found: list[Certification] = []
+    tried = 0
+    for desc in sorted(listing.descriptors, key=lambda d: d.digest):
+        named = desc.annotations.get(ANN_CERTIFIER)
+        if wanted is not None and named is not None and without_fragment(named) not in wanted:
+            problems.append(f"{desc.digest}: certified by {named}, not a certifier trusted here")
+            continue  # skipped unfetched: untrusted referrers never use up the bound below
+        if tried >= MAX_CERTIFICATIONS:
+            problems.append(f"{desc.digest}: not checked (more than {MAX_CERTIFICATIONS} candidates)")
+            continue
+        tried += 1
         try:
-            manifest = store.fetch_manifest(desc.digest)
-            dsse = [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
-            if len(dsse) != 1:
-                raise UsageError("expected one DSSE layer")
-            envelope = store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES, size=dsse[0].size)
-            certifier, pred = verify_envelope_for(envelope,
-                                                  bench_manifest_digest, benchmark_digest, trust)
-            exams = as_object(pred.get("exams"))
-            missing = [i for i in held_out_ids or [] if not as_object(exams.get(i)).get("certified")]
-            if missing:
-                raise VerificationError(f"exam(s) not certified: {', '.join(sorted(missing)[:5])}")
-            return Certification(desc.digest, certifier, pred), problems
+            cert = _verified(store, desc, bench_manifest_digest, benchmark_digest, held_out_ids, trust)
         except AcxError as exc:
             problems.append(f"{desc.digest}: {exc}")
-    return None, problems
+            continue
+        if wanted is not None and without_fragment(cert.certifier) not in wanted:
+            problems.append(f"{desc.digest}: certified by {cert.certifier}, not a certifier trusted here")
+            continue
+        found.append(cert)
+    if not found:
+        return None, problems
+    order = wanted or []
+    return min(found, key=lambda c: (order.index(without_fragment(c.certifier)) if order else 0, c.digest)), problems
+
+
+def _verified(store: Store, desc: Descriptor, bench_manifest_digest: str, benchmark_digest: str,
+              held_out_ids: list[str] | None, trust: Trust | None) -> Certification:
+    """One referrer checked: one DSSE layer, signed by the certifier it names, every held-out exam certified."""
+    manifest = store.fetch_manifest(desc.digest)
+    dsse = [layer for layer in manifest.layers if layer.media_type == MEDIA_DSSE]
+    if len(dsse) != 1:
+        raise UsageError("expected one DSSE layer")
+    envelope = store.fetch_blob(dsse[0].digest, MAX_CERTIFICATION_BYTES, size=dsse[0].size)
+    certifier, pred = verify_envelope_for(envelope, bench_manifest_digest, benchmark_digest, trust)
+    exams = as_object(pred.get("exams"))
+    missing = [i for i in held_out_ids or [] if not as_object(exams.get(i)).get("certified")]
+    if missing:
+        raise VerificationError(f"exam(s) not certified: {', '.join(sorted(missing)[:5])}")
+    return Certification(desc.digest, certifier, pred)
 
 
 def classification_claim(predicate: dict[str, Any], exam_keys: list[str]) -> str:

@@ -2,7 +2,9 @@
 
 Canonical bytes make a leaf hash a function of the entry's content, so anyone holding a
 credential can rebuild the entry and find it in the log; the schema keeps a leaf to the three
-kinds the issue names (an attempt, a status-list publication, a key rotation).
+kinds the issue names (an attempt, a status-list publication, a key rotation). An attempt's optional
+``publisher`` (the did:key its record signs as the ROM's publisher; entries from before it lack it) lets
+``state rebuild`` keep publisher-scoped cooldowns and counts after the publisher deleted its records.
 """
 
 from __future__ import annotations

@@ -194,7 +194,8 @@ def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: IssueDe
         time=signed.issued_at if signed else now, issuer=req.verifier.did, cartridge_id=str(cart.id),
         rom_digest=cart.rom_digest, benchmark_digest=loaded.benchmark_digest,
         capability=str(loaded.remote.capability["id"]), issued=signed is not None, reasons=verdict.reasons,
-        record=record, mu=r.rating.mu, sigma=r.rating.sigma, level=r.level)]
+        record=record, mu=r.rating.mu, sigma=r.rating.sigma, level=r.level,
+        publisher=did_key(cart.signature.key) if cart.signature.key else None)]
     if signed is not None:
         entries.append(status_entry(signed.signed_list, signed.issued_at, req.verifier.did))
     appended, proof = vlog.append(entries)

@@ -156,24 +156,27 @@ def check(req: AttestRequest, loaded: Loaded, now: datetime) -> Checked:
             problems = regr.find_credential(baseline, req.verifier, loaded.remote, reference=not req.rom_solver,
                                             now=now)
         reasons += problems
-    exam_cert, problem = _exam_certification(loaded.bench_store, loaded.remote, unsealed)
+    exam_cert, problem = _exam_certification(loaded.bench_store, loaded.remote, unsealed, req.trusted_certifiers)
     if problem:
         reasons.append(problem)
     return Checked(tuple(reasons), unsealed, baseline, exam_cert)
 
 
-def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.Unsealed
-                        ) -> tuple[dict[str, Any], str | None]:
+def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.Unsealed,
+                        certifiers: tuple[str, ...]) -> tuple[dict[str, Any], str | None]:
     """What the benchmark says of its exams, checked before any game: a certified suite must carry a signed
-    certification referrer covering every held-out exam; the credential names it (or the allowance)."""
+    certification referrer covering every held-out exam, by a certifier this verifier trusts (anyone can push
+    a referrer); the credential names it (or the allowance)."""
     state = remote.manifest.annotations.get(bmodel.ANN_CERTIFICATION, "not-exam-form")
     if state != "certified":
         return {"acx:examCertification": state}, None
     keys = [bm.exam_key(t, unsealed.commitment_key) for t in unsealed.held_out]  # private exams: by commitment
-    found, problems = certification.find_certification(store, remote.manifest.digest, unsealed.bench.digest, keys)
+    found, problems = certification.find_certification(store, remote.manifest.digest, unsealed.bench.digest, keys,
+                                                       certifiers=certifiers)
     if found is None:
-        return {}, ("exam_certification: the benchmark says it is certified, but no certification referrer "
-                    f"verifies ({'; '.join(problems[:3]) or 'none found'})")
+        return {}, ("exam_certification: the benchmark says it is certified, but no certification referrer by a "
+                    f"certifier this verifier trusts (its own key, or attest --certifier DID) verifies "
+                    f"({'; '.join(problems[:3]) or 'none found'})")
     return {"acx:examCertification": "certified", "acx:examCertificationDigest": found.digest,
             "acx:examCertifier": found.certifier,
             "acx:examClassification": certification.classification_claim(found.predicate, keys)}, None

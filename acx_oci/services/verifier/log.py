@@ -183,8 +183,11 @@ class VerifierLog:
 
 def attempt_entry(*, time: datetime, issuer: str, cartridge_id: str, rom_digest: str, benchmark_digest: str,
                   capability: str, issued: bool, reasons: Sequence[str], record: bytes,
-                  mu: float | None = None, sigma: float | None = None, level: int | None = None) -> dict[str, Any]:
-    """An ``attempt`` entry; ``recordDigest`` is the sha256 of the credential's (or attempt record's) exact bytes."""
+                  mu: float | None = None, sigma: float | None = None, level: int | None = None,
+                  publisher: str | None = None) -> dict[str, Any]:
+    """An ``attempt`` entry; ``recordDigest`` is the sha256 of the credential's (or attempt record's) exact bytes.
+    ``publisher`` (the did:key the ROM signature verified with, as the record's count says) keeps the
+    publisher-scoped cooldown and count rebuildable after the publisher deletes its records."""
     from acx_oci import reasons as rc
 
     entry: dict[str, Any] = {
@@ -199,6 +202,8 @@ def attempt_entry(*, time: datetime, issuer: str, cartridge_id: str, rom_digest:
         entry["sigma"] = sigma
     if level is not None:
         entry["level"] = level
+    if publisher is not None:
+        entry["publisher"] = publisher
     return entry
 
 

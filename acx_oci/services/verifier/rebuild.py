@@ -6,7 +6,8 @@ state is rebuilt from it, explicitly (never behind the verifier's back), into a 
 moved into place only when complete.
 
 Restored: every attempt in the log (issued and not issued: they start cooldowns and count in
-``acx:attempt``), each enriched from the signed credential or attempt record a repository holds; the
+``acx:attempt``), each enriched from the signed credential or attempt record a repository holds (the entry's
+``publisher`` keeps the publisher-scoped cooldown and count when the publisher deleted its records); the
 status lists (URL, size, issuer), every allocated index of a found credential, every revoked bit of the
 newest verified copy, and the sequence (the highest the log or any copy shows, so the next signature is
 newer than anything a consumer has seen); where each list was published; the log itself (tiles and
@@ -58,8 +59,8 @@ NOT_RESTORED = (
     "run start times: the signing time stands in, so a cooldown ends later by the run's length, never earlier",
     "attempts stopped before they were logged",
     "the status index of an issued credential no repository holds",
-    "the publisher key of an attempt whose record no repository holds (the log's entry names none): a "
-    "publisher-scoped cooldown and the per-publisher count miss it (the ROM and claim ones do not)",
+    "the publisher key of an attempt whose record no repository holds and whose log entry predates the entry's "
+    "publisher field: a publisher-scoped cooldown and the per-publisher count miss that attempt",
     "revocations signed after the newest status-list copy found, or of a list no copy of which is found "
     "(refused unless --allow-older-lists)",
     "why a bit was set: a superseded credential's bit is restored as revoked",
@@ -240,7 +241,7 @@ def _fields(row: _Row) -> dict[str, Any]:
         "cartridge_id": e.get("cartridgeId") or doc.get("cartridgeId") or _cartridge_id(subject),
         "capability_id": e.get("capability") or level.get("acx:capabilityId") or doc.get("capability"),
         "cooldown_scope": level.get("acx:cooldownScope"),
-        "publisher_key": count.publisher if count else None,
+        "publisher_key": (count.publisher if count else None) or e.get("publisher"),  # the log's: records deleted
         "attempt_uid": count.attempt_id if count else None,
     }
 

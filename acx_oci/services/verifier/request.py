@@ -89,6 +89,13 @@ class AttestRequest:
     registry: RegistryOptions = field(default_factory=RegistryOptions)
     clock: Callable[[], datetime] | None = None
     progress: Progress | None = None
+    certifiers: tuple[str, ...] = ()  # exam certifiers trusted besides the verifier's own key (attest --certifier)
+
+    @property
+    def trusted_certifiers(self) -> tuple[str, ...]:
+        """Whose exam certification this verifier believes: its own DIDs first, then ``--certifier`` in order."""
+        own = (self.verifier.did, self.verifier.did_key)
+        return tuple(dict.fromkeys(own + self.certifiers))
 
     @property
     def rom_solver(self) -> bool:
