@@ -67,3 +67,21 @@ def test_a_gold_past_its_deadline_is_a_harness_lane_error_and_never_cached(
     assert (out / "records" / "fx-0001.json").is_file()
     (line,) = lines
     assert line.startswith("exam certify [1/1] fx-0001: harness lane error, not cached (harness lane error: ")
+
+
+def test_a_reference_that_fails_says_why_in_the_record() -> None:
+    """A real fix whose tests need a module the grader's environment lacks, or the network, is refused for
+    that reason, said in the record (issue 37): not a bare ``referencePasses: false`` to be read as a fault."""
+    out = (b"E   ModuleNotFoundError: No module named 'hypothesis.strategies'\n"
+           b"E   ModuleNotFoundError: No module named 'calc'\n"
+           b"urllib3.exceptions.NewConnectionError: Failed to establish a new connection: [Errno -3] "
+           b"Temporary failure in name resolution\n")
+    gold = GradeResult(1, False, (TestOutcome("tests.test_calc::test_a", "error"),
+                                  TestOutcome("tests.test_calc::test_b", "passed")), True, out, b"", 0.1)
+    facts = stages.why_reference_fails(gold, ["src/calc/__init__.py", "README.md"])
+    assert facts["referenceMissingModules"] == ["hypothesis"]  # calc is the submission's own: not a dependency
+    assert facts["referenceNeedsNetwork"] is True and facts["referenceFailing"] == ["test_a"]
+    assert facts["reason"].startswith("the reference fails 1 of its 2 graded tests; modules the environment "
+                                      "lacks: hypothesis; its tests reach for the network")
+    facts = stages.why_reference_fails(FAILED, [])
+    assert "referenceMissingModules" not in facts and "referenceNeedsNetwork" not in facts

@@ -7,9 +7,10 @@ proof, taken in the very spec the grades ran in; a stage is ``promotionEligible`
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,10 @@ GRADE_SECONDS = 60.0
 MIN_KILLED = 0.5
 LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
                      "a human's job; give one (exam import --lookalike PATCH)")
+_NO_MODULE = re.compile(rb"No module named '([A-Za-z_][\w.]*)'")
+#: What a test that needs the network says in a sandbox that has none.
+_NO_NETWORK = re.compile(rb"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+                         rb"nodename nor servname|Failed to establish a new connection|getaddrinfo failed")
 #: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
 Register = Callable[[str, dict[str, str]], list[str]]
 
@@ -223,6 +228,8 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str
     else:
         facts["referencePasses"] = gold.passed
         ok = gold.passed
+        if not gold.passed:
+            facts.update(why_reference_fails(gold, src.workspace))
         f2p = _fail_to_pass(src)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
             passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
@@ -234,6 +241,28 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str
         facts["leaks"] = leaked
     facts["ok"] = bool(ok and facts["untouchedFails"] and facts["graderHidden"] and facts["referenceNotLeaked"])
     return {"ok": facts.pop("ok"), **facts}, base
+
+
+def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str, Any]:
+    """Why the reference fails its own tests, in the record's words: the failing tests, and what a test that
+    cannot pass in this environment says — a module the environment lacks (a test dependency; the package's
+    own modules are the submission's), or a network the sandbox does not have."""
+    out = gold.stdout + b"\n" + gold.stderr
+    paths = list(workspace)
+    own = {p.split("/", 1)[0].removesuffix(".py") for p in paths}
+    own |= {p.split("/", 2)[1] for p in paths if p.startswith("src/") and p.count("/") >= 2}
+    missing = sorted({m.decode().split(".", 1)[0] for m in _NO_MODULE.findall(out)} - own)
+    facts: dict[str, Any] = {"referenceFailing": _short(gold.failing())[:20]}
+    why = [f"the reference fails {len(gold.failing())} of its {len(gold.tests)} graded tests"
+           if gold.tests else f"the reference's grade reported no tests (pytest exit {gold.returncode})"]
+    if missing:
+        facts["referenceMissingModules"] = missing
+        why.append(f"modules the environment lacks: {', '.join(missing)}")
+    if _NO_NETWORK.search(out):
+        facts["referenceNeedsNetwork"] = True
+        why.append("its tests reach for the network (the sandbox has none)")
+    facts["reason"] = "; ".join(why)
+    return facts
 
 
 def _fail_to_pass(src: ExamSource) -> list[str]:
