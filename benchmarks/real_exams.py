@@ -24,7 +24,9 @@ Run: python benchmarks/real_exams.py --repo /work/.mirror/tkem+cachetools/repo [
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,7 +125,10 @@ def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = Tr
         test_diff = _diff_lines(g, parent, fix, tests)
         if not _TEST_DEF.search(test_diff) and not re.search(r"^\+\s*(assert|self\.assert)", test_diff, re.M):
             continue  # a test change that adds no test and no assertion tests nothing new
-        out.append({"repo": repo, "name": _name(repo), "fix": fix, "parent": parent, "subject": msg.splitlines()[0],
+        at_fix = {t: gitrepo.run_git(g, "cat-file", "blob", f"{fix}:{t}").decode("utf-8", "replace")
+                   for t in tests}
+        out.append({"tests_at_fix": at_fix, "repo": repo, "name": _name(repo), "fix": fix, "parent": parent,
+                    "subject": msg.splitlines()[0],
                     "patch": src_diff, "test_patch": test_diff, "needs": needs,
                     "nonPy": [p for p in paths if p not in tests and p not in sources]})
         if len(out) >= per_repo:
@@ -131,13 +136,47 @@ def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = Tr
     return out
 
 
+def _added_lines(test_patch: str) -> dict[str, set[int]]:
+    """Per file of a unified diff, the line numbers (in the new file) of the lines it adds."""
+    out: dict[str, set[int]] = {}
+    path, line = "", 0
+    for text in test_patch.splitlines():
+        if text.startswith("+++ "):
+            path = text[4:].strip().removeprefix("b/")
+            out.setdefault(path, set())
+        elif text.startswith("@@"):
+            m = re.match(r"@@ -\S+ \+(\d+)", text)
+            line = int(m.group(1)) if m else 0
+        elif text.startswith("+"):
+            out[path].add(line)
+            line += 1
+        elif not text.startswith("-") and not text.startswith("\\"):
+            line += 1
+    return out
+
+
+def _tests_in(tree: ast.AST, prefix: str = "") -> list[tuple[str, int, int]]:
+    """(pytest id tail, first line, last line) of every ``test*`` function, ``Class::name`` inside a class."""
+    out: list[tuple[str, int, int]] = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.ClassDef):
+            out += _tests_in(node, f"{prefix}{node.name}::")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            out.append((f"{prefix}{node.name}", first, node.end_lineno or node.lineno))
+    return out
+
+
 def _fail_to_pass(c: dict[str, Any]) -> list[str]:
-    """The test functions the test diff adds, as pytest ids (``path::name``; class-nested ones unqualified)."""
+    """The test functions the test diff adds or changes, as pytest ids (``path::Class::name``), found in the
+    test files as the fix leaves them: SWE-bench's FAIL_TO_PASS, made without running anything."""
     ids: list[str] = []
-    for chunk in re.split(r"^diff --git ", c["test_patch"], flags=re.M)[1:]:
-        path = chunk.split("\n", 1)[0].split(" b/", 1)[-1].strip()
-        for m in _TEST_DEF.finditer(chunk):
-            ids.append(f"{path}::{m.group(1)}")
+    for path, lines in sorted(_added_lines(c["test_patch"]).items()):
+        try:
+            tree = ast.parse(c["tests_at_fix"].get(path, ""))
+        except SyntaxError:
+            continue
+        ids += [f"{path}::{name}" for name, a, b in _tests_in(tree) if any(a <= n <= b for n in lines)]
     return ids
 
 
@@ -148,6 +187,13 @@ def _acx(*args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
     except json.JSONDecodeError:
         doc = None
     return proc.returncode, doc, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[str, Any]]:
@@ -162,9 +208,9 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[s
         else:
             clones = out / "clones"
             link = clones / c["name"].replace("/", "__")
-            if not link.exists():
+            if not link.exists():  # a real folder: the importer refuses a symlinked repository
                 link.parent.mkdir(parents=True, exist_ok=True)
-                link.symlink_to(Path(c["repo"]).resolve())
+                shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
             inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
                     "test_patch": c["test_patch"], "FAIL_TO_PASS": _fail_to_pass(c), "PASS_TO_PASS": [],
                     "problem_statement": c["subject"] + "\n"}
@@ -287,7 +333,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    ap.add_argument("--repo", action="append", type=Path, required=True, help="a git repository (repeatable)")
+    ap.add_argument("--repo", action="append", type=Path, default=[], help="a git repository (repeatable)")
+    ap.add_argument("--report", action="append", type=Path, default=[],
+                    help="print the table and figures of earlier runs' rows.json (repeatable), run nothing")
     ap.add_argument("--per-repo", type=int, default=4)
     ap.add_argument("--max-lines", type=int, default=60, help="most changed source lines a fix may have")
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
@@ -296,6 +344,13 @@ def main() -> None:
     ap.add_argument("--any-deps", action="store_true",
                     help="also pick fixes whose tests import modules beyond pytest and the standard library")
     args = ap.parse_args()
+    if args.report:
+        rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
+        print(json.dumps(figures(rows), indent=2))
+        print(table(rows))
+        return
+    if not args.repo:
+        ap.error("give at least one --repo (or --report)")
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
