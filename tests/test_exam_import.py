@@ -361,3 +361,22 @@ def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(i
     assert found["file"] == "workspace/notes/draft.py" and found["rule"] == "reference-new-content"
     # ... but once the workspace is no longer upstream's base tree, every file of it is scanned strictly.
     assert mx.leaks(_reference_new(dataclasses.replace(src, reference=copied)), src.model_facing())
+
+
+@needs_bwrap
+def test_the_fix_commit_message_as_prompt_is_upstream_context_a_human_prompt_is_scanned(
+        imported: dict[str, Any]) -> None:
+    """A real fix's commit message (the default prompt) often says what the fix's new comment says
+    ("Fix splitting of BEGIN TRANSACTION statements"): upstream's own words, like a SWE-bench issue, not a
+    leak. A prompt someone wrote (``--prompt``) is still scanned strictly."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    assert src.source is not None and src.source["promptFrom"] == "fixCommitMessage"
+    said = src.prompt + "\nif x == 0: return 0 return 1 if x > 0 else -1\n"
+    upstream = dataclasses.replace(src, prompt=said)
+    assert mx.leaks(_reference_new(upstream), {"prompt.md": said}) == []
+    human = dataclasses.replace(src, prompt=said, source={k: v for k, v in src.source.items() if k != "promptFrom"})
+    (found,) = mx.leaks(_reference_new(human), {"prompt.md": said})
+    assert found["file"] == "prompt.md"

@@ -172,9 +172,9 @@ def _reference_new(src: ExamSource) -> dict[bytes, int]:
     Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
     words). Then, for an exam whose workspace is still its repository's base tree as imported (its digest is
     ``source.json``'s ``baseTreeDigest``), a run the workspace already holds anywhere is context (upstream had
-    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is, for a SWE-bench
-    instance, a run upstream's issue text holds. A workspace edited since (or made by hand) has no such pass:
-    every file of it is scanned, strictly.
+    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is a run upstream's
+    own prompt holds: a SWE-bench instance's issue text, or the fix's commit message when it is the prompt.
+    A workspace edited since (or made by hand) has no such pass: every file of it is scanned, strictly.
     """
     runs: list[str] = []
     for path, text in sorted(src.reference.items()):
@@ -183,7 +183,7 @@ def _reference_new(src: ExamSource) -> dict[bytes, int]:
     source = src.source or {}
     if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
         public.update(src.workspace)
-    if source.get("kind") == "swebench":
+    if source.get("kind") == "swebench" or source.get("promptFrom") == "fixCommitMessage":
         public["prompt.md"] = src.prompt
     if public:
         context = mx.held(mx.windows(runs), public)
