@@ -85,3 +85,6 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
                                       "lacks: hypothesis; its tests reach for the network")
     facts = stages.why_reference_fails(FAILED, [])
     assert "referenceMissingModules" not in facts and "referenceNeedsNetwork" not in facts
+    lost = GradeResult(4, False, (), False, b"", b"ERROR: grader: test id not collected: tests/t.py::T::x\n", 0.1)
+    assert stages.why_reference_fails(lost, [])["reason"] == ("the reference's grade reported no tests (pytest exit "
+                                                             "4); a graded test id is not collected: tests/t.py::T::x")
