@@ -43,7 +43,6 @@ from acx_oci.services.exams import gitrepo, importer
 
 _FIXLIKE = re.compile(r"\b(fix(e[sd])?|bug|issue|regression|crash|broken|wrong|incorrect)\b|#\d+", re.I)
 _TEST_DEF = re.compile(r"^\+\s*(?:async\s+)?def (test_\w+)\s*\(", re.M)
-_CLASS = re.compile(r"^[ +]class (Test\w*)\b.*:", re.M)
 _IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\b|import\s+([A-Za-z_]\w*))", re.M)
 _TEST_RUNNERS = frozenset({"pytest", "_pytest", "py"})
 _PROGRESS = re.compile(r"^exam certify \[\d+/\d+\] (\S+): .*\((?:cached|([\d.]+)s)\)$")
@@ -155,29 +154,57 @@ def _added_lines(test_patch: str) -> dict[str, set[int]]:
     return out
 
 
-def _tests_in(tree: ast.AST, prefix: str = "") -> list[tuple[str, int, int]]:
-    """(pytest id tail, first line, last line) of every ``test*`` function, ``Class::name`` inside a class."""
-    out: list[tuple[str, int, int]] = []
-    for node in getattr(tree, "body", []):
-        if isinstance(node, ast.ClassDef):
-            out += _tests_in(node, f"{prefix}{node.name}::")
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            out.append((f"{prefix}{node.name}", first, node.end_lineno or node.lineno))
+def _tests_in(tree: ast.Module) -> list[tuple[str, int, int]]:
+    """(pytest id tail, first line, last line) of every test function pytest collects from the module: module
+    level ``test*`` functions, and ``Class::name`` for each collected class (``Test*`` or a ``TestCase``) that
+    defines or inherits (from a class of the same module, a mixin) the ``test*`` method."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def bases(c: ast.ClassDef) -> list[str]:
+        return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in c.bases]
+
+    def mro(name: str, seen: frozenset[str] = frozenset()) -> list[str]:
+        if name not in classes or name in seen:
+            return []
+        return [name, *(m for b in bases(classes[name]) for m in mro(b, seen | {name}))]
+
+    def collected(name: str) -> bool:
+        return name.startswith("Test") or any(b.endswith("TestCase") for m in mro(name) for b in bases(classes[m]))
+
+    def tests(node: ast.AST) -> list[tuple[str, int, int]]:
+        return [(f.name, min([f.lineno, *(d.lineno for d in f.decorator_list)]), f.end_lineno or f.lineno)
+                for f in getattr(node, "body", []) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                and f.name.startswith("test")]
+
+    out = tests(tree)
+    for name in classes:
+        if collected(name):
+            out += [(f"{name}::{t}", a, b) for m in mro(name) for t, a, b in tests(classes[m])]
     return out
 
 
-def _fail_to_pass(c: dict[str, Any]) -> list[str]:
-    """The test functions the test diff adds or changes, as pytest ids (``path::Class::name``), found in the
-    test files as the fix leaves them: SWE-bench's FAIL_TO_PASS, made without running anything."""
-    ids: list[str] = []
+def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """SWE-bench's FAIL_TO_PASS and PASS_TO_PASS, made without running anything: the test functions the test
+    diff adds (their ``def`` line is new) fail before the fix; those it only changes are expected to pass
+    both before and after, unless the diff adds no test, when they are the failing ones. Ids are pytest's
+    (``path::Class::name``), found in the test files as the fix leaves them."""
+    added: list[str] = []
+    changed: list[str] = []
     for path, lines in sorted(_added_lines(c["test_patch"]).items()):
         try:
             tree = ast.parse(c["tests_at_fix"].get(path, ""))
         except SyntaxError:
             continue
-        ids += [f"{path}::{name}" for name, a, b in _tests_in(tree) if any(a <= n <= b for n in lines)]
-    return ids
+        for name, a, b in _tests_in(tree):
+            if any(a <= n <= b for n in lines):
+                (added if _def_line(c["tests_at_fix"][path], a, b) in lines else changed).append(f"{path}::{name}")
+    return (added, changed) if added else (changed, [])
+
+
+def _def_line(text: str, first: int, last: int) -> int:
+    """The line of the ``def`` itself among a function's lines (decorators come first)."""
+    lines = text.splitlines()
+    return next((n for n in range(first, last + 1) if re.match(r"\s*(async\s+)?def ", lines[n - 1])), first)
 
 
 def _acx(*args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
@@ -196,23 +223,26 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[str, Any]]:
+def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str = "ids") -> list[dict[str, Any]]:
     """Import each candidate into ``out/<mode>``; one row per candidate with the outcome."""
     suite = out / mode
     rows: list[dict[str, Any]] = []
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
         if mode == "git":
+            f2p, p2p = _test_ids(c)
+            ids = [a for t in f2p + p2p for a in ("--tests", t)] if git_tests == "ids" and f2p else []
             code, doc, err = _acx("exam", "import", "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
-                                  "--id", eid, "-o", suite, "--json")
+                                  *ids, "--id", eid, "-o", suite, "--json")
         else:
             clones = out / "clones"
             link = clones / c["name"].replace("/", "__")
             if not link.exists():  # a real folder: the importer refuses a symlinked repository
                 link.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
+            f2p, p2p = _test_ids(c)
             inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
-                    "test_patch": c["test_patch"], "FAIL_TO_PASS": _fail_to_pass(c), "PASS_TO_PASS": [],
+                    "test_patch": c["test_patch"], "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
                     "problem_statement": c["subject"] + "\n"}
             jsonl = out / f"{eid}.jsonl"
             jsonl.write_text(json.dumps(inst) + "\n")
@@ -341,6 +371,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
     ap.add_argument("--jobs", type=int, default=1, help="exams certified at once, per mode")
     ap.add_argument("--mode", choices=["git", "swebench", "both"], default="both")
+    ap.add_argument("--git-tests", choices=["ids", "files"], default="ids",
+                    help="git mode grades the test functions the fix adds or changes (--tests ids, as SWE-bench "
+                         "grades FAIL_TO_PASS/PASS_TO_PASS), or every test of the test files it changes")
     ap.add_argument("--any-deps", action="store_true",
                     help="also pick fixes whose tests import modules beyond pytest and the standard library")
     args = ap.parse_args()
@@ -356,7 +389,7 @@ def main() -> None:
     cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
     modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
-    by_mode = {mode: import_all(cands, args.out, mode) for mode in modes}
+    by_mode = {mode: import_all(cands, args.out, mode, args.git_tests) for mode in modes}
     took: dict[str, float] = {}
     threads = [threading.Thread(target=lambda m=mode: took.__setitem__(m, certify(args.out, m, by_mode[m],
                                                                                      args.jobs)))
