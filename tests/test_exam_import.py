@@ -380,3 +380,24 @@ def test_the_fix_commit_message_as_prompt_is_upstream_context_a_human_prompt_is_
     human = dataclasses.replace(src, prompt=said, source={k: v for k, v in src.source.items() if k != "promptFrom"})
     (found,) = mx.leaks(_reference_new(human), {"prompt.md": said})
     assert found["file"] == "prompt.md"
+
+
+@needs_bwrap
+def test_a_grader_that_says_the_fix_docstring_example_publishes_no_solution(imported: dict[str, Any]) -> None:
+    """boltons 967864f added ``mode()`` with the doctest ``mode(['a', 'b', 'b', 'c', 'c', 'c'])``, and its test
+    asks the same: prose, not a solution, and the publication scan of the grader passed it (issue 37). The
+    fix's new code in a grader file is still found."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _publication, _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    example = "    >>> sign_of_many(['a', 'b', 'b', 'c', 'c', 'c'], strict=True)\n    'c'\n"
+    ref = {"calc.py": FIXED_CALC.replace('both included)."""', f'both included).\n\n{example}    """')}
+    test = "def test_many():\n    assert sign_of_many(['a', 'b', 'b', 'c', 'c', 'c'], strict=True) == 'c'\n"
+    grader = {**src.hidden, "tests/test_many.py": test}
+    told = dataclasses.replace(src, reference=ref, hidden=grader)
+    assert _publication(told, (), _reference_new(told))["findings"] == []
+    body = "def test_body():\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n"
+    leaky = dataclasses.replace(told, hidden={**grader, "tests/test_body.py": body})
+    (found,) = _publication(leaky, (), _reference_new(leaky))["findings"]
+    assert found["file"] == "grader/tests/test_body.py" and found["rule"] == "reference-new-content"

@@ -167,7 +167,7 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     return facts
 
 
-def _reference_new(src: ExamSource) -> dict[bytes, int]:
+def _reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
     """The windows of what the reference adds that the base did not already have (issue 37).
 
     Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
@@ -179,7 +179,10 @@ def _reference_new(src: ExamSource) -> dict[bytes, int]:
     """
     runs: list[str] = []
     for path, text in sorted(src.reference.items()):
-        runs += mx.new_content(src.workspace.get(path, ""), text)
+        before = src.workspace.get(path, "")
+        if code:  # the fix's code only: its comments and docstrings are prose, no solution
+            before, text = mx.code_only(path, before), mx.code_only(path, text)
+        runs += mx.new_content(before, text)
     public: dict[str, str] = {}
     source = src.source or {}
     if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
@@ -385,6 +388,9 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
     findings += mx.scan_patterns(grader, patterns, model_facing=False)
-    findings += mx.leaks(wins, {**model, **grader})
+    findings += mx.leaks(wins, model)
+    # The grader is upstream's tests: one that says what the fix's docstring example says (the same input,
+    # the same expected value) publishes no solution. The fix's new code in a grader file still does.
+    findings += mx.leaks(_reference_new(src, code=True), grader)
     return {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
             "patterns": len(patterns)}
