@@ -81,6 +81,7 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
     facts = stages.why_reference_fails(gold, ["src/calc/__init__.py", "README.md"])
     assert facts["referenceMissingModules"] == ["hypothesis"]  # calc is the submission's own: not a dependency
     assert facts["referenceNeedsNetwork"] is True and facts["referenceFailing"] == ["test_a"]
+    assert facts["referenceFirstError"] == "ModuleNotFoundError: No module named 'hypothesis.strategies'"
     assert facts["reason"].startswith("the reference fails 1 of its 2 graded tests; modules the environment "
                                       "lacks: hypothesis; its tests reach for the network")
     facts = stages.why_reference_fails(FAILED, [])

@@ -35,6 +35,7 @@ MIN_KILLED = 0.5
 LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
                      "a human's job; give one (exam import --lookalike PATCH)")
 _NO_MODULE = re.compile(rb"No module named '([A-Za-z_][\w.]*)'")
+_ERROR_LINE = re.compile(rb"^E?\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b: .{0,160})", re.M)
 _NOT_COLLECTED = re.compile(rb"grader: test id not collected: (\S+)")
 #: What a test that needs the network says in a sandbox that has none.
 _NO_NETWORK = re.compile(rb"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
@@ -259,6 +260,9 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     facts: dict[str, Any] = {"referenceFailing": _short(gold.failing())[:20]}
     why = [f"the reference fails {len(gold.failing())} of its {len(gold.tests)} graded tests"
            if gold.tests else f"the reference's grade reported no tests (pytest exit {gold.returncode})"]
+    first = _ERROR_LINE.search(out)
+    if first:
+        facts["referenceFirstError"] = first.group(1).decode("utf-8", "replace").strip()
     lost = _NOT_COLLECTED.search(out)
     if lost:
         why.append(f"a graded test id is not collected: {lost.group(1).decode('utf-8', 'replace')}")
