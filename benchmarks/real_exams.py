@@ -1,24 +1,32 @@
 """Exams from real upstream history: pick fix commits from real repositories, import them, certify them.
 
 No hand work: a commit is a candidate when it has one parent, changes at least one Python source file and at
-least one test file named ``test_*.py`` (by ``importer.is_test_path``), its source change is at most
-``--max-lines`` lines, and its message reads like a fix (``fix``, ``bug``, ``issue``, ``#123``, ``regression``).
-The newest ``--per-repo`` candidates of each repository are imported twice:
+least one test file named ``test_*.py`` (by ``importer.is_test_path``) that adds a test or an assertion, its
+source change is at most ``--max-lines`` lines, its message reads like a fix (``fix``, ``bug``, ``issue``,
+``#123``, ``regression``), and (unless ``--any-deps``) its tests and their ``conftest.py`` import nothing but
+pytest, the standard library and the repository itself: the fixes whose tests can pass offline in the
+grader's Python as it is. The newest ``--per-repo`` candidates of each repository are imported twice:
 
-- git mode: ``exam import --repo R --base FIX^ --fix FIX``;
+- git mode: ``exam import --repo R --base FIX^ --fix FIX --tests ID...`` (the ids below; ``--git-tests files``
+  grades every test of the changed test files instead);
 - SWE-bench form: an instance built from the same commit (``base_commit`` = the parent, ``patch`` = the
   source diff, ``test_patch`` = the test diff, ``FAIL_TO_PASS`` = the test functions the test diff adds,
-  ``PASS_TO_PASS`` empty) — the shape SWE-bench publishes, made mechanically.
+  ``PASS_TO_PASS`` = those it only changes; pytest ids found by parsing the test file as the fix leaves it) —
+  the shape SWE-bench publishes, made mechanically;
+- ``--lite FILE``: published SWE-bench (Lite) instances as given, with their clones under ``--lite-repos``.
 
-Then ``exam certify`` runs on each suite and a table is printed: repository, commit, mode, imported?,
-certified?, the stage that refused and its reason, mutants killed/made when the record has them, and the time.
+Then ``exam certify`` runs on each suite (the modes at once, ``--jobs`` exams each); exams whose record is a
+harness lane error are certified once more. The table: repository, commit, mode, imported?, certified?, the
+kind of refusal and the record's own words, mutants killed/made, and each exam's seconds; then the figures
+(imported N, certified M, offline-passable P = imported and not refused for a missing module, the network or
+an older Python, M/P). ``--report OUT/rows.json`` prints them again.
 
 The repositories come from outside (the search tool's ``fetch`` brings a public repository's whole history as a
 bare git directory); none is kept in this repository. Git runs on them only through
 ``services.exams.gitrepo`` (the repository's own config is never read).
 
 Run: python benchmarks/real_exams.py --repo /work/.mirror/tkem+cachetools/repo [--repo ...] \\
-         [--per-repo 4] [--out /tmp/real-exams] [--jobs 2] [--mode git|swebench|both]
+         [--per-repo 3] [--out /tmp/real-exams] [--jobs 1] [--mode git|swebench|both] [--lite L.jsonl]
 """
 
 from __future__ import annotations
@@ -283,6 +291,9 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
         return "needs test dependencies", f"gold: {gold.get('reason')}"
     if gold.get("referenceNeedsNetwork"):
         return "needs network", f"gold: {gold.get('reason')}"
+    if re.search(r"cannot import name '\w+' from '(collections|typing|inspect|asyncio|imp)'|No module named "
+                 r"'(imp|distutils|asynchat|asyncore)'", str(gold.get("referenceFirstError") or "")):
+        return "needs an older Python", f"gold: {gold.get('referenceFirstError')}"
     if gold.get("referencePasses") is False:
         return "reference fails its tests", f"gold: {gold.get('reason') or 'referencePasses false'}"
     if gold.get("untouchedFails") is False:
@@ -292,6 +303,22 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
     if gold.get("referenceNotLeaked") is False or not stages.get("publication", {}).get("ok", True):
         return "leak / publication finding", words
     return "other", words
+
+
+def import_lite(instances: Path, repos: Path, out: Path) -> list[dict[str, Any]]:
+    """Published SWE-bench (Lite) instances, as given (their base, patch, test patch and test lists), into
+    ``out/lite``: one row each."""
+    rows = []
+    for line in instances.read_text().splitlines():
+        if not line.strip():
+            continue
+        inst = json.loads(line)
+        one = out / f"lite-{inst['instance_id']}.jsonl"
+        one.write_text(line + "\n")
+        code, doc, err = _acx("exam", "import", "--swebench", one, "--repos", repos, "-o", out / "lite", "--json")
+        rows.append({"repo": inst["repo"], "commit": inst["instance_id"], "mode": "lite", "exam": inst["instance_id"],
+                     "imported": code == 0, "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
+    return rows
 
 
 def certify(out: Path, mode: str, rows: list[dict[str, Any]], jobs: int) -> float:
@@ -332,7 +359,7 @@ def _records(certs: Path) -> dict[str, dict[str, Any]]:
 
 
 #: Refusals that say the fix's tests cannot pass offline in the grader's environment as it is.
-NOT_OFFLINE = ("needs test dependencies", "needs network")
+NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Python")
 
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -374,6 +401,9 @@ def main() -> None:
     ap.add_argument("--git-tests", choices=["ids", "files"], default="ids",
                     help="git mode grades the test functions the fix adds or changes (--tests ids, as SWE-bench "
                          "grades FAIL_TO_PASS/PASS_TO_PASS), or every test of the test files it changes")
+    ap.add_argument("--lite", type=Path, default=None,
+                    help="a JSONL of published SWE-bench (Lite) instances to import and certify as well")
+    ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
     ap.add_argument("--any-deps", action="store_true",
                     help="also pick fixes whose tests import modules beyond pytest and the standard library")
     args = ap.parse_args()
@@ -390,6 +420,9 @@ def main() -> None:
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
     modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
     by_mode = {mode: import_all(cands, args.out, mode, args.git_tests) for mode in modes}
+    if args.lite is not None:
+        modes.append("lite")
+        by_mode["lite"] = import_lite(args.lite, args.lite_repos or args.lite.parent, args.out)
     took: dict[str, float] = {}
     threads = [threading.Thread(target=lambda m=mode: took.__setitem__(m, certify(args.out, m, by_mode[m],
                                                                                      args.jobs)))
