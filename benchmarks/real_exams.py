@@ -209,6 +209,34 @@ def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
     return (added, changed) if added else (changed, [])
 
 
+def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] | None:
+    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: by running the candidate tests (those the test
+    diff adds or changes) on the base and on the fix, in the grading sandbox. None when nothing went from
+    failing to passing (the heuristic of :func:`_test_ids` then stands, and certification says why)."""
+    from acx_oci.sandbox import SandboxSpec, grade
+    from acx_oci.sandbox.grader import junit_nodeid
+
+    f2p, p2p = _test_ids(c)
+    ids = f2p + p2p
+    if not ids:
+        return None
+    eid = importer.exam_id_for(f"probe-{c['fix'][:10]}")
+    parts = importer.from_repo(Path(c["repo"]), c["parent"], c["fix"], tests=ids, exam_id=eid)
+    exam = importer.write_exam(parts, work / eid)
+    fixed = work / eid / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    for rel, text in parts.fixed.items():
+        (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fixed / rel).write_text(text)
+    spec = SandboxSpec(time_seconds=180.0, memory_mib=2048, pids=256)
+    before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=180.0).tests}
+                     for sub in (exam / "workspace", fixed))
+    f2p = [t for t in ids if before.get(junit_nodeid(t)) != "passed" and after.get(junit_nodeid(t)) == "passed"]
+    p2p = [t for t in ids if before.get(junit_nodeid(t)) == "passed" and after.get(junit_nodeid(t)) == "passed"]
+    shutil.rmtree(work / eid, ignore_errors=True)
+    return (f2p, p2p) if f2p else None
+
+
 def _def_line(text: str, first: int, last: int) -> int:
     """The line of the ``def`` itself among a function's lines (decorators come first)."""
     lines = text.splitlines()
@@ -248,7 +276,7 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str
             if not link.exists():  # a real folder: the importer refuses a symlinked repository
                 link.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
-            f2p, p2p = _test_ids(c)
+            f2p, p2p = c.get("ran") or _test_ids(c)
             inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
                     "test_patch": c["test_patch"], "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
                     "problem_statement": c["subject"] + "\n"}
@@ -401,6 +429,9 @@ def main() -> None:
     ap.add_argument("--git-tests", choices=["ids", "files"], default="ids",
                     help="git mode grades the test functions the fix adds or changes (--tests ids, as SWE-bench "
                          "grades FAIL_TO_PASS/PASS_TO_PASS), or every test of the test files it changes")
+    ap.add_argument("--f2p", choices=["run", "diff"], default="run",
+                    help="SWE-bench form: FAIL_TO_PASS/PASS_TO_PASS by running the tests the diff adds or changes "
+                         "on the base and the fix in the sandbox, as SWE-bench does (run), or from the diff alone")
     ap.add_argument("--lite", type=Path, default=None,
                     help="a JSONL of published SWE-bench (Lite) instances to import and certify as well")
     ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
@@ -419,6 +450,10 @@ def main() -> None:
     cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
     modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
+    if "swebench" in modes and args.f2p == "run":
+        for c in cands:
+            c["ran"] = run_test_ids(c, args.out / "probe")
+            print(f"{c['name']} {c['fix'][:10]}: FAIL_TO_PASS/PASS_TO_PASS by running: {c['ran']}", file=sys.stderr)
     by_mode = {mode: import_all(cands, args.out, mode, args.git_tests) for mode in modes}
     if args.lite is not None:
         modes.append("lite")
