@@ -21,7 +21,6 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
-from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.harness import LANE, retried
@@ -237,8 +236,7 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int]) -> tuple[dict[str
             facts.update(why_reference_fails(gold, src.workspace))
         f2p = _fail_to_pass(src)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
-            passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
-            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if junit_nodeid(t) in passing)
+            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if untouched.outcome(t) == "passed")
             facts["untouchedFails"] = facts["untouchedFails"] and not facts["failToPassPassingOnBase"]
     if visible:
         facts["graderVisibleAt"] = visible
