@@ -214,7 +214,6 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
     diff adds or changes) on the base and on the fix, in the grading sandbox. None when nothing went from
     failing to passing (the heuristic of :func:`_test_ids` then stands, and certification says why)."""
     from acx_oci.sandbox import SandboxSpec, grade
-    from acx_oci.sandbox.grader import junit_nodeid
 
     f2p, p2p = _test_ids(c)
     ids = f2p + p2p
@@ -229,10 +228,9 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
         (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixed / rel).write_text(text)
     spec = SandboxSpec(time_seconds=180.0, memory_mib=2048, pids=256)
-    before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=180.0).tests}
-                     for sub in (exam / "workspace", fixed))
-    f2p = [t for t in ids if before.get(junit_nodeid(t)) != "passed" and after.get(junit_nodeid(t)) == "passed"]
-    p2p = [t for t in ids if before.get(junit_nodeid(t)) == "passed" and after.get(junit_nodeid(t)) == "passed"]
+    before, after = (grade(sub, exam / "hidden", spec=spec, time_seconds=180.0) for sub in (exam / "workspace", fixed))
+    f2p = [t for t in ids if before.outcome(t) != "passed" and after.outcome(t) == "passed"]
+    p2p = [t for t in ids if before.outcome(t) == "passed" and after.outcome(t) == "passed"]
     shutil.rmtree(work / eid, ignore_errors=True)
     return (f2p, p2p) if f2p else None
 
