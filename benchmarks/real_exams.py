@@ -7,12 +7,16 @@ source change is at most ``--max-lines`` lines, its message reads like a fix (``
 pytest, the standard library and the repository itself: the fixes whose tests can pass offline in the
 grader's Python as it is. The newest ``--per-repo`` candidates of each repository are imported twice:
 
-- git mode: ``exam import --repo R --base FIX^ --fix FIX --tests ID...`` (the ids below; ``--git-tests files``
-  grades every test of the changed test files instead);
+- git mode: ``exam import --repo R --base FIX^ --fix FIX --tests ID...`` (``--git-tests files``: every test of
+  the changed test files instead);
 - SWE-bench form: an instance built from the same commit (``base_commit`` = the parent, ``patch`` = the
-  source diff, ``test_patch`` = the test diff, ``FAIL_TO_PASS`` = the test functions the test diff adds,
-  ``PASS_TO_PASS`` = those it only changes; pytest ids found by parsing the test file as the fix leaves it) —
-  the shape SWE-bench publishes, made mechanically;
+  source diff, ``test_patch`` = the test diff) — the shape SWE-bench publishes, made mechanically.
+
+The test ids are made as SWE-bench makes them (``--f2p run``): every test of the changed test files runs on
+the base and on the fix in the grading sandbox; ``FAIL_TO_PASS`` = those the fix turns from failing to
+passing, ``PASS_TO_PASS`` = those passing on both (at most :data:`MAX_P2P`, the ``FAIL_TO_PASS`` tests'
+classes first); a test failing on both is graded by neither. ``--f2p diff``: the tests the diff adds are
+``FAIL_TO_PASS`` and those it changes ``PASS_TO_PASS``, nothing run.
 - ``--lite FILE``: published SWE-bench (Lite) instances as given, with their clones under ``--lite-repos``.
 
 Then ``exam certify`` runs on each suite (the modes at once, ``--jobs`` exams each); exams whose record is a
@@ -209,30 +213,54 @@ def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
     return (added, changed) if added else (changed, [])
 
 
+#: The most PASS_TO_PASS tests kept (the F2P tests' own classes first): a test file of thousands (pyparsing's)
+#: graded some twenty times per certification would outrun the grade's deadline on a loaded machine.
+MAX_P2P = 200
+
+
+def _hidden_id(nodeid: str, paths: list[str]) -> str | None:
+    """The hidden test id (``path::Class::name[params]``) of a junit node id (``tests.<path dotted>.Class::name``)."""
+    head, _, name = nodeid.partition("::")
+    dotted = head.removeprefix("tests.")
+    for path in sorted(paths, key=len, reverse=True):
+        mod = path.removesuffix(".py").replace("/", ".")
+        if dotted == mod or dotted.startswith(mod + "."):
+            return "::".join([path, *filter(None, dotted[len(mod) + 1:].split(".")), name])
+    return None
+
+
 def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] | None:
-    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: by running the candidate tests (those the test
-    diff adds or changes) on the base and on the fix, in the grading sandbox. None when nothing went from
-    failing to passing (the heuristic of :func:`_test_ids` then stands, and certification says why)."""
+    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: every test of the changed test files runs on the
+    base and on the fix, in the grading sandbox; FAIL_TO_PASS = those the fix turns from failing to passing,
+    PASS_TO_PASS = those passing on both (at most :data:`MAX_P2P`); a test failing on both is graded by
+    neither. None when nothing went from failing to passing (:func:`_test_ids` then stands, and
+    certification says why)."""
     from acx_oci.sandbox import SandboxSpec, grade
 
-    f2p, p2p = _test_ids(c)
-    ids = f2p + p2p
-    if not ids:
-        return None
     eid = importer.exam_id_for(f"probe-{c['fix'][:10]}")
-    parts = importer.from_repo(Path(c["repo"]), c["parent"], c["fix"], tests=ids, exam_id=eid)
+    paths = sorted(c["tests_at_fix"])
+    parts = importer.from_repo(Path(c["repo"]), c["parent"], c["fix"], tests=paths, exam_id=eid)
     exam = importer.write_exam(parts, work / eid)
     fixed = work / eid / "fixed"
     shutil.copytree(exam / "workspace", fixed)
     for rel, text in parts.fixed.items():
         (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixed / rel).write_text(text)
-    spec = SandboxSpec(time_seconds=180.0, memory_mib=2048, pids=256)
-    before, after = (grade(sub, exam / "hidden", spec=spec, time_seconds=180.0) for sub in (exam / "workspace", fixed))
-    f2p = [t for t in ids if before.outcome(t) != "passed" and after.outcome(t) == "passed"]
-    p2p = [t for t in ids if before.outcome(t) == "passed" and after.outcome(t) == "passed"]
+    spec = SandboxSpec(time_seconds=300.0, memory_mib=2048, pids=256)
+    before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=300.0).tests}
+                     for sub in (exam / "workspace", fixed))
     shutil.rmtree(work / eid, ignore_errors=True)
-    return (f2p, p2p) if f2p else None
+    f2p = [i for n, o in after.items() if o == "passed" and before.get(n) != "passed"
+           if (i := _hidden_id(n, paths))]
+    p2p = [i for n, o in after.items() if o == "passed" and before.get(n) == "passed"
+           if (i := _hidden_id(n, paths))]
+    # An id the --tests option could split or pytest could misread (a comma or a space in a parameter) is left out.
+    f2p, p2p = ([i for i in ids if not re.search(r"[,\s]", i)] for ids in (f2p, p2p))
+    if not f2p:
+        return None
+    near = {i.rsplit("::", 1)[0] for i in f2p}
+    p2p = sorted(p2p, key=lambda i: i.rsplit("::", 1)[0] not in near)[:MAX_P2P]
+    return f2p, p2p
 
 
 def _def_line(text: str, first: int, last: int) -> int:
@@ -264,7 +292,7 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
         if mode == "git":
-            f2p, p2p = _test_ids(c)
+            f2p, p2p = c.get("ran") or _test_ids(c)
             ids = [a for t in f2p + p2p for a in ("--tests", t)] if git_tests == "ids" and f2p else []
             code, doc, err = _acx("exam", "import", "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
                                   *ids, "--id", eid, "-o", suite, "--json")
@@ -448,7 +476,7 @@ def main() -> None:
     cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
     modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
-    if "swebench" in modes and args.f2p == "run":
+    if args.f2p == "run":
         for c in cands:
             c["ran"] = run_test_ids(c, args.out / "probe")
             print(f"{c['name']} {c['fix'][:10]}: FAIL_TO_PASS/PASS_TO_PASS by running: {c['ran']}", file=sys.stderr)
