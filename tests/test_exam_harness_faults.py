@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -89,3 +90,26 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
     lost = GradeResult(4, False, (), False, b"", b"ERROR: grader: test id not collected: tests/t.py::T::x\n", 0.1)
     assert stages.why_reference_fails(lost, [])["reason"] == ("the reference's grade reported no tests (pytest exit "
                                                              "4); a graded test id is not collected: tests/t.py::T::x")
+
+
+def test_an_interrupted_certification_stops_the_exams_not_yet_started(tmp_path: Path) -> None:
+    """SIGTERM or Ctrl-C raised while a suite certifies ended the command only after every queued exam had been
+    certified (the pool waited for them all): a long real corpus could not be stopped (issue 37)."""
+    suite = tmp_path / "suite"
+    shutil.copytree(TESTDATA / "exams-good", suite)
+    doc = json.loads((suite / "benchmark.json").read_text())
+    for n in range(4, 7):  # six exams, each refused at once by its contract (no family registry: no sandbox)
+        shutil.copytree(suite / "tasks" / "fx-0001", suite / "tasks" / f"fx-000{n}")
+        yaml = suite / "tasks" / f"fx-000{n}" / "exam.yaml"
+        yaml.write_text(yaml.read_text().replace("fx-0001", f"fx-000{n}"))
+        doc["tasks"].append({"id": f"fx-000{n}", "difficulty": 15, "dir": f"tasks/fx-000{n}"})
+    (suite / "benchmark.json").write_text(json.dumps(doc))
+    (suite / "families.yaml").unlink()
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "certs"
+    with pytest.raises(KeyboardInterrupt):
+        ex.certify_suite(suite, jobs=1, out=out, progress=interrupt)
+    assert len(list((out / "records").glob("*.json"))) <= 2  # of six: the one running, at most one more

@@ -145,8 +145,11 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             _write_json(cached, rec)  # a harness lane error is no verdict: the next run certifies again
         return rec, False
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         records = list(pool.map(one, sources))
+    finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
+        pool.shutdown(wait=True, cancel_futures=True)
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
 
