@@ -451,6 +451,29 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def table_by_fix(rows: list[dict[str, Any]]) -> str:
+    """One row per fix: its git-mode and SWE-bench-form outcomes side by side (the docs' table)."""
+    def cell(r: dict[str, Any] | None) -> str:
+        if r is None:
+            return ""
+        if not r["imported"]:
+            return "not imported"
+        return "**certified**" if r.get("certified") else f"refused: {r.get('category') or 'other'}"
+
+    lines = ["| repository | fix | git mode | SWE-bench form | the record's words (first refusal) | mutants killed "
+             "(git / swe) | s (git / swe) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    keys = list(dict.fromkeys((r["repo"], r["commit"]) for r in rows))
+    for repo, commit in keys:
+        by = {r["mode"]: r for r in rows if (r["repo"], r["commit"]) == (repo, commit)}
+        g, w = by.get("git"), by.get("swebench") or by.get("lite")
+        why = next((r["why"] for r in (g, w) if r and r.get("why")), "")
+        why = why.replace("|", "/").replace("\n", " ")[:180]
+        muts = " / ".join((r or {}).get("mutants", "–") for r in (g, w))
+        secs = " / ".join(str((r or {}).get("seconds", "–")) for r in (g, w))
+        lines.append(f"| {repo} | {commit} | {cell(g)} | {cell(w)} | {why} | {muts} | {secs} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("--repo", action="append", type=Path, default=[], help="a git repository (repeatable)")
@@ -476,7 +499,7 @@ def main() -> None:
     if args.report:
         rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
         print(json.dumps(figures(rows), indent=2))
-        print(table(rows))
+        print(table_by_fix(rows))
         return
     if not args.repo:
         ap.error("give at least one --repo (or --report)")
