@@ -401,3 +401,22 @@ def test_a_grader_that_says_the_fix_docstring_example_publishes_no_solution(impo
     leaky = dataclasses.replace(told, hidden={**grader, "tests/test_body.py": body})
     (found,) = _publication(leaky, (), _reference_new(leaky))["findings"]
     assert found["file"] == "grader/tests/test_body.py" and found["rule"] == "reference-new-content"
+
+
+@needs_bwrap
+def test_a_secret_looking_line_of_upstreams_own_tree_is_named_not_refused(imported: dict[str, Any]) -> None:
+    """pyparsing's public example says ``PASSWORD = "swordfish"``: while the workspace is upstream's tree as
+    imported, a pattern finding there is named (``upstreamFindings``), not a refusal; once the workspace is
+    edited, or for a canary marker, it is a finding as before (issue 37)."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _publication, _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    example = {**src.workspace, "examples/scan.py": '#define PASSWORD = "swordfish"\n'}
+    assert src.source is not None and src.source["baseTreeDigest"] == src.tree_hash()
+    upstream = dataclasses.replace(src, workspace=example)  # (the tree digest is the exam folder's, unchanged)
+    edited = dataclasses.replace(upstream, source={**src.source, "baseTreeDigest": "sha256:" + "0" * 64})
+    facts = _publication(upstream, mx.DEFAULT_PATTERNS, _reference_new(upstream))
+    assert facts["ok"] and [f["rule"] for f in facts["upstreamFindings"]] == ["secret-assignment"]
+    facts = _publication(edited, mx.DEFAULT_PATTERNS, _reference_new(edited))
+    assert not facts["ok"] and [f["file"] for f in facts["findings"]] == ["workspace/examples/scan.py"]

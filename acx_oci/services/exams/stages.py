@@ -185,7 +185,7 @@ def _reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
         runs += mx.new_content(before, text)
     public: dict[str, str] = {}
     source = src.source or {}
-    if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
+    if _as_imported(src):
         public.update(src.workspace)
     if source.get("kind") == "swebench" or source.get("promptFrom") == "fixCommitMessage":
         public["prompt.md"] = src.prompt
@@ -193,6 +193,12 @@ def _reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
         context = mx.held(mx.windows(runs), public)
         runs = [r for n, r in enumerate(runs) if n not in context]
     return mx.windows(runs)
+
+
+def _as_imported(src: ExamSource) -> bool:
+    """The workspace is still its repository's base tree as imported (``source.json``'s ``baseTreeDigest``)."""
+    digest = (src.source or {}).get("baseTreeDigest")
+    return bool(digest) and digest == src.tree_hash()
 
 
 def _grader_visible(src: ExamSource) -> list[str]:
@@ -389,10 +395,18 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     model = src.model_facing()
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
+    upstream: list[dict[str, Any]] = []
+    if _as_imported(src):  # upstream's public tree as it was (pyparsing's example `PASSWORD = "swordfish"`):
+        # named, not refused; a canary marker in it is still a leak of a hidden test
+        upstream = [f for f in findings if f["file"].startswith("workspace/") and f["rule"] != "canary-marker"]
+        findings = [f for f in findings if f not in upstream]
     findings += mx.scan_patterns(grader, patterns, model_facing=False)
     findings += mx.leaks(wins, model)
     # The grader is upstream's tests: one that says what the fix's docstring example says (the same input,
     # the same expected value) publishes no solution. The fix's new code in a grader file still does.
     findings += mx.leaks(_reference_new(src, code=True), grader)
-    return {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
-            "patterns": len(patterns)}
+    facts = {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
+             "patterns": len(patterns)}
+    if upstream:
+        facts["upstreamFindings"] = upstream
+    return facts
