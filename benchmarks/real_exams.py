@@ -407,7 +407,8 @@ def certify(out: Path, mode: str, rows: list[dict[str, Any]], jobs: int) -> floa
         if rec is None:
             continue
         r["certified"] = bool(rec.get("certified"))
-        r["seconds"] = round(times.get(r["exam"], 0.0))
+        if r["exam"] in times:  # a record served from the cache keeps the seconds it took
+            r["seconds"] = round(times[r["exam"]])
         r["retried"] = r["exam"] in lane
         r["category"], r["why"] = ("", "") if r["certified"] else why_refused(rec)
         grader = rec["stages"].get("grader", {})
@@ -479,6 +480,9 @@ def main() -> None:
     ap.add_argument("--repo", action="append", type=Path, default=[], help="a git repository (repeatable)")
     ap.add_argument("--report", action="append", type=Path, default=[],
                     help="print the table and figures of earlier runs' rows.json (repeatable), run nothing")
+    ap.add_argument("--recertify", type=Path, default=None,
+                    help="certify an earlier run's suites (OUT) again (cached records are served as they are; "
+                         "drop some from OUT/certs-*/by-freeze to run them anew) and rewrite its rows.json")
     ap.add_argument("--per-repo", type=int, default=4)
     ap.add_argument("--max-lines", type=int, default=60, help="most changed source lines a fix may have")
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
@@ -500,6 +504,14 @@ def main() -> None:
         rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
         print(json.dumps(figures(rows), indent=2))
         print(table_by_fix(rows))
+        return
+    if args.recertify is not None:
+        doc = json.loads((args.recertify / "rows.json").read_text())
+        for mode in sorted({r["mode"] for r in doc["rows"]}):
+            certify(args.recertify, mode, [r for r in doc["rows"] if r["mode"] == mode], args.jobs)
+        doc["figures"] = figures(doc["rows"])
+        (args.recertify / "rows.json").write_text(json.dumps(doc, indent=2))
+        print(json.dumps(doc["figures"], indent=2))
         return
     if not args.repo:
         ap.error("give at least one --repo (or --report)")
