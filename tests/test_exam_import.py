@@ -420,3 +420,15 @@ def test_a_secret_looking_line_of_upstreams_own_tree_is_named_not_refused(import
     assert facts["ok"] and [f["rule"] for f in facts["upstreamFindings"]] == ["secret-assignment"]
     facts = _publication(edited, mx.DEFAULT_PATTERNS, _reference_new(edited))
     assert not facts["ok"] and [f["file"] for f in facts["findings"]] == ["workspace/examples/scan.py"]
+
+
+@needs_bwrap
+def test_an_exam_with_derived_controls_is_frozen_as_its_files_say(imported: dict[str, Any]) -> None:
+    """The freeze hash was taken after the derived controls were chosen, so it never matched the suite's own:
+    the record was never served from the cache (every run certified the corpus again) and read as stale
+    (issue 37)."""
+    from acx_oci.services import exams as ex
+
+    rec = imported["records"]["calc-nolook"]
+    assert rec["stages"]["grader"]["controlsDerived"] is True
+    assert rec["stages"]["freeze"]["freezeHash"] == ex.suite_freeze_hashes(imported["suite"])["calc-nolook"]

@@ -109,6 +109,9 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = _reference_new(src)
         stages["gold"], base = _gold(src, g, wins)
+        # The freeze hash is of the exam as its files say (derived controls are chosen, not written): else it
+        # would never match the one recomputed from the suite, and the record would never be served again.
+        frozen = exam_freeze_hash(src, patterns)
         src, derived = _derive_controls(src, g)
         stages["grader"] = _controls(src, g, base, derived)
         stages["attack"] = _attack(src, g, base)
@@ -127,7 +130,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
     stages["canary"] = _canary(src, register)
     stages["publication"] = _publication(src, patterns, wins)
-    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": exam_freeze_hash(src, patterns),
+    stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": frozen,
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
