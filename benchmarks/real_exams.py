@@ -342,12 +342,12 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
     kind of refusal it is — the exam's (needs a module, needs network, weak tests, base passes, reference fails)
     or the harness's (a lane error: a tool fault to fix, never the exam's)."""
     stages = rec["stages"]
+    for st in stages.values():  # a skipped stage carries it: check before the failures, which skip those
+        if st.get("laneError"):
+            return "harness lane error", str(st.get("reason"))
     fails = [(s, f) for s, f in mx.failures(rec) if s != "promotion"]
     if not fails:
         return "", ""
-    for st in stages.values():
-        if st.get("laneError"):
-            return "harness lane error", str(st.get("reason"))
     gold, grader = stages.get("gold", {}), stages.get("grader", {})
     words = "; ".join(f"{s}: {f}" for s, f in fails[:2])
     if gold.get("referenceMissingModules"):
