@@ -126,3 +126,16 @@ def test_an_eval_play_that_should_fail_and_hangs_has_failed() -> None:
     assert outcome == MODEL_FAIL and detail.startswith("grader timed out")
     assert hang_fails(LANE_ERROR, "grader timed out", expect_pass=True) == (LANE_ERROR, "grader timed out")
     assert hang_fails(LANE_ERROR, "sandbox lost", expect_pass=False) == (LANE_ERROR, "sandbox lost")
+
+
+def test_a_lane_error_after_the_grader_stage_ran_is_still_a_valid_record() -> None:
+    """A fault in the eval stage (pyparsing 51560ca) left the grader stage without its promotion flags: the
+    record failed the schema and ``exam certify`` could not write its summary (issue 37)."""
+    from acx_oci.model import exam as mx
+    from acx_oci.services.exams.source import load_exam
+
+    src = load_exam(TESTDATA / "exams-good" / "tasks" / "fx-0001")
+    ran = {"seed": {"ok": True}, "gold": {"ok": True}, "grader": {"ok": False, "distinguished": True},
+           "attack": {"ok": False, "trivialExploits": [], "goldStillPassesAfterSuite": False}}
+    rec = stages._harness_record(src, ran, "eval play untouched: grader timed out (3 attempts)")
+    assert mx.check_record(rec) == [] and rec["stages"]["eval"]["laneError"] == "harness"

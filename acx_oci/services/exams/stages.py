@@ -149,6 +149,10 @@ def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str
         if s not in stages:
             stages[s] = mx.skipped(s, f"harness lane error: {why}")
     stages[first].update(laneError=LANE, reason=f"harness lane error: {why}")
+    for s, flags in mx.FLAGS.items():  # a stage that ran before the fault still carries the record's flags
+        for k, v in flags.items():
+            stages[s].setdefault(k, list(v) if isinstance(v, list) else v)
+    stages["grader"]["controlsDistinguished"] = bool(stages["grader"].get("distinguished", False))
     stages["promotion"] = dict(mx.NO_IMAGE)
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
