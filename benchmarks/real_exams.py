@@ -1,45 +1,64 @@
 """Exams from real upstream history: pick fix commits from real repositories, import them, certify them.
 
 No hand work: a commit is a candidate when it has one parent, changes at least one Python source file and at
-least one test file named ``test_*.py`` (by ``importer.is_test_path``), its source change is at most
-``--max-lines`` lines, and its message reads like a fix (``fix``, ``bug``, ``issue``, ``#123``, ``regression``).
-The newest ``--per-repo`` candidates of each repository are imported twice:
+least one test file named ``test_*.py`` (by ``importer.is_test_path``) that adds a test or an assertion, its
+source change is at most ``--max-lines`` lines, its message reads like a fix (``fix``, ``bug``, ``issue``,
+``#123``, ``regression``), and (unless ``--any-deps``) its tests and their ``conftest.py`` import nothing but
+pytest, the standard library and the repository itself: the fixes whose tests can pass offline in the
+grader's Python as it is. The newest ``--per-repo`` candidates of each repository are imported twice:
 
-- git mode: ``exam import --repo R --base FIX^ --fix FIX``;
+- git mode: ``exam import --repo R --base FIX^ --fix FIX --tests ID...`` (``--git-tests files``: every test of
+  the changed test files instead);
 - SWE-bench form: an instance built from the same commit (``base_commit`` = the parent, ``patch`` = the
-  source diff, ``test_patch`` = the test diff, ``FAIL_TO_PASS`` = the test functions the test diff adds,
-  ``PASS_TO_PASS`` empty) — the shape SWE-bench publishes, made mechanically.
+  source diff, ``test_patch`` = the test diff) — the shape SWE-bench publishes, made mechanically.
 
-Then ``exam certify`` runs on each suite and a table is printed: repository, commit, mode, imported?,
-certified?, the stage that refused and its reason, mutants killed/made when the record has them, and the time.
+The test ids are made as SWE-bench makes them (``--f2p run``): every test of the changed test files runs on
+the base and on the fix in the grading sandbox; ``FAIL_TO_PASS`` = those the fix turns from failing to
+passing, ``PASS_TO_PASS`` = those passing on both (at most :data:`MAX_P2P`, the ``FAIL_TO_PASS`` tests'
+classes first); a test failing on both is graded by neither. ``--f2p diff``: the tests the diff adds are
+``FAIL_TO_PASS`` and those it changes ``PASS_TO_PASS``, nothing run.
+- ``--lite FILE``: published SWE-bench (Lite) instances as given, with their clones under ``--lite-repos``.
+
+Then ``exam certify`` runs on each suite (the modes at once, ``--jobs`` exams each); exams whose record is a
+harness lane error are certified once more. The table: repository, commit, mode, imported?, certified?, the
+kind of refusal and the record's own words, mutants killed/made, and each exam's seconds; then the figures
+(imported N, certified M, offline-passable P = imported and not refused for a missing module, the network or
+an older Python, M/P). ``--report OUT/rows.json`` prints them again.
 
 The repositories come from outside (the search tool's ``fetch`` brings a public repository's whole history as a
 bare git directory); none is kept in this repository. Git runs on them only through
 ``services.exams.gitrepo`` (the repository's own config is never read).
 
 Run: python benchmarks/real_exams.py --repo /work/.mirror/tkem+cachetools/repo [--repo ...] \\
-         [--per-repo 4] [--out /tmp/real-exams] [--jobs 2] [--mode git|swebench|both]
+         [--per-repo 3] [--out /tmp/real-exams] [--jobs 1] [--mode git|swebench|both] [--lite L.jsonl]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from acx_oci.model import exam as mx
 from acx_oci.services.exams import gitrepo, importer
 
 _FIXLIKE = re.compile(r"\b(fix(e[sd])?|bug|issue|regression|crash|broken|wrong|incorrect)\b|#\d+", re.I)
 _TEST_DEF = re.compile(r"^\+\s*(?:async\s+)?def (test_\w+)\s*\(", re.M)
-_CLASS = re.compile(r"^[ +]class (Test\w*)\b.*:", re.M)
+_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\b|import\s+([A-Za-z_]\w*))", re.M)
+_TEST_RUNNERS = frozenset({"pytest", "_pytest", "py"})
+_PROGRESS = re.compile(r"^exam certify \[\d+/\d+\] (\S+): .*\((?:cached|([\d.]+)s)\)$")
 
 
 def _name(repo: Path) -> str:
@@ -53,8 +72,43 @@ def _diff_lines(g: gitrepo.Repo, parent: str, fix: str, paths: list[str]) -> str
                            *paths, max_bytes=8 * 1024 * 1024).decode("utf-8", "replace")
 
 
-def candidates(repo: Path, per_repo: int, max_lines: int) -> list[dict[str, Any]]:
-    """The newest fix-like commits of ``repo`` that an exam can be made from (see the module's docstring)."""
+def _own_modules(g: gitrepo.Repo, commit: str) -> set[str]:
+    """Every module or package name the tree at ``commit`` could provide (its .py stems and folder names)."""
+    names = gitrepo.run_git(g, "ls-tree", "-r", "--name-only", commit, max_bytes=32 * 1024 * 1024).decode(
+        "utf-8", "replace").split("\n")
+    out: set[str] = set()
+    for n in names:
+        if n.endswith(".py"):
+            parts = n[:-3].split("/")
+            out.update(parts)
+    return out
+
+
+def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]:
+    """Top-level modules the fix's test files (and the ``conftest.py`` above them) import that neither the
+    standard library, pytest nor the repository itself provides: test dependencies an environment must hold."""
+    own = _own_modules(g, commit)
+    files = set(tests)
+    for t in tests:
+        parts = t.split("/")[:-1]
+        files.update("/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1))
+    found: set[str] = set()
+    for f in sorted(files):
+        try:
+            text = gitrepo.run_git(g, "cat-file", "blob", f"{commit}:{f}").decode("utf-8", "replace")
+        except Exception:  # a conftest.py that is not there
+            continue
+        for m in _IMPORT.finditer(text):
+            mod = m.group(1) or m.group(2)
+            if mod not in sys.stdlib_module_names and mod not in _TEST_RUNNERS and mod not in own:
+                found.add(mod)
+    return sorted(found)
+
+
+def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = True) -> list[dict[str, Any]]:
+    """The newest fix-like commits of ``repo`` that an exam can be made from (see the module's docstring);
+    with ``stdlib_only``, only those whose tests need nothing but pytest, the standard library and the
+    repository (the fixes whose tests can pass offline in the grader's Python as it is)."""
     g = gitrepo.open_repo(repo)
     raw = gitrepo.run_git(g, "log", "--no-show-signature", "--no-merges", "--first-parent", "--format=%H %P",
                           "-n", "3000", "HEAD").decode("ascii", "replace")
@@ -74,26 +128,154 @@ def candidates(repo: Path, per_repo: int, max_lines: int) -> list[dict[str, Any]
         msg = gitrepo.commit_message(g, fix)
         if not _FIXLIKE.search(msg.splitlines()[0] if msg else ""):
             continue
+        needs = foreign_imports(g, fix, tests)
+        if stdlib_only and needs:
+            continue
         src_diff = _diff_lines(g, parent, fix, sources)
         if sum(1 for ln in src_diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")) > max_lines:
             continue
         test_diff = _diff_lines(g, parent, fix, tests)
-        out.append({"repo": repo, "name": _name(repo), "fix": fix, "parent": parent, "subject": msg.splitlines()[0],
-                    "patch": src_diff, "test_patch": test_diff,
+        if not _TEST_DEF.search(test_diff) and not re.search(r"^\+\s*(assert|self\.assert)", test_diff, re.M):
+            continue  # a test change that adds no test and no assertion tests nothing new
+        at_fix = {t: gitrepo.run_git(g, "cat-file", "blob", f"{fix}:{t}").decode("utf-8", "replace")
+                   for t in tests}
+        out.append({"tests_at_fix": at_fix, "repo": repo, "name": _name(repo), "fix": fix, "parent": parent,
+                    "subject": msg.splitlines()[0],
+                    "patch": src_diff, "test_patch": test_diff, "needs": needs,
                     "nonPy": [p for p in paths if p not in tests and p not in sources]})
         if len(out) >= per_repo:
             break
     return out
 
 
-def _fail_to_pass(c: dict[str, Any]) -> list[str]:
-    """The test functions the test diff adds, as pytest ids (``path::name``; class-nested ones unqualified)."""
-    ids: list[str] = []
-    for chunk in re.split(r"^diff --git ", c["test_patch"], flags=re.M)[1:]:
-        path = chunk.split("\n", 1)[0].split(" b/", 1)[-1].strip()
-        for m in _TEST_DEF.finditer(chunk):
-            ids.append(f"{path}::{m.group(1)}")
-    return ids
+def _added_lines(test_patch: str) -> dict[str, set[int]]:
+    """Per file of a unified diff, the line numbers (in the new file) of the lines it adds."""
+    out: dict[str, set[int]] = {}
+    path, line = "", 0
+    for text in test_patch.splitlines():
+        if text.startswith("+++ "):
+            path = text[4:].strip().removeprefix("b/")
+            out.setdefault(path, set())
+        elif text.startswith("@@"):
+            m = re.match(r"@@ -\S+ \+(\d+)", text)
+            line = int(m.group(1)) if m else 0
+        elif text.startswith("+"):
+            out[path].add(line)
+            line += 1
+        elif not text.startswith("-") and not text.startswith("\\"):
+            line += 1
+    return out
+
+
+def _tests_in(tree: ast.Module) -> list[tuple[str, int, int]]:
+    """(pytest id tail, first line, last line) of every test function pytest collects from the module: module
+    level ``test*`` functions, and ``Class::name`` for each collected class (``Test*`` or a ``TestCase``) that
+    defines or inherits (from a class of the same module, a mixin) the ``test*`` method."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def bases(c: ast.ClassDef) -> list[str]:
+        return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in c.bases]
+
+    def mro(name: str, seen: frozenset[str] = frozenset()) -> list[str]:
+        if name not in classes or name in seen:
+            return []
+        return [name, *(m for b in bases(classes[name]) for m in mro(b, seen | {name}))]
+
+    def collected(name: str) -> bool:
+        return name.startswith("Test") or any(b.endswith("TestCase") for m in mro(name) for b in bases(classes[m]))
+
+    def tests(node: ast.AST) -> list[tuple[str, int, int]]:
+        return [(f.name, min([f.lineno, *(d.lineno for d in f.decorator_list)]), f.end_lineno or f.lineno)
+                for f in getattr(node, "body", []) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                and f.name.startswith("test")]
+
+    out = tests(tree)
+    for name in classes:
+        if collected(name):
+            out += [(f"{name}::{t}", a, b) for m in mro(name) for t, a, b in tests(classes[m])]
+    return out
+
+
+def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """SWE-bench's FAIL_TO_PASS and PASS_TO_PASS, made without running anything: the test functions the test
+    diff adds (their ``def`` line is new) fail before the fix; those it only changes are expected to pass
+    both before and after, unless the diff adds no test, when they are the failing ones. Ids are pytest's
+    (``path::Class::name``), found in the test files as the fix leaves them."""
+    added: list[str] = []
+    changed: list[str] = []
+    for path, lines in sorted(_added_lines(c["test_patch"]).items()):
+        try:
+            tree = ast.parse(c["tests_at_fix"].get(path, ""))
+        except SyntaxError:
+            continue
+        for name, a, b in _tests_in(tree):
+            if any(a <= n <= b for n in lines):
+                (added if _def_line(c["tests_at_fix"][path], a, b) in lines else changed).append(f"{path}::{name}")
+    return (added, changed) if added else (changed, [])
+
+
+#: The most PASS_TO_PASS tests kept (the F2P tests' own classes first): a test file of thousands (pyparsing's)
+#: graded some twenty times per certification would outrun the grade's deadline on a loaded machine.
+MAX_P2P = 200
+#: The most test functions run whole to find them; beyond, only the tests the diff adds or changes run.
+MAX_RUN = 600
+
+
+def _hidden_id(nodeid: str, paths: list[str]) -> str | None:
+    """The hidden test id (``path::Class::name[params]``) of a junit node id (``tests.<path dotted>.Class::name``)."""
+    head, _, name = nodeid.partition("::")
+    dotted = head.removeprefix("tests.")
+    for path in sorted(paths, key=len, reverse=True):
+        mod = path.removesuffix(".py").replace("/", ".")
+        if dotted == mod or dotted.startswith(mod + "."):
+            return "::".join([path, *filter(None, dotted[len(mod) + 1:].split(".")), name])
+    return None
+
+
+def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] | None:
+    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: every test of the changed test files runs on the
+    base and on the fix, in the grading sandbox; FAIL_TO_PASS = those the fix turns from failing to passing,
+    PASS_TO_PASS = those passing on both (at most :data:`MAX_P2P`); a test failing on both is graded by
+    neither. None when nothing went from failing to passing (:func:`_test_ids` then stands, and
+    certification says why)."""
+    from acx_oci.sandbox import SandboxSpec, grade
+
+    eid = importer.exam_id_for(f"probe-{c['fix'][:10]}")
+    paths = sorted(c["tests_at_fix"])
+    size = 0
+    for text in c["tests_at_fix"].values():
+        with contextlib.suppress(SyntaxError):
+            size += len(_tests_in(ast.parse(text)))
+    # A test file of thousands (pyparsing's) runs only the tests the diff adds or changes.
+    chosen = paths if size <= MAX_RUN else [t for ids in _test_ids(c) for t in ids]
+    parts = importer.from_repo(Path(c["repo"]), c["parent"], c["fix"], tests=chosen, exam_id=eid)
+    exam = importer.write_exam(parts, work / eid)
+    fixed = work / eid / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    for rel, text in parts.fixed.items():
+        (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fixed / rel).write_text(text)
+    spec = SandboxSpec(time_seconds=240.0, memory_mib=2048, pids=256)
+    before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=240.0).tests}
+                     for sub in (exam / "workspace", fixed))
+    shutil.rmtree(work / eid, ignore_errors=True)
+    f2p = [i for n, o in after.items() if o == "passed" and before.get(n) != "passed"
+           if (i := _hidden_id(n, paths))]
+    p2p = [i for n, o in after.items() if o == "passed" and before.get(n) == "passed"
+           if (i := _hidden_id(n, paths))]
+    # An id the --tests option could split or pytest could misread (a comma or a space in a parameter) is left out.
+    f2p, p2p = ([i for i in ids if not re.search(r"[,\s]", i)] for ids in (f2p, p2p))
+    if not f2p:
+        return None
+    near = {i.rsplit("::", 1)[0] for i in f2p}
+    p2p = sorted(p2p, key=lambda i: i.rsplit("::", 1)[0] not in near)[:MAX_P2P]
+    return f2p, p2p
+
+
+def _def_line(text: str, first: int, last: int) -> int:
+    """The line of the ``def`` itself among a function's lines (decorators come first)."""
+    lines = text.splitlines()
+    return next((n for n in range(first, last + 1) if re.match(r"\s*(async\s+)?def ", lines[n - 1])), first)
 
 
 def _acx(*args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
@@ -105,23 +287,33 @@ def _acx(*args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
     return proc.returncode, doc, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
 
 
-def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[str, Any]]:
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str = "ids") -> list[dict[str, Any]]:
     """Import each candidate into ``out/<mode>``; one row per candidate with the outcome."""
     suite = out / mode
     rows: list[dict[str, Any]] = []
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
         if mode == "git":
+            f2p, p2p = c.get("ran") or _test_ids(c)
+            ids = [a for t in f2p + p2p for a in ("--tests", t)] if git_tests == "ids" and f2p else []
             code, doc, err = _acx("exam", "import", "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
-                                  "--id", eid, "-o", suite, "--json")
+                                  *ids, "--id", eid, "-o", suite, "--json")
         else:
             clones = out / "clones"
             link = clones / c["name"].replace("/", "__")
-            if not link.exists():
+            if not link.exists():  # a real folder: the importer refuses a symlinked repository
                 link.parent.mkdir(parents=True, exist_ok=True)
-                link.symlink_to(Path(c["repo"]).resolve())
+                shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
+            f2p, p2p = c.get("ran") or _test_ids(c)
             inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
-                    "test_patch": c["test_patch"], "FAIL_TO_PASS": _fail_to_pass(c), "PASS_TO_PASS": [],
+                    "test_patch": c["test_patch"], "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
                     "problem_statement": c["subject"] + "\n"}
             jsonl = out / f"{eid}.jsonl"
             jsonl.write_text(json.dumps(inst) + "\n")
@@ -131,64 +323,225 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[s
     return rows
 
 
+def _run_certify(suite: Path, certs: Path, jobs: int, times: dict[str, float]) -> None:
+    """One ``exam certify`` run; its progress (stderr) is echoed as it comes and each exam's seconds kept."""
+    proc = subprocess.Popen([sys.executable, "-m", "acx_oci", "exam", "certify", str(suite), "--out", str(certs),
+                             "--jobs", str(jobs), "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        print(line.rstrip(), file=sys.stderr, flush=True)
+        m = _PROGRESS.match(line.strip())
+        if m and m.group(2):
+            times[m.group(1)] = times.get(m.group(1), 0.0) + float(m.group(2))
+    proc.wait()
+
+
+def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
+    """(category, the record's own words) for a refused record: the first failing stage and its fact, and what
+    kind of refusal it is — the exam's (needs a module, needs network, weak tests, base passes, reference fails)
+    or the harness's (a lane error: a tool fault to fix, never the exam's)."""
+    stages = rec["stages"]
+    for st in stages.values():  # a skipped stage carries it: check before the failures, which skip those
+        if st.get("laneError"):
+            return "harness lane error", str(st.get("reason"))
+    fails = [(s, f) for s, f in mx.failures(rec) if s != "promotion"]
+    if not fails:
+        return "", ""
+    gold, grader = stages.get("gold", {}), stages.get("grader", {})
+    words = "; ".join(f"{s}: {f}" for s, f in fails[:2])
+    if gold.get("referenceMissingModules"):
+        return "needs test dependencies", f"gold: {gold.get('reason')}"
+    if gold.get("referenceNeedsNetwork"):
+        return "needs network", f"gold: {gold.get('reason')}"
+    if re.search(r"cannot import name '\w+' from '(collections|typing|inspect|asyncio|imp)'|No module named "
+                 r"'(imp|distutils|asynchat|asyncore)'", str(gold.get("referenceFirstError") or "")):
+        return "needs an older Python", f"gold: {gold.get('referenceFirstError')}"
+    if gold.get("referencePasses") is False:
+        return "reference fails its tests", f"gold: {gold.get('reason') or 'referencePasses false'}"
+    if gold.get("untouchedFails") is False:
+        return "weak tests (the base passes them)", words
+    if grader.get("testsKillMutants") is False:
+        return "weak tests (mutants survive)", str(grader.get("reason"))
+    if gold.get("referenceNotLeaked") is False or not stages.get("publication", {}).get("ok", True):
+        return "leak / publication finding", words
+    return "other", words
+
+
+def import_lite(instances: Path, repos: Path, out: Path) -> list[dict[str, Any]]:
+    """Published SWE-bench (Lite) instances, as given (their base, patch, test patch and test lists), into
+    ``out/lite``: one row each."""
+    rows = []
+    for line in instances.read_text().splitlines():
+        if not line.strip():
+            continue
+        inst = json.loads(line)
+        one = out / f"lite-{inst['instance_id']}.jsonl"
+        one.write_text(line + "\n")
+        code, doc, err = _acx("exam", "import", "--swebench", one, "--repos", repos, "-o", out / "lite", "--json")
+        rows.append({"repo": inst["repo"], "commit": inst["instance_id"], "mode": "lite", "exam": inst["instance_id"],
+                     "imported": code == 0, "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
+    return rows
+
+
 def certify(out: Path, mode: str, rows: list[dict[str, Any]], jobs: int) -> float:
-    """Certify ``out/<mode>``; fill each imported row's outcome; return the seconds taken."""
-    suite = out / mode
+    """Certify ``out/<mode>``; fill each imported row's outcome from the sealed records; return the seconds.
+
+    Records are read from ``--out``'s ``records/`` folder (stdout carries the JSON document at the end only).
+    Exams whose record is a harness lane error are certified once more (they are never cached; the others
+    come from the cache at once), and the row says so."""
+    suite, certs = out / mode, out / f"certs-{mode}"
     if not any(r["imported"] for r in rows):
         return 0.0
-    t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "acx_oci", "exam", "certify", str(suite), "--out",
-                           str(out / f"certs-{mode}"), "--jobs", str(jobs), "--json"], capture_output=True,
-                          text=True)
+    t0, times = time.monotonic(), {}  # type: ignore[var-annotated]
+    _run_certify(suite, certs, jobs, times)
+    records = _records(certs)
+    lane = [e for e, rec in records.items() if any(st.get("laneError") for st in rec["stages"].values())]
+    if lane:
+        print(f"{mode}: {len(lane)} harness lane error(s): certifying again: {' '.join(lane)}", file=sys.stderr)
+        _run_certify(suite, certs, jobs, times)
+        records = _records(certs)
     took = time.monotonic() - t0
-    try:
-        records = {r["exam"]: r for r in json.loads(proc.stdout).get("records", [])}
-    except (json.JSONDecodeError, AttributeError):
-        records = {}
     for r in rows:
         rec = records.get(r["exam"])
         if rec is None:
             continue
         r["certified"] = bool(rec.get("certified"))
-        stages = rec.get("stages", {})
-        bad = next((s for s in stages if s != "promotion" and not stages[s].get("ok")), None)
-        if bad:
-            facts = stages[bad]
-            reason = facts.get("reason") or [k for k, v in facts.items() if v is False][:3]
-            r["why"] = f"{bad}: {reason}"[:160]
-        grader = stages.get("grader", {})
+        if r["exam"] in times:  # a record served from the cache keeps the seconds it took
+            r["seconds"] = round(times[r["exam"]])
+        r["retried"] = r["exam"] in lane
+        r["category"], r["why"] = ("", "") if r["certified"] else why_refused(rec)
+        grader = rec["stages"].get("grader", {})
         if "mutantsMade" in grader:
             r["mutants"] = f"{grader.get('mutantsKilled')}/{grader.get('mutantsMade')}"
     return took
 
 
+def _records(certs: Path) -> dict[str, dict[str, Any]]:
+    folder = certs / "records"
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+
+
+#: Refusals that say the fix's tests cannot pass offline in the grader's environment as it is.
+NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Python")
+
+
+def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Imported N, certified M, offline-passable P (imported, and not refused because the tests need a
+    module the environment lacks or the network) and M/P, per mode."""
+    out: dict[str, Any] = {}
+    for mode in sorted({r["mode"] for r in rows}):
+        mr = [r for r in rows if r["mode"] == mode]
+        n = sum(r["imported"] for r in mr)
+        m = sum(bool(r.get("certified")) for r in mr)
+        p = sum(1 for r in mr if r["imported"] and r.get("category") not in NOT_OFFLINE)
+        out[mode] = {"fixes": len(mr), "imported": n, "certified": m, "offlinePassable": p,
+                     "certifiedShare": round(m / p, 3) if p else None,
+                     "toolFaults": sum(1 for r in mr if r.get("category") == "harness lane error")}
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| repository | commit | mode | imported | certified | refused: kind | the record's words | "
+             "mutants killed | s |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        why = (r.get("why") or "").replace("|", "/").replace("\n", " ")[:200]
+        lines.append(f"| {r['repo']} | {r['commit']} | {r['mode']} | {'yes' if r['imported'] else 'no'} | "
+                     f"{'yes' if r.get('certified') else 'no'} | {r.get('category', '')} | {why} | "
+                     f"{r.get('mutants', '')} | {r.get('seconds', '')} |")
+    return "\n".join(lines)
+
+
+def table_by_fix(rows: list[dict[str, Any]]) -> str:
+    """One row per fix: its git-mode and SWE-bench-form outcomes side by side (the docs' table)."""
+    def cell(r: dict[str, Any] | None) -> str:
+        if r is None:
+            return ""
+        if not r["imported"]:
+            return "not imported"
+        return "**certified**" if r.get("certified") else f"refused: {r.get('category') or 'other'}"
+
+    lines = ["| repository | fix | git mode | SWE-bench form | the record's words (first refusal) | mutants killed "
+             "(git / swe) | s (git / swe) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    keys = list(dict.fromkeys((r["repo"], r["commit"]) for r in rows))
+    for repo, commit in keys:
+        by = {r["mode"]: r for r in rows if (r["repo"], r["commit"]) == (repo, commit)}
+        g, w = by.get("git"), by.get("swebench") or by.get("lite")
+        why = next((r["why"] for r in (g, w) if r and r.get("why")), "")
+        why = why.replace("|", "/").replace("\n", " ")[:180]
+        muts = " / ".join((r or {}).get("mutants", "–") for r in (g, w))
+        secs = " / ".join(str((r or {}).get("seconds", "–")) for r in (g, w))
+        lines.append(f"| {repo} | {commit} | {cell(g)} | {cell(w)} | {why} | {muts} | {secs} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    ap.add_argument("--repo", action="append", type=Path, required=True, help="a git repository (repeatable)")
+    ap.add_argument("--repo", action="append", type=Path, default=[], help="a git repository (repeatable)")
+    ap.add_argument("--report", action="append", type=Path, default=[],
+                    help="print the table and figures of earlier runs' rows.json (repeatable), run nothing")
+    ap.add_argument("--recertify", type=Path, default=None,
+                    help="certify an earlier run's suites (OUT) again (cached records are served as they are; "
+                         "drop some from OUT/certs-*/by-freeze to run them anew) and rewrite its rows.json")
     ap.add_argument("--per-repo", type=int, default=4)
     ap.add_argument("--max-lines", type=int, default=60, help="most changed source lines a fix may have")
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=1, help="exams certified at once, per mode")
     ap.add_argument("--mode", choices=["git", "swebench", "both"], default="both")
+    ap.add_argument("--git-tests", choices=["ids", "files"], default="ids",
+                    help="git mode grades the test functions the fix adds or changes (--tests ids, as SWE-bench "
+                         "grades FAIL_TO_PASS/PASS_TO_PASS), or every test of the test files it changes")
+    ap.add_argument("--f2p", choices=["run", "diff"], default="run",
+                    help="SWE-bench form: FAIL_TO_PASS/PASS_TO_PASS by running the tests the diff adds or changes "
+                         "on the base and the fix in the sandbox, as SWE-bench does (run), or from the diff alone")
+    ap.add_argument("--lite", type=Path, default=None,
+                    help="a JSONL of published SWE-bench (Lite) instances to import and certify as well")
+    ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
+    ap.add_argument("--any-deps", action="store_true",
+                    help="also pick fixes whose tests import modules beyond pytest and the standard library")
     args = ap.parse_args()
+    if args.report:
+        rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
+        print(json.dumps(figures(rows), indent=2))
+        print(table_by_fix(rows))
+        return
+    if args.recertify is not None:
+        doc = json.loads((args.recertify / "rows.json").read_text())
+        for mode in sorted({r["mode"] for r in doc["rows"]}):
+            certify(args.recertify, mode, [r for r in doc["rows"] if r["mode"] == mode], args.jobs)
+        doc["figures"] = figures(doc["rows"])
+        (args.recertify / "rows.json").write_text(json.dumps(doc, indent=2))
+        print(json.dumps(doc["figures"], indent=2))
+        return
+    if not args.repo:
+        ap.error("give at least one --repo (or --report)")
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
-    cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines)]
+    cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
-    rows: list[dict[str, Any]] = []
-    for mode in (["git", "swebench"] if args.mode == "both" else [args.mode]):
-        mrows = import_all(cands, args.out, mode)
-        secs = certify(args.out, mode, mrows, args.jobs)
-        print(f"{mode}: imported {sum(r['imported'] for r in mrows)}/{len(mrows)}, certified "
-              f"{sum(bool(r.get('certified')) for r in mrows)}, certify took {secs:.0f} s", file=sys.stderr)
-        rows += mrows
-    print("| repository | commit | mode | imported | certified | refused at / why | mutants killed |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        why = r["why"].replace("|", "/")
-        print(f"| {r['repo']} | {r['commit']} | {r['mode']} | {'yes' if r['imported'] else 'no'} | "
-              f"{'yes' if r.get('certified') else 'no'} | {why} | {r.get('mutants', '')} |")
-    (args.out / "rows.json").write_text(json.dumps(rows, indent=2))
+    modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
+    if args.f2p == "run":
+        for c in cands:
+            c["ran"] = run_test_ids(c, args.out / "probe")
+            print(f"{c['name']} {c['fix'][:10]}: FAIL_TO_PASS/PASS_TO_PASS by running: {c['ran']}", file=sys.stderr)
+    by_mode = {mode: import_all(cands, args.out, mode, args.git_tests) for mode in modes}
+    if args.lite is not None:
+        modes.append("lite")
+        by_mode["lite"] = import_lite(args.lite, args.lite_repos or args.lite.parent, args.out)
+    took: dict[str, float] = {}
+    threads = [threading.Thread(target=lambda m=mode: took.__setitem__(m, certify(args.out, m, by_mode[m],
+                                                                                     args.jobs)))
+               for mode in modes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = [r for mode in modes for r in by_mode[mode]]
+    figs = figures(rows)
+    for mode in modes:
+        print(f"{mode}: {figs[mode]}, certify took {took.get(mode, 0):.0f} s", file=sys.stderr)
+    print(table(rows))
+    (args.out / "rows.json").write_text(json.dumps({"figures": figs, "seconds": took, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from acx_oci.errors import HarnessFault
 from acx_oci.sandbox import GradeResult, TestOutcome
 from acx_oci.services import exams as ex
-from acx_oci.services.exams import harness, stages
+from acx_oci.services.exams import diagnosis, harness, stages
 
 from .conftest import TESTDATA
 
@@ -67,3 +68,74 @@ def test_a_gold_past_its_deadline_is_a_harness_lane_error_and_never_cached(
     assert (out / "records" / "fx-0001.json").is_file()
     (line,) = lines
     assert line.startswith("exam certify [1/1] fx-0001: harness lane error, not cached (harness lane error: ")
+
+
+def test_a_reference_that_fails_says_why_in_the_record() -> None:
+    """A real fix whose tests need a module the grader's environment lacks, or the network, is refused for
+    that reason, said in the record (issue 37): not a bare ``referencePasses: false`` to be read as a fault."""
+    out = (b"E   ModuleNotFoundError: No module named 'hypothesis.strategies'\n"
+           b"E   ModuleNotFoundError: No module named 'calc'\n"
+           b"urllib3.exceptions.NewConnectionError: Failed to establish a new connection: [Errno -3] "
+           b"Temporary failure in name resolution\n")
+    gold = GradeResult(1, False, (TestOutcome("tests.test_calc::test_a", "error"),
+                                  TestOutcome("tests.test_calc::test_b", "passed")), True, out, b"", 0.1)
+    facts = diagnosis.why_reference_fails(gold, ["src/calc/__init__.py", "README.md"])
+    assert facts["referenceMissingModules"] == ["hypothesis"]  # calc is the submission's own: not a dependency
+    assert facts["referenceNeedsNetwork"] is True and facts["referenceFailing"] == ["test_a"]
+    assert facts["referenceFirstError"] == "ModuleNotFoundError: No module named 'hypothesis.strategies'"
+    assert facts["reason"].startswith("the reference fails 1 of its 2 graded tests; modules the environment "
+                                      "lacks: hypothesis; its tests reach for the network")
+    facts = diagnosis.why_reference_fails(FAILED, [])
+    assert "referenceMissingModules" not in facts and "referenceNeedsNetwork" not in facts
+    lost = GradeResult(4, False, (), False, b"", b"ERROR: grader: test id not collected: tests/t.py::T::x\n", 0.1)
+    assert diagnosis.why_reference_fails(lost, [])["reason"] == ("the reference's grade reported no tests (pytest exit "
+                                                             "4); a graded test id is not collected: tests/t.py::T::x")
+
+
+def test_an_interrupted_certification_stops_the_exams_not_yet_started(tmp_path: Path) -> None:
+    """SIGTERM or Ctrl-C raised while a suite certifies ended the command only after every queued exam had been
+    certified (the pool waited for them all): a long real corpus could not be stopped (issue 37)."""
+    suite = tmp_path / "suite"
+    shutil.copytree(TESTDATA / "exams-good", suite)
+    doc = json.loads((suite / "benchmark.json").read_text())
+    for n in range(4, 7):  # six exams, each refused at once by its contract (no family registry: no sandbox)
+        shutil.copytree(suite / "tasks" / "fx-0001", suite / "tasks" / f"fx-000{n}")
+        yaml = suite / "tasks" / f"fx-000{n}" / "exam.yaml"
+        yaml.write_text(yaml.read_text().replace("fx-0001", f"fx-000{n}"))
+        doc["tasks"].append({"id": f"fx-000{n}", "difficulty": 15, "dir": f"tasks/fx-000{n}"})
+    (suite / "benchmark.json").write_text(json.dumps(doc))
+    (suite / "families.yaml").unlink()
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "certs"
+    with pytest.raises(KeyboardInterrupt):
+        ex.certify_suite(suite, jobs=1, out=out, progress=interrupt)
+    assert len(list((out / "records").glob("*.json"))) <= 2  # of six: the one running, at most one more
+
+
+def test_an_eval_play_that_should_fail_and_hangs_has_failed() -> None:
+    """pyparsing 51560ca's base recurses for minutes on the very bug: its untouched play timed out three times
+    and certification called it a harness lane error (issue 37). A hang fails where the play should fail; where
+    it should pass (the reference) it is still the harness's fault."""
+    from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL
+    from acx_oci.services.exams.evaluation import hang_fails
+
+    outcome, detail = hang_fails(LANE_ERROR, "grader timed out", expect_pass=False)
+    assert outcome == MODEL_FAIL and detail.startswith("grader timed out")
+    assert hang_fails(LANE_ERROR, "grader timed out", expect_pass=True) == (LANE_ERROR, "grader timed out")
+    assert hang_fails(LANE_ERROR, "sandbox lost", expect_pass=False) == (LANE_ERROR, "sandbox lost")
+
+
+def test_a_lane_error_after_the_grader_stage_ran_is_still_a_valid_record() -> None:
+    """A fault in the eval stage (pyparsing 51560ca) left the grader stage without its promotion flags: the
+    record failed the schema and ``exam certify`` could not write its summary (issue 37)."""
+    from acx_oci.model import exam as mx
+    from acx_oci.services.exams.source import load_exam
+
+    src = load_exam(TESTDATA / "exams-good" / "tasks" / "fx-0001")
+    ran = {"seed": {"ok": True}, "gold": {"ok": True}, "grader": {"ok": False, "distinguished": True},
+           "attack": {"ok": False, "trivialExploits": [], "goldStillPassesAfterSuite": False}}
+    rec = stages._harness_record(src, ran, "eval play untouched: grader timed out (3 attempts)")
+    assert mx.check_record(rec) == [] and rec["stages"]["eval"]["laneError"] == "harness"

@@ -362,3 +362,74 @@ def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(i
     assert found["file"] == "workspace/notes/draft.py" and found["rule"] == "reference-new-content"
     # ... but once the workspace is no longer upstream's base tree, every file of it is scanned strictly.
     assert mx.leaks(_reference_new(dataclasses.replace(src, reference=copied)), src.model_facing())
+
+
+@needs_bwrap
+def test_the_fix_commit_message_as_prompt_is_upstream_context_a_human_prompt_is_scanned(
+        imported: dict[str, Any]) -> None:
+    """A real fix's commit message (the default prompt) often says what the fix's new comment says
+    ("Fix splitting of BEGIN TRANSACTION statements"): upstream's own words, like a SWE-bench issue, not a
+    leak. A prompt someone wrote (``--prompt``) is still scanned strictly."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    assert src.source is not None and src.source["promptFrom"] == "fixCommitMessage"
+    said = src.prompt + "\nif x == 0: return 0 return 1 if x > 0 else -1\n"
+    upstream = dataclasses.replace(src, prompt=said)
+    assert mx.leaks(_reference_new(upstream), {"prompt.md": said}) == []
+    human = dataclasses.replace(src, prompt=said, source={k: v for k, v in src.source.items() if k != "promptFrom"})
+    (found,) = mx.leaks(_reference_new(human), {"prompt.md": said})
+    assert found["file"] == "prompt.md"
+
+
+@needs_bwrap
+def test_a_grader_that_says_the_fix_docstring_example_publishes_no_solution(imported: dict[str, Any]) -> None:
+    """boltons 967864f added ``mode()`` with the doctest ``mode(['a', 'b', 'b', 'c', 'c', 'c'])``, and its test
+    asks the same: prose, not a solution, and the publication scan of the grader passed it (issue 37). The
+    fix's new code in a grader file is still found."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _publication, _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    example = "    >>> sign_of_many(['a', 'b', 'b', 'c', 'c', 'c'], strict=True)\n    'c'\n"
+    ref = {"calc.py": FIXED_CALC.replace('both included)."""', f'both included).\n\n{example}    """')}
+    test = "def test_many():\n    assert sign_of_many(['a', 'b', 'b', 'c', 'c', 'c'], strict=True) == 'c'\n"
+    grader = {**src.hidden, "tests/test_many.py": test}
+    told = dataclasses.replace(src, reference=ref, hidden=grader)
+    assert _publication(told, (), _reference_new(told))["findings"] == []
+    body = "def test_body():\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n"
+    leaky = dataclasses.replace(told, hidden={**grader, "tests/test_body.py": body})
+    (found,) = _publication(leaky, (), _reference_new(leaky))["findings"]
+    assert found["file"] == "grader/tests/test_body.py" and found["rule"] == "reference-new-content"
+
+
+@needs_bwrap
+def test_a_secret_looking_line_of_upstreams_own_tree_is_named_not_refused(imported: dict[str, Any]) -> None:
+    """pyparsing's public example says ``PASSWORD = "swordfish"``: while the workspace is upstream's tree as
+    imported, a pattern finding there is named (``upstreamFindings``), not a refusal; once the workspace is
+    edited, or for a canary marker, it is a finding as before (issue 37)."""
+    from acx_oci.services.exams.source import load_exam
+    from acx_oci.services.exams.stages import _publication, _reference_new
+
+    src = load_exam(imported["suite"] / "tasks" / "calc-look")
+    example = {**src.workspace, "examples/scan.py": '#define PASSWORD = "swordfish"\n'}
+    assert src.source is not None and src.source["baseTreeDigest"] == src.tree_hash()
+    upstream = dataclasses.replace(src, workspace=example)  # (the tree digest is the exam folder's, unchanged)
+    edited = dataclasses.replace(upstream, source={**src.source, "baseTreeDigest": "sha256:" + "0" * 64})
+    facts = _publication(upstream, mx.DEFAULT_PATTERNS, _reference_new(upstream))
+    assert facts["ok"] and [f["rule"] for f in facts["upstreamFindings"]] == ["secret-assignment"]
+    facts = _publication(edited, mx.DEFAULT_PATTERNS, _reference_new(edited))
+    assert not facts["ok"] and [f["file"] for f in facts["findings"]] == ["workspace/examples/scan.py"]
+
+
+@needs_bwrap
+def test_an_exam_with_derived_controls_is_frozen_as_its_files_say(imported: dict[str, Any]) -> None:
+    """The freeze hash was taken after the derived controls were chosen, so it never matched the suite's own:
+    the record was never served from the cache (every run certified the corpus again) and read as stale
+    (issue 37)."""
+    from acx_oci.services import exams as ex
+
+    rec = imported["records"]["calc-nolook"]
+    assert rec["stages"]["grader"]["controlsDerived"] is True
+    assert rec["stages"]["freeze"]["freezeHash"] == ex.suite_freeze_hashes(imported["suite"])["calc-nolook"]

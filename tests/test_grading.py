@@ -127,3 +127,29 @@ def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path
     (hidden / "tests" / "test_pkg.py").write_text("def test_one():\n    assert 1\n")
     graded = grade(sub, hidden, time_seconds=60)
     assert graded.passed and graded.counts()["passed"] == 1, graded.stdout.decode()[-1500:]
+
+
+def test_a_test_id_without_parameters_grades_every_case_of_a_parametrized_test(tmp_path: Path) -> None:
+    """``path::test_fn`` names all of ``test_fn[...]``, as pytest's own selection does: click fc6c7c4's test is
+    parametrized, and its id was 'not collected' (issue 37). The outcome of the id is all of its cases'."""
+    import json
+    import shutil
+
+    from acx_oci.sandbox import grade
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    sub.mkdir()
+    (sub / "calc.py").write_text(STALE)
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "test_calc.py").write_text(
+        "import pytest\nfrom calc import clamp\n\n\n@pytest.mark.parametrize('x', [5, 50])\n"
+        "def test_clamp(x):\n    assert clamp(x, 0, 10) == min(x, 10)\n\n\ndef test_other():\n    assert 0\n")
+    (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"],
+                                                        "tests": ["tests/test_calc.py::test_clamp"]}))
+    graded = grade(sub, hidden, time_seconds=60)
+    assert graded.counts() == {"passed": 1, "failed": 1, "error": 0, "skipped": 0}, graded.stdout.decode()[-1500:]
+    assert graded.outcome("tests/test_calc.py::test_clamp") == "failed"
+    assert graded.outcome("tests/test_calc.py::test_clamp[5]") == "passed"
+    assert graded.outcome("tests/test_calc.py::test_other") is None  # not graded

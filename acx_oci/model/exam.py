@@ -20,7 +20,9 @@ Stable interface (for ``benchmark push`` gating, the certification referrer and 
 from __future__ import annotations
 
 import difflib
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -283,6 +285,34 @@ def _inserted(old: list[str], new: list[str]) -> list[str]:
     """The token runs ``new`` inserts into ``old`` (a line edited in place)."""
     return [" ".join(new[m1:m2]) for t, _k1, _k2, m1, m2 in
             difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if t in ("insert", "replace")]
+
+
+def code_only(path: str, text: str) -> str:
+    """A Python file without its comments and docstrings (each blanked, lines kept), else ``text`` unchanged:
+    prose a fix adds (a docstring's doctest example, a comment) is no solution, and a test may well say it."""
+    if not path.endswith(".py"):
+        return text
+    lines = text.splitlines(keepends=True)
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    prose: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    prev = tokenize.NEWLINE
+    for tok in toks:
+        if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and prev in (
+                tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)):
+            prose.append((tok.start, tok.end))
+        if tok.type not in (tokenize.COMMENT, tokenize.NL):
+            prev = tok.type
+    for (r1, c1), (r2, c2) in reversed(prose):  # a statement that is only a string: a docstring
+        if r1 == r2:
+            lines[r1 - 1] = lines[r1 - 1][:c1] + lines[r1 - 1][c2:]
+        else:
+            lines[r1 - 1] = lines[r1 - 1][:c1] + "\n"
+            lines[r1:r2 - 1] = ["\n"] * (r2 - r1 - 1)
+            lines[r2 - 1] = lines[r2 - 1][c2:]
+    return "".join(lines)
 
 
 def windows(runs: Iterable[str], size: int = WINDOW) -> dict[bytes, int]:

@@ -213,9 +213,12 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs)
             keep(item[0], rec, item[1], t0, False)
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+        try:
             for fut in [pool.submit(one, item) for item in todo]:
                 fut.result()
+        finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
+            pool.shutdown(wait=True, cancel_futures=True)
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
 

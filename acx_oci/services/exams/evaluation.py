@@ -78,8 +78,17 @@ def _play(task: dict[str, Any], answer: dict[str, str], rootfs: Path | None,
 _TRANSIENT = re.compile(r"timed out|could not start|Resource temporarily unavailable|signal|sandbox lost")
 
 
+def hang_fails(outcome: str, detail: str, *, expect_pass: bool) -> tuple[str, str]:
+    """A play that should fail and whose grader timed out has failed (the code hangs: pyparsing 51560ca's base
+    recurses for minutes on the bug the fix is about), as a control that hangs fails in the grader stage; a
+    timeout where the play should pass stays a lane error (the harness's, retried)."""
+    if outcome == LANE_ERROR and not expect_pass and "timed out" in detail:
+        return MODEL_FAIL, f"{detail} (a run that should fail and hangs has failed)"
+    return outcome, detail
+
+
 def _steady_play(name: str, task: dict[str, Any], answer: dict[str, str], rootfs: Path | None,
-                 secrets: tuple[Path, ...]) -> tuple[str, str, bool]:
+                 secrets: tuple[Path, ...], expect_pass: bool = False) -> tuple[str, str, bool]:
     """A play, replayed while it is a lane error (no play here should be one: a lane error is the harness's
     fault under load, EAGAIN, a lost sandbox); still one after the retries, it is a :class:`HarnessFault`."""
     why = ""
@@ -88,6 +97,7 @@ def _steady_play(name: str, task: dict[str, Any], answer: dict[str, str], rootfs
             time.sleep(BACKOFF_SECONDS * attempt)
         try:
             outcome, detail, proven = _play(task, answer, rootfs, secrets)
+            outcome, detail = hang_fails(outcome, detail, expect_pass=expect_pass)
         except SandboxUnavailable as exc:
             if not transient(exc):
                 raise
@@ -110,7 +120,8 @@ def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) ->
     details: dict[str, str] = {}
     contained = True
     for name, answer in _submissions(src).items():
-        outcome, detail, proven = _steady_play(name, task, answer, rootfs, secrets)
+        outcome, detail, proven = _steady_play(name, task, answer, rootfs, secrets,
+                                               expect_pass=expected[name] == CERTIFIED_PASS)
         plays[name], contained = outcome, contained and proven
         if outcome != expected[name]:
             details[name] = detail

@@ -385,6 +385,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
               "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
               "binaryLeftOut": sorted(binary), "graderSupport": sorted(support), "testIds": test_ids}
+    if prompt is None:  # upstream's own words, as a SWE-bench problem statement is: context to the leak check
+        source["promptFrom"] = "fixCommitMessage"
     notes += binary_note(binary)
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(git, fix_sha),
                      gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes,

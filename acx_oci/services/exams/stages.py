@@ -20,8 +20,9 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
-from acx_oci.sandbox.grader import junit_nodeid
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.diagnosis import short_ids as _short
+from acx_oci.services.exams.diagnosis import why_reference_fails
 from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.harness import LANE, retried
@@ -77,10 +78,6 @@ class _Grader:
 
 def _verdict(r: GradeResult) -> str:
     return "P" if r.passed else "F"
-
-
-def _short(nodeids: frozenset[str]) -> list[str]:
-    return sorted(n.rsplit("::", 1)[-1] for n in nodeids)
 
 
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
@@ -159,6 +156,10 @@ def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str
         if s not in stages:
             stages[s] = mx.skipped(s, f"harness lane error: {why}")
     stages[first].update(laneError=LANE, reason=f"harness lane error: {why}")
+    for s, flags in mx.FLAGS.items():  # a stage that ran before the fault still carries the record's flags
+        for k, v in flags.items():
+            stages[s].setdefault(k, list(v) if isinstance(v, list) else v)
+    stages["grader"]["controlsDistinguished"] = bool(stages["grader"].get("distinguished", False))
     stages["promotion"] = dict(mx.NO_IMAGE)
     return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
 
@@ -180,29 +181,38 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     return facts
 
 
-def _reference_new(src: ExamSource) -> dict[bytes, int]:
+def _reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
     """The windows of what the reference adds that the base did not already have (issue 37).
 
     Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
     words). Then, for an exam whose workspace is still its repository's base tree as imported (its digest is
     ``source.json``'s ``baseTreeDigest``), a run the workspace already holds anywhere is context (upstream had
-    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is, for a SWE-bench
-    instance, a run upstream's issue text holds. A workspace edited since (or made by hand) has no such pass:
-    every file of it is scanned, strictly.
+    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is a run upstream's
+    own prompt holds: a SWE-bench instance's issue text, or the fix's commit message when it is the prompt.
+    A workspace edited since (or made by hand) has no such pass: every file of it is scanned, strictly.
     """
     runs: list[str] = []
     for path, text in sorted(src.reference.items()):
-        runs += mx.new_content(src.workspace.get(path, ""), text)
+        before = src.workspace.get(path, "")
+        if code:  # the fix's code only: its comments and docstrings are prose, no solution
+            before, text = mx.code_only(path, before), mx.code_only(path, text)
+        runs += mx.new_content(before, text)
     public: dict[str, str] = {}
     source = src.source or {}
-    if source.get("baseTreeDigest") and source.get("baseTreeDigest") == src.tree_hash():
+    if _as_imported(src):
         public.update(src.workspace)
-    if source.get("kind") == "swebench":
+    if source.get("kind") == "swebench" or source.get("promptFrom") == "fixCommitMessage":
         public["prompt.md"] = src.prompt
     if public:
         context = mx.held(mx.windows(runs), public)
         runs = [r for n, r in enumerate(runs) if n not in context]
     return mx.windows(runs)
+
+
+def _as_imported(src: ExamSource) -> bool:
+    """The workspace is still its repository's base tree as imported (``source.json``'s ``baseTreeDigest``)."""
+    digest = (src.source or {}).get("baseTreeDigest")
+    return bool(digest) and digest == src.tree_hash()
 
 
 def _grader_visible(src: ExamSource) -> list[str]:
@@ -267,10 +277,11 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
         facts["referencePasses"] = gold.passed
         facts.update(_stability(g, gold, runs))
         ok = gold.passed and facts.get("referenceStable", True)
+        if not gold.passed:
+            facts.update(why_reference_fails(gold, src.workspace))
         f2p = _fail_to_pass(src)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
-            passing = {t.nodeid for t in untouched.tests if t.outcome == "passed"}
-            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if junit_nodeid(t) in passing)
+            facts["failToPassPassingOnBase"] = sorted(t for t in f2p if untouched.outcome(t) == "passed")
             facts["untouchedFails"] = facts["untouchedFails"] and not facts["failToPassPassingOnBase"]
     if visible:
         facts["graderVisibleAt"] = visible
@@ -395,10 +406,21 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     model = src.model_facing()
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
+    upstream: list[dict[str, Any]] = []
+    if _as_imported(src):  # upstream's public tree as it was (pyparsing's example `PASSWORD = "swordfish"`):
+        # named, not refused; a canary marker in it is still a leak of a hidden test
+        upstream = [f for f in findings if f["file"].startswith("workspace/") and f["rule"] != "canary-marker"]
+        findings = [f for f in findings if f not in upstream]
     findings += mx.scan_patterns(grader, patterns, model_facing=False)
-    findings += mx.leaks(wins, {**model, **grader})
-    return {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
-            "patterns": len(patterns)}
+    findings += mx.leaks(wins, model)
+    # The grader is upstream's tests: one that says what the fix's docstring example says (the same input,
+    # the same expected value) publishes no solution. The fix's new code in a grader file still does.
+    findings += mx.leaks(_reference_new(src, code=True), grader)
+    facts = {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
+             "patterns": len(patterns)}
+    if upstream:
+        facts["upstreamFindings"] = upstream
+    return facts
 
 
 def harness_record(src: ExamSource, why: str) -> dict[str, Any]:
