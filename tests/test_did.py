@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from acx_oci.crypto.keys import identity_from_seed
 from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Party, Trust
+from .support.httpserver import serving_files
 
 
 def test_did_web_url_examples(vectors: Path) -> None:
@@ -91,26 +90,9 @@ def test_malformed_dids() -> None:
 
 @pytest.fixture()
 def did_server() -> Iterator[tuple[str, dict[str, bytes]]]:
-    files: dict[str, bytes] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = files.get(self.path)
-            self.send_response(200 if body is not None else 404)
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", files
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A loopback HTTP server for did:web documents (``--did-web-base-url``), path -> bytes."""
+    with serving_files() as served:
+        yield served
 
 
 def test_did_web_over_loopback_only_when_allowed(did_server: tuple[str, dict[str, bytes]]) -> None:

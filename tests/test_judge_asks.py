@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import ast
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from acx_oci.trust.trustfile import Party
 from .support.cli import cli
 from .support.forgery_world import MANIFEST, make_world
 from .support.games import play_level
+from .support.httpserver import serving_files
 from .test_judge import BENCH, CAP, NOW, ROM, URL, Bytes, attestation
 from .test_vc_cli import NOW_ARG
 from .test_vc_cli import _level_files as vc_files
@@ -189,25 +188,8 @@ def test_nothing_in_the_judge_takes_a_callable() -> None:
 @pytest.fixture()
 def did_host() -> Iterator[tuple[str, dict[str, bytes]]]:
     """A loopback HTTP server for did:web documents (``--did-web-base-url``), path -> bytes."""
-    files: dict[str, bytes] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = files.get(self.path)
-            self.send_response(200 if body is not None else 404)
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", files
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_files() as served:
+        yield served
 
 
 def test_vc_verify_answers_the_judge_with_the_did_web_document_it_fetches(
