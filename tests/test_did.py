@@ -13,6 +13,7 @@ from acx_oci.crypto.keys import identity_from_seed
 from acx_oci.net import https
 from acx_oci.trust import did
 from acx_oci.trust.trustfile import Party, Trust
+
 from .support.httpserver import serving_files
 
 
