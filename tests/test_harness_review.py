@@ -286,7 +286,11 @@ def test_a_real_rom_run_records_what_the_rules_read(tmp_path: Path) -> None:
     fails = [p for p in preds if p["outcome"] == "model-fail"]
     assert fails, [p["outcome"] for p in preds]
     digests = [p["review"]["failureDigest"] for p in fails]
-    assert all(d.startswith("hmac-sha256:") for d in digests) and len(set(digests)) == len(digests)
+    assert all(d.startswith("hmac-sha256:") for d in digests)
+    # distinct tasks fail with distinct grader text; a game whose agent was cut at its time limit may leave
+    # the same half-written submission (the same text) on two tasks under load, so those are left out here
+    graded = [p for p in fails if not p["review"].get("timedOut")]
+    assert len({p["review"]["failureDigest"] for p in graded}) == len(graded), [p["review"] for p in fails]
     assert not any("withheldBy" in p.get("review", {}) for p in preds)
     summary = json.loads((tmp_path / "out" / "result.json").read_text())["run"]["harnessReview"]
     assert summary["findings"] == [] and summary["withheld"] == [] and len(summary["rules"]) == 6

@@ -137,7 +137,8 @@ def test_oras_reads_our_bundle_and_we_read_oras_layouts(world: World, tmp_path: 
     home.mkdir()
     src = f"{w.registry}/{w.repo}"
     bundle = tmp_path / "bundle"
-    ok(cli("copy", f"{src}:1.0.0", f"oci:{bundle}", "--quiet"))
+    # with --trust the level is known to stand, so its cosign projection travels too
+    ok(cli("copy", f"{src}:1.0.0", f"oci:{bundle}", "--trust", w.trust, "--quiet"))
     found = json.loads(oras(binary, home, "discover", "--oci-layout", f"{bundle}:1.0.0", "--format", "json"))
     listed = {m["digest"]: m.get("artifactType") for m in found["manifests"]}
     # the attestation, and its cosign 3 projection (a Sigstore bundle) beside it
