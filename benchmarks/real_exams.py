@@ -232,6 +232,11 @@ def _hidden_id(nodeid: str, paths: list[str]) -> str | None:
     return None
 
 
+#: With ``--environments``: the exams' images, built into ``--env-store`` before any certification runs (the
+#: modes' two ``exam certify`` processes then only pull them: they never race to build one spec).
+ENV: Any = None
+
+
 def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] | None:
     """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: every test of the changed test files runs on the
     base and on the fix, in the grading sandbox; FAIL_TO_PASS = those the fix turns from failing to passing,
@@ -255,7 +260,17 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
     for rel, text in parts.fixed.items():
         (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixed / rel).write_text(text)
-    spec = SandboxSpec(time_seconds=240.0, memory_mib=2048, pids=256)
+    rootfs = None
+    if ENV is not None:  # the exam's own environment, built here once per spec (certify then pulls it)
+        from acx_oci.errors import AcxError
+        from acx_oci.services.exams.source import load_exam
+        try:
+            got = ENV(load_exam(exam))
+        except AcxError as exc:
+            print(f"{c['name']} {c['fix'][:10]}: no environment image: {exc}", file=sys.stderr)
+            got = None
+        rootfs = got[0] if got else None
+    spec = SandboxSpec(rootfs=rootfs, time_seconds=240.0, memory_mib=2048, pids=256)
     before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=240.0).tests}
                      for sub in (exam / "workspace", fixed))
     shutil.rmtree(work / eid, ignore_errors=True)
@@ -323,11 +338,15 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str
     return rows
 
 
+#: ``exam certify`` options for the environment: ``--environments --env-store S``, or none (the host's Python).
+ENV_ARGS: list[str] = []
+
+
 def _run_certify(suite: Path, certs: Path, jobs: int, times: dict[str, float]) -> None:
     """One ``exam certify`` run; its progress (stderr) is echoed as it comes and each exam's seconds kept."""
     proc = subprocess.Popen([sys.executable, "-m", "acx_oci", "exam", "certify", str(suite), "--out", str(certs),
-                             "--jobs", str(jobs), "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                             "--jobs", str(jobs), "--json", *ENV_ARGS],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     for line in proc.stderr:
         print(line.rstrip(), file=sys.stderr, flush=True)
@@ -499,7 +518,18 @@ def main() -> None:
     ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
     ap.add_argument("--any-deps", action="store_true",
                     help="also pick fixes whose tests import modules beyond pytest and the standard library")
+    ap.add_argument("--environments", action="store_true",
+                    help="grade each exam in the image its env.json describes (built once per spec into "
+                         "--env-store before certification; the FAIL_TO_PASS runs use it too)")
+    ap.add_argument("--env-store", default=None,
+                    help="with --environments: the image store (default oci:OUT-env-layout)")
     args = ap.parse_args()
+    if args.environments:
+        global ENV
+        from acx_oci.services.exams.environments import EnvImages
+        store = args.env_store or f"oci:{(args.recertify or args.out).resolve()}-env-layout"
+        ENV = EnvImages(store)
+        ENV_ARGS[:] = ["--environments", "--env-store", store]
     if args.report:
         rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
         print(json.dumps(figures(rows), indent=2))
