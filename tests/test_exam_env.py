@@ -134,6 +134,9 @@ def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.12", []) == "3.13"
     assert envspec.choose_python(None, ["3.7", "3.8", "3.9"]) == "3.9"
     assert envspec.choose_python("~=3.11", []) == "3.11"
+    # classifiers that stop below every Python we have (requests in 2016: 3.3-3.5): the oldest allowed
+    assert envspec.choose_python(None, ["3.3", "3.4", "3.5"]) == "3.9"
+    assert envspec.choose_python(">=3.10", ["3.5"]) == "3.11"
     assert not envspec.satisfies("3.9", ">=3.10") and envspec.satisfies("3.11", "!=3.10.*,>=3.8")
 
 

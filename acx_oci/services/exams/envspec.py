@@ -76,12 +76,17 @@ def satisfies(python: str, requires: str | None) -> bool:
 
 def choose_python(requires: str | None, classifiers: list[str]) -> str:
     """The Python to test with: one we can provide that ``requires`` allows and the classifiers do not exceed
-    (bookworm's 3.11 first: the most shared image), else the default."""
+    (bookworm's 3.11 first: the most shared image); when the classifiers stop below every one we have, the
+    oldest ``requires`` allows (a 2016 project naming 3.5 at most still imports ``collections.Mapping`` on 3.9,
+    not on 3.11); else the default."""
     top = max((_version(c) for c in classifiers), default=None)
-    fits = [p for p in PYTHONS if satisfies(p, requires) and (top is None or _version(p) <= top)]
+    allowed = [p for p in PYTHONS if satisfies(p, requires)]
+    fits = [p for p in allowed if top is None or _version(p) <= top]
     if DEFAULT_PYTHON in fits:
         return DEFAULT_PYTHON
-    return max(fits, key=_version) if fits else DEFAULT_PYTHON
+    if fits:
+        return max(fits, key=_version)
+    return min(allowed, key=_version) if allowed and top is not None else DEFAULT_PYTHON
 
 
 class _Found:
