@@ -14,8 +14,8 @@ import sys
 import tarfile
 from pathlib import Path
 
-SKIP_STDLIB = {"test", "config-3.11-x86_64-linux-gnu", "site-packages", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip", "pydoc_data", "__pycache__",
-               "unittest/test", "distutils/tests"}
+SKIP_STDLIB = {"test", "config-3.11-x86_64-linux-gnu", "site-packages", "idlelib", "tkinter", "turtledemo",
+               "lib2to3", "ensurepip", "pydoc_data", "__pycache__"}
 DIST = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "attr", "attrs", "py.py", "exceptiongroup", "tomli")
 
 
