@@ -90,10 +90,10 @@ def benchmark_example(name: str, out_dir: Path) -> None:
 @click.option("--customer", metavar="NAME", default=None,
               help="The customer whose customer-owned exams this push carries (their classification.customer); "
                    "a suite with customer-owned exams is refused without it.")
-@click.option("--env-store", default=None, metavar="oci:DIR|REGISTRY/REPO",
-              help="Where `exam certify --environments` kept the exams' environment images (its --env-store; "
-                   "default: its default). An exam certified in its image gets it pinned in its task and copied "
-                   "by digest into REF's repository.")
+@click.option("--env-store", default=None, metavar="STORE",
+              help="Where `exam certify --environments` kept the exams' environment images (its --env-store, "
+                   "oci:DIR or REGISTRY/REPO; default: its default). An exam certified in its image gets it "
+                   "pinned in its task and copied by digest into REF's repository.")
 @registry_options
 @json_option
 def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records_dir: Path | None,
