@@ -37,6 +37,7 @@ from acx_oci.services.verifier.environment import MAX_IMAGES, draw_environment_p
 from acx_oci.trust.keyfiles import load_identity
 from tests.support.cli import cli, ok
 from tests.support.hostpython import python_root_tar
+from tests.support.jsondoc import check_document
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ROOT / "testdata" / "exams-good"
@@ -149,8 +150,10 @@ def _cartridge(w: dict[str, Any], name: str, pin: str | None = None) -> str:
 
 
 def _push(w: dict[str, Any], target: str, *extra: str) -> dict[str, Any]:
-    return dict(ok(cli("benchmark", "push", str(w["suite"]), target, "--seal-to", str(w["tmp"] / "verifier.did.json"),
-                       "--env-store", f"oci:{w['envs']}", *extra, "--json")))
+    res = cli("benchmark", "push", str(w["suite"]), target, "--seal-to", str(w["tmp"] / "verifier.did.json"),
+              "--env-store", f"oci:{w['envs']}", *extra, "--json")
+    assert res.exit_code == 0, res.output
+    return check_document("benchmark push", res.stdout, res.exit_code)
 
 
 def _attest(w: dict[str, Any], cart: str, bench: str, run: str, code: int) -> dict[str, Any]:
