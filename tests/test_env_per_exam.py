@@ -238,7 +238,7 @@ def test_an_exam_certified_without_its_image_is_named_and_pushed_as_before(world
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["environmentImages"] == {} and out["unpinnedEnvironments"] == ["fx-0001", "fx-0002"]
-    assert "2 exam(s) carry env.json but their certification names no environment image (fx-0001, fx-0002)" \
+    assert "2 exam(s) carry env.json but their certification names no image built from it (fx-0001, fx-0002)" \
         in res.stderr
 
 

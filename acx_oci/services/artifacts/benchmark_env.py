@@ -43,8 +43,8 @@ class EnvPins:
         if not self.unpinned:
             return None
         shown = ", ".join(self.unpinned[:5]) + (f" and {len(self.unpinned) - 5} more" if len(self.unpinned) > 5 else "")
-        return (f"benchmark push: {len(self.unpinned)} exam(s) carry env.json but their certification names no "
-                f"environment image ({shown}); they play in the benchmark's image or the verifier's /usr "
+        return (f"benchmark push: {len(self.unpinned)} exam(s) carry env.json but their certification names no image "
+                f"built from it ({shown}); they play in the benchmark's image or the verifier's /usr "
                 "(certify with exam certify --environments to pin theirs)")
 
 
