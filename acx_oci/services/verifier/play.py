@@ -102,6 +102,8 @@ def routed_solver(req: AttestRequest, cart: LoadedCartridge, bench_meta: dict[st
             yield solver
         return
     images = draw_images(tasks, bench_meta)
+    if req.sandbox.executor is not None:  # refused before any attempt for the draw; a held-in suite is refused here
+        raise UsageError("attest: per-exam environment images play on local games only; drop --executor")
     if len(images) > MAX_IMAGES:  # refused before any attempt for the draw; a held-in suite is bounded here
         raise UsageError(f"attest: the tasks need {len(images)} distinct environment images; at most {MAX_IMAGES}")
     with contextlib.ExitStack() as stack:
