@@ -90,11 +90,15 @@ def benchmark_example(name: str, out_dir: Path) -> None:
 @click.option("--customer", metavar="NAME", default=None,
               help="The customer whose customer-owned exams this push carries (their classification.customer); "
                    "a suite with customer-owned exams is refused without it.")
+@click.option("--env-store", default=None, metavar="STORE",
+              help="Where `exam certify --environments` kept the exams' environment images (its --env-store, "
+                   "oci:DIR or REGISTRY/REPO; default: its default). An exam certified in its image gets it "
+                   "pinned in its task and copied by digest into REF's repository.")
 @registry_options
 @json_option
 def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records_dir: Path | None,
-                   certifier_key: Path | None, allow_uncertified: bool, customer: str | None, plain_http: bool,
-                   insecure: bool, timeout: float, as_json: bool) -> None:
+                   certifier_key: Path | None, allow_uncertified: bool, customer: str | None, env_store: str | None,
+                   plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Split the suite in DIRECTORY, seal the held-out slice, push it to REF.
 
     REF is HOST[:PORT]/REPO[:TAG] or oci:PATH[:TAG] (tag defaults to the version).
@@ -102,6 +106,9 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     sealed record certified and its freeze hash unchanged (else exit 1 naming
     each exam); the certification, signed with --certifier-key, is pushed as
     a referrer of the benchmark (artifactType application/vnd.acx.exam-certification.v1).
+    An exam with an environment spec (env.json) certified in its image plays
+    in that image: the image is copied by digest from --env-store into REF's
+    repository (tag env-<spec digest>) and pinned in the exam's task.
     An exam classified not publicly listable, or customer-owned, is always held
     out and published only as its task commitment (docs/attest-a-real-agent.md).
 
@@ -112,8 +119,11 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
           --seal-to keys/verifier.did.json --certifications ./certs --certifier-key keys/certifier.key
     """
     from acx_oci.errors import VerificationError
+    from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.artifacts import benchmark_env as benv
     from acx_oci.services.artifacts import certification as cert
     from acx_oci.services.exams import default_out
+    from acx_oci.services.exams.environments import default_store as default_env_store
 
     looked_in = records_dir or default_out()
     check = cert.check_suite(directory, looked_in)
@@ -134,6 +144,12 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     if reference.digest:
         raise UsageError(f"benchmark push: expected a tag, not a digest, in {ref!r}")
     store = store_for(ref, plain_http, insecure, timeout)
+    pins = benv.plan_pins(directory, check.records)
+    if pins.unpinned_line():
+        click.echo(pins.unpinned_line(), err=True)
+    options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
+    images = benv.copy_images(env_store or default_env_store(), store, pins, options)  # before the benchmark
+    bench = benv.with_environments(bench, pins, images)
     pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version, state)
     cert_digest = None
     if state == "certified" and certifier is not None and pushed.descriptor is not None:
@@ -146,6 +162,8 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
                    "uncertified": check.problems,
                    "benchmarkDigest": pushed.benchmark_digest,
                    "heldOutSliceDigest": pushed.held_out_slice_digest, "reference": pushed.reference,
+                   "environmentImages": {eid: images[d] for eid, (d, _) in sorted(pins.pins.items())},
+                   "unpinnedEnvironments": list(pins.unpinned),
                    "sealedTo": [r.kid for r in recipients]})
     else:
         click.echo(f"pushed {pushed.reference}")
@@ -153,6 +171,9 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
         click.echo(f"  held-out slice digest: {pushed.held_out_slice_digest}")
         click.echo(f"  sealed to:             {', '.join(r.kid for r in recipients)}")
         click.echo(f"  exam certification:    {state}" + (f" (referrer {cert_digest})" if cert_digest else ""))
+        if images:
+            click.echo(f"  environment images:    {len(images)} (for {len(pins.pins)} exam(s)), copied into "
+                       f"{store.reference.with_tag(None)}")
         for problem in check.problems:
             click.echo(f"    uncertified: {problem}")
 

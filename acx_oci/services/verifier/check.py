@@ -25,7 +25,7 @@ from acx_oci.services.artifacts import certification
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
-from acx_oci.services.verifier.environment import environment_problems
+from acx_oci.services.verifier.environment import benchmark_image_problems, draw_environment_problems
 from acx_oci.services.verifier.request import AttestRequest
 from acx_oci.urls import without_fragment
 
@@ -126,7 +126,7 @@ def _static_problems(req: AttestRequest, loaded: Loaded) -> list[str]:
         detail = "; ".join(cart.problems) if cart.problems else cart.signature.reason
         reasons.append(f"ROM signature is {cart.signature_status} ({detail}); only an intact ROM is graded")
     reasons += independence_problems(req.verifier, cart)
-    reasons += environment_problems(remote.descriptor["benchmark"], loaded.runtime)
+    reasons += benchmark_image_problems(remote.descriptor["benchmark"])  # the ROM's pin: once the tasks are known
     reasons += tx.model_replay_problems(req.models.replay, cart, loaded.benchmark_digest, req.models.models,
                                   loaded.baseline_ref)
     if req.rom_solver and loaded.runtime is None:
@@ -148,6 +148,8 @@ def check(req: AttestRequest, loaded: Loaded, now: datetime) -> Checked:
         unsealed = bm.unseal_remote(loaded.remote, req.verifier)
     except AcxError as exc:
         return Checked((f"benchmark: {exc}",))
+    reasons += draw_environment_problems(unsealed.held_out, unsealed.bench.meta, loaded.runtime,
+                                         executor=req.sandbox.executor is not None)
     baseline: regr.Baseline | None = None
     if loaded.baseline_ref:
         baseline, problems = regr.load_baseline(loaded.baseline_ref, loaded.cart_ref, loaded.cart,

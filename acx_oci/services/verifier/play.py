@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
+from acx_oci.errors import UsageError
 from acx_oci.evaluation import accept_if as ai
 from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
@@ -27,11 +28,18 @@ from acx_oci.services.verifier import models as models_mod
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.check import Loaded
-from acx_oci.services.verifier.environment import benchmark_image
+from acx_oci.services.verifier.environment import (
+    MAX_IMAGES,
+    benchmark_image,
+    draw_images,
+    has_task_images,
+    task_image,
+)
 from acx_oci.services.verifier.outcome import ISSUED, NOT_ISSUED
 from acx_oci.services.verifier.plan import Plan
 from acx_oci.services.verifier.request import AttestRequest
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
+from acx_oci.solvers.routing import RoutingSolver
 
 
 @dataclass(frozen=True)
@@ -83,15 +91,41 @@ def rom_solver(req: AttestRequest, cart: LoadedCartridge, image: str | None, sto
         shutil.rmtree(rom_dir, ignore_errors=True)
 
 
-def _held_in(req: AttestRequest, cart: LoadedCartridge, unsealed: bm.Unsealed, baseline: regr.Baseline,
+@contextlib.contextmanager
+def routed_solver(req: AttestRequest, cart: LoadedCartridge, bench_meta: dict[str, Any],
+                  tasks: Sequence[dict[str, Any]], store: Store, setup: ModelSetup | None = None
+                  ) -> Iterator[Solver]:
+    """The ROM solver for ``tasks``: one image (the benchmark's, or none) as before; with per-task images, every
+    image the tasks need prepared and proven before any game, and each game routed to its own image's solver."""
+    if not has_task_images(tasks):
+        with rom_solver(req, cart, benchmark_image(bench_meta), store, setup) as solver:
+            yield solver
+        return
+    images = draw_images(tasks, bench_meta)
+    if req.sandbox.executor is not None:  # refused before any attempt for the draw; a held-in suite is refused here
+        raise UsageError("attest: per-exam environment images play on local games only; drop --executor")
+    if len(images) > MAX_IMAGES:  # refused before any attempt for the draw; a held-in suite is bounded here
+        raise UsageError(f"attest: the tasks need {len(images)} distinct environment images; at most {MAX_IMAGES}")
+    with contextlib.ExitStack() as stack:
+        solvers: dict[str | None, Solver] = {
+            image: stack.enter_context(rom_solver(req, cart, image, store, setup))
+            for image in images}
+        yield RoutingSolver(solvers, lambda task: task_image(task, bench_meta))
+
+
+def _held_in(req: AttestRequest, loaded: Loaded, unsealed: bm.Unsealed, baseline: regr.Baseline,
              solver: Solver, stack: contextlib.ExitStack[Any], new_out: engine.Result
              ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """Both ROMs on the held-in suite with the same kind of solver; the ROM's acceptIf gives the verdict."""
+    cart = loaded.cart
     suite = regr.held_in_suite(baseline, unsealed)
+    if req.solver is None and has_task_images(suite[3]):  # the held-in tasks' own images, proven like the draw's
+        solver = stack.enter_context(routed_solver(req, cart, unsealed.bench.meta, suite[3], loaded.cart_store,
+                                                   loaded.setup))
     base_solver = req.baseline.solver if req.solver is not None else \
-        stack.enter_context(rom_solver(req, baseline.cart, benchmark_image(unsealed.bench.meta), baseline.store,
-                                       models_mod.setup_for(req.models.models, runtime_of(baseline.cart.rom),
-                                                            req.sandbox.executor)))
+        stack.enter_context(routed_solver(req, baseline.cart, unsealed.bench.meta, suite[3], baseline.store,
+                                          models_mod.setup_for(req.models.models, runtime_of(baseline.cart.rom),
+                                                               req.sandbox.executor)))
     assert base_solver is not None and baseline.held_out_rating is not None
     jobs = req.sandbox.jobs
     new_in = regr.held_in_rating(cart.rom_digest, suite, solver, jobs)
@@ -118,13 +152,13 @@ def play(req: AttestRequest, loaded: Loaded, plan: Plan) -> Played:
     bench = unsealed.bench
     with contextlib.ExitStack() as stack:
         solver = req.solver if req.solver is not None else stack.enter_context(
-            rom_solver(req, loaded.cart, benchmark_image(bench.meta), loaded.cart_store, loaded.setup))
+            routed_solver(req, loaded.cart, bench.meta, plan.eligible, loaded.cart_store, loaded.setup))
         result = engine.run(rom_digest=loaded.cart.rom_digest, benchmark_digest=bench.digest,
                             held_out=list(plan.eligible), commitment_key=unsealed.commitment_key, solver=solver,
                             params=plan.params, jobs=req.sandbox.jobs, on_game=on_game)
         if baseline is None:
             return Played(result)
-        regressed, held_in = _held_in(req, loaded.cart, unsealed, baseline, solver, stack, result)
+        regressed, held_in = _held_in(req, loaded, unsealed, baseline, solver, stack, result)
         return Played(result, regressed, held_in)
 
 
