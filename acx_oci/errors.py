@@ -138,11 +138,12 @@ class EnvironmentRefused(UsageError):
 class MachineUnfit(UsageError):
     """This machine cannot build an environment image (mmdebstrap or bubblewrap missing, the package index
     unreachable, the Debian root not made): no exam's fault and the same for every spec, so certification tries
-    no other build in the run and says how to proceed (``host_can_grade``: ``--no-environments`` is a way out)."""
+    no other build in the run and says how to proceed (``host_can_grade``: ``--no-environments`` is a way out;
+    ``store``: the image store itself cannot be read, so no other spec looks there either)."""
 
-    def __init__(self, message: str, *, host_can_grade: bool = True) -> None:
+    def __init__(self, message: str, *, host_can_grade: bool = True, store: bool = False) -> None:
         super().__init__(message)
-        self.host_can_grade = host_can_grade
+        self.host_can_grade, self.store = host_can_grade, store
 
 
 class NoWheel(UsageError):

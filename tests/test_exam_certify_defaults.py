@@ -85,6 +85,16 @@ def test_a_machine_without_mmdebstrap_says_how_to_proceed(suite: Path, tmp_path:
     assert "mmdebstrap not found" in reason and "--no-environments" in reason, reason
 
 
+def test_an_unreachable_image_store_is_the_machine_s_and_tried_once(suite: Path, tmp_path: Path) -> None:
+    res = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--env-store", "127.0.0.1:9/acx/env",
+              "--plain-http", "--timeout", "5", "--json")
+    assert res.exit_code == 1, res.output
+    reasons = [r["stages"]["gold"]["reason"] for r in json.loads(res.stdout)["records"]]
+    assert len(reasons) == 2 and reasons[0] == reasons[1], reasons  # the second spec: the run's remembered refusal
+    assert "the environment image store 127.0.0.1:9/acx/env cannot be read" in reasons[0]
+    assert reasons[0].endswith("give a reachable --env-store; or grade on the host's Python with --no-environments")
+
+
 def test_an_executor_with_environment_exams_is_refused_before_the_scheduler_is_contacted(suite: Path,
                                                                                          tmp_path: Path) -> None:
     res = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--executor", "dask://127.0.0.1:9")

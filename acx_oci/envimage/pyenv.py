@@ -43,7 +43,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.envimage import preflight
 from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
 from acx_oci.envimage.unpack import Unpacker, remove_tree
-from acx_oci.errors import AcxError, MachineUnfit, NoWheel, UsageError
+from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
 from acx_oci.oci.store import StoreOptions
 from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run, staging_dir
 
@@ -423,8 +423,14 @@ def ensure_image(spec: dict[str, Any], store: str, *, build: bool = True,
 
     ref = f"{store}:{spec_tag(spec)}"
     reference = parse_reference(ref)
-    with contextlib.suppress(AcxError), open_store(reference, store_options) as st:
-        return f"{ref}@{st.resolve(reference.target).digest}"
+    try:
+        with open_store(reference, store_options) as st:
+            return f"{ref}@{st.resolve(reference.target).digest}"
+    except RegistryError as exc:  # unreachable: a build would end in a push that fails the same way
+        raise MachineUnfit(f"the environment image store {store} cannot be read ({exc}); "
+                           "give a reachable --env-store", store=True) from None
+    except AcxError:
+        pass  # not there (yet): built below
     if not build:
         raise UsageError(f"environment image {ref} not found (spec {spec_digest(spec)}); build it with "
                          "acx-oci env build --spec env.json")

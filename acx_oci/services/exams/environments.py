@@ -82,6 +82,8 @@ class EnvImages:
             report(f"environment build: {name}", n, len(BUILD_STEPS))
 
         report("environment: image store")
+        if self.machine is not None and self.machine.store:  # the store is down: no other spec looks there
+            raise self.machine
         try:
             ref = pyenv.ensure_image(spec, self.store, build=self.build and self.machine is None,
                                      store_options=self.store_options, on_step=built, **self.build_args)
