@@ -179,7 +179,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     if _inside(out, suite_root) or _inside(out, path):
         raise UsageError(f"exam certify: --out {out} is inside the suite; records never go into the suite")
     if executor is not None and environments is not None:
-        raise UsageError("exam certify: --environments builds and unpacks images on this host; drop --executor")
+        raise UsageError("exam certify: environment images are built and unpacked on this host; with --executor "
+                         "give --no-environments")
     if executor is not None and image is not None:
         raise UsageError("exam certify: --promote/--image runs here only (the image is unpacked on this host); "
                          "drop --executor")

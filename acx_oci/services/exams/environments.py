@@ -1,10 +1,11 @@
 """Each exam's environment image for certification: built or pulled from its ``env.json``, cached by spec digest.
 
-An imported exam carries an environment spec (:mod:`acx_oci.services.exams.envspec`). With ``exam certify
---environments`` its chain runs inside the image made from that spec — the venv's Python and pytest grade, never
-the host's — and the record names the image and the Python and package versions in it. Images live in an image
-store (``oci:DIR`` or ``registry/repo``) under the tag ``spec-<digest>`` (:func:`acx_oci.envimage.pyenv.ensure_image`),
-so one spec is resolved and built once and every later run, on any machine with the store, pulls it by digest.
+An imported exam carries an environment spec (:mod:`acx_oci.services.exams.envspec`). ``exam certify`` (unless
+``--no-environments``) runs its chain inside the image made from that spec — the venv's Python and pytest grade,
+never the host's — and the record names the image and the Python and package versions in it. Images live in an
+image store (``oci:DIR`` or ``registry/repo``) under the tag ``spec-<digest>``
+(:func:`acx_oci.envimage.pyenv.ensure_image`), so one spec is resolved and built once and every later run, on any
+machine with the store, pulls it by digest.
 """
 
 from __future__ import annotations
