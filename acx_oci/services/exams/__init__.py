@@ -6,7 +6,8 @@ Stable interface for the benchmark / attest side (keep these signatures):
   a suite dir (or one exam dir); one sealed record per exam, written to ``out/records/<exam>.json``
   (never into the suite) and cached by freeze hash (``out/by-freeze/<hex>.json``): an exam whose freeze
   hash has a stored, sound record is not re-run. Also writes ``out/summary.json`` and the host-only canary registry
-  ``out/canaries.json``.
+  ``out/canaries.json``. Optional: ``environments`` (each exam's image, :class:`environments.EnvImages`; None:
+  the host's Python grades and a spec'd exam's record says ``host``) and ``stages`` (which stage each exam is in).
 * ``load_records(out) -> dict[exam_id, record]`` - every stored record, each checked with
   :func:`acx_oci.model.exam.check_record` (a record with problems raises :class:`IntegrityError`).
 * ``suite_freeze_hashes(path) -> dict[exam_id, freeze hash]`` - recomputed from the suite's files, nothing
