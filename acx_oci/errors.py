@@ -17,6 +17,7 @@ The tree (as httpx draws its own)::
     │   ├── StatusListError         exit 2  status_invalid
     │   ├── RequestRefused          exit 2  request_refused (the gateway's router: a path/digest with two readings)
     │   ├── NoteInvalid             exit 2  note_invalid   (not a C2SP signed note / checkpoint / vkey)
+    │   ├── MachineUnfit            exit 2  bad_input      (no mmdebstrap or bwrap, the package index unreachable)
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     │           └── HarnessFault    exit 2  containment_unproven (certification: retried, recorded, never raised)
@@ -132,6 +133,17 @@ class HarnessFault(SandboxUnavailable):
 class EnvironmentRefused(UsageError):
     """An exam's environment image could not be built or pulled (a requirement with no wheel, a failed install):
     the exam is refused at gold with the reason, and the refusal is never cached."""
+
+
+class MachineUnfit(UsageError):
+    """This machine cannot build an environment image (mmdebstrap or bubblewrap missing, the package index
+    unreachable, the Debian root not made): no exam's fault and the same for every spec, so certification tries
+    no other build in the run and says how to proceed (``host_can_grade``: ``--no-environments`` is a way out;
+    ``store``: the image store itself cannot be read, so no other spec looks there either)."""
+
+    def __init__(self, message: str, *, host_can_grade: bool = True, store: bool = False) -> None:
+        super().__init__(message)
+        self.host_can_grade, self.store = host_can_grade, store
 
 
 class NoWheel(UsageError):

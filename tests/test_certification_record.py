@@ -30,7 +30,10 @@ def one(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
     out = tmp_path_factory.mktemp("cert-one")
-    (rec,) = ex.certify_suite(TESTDATA / "exams-good" / "tasks" / "fx-0001", jobs=1, out=out)
+    events: list[tuple[str, str, int, int]] = []
+    (rec,) = ex.certify_suite(TESTDATA / "exams-good" / "tasks" / "fx-0001", jobs=1, out=out,
+                              stages=lambda *e: events.append(e))
+    (out / "stage-events.json").write_text(json.dumps(events))  # for the stage-report test below
     return out, rec
 
 
@@ -67,6 +70,22 @@ def test_record_carries_the_seed_stages_and_flags_and_validates(one: tuple[Path,
 
 
 @needs_bwrap
+@needs_bwrap
+def test_each_stage_is_reported_as_it_starts_in_order(one: tuple[Path, dict[str, Any]]) -> None:
+    """What the status line and ``--json-events`` show: (exam, stage, step, of), then ``finished`` (issue 37)."""
+    out, _ = one
+    events = [tuple(e) for e in json.loads((out / "stage-events.json").read_text())]
+    assert {e[0] for e in events} == {"fx-0001"} and events[-1] == ("fx-0001", ex.FINISHED, 1, 1)
+    stages = [e[1:] for e in events[:-1]]
+    assert list(dict.fromkeys(s for s, _, _ in stages)) == ["contract", "gold", "controls", "attack", "eval",
+                                                           "canary", "publication", "freeze"]
+    assert [(n, of) for s, n, of in stages if s == "gold"] == [(1, 1)]  # hand-made controls: one gold run
+    assert [(n, of) for s, n, of in stages if s == "controls"] == [(i, 5) for i in range(1, 6)]
+    assert [(n, of) for s, n, of in stages if s == "eval"] == [(i, 4) for i in range(1, 5)]
+    attack = [(n, of) for s, n, of in stages if s == "attack"]
+    assert attack == [(i, len(attack)) for i in range(1, len(attack) + 1)] and len(attack) > 1
+
+
 def test_schema_refuses_a_record_missing_a_flag(one: tuple[Path, dict[str, Any]]) -> None:
     _, rec = one
     for stage, flags in SEED_FLAGS.items():

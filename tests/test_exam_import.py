@@ -121,7 +121,8 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     res2 = cli("exam", "import", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
                "--id", "calc-nolook", "-o", suite)
     assert res2.exit_code == 0, res2.output
-    cert = cli("exam", "certify", suite, "--out", tmp / "certs", "--jobs", "2", "--json")
+    cert = cli("exam", "certify", suite, "--out", tmp / "certs", "--jobs", "2", "--json",
+               "--no-environments")  # the host's Python grades (no image built)
     records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
     return {"tmp": tmp, "shas": shas, "suite": suite, "doc": doc, "cert": cert, "records": records,
             "text": res2.stdout}
@@ -140,6 +141,9 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
                                                                             f"{shas['fix']}^")
     assert rec["stages"]["eval"]["plays"]["gold"] == "certified-pass"
+    # --no-environments: the host's Python graded, and the record says so (env.json's image was not used)
+    assert rec["stages"]["freeze"]["environment"]["python"] == "host" and rec["stages"]["freeze"]["imageDigest"] is None
+    assert list((imported["tmp"] / "certs" / "by-freeze").glob("*-host.json"))
     failing = rec["stages"]["grader"]["failing"]
     assert failing == {"incomplete": ["test_sign_negative", "test_sign_zero"], "lookalike": ["test_sign_zero"]}
     assert first_error(rec, mx.RECORD_SCHEMA_FILE) is None
@@ -186,7 +190,8 @@ def test_a_one_hunk_fix_certifies_on_its_mutants_and_weak_tests_are_refused(tmp_
     for fix, eid in ((strong, "one-strong"), (weak, "one-weak")):
         res = cli("exam", "import", "--repo", repo, "--base", f"{fix}^", "--fix", fix, "--id", eid, "-o", suite)
         assert res.exit_code == 0, res.output  # one hunk, no patch given: mutants stand in
-    cert = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--jobs", "2", "--json")
+    cert = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--jobs", "2", "--json",
+               "--no-environments")  # the host's Python grades (no image built)
     records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
     good, bad = records["one-strong"], records["one-weak"]
     assert good["certified"] is True, mx.failures(good)
@@ -239,7 +244,8 @@ def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert [e["exam"] for e in doc["exams"]] == ["acme__calc-1", "acme__calc2-7"]
     assert all(e["parentCommit"] == base and e["publishedAt"] == "2026-04-01" for e in doc["exams"])
-    cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--jobs", "2", "--json")
+    cert = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--jobs", "2", "--json",
+               "--no-environments")  # the host's Python grades (no image built)
     assert cert.exit_code == 0, cert.stderr
     records = json.loads(cert.stdout)["records"]
     assert len(records) == 2 and all(r["certified"] and r["stages"]["eval"]["ok"] for r in records)
@@ -341,8 +347,8 @@ def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None
 @needs_bwrap
 def test_a_fix_edited_in_place_is_no_leak_but_its_new_body_in_the_workspace_is(imported: dict[str, Any],
                                                                                 tmp_path: Path) -> None:
+    from acx_oci.services.exams.exposure import reference_new as _reference_new
     from acx_oci.services.exams.source import load_exam
-    from acx_oci.services.exams.stages import _reference_new
 
     rec = imported["records"]["calc-look"]
     assert rec["stages"]["gold"]["referenceNotLeaked"] is True and rec["stages"]["publication"]["findings"] == []
@@ -370,8 +376,8 @@ def test_the_fix_commit_message_as_prompt_is_upstream_context_a_human_prompt_is_
     """A real fix's commit message (the default prompt) often says what the fix's new comment says
     ("Fix splitting of BEGIN TRANSACTION statements"): upstream's own words, like a SWE-bench issue, not a
     leak. A prompt someone wrote (``--prompt``) is still scanned strictly."""
+    from acx_oci.services.exams.exposure import reference_new as _reference_new
     from acx_oci.services.exams.source import load_exam
-    from acx_oci.services.exams.stages import _reference_new
 
     src = load_exam(imported["suite"] / "tasks" / "calc-look")
     assert src.source is not None and src.source["promptFrom"] == "fixCommitMessage"
@@ -388,8 +394,9 @@ def test_a_grader_that_says_the_fix_docstring_example_publishes_no_solution(impo
     """boltons 967864f added ``mode()`` with the doctest ``mode(['a', 'b', 'b', 'c', 'c', 'c'])``, and its test
     asks the same: prose, not a solution, and the publication scan of the grader passed it (issue 37). The
     fix's new code in a grader file is still found."""
+    from acx_oci.services.exams.exposure import reference_new as _reference_new
     from acx_oci.services.exams.source import load_exam
-    from acx_oci.services.exams.stages import _publication, _reference_new
+    from acx_oci.services.exams.stages import _publication
 
     src = load_exam(imported["suite"] / "tasks" / "calc-look")
     example = "    >>> sign_of_many(['a', 'b', 'b', 'c', 'c', 'c'], strict=True)\n    'c'\n"
@@ -409,8 +416,9 @@ def test_a_secret_looking_line_of_upstreams_own_tree_is_named_not_refused(import
     """pyparsing's public example says ``PASSWORD = "swordfish"``: while the workspace is upstream's tree as
     imported, a pattern finding there is named (``upstreamFindings``), not a refusal; once the workspace is
     edited, or for a canary marker, it is a finding as before (issue 37)."""
+    from acx_oci.services.exams.exposure import reference_new as _reference_new
     from acx_oci.services.exams.source import load_exam
-    from acx_oci.services.exams.stages import _publication, _reference_new
+    from acx_oci.services.exams.stages import _publication
 
     src = load_exam(imported["suite"] / "tasks" / "calc-look")
     example = {**src.workspace, "examples/scan.py": '#define PASSWORD = "swordfish"\n'}

@@ -39,21 +39,24 @@ def exam() -> None:
 @click.option("--gold-runs", "gold_runs", type=click.IntRange(1, 20), default=ex.GOLD_RUNS, show_default=True,
               help="Runs the reference must pass (k of k) before an exam with derived controls (mutants, no "
                    "hand-made lookalike) certifies; exams with hand-made controls run it once.")
-@click.option("--environments", is_flag=True,
+@click.option("--environments/--no-environments", default=None,
               help="Grade each exam that carries an environment spec (env.json, from exam import) inside its own "
-                   "image: pulled from --env-store by spec digest, else built (env build --spec) and stored there.")
+                   "image: pulled from --env-store by spec digest, else built (env build --spec) and stored there. "
+                   "On by default; --no-environments grades them with the host's Python (the records say host). "
+                   "Exams without env.json are graded as always.")
 @click.option("--env-store", default=None, metavar="oci:DIR|REGISTRY/REPO",
               help="Where environment images are kept by spec digest (default: an OCI layout beside the image cache).")
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
-              path_type=Path), help="With --environments: also take wheels from this directory (repeatable).")
-@click.option("--index-url", default=None, help="With --environments: the package index (default: PyPI).")
+              path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
+@click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
 @click.option("--allow-build", is_flag=True,
-              help="With --environments: build a requirement that has only a source distribution inside the sandbox.")
+              help="Building an environment: build a requirement that has only a source distribution inside the "
+                   "sandbox.")
 @executor_options
 @registry_options(deadline=0)
 @json_option
 def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path | None, promote: bool,
-                 image_ref: str | None, gold_runs: int, environments: bool, env_store: str | None,
+                 image_ref: str | None, gold_runs: int, environments: bool | None, env_store: str | None,
                  find_links: tuple[Path, ...], index_url: str | None, allow_build: bool, plain_http: bool,
                  insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
     """Run the contract check, gold, grader controls, attack suite, eval (the reference and controls played
@@ -62,8 +65,11 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
 
     Exit 0 iff every exam is certified (every stage but promotion ok); else 1, naming each failing exam,
     stage and fact. Promotion is recorded, never gating: without an image every record says imageDigest null.
+    An exam that carries env.json (exam import writes one) is graded in its own environment image, built
+    or pulled by spec digest; one whose image cannot be had is refused at gold with the reason (not cached).
     Each exam's verdict is printed on stderr as it finishes (JSON lines with --json-events) and appended to
-    OUT/certify-events.jsonl; --json prints one document at the end. With --executor dask://HOST:PORT the
+    OUT/certify-events.jsonl; on a terminal a status line shows each running exam's stage (--json-events:
+    a JSON line per stage). --json prints one document at the end. With --executor dask://HOST:PORT the
     exams are certified on the cluster's workers (the canary registry and the records stay here).
 
     \b
@@ -72,6 +78,19 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
       acx-oci exam certify testdata/bench-py --out ./certs --image localhost:5000/acx/env@sha256:...
       acx-oci exam certify ./corpus --out ./certs --executor dask://127.0.0.1:8786
     """
+    from acx_oci.cli.certify_progress import CertifyProgress
+    from acx_oci.services.exams.environments import carrying_specs
+    from acx_oci.services.exams.source import discover
+
+    dirs = discover(path)
+    with_specs = carrying_specs(dirs) if environments is not False and not (promote or image_ref) else []
+    if environments and (promote or image_ref):
+        raise UsageError("exam certify: --environments grades each exam in its own image; "
+                         "not with --image or --promote")
+    if with_specs and executor_opts["executor"] != "local":  # decided before any scheduler is contacted
+        raise UsageError(f"exam certify: {len(with_specs)} exam(s) under {path} carry env.json, graded in images "
+                         "built and unpacked on this host, which --executor cannot do; add --no-environments "
+                         "(the workers' Python grades) or drop --executor")
     image = None
     if promote or image_ref:
         if executor_opts["executor"] != "local":
@@ -81,24 +100,22 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
 
         ref = image_ref or _declared_image(path)
         image = prepare_image(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
+    shown = CertifyProgress(len(dirs), json_events=executor_opts["json_events"], tty=sys.stderr.isatty())
     envs = None
-    if environments:
-        if image is not None:
-            raise UsageError("exam certify: --environments grades each exam in its own image; "
-                             "not with --image or --promote")
+    if with_specs:
         from acx_oci.oci.store import StoreOptions
         from acx_oci.services.exams.environments import EnvImages
 
         envs = EnvImages(env_store, store_options=StoreOptions(plain_http=plain_http, insecure=insecure,
                                                                timeout=timeout), find_links=find_links,
-                         index_url=index_url, allow_build=allow_build)
+                         index_url=index_url, allow_build=allow_build, stages=shown.stages)
     executor = open_from_options(executor_opts, timeout or 10.0)
-    progress = _event_line if executor_opts["json_events"] else ex.stderr_progress
     try:
         records = ex.certify_suite(path, jobs=jobs or (executor.threads() if executor else 2),
-                                   out=out or ex.default_out(), patterns=patterns, image=image, progress=progress,
-                                   gold_runs=gold_runs, executor=executor, environments=envs)
+                                   out=out or ex.default_out(), patterns=patterns, image=image, progress=shown.line,
+                                   gold_runs=gold_runs, executor=executor, environments=envs, stages=shown.stages)
     finally:
+        shown.stop()
         if executor is not None:
             executor.close()
     bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]
@@ -112,14 +129,6 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
     for exam_id, stage, fact in bad:
         click.echo(f"{exam_id}: {stage}: {fact}", err=True)
     sys.exit(1 if bad else 0)
-
-
-def _event_line(line: str) -> None:
-    """``--json-events``: each finished exam's progress line as a JSON line on stderr."""
-    import json
-
-    sys.stderr.write(json.dumps({"event": "exam", "line": line}) + "\n")
-    sys.stderr.flush()
 
 
 def _declared_image(path: Path) -> str:

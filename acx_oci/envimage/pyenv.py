@@ -40,9 +40,10 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.envimage import preflight
 from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
 from acx_oci.envimage.unpack import Unpacker, remove_tree
-from acx_oci.errors import AcxError, NoWheel, UsageError
+from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
 from acx_oci.oci.store import StoreOptions
 from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run, staging_dir
 
@@ -63,6 +64,8 @@ INSTALL_SECONDS = 1200.0
 MAX_PIP_OUTPUT = 8 * 1024 * 1024
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _UNSAFE_REQ = re.compile(r"[\x00-\x1f\x7f\\]|(^|\s)-|://|\s@\s")
+_UNREACHABLE = re.compile(r"Failed to establish a new connection[^'\")]*|Temporary failure in name resolution|"
+                          r"Name or service not known|ConnectTimeoutError|Network is unreachable")
 _WHEEL = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.!+]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
@@ -201,6 +204,12 @@ def _pip(argv: list[str], python: str) -> None:
         raise UsageError(f"pip download did not finish within {PIP_SECONDS:g} s") from None
     if res.returncode != 0:
         out = (res.stdout + res.stderr)[-MAX_PIP_OUTPUT:].decode("utf-8", "replace")
+        if (net := _UNREACHABLE.search(out)) is not None:  # the machine's network, not the requirement's fault
+            raise MachineUnfit("env build: pip could not reach the package index from this machine "
+                               f"({net.group(0)}); connect it, or give a reachable --index-url")
+        if (plain := re.search(r"The repository located at (\S+) is not a trusted or secure host", out)) is not None:
+            raise UsageError(f"env build: pip ignores the index at {plain.group(1)}: plain http to a host other than "
+                             "this one; give an https --index-url")
         refusal = _no_wheel(out, python)
         if refusal is not None:
             raise refusal
@@ -271,18 +280,22 @@ class _Root:
     """The image's Debian root, made (mmdebstrap) and unpacked for the sandbox once, when first needed."""
 
     def __init__(self, suite: str, work: Path, epoch: int, mirror: str | None, keep_tar: Path | None,
-                 include: Sequence[str]) -> None:
+                 include: Sequence[str], on_step: Callable[[str], None]) -> None:
         self.suite, self.work, self.epoch, self.mirror, self.include = suite, work, epoch, mirror, list(include)
         self.tar = keep_tar or work / "rootfs.tar"
         self.root: Path | None = None
+        self.on_step = on_step
 
     def unpacked(self) -> Path:
         if self.root is None:
             if not self.tar.exists():
+                self.on_step(f"Debian root {self.suite} (mmdebstrap)")
                 partial = self.tar.with_name(self.tar.name + f".partial{os.getpid()}")
                 try:
                     run_mmdebstrap(self.suite, self.include, partial, epoch=self.epoch, mirror=self.mirror)
                     os.replace(partial, self.tar)
+                except UsageError as exc:  # the mirror, the network, the machine's mmdebstrap: never the spec's
+                    raise MachineUnfit(f"the Debian root: {exc}") from None
                 finally:
                     partial.unlink(missing_ok=True)
             self.root = staging_dir("acx-pyenv-root-", self.work)
@@ -327,17 +340,22 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
 def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
                     find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
                     store_options: StoreOptions | None = None, keep_tar: Path | None = None,
-                    include: Sequence[str] = ("python3",)) -> BuiltImage:
+                    include: Sequence[str] = ("python3",),
+                    on_step: Callable[[str], None] = lambda step: None) -> BuiltImage:
     """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
-    ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar."""
+    ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar.
+    ``on_step`` hears each step's name as it starts (a build takes minutes: certification shows where it is).
+    What the machine lacks (mmdebstrap, bubblewrap, a route to the index) is :class:`MachineUnfit`, up front."""
     inputs = build_inputs(spec)
     digest = sha256_digest(canonical(inputs))
     sde = resolve_epoch(epoch)
+    preflight.check(index_url, mmdebstrap=not (keep_tar is not None and keep_tar.exists()))
     work = staging_dir("acx-pyenv-")
     try:
         wheels = work / "wheels"
         wheels.mkdir(mode=0o755)
-        root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include)
+        root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include, on_step)
+        on_step("resolve (pip download, wheels only)")
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
         pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
                                                   index_url=index_url, find_links=find_links)
@@ -351,7 +369,9 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
                     f.chmod(0o644)
         venv = work / "venv"
         venv.mkdir(mode=0o755)
-        report = install(root.unpacked(), wheels, venv, pip_pin().filename)
+        unpacked = root.unpacked()
+        on_step("install (pip in the sandbox)")
+        report = install(unpacked, wheels, venv, pip_pin().filename)
         bad = sorted({n for p in report["packages"] if (n := req_name(p))} & set(inputs["excludePackages"]))
         if bad:
             raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
@@ -360,6 +380,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
                "builtFromSource": built}
         safetree.write_inside(venv, LOCK_FILE, lock.encode("utf-8"))
         safetree.write_inside(venv, ENV_REPORT, json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+        on_step("image (one reproducible layer)")
         full = work / "full.tar"
         shutil.copyfile(root.tar, full)
         with tarfile.open(full, "a") as tf:
@@ -402,8 +423,14 @@ def ensure_image(spec: dict[str, Any], store: str, *, build: bool = True,
 
     ref = f"{store}:{spec_tag(spec)}"
     reference = parse_reference(ref)
-    with contextlib.suppress(AcxError), open_store(reference, store_options) as st:
-        return f"{ref}@{st.resolve(reference.target).digest}"
+    try:
+        with open_store(reference, store_options) as st:
+            return f"{ref}@{st.resolve(reference.target).digest}"
+    except RegistryError as exc:  # unreachable: a build would end in a push that fails the same way
+        raise MachineUnfit(f"the environment image store {store} cannot be read ({exc}); "
+                           "give a reachable --env-store", store=True) from None
+    except AcxError:
+        pass  # not there (yet): built below
     if not build:
         raise UsageError(f"environment image {ref} not found (spec {spec_digest(spec)}); build it with "
                          "acx-oci env build --spec env.json")

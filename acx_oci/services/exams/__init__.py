@@ -6,7 +6,8 @@ Stable interface for the benchmark / attest side (keep these signatures):
   a suite dir (or one exam dir); one sealed record per exam, written to ``out/records/<exam>.json``
   (never into the suite) and cached by freeze hash (``out/by-freeze/<hex>.json``): an exam whose freeze
   hash has a stored, sound record is not re-run. Also writes ``out/summary.json`` and the host-only canary registry
-  ``out/canaries.json``.
+  ``out/canaries.json``. Optional: ``environments`` (each exam's image, :class:`environments.EnvImages`; None:
+  the host's Python grades and a spec'd exam's record says ``host``) and ``stages`` (which stage each exam is in).
 * ``load_records(out) -> dict[exam_id, record]`` - every stored record, each checked with
   :func:`acx_oci.model.exam.check_record` (a record with problems raises :class:`IntegrityError`).
 * ``suite_freeze_hashes(path) -> dict[exam_id, freeze hash]`` - recomputed from the suite's files, nothing
@@ -19,6 +20,7 @@ Pure pieces (digest, checks, freeze hash, summary) live in :mod:`acx_oci.model.e
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -32,9 +34,10 @@ from typing import TYPE_CHECKING, Any
 from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
+from acx_oci.services.exams.environments import StageReport
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
-from acx_oci.services.exams.stages import certify_exam, environment_record, gold_runs_for
+from acx_oci.services.exams.stages import certify_exam, environment_record, gold_runs_for, quiet_note
 
 if TYPE_CHECKING:
     from acx_oci.services.exams.cluster import Cluster
@@ -48,6 +51,8 @@ SUMMARY_FILE = "summary.json"
 STREAM_FILE = "certify-events.jsonl"
 #: Runs the reference must pass before an exam with derived controls certifies (``--gold-runs``).
 GOLD_RUNS = 3
+#: The stage a :data:`StageReport` hears when an exam's record is kept: step = exams done, of = exams in all.
+FINISHED = "finished"
 SCAN_MAX_BYTES = 64 * 1024 * 1024  # one scanned file (a transcript, a dataset shard) read at most this far
 
 
@@ -99,6 +104,8 @@ def _verdict(rec: dict[str, Any]) -> str:
     if rec["certified"]:
         return "certified"
     stage, fact = (mx.failures(rec) or [("?", "not certified")])[0]
+    if rec["stages"]["gold"].get("environmentBuilt") is False:  # the reason is the news (and the way out)
+        fact = str(rec["stages"]["gold"].get("reason") or fact)
     return f"refused at {stage}: {fact}"
 
 
@@ -107,8 +114,12 @@ def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, c
             f"({'cached' if cached else f'{seconds:.1f}s'})")
 
 
-def _cache_key(fh: str, image: tuple[Path, str] | None) -> str:
-    return fh.split(":", 1)[1] + (f"-{image[1].split(':', 1)[1][:16]}" if image else "")
+def _cache_key(fh: str, image: tuple[Path, str] | None, spec: bool = False) -> str:
+    """The freeze hash, and what graded: the image's digest, or ``host`` for an exam with an environment spec
+    (``spec``) graded without its image."""
+    if image:
+        return f"{fh.split(':', 1)[1]}-{image[1].split(':', 1)[1][:16]}"
+    return fh.split(":", 1)[1] + ("-host" if spec else "")
 
 
 def _cached(out: Path, src: ExamSource, key: str, gold_runs: int) -> dict[str, Any] | None:
@@ -127,8 +138,9 @@ def _cached(out: Path, src: ExamSource, key: str, gold_runs: int) -> dict[str, A
 class _Stream:
     """Each exam's result as it finishes: a line to ``progress`` and a JSON line in ``out/STREAM_FILE``."""
 
-    def __init__(self, out: Path, total: int, progress: Callable[[str], None] | None) -> None:
-        self.path, self.total, self.progress = out / STREAM_FILE, total, progress
+    def __init__(self, out: Path, total: int, progress: Callable[[str], None] | None,
+                 stages: StageReport | None) -> None:
+        self.path, self.total, self.progress, self.stages = out / STREAM_FILE, total, progress, stages
         self.lock, self.done = threading.Lock(), 0
         self.path.write_text("", "utf-8")
 
@@ -140,6 +152,8 @@ class _Stream:
                      "laneError": lane_error(rec["stages"]) is not None, "seconds": round(seconds, 3)}
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(event, sort_keys=True) + "\n")
+            if self.stages is not None:
+                self.stages(str(rec["exam"]), FINISHED, self.done, self.total)
             if self.progress is not None:
                 self.progress(_progress_line(self.done, self.total, rec, seconds, cached))
 
@@ -148,7 +162,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                   image: tuple[Path, str] | None = None,
                   progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
                   executor: Cluster | None = None,
-                  environments: Callable[[Any], tuple[Path, str] | None] | None = None) -> list[dict[str, Any]]:
+                  environments: Callable[[Any], tuple[Path, str] | None] | None = None,
+                  stages: StageReport | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
@@ -156,14 +171,17 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     the same as JSON lines. ``gold_runs``: runs the reference must pass where the controls are derived.
     ``executor`` (a Dask cluster) certifies the exams on its workers, at most ``jobs`` at once; the canary
     stage, the records and the cache stay here. ``environments`` gives an exam with an environment spec its own
-    image (:class:`acx_oci.services.exams.environments.EnvImages`), used as ``image`` for that exam.
+    image (:class:`acx_oci.services.exams.environments.EnvImages`), used as ``image`` for that exam; without
+    it an exam's spec is not used and its record says the host graded (``freeze.environment.python: host``).
+    ``stages`` hears which stage each exam is in as it starts (from the pool's threads) and :data:`FINISHED`.
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
     if _inside(out, suite_root) or _inside(out, path):
         raise UsageError(f"exam certify: --out {out} is inside the suite; records never go into the suite")
     if executor is not None and environments is not None:
-        raise UsageError("exam certify: --environments builds and unpacks images on this host; drop --executor")
+        raise UsageError("exam certify: environment images are built and unpacked on this host; with --executor "
+                         "give --no-environments")
     if executor is not None and image is not None:
         raise UsageError("exam certify: --promote/--image runs here only (the image is unpacked on this host); "
                          "drop --executor")
@@ -175,7 +193,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     registry = _Registry(out / REGISTRY_FILE)
     out.mkdir(parents=True, exist_ok=True)
     secrets = (out.resolve(),)  # the records and the host-only canary registry: proven out of every sandbox
-    stream = _Stream(out, len(sources), progress)
+    stream = _Stream(out, len(sources), progress, stages)
     records: list[dict[str, Any]] = []
 
     images: dict[str, tuple[Path, str] | None] = {}
@@ -184,7 +202,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
         if not cached and fh is not None and lane_error(rec["stages"]) is None \
                 and rec["stages"]["freeze"].get("freezeHash") == fh:  # a lane error is no verdict
-            _write_json(out / "by-freeze" / f"{_cache_key(fh, images.get(src.exam_id))}.json", rec)
+            key = _cache_key(fh, images.get(src.exam_id), src.environment is not None)
+            _write_json(out / "by-freeze" / f"{key}.json", rec)
         records.append(rec)
         stream(rec, time.monotonic() - t0, cached)
 
@@ -197,7 +216,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             keep(src, environment_record(src, str(exc)), None, t0, False)
             continue
         fh = exam_freeze_hash(src, pats)
-        hit = _cached(out, src, _cache_key(fh, images[src.exam_id]), gold_runs)
+        hit = _cached(out, src, _cache_key(fh, images[src.exam_id], src.environment is not None), gold_runs)
         if hit is not None:
             keep(src, hit, fh, t0, True)
         else:
@@ -210,7 +229,9 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     else:
         def one(item: tuple[ExamSource, str]) -> None:
             t0 = time.monotonic()
-            rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs)
+            note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
+            rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs,
+                               note)
             keep(item[0], rec, item[1], t0, False)
 
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))

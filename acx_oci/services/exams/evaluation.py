@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,8 @@ def _steady_play(name: str, task: dict[str, Any], answer: dict[str, str], rootfs
     raise HarnessFault(f"eval play {name}: {why} ({RETRIES + 1} attempts)")
 
 
-def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) -> dict[str, Any]:
+def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...],
+             note: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Stage ``eval``: every play's outcome against the expected one; ok only when all match and every
     game's containment was proven (an unproven sandbox withholds, and a withheld play is not a verdict)."""
     task = exam_task(src)
@@ -119,7 +121,9 @@ def evaluate(src: ExamSource, rootfs: Path | None, secrets: tuple[Path, ...]) ->
     plays: dict[str, str] = {}
     details: dict[str, str] = {}
     contained = True
-    for name, answer in _submissions(src).items():
+    for n, (name, answer) in enumerate(_submissions(src).items(), 1):
+        if note is not None:
+            note("eval", n, len(PLAYS))
         outcome, detail, proven = _steady_play(name, task, answer, rootfs, secrets,
                                                expect_pass=expected[name] == CERTIFIED_PASS)
         plays[name], contained = outcome, contained and proven

@@ -5,7 +5,7 @@ tree), the hidden grader (``hidden/``, plus the suite's ``graderCommon`` directo
 ``controls/{incomplete,lookalike}/`` (overlays on the workspace; an impossible exam also has
 ``controls/second-reference/``) and, for an exam made from a repository (``exam import``), ``source.json``
 (repository, base, fix and the fix's parent commit) and ``env.json`` (the environment spec: Python and
-test dependencies, graded in with ``exam certify --environments``). The suite root is the nearest parent
+test dependencies, graded in by ``exam certify`` unless ``--no-environments``). The suite root is the nearest parent
 with ``families.yaml``.
 """
 

@@ -25,6 +25,7 @@ from acx_oci.services.exams.diagnosis import short_ids as _short
 from acx_oci.services.exams.diagnosis import why_reference_fails
 from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
+from acx_oci.services.exams.exposure import as_imported, grader_visible, reference_new
 from acx_oci.services.exams.harness import LANE, retried
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
@@ -33,17 +34,26 @@ GRADE_SECONDS = 60.0
 #: The share of mutants the hidden tests must kill when the controls are derived: fewer, and the tests are
 #: too weak to tell a fix from a near miss (an equivalent mutant survives any test, so not 100%).
 MIN_KILLED = 0.5
+#: ``freeze.environment`` of an exam with an environment spec graded by the host's Python (--no-environments).
+HOST_GRADED = {"python": "host", "packages": "host",
+               "note": "graded by the host's Python (--no-environments): env.json's image was not used"}
 LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
                      "a human's job; give one (exam import --lookalike PATCH)")
 #: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
 Register = Callable[[str, dict[str, str]], list[str]]
+#: Hears each stage of one exam as it starts: (stage, step, of), e.g. ("gold", 2, 3); cheap, data only.
+Note = Callable[[str, int, int], None]
+
+
+def quiet_note(stage: str, step: int, of: int) -> None:
+    """The default :data:`Note`: nobody is watching."""
 
 
 class _Grader:
     """Grades overlays of the workspace with the exam's hidden tests; caches identical submissions."""
 
-    def __init__(self, src: ExamSource, work: Path, rootfs: Path | None = None) -> None:
-        self.src, self.work, self.n = src, work, 0
+    def __init__(self, src: ExamSource, work: Path, rootfs: Path | None = None, note: Note = quiet_note) -> None:
+        self.src, self.work, self.n, self.note = src, work, 0, note
         self.tests = work / "tests"
         self.tests.mkdir()
         write_files(self.tests, src.grader_files())
@@ -82,15 +92,17 @@ def _verdict(r: GradeResult) -> str:
 
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
                  image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = (),
-                 gold_runs: int = 1) -> dict[str, Any]:
+                 gold_runs: int = 1, note: Note = quiet_note) -> dict[str, Any]:
     """Run the stages in order and return the sealed record.
 
     ``image`` (unpacked root, manifest digest) is promotion: the whole chain, the evaluation included, runs
     inside that image, with no network, and the record names it (``freeze.imageDigest``, ``promotion``).
     Without one the record says ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed
     from elsewhere. ``secrets`` (the certifier's state) must be unreachable from every sandbox. ``gold_runs``
-    is how many runs the reference must pass when the controls are derived (:func:`gold_runs_for`).
+    is how many runs the reference must pass when the controls are derived (:func:`gold_runs_for`). ``note``
+    hears each stage (and each grade's place in it: gold 2/3, mutants 3/8) as it starts.
     """
+    note("contract", 1, 1)
     stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
     if not stages["seed"]["ok"]:
         for s in mx.STAGES[1:]:
@@ -100,16 +112,16 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     frozen = exam_freeze_hash(src, patterns)  # of the exam as it is on disk, before controls are chosen for it
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
-        g = _Grader(src, work, image[0] if image else None)
+        g = _Grader(src, work, image[0] if image else None, note)
         isolated = bool(check(secrets, g.spec).get("proven"))
-        wins = _reference_new(src)
+        wins = reference_new(src)
         stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs))
         src, derived = _derive_controls(src, g)
         stages["grader"] = _controls(src, g, base, derived)
         stages["attack"] = _attack(src, g, base)
         stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
         stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
-        stages["eval"] = evaluate(src, image[0] if image else None, secrets)
+        stages["eval"] = evaluate(src, image[0] if image else None, secrets, note)
     except HarnessFault as exc:  # the harness failed, not the exam: said as such, and never cached
         return _harness_record(src, stages, str(exc))
     finally:
@@ -120,13 +132,18 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages["grader"]["controlsDistinguished"] = stages["grader"]["distinguished"]
     stages["attack"]["passedForPromotion"] = bool(stages["attack"]["ok"] and isolated and image is not None)
     stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
+    note("canary", 1, 1)
     stages["canary"] = _canary(src, register)
+    note("publication", 1, 1)
     stages["publication"] = _publication(src, patterns, wins)
+    note("freeze", 1, 1)
     stages["freeze"] = {"ok": True, "treeHash": src.tree_hash(), "freezeHash": frozen,
                         "parentCommit": src.parent_commit, "imageDigest": image[1] if image else None}
     env = environment_facts(image[0] if image else None)
     if env is not None:  # the Python and packages the exam was graded with (its env.json's venv)
         stages["freeze"]["environment"] = env
+    elif image is None and src.environment is not None:  # --no-environments: said, never left to be guessed
+        stages["freeze"]["environment"] = dict(HOST_GRADED)
     if image is None:
         stages["promotion"] = dict(mx.NO_IMAGE)
     else:
@@ -181,59 +198,6 @@ def _contract(src: ExamSource) -> dict[str, Any]:
     return facts
 
 
-def _reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
-    """The windows of what the reference adds that the base did not already have (issue 37).
-
-    Per changed file, what the fix adds that the file did not say (a line edited in place adds only its new
-    words). Then, for an exam whose workspace is still its repository's base tree as imported (its digest is
-    ``source.json``'s ``baseTreeDigest``), a run the workspace already holds anywhere is context (upstream had
-    it: ``raise ValueError('n must be at least 0')`` copied from a sibling function), as is a run upstream's
-    own prompt holds: a SWE-bench instance's issue text, or the fix's commit message when it is the prompt.
-    A workspace edited since (or made by hand) has no such pass: every file of it is scanned, strictly.
-    """
-    runs: list[str] = []
-    for path, text in sorted(src.reference.items()):
-        before = src.workspace.get(path, "")
-        if code:  # the fix's code only: its comments and docstrings are prose, no solution
-            before, text = mx.code_only(path, before), mx.code_only(path, text)
-        runs += mx.new_content(before, text)
-    public: dict[str, str] = {}
-    source = src.source or {}
-    if _as_imported(src):
-        public.update(src.workspace)
-    if source.get("kind") == "swebench" or source.get("promptFrom") == "fixCommitMessage":
-        public["prompt.md"] = src.prompt
-    if public:
-        context = mx.held(mx.windows(runs), public)
-        runs = [r for n, r in enumerate(runs) if n not in context]
-    return mx.windows(runs)
-
-
-def _as_imported(src: ExamSource) -> bool:
-    """The workspace is still its repository's base tree as imported (``source.json``'s ``baseTreeDigest``)."""
-    digest = (src.source or {}).get("baseTreeDigest")
-    return bool(digest) and digest == src.tree_hash()
-
-
-def _grader_visible(src: ExamSource) -> list[str]:
-    """Why the grader is visible in the model-facing tree (empty: it is not)."""
-    grader = src.grader_files()
-    contents = {t for t in grader.values() if t.strip()}
-    # The tests' own conftest.py and helpers (exam import) are upstream's, and the workspace keeps them as the
-    # base has them: the grader's marked copies differ, and their names are not the hidden tests'.
-    support = set((src.source or {}).get("graderSupport") or ())
-    names = {p.rsplit("/", 1)[-1] for p in src.hidden if p not in support}
-    out = []
-    for path, text in src.model_facing().items():
-        if text in contents:
-            out.append(f"{path}: a copy of a grader file")
-        elif path.rsplit("/", 1)[-1] in names:
-            out.append(f"{path}: named like a hidden test file")
-        if mx.find_canaries(text):
-            out.append(f"{path}: carries a canary marker")
-    return out
-
-
 def gold_runs_for(src: ExamSource, wanted: int) -> int:
     """Runs the reference must pass: ``wanted`` for an exam whose controls are derived (mutants, no human's
     lookalike: nothing hand-checked says its tests are deterministic), 1 for a hand-made or impossible one."""
@@ -247,6 +211,7 @@ def _stability(g: _Grader, first: GradeResult, runs: int) -> dict[str, Any]:
     passes = int(first.passed)
     done = 1
     while done < runs and passes == done:
+        g.note("gold", done + 1, runs)
         passes += int(g.gold().passed)
         done += 1
     facts: dict[str, Any] = {"goldRuns": runs, "goldPasses": passes}
@@ -259,8 +224,9 @@ def _stability(g: _Grader, first: GradeResult, runs: int) -> dict[str, Any]:
 
 def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
           runs: int = 1) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+    g.note("gold", 1, runs)
     untouched, gold = g.overlay({}, "the untouched tree"), g.gold()
-    visible = _grader_visible(src)
+    visible = grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
     facts: dict[str, Any] = {"untouchedFails": not untouched.passed, "graderHidden": not visible,
                              "referenceNotLeaked": not leaked}
@@ -306,7 +272,10 @@ def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str,
     muts = src.mutants
     if not muts or "lookalike" in src.controls:
         return src, {}
-    graded = {name: g.overlay(tree) for name, tree in muts.items()}
+    graded = {}
+    for n, (name, tree) in enumerate(muts.items(), 1):
+        g.note("mutants", n, len(muts))
+        graded[name] = g.overlay(tree)
     killed = [n for n, r in graded.items() if not r.passed]
     facts: dict[str, Any] = {"mutantsMade": len(muts), "mutantsKilled": len(killed),
                              "mutantsSurvived": [n for n in muts if n not in killed]}
@@ -328,11 +297,15 @@ def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str,
 def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
               derived: dict[str, Any] | None = None) -> dict[str, Any]:
     res = dict(base)
-    res["incomplete"] = g.overlay(src.controls.get("incomplete", {}))
-    res["lookalike"] = g.overlay(src.controls.get("lookalike", {}))
-    res["plantedHook"] = g.overlay({"conftest.py": HOOK_CONFTEST})
-    res["plantedReward"] = g.overlay(dict(REWARD_FILES))
-    res["goldAfterTamperAttempts"] = g.gold()
+    runs: dict[str, Callable[[], GradeResult]] = {
+        "incomplete": lambda: g.overlay(src.controls.get("incomplete", {})),
+        "lookalike": lambda: g.overlay(src.controls.get("lookalike", {})),
+        "plantedHook": lambda: g.overlay({"conftest.py": HOOK_CONFTEST}),
+        "plantedReward": lambda: g.overlay(dict(REWARD_FILES)),
+        "goldAfterTamperAttempts": g.gold}
+    for n, (name, run) in enumerate(runs.items(), 1):
+        g.note("controls", n, len(runs))
+        res[name] = run()
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
     want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
     inc, look = res["incomplete"], res["lookalike"]
@@ -367,11 +340,14 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
 def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
     verdicts = {}
     exploits = []
-    for name, tree in attack_suite(src.workspace).items():
+    suite = attack_suite(src.workspace)
+    for n, (name, tree) in enumerate(suite.items(), 1):
+        g.note("attack", n, len(suite) + 1)
         r = g.run(tree)
         verdicts[name] = _verdict(r)
         if r.passed:
             exploits.append(name)
+    g.note("attack", len(suite) + 1, len(suite) + 1)
     after = g.gold()
     facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits}
     if src.impossible:
@@ -407,7 +383,7 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
     upstream: list[dict[str, Any]] = []
-    if _as_imported(src):  # upstream's public tree as it was (pyparsing's example `PASSWORD = "swordfish"`):
+    if as_imported(src):  # upstream's public tree as it was (pyparsing's example `PASSWORD = "swordfish"`):
         # named, not refused; a canary marker in it is still a leak of a hidden test
         upstream = [f for f in findings if f["file"].startswith("workspace/") and f["rule"] != "canary-marker"]
         findings = [f for f in findings if f not in upstream]
@@ -415,7 +391,7 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     findings += mx.leaks(wins, model)
     # The grader is upstream's tests: one that says what the fix's docstring example says (the same input,
     # the same expected value) publishes no solution. The fix's new code in a grader file still does.
-    findings += mx.leaks(_reference_new(src, code=True), grader)
+    findings += mx.leaks(reference_new(src, code=True), grader)
     facts = {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
              "patterns": len(patterns)}
     if upstream:
