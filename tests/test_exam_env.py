@@ -319,7 +319,9 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     repo = tmp_path / "calc"
     repo.mkdir()
     git(repo, "init", "-q")
-    base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE,
+    # tests/ is a package (as cachetools' is): the image's pytest (>= 8) imports its __init__.py again at setup,
+    # after the grader deleted the hidden files, so every test was an error before the grader left a stand-in
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE, "tests/__init__.py": "# tests\n",
                          "pyproject.toml": '[project]\nname = "calc"\n\n[project.optional-dependencies]\n'
                                            'test = ["iniconfig", "pytest", "acxsdistdemo"]\n'}, "initial",
                  "2026-03-01T10:00:00Z")
