@@ -350,3 +350,10 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     plain = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "plain", "--json", "--no-environments")
     assert plain.exit_code == 1  # on the host's Python there is no iniconfig and no venv: the gold fails
     assert json.loads(plain.stdout)["records"][0]["stages"]["freeze"]["environment"]["python"] == "host"
+
+
+def test_a_bullseye_root_carries_what_pip_needs_there() -> None:
+    # pip on Python 3.9 reads its install locations through distutils, which bullseye ships apart from the
+    # standard library: without it every 3.9 image failed at install (tomli 794c8e5: No module 'distutils.cmd')
+    assert "python3-distutils" in pyenv.root_packages("bullseye")
+    assert pyenv.root_packages("bookworm") == ("python3",) and pyenv.root_packages("trixie") == ("python3",)

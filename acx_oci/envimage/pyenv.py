@@ -337,18 +337,30 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
+#: Debian packages a suite's root needs besides python3: pip runs on 3.9 through distutils (pip chooses
+#: sysconfig from 3.10), which bullseye ships apart from the standard library.
+_ROOT_EXTRA = {"bullseye": ("python3-distutils",)}
+
+
+def root_packages(suite: str) -> tuple[str, ...]:
+    """The Debian packages of an environment image's root for ``suite``: python3 and what pip needs there."""
+    return ("python3", *_ROOT_EXTRA.get(suite, ()))
+
+
 def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
                     find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
                     store_options: StoreOptions | None = None, keep_tar: Path | None = None,
-                    include: Sequence[str] = ("python3",),
+                    include: Sequence[str] | None = None,
                     on_step: Callable[[str], None] = lambda step: None) -> BuiltImage:
     """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
-    ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar.
+    ``include`` are the Debian packages of the root (default :func:`root_packages`); ``keep_tar`` keeps or
+    reuses its tar.
     ``on_step`` hears each step's name as it starts (a build takes minutes: certification shows where it is).
     What the machine lacks (mmdebstrap, bubblewrap, a route to the index) is :class:`MachineUnfit`, up front."""
     inputs = build_inputs(spec)
     digest = sha256_digest(canonical(inputs))
     sde = resolve_epoch(epoch)
+    include = root_packages(inputs["suite"]) if include is None else include
     preflight.check(index_url, mmdebstrap=not (keep_tar is not None and keep_tar.exists()))
     work = staging_dir("acx-pyenv-")
     try:
