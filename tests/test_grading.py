@@ -129,6 +129,44 @@ def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path
     assert graded.passed and graded.counts()["passed"] == 1, graded.stdout.decode()[-1500:]
 
 
+def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_path(tmp_path: Path) -> None:
+    """pytest 8+ imports a test package's ``__init__.py`` at setup *by path*, after the grader deleted it:
+    every test of idna (``tests/__init__.py``) was an error in an environment image's pytest 9 (issue 37's walk).
+    The grader's own boot runs here with this test run's pytest, in bubblewrap with a private /tmp."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from acx_oci.sandbox.grader import parse_junit, pytest_argv
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    if int(pytest.__version__.split(".")[0]) < 8:
+        pytest.skip("needs pytest 8+ (Package.setup imports __init__.py by path)")
+    (tmp_path / "ws" / "calc").mkdir(parents=True)
+    (tmp_path / "ws" / "calc" / "__init__.py").write_text(FIXED)
+    (tmp_path / "ws" / "tests").mkdir()
+    (tmp_path / "ws" / "tests" / "__init__.py").write_text("")  # the workspace's own copy, as idna's has
+    (tmp_path / "grader").mkdir()
+    (tmp_path / "grader" / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "out").mkdir()
+    files = {"tests/__init__.py": "def setup_module():\n    pass\n", "tests/test_calc.py": TEST,
+             "acx-grader.json": json.dumps({"packages": ["calc"]})}
+    argv = pytest_argv(python=sys.executable)
+    pytest_home = str(Path(pytest.__file__).parents[1])
+    here = {"/usr", "/lib", "/lib64", "/bin", "/etc", sys.prefix, sys.base_prefix, pytest_home}
+    roots = [a for d in sorted(here) for a in ("--ro-bind-try", d, d)]
+    res = subprocess.run(
+        ["bwrap", *roots, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+         "--ro-bind", str(tmp_path / "ws"), "/workspace", "--ro-bind", str(tmp_path / "grader"), "/grader",
+         "--bind", str(tmp_path / "out"), "/grader-out", "--chdir", "/grader", "--", *argv],
+        input=json.dumps(files).encode(), capture_output=True, timeout=120, check=False)
+    cases, ok = parse_junit(tmp_path / "out" / "report.xml")
+    assert res.returncode == 0 and ok, res.stdout.decode()[-1500:]
+    assert [(c.nodeid, c.outcome) for c in cases] == [("tests.tests.test_calc::test_clamp", "passed")]
+
+
 def test_a_test_id_without_parameters_grades_every_case_of_a_parametrized_test(tmp_path: Path) -> None:
     """``path::test_fn`` names all of ``test_fn[...]``, as pytest's own selection does: click fc6c7c4's test is
     parametrized, and its id was 'not collected' (issue 37). The outcome of the id is all of its cases'."""
