@@ -249,6 +249,25 @@ def test_bad_specs_are_refused_before_any_download() -> None:
     assert a == b != pyenv.spec_digest({"python": "3.11", "requirements": ["six==1.16.0"], "package": ["calc"]})
 
 
+def test_an_image_built_under_a_tag_of_ones_own_is_found_by_certify_through_its_spec_tag(tmp_path: Path) -> None:
+    """``env build REPO:TAG --spec`` also tags the image ``spec-<digest>``: certify's ``--env-store REPO`` looked
+    only there, so the docs' build-then-certify built every image twice (minutes each; issue 37's walk)."""
+    from acx_oci.oci.open import open_store
+    from acx_oci.oci.ref import parse_reference
+
+    spec = {"python": "3.11", "requirements": ["pytest"], "package": ["calc"]}
+    store = f"oci:{tmp_path / 'layout'}"
+    with open_store(parse_reference(f"{store}:calc")) as st:
+        config = st.push_blob(b"{}", "application/vnd.oci.image.config.v1+json")
+        manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                               "config": config.to_json(), "layers": []}).encode()
+        digest = st.push_manifest(manifest, "application/vnd.oci.image.manifest.v1+json", "calc").digest
+    with pytest.raises(UsageError, match="not found"):
+        pyenv.ensure_image(spec, store, build=False)
+    pyenv.tag_by_spec(f"{store}:calc", spec, digest, None)
+    assert pyenv.ensure_image(spec, store, build=False) == f"{store}:{pyenv.spec_tag(spec)}@{digest}"
+
+
 # --- slow: one image with a package from PyPI ------------------------------------------------------------
 
 ENV_HIDDEN = HIDDEN.replace("from calc import clamp, sign\n", "import sys\n\nimport acxsdistdemo\nimport iniconfig\n\n"
@@ -294,8 +313,12 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with pytest.raises(UsageError, match=r"acxsdistdemo: no wheel .*only a source distribution"):
         pyenv.ensure_image(spec, store, find_links=[tmp / "links"])
     # the Debian root test_envimage's image starts from (one mmdebstrap per session); its pytest goes unused
-    ref = pyenv.ensure_image(spec, store, epoch=1_700_000_000, keep_tar=root_tar(tmp_path_factory, PACKAGES),
-                             include=PACKAGES, find_links=[tmp / "links"], allow_build=True)
+    # built under a tag of the user's choosing, as the docs' walk does: certify must still find it by spec
+    built = pyenv.build_env_image(f"{store}:calc", spec, epoch=1_700_000_000,
+                                  keep_tar=root_tar(tmp_path_factory, PACKAGES), include=PACKAGES,
+                                  find_links=[tmp / "links"], allow_build=True)
+    ref = pyenv.ensure_image(spec, store, build=False)
+    assert ref.endswith("@" + built.manifest_digest)
     assert not marker.exists()  # the sdist's setup.py ran only inside the sandbox
     return {"store": store, "ref": ref, "spec": spec}
 

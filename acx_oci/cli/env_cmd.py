@@ -83,6 +83,7 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     out = first.to_json()
     if spec is not None:
         out["specDigest"] = pyenv.spec_digest(spec)
+        out["specTag"] = pyenv.spec_tag(spec)  # also tagged so in REF's repository: certify's --env-store finds it
     if twice:
         second = once(first.epoch)
         out["rebuild"] = second.to_json()
@@ -95,6 +96,8 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     click.echo(f"  layer {first.layer_digest} ({first.layer_size} bytes gzip, {first.uncompressed_size} tar, "
                f"{first.entries} entries), {len(first.packages)} packages, SOURCE_DATE_EPOCH={first.epoch}")
     click.echo(f"  seconds: {first.seconds}")
+    if spec is not None:
+        click.echo(f"  also tagged {out['specTag']} (exam certify --environments --env-store finds it there)")
     if twice:
         click.echo(f"  rebuild {out['digests'][1]}: {'identical' if out['reproducible'] else 'DIFFERENT'}")
 
