@@ -118,6 +118,21 @@ def test_undated_exams_never_enter_the_slice_once_a_cutoff_is_known(world: PWorl
     assert "insufficient_post_cutoff_exams: 0 held-out exams" in res.output
 
 
+def test_a_slice_too_small_for_the_gate_without_a_cutoff_says_so_not_cutoff_none(world: PWorld) -> None:
+    """Issue 37's walk: three imported exams, no cutoff, and the refusal read 'after the ROM's training cutoff None'."""
+    cart = _cart(world, "small-slice", None)
+    res = cli("attest", cart, "--benchmark", f"{world.layout}:dated", "--key", str(world.tmp / "verifier.key"),
+              "--issuer", world.verifier_did, "--state", str(world.tmp / "state"), "-o",
+              str(world.tmp / "runs" / "small-slice"), "--cooldown", "0", "--competence", "33", "--min-games", "500")
+    assert res.exit_code == 1, res.output
+    assert "None" not in res.output and "cutoff: every one may be drawn); the gate needs at least 500" in res.output
+    late = cli("attest", _cart(world, "late-slice", "2026-05-31"), "--benchmark", f"{world.layout}:dated", "--key",
+               str(world.tmp / "verifier.key"), "--issuer", world.verifier_did, "--state", str(world.tmp / "state"),
+               "-o", str(world.tmp / "runs" / "late-slice"), "--cooldown", "0", "--competence", "33")
+    assert late.exit_code == 1, late.output
+    assert "were published after the training cutoff 2026-05-31 (rom); the gate needs at least 30" in late.output
+
+
 def _res(cutoff: str | None, qualifying: int, drawn: int) -> dict[str, Any]:
     return {"acx:postCutoff": {"cutoff": cutoff, "source": "rom", "qualifying": qualifying, "drawn": drawn}}
 

@@ -74,5 +74,8 @@ def shortfall(plan: Plan, min_games: int) -> str | None:
     """NOT ISSUED before any game when too few post-cutoff exams are left to reach the gate."""
     if plan.qualifying >= min_games:
         return None
-    return (f"insufficient_post_cutoff_exams: {plan.qualifying} held-out exams were published after the ROM's "
-            f"training cutoff {plan.cutoff}; the gate needs at least {min_games}")
+    if plan.cutoff is None:  # nothing was left out for a cutoff: the slice itself is too small for the gate
+        return (f"insufficient_post_cutoff_exams: the held-out slice has {plan.qualifying} exams (no training "
+                f"cutoff: every one may be drawn); the gate needs at least {min_games}")
+    return (f"insufficient_post_cutoff_exams: {plan.qualifying} held-out exams were published after the "
+            f"training cutoff {plan.cutoff} ({plan.cutoff_source}); the gate needs at least {min_games}")
