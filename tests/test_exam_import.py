@@ -262,6 +262,19 @@ def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
     assert (task / "workspace" / "conftest.py").read_text() == support["conftest.py"]  # the agent keeps its copy
 
 
+def test_a_helper_package_under_the_test_directory_joins_the_grader() -> None:
+    """requests' tests import ``tests.testserver.server``: without it every hidden test of test_requests.py
+    failed to import on the reference (issue 37's walk). A directory that is not a package stays out."""
+    from acx_oci.services.exams.importer import support_paths
+
+    names = ["tests/__init__.py", "tests/conftest.py", "tests/test_requests.py", "tests/utils.py",
+             "tests/testserver/__init__.py", "tests/testserver/server.py", "tests/testserver/deep/__init__.py",
+             "tests/testserver/deep/x.py", "tests/data/gen.py", "tests/testserver/test_server.py", "src/pkg/a.py"]
+    assert support_paths(names, ["tests/test_requests.py"]) == [
+        "tests/__init__.py", "tests/conftest.py", "tests/testserver/__init__.py", "tests/testserver/deep/__init__.py",
+        "tests/testserver/deep/x.py", "tests/testserver/server.py", "tests/utils.py"]
+
+
 def _refused(*args: Any) -> str:
     res = cli("exam", "import", *args)
     assert res.exit_code == 2, res.output

@@ -77,8 +77,8 @@ def is_test_path(path: str) -> bool:
 def support_paths(names: Iterable[str], hidden: Iterable[str]) -> list[str]:
     """What the hidden tests need from their repository (of the tree's ``names``) to run as upstream runs them:
     the ``conftest.py`` of each directory above them, and the helper modules (``*.py`` that are not tests)
-    beside them in a test directory. They join the grader; the workspace keeps its own copies (the agent's
-    are never read)."""
+    beside them in a test directory or in a helper package under it (requests' ``tests/testserver/``). They
+    join the grader; the workspace keeps its own copies (the agent's are never read)."""
     names, hidden = set(names), set(hidden)
     dirs: set[str] = set()
     out: set[str] = set()
@@ -89,9 +89,18 @@ def support_paths(names: Iterable[str], hidden: Iterable[str]) -> list[str]:
             dirs.add("/".join(parts))
     for path in names:
         head, _, name = path.rpartition("/")
-        if head in dirs and name.endswith(".py") and not is_test_name(name):
+        if (head in dirs or _helper_package(head, dirs, names)) and name.endswith(".py") and not is_test_name(name):
             out.add(path)
     return sorted(out - hidden)
+
+
+def _helper_package(head: str, dirs: set[str], names: set[str]) -> bool:
+    """``head`` is a package (``__init__.py`` at every level) below one of the hidden tests' directories."""
+    for d in dirs:
+        if head.startswith(d + "/"):
+            rest = head[len(d) + 1:].split("/")
+            return all(f"{d}/{'/'.join(rest[:n])}/__init__.py" in names for n in range(1, len(rest) + 1))
+    return False
 
 
 def is_test_name(name: str) -> bool:
