@@ -126,6 +126,7 @@ def test_a_slice_too_small_for_the_gate_without_a_cutoff_says_so_not_cutoff_none
               str(world.tmp / "runs" / "small-slice"), "--cooldown", "0", "--competence", "33", "--min-games", "500")
     assert res.exit_code == 1, res.output
     assert "None" not in res.output and "cutoff: every one may be drawn); the gate needs at least 500" in res.output
+    assert res.output.startswith("NOT ISSUED (no game was played)\n  reason: insufficient_post_cutoff_exams")
     late = cli("attest", _cart(world, "late-slice", "2026-05-31"), "--benchmark", f"{world.layout}:dated", "--key",
                str(world.tmp / "verifier.key"), "--issuer", world.verifier_did, "--state", str(world.tmp / "state"),
                "-o", str(world.tmp / "runs" / "late-slice"), "--cooldown", "0", "--competence", "33")

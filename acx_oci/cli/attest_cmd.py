@@ -100,6 +100,8 @@ def _render(outcome: AttestOutcome) -> None:
                    f"passRate={r.pass_rate:.0%} R={r.conservative:.2f} => acxLevel={r.level} tier={r.tier}")
         counts = {k: v for k, v in r.outcome_counts().items() if v}
         click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    else:  # refused by the plan before any game (too few exams for the gate): still a verdict, say it first
+        click.echo("NOT ISSUED (no game was played)")
     if not isinstance(outcome, Refused) and outcome.replay is not None:
         _render_model_replay(outcome.replay)
     for reason in outcome.reasons:
