@@ -87,6 +87,15 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
                                       "lacks: hypothesis; its tests reach for the network")
     facts = diagnosis.why_reference_fails(FAILED, [])
     assert "referenceMissingModules" not in facts and "referenceNeedsNetwork" not in facts
+    assert "referenceMissingFixtures" not in facts
+    # requests bc7dd0f: its conftest wraps pytest-httpbin's fixture, and the plugin is not loaded (issue 37's walk)
+    plugin = GradeResult(1, False, (TestOutcome("tests.test_r::test_h", "error"),), True,
+                         b"E       recursive dependency involving fixture 'httpbin' detected\n"
+                         b"E       fixture 'mocker' not found\n", b"", 0.1)
+    facts = diagnosis.why_reference_fails(plugin, [])
+    assert facts["referenceMissingFixtures"] == ["httpbin", "mocker"]
+    assert facts["reason"] == ("the reference fails 1 of its 1 graded tests; fixtures pytest could not provide: "
+                               "httpbin, mocker (a plugin's? the grader loads no plugin by entry point)")
     lost = GradeResult(4, False, (), False, b"", b"ERROR: grader: test id not collected: tests/t.py::T::x\n", 0.1)
     assert diagnosis.why_reference_fails(lost, [])["reason"] == ("the reference's grade reported no tests (pytest exit "
                                                              "4); a graded test id is not collected: tests/t.py::T::x")

@@ -16,6 +16,8 @@ from acx_oci.sandbox import GradeResult
 _NO_MODULE = re.compile(rb"No module named '([A-Za-z_][\w.]*)'")
 _ERROR_LINE = re.compile(rb"^E?\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b: .{0,160})", re.M)
 _NOT_COLLECTED = re.compile(rb"grader: test id not collected: (\S+)")
+#: pytest's words for a fixture it cannot provide (a plugin's, when the grader loads none by entry point).
+_NO_FIXTURE = re.compile(rb"(?:fixture '(\w+)' not found|recursive dependency involving fixture '(\w+)' detected)")
 #: What a test that needs the network says in a sandbox that has none.
 _NO_NETWORK = re.compile(rb"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
                          rb"nodename nor servname|Failed to establish a new connection|getaddrinfo failed")
@@ -44,6 +46,11 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     lost = _NOT_COLLECTED.search(out)
     if lost:
         why.append(f"a graded test id is not collected: {lost.group(1).decode('utf-8', 'replace')}")
+    fixtures = sorted({(a or b).decode() for a, b in _NO_FIXTURE.findall(out)})
+    if fixtures:
+        facts["referenceMissingFixtures"] = fixtures
+        why.append(f"fixtures pytest could not provide: {', '.join(fixtures)} (a plugin's? the grader loads no "
+                   "plugin by entry point)")
     if missing:
         facts["referenceMissingModules"] = missing
         why.append(f"modules the environment lacks: {', '.join(missing)}")
