@@ -131,8 +131,9 @@ def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path
 
 def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_path(tmp_path: Path) -> None:
     """pytest 8+ imports a test package's ``__init__.py`` at setup *by path*, after the grader deleted it:
-    every test of idna (``tests/__init__.py``) was an error in an environment image's pytest 9 (issue 37's walk).
-    The grader's own boot runs here with this test run's pytest, in bubblewrap with a private /tmp."""
+    every test of idna (``tests/__init__.py``) was an error in an environment image's pytest 9 (issue 37's walk;
+    the grader leaves an empty stand-in). The grader's own boot runs here with this test run's pytest (the host's
+    Debian pytest 7 never shows it), in bubblewrap with a private /tmp; the package's setup_module still runs."""
     import json
     import shutil
     import subprocess

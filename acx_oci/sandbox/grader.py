@@ -230,14 +230,7 @@ class Hide:
             for node in item.listchain():
                 if isinstance(node, getattr(pytest, "Package", ())):
                     try:
-                        node.obj  # pytest 7
-                    except AttributeError:  # pytest 8+: Package.setup imports __init__.py by path (gone by then)
-                        init = node.path / "__init__.py"
-                        if init not in inits and hasattr(_py, "importtestmodule"):
-                            try:
-                                inits[init] = _py.importtestmodule(init, session.config)
-                            except Exception:
-                                pass
+                        node.obj
                     except Exception:
                         pass
         shutil.rmtree(root)
@@ -252,11 +245,6 @@ class Hide:
                 sys.stderr.write("grader: package under test %s resolved outside /workspace: %s\n" % (name, bad))
                 os._exit(SHADOWED_EXIT)
 
-import _pytest.python as _py
-inits = {}
-if hasattr(_py, "importtestmodule"):
-    _import = _py.importtestmodule
-    _py.importtestmodule = lambda path, config: inits[path] if path in inits else _import(path, config)
 sys.exit(pytest.main(args, plugins=[Hide()]))
 """
 
