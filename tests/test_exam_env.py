@@ -252,6 +252,7 @@ def test_bad_specs_are_refused_before_any_download() -> None:
 def test_an_image_built_under_a_tag_of_ones_own_is_found_by_certify_through_its_spec_tag(tmp_path: Path) -> None:
     """``env build REPO:TAG --spec`` also tags the image ``spec-<digest>``: certify's ``--env-store REPO`` looked
     only there, so the docs' build-then-certify built every image twice (minutes each; issue 37's walk)."""
+    from acx_oci.envimage.build import also_tag
     from acx_oci.oci.open import open_store
     from acx_oci.oci.ref import parse_reference
 
@@ -264,7 +265,7 @@ def test_an_image_built_under_a_tag_of_ones_own_is_found_by_certify_through_its_
         digest = st.push_manifest(manifest, "application/vnd.oci.image.manifest.v1+json", "calc").digest
     with pytest.raises(UsageError, match="not found"):
         pyenv.ensure_image(spec, store, build=False)
-    pyenv.tag_by_spec(f"{store}:calc", spec, digest, None)
+    also_tag(f"{store}:calc", pyenv.spec_tag(spec), digest)  # what env build --spec does after its push
     assert pyenv.ensure_image(spec, store, build=False) == f"{store}:{pyenv.spec_tag(spec)}@{digest}"
 
 

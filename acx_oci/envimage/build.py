@@ -299,9 +299,10 @@ def push_image(store: Store, layer: Layer, config: bytes, annotations: dict[str,
 
 def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str], epoch: int,
                    store_options: StoreOptions | None = None, workdir: Path | None = None,
-                   annotations: dict[str, str] | None = None, created_by: str | None = None) -> BuiltImage:
+                   annotations: dict[str, str] | None = None, created_by: str | None = None,
+                   also: str | None = None) -> BuiltImage:
     """Repack an mmdebstrap tar and push it to ``ref`` (registry or ``oci:`` layout); ``annotations`` join the
-    manifest's (the Python environment's, :mod:`acx_oci.envimage.pyenv`)."""
+    manifest's (the Python environment's, :mod:`acx_oci.envimage.pyenv`); ``also``: a second tag (:func:`also_tag`)."""
     reference = parse_reference(ref)
     if reference.digest:
         raise UsageError(f"{ref}: push to a tag or a bare repository, not a digest")
@@ -316,6 +317,8 @@ def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str
         with open_store(reference, store_options) as store:
             digest, config_digest = push_image(store, layer, config, notes, reference.tag)
         t2 = time.monotonic()
+    if also:
+        also_tag(ref, also, digest, store_options)
     pinned = str(reference.with_digest(digest)) if not reference.tag else f"{reference}@{digest}"
     return BuiltImage(pinned, digest, config_digest, layer.digest, layer.size, layer.diff_id,
                       layer.uncompressed_size, layer.entries, layer.packages, suite, list(include), epoch,
@@ -343,3 +346,13 @@ def build_image(ref: str, *, suite: str, include: Sequence[str], epoch: int | No
                                workdir=workdir)
     built.seconds = {"mmdebstrap": round(t_build, 2), **built.seconds}
     return built
+
+
+def also_tag(ref: str, tag: str, digest: str, store_options: StoreOptions | None = None) -> None:
+    """Tag ``digest`` as ``tag`` too in ``ref``'s repository (unless ``ref`` is that tag): ``env build REPO:TAG
+    --spec`` tags its image ``spec-<digest>``, where ``exam certify --env-store REPO`` looks it up instead of
+    building it again."""
+    reference = parse_reference(ref)
+    if reference.tag != tag:
+        with open_store(reference, store_options) as st:
+            st.tag(digest, tag)

@@ -398,27 +398,13 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         with tarfile.open(full, "a") as tf:
             tf.add(venv, arcname=VENV.lstrip("/"), filter=_root_owned)
         annotations = {ANN_SPEC: digest, ANN_PYTHON: report["python"], ANN_PY_PACKAGES: "\n".join(report["packages"])}
-        image = image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
-                               store_options=store_options, workdir=work, annotations=annotations,
-                               created_by=f"acx-oci env build --spec (python {inputs['python']}, "
-                                          f"{len(pins)} wheels, spec {digest})")
-        tag_by_spec(ref, spec, image.manifest_digest, store_options)
-        return image
+        return image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
+                              store_options=store_options, workdir=work, annotations=annotations,
+                              created_by=f"acx-oci env build --spec (python {inputs['python']}, "
+                                         f"{len(pins)} wheels, spec {digest})", also=spec_tag(spec))
     finally:
         with contextlib.suppress(OSError):
             remove_tree(work)
-
-
-def tag_by_spec(ref: str, spec: dict[str, Any], digest: str, store_options: StoreOptions | None) -> None:
-    """Tag the image :func:`spec_tag` in its repository too, so ``exam certify --environments --env-store REPO``
-    finds what ``env build REPO:TAG --spec`` made instead of building it again under its own tag."""
-    from acx_oci.oci.open import open_store
-    from acx_oci.oci.ref import parse_reference
-
-    reference = parse_reference(ref)
-    if reference.tag != spec_tag(spec):
-        with open_store(reference, store_options) as st:
-            st.tag(digest, spec_tag(spec))
 
 
 def spec_tag(spec: dict[str, Any]) -> str:
