@@ -40,7 +40,7 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.envimage import preflight
+from acx_oci.envimage import closure, preflight
 from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
 from acx_oci.envimage.unpack import Unpacker, remove_tree
 from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
@@ -176,8 +176,10 @@ def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
         remove_tree(dest / "dist")  # what an earlier, refused resolution left
     reqs = dest / "requirements.in"
     reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
-    _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r", str(reqs)],
-         inputs["python"])
+    get = [*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist")]
+    _pip([*get, "-r", str(reqs)], inputs["python"])
+    target = closure.target_environment(inputs["python"], _MACHINE.get(oci_arch(), oci_arch()))
+    closure.complete(dest / "dist", inputs["requirements"], target, lambda more: _pip([*get, *more], inputs["python"]))
     pins, left_out = [], []
     for f in sorted((dest / "dist").iterdir()):
         pin = _pinned(f)
@@ -337,9 +339,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
-#: Debian packages a suite's root needs besides python3: pip runs on 3.9 through distutils (pip chooses
-#: sysconfig from 3.10), which bullseye ships apart from the standard library.
-_ROOT_EXTRA = {"bullseye": ("python3-distutils",)}
+_ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 
 def root_packages(suite: str) -> tuple[str, ...]:
