@@ -339,6 +339,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
+RECIPE = 3  # raised when builds change: a fixed builder never serves what an older one made (3: the 3.9 closure)
 _ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 
@@ -408,8 +409,8 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
 
 
 def spec_tag(spec: dict[str, Any]) -> str:
-    """The tag an environment image is cached under in an image store: ``spec-`` and the spec digest's hex."""
-    return "spec-" + spec_digest(spec).split(":", 1)[1][:32]
+    """An image's tag in a store: ``spec-``, :data:`RECIPE` and the spec digest's hex."""
+    return f"spec-r{RECIPE}-" + spec_digest(spec).split(":", 1)[1][:32]
 
 
 def read_report(root: Path) -> dict[str, Any] | None:
