@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import xml.etree.ElementTree as ET
@@ -133,8 +134,21 @@ def copy_tree(src: Path, dst: Path) -> None:
         os.close(dst_fd)
 
 
-def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:
-    """Per-test outcomes and whether the report is well formed; bounded at :data:`MAX_REPORT` bytes."""
+#: pytest 9 counts unittest subtests in the junit report's ``tests`` without a testcase of their own (a failing
+#: one fails its test's testcase); its summary line counts them too ("3 failed, 2 passed", "67 subtests passed").
+_SUMMARY = re.compile(rb"(?m)^[=\s]*((?:\d+ [\w ]+?, )*\d+ [\w ]+?) in [\d.]+s\b")
+_COUNTED = re.compile(rb"(\d+) (?:subtests? )?(?:passed|failed|errors?|skipped|xfailed|xpassed)\b")
+
+
+def summary_total(stdout: bytes) -> int | None:
+    """The tests and subtests pytest's last summary line counts (warnings and deselected left out), or None."""
+    lines = _SUMMARY.findall(stdout[-4096:])
+    return sum(int(n) for n in _COUNTED.findall(lines[-1])) if lines else None
+
+
+def parse_junit(path: Path, summary: int | None = None) -> tuple[tuple[TestOutcome, ...], bool]:
+    """Per-test outcomes and whether the report is well formed (its ``tests`` count matches its testcases, or
+    exceeds them by subtests and equals pytest's ``summary`` total); bounded at :data:`MAX_REPORT` bytes."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_REPORT + 1)
@@ -158,7 +172,7 @@ def parse_junit(path: Path) -> tuple[tuple[TestOutcome, ...], bool]:
         declared = sum(int(s.get("tests", "-1")) for s in suites)
     except ValueError:
         return tuple(out), False
-    return tuple(out), bool(suites) and declared == len(out)
+    return tuple(out), bool(suites) and (declared == len(out) or (declared > len(out) and declared == summary))
 
 
 #: The grader's own settings file among the hidden tests (written by ``exam import``; never the submission's):
@@ -319,7 +333,7 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission, python=python),
                                  time_seconds=time_seconds,
                                  stdin_data=tests_payload(tests))
-        cases, ok = parse_junit(out / "report.xml")
+        cases, ok = parse_junit(out / "report.xml", summary_total(res.stdout))
         consistent = ok and not res.timed_out and _consistent(res.returncode, cases)
         graded = tree_digest(stage / "workspace")
         return GradeResult(res.returncode, res.timed_out, cases, consistent, res.stdout, res.stderr, res.wall_seconds,
