@@ -370,6 +370,8 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
         return "", ""
     gold, grader = stages.get("gold", {}), stages.get("grader", {})
     words = "; ".join(f"{s}: {f}" for s, f in fails[:2])
+    if gold.get("environmentBuilt") is False:
+        return "no environment (a requirement has no wheel)", f"gold: {gold.get('reason')}"
     if gold.get("referenceMissingModules"):
         return "needs test dependencies", f"gold: {gold.get('reason')}"
     if gold.get("referenceNeedsNetwork"):
@@ -443,7 +445,8 @@ def _records(certs: Path) -> dict[str, dict[str, Any]]:
 
 
 #: Refusals that say the fix's tests cannot pass offline in the grader's environment as it is.
-NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Python")
+NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Python",
+               "no environment (a requirement has no wheel)")
 
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
