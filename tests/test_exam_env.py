@@ -129,6 +129,16 @@ def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
     assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
 
 
+def test_dependency_groups_expand_their_include_group_entries() -> None:
+    # PEP 735 (attrs, tenacity): a group names another with {include-group = ...}; its requirements count
+    pyproject = ('[project]\nname = "calc"\n[dependency-groups]\nbase = ["hypothesis"]\n'
+                 'Tests = [{include-group = "base"}, {include-group = "tests"}, "pytest>=8"]\n'
+                 'dev = [{include-group = "tests"}, "ruff"]\n')
+    spec = envspec.derive({"pyproject.toml": pyproject})
+    assert spec["requirements"] == ["hypothesis", "pytest>=8", "ruff"]
+    assert spec["sources"] == ["pyproject.toml [dependency-groups] tests", "pyproject.toml [dependency-groups] dev"]
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"

@@ -148,10 +148,25 @@ def _pyproject(text: str, found: _Found) -> None:
     for key in TEST_EXTRAS:
         if key in extras:
             found.add(_expand(extras, key, found.names), f"pyproject.toml [project.optional-dependencies] {key}")
-    groups = _table(doc, "dependency-groups")
+    groups = {normalize(k): v for k, v in _table(doc, "dependency-groups").items()}
     for key in (*TEST_EXTRAS, "dev"):
         if isinstance(groups.get(key), list):
-            found.add([g for g in groups[key] if isinstance(g, str)], f"pyproject.toml [dependency-groups] {key}")
+            found.add(_group(groups, key, set()), f"pyproject.toml [dependency-groups] {key}")
+
+
+def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:
+    """A dependency group's requirements, its ``{include-group = "NAME"}`` entries (PEP 735) replaced by that
+    group's (``dev = [{include-group = "tests"}, "ruff"]`` needs what ``tests`` lists); a cycle stops."""
+    if key in seen or not isinstance(groups.get(key), list):
+        return []
+    seen.add(key)
+    out: list[str] = []
+    for g in groups[key]:
+        if isinstance(g, str):
+            out.append(g)
+        elif isinstance(g, dict) and isinstance(g.get("include-group"), str):
+            out += _group(groups, normalize(g["include-group"]), seen)
+    return out
 
 
 def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 0) -> list[str]:
