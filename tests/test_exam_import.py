@@ -324,6 +324,35 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == sorted(ids.split(","))
 
 
+SHARED = "from calc import sign\n\n\ndef make(x):\n    return sign(x)\n\n\ndef test_shared():\n    assert 0\n"
+USES_SHARED = "from . import test_shared\n\n\ndef test_sign_zero():\n    assert test_shared.make(0) == 0\n"
+
+
+def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tmp_path: Path) -> None:
+    # tenacity 213446e: tests/test_after.py says "from . import test_tenacity" (a shared helper in a test module)
+    from acx_oci.sandbox import grade
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/__init__.py": "", "tests/test_shared.py": SHARED},
+                  "initial", "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": USES_SHARED}, "Fix sign of zero",
+                 "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    exam = Path(e["dir"])
+    conf = json.loads((exam / "hidden" / "acx-grader.json").read_text())
+    assert conf["notCollected"] == ["tests/test_shared.py"] and (exam / "hidden/tests/test_shared.py").exists()
+    fixed = tmp_path / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    shutil.copy(exam / "reference" / "calc.py", fixed / "calc.py")
+    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+                for sub in (exam / "workspace", fixed)]
+    # the helper module imports (no collection error) and its own failing test is never graded
+    assert outcomes == [{"tests.tests.test_calc::test_sign_zero": "failed"},
+                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
+
+
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     shas = make_repo(repo)

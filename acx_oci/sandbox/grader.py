@@ -200,6 +200,8 @@ sys.path[:0] = firsts  # after pytest itself is imported: the submission cannot 
 args = sys.argv[1:]
 if conf.get("conftest"):
     args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
+# Test modules the hidden tests import (their shared helpers): importable, never collected and graded.
+args += ["--ignore=" + os.path.join(root, "tests", str(p)) for p in conf.get("notCollected") or ()]
 if conf:  # a test module the base cannot import (it names what the fix adds) is a failing test, not a broken grader
     args.append("--continue-on-collection-errors")
 

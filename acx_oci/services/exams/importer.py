@@ -33,6 +33,7 @@ from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import envspec, gitrepo
 from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.source import SOURCE_FILE
+from acx_oci.services.exams.testimports import imported_tests
 
 FAMILY = "imported"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
@@ -120,6 +121,9 @@ def grader_config(parts: ExamParts) -> dict[str, Any]:
                             "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in parts.support)}
     if parts.test_ids:
         conf["tests"] = sorted(parts.test_ids)
+    helpers = sorted(p for p in parts.support if is_test_name(p.rsplit("/", 1)[-1]))
+    if helpers:  # test modules the hidden tests import (testimports): support, never collected themselves
+        conf["notCollected"] = helpers
     return conf
 
 
@@ -379,6 +383,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
     support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)})
+    support |= imported_tests(hidden, fix_entries, is_test_name,
+                              lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
