@@ -139,6 +139,41 @@ def test_dependency_groups_expand_their_include_group_entries() -> None:
     assert spec["sources"] == ["pyproject.toml [dependency-groups] tests", "pyproject.toml [dependency-groups] dev"]
 
 
+VCS_PYPROJECT = '''[project]
+name = "calc"
+version = "1.2.3"
+[tool.hatch.build.hooks.vcs]
+version-file = "src/calc/_version.py"
+'''
+#: marshmallow asks importlib.metadata for its version; humanize imports the file hatch-vcs writes at build time
+CALC_INIT = ('import importlib.metadata\nfrom ._version import __version__\n'
+             'META = importlib.metadata.version("calc")\n\n\ndef half(x):\n    return x / 2\n')
+HALF_TEST = 'import calc\n\n\ndef test_half():\n    assert calc.META == "1.2.3" and calc.half(3) == 1\n'
+
+
+def test_the_package_imports_as_if_installed_version_file_and_metadata(tmp_path: Path) -> None:
+    from acx_oci.sandbox import grade
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"pyproject.toml": VCS_PYPROJECT, "src/calc/__init__.py": CALC_INIT}, "initial",
+                  "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"src/calc/__init__.py": CALC_INIT.replace("x / 2", "x // 2"), "tests/test_half.py": HALF_TEST},
+                 "Fix half", "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "--id", "vcs", "-o", tmp_path / "s")
+    assert res.exit_code == 0, res.output
+    exam = tmp_path / "s" / "tasks" / "vcs"
+    assert json.loads((exam / "env.json").read_text())["distribution"] == {"name": "calc", "version": "1.2.3"}
+    assert "__version__" in (exam / "workspace/src/calc/_version.py").read_text()
+    assert json.loads((exam / "source.json").read_text())["buildWritten"] == ["src/calc/_version.py"]
+    fixed = tmp_path / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    shutil.copy(exam / "reference/src/calc/__init__.py", fixed / "src/calc/__init__.py")
+    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+                for sub in (exam / "workspace", fixed)]
+    assert outcomes == [{"tests.tests.test_half::test_half": "failed"}, {"tests.tests.test_half::test_half": "passed"}]
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"

@@ -38,6 +38,7 @@ from acx_oci.services.exams.testimports import imported_tests
 FAMILY = "imported"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 _ID = re.compile(r"[^A-Za-z0-9._-]+")
+_DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
 TEST_DIRS = {"tests", "test", "testing"}
 #: The submission goes *first* on sys.path, before the test imports its package: a copy of the package in the
 #: grader's environment (site-packages, a stale module beside the tests) must not be what is graded (issue 37).
@@ -121,6 +122,10 @@ def grader_config(parts: ExamParts) -> dict[str, Any]:
                             "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in parts.support)}
     if parts.test_ids:
         conf["tests"] = sorted(parts.test_ids)
+    dist = (parts.environment or {}).get("distribution")
+    # metadata only, so that importlib.metadata.version(the project) answers in the grader (never installed)
+    if isinstance(dist, dict) and all(_DIST.match(str(dist.get(k))) for k in ("name", "version")):
+        conf["distributions"] = {str(dist["name"]): str(dist["version"])}
     helpers = sorted(p for p in parts.support if is_test_name(p.rsplit("/", 1)[-1]))
     if helpers:  # test modules the hidden tests import (testimports): support, never collected themselves
         conf["notCollected"] = helpers
@@ -261,7 +266,8 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
               for p, t in {**parts.support, **parts.hidden}.items()}
     hidden[GRADER_CONFIG] = json.dumps(grader_config(parts), indent=2, sort_keys=True) + "\n"
     entry = grader_entry(parts)
-    workspace = {p: t for p, t in parts.base.items() if p not in parts.hidden}
+    built = envspec.build_files(parts.environment, parts.base)
+    workspace = {p: t for p, t in {**parts.base, **built}.items() if p not in parts.hidden}
     contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
                 "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
                 "classification": classification,
@@ -282,7 +288,8 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
                               json.dumps(parts.environment, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
     # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
-    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace")}
+    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace"),
+              **({"buildWritten": sorted(built)} if built else {})}
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
                           json.dumps(source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
