@@ -362,7 +362,8 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     repo = tmp_path / "calc"
     repo.mkdir()
     git(repo, "init", "-q")
-    base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE,
+    # tests/__init__.py: the image's pytest (8+) imports a test package's __init__.py again at setup, by path
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE, "tests/__init__.py": "",
                          "pyproject.toml": '[project]\nname = "calc"\n\n[project.optional-dependencies]\n'
                                            'test = ["iniconfig", "pytest", "acxsdistdemo"]\n'}, "initial",
                  "2026-03-01T10:00:00Z")

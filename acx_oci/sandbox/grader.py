@@ -243,7 +243,13 @@ class Hide:
                         node.obj
                     except Exception:
                         pass
+        # pytest 8+ imports a package's __init__.py again at setup, by path, and refuses a path that is gone:
+        # its test packages stay, as empty __init__.py files (the module from collection is what it gets).
+        inits = [d for d, _, names in os.walk(root) if "__init__.py" in names]
         shutil.rmtree(root)
+        for d in inits:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            open(os.path.join(d, "__init__.py"), "w").close()
         for name in packages:
             bad = outside(name)
             if bad is not None:
