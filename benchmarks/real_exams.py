@@ -52,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from acx_oci.model import exam as mx
-from acx_oci.services.exams import gitrepo, importer
+from acx_oci.services.exams import gitrepo, importer, testimports
 
 _FIXLIKE = re.compile(r"\b(fix(e[sd])?|bug|issue|regression|crash|broken|wrong|incorrect)\b|#\d+", re.I)
 _TEST_DEF = re.compile(r"^\+\s*(?:async\s+)?def (test_\w+)\s*\(", re.M)
@@ -85,10 +85,18 @@ def _own_modules(g: gitrepo.Repo, commit: str) -> set[str]:
 
 
 def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]:
-    """Top-level modules the fix's test files (and the ``conftest.py`` above them) import that neither the
-    standard library, pytest nor the repository itself provides: test dependencies an environment must hold."""
+    """Top-level modules the fix's test files (the ``conftest.py`` above them, the test modules they import) import
+    that neither the standard library, pytest nor the repository itself provides: test dependencies an
+    environment must hold."""
     own = _own_modules(g, commit)
-    files = set(tests)
+    names = gitrepo.run_git(g, "ls-tree", "-r", "--name-only", commit, max_bytes=32 * 1024 * 1024).decode(
+        "utf-8", "replace").split("\n")
+
+    def read(paths: list[str]) -> dict[str, str]:
+        return {p: gitrepo.run_git(g, "cat-file", "blob", f"{commit}:{p}").decode("utf-8", "replace") for p in paths}
+
+    # a test module the tests import for its helpers (tenacity's "from . import test_tenacity") counts as theirs
+    files = set(tests) | set(testimports.imported_tests(read(tests), names, importer.is_test_name, read))
     for t in tests:
         parts = t.split("/")[:-1]
         files.update("/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1))
