@@ -384,6 +384,8 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
     if re.search(r"cannot import name '\w+' from '(collections|typing|inspect|asyncio|imp)'|No module named "
                  r"'(imp|distutils|asynchat|asyncore)'", str(gold.get("referenceFirstError") or "")):
         return "needs an older Python", f"gold: {gold.get('referenceFirstError')}"
+    if gold.get("referenceSkipped") and not gold.get("referenceFailing"):
+        return "tests skipped here (another Python or platform)", f"gold: {gold.get('reason')}"
     if gold.get("referencePasses") is False:
         return "reference fails its tests", f"gold: {gold.get('reason') or 'referencePasses false'}"
     if gold.get("untouchedFails") is False:

@@ -275,9 +275,10 @@ def pytest_argv(*, import_submission: bool = False, python: str = PYTHON) -> lis
     """
     boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
         "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT))
-    return [python, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
-            "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2",
-            "/tmp/acx-grader/tests"]
+    # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass)
+    return [python, "-I", "-B", "-c", boot, "-q", "-rs", "-p", "no:cacheprovider", "--noconftest",
+            "-c", "/grader/pytest.ini", "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o",
+            "junit_family=xunit2", "/tmp/acx-grader/tests"]
 
 
 def grader_python(rootfs: Path | None) -> str:
