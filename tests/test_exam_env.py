@@ -174,6 +174,14 @@ def test_the_package_imports_as_if_installed_version_file_and_metadata(tmp_path:
     assert outcomes == [{"tests.tests.test_half::test_half": "failed"}, {"tests.tests.test_half::test_half": "passed"}]
 
 
+def test_a_bullseye_root_has_what_pip_needs_on_python_3_9() -> None:
+    # marshmallow 78393d8 (classifiers up to 3.9): pip 26 run from its wheel on bullseye's python3.9 died at
+    # "No module named 'distutils.cmd'" (Debian ships distutils apart), so no 3.9 environment could be built
+    assert pyenv.root_packages("bullseye", ("python3",)) == ["python3", "python3-distutils"]
+    assert pyenv.root_packages("bookworm", ("python3",)) == ["python3"]
+    assert pyenv.root_packages("bullseye", ("python3", "python3-distutils")) == ["python3", "python3-distutils"]
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"

@@ -53,6 +53,9 @@ LOCK_FILE = "acx-lock.txt"
 #: The Pythons an environment image can have: a Debian suite's own python3 (reproducible, pulled by digest).
 PYTHONS = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 DEFAULT_PYTHON = "3.11"
+#: Debian packages a suite's root needs besides python3 for pip to run there: bullseye's Python 3.9 ships
+#: distutils apart, and pip on a Python before 3.10 imports it (``No module named 'distutils.cmd'``).
+SUITE_PACKAGES = {"bullseye": ("python3-distutils",)}
 _GLIBC = {"bullseye": 31, "bookworm": 36, "trixie": 41}
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x"}
 ANN_SPEC = "dev.acx.image.env-spec"
@@ -332,6 +335,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     ``include`` are the Debian packages of the root (python3 at least); ``keep_tar`` keeps or reuses its tar."""
     inputs = build_inputs(spec)
     digest = sha256_digest(canonical(inputs))
+    include = root_packages(inputs["suite"], include)
     sde = resolve_epoch(epoch)
     work = staging_dir("acx-pyenv-")
     try:
@@ -372,6 +376,11 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     finally:
         with contextlib.suppress(OSError):
             remove_tree(work)
+
+
+def root_packages(suite: str, include: Sequence[str]) -> list[str]:
+    """The Debian packages of an environment image's root: ``include`` and what pip needs on ``suite``."""
+    return [*include, *(p for p in SUITE_PACKAGES.get(suite, ()) if p not in include)]
 
 
 def spec_tag(spec: dict[str, Any]) -> str:
