@@ -182,6 +182,33 @@ def test_a_bullseye_root_has_what_pip_needs_on_python_3_9() -> None:
     assert pyenv.root_packages("bullseye", ("python3", "python3-distutils")) == ["python3", "python3-distutils"]
 
 
+def _wheel(dist: Path, name: str, requires: list[str]) -> None:
+    import zipfile
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(dist / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr(f"{name}-1.0.dist-info/METADATA", meta)
+
+
+def test_the_resolution_is_closed_for_the_images_python_not_the_hosts(tmp_path: Path) -> None:
+    # pip download --python-version 3.9 on a 3.11 host left out pytest's exceptiongroup and tomli (markers
+    # evaluated for the host): pytest could not start in the bullseye image (marshmallow 78393d8)
+    from acx_oci.envimage import markers
+    _wheel(tmp_path, "pytest", ['exceptiongroup>=1; python_version < "3.11"', "tomli>=1; python_version < '3.11'",
+                                "colorama; sys_platform == 'win32'", "pluggy<2,>=1.5"])
+    _wheel(tmp_path, "pluggy", [])
+    _wheel(tmp_path, "coverage", ['tomli; python_full_version <= "3.11.0a6" and extra == "toml"'])
+    _wheel(tmp_path, "hypothesis", ["attrs>=22", "sortedcontainers"])
+    roots = ["pytest", "coverage[toml]", "hypothesis", "newer; python_version >= '3.12'"]
+    py39 = markers.target_environment("3.9", "x86_64")
+    got = markers.missing(tmp_path, roots, py39, {"attrs"})  # attrs: the package under test, never fetched
+    assert sorted(pyenv.req_name(r) or "" for r in got) == ["exceptiongroup", "sortedcontainers", "tomli"]
+    assert "exceptiongroup>=1" in got
+    assert markers.missing(tmp_path, roots, markers.target_environment("3.11", "x86_64"), {"attrs"}) == [
+        "sortedcontainers"]
+    assert markers.missing(tmp_path, roots, markers.target_environment("3.13", "x86_64"), {"attrs"}) == [
+        "newer", "sortedcontainers"]
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"

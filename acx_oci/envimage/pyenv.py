@@ -40,6 +40,7 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
+from acx_oci.envimage import markers
 from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
 from acx_oci.envimage.unpack import Unpacker, remove_tree
 from acx_oci.errors import AcxError, NoWheel, UsageError
@@ -62,6 +63,7 @@ ANN_SPEC = "dev.acx.image.env-spec"
 ANN_PYTHON = "dev.acx.image.python"
 ANN_PY_PACKAGES = "dev.acx.image.python-packages"
 PIP_SECONDS = 900.0
+MAX_MARKER_ROUNDS = 4
 INSTALL_SECONDS = 1200.0
 MAX_PIP_OUTPUT = 8 * 1024 * 1024
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -178,6 +180,15 @@ def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
     reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
     _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r", str(reqs)],
          inputs["python"])
+    # pip evaluated the dependencies' markers for the host's Python: close the set for the image's (markers)
+    env = markers.target_environment(inputs["python"], _MACHINE.get(oci_arch(), oci_arch()))
+    for n in range(MAX_MARKER_ROUNDS):
+        more = markers.missing(dest / "dist", inputs["requirements"], env, set(inputs["excludePackages"]))
+        if not more:
+            break
+        (dest / f"requirements-{n}.in").write_text("\n".join(more) + "\n", "utf-8")
+        _pip([*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist"), "-r",
+              str(dest / f"requirements-{n}.in")], inputs["python"])
     pins, left_out = [], []
     for f in sorted((dest / "dist").iterdir()):
         pin = _pinned(f)
