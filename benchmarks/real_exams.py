@@ -377,6 +377,8 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
         return "", ""
     gold, grader = stages.get("gold", {}), stages.get("grader", {})
     words = "; ".join(f"{s}: {f}" for s, f in fails[:2])
+    if gold.get("environmentBuilt") is False:  # before the others: nothing was graded
+        return "environment not built", f"gold: {gold.get('reason')}"
     if gold.get("referenceMissingModules"):
         return "needs test dependencies", f"gold: {gold.get('reason')}"
     if gold.get("referenceNeedsNetwork"):
