@@ -286,8 +286,9 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
            if (i := _hidden_id(n, paths))]
     p2p = [i for n, o in after.items() if o == "passed" and before.get(n) == "passed"
            if (i := _hidden_id(n, paths))]
-    # An id the --tests option could split or pytest could misread (a comma or a space in a parameter) is left out.
-    f2p, p2p = ([i for i in ids if not re.search(r"[,\s]", i)] for ids in (f2p, p2p))
+    # An id with a line break pytest could misread is left out; commas and spaces in a parameter are kept
+    # (humanize's cases "one, two": dropping them left the tests too weak to kill the fix's mutants).
+    f2p, p2p = ([i for i in ids if not re.search(r"[\r\n]", i)] for ids in (f2p, p2p))
     if not f2p:
         return None
     near = {i.rsplit("::", 1)[0] for i in f2p}
