@@ -282,17 +282,40 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
     before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=240.0).tests}
                      for sub in (exam / "workspace", fixed))
     shutil.rmtree(work / eid, ignore_errors=True)
-    f2p = [i for n, o in after.items() if o == "passed" and before.get(n) != "passed"
-           if (i := _hidden_id(n, paths))]
-    p2p = [i for n, o in after.items() if o == "passed" and before.get(n) == "passed"
-           if (i := _hidden_id(n, paths))]
-    # An id with a line break pytest could misread is left out; commas and spaces in a parameter are kept
-    # (humanize's cases "one, two": dropping them left the tests too weak to kill the fix's mutants).
-    f2p, p2p = ([i for i in ids if not re.search(r"[\r\n]", i)] for ids in (f2p, p2p))
+    f2p, p2p = split_ids({i: o for n, o in before.items() if (i := _hidden_id(n, paths))},
+                         {i: o for n, o in after.items() if (i := _hidden_id(n, paths))})
     if not f2p:
         return None
     near = {i.rsplit("::", 1)[0] for i in f2p}
     p2p = sorted(p2p, key=lambda i: i.rsplit("::", 1)[0] not in near)[:MAX_P2P]
+    return f2p, p2p
+
+
+def split_ids(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(FAIL_TO_PASS, PASS_TO_PASS) from the outcomes of the base and the fix, by hidden test id. A parametrized
+    test whose cases all pass on the fix is named by its function (the bare id names every case): its case ids
+    may hold what no option parses or no second run repeats (humanize's "one, two"; marshmallow 78393d8's
+    ``[16:53:22 2026-12-03]``, made from the clock at collection). It fails to pass when any case of the base
+    did not pass; otherwise, each case is its own id, and one the base never had while it had the function's
+    other cases (a case id that changed between the runs) is left out."""
+    def fn(i: str) -> str:
+        return i.split("[", 1)[0]
+
+    cases: dict[str, list[str]] = {}
+    for i in after:
+        cases.setdefault(fn(i), []).append(i)
+    had = {fn(i) for i in before}
+    f2p: list[str] = []
+    p2p: list[str] = []
+    for f, ids in cases.items():
+        base = [o for i, o in before.items() if fn(i) == f]
+        if "[" in ids[0] and all(after[i] == "passed" for i in ids):
+            (p2p if base and all(o == "passed" for o in base) else f2p).append(f)
+            continue
+        for i in ids:
+            if after[i] != "passed" or re.search(r"[\r\n]", i) or (i not in before and f in had and "[" in i):
+                continue
+            (p2p if before.get(i) == "passed" else f2p).append(i)
     return f2p, p2p
 
 
