@@ -38,7 +38,7 @@ from acx_oci.services.exams.testimports import imported_tests
 FAMILY = "imported"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 _ID = re.compile(r"[^A-Za-z0-9._-]+")
-_ID_SEP = re.compile(r",(?![^\[\]]*\])")
+_ID_SEP = re.compile(r",\s*(?=[\w./-]+\.py(?:::|$))")  # a comma before the next PATH.py[::TEST], not in a case
 _DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
 TEST_DIRS = {"tests", "test", "testing"}
 #: The submission goes *first* on sys.path, before the test imports its package: a copy of the package in the
@@ -369,7 +369,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
     test_ids: list[str] | None = None
     if tests:
-        # a comma inside a parametrized id's brackets (humanize's "test_natural_list[test_args0-one, two]") is its own
+        # a comma inside a parametrized case (humanize's "test_natural_list[test_args0-one, two]") is the id's own
         given = [t.strip().strip("/") for spec in tests for t in _ID_SEP.split(spec) if t.strip()]
         test_ids = [t for t in given if "::" in t] or None
         wanted = sorted({t.split("::", 1)[0] for t in given})
