@@ -52,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from acx_oci.model import exam as mx
-from acx_oci.services.exams import gitrepo, importer
+from acx_oci.services.exams import gitrepo, importer, testimports
 
 _FIXLIKE = re.compile(r"\b(fix(e[sd])?|bug|issue|regression|crash|broken|wrong|incorrect)\b|#\d+", re.I)
 _TEST_DEF = re.compile(r"^\+\s*(?:async\s+)?def (test_\w+)\s*\(", re.M)
@@ -85,10 +85,18 @@ def _own_modules(g: gitrepo.Repo, commit: str) -> set[str]:
 
 
 def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]:
-    """Top-level modules the fix's test files (and the ``conftest.py`` above them) import that neither the
-    standard library, pytest nor the repository itself provides: test dependencies an environment must hold."""
+    """Top-level modules the fix's test files (the ``conftest.py`` above them, the test modules they import) import
+    that neither the standard library, pytest nor the repository itself provides: test dependencies an
+    environment must hold."""
     own = _own_modules(g, commit)
-    files = set(tests)
+    names = gitrepo.run_git(g, "ls-tree", "-r", "--name-only", commit, max_bytes=32 * 1024 * 1024).decode(
+        "utf-8", "replace").split("\n")
+
+    def read(paths: list[str]) -> dict[str, str]:
+        return {p: gitrepo.run_git(g, "cat-file", "blob", f"{commit}:{p}").decode("utf-8", "replace") for p in paths}
+
+    # a test module the tests import for its helpers (tenacity's "from . import test_tenacity") counts as theirs
+    files = set(tests) | set(testimports.imported_tests(read(tests), names, importer.is_test_name, read))
     for t in tests:
         parts = t.split("/")[:-1]
         files.update("/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1))
@@ -274,16 +282,40 @@ def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] |
     before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=240.0).tests}
                      for sub in (exam / "workspace", fixed))
     shutil.rmtree(work / eid, ignore_errors=True)
-    f2p = [i for n, o in after.items() if o == "passed" and before.get(n) != "passed"
-           if (i := _hidden_id(n, paths))]
-    p2p = [i for n, o in after.items() if o == "passed" and before.get(n) == "passed"
-           if (i := _hidden_id(n, paths))]
-    # An id the --tests option could split or pytest could misread (a comma or a space in a parameter) is left out.
-    f2p, p2p = ([i for i in ids if not re.search(r"[,\s]", i)] for ids in (f2p, p2p))
+    f2p, p2p = split_ids({i: o for n, o in before.items() if (i := _hidden_id(n, paths))},
+                         {i: o for n, o in after.items() if (i := _hidden_id(n, paths))})
     if not f2p:
         return None
     near = {i.rsplit("::", 1)[0] for i in f2p}
     p2p = sorted(p2p, key=lambda i: i.rsplit("::", 1)[0] not in near)[:MAX_P2P]
+    return f2p, p2p
+
+
+def split_ids(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(FAIL_TO_PASS, PASS_TO_PASS) from the outcomes of the base and the fix, by hidden test id. A parametrized
+    test whose cases all pass on the fix is named by its function (the bare id names every case): its case ids
+    may hold what no option parses or no second run repeats (humanize's "one, two"; marshmallow 78393d8's
+    ``[16:53:22 2026-12-03]``, made from the clock at collection). It fails to pass when any case of the base
+    did not pass; otherwise, each case is its own id, and one the base never had while it had the function's
+    other cases (a case id that changed between the runs) is left out."""
+    def fn(i: str) -> str:
+        return i.split("[", 1)[0]
+
+    cases: dict[str, list[str]] = {}
+    for i in after:
+        cases.setdefault(fn(i), []).append(i)
+    had = {fn(i) for i in before}
+    f2p: list[str] = []
+    p2p: list[str] = []
+    for f, ids in cases.items():
+        base = [o for i, o in before.items() if fn(i) == f]
+        if "[" in ids[0] and all(after[i] == "passed" for i in ids):
+            (p2p if base and all(o == "passed" for o in base) else f2p).append(f)
+            continue
+        for i in ids:
+            if after[i] != "passed" or re.search(r"[\r\n]", i) or (i not in before and f in had and "[" in i):
+                continue
+            (p2p if before.get(i) == "passed" else f2p).append(i)
     return f2p, p2p
 
 
@@ -379,6 +411,8 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
     if re.search(r"cannot import name '\w+' from '(collections|typing|inspect|asyncio|imp)'|No module named "
                  r"'(imp|distutils|asynchat|asyncore)'", str(gold.get("referenceFirstError") or "")):
         return "needs an older Python", f"gold: {gold.get('referenceFirstError')}"
+    if gold.get("referenceSkipped") and not gold.get("referenceFailing"):
+        return "tests skipped here (another Python or platform)", f"gold: {gold.get('reason')}"
     if gold.get("referencePasses") is False:
         return "reference fails its tests", f"gold: {gold.get('reason') or 'referencePasses false'}"
     if gold.get("untouchedFails") is False:

@@ -129,6 +129,85 @@ def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
     assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
 
 
+def test_dependency_groups_expand_their_include_group_entries() -> None:
+    # PEP 735 (attrs, tenacity): a group names another with {include-group = ...}; its requirements count
+    pyproject = ('[project]\nname = "calc"\n[dependency-groups]\nbase = ["hypothesis"]\n'
+                 'Tests = [{include-group = "base"}, {include-group = "tests"}, "pytest>=8"]\n'
+                 'dev = [{include-group = "tests"}, "ruff"]\n')
+    spec = envspec.derive({"pyproject.toml": pyproject})
+    assert spec["requirements"] == ["hypothesis", "pytest>=8", "ruff"]
+    assert spec["sources"] == ["pyproject.toml [dependency-groups] tests", "pyproject.toml [dependency-groups] dev"]
+
+
+VCS_PYPROJECT = '''[project]
+name = "calc"
+version = "1.2.3"
+[tool.hatch.build.hooks.vcs]
+version-file = "src/calc/_version.py"
+'''
+#: marshmallow asks importlib.metadata for its version; humanize imports the file hatch-vcs writes at build time
+CALC_INIT = ('import importlib.metadata\nfrom ._version import __version__\n'
+             'META = importlib.metadata.version("calc")\n\n\ndef half(x):\n    return x / 2\n')
+HALF_TEST = 'import calc\n\n\ndef test_half():\n    assert calc.META == "1.2.3" and calc.half(3) == 1\n'
+
+
+def test_the_package_imports_as_if_installed_version_file_and_metadata(tmp_path: Path) -> None:
+    from acx_oci.sandbox import grade
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"pyproject.toml": VCS_PYPROJECT, "src/calc/__init__.py": CALC_INIT}, "initial",
+                  "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"src/calc/__init__.py": CALC_INIT.replace("x / 2", "x // 2"), "tests/test_half.py": HALF_TEST},
+                 "Fix half", "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "--id", "vcs", "-o", tmp_path / "s")
+    assert res.exit_code == 0, res.output
+    exam = tmp_path / "s" / "tasks" / "vcs"
+    assert json.loads((exam / "env.json").read_text())["distribution"] == {"name": "calc", "version": "1.2.3"}
+    assert "__version__" in (exam / "workspace/src/calc/_version.py").read_text()
+    assert json.loads((exam / "source.json").read_text())["buildWritten"] == ["src/calc/_version.py"]
+    fixed = tmp_path / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    shutil.copy(exam / "reference/src/calc/__init__.py", fixed / "src/calc/__init__.py")
+    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+                for sub in (exam / "workspace", fixed)]
+    assert outcomes == [{"tests.tests.test_half::test_half": "failed"}, {"tests.tests.test_half::test_half": "passed"}]
+
+
+def test_a_bullseye_root_has_what_pip_needs_on_python_3_9() -> None:
+    # marshmallow 78393d8 (classifiers up to 3.9): pip 26 run from its wheel on bullseye's python3.9 died at
+    # "No module named 'distutils.cmd'" (Debian ships distutils apart), so no 3.9 environment could be built
+    assert pyenv.root_packages("bullseye") == ("python3", "python3-distutils")
+    assert pyenv.root_packages("bookworm") == ("python3",)
+
+
+def _wheel(dist: Path, name: str, requires: list[str]) -> None:
+    import zipfile
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(dist / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr(f"{name}-1.0.dist-info/METADATA", meta)
+
+
+def test_the_resolution_is_closed_for_the_images_python_not_the_hosts(tmp_path: Path) -> None:
+    # pip download --python-version 3.9 on a 3.11 host left out pytest's exceptiongroup and tomli (markers
+    # evaluated for the host): pytest could not start in the bullseye image (marshmallow 78393d8)
+    from acx_oci.envimage import closure as markers
+    _wheel(tmp_path, "pytest", ['exceptiongroup>=1; python_version < "3.11"', "tomli>=1; python_version < '3.11'",
+                                "colorama; sys_platform == 'win32'", "pluggy<2,>=1.5"])
+    _wheel(tmp_path, "pluggy", [])
+    _wheel(tmp_path, "coverage", ['tomli; python_full_version <= "3.11.0a6" and extra == "toml"'])
+    _wheel(tmp_path, "hypothesis", ["attrs>=22", "sortedcontainers"])
+    roots = ["pytest", "coverage[toml]", "hypothesis", "newer; python_version >= '3.12'"]
+    py39 = markers.target_environment("3.9", "x86_64")
+    got = markers.missing(tmp_path, roots, py39, {"attrs"})  # attrs: the package under test, never fetched
+    assert sorted(pyenv.req_name(r) or "" for r in got) == ["exceptiongroup", "sortedcontainers", "tomli"]
+    assert "exceptiongroup>=1" in got
+    assert markers.missing(tmp_path, roots, markers.target_environment("3.11", "x86_64"), {"attrs"}) == [
+        "sortedcontainers"]
+    assert markers.missing(tmp_path, roots, markers.target_environment("3.13", "x86_64"), {"attrs"}) == [
+        "newer", "sortedcontainers"]
+
+
 def test_python_choice_follows_requires_and_classifiers() -> None:
     assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
     assert envspec.choose_python(">=3.12", []) == "3.13"
@@ -375,9 +454,3 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     assert plain.exit_code == 1  # on the host's Python there is no iniconfig and no venv: the gold fails
     assert json.loads(plain.stdout)["records"][0]["stages"]["freeze"]["environment"]["python"] == "host"
 
-
-def test_a_bullseye_root_carries_what_pip_needs_there() -> None:
-    # pip on Python 3.9 reads its install locations through distutils, which bullseye ships apart from the
-    # standard library: without it every 3.9 image failed at install (tomli 794c8e5: No module 'distutils.cmd')
-    assert "python3-distutils" in pyenv.root_packages("bullseye")
-    assert pyenv.root_packages("bookworm") == ("python3",) and pyenv.root_packages("trixie") == ("python3",)

@@ -101,6 +101,22 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
                                                              "4); a graded test id is not collected: tests/t.py::T::x")
 
 
+def test_a_reference_whose_graded_test_is_skipped_here_says_so(tmp_path: Path) -> None:
+    """attrs f53fc54: its test is for Python 3.13+ and the environment had 3.11; the record said "the reference
+    fails 0 of its 1 graded tests". A skip is no pass, and the record says it was a skip, and why."""
+    from acx_oci.sandbox import grade
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "hidden" / "test_new.py").write_text(
+        "import pytest\n\n\n@pytest.mark.skipif(True, reason='requires Python 3.13+')\ndef test_replace():\n"
+        "    pass\n\n\ndef test_other():\n    pass\n")
+    gold = grade(tmp_path / "sub", tmp_path / "hidden", time_seconds=60)
+    assert not gold.passed
+    facts = diagnosis.why_reference_fails(gold, [])
+    assert facts["referenceSkipped"] == ["test_replace"] and facts["referenceFailing"] == []
+    assert facts["reason"] == "the reference fails 0 of its 2 graded tests; 1 skipped here (requires Python 3.13+)"
+
+
 def test_an_interrupted_certification_stops_the_exams_not_yet_started(tmp_path: Path) -> None:
     """SIGTERM or Ctrl-C raised while a suite certifies ended the command only after every queued exam had been
     certified (the pool waited for them all): a long real corpus could not be stopped (issue 37)."""

@@ -341,6 +341,42 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     assert e["hiddenTests"] == ["tests/test_calc.py"]  # the file of the ids; exactly those ids are graded
     assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == sorted(ids.split(","))
+    # a comma inside a parametrized case's brackets is no separator (humanize: "test_natural_list[args0-one, two]")
+    case = "tests/test_calc.py::test_clamp_low[<V '[1.0, 2.0)'>-one, two]"  # packaging 55cbf1b's cases too
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
+              f"{case},tests/test_calc.py::test_sign_zero", "--id", "case", "-o", out, "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == [
+        case, "tests/test_calc.py::test_sign_zero"]
+
+
+SHARED = "from calc import sign\n\n\ndef make(x):\n    return sign(x)\n\n\ndef test_shared():\n    assert 0\n"
+USES_SHARED = "from . import test_shared\n\n\ndef test_sign_zero():\n    assert test_shared.make(0) == 0\n"
+
+
+def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tmp_path: Path) -> None:
+    # tenacity 213446e: tests/test_after.py says "from . import test_tenacity" (a shared helper in a test module)
+    from acx_oci.sandbox import grade
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/__init__.py": "", "tests/test_shared.py": SHARED},
+                  "initial", "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": USES_SHARED}, "Fix sign of zero",
+                 "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    exam = Path(e["dir"])
+    conf = json.loads((exam / "hidden" / "acx-grader.json").read_text())
+    assert conf["notCollected"] == ["tests/test_shared.py"] and (exam / "hidden/tests/test_shared.py").exists()
+    fixed = tmp_path / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    shutil.copy(exam / "reference" / "calc.py", fixed / "calc.py")
+    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+                for sub in (exam / "workspace", fixed)]
+    # the helper module imports (no collection error) and its own failing test is never graded
+    assert outcomes == [{"tests.tests.test_calc::test_sign_zero": "failed"},
+                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
 
 
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
@@ -454,3 +490,19 @@ def test_an_exam_with_derived_controls_is_frozen_as_its_files_say(imported: dict
     rec = imported["records"]["calc-nolook"]
     assert rec["stages"]["grader"]["controlsDerived"] is True
     assert rec["stages"]["freeze"]["freezeHash"] == ex.suite_freeze_hashes(imported["suite"])["calc-nolook"]
+
+
+def test_the_corpus_script_names_a_parametrized_test_by_its_function_when_every_case_passes() -> None:
+    """benchmarks/real_exams.py: case ids made from the clock (marshmallow 78393d8's ``[16:53:22 2026-12-03]``)
+    differ between the base's run and the fix's, and were graded as ids no later run collects."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("real_exams", Path(__file__).parent.parent / "benchmarks" /
+                                                  "real_exams.py")
+    assert spec is not None and spec.loader is not None
+    real_exams = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(real_exams)
+    before = {"t.py::f[16:53:20 x]": "passed", "t.py::f[a, b]": "passed", "t.py::g": "failed", "t.py::h[1]": "failed",
+              "t.py::h[2]": "passed", "t.py::k[1]": "passed", "t.py::k[2]": "passed"}
+    after = {"t.py::f[16:53:22 x]": "passed", "t.py::f[a, b]": "passed", "t.py::g": "passed", "t.py::h[1]": "passed",
+             "t.py::h[2]": "passed", "t.py::new[x]": "passed", "t.py::k[1]": "passed", "t.py::k[2]": "failed"}
+    assert real_exams.split_ids(before, after) == (["t.py::g", "t.py::h", "t.py::new"], ["t.py::f", "t.py::k[1]"])

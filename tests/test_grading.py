@@ -6,6 +6,7 @@ production (tests/test_rom_solver.py and tests/test_rom_attacks.py play it end t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,29 @@ def test_a_package_under_test_resolved_outside_the_workspace_is_a_lane_error(tmp
         in graded.stderr
     judged = game_outcome(graded, graded.graded_digest, START)
     assert judged.outcome == LANE_ERROR and "resolved outside the submission" in judged.detail
+
+
+def test_a_submission_whose_package_cannot_be_imported_fails_it_does_not_break_the_grader(tmp_path: Path) -> None:
+    """marshmallow 78393d8: the hidden conftest.py imports the package; the fix without its last hunk breaks the
+    package's import, pytest stopped at the conftest (exit 4) and the play was a lane error (grader broke)."""
+    from acx_oci.sandbox import grade
+    from acx_oci.sandbox.grader import UNIMPORTABLE_EXIT
+
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    (sub / "calc").mkdir(parents=True)
+    (sub / "calc" / "__init__.py").write_text("from calc import utils\nSTAMP = utils.timestamp\n")
+    (sub / "calc" / "utils.py").write_text("")
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "conftest.py").write_text("import calc\n")
+    (hidden / "tests" / "test_calc.py").write_text("import calc\n\n\ndef test_stamp():\n    assert calc.STAMP\n")
+    (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"], "conftest": True}))
+    graded = grade(sub, hidden, time_seconds=60)
+    assert graded.returncode == UNIMPORTABLE_EXIT and graded.unimportable and not graded.passed
+    assert b"package under test calc cannot be imported: AttributeError" in graded.stderr
+    judged = game_outcome(graded, graded.graded_digest, START)
+    assert judged.outcome == MODEL_FAIL and "cannot be imported" in judged.detail
+    (sub / "calc" / "utils.py").write_text("timestamp = 1\n")  # the package imports: the grader's conftest runs
+    assert grade(sub, hidden, time_seconds=60).passed
 
 
 def test_hidden_test_ids_map_to_the_junit_report_node_ids() -> None:

@@ -60,8 +60,10 @@ def _parse(line: str) -> Requirement | None:
         return None
 
 
-def missing(dist: Path, top: Iterable[str], env: dict[str, str]) -> list[str]:
-    """Requirements (name, extras, versions; no marker) that hold for ``env`` and no wheel in ``dist`` provides."""
+def missing(dist: Path, top: Iterable[str], env: dict[str, str], excluded: Iterable[str] = ()) -> list[str]:
+    """Requirements (name, extras, versions; no marker) that hold for ``env`` and no wheel in ``dist`` provides;
+    never one named in ``excluded`` (the package under test is not installed, so not fetched either)."""
+    skip = {canonicalize_name(n) for n in excluded}
     have = {canonicalize_name(w.name.split("-", 1)[0]): w for w in dist.glob("*.whl")}
     extras: dict[str, set[str]] = {}
     wanted: list[Requirement] = [r for r in map(_parse, top) if r is not None and _holds(r, env, ())]
@@ -71,7 +73,7 @@ def missing(dist: Path, top: Iterable[str], env: dict[str, str]) -> list[str]:
         req = wanted.pop()
         name = canonicalize_name(req.name)
         new_extras = set(req.extras) - extras.get(name, set())
-        if name in seen and not new_extras:
+        if (name in seen and not new_extras) or name in skip:
             continue
         seen.add(name)
         extras.setdefault(name, set()).update(req.extras)
@@ -86,11 +88,12 @@ def missing(dist: Path, top: Iterable[str], env: dict[str, str]) -> list[str]:
     return sorted(set(out))
 
 
-def complete(dist: Path, top: Iterable[str], env: dict[str, str], download: Callable[[list[str]], None]) -> None:
+def complete(dist: Path, top: Iterable[str], env: dict[str, str], download: Callable[[list[str]], None],
+             excluded: Iterable[str] = ()) -> None:
     """Download what the target needs and ``dist`` lacks until nothing is missing (at most :data:`MAX_ROUNDS`)."""
-    top = list(top)
+    top, excluded = list(top), list(excluded)
     for _ in range(MAX_ROUNDS):
-        more = missing(dist, top, env)
+        more = missing(dist, top, env, excluded)
         if not more:
             return
         download(more)

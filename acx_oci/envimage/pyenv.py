@@ -179,7 +179,8 @@ def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
     get = [*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist")]
     _pip([*get, "-r", str(reqs)], inputs["python"])
     target = closure.target_environment(inputs["python"], _MACHINE.get(oci_arch(), oci_arch()))
-    closure.complete(dest / "dist", inputs["requirements"], target, lambda more: _pip([*get, *more], inputs["python"]))
+    closure.complete(dest / "dist", inputs["requirements"], target, lambda more: _pip([*get, *more], inputs["python"]),
+                     inputs["excludePackages"])
     pins, left_out = [], []
     for f in sorted((dest / "dist").iterdir()):
         pin = _pinned(f)
@@ -354,8 +355,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
                     include: Sequence[str] | None = None,
                     on_step: Callable[[str], None] = lambda step: None) -> BuiltImage:
     """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
-    ``include`` are the Debian packages of the root (default :func:`root_packages`); ``keep_tar`` keeps or
-    reuses its tar.
+    ``include``: the root's Debian packages (default :func:`root_packages`); ``keep_tar`` keeps or reuses its tar.
     ``on_step`` hears each step's name as it starts (a build takes minutes: certification shows where it is).
     What the machine lacks (mmdebstrap, bubblewrap, a route to the index) is :class:`MachineUnfit`, up front."""
     inputs = build_inputs(spec)

@@ -98,6 +98,11 @@ class GradeResult:
         return self.returncode == SHADOWED_EXIT and not self.tests
 
     @property
+    def unimportable(self) -> bool:
+        """The submission's package under test could not be imported, so the hidden conftest.py could not load."""
+        return self.returncode == UNIMPORTABLE_EXIT and not self.tests
+
+    @property
     def passed(self) -> bool:
         """Exit 0, not timed out, a parsable report with at least one test and every test passed."""
         return (self.returncode == 0 and not self.timed_out and self.report_ok and bool(self.tests)
@@ -183,6 +188,9 @@ def parse_junit(path: Path, summary: int | None = None) -> tuple[tuple[TestOutco
 GRADER_CONFIG = "acx-grader.json"
 #: pytest's exit when a package under test resolved outside the submission: the run proves nothing (lane error).
 SHADOWED_EXIT = 17
+#: pytest's exit when the hidden tree's conftest.py could not load because the submission's package under test
+#: cannot even be imported (marshmallow 78393d8's incomplete fix): the submission's fail, not a broken grader.
+UNIMPORTABLE_EXIT = 18
 
 #: Inside the grading sandbox, before pytest: make this process non-dumpable (a same-uid submission can then
 #: neither ptrace it nor read its /proc/PID/mem, fd or environ), read the hidden tests from stdin (an unlinked
@@ -211,9 +219,19 @@ packages = [str(p) for p in conf.get("packages") or ()]
 wanted = {"tests/" + str(t) for t in conf.get("tests") or ()}
 firsts = [d for d in ("/workspace/src", "/workspace") if os.path.isdir(d)] if packages else []
 sys.path[:0] = firsts  # after pytest itself is imported: the submission cannot replace the grader's modules
+# The project under test is never installed: its metadata alone, so that importlib.metadata.version(it) answers.
+for name, version in (conf.get("distributions") or {}).items():
+    info = os.path.join("/tmp", "acx-dist", "%s-%s.dist-info" % (name.replace("-", "_"), version))
+    os.makedirs(info, mode=0o700)
+    with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as fh:
+        fh.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
+    if os.path.dirname(info) not in sys.path:
+        sys.path.insert(len(firsts), os.path.dirname(info))
 args = sys.argv[1:]
 if conf.get("conftest"):
     args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
+# Test modules the hidden tests import (their shared helpers): importable, never collected and graded.
+args += ["--ignore=" + os.path.join(root, "tests", str(p)) for p in conf.get("notCollected") or ()]
 if conf:  # a test module the base cannot import (it names what the fix adds) is a failing test, not a broken grader
     args.append("--continue-on-collection-errors")
 
@@ -259,7 +277,18 @@ class Hide:
                 sys.stderr.write("grader: package under test %s resolved outside /workspace: %s\n" % (name, bad))
                 os._exit(SHADOWED_EXIT)
 
-sys.exit(pytest.main(args, plugins=[Hide()]))
+code = pytest.main(args, plugins=[Hide()])
+if code == 4 and packages and os.path.isdir(root):  # a usage error before collection: a conftest did not load
+    import importlib
+    shutil.rmtree(root)
+    for name in packages:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            sys.stderr.write("grader: the package under test %s cannot be imported: %s: %s\n"
+                             % (name, type(exc).__name__, str(exc)[:300]))
+            os._exit(UNIMPORTABLE_EXIT)
+sys.exit(code)
 """
 
 
@@ -277,10 +306,12 @@ def pytest_argv(*, import_submission: bool = False, python: str = PYTHON) -> lis
     The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
     """
     boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
-        "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT))
-    return [python, "-I", "-B", "-c", boot, "-q", "-p", "no:cacheprovider", "--noconftest", "-c", "/grader/pytest.ini",
-            "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o", "junit_family=xunit2",
-            "/tmp/acx-grader/tests"]
+        "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT)).replace(
+        "UNIMPORTABLE_EXIT", str(UNIMPORTABLE_EXIT))
+    # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass)
+    return [python, "-I", "-B", "-c", boot, "-q", "-rs", "-p", "no:cacheprovider", "--noconftest",
+            "-c", "/grader/pytest.ini", "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o",
+            "junit_family=xunit2", "/tmp/acx-grader/tests"]
 
 
 def grader_python(rootfs: Path | None) -> str:
@@ -368,7 +399,8 @@ def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests
     Both are the model's fail: as ``invalid`` (unrated) they would let an agent drop any task it cannot solve.
     A pass on a tree the agent never changed is ``invalid``: the exam is broken, not solved.
     """
-    consistent = graded.report_ok and (expected_tests is None or len(graded.tests) == expected_tests)
+    consistent = graded.unimportable or (graded.report_ok and (expected_tests is None
+                                                               or len(graded.tests) == expected_tests))
     unsubmitted_green = graded.passed and submitted == start
     conditions = {"grader": graded.graded_digest == submitted, "harness": not graded.timed_out,
                   "integrity": consistent and not unsubmitted_green}
@@ -383,6 +415,8 @@ def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests
     if graded.shadowed:
         return said(LANE_ERROR, "the package under test resolved outside the submission (a copy in the grader's "
                                 "environment shadows it): the grade proves nothing")
+    if graded.unimportable:
+        return said(MODEL_FAIL, "the package under test cannot be imported from the submission")
     if unsubmitted_green:
         return said(INVALID, "the untouched starting tree passes: the exam is broken, not solved")
     if not consistent:

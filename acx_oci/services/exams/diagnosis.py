@@ -15,6 +15,7 @@ from acx_oci.sandbox import GradeResult
 
 _NO_MODULE = re.compile(rb"No module named '([A-Za-z_][\w.]*)'")
 _ERROR_LINE = re.compile(rb"^E?\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b: .{0,160})", re.M)
+_SKIP_REASON = re.compile(rb"^SKIPPED \[\d+\] [^\n]*?:\d+: ([^\n]{1,160})", re.M)
 _NOT_COLLECTED = re.compile(rb"grader: test id not collected: (\S+)")
 #: pytest's words for a fixture it cannot provide (a plugin's, when the grader loads none by entry point).
 _NO_FIXTURE = re.compile(rb"(?:fixture '(\w+)' not found|recursive dependency involving fixture '(\w+)' detected)")
@@ -38,8 +39,14 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     own |= {p.split("/", 2)[1] for p in paths if p.startswith("src/") and p.count("/") >= 2}
     missing = sorted({m.decode().split(".", 1)[0] for m in _NO_MODULE.findall(out)} - own)
     facts: dict[str, Any] = {"referenceFailing": short_ids(gold.failing())[:20]}
+    skipped = frozenset(t.nodeid for t in gold.tests if t.outcome == "skipped")
     why = [f"the reference fails {len(gold.failing())} of its {len(gold.tests)} graded tests"
            if gold.tests else f"the reference's grade reported no tests (pytest exit {gold.returncode})"]
+    if skipped:  # a skip is no pass: attrs f53fc54's test is for Python 3.13+, and the environment has 3.11
+        facts["referenceSkipped"] = short_ids(skipped)[:20]
+        said = _SKIP_REASON.search(out)
+        why.append(f"{len(skipped)} skipped here" + (f" ({said.group(1).decode('utf-8', 'replace').strip()})"
+                                                      if said else ""))
     first = _ERROR_LINE.search(out)
     if first:
         facts["referenceFirstError"] = first.group(1).decode("utf-8", "replace").strip()

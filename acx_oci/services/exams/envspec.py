@@ -31,6 +31,11 @@ _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.
 _OPTION = re.compile(r"\s+--?[A-Za-z][\w-]*(=\S+)?")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
+_DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
+_VERSION_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}\.py$")
+#: What setuptools-scm and hatch-vcs write at build time into the file a project names (never in git).
+VERSION_FILE = ("# written by acx-oci exam import: the project's build writes this file (setuptools-scm, hatch-vcs)\n"
+                "__version__ = version = '0.0.0'\n__version_tuple__ = version_tuple = (0, 0, 0)\n")
 
 
 def _extras(req: str) -> list[str]:
@@ -99,6 +104,9 @@ class _Found:
         self.names: set[str] = set()
         self.requires: str | None = None
         self.classifiers: list[str] = []
+        self.project: str | None = None
+        self.version: str | None = None
+        self.version_file: str | None = None
 
     def add(self, reqs: list[str], where: str) -> None:
         kept = 0
@@ -115,9 +123,13 @@ class _Found:
         if kept:
             self.sources.append(where)
 
-    def meta(self, name: Any, requires: Any, classifiers: Any) -> None:
+    def meta(self, name: Any, requires: Any, classifiers: Any, version: Any = None) -> None:
         if isinstance(name, str) and name.strip():
             self.names.add(normalize(name.strip()))
+            if self.project is None and _DIST.match(name.strip()):
+                self.project = normalize(name.strip())
+        if isinstance(version, str) and self.version is None and _DIST.match(version.strip()):
+            self.version = version.strip()
         if isinstance(requires, str) and requires.strip() and self.requires is None:
             self.requires = requires.strip()
         if isinstance(classifiers, list):
@@ -142,16 +154,37 @@ def _pyproject(text: str, found: _Found) -> None:
         found.dropped.append(f"pyproject.toml (not TOML: {exc})")
         return
     proj = _table(doc, "project")
-    found.meta(proj.get("name"), proj.get("requires-python"), proj.get("classifiers"))
+    found.meta(proj.get("name"), proj.get("requires-python"), proj.get("classifiers"), proj.get("version"))
+    tool = _table(doc, "tool")
+    hatch_vcs = _table(_table(_table(_table(tool, "hatch"), "build"), "hooks"), "vcs")
+    scm = _table(tool, "setuptools_scm")
+    for where in (hatch_vcs.get("version-file"), scm.get("version_file"), scm.get("write_to")):
+        if isinstance(where, str) and found.version_file is None:
+            found.version_file = where.strip().removeprefix("./")
     found.add(_strs(proj.get("dependencies")), "pyproject.toml [project] dependencies")
     extras = {normalize(k): _strs(v) for k, v in _table(proj, "optional-dependencies").items()}
     for key in TEST_EXTRAS:
         if key in extras:
             found.add(_expand(extras, key, found.names), f"pyproject.toml [project.optional-dependencies] {key}")
-    groups = _table(doc, "dependency-groups")
+    groups = {normalize(k): v for k, v in _table(doc, "dependency-groups").items()}
     for key in (*TEST_EXTRAS, "dev"):
         if isinstance(groups.get(key), list):
-            found.add([g for g in groups[key] if isinstance(g, str)], f"pyproject.toml [dependency-groups] {key}")
+            found.add(_group(groups, key, set()), f"pyproject.toml [dependency-groups] {key}")
+
+
+def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:
+    """A dependency group's requirements, its ``{include-group = "NAME"}`` entries (PEP 735) replaced by that
+    group's (``dev = [{include-group = "tests"}, "ruff"]`` needs what ``tests`` lists); a cycle stops."""
+    if key in seen or not isinstance(groups.get(key), list):
+        return []
+    seen.add(key)
+    out: list[str] = []
+    for g in groups[key]:
+        if isinstance(g, str):
+            out.append(g)
+        elif isinstance(g, dict) and isinstance(g.get("include-group"), str):
+            out += _group(groups, normalize(g["include-group"]), seen)
+    return out
 
 
 def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 0) -> list[str]:
@@ -213,7 +246,7 @@ def _setup_py(text: str, found: _Found) -> None:
                                 (isinstance(func, ast.Attribute) and func.attr == "setup")):
             continue
         kw = {k.arg: value(k.value) for k in node.keywords if k.arg}  # type: ignore[attr-defined]
-        found.meta(kw.get("name"), kw.get("python_requires"), kw.get("classifiers"))
+        found.meta(kw.get("name"), kw.get("python_requires"), kw.get("classifiers"), kw.get("version"))
         found.add(_strs(kw.get("install_requires")), "setup.py install_requires")
         found.add(_strs(kw.get("tests_require")), "setup.py tests_require")
         extras = {normalize(str(k)): _strs(v) for k, v in _table(kw, "extras_require").items()}
@@ -237,7 +270,7 @@ def _setup_cfg(text: str, found: _Found) -> None:
     if cp is None:
         return
     found.meta(cp.get("metadata", "name", fallback=None), cp.get("options", "python_requires", fallback=None),
-               _strs(cp.get("metadata", "classifiers", fallback="")))
+               _strs(cp.get("metadata", "classifiers", fallback="")), cp.get("metadata", "version", fallback=None))
     found.add(_strs(cp.get("options", "install_requires", fallback="")), "setup.cfg install_requires")
     if cp.has_section("options.extras_require"):
         extras = {normalize(k): _strs(v) for k, v in cp.items("options.extras_require")}
@@ -294,8 +327,21 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
         _tox(tree, found)
     if not found.reqs and "requirements.txt" in tree:
         found.add(_requirements(tree, "requirements.txt", set()), "requirements.txt")
-    return finish(found.reqs, found.sources, found.dropped, names=found.names | {normalize(o) for o in own},
+    spec = finish(found.reqs, found.sources, found.dropped, names=found.names | {normalize(o) for o in own},
                   requires=found.requires, classifiers=found.classifiers, swebench=swebench)
+    if found.project:  # importlib.metadata.version("marshmallow") must answer: the grader gives it this much
+        spec["distribution"] = {"name": found.project, "version": found.version or "0.0.0"}
+    if found.version_file and found.version_file not in tree and _VERSION_PATH.match(found.version_file) \
+            and ".." not in found.version_file.split("/"):
+        spec["versionFile"] = found.version_file
+    return spec
+
+
+def build_files(spec: dict[str, Any] | None, tree: dict[str, str]) -> dict[str, str]:
+    """Files a project's build writes that its package imports (hatch-vcs's ``src/humanize/_version.py``): the
+    workspace gets them as ``pip install -e .`` would, else the package cannot even be imported."""
+    path = (spec or {}).get("versionFile")
+    return {path: VERSION_FILE} if isinstance(path, str) and path not in tree else {}
 
 
 def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: set[str], requires: str | None,
@@ -339,6 +385,7 @@ def override(spec: dict[str, Any], *, requirements: str | None, python: str | No
                  names=set(spec["package"]), requires=spec["pythonRequires"],
                  classifiers=spec["classifierPythons"], python=python or spec["python"],
                  swebench=spec.get("swebench"))
+    out.update({k: spec[k] for k in ("distribution", "versionFile") if k in spec})
     out["overridden"] = [k for k, v in (("requirements", requirements), ("python", python)) if v is not None]
     return out
 

@@ -33,10 +33,13 @@ from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import envspec, gitrepo
 from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.source import SOURCE_FILE
+from acx_oci.services.exams.testimports import imported_tests
 
 FAMILY = "imported"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 _ID = re.compile(r"[^A-Za-z0-9._-]+")
+_ID_SEP = re.compile(r",\s*(?=[\w./-]+\.py(?:::|$))")  # a comma before the next PATH.py[::TEST], not in a case
+_DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
 TEST_DIRS = {"tests", "test", "testing"}
 #: The submission goes *first* on sys.path, before the test imports its package: a copy of the package in the
 #: grader's environment (site-packages, a stale module beside the tests) must not be what is graded (issue 37).
@@ -129,6 +132,13 @@ def grader_config(parts: ExamParts) -> dict[str, Any]:
                             "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in parts.support)}
     if parts.test_ids:
         conf["tests"] = sorted(parts.test_ids)
+    dist = (parts.environment or {}).get("distribution")
+    # metadata only, so that importlib.metadata.version(the project) answers in the grader (never installed)
+    if isinstance(dist, dict) and all(_DIST.match(str(dist.get(k))) for k in ("name", "version")):
+        conf["distributions"] = {str(dist["name"]): str(dist["version"])}
+    helpers = sorted(p for p in parts.support if is_test_name(p.rsplit("/", 1)[-1]))
+    if helpers:  # test modules the hidden tests import (testimports): support, never collected themselves
+        conf["notCollected"] = helpers
     return conf
 
 
@@ -266,7 +276,8 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
               for p, t in {**parts.support, **parts.hidden}.items()}
     hidden[GRADER_CONFIG] = json.dumps(grader_config(parts), indent=2, sort_keys=True) + "\n"
     entry = grader_entry(parts)
-    workspace = {p: t for p, t in parts.base.items() if p not in parts.hidden}
+    built = envspec.build_files(parts.environment, parts.base)
+    workspace = {p: t for p, t in {**parts.base, **built}.items() if p not in parts.hidden}
     contract = {"id": parts.exam_id, "version": "1", "family": FAMILY, "grader": f"hidden/{entry}",
                 "licence": str(parts.source.get("licence") or "unspecified (see the source repository)"),
                 "classification": classification,
@@ -287,7 +298,8 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
                               json.dumps(parts.environment, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
     # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).
-    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace")}
+    source = {**parts.source, "baseTreeDigest": tree_digest(root / "workspace"),
+              **({"buildWritten": sorted(built)} if built else {})}
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
                           json.dumps(source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
@@ -366,7 +378,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
                      if _blob(fix_entries, p) != _blob(parent_entries, p))
     test_ids: list[str] | None = None
     if tests:
-        given = [t.strip().strip("/") for spec in tests for t in spec.split(",") if t.strip()]
+        # a comma inside a parametrized case (humanize's "test_natural_list[test_args0-one, two]") is the id's own
+        given = [t.strip().strip("/") for spec in tests for t in _ID_SEP.split(spec) if t.strip()]
         test_ids = [t for t in given if "::" in t] or None
         wanted = sorted({t.split("::", 1)[0] for t in given})
         missing = [t for t in wanted if t not in fix_entries]
@@ -388,6 +401,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
     support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)})
+    support |= imported_tests(hidden, fix_entries, is_test_name,
+                              lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")

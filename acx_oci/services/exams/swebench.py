@@ -27,9 +27,11 @@ from acx_oci.services.exams.importer import (
     controls,
     environment,
     exam_id_for,
+    is_test_name,
     overlay,
     support_paths,
 )
+from acx_oci.services.exams.testimports import imported_tests
 
 MAX_INSTANCES_BYTES = 256 * 1024 * 1024
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -127,6 +129,7 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
     graded = [t for t in f2p + p2p if t.split("::", 1)[0] in hidden]
     tested = {**base, **hidden}
     support = {p: tested[p] for p in support_paths(tested, hidden)}
+    support |= imported_tests(hidden, tested, is_test_name, lambda ps: {p: tested[p] for p in ps})
     parent = {p: base.get(p, "") for p in fixed}
     incomplete, lookalike, notes = controls(base, parent, fixed, what=what,
                                             incomplete_patch=_patch(inst, "incomplete_patch", what),
