@@ -227,18 +227,27 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         for src, fh, rec, t0 in certify_on_cluster(executor, todo, pats, gold_runs, jobs, registry.register):
             keep(src, rec, fh, t0, False)
     else:
+        stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker
+
         def one(item: tuple[ExamSource, str]) -> None:
+            if stop.is_set():
+                return
             t0 = time.monotonic()
             note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
-            rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs,
-                               note)
-            keep(item[0], rec, item[1], t0, False)
+            try:
+                rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets,
+                                   gold_runs, note)
+                keep(item[0], rec, item[1], t0, False)
+            except BaseException:  # an interrupt raised in this worker (its progress line): the others stop too
+                stop.set()
+                raise
 
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))
         try:
             for fut in [pool.submit(one, item) for item in todo]:
                 fut.result()
         finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
+            stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
