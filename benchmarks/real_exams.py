@@ -478,6 +478,8 @@ def _records(certs: Path) -> dict[str, dict[str, Any]]:
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
 
+#: The refusal of a commit whose tests the base already passes: no test goes from failing to passing.
+BASE_PASSES = "weak tests (the base passes them)"
 #: Refusals that say the fix's tests cannot pass offline in the grader's environment as it is.
 NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Python",
                "no environment (a requirement has no wheel)")
@@ -485,15 +487,20 @@ NOT_OFFLINE = ("needs test dependencies", "needs network", "needs an older Pytho
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Imported N, certified M, offline-passable P (imported, and not refused because the tests need a
-    module the environment lacks or the network) and M/P, per mode."""
+    module the environment lacks or the network), M/P, and M/V where V leaves out the commits with no
+    FAIL_TO_PASS test (SWE-bench's validation discards those), per mode."""
     out: dict[str, Any] = {}
     for mode in sorted({r["mode"] for r in rows}):
         mr = [r for r in rows if r["mode"] == mode]
         n = sum(r["imported"] for r in mr)
         m = sum(bool(r.get("certified")) for r in mr)
         p = sum(1 for r in mr if r["imported"] and r.get("category") not in NOT_OFFLINE)
+        # SWE-bench's own validation keeps an instance only when a test goes from failing to passing: a commit
+        # whose tests the base already passes (no FAIL_TO_PASS) is no benchmark instance there (V: the rest)
+        v = p - sum(1 for r in mr if r["imported"] and r.get("category") == BASE_PASSES)
         out[mode] = {"fixes": len(mr), "imported": n, "certified": m, "offlinePassable": p,
-                     "certifiedShare": round(m / p, 3) if p else None,
+                     "certifiedShare": round(m / p, 3) if p else None, "withFailToPass": v,
+                     "certifiedShareWithFailToPass": round(m / v, 3) if v else None,
                      "toolFaults": sum(1 for r in mr if r.get("category") == "harness lane error")}
     return out
 
