@@ -90,7 +90,10 @@ def test_signal_mid_download_leaves_nothing(sig: signal.Signals, code: int, said
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "acx_oci", "pull", f"{proxy.host}/{REPO}:1.0.0", "-o",
                              str(work / "out"), "--allow-unsigned", "--timeout", "60", "--deadline", "60"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # Ctrl-C reaches a foreground command: a suite run as a background job (SIGINT
+                            # ignored, inherited across exec) would otherwise start the pull deaf to it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         end = time.monotonic() + 30
         while time.monotonic() < end and not any(a == "trickle" for _, _, a in proxy.log):
