@@ -135,7 +135,8 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     assert summary["parentCommit"] == shas["between"] != shas["base"]  # FIX^, not the base, not HEAD
     assert summary["hiddenTests"] == ["tests/test_calc.py"] and summary["sourceFiles"] == ["calc.py"]
     assert summary["publishedAt"] == "2026-03-05"
-    assert summary["controls"] == {"incomplete": True, "lookalike": True, "mutants": 0}
+    # mutants are written beside a human's lookalike: one stands in for a derived incomplete the tests pass
+    assert summary["controls"] == {"incomplete": True, "lookalike": True, "mutants": 8}
     assert rec["certified"] is True, mx.failures(rec)
     assert mx.classification_of(rec) == "not stated" == rec["stages"]["seed"]["classification"]  # none was stated
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
@@ -167,7 +168,8 @@ def test_without_a_lookalike_mutants_of_the_fix_are_the_controls(imported: dict[
     assert rec["certified"] is True, mx.failures(rec)
     assert grader["controlsDerived"] is True and grader["mutantsMade"] == 8
     assert grader["mutantsKilled"] >= 4 and grader["testsKillMutants"] is True
-    assert grader["chosen"] == {"lookalike": "mutant-01"}  # the incomplete is the fix without its last hunk
+    # the incomplete is the fix without its last hunk; the lookalike the first killed mutant failing other tests
+    assert list(grader["chosen"]) == ["lookalike"] and grader["distinguishedBy"] == "failingTests"
     assert rec["stages"]["eval"]["plays"]["lookalike"] == "model-fail"
     assert first_error(rec, mx.RECORD_SCHEMA_FILE) is None
 
@@ -295,15 +297,12 @@ def test_untrusted_repositories_are_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "r" / "big.txt").write_text("x" * (1024 * 1024 + 1))
     big = commit(tmp_path / "r", {"tests/test_y.py": HIDDEN, "calc.py": FIXED_CALC}, "big", "2026-03-11T10:00:00Z")
     assert "over 1048576" in _refused(*common[:2], "--base", big, "--fix", big, "-o", out)
-    one_hunk = BASE_CALC.replace("    return x\n", "    return max(lo, min(hi, x))\n")
     r2 = tmp_path / "r2"
     make_repo(r2)
     git(r2, "checkout", "-q", "-b", "one", shas["base"])
-    fix1 = commit(r2, {"calc.py": one_hunk, "tests/test_one.py": HIDDEN}, "one hunk", "2026-03-12T10:00:00Z")
-    near = tmp_path / "near.patch"  # a human's lookalike and one hunk: no mutants stand in for the incomplete
-    near.write_text(patch("calc.py", BASE_CALC, BASE_CALC.replace("    return x\n", "    return min(hi, x)\n")))
-    assert "--incomplete PATCH" in _refused("--repo", r2, "--base", shas["base"], "--fix", fix1, "-o", out,
-                                            "--lookalike", near)
+    one_line = "import math\n" + BASE_CALC  # one hunk, and no line a mutant can change
+    fix2 = commit(r2, {"calc.py": one_line, "tests/test_one.py": HIDDEN}, "one line", "2026-03-13T10:00:00Z")
+    assert "--incomplete PATCH" in _refused("--repo", r2, "--base", shas["base"], "--fix", fix2, "-o", out)
     escape = tmp_path / "escape.patch"
     escape.write_text(patch("../outside.py", "", "x = 1\n"))
     assert "--lookalike" in _refused(*common, "--fix", shas["fix"], "--lookalike", escape)

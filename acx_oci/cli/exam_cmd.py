@@ -399,3 +399,8 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
         if as_json:
             raise SystemExit(1)
         raise VerificationError(f"exam verify: {bench_ref} has no trusted, verifying exam certification")
+
+
+from acx_oci.cli.grade_cmd import exam_grade  # noqa: E402  (its own module: this one is near its size cap)
+
+exam.add_command(exam_grade)

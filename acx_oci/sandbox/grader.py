@@ -41,6 +41,7 @@ from pathlib import Path
 from acx_oci import safetree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
+from acx_oci.sandbox.failures import failed_at
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.sandbox.uids import own_uid
 
@@ -58,6 +59,7 @@ class TestOutcome:
     __test__ = False  # not a pytest test class
     nodeid: str
     outcome: str  # passed | failed | error | skipped
+    where: str = ""  # a failure's place: the hidden test's line it failed at and the exception (:func:`failed_at`)
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,8 @@ def parse_junit(path: Path, summary: int | None = None) -> tuple[tuple[TestOutco
         kinds = {child.tag for child in case}
         outcome = ("error" if "error" in kinds else "failed" if "failure" in kinds
                    else "skipped" if "skipped" in kinds else "passed")
-        out.append(TestOutcome(nodeid, outcome))
+        bad = case.find("error" if outcome == "error" else "failure")
+        out.append(TestOutcome(nodeid, outcome, failed_at(bad.text or "") if bad is not None else ""))
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     try:
         declared = sum(int(s.get("tests", "-1")) for s in suites)

@@ -248,6 +248,21 @@ def _run(argv: list[str], *, cwd: Path, what: str = "git", max_bytes: int = MAX_
         return out
 
 
+_PATCH_REFUSED = re.compile(rb"^(GIT binary patch|Binary files .* differ|(new file |new |old )?mode 120000)",
+                            re.M)
+
+
+def check_patch(patch: bytes, what: str, max_bytes: int) -> None:
+    """A patch an exam may take: at most ``max_bytes``, text only (no binary patch) and no symlink made."""
+    if len(patch) > max_bytes:
+        raise UsageError(f"{what}: patch over {max_bytes} bytes; refused")
+    found = _PATCH_REFUSED.search(patch)
+    if found:
+        kind = "a symlink" if found.group(0).endswith(b"120000") else "a binary file"
+        raise UsageError(f"{what}: the patch makes {kind} ({found.group(0).decode('ascii', 'replace')[:40]}); "
+                         "exams hold text files only")
+
+
 def resolve(repo: Repo, rev: str) -> str:
     """The full commit id ``rev`` names (``rev^`` too); a name that is no commit is one line."""
     if rev.startswith("-") or not rev.strip():

@@ -4,11 +4,10 @@ What the model gets is the base commit's tree without the hidden tests; the refe
 change (the changed source files as the fix leaves them, an overlay on the base); the hidden tests are the
 test files the fix touches (or ``--tests``), each given a canary marker and a two-line prologue that puts
 the submission first on ``sys.path`` (a repository's tests import its package). Controls: given patches,
-else derived with no hand work — the ``incomplete`` fix is the fix without its last source hunk when it has
-two or more, and without a human's ``lookalike``, up to eight mutants of the fix's added lines are written
-as ``controls/mutant-NN/``; certification grades them and takes its controls among those the tests kill.
-``source.json`` records where the exam came from, ``parentCommit`` = the fix's parent.
-The planted hook and reward probes and the attack suite are the certification's, as for every exam.
+else derived — the ``incomplete`` fix is the fix without its last source hunk when it has two or more, and
+unless a human gave both, up to eight mutants of the fix's added lines are written as ``controls/mutant-NN/``;
+certification takes the derived probes among those the tests kill (:mod:`controls`). ``source.json`` records
+where the exam came from (``parentCommit`` = the fix's parent, ``handControls``: the probes a human gave).
 """
 
 from __future__ import annotations
@@ -162,9 +161,8 @@ def without_last_hunk(parent: dict[str, str], fixed: dict[str, str]) -> dict[str
 
 def apply_patch(tree: dict[str, str], patch: bytes, what: str) -> dict[str, str]:
     """``tree`` with a unified diff applied (``git apply`` outside any repository: no name may leave the tree,
-    no link is followed); the result read back under the same refusals as a repository's tree."""
-    if len(patch) > MAX_PATCH_BYTES:
-        raise UsageError(f"{what}: patch over {MAX_PATCH_BYTES} bytes; refused")
+    no link is followed, no binary or link is made); the result read back under a repository tree's refusals."""
+    gitrepo.check_patch(patch, what, MAX_PATCH_BYTES)
     work = Path(tempfile.mkdtemp(prefix="acx-import-"))
     try:
         root = work / "t"
@@ -321,7 +319,7 @@ def controls(parts_base: dict[str, str], parent: dict[str, str], fixed: dict[str
         incomplete = without_last_hunk(parent, fixed)
         if incomplete is not None:
             notes.append("incomplete: the fix without its last source hunk")
-        elif lookalike_patch is not None or not mutants(parent, fixed, 1):
+        elif not mutants(parent, fixed, 1):  # a mutant the tests kill stands in at certification
             raise UsageError(f"{what}: the fix has one source hunk and no mutable Python line, so no incomplete "
                              "fix can be derived; give one (--incomplete PATCH, against the base)")
     lookalike = None
@@ -331,9 +329,15 @@ def controls(parts_base: dict[str, str], parent: dict[str, str], fixed: dict[str
     return incomplete, lookalike, notes
 
 
+def hand_controls(incomplete: bytes | None, lookalike: bytes | None) -> list[str]:
+    """The probes a human gave (``source.json`` ``handControls``): certification never replaces those."""
+    return [r for r, p in (("incomplete", incomplete), ("lookalike", lookalike)) if p is not None]
+
+
 def derived_mutants(parts: ExamParts) -> dict[str, dict[str, str]]:
-    """``{mutant-NN: overlay}`` when the exam has no human lookalike (certification picks among them)."""
-    if parts.lookalike is not None:
+    """``{mutant-NN: overlay}`` unless a human gave both probes: certification takes a derived probe among them
+    (and one in place of a derived probe the hidden tests pass)."""
+    if {"incomplete", "lookalike"} <= set(parts.source.get("handControls") or ()):
         return {}
     return {f"mutant-{i:02d}": m.overlay for i, m in enumerate(mutants(parts.parent, parts.fixed), 1)}
 
@@ -347,8 +351,7 @@ def binary_note(binary: list[str]) -> list[str]:
 
 
 def _blob(entries: dict[str, gitrepo.TreeBlob], path: str) -> str | None:
-    entry = entries.get(path)
-    return entry.sha if entry is not None else None
+    return entries[path].sha if path in entries else None
 
 
 def environment(base: dict[str, str], fixed: dict[str, str], *, requirements: str | None = None,
@@ -408,7 +411,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
     source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
               "parentCommit": parent_sha, "hiddenTests": sorted(test_paths), "sourceFiles": source_paths,
-              "binaryLeftOut": sorted(binary), "graderSupport": sorted(support), "testIds": test_ids}
+              "binaryLeftOut": sorted(binary), "graderSupport": sorted(support), "testIds": test_ids,
+              "handControls": hand_controls(incomplete_patch, lookalike_patch)}
     if prompt is None:  # upstream's own words, as a SWE-bench problem statement is: context to the leak check
         source["promptFrom"] = "fixCommitMessage"
     notes += binary_note(binary)

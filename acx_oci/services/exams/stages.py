@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams.controls import NOT_DISTINGUISHED, derive, distinction
 from acx_oci.services.exams.diagnosis import short_ids as _short
 from acx_oci.services.exams.diagnosis import why_reference_fails
 from acx_oci.services.exams.environments import environment_facts
@@ -39,6 +39,8 @@ HOST_GRADED = {"python": "host", "packages": "host",
                "note": "graded by the host's Python (--no-environments): env.json's image was not used"}
 LOOKALIKE_MISSING = ("no lookalike control (controls/lookalike/): a near miss a competent engineer would write is "
                      "a human's job; give one (exam import --lookalike PATCH)")
+NO_INCOMPLETE = ("no incomplete probe: the hidden tests pass the fix without its last hunk and every mutant of "
+                 "it; give one (exam import --incomplete PATCH)")
 #: Registers the exam's markers (marker -> file) in the host-only registry; returns collisions.
 Register = Callable[[str, dict[str, str]], list[str]]
 #: Hears each stage of one exam as it starts: (stage, step, of), e.g. ("gold", 2, 3); cheap, data only.
@@ -265,33 +267,8 @@ def _fail_to_pass(src: ExamSource) -> list[str]:
 
 
 def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str, Any]]:
-    """Without a human's lookalike, grade the mutants (``controls/mutant-NN``) and take the controls among
-    those the hidden tests kill: the lookalike is the first killed, the incomplete (when none is given, or the
-    given one passes) the next killed one failing other tests, else the next killed. The facts are the test
-    strength: mutants made and killed."""
-    muts = src.mutants
-    if not muts or "lookalike" in src.controls:
-        return src, {}
-    graded = {}
-    for n, (name, tree) in enumerate(muts.items(), 1):
-        g.note("mutants", n, len(muts))
-        graded[name] = g.overlay(tree)
-    killed = [n for n, r in graded.items() if not r.passed]
-    facts: dict[str, Any] = {"mutantsMade": len(muts), "mutantsKilled": len(killed),
-                             "mutantsSurvived": [n for n in muts if n not in killed]}
-    if not killed:
-        return src, facts
-    chosen = {"lookalike": killed[0]}
-    # The fix without its last hunk can itself be a correct fix (a real fix's hunks are often redundant):
-    # then a killed mutant stands in for it, and the record says so.
-    if "incomplete" in src.controls and len(killed) > 1 and g.overlay(src.controls["incomplete"]).passed:
-        facts["incompleteReplaced"] = "the fix without its last hunk passes the hidden tests"
-        src = replace(src, controls={k: v for k, v in src.controls.items() if k != "incomplete"})
-    if "incomplete" not in src.controls:
-        others = [n for n in killed[1:] if graded[n].failing() != graded[killed[0]].failing()] or killed[1:]
-        chosen["incomplete"] = (others or killed)[0]
-    facts["chosen"] = chosen
-    return replace(src, controls={**src.controls, **{k: muts[v] for k, v in chosen.items()}}), facts
+    """The derived probes chosen among the fix's mutants (and the fix without its last hunk): :mod:`controls`."""
+    return derive(src, lambda tree, name: g.overlay(tree, name), g.note)
 
 
 def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
@@ -309,10 +286,10 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
     want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
     inc, look = res["incomplete"], res["lookalike"]
-    distinguished = (inc.report_ok and look.report_ok and bool(inc.failing()) and bool(look.failing())
-                     and inc.failing() != look.failing())
+    by = distinction(inc, look)
+    distinguished = by is not None
     facts: dict[str, Any] = {
-        "controls": controls, "distinguished": distinguished,
+        "controls": controls, "distinguished": distinguished, "distinguishedBy": by,
         "failing": {"incomplete": _short(inc.failing()), "lookalike": _short(look.failing())},
         "plantedHookLabel": "plantedHook:conftest.py",
         "plantedRewardIgnored": controls["plantedReward"] == "F",
@@ -322,8 +299,11 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
     if src.impossible:
         facts["goldAfterTamperUnchanged"] = res["goldAfterTamperAttempts"].failing() == res["gold"].failing()
     strong = True
-    if derived:  # the mutation score stands in for a human's distinguishing pair
+    if derived:
         facts.update(controlsDerived=True, **derived)
+        if not distinguished:  # certified still, under a relaxation its record and credentials name
+            facts["relaxations"] = [NOT_DISTINGUISHED]
+    if derived and "mutantsMade" in derived:  # the mutation score stands in for a human's distinguishing pair
         strong = derived["mutantsKilled"] >= MIN_KILLED * derived["mutantsMade"]
         facts["testsKillMutants"] = strong
         if not strong:
@@ -332,7 +312,10 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
     elif "lookalike" not in src.controls:
         facts["lookalikeProvided"] = False
         facts["reason"] = LOOKALIKE_MISSING
+    if "incomplete" not in src.controls and derived:
+        facts["reason"] = facts.get("reason") or NO_INCOMPLETE
     ok = (facts["controlsAsExpected"] and (distinguished or bool(derived)) and strong
+          and "incomplete" in src.controls
           and facts["plantedRewardIgnored"] and facts["plantedHooksIgnored"] and "lookalike" in src.controls)
     return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
 

@@ -27,6 +27,7 @@ from acx_oci.services.exams.importer import (
     controls,
     environment,
     exam_id_for,
+    hand_controls,
     is_test_name,
     overlay,
     support_paths,
@@ -131,9 +132,10 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
     support = {p: tested[p] for p in support_paths(tested, hidden)}
     support |= imported_tests(hidden, tested, is_test_name, lambda ps: {p: tested[p] for p in ps})
     parent = {p: base.get(p, "") for p in fixed}
+    given_patches = {r: _patch(inst, f"{r}_patch", what) for r in ("incomplete", "lookalike")}
     incomplete, lookalike, notes = controls(base, parent, fixed, what=what,
-                                            incomplete_patch=_patch(inst, "incomplete_patch", what),
-                                            lookalike_patch=_patch(inst, "lookalike_patch", what))
+                                            incomplete_patch=given_patches["incomplete"],
+                                            lookalike_patch=given_patches["lookalike"])
     created = str(inst.get("created_at") or "")
     date = created[:10] if _DATE.match(created) else gitrepo.commit_date(git, base_sha)
     prompt = str(inst.get("problem_statement") or f"Resolve the issue in {inst['repo']} ({iid}).\n")
@@ -143,6 +145,7 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
               "hiddenTests": sorted(hidden), "sourceFiles": sorted(fixed), "binaryLeftOut": sorted(binary),
               "graderSupport": sorted(support), "testIds": sorted(set(graded)) or None,
               "passToPassNotGraded": len(set(p2p) - set(graded)),
+              "handControls": hand_controls(given_patches["incomplete"], given_patches["lookalike"]),
               **{k: str(inst[k]) for k in ("version", "environment_setup_commit") if inst.get(k) is not None}}
     notes += binary_note(binary)
     if source["passToPassNotGraded"]:

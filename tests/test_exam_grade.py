@@ -1,0 +1,120 @@
+"""``exam grade --predictions``: SWE-bench's predictions file graded on imported exams (issue 46, rule 5).
+
+Every test here fails on 8c6af49, where ``exam grade`` did not exist (exit 2: no such command)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.services.exams import predictions as pr
+
+from .support.cli import cli
+from .support.jsondoc import check_document
+from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, LOOKALIKE_CALC, make_repo, patch
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+SWE_KEYS = ("submitted_ids", "completed_ids", "resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One exam from a repository's fix (``calc``) and one from a SWE-bench instance (``acme__calc-1``)."""
+    tmp = tmp_path_factory.mktemp("grade")
+    shas = make_repo(tmp / "calc")
+    out = tmp / "suite"
+    res = cli("exam", "import", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"], "--id", "calc",
+              "-o", out)
+    assert res.exit_code == 0, res.output
+    make_repo(tmp / "clones" / "acme__calc")
+    inst = {"instance_id": "acme__calc-1", "repo": "acme/calc", "base_commit": shas["base"],
+            "patch": patch("calc.py", BASE_CALC, FIXED_CALC),
+            "test_patch": patch("tests/test_calc.py", "", HIDDEN).replace("--- a/tests/test_calc.py", "--- /dev/null"),
+            "FAIL_TO_PASS": ["tests/test_calc.py::test_sign_zero"], "PASS_TO_PASS": [],
+            "problem_statement": "sign is wrong for zero.\n", "created_at": "2026-04-01T12:00:00Z"}
+    (tmp / "instances.jsonl").write_text(json.dumps(inst) + "\n")
+    res = cli("exam", "import", "--swebench", tmp / "instances.jsonl", "--repos", tmp / "clones", "-o", out)
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _predictions(path: Path, preds: dict[str, str | None]) -> Path:
+    path.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": p}) + "\n"
+                            for i, p in preds.items()))
+    return path
+
+
+def _graded(suite: Path, path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    res = cli("exam", "grade", suite, "--predictions", path, "--no-environments", "--json", *extra)
+    return res.exit_code, check_document("exam grade", res.stdout, res.exit_code)
+
+
+GOLD = patch("calc.py", BASE_CALC, FIXED_CALC)
+WRONG = patch("calc.py", BASE_CALC, LOOKALIKE_CALC)
+
+
+@needs_bwrap
+def test_gold_empty_and_wrong_patches_are_resolved_empty_and_unresolved(suite: Path, tmp_path: Path) -> None:
+    """SWE-bench's keys, by exam id and by SWE-bench instance id; exit 0: every prediction was graded."""
+    preds = _predictions(tmp_path / "p.jsonl", {"calc": GOLD, "acme__calc-1": WRONG})
+    code, doc = _graded(suite, preds, "--jobs", "2")
+    assert code == 0, doc
+    assert all(k in doc for k in SWE_KEYS) and doc["schema_version"] == 2
+    assert doc["resolved_ids"] == ["calc"] and doc["unresolved_ids"] == ["acme__calc-1"]
+    assert doc["completed_ids"] == ["acme__calc-1", "calc"] and doc["void_ids"] == doc["error_ids"] == []
+    wrong = doc["instances"]["acme__calc-1"]
+    assert wrong["outcome"] == "unresolved" and wrong["failingTests"] == ["test_sign_zero"]
+    assert wrong["exam"] == "acme__calc-1" and doc["instances"]["calc"]["failingTests"] == []
+    empty = _predictions(tmp_path / "e.jsonl", {"calc": "", "acme__calc-1": None})
+    code, doc = _graded(suite, empty)
+    assert code == 0 and doc["empty_patch_ids"] == ["acme__calc-1", "calc"] and doc["completed_ids"] == []
+
+
+@needs_bwrap
+def test_a_patch_the_import_rules_refuse_is_an_error_never_graded(suite: Path, tmp_path: Path) -> None:
+    """Links, binaries, names outside the tree and patches that do not apply: errors, exit 1, nothing written."""
+    link = ("diff --git a/evil b/evil\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/evil\n"
+            "@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n")
+    binary = ("diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..2222222\n"
+              "GIT binary patch\nliteral 3\nKcmZ>Y%KrcW|Nj9O\n\nliteral 0\nHcmV?d00001\n\n")
+    outside = patch("../outside.py", "", "x = 1\n")
+    stale = patch("calc.py", BASE_CALC.replace("a + b", "b + a"), FIXED_CALC)
+    for name, bad, says in (("link", link, "symlink"), ("binary", binary, "binary"),
+                            ("outside", outside, "refused"), ("stale", stale, "does not apply")):
+        code, doc = _graded(suite, _predictions(tmp_path / f"{name}.jsonl", {"calc": bad}))
+        assert code == 1 and doc["error_ids"] == ["calc"], (name, doc)
+        assert doc["instances"]["calc"]["outcome"] == "error" and says in doc["instances"]["calc"]["reason"], name
+    assert not (tmp_path / "outside.py").exists() and not (suite.parent / "outside.py").exists()
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ("not json", "not JSON"),
+    ('["calc"]', "a JSON list"),
+    ('{"instance_id": "calc", "model_patch": ""}', "model_name_or_path missing"),
+    ('{"instance_id": 7, "model_name_or_path": "m", "model_patch": ""}', "instance_id not a string"),
+])
+def test_a_malformed_prediction_is_one_line_naming_it(suite: Path, tmp_path: Path, line: str, says: str) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": ""})
+                    + "\n" + line + "\n")
+    res = cli("exam", "grade", suite, "--predictions", path, "--no-environments")
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "p.jsonl:2: expected a JSON object" in lines[0] and says in lines[0], lines
+
+
+def test_unknown_twice_predicted_and_oversized_predictions_are_refused_before_grading(suite: Path,
+                                                                                      tmp_path: Path) -> None:
+    cases = {"unknown": ([("no-such-exam", "x")], "is no exam of"),
+             "twice": ([("calc", ""), ("calc", "")], "predicted twice (first on line 1)"),
+             "big": ([("calc", "+" * (pr.MAX_PATCH_BYTES + 1))], "over 8388608 bytes")}
+    for name, (rows, says) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": p}) + "\n"
+                                for i, p in rows))
+        res = cli("exam", "grade", suite, "--predictions", path, "--no-environments")
+        assert res.exit_code == 2 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
