@@ -112,6 +112,9 @@ EXAMS_UNCERTIFIED = _r("exams_uncertified", "check", 1,
 CLASSIFICATION_UNSTATED = _r("classification_unstated", "check", 1,
                              "the trust file requires stated exam classifications (classification: {required: "
                              "true}); the level's exams were not all classified by their author")
+EXAM_RELAXATION_REFUSED = _r("exam_relaxation_refused", "check", 1,
+                             "the level's exams were certified under a relaxation the trust file refuses "
+                             "(examRelaxations: {refuse: [...]}), or its credential does not say which")
 REGRESSION_UNCHECKED = _r("regression_unchecked", "check", 1,
                           "the trust file requires a regression check against the previous version; none ran")
 CONTAMINATION_UNPROVEN = _r("contamination_unproven", "check", 1,

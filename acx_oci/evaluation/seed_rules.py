@@ -74,6 +74,25 @@ def classification(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     return [ok("classification", "every exam's classification was stated by its author")]
 
 
+def relaxations(res: dict[str, Any], trust: Trust | None) -> list[Check]:
+    """``examRelaxations: {refuse: [...]}``: no exam of a certified level was certified under one of those
+    relaxations (the credential names them: ``acx:examRelaxations``; one that says nothing is refused too)."""
+    if trust is None or not trust.refused_relaxations or res.get("acx:examCertification") != "certified":
+        return []
+    used = res.get("acx:examRelaxations")
+    refuse = ", ".join(trust.refused_relaxations)
+    if not isinstance(used, list):
+        return [bad("exam_relaxations", reasons.EXAM_RELAXATION_REFUSED,
+                    f"the trust file refuses exams certified under {refuse}; this credential does not say which "
+                    "relaxations its exams were certified under (issued before credentials named them)")]
+    hit = sorted(set(map(str, used)) & set(trust.refused_relaxations))
+    if hit:
+        return [bad("exam_relaxations", reasons.EXAM_RELAXATION_REFUSED,
+                    f"the level's exams were certified under {', '.join(hit)}, which the trust file refuses "
+                    "(examRelaxations: {refuse: [...]})")]
+    return [ok("exam_relaxations", f"no exam certified under a refused relaxation ({refuse})")]
+
+
 def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     """``regression: required``: the verifier compared this version with the previous one (``acx:baseline``)."""
     if trust is None or not trust.regression_required:

@@ -120,6 +120,7 @@ class Trust:
     post_cutoff: PostCutoff | None = None  # top-level postCutoff (a benchmark's own wins); None: the default rule
     regression_required: bool = False  # regression: required
     classification_required: bool = False  # classification: {required: true}
+    refused_relaxations: tuple[str, ...] = ()  # examRelaxations: {refuse: [...]}
 
     @classmethod
     def empty(cls) -> Trust:
@@ -245,6 +246,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         post_cutoff=post_cutoff_from(data.get("postCutoff")),
         regression_required=(data.get("regression") == "required"),
         classification_required=bool((data.get("classification") or {}).get("required", False)),
+        refused_relaxations=tuple(str(r) for r in (data.get("examRelaxations") or {}).get("refuse") or ()),
     )
 
 

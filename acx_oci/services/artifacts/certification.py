@@ -103,6 +103,14 @@ def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
     return SuiteCheck(True, chosen, problems)
 
 
+def relaxations_of(record: dict[str, Any]) -> list[str]:
+    """The relaxations an exam certified under, as its stages name them (``relaxations``, e.g. the grader
+    stage's ``controlsNotDistinguished``): the certification and credentials carry them, a consumer may refuse."""
+    stages = record.get("stages")
+    return sorted({str(r) for s in (stages.values() if isinstance(stages, dict) else ()) if isinstance(s, dict)
+                   for r in s.get("relaxations") or ()})
+
+
 def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certifier: str,
                       records: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The certification predicate: per exam its record digest and freeze hash, so later edits show, and
@@ -111,7 +119,8 @@ def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certif
                    "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
                    "promoted": bool(rec["stages"].get("promotion", {}).get("ok")),
                    "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk")),
-                   "classification": exam_model.classification_of(rec)}
+                   "classification": exam_model.classification_of(rec),
+                   "relaxations": relaxations_of(rec)}
              for eid, rec in sorted(records.items())}
     return {"certifier": certifier, "benchmark": {"id": bench_id, "version": version,
                                                   "benchmarkDigest": benchmark_digest},
@@ -227,6 +236,12 @@ def classification_claim(predicate: dict[str, Any], exam_keys: list[str]) -> str
     stated = bool(exam_keys) and all(isinstance(as_object(exams.get(k)).get("classification"), dict)
                                      for k in exam_keys)
     return "stated" if stated else exam_model.NOT_STATED
+
+
+def relaxations_claim(predicate: dict[str, Any], exam_keys: list[str]) -> list[str]:
+    """``acx:examRelaxations``: every relaxation these exams were certified under (none named: none)."""
+    exams = as_object(predicate.get("exams"))
+    return sorted({str(r) for k in exam_keys for r in as_array(as_object(exams.get(k)).get("relaxations") or [])})
 
 
 def render(cert: Certification) -> str:

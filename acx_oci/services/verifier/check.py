@@ -181,4 +181,5 @@ def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.U
                     f"({'; '.join(problems[:3]) or 'none found'})")
     return {"acx:examCertification": "certified", "acx:examCertificationDigest": found.digest,
             "acx:examCertifier": found.certifier,
-            "acx:examClassification": certification.classification_claim(found.predicate, keys)}, None
+            "acx:examClassification": certification.classification_claim(found.predicate, keys),
+            "acx:examRelaxations": certification.relaxations_claim(found.predicate, keys)}, None
