@@ -470,6 +470,8 @@ def certify(out: Path, mode: str, rows: list[dict[str, Any]], jobs: int) -> floa
         grader = rec["stages"].get("grader", {})
         if "mutantsMade" in grader:
             r["mutants"] = f"{grader.get('mutantsKilled')}/{grader.get('mutantsMade')}"
+        if r["certified"]:  # why its two probes fail differently (issue 46): tests, an assertion, or a relaxation
+            r["probes"] = grader.get("distinguishedBy") or ("relaxed" if grader.get("relaxations") else "tests")
     return took
 
 
@@ -501,7 +503,9 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[mode] = {"fixes": len(mr), "imported": n, "certified": m, "offlinePassable": p,
                      "certifiedShare": round(m / p, 3) if p else None, "withFailToPass": v,
                      "certifiedShareWithFailToPass": round(m / v, 3) if v else None,
-                     "toolFaults": sum(1 for r in mr if r.get("category") == "harness lane error")}
+                     "toolFaults": sum(1 for r in mr if r.get("category") == "harness lane error"),
+                     "probesBy": {k: sum(1 for r in mr if r.get("probes") == k)
+                                  for k in ("failingTests", "failingAssertion", "relaxed")}}
     return out
 
 

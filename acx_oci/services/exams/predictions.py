@@ -35,7 +35,7 @@ from acx_oci.services.exams.diagnosis import short_ids
 from acx_oci.services.exams.importer import MAX_PATCH_BYTES, apply_patch
 from acx_oci.services.exams.source import ExamSource, discover, load_exam
 
-MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_PREDICTIONS = 100_000
 GRADE_SECONDS = 300.0
 KEYS = ("instance_id", "model_name_or_path", "model_patch")
