@@ -4,8 +4,11 @@ Every test here fails on 8c6af49, where ``exam grade`` did not exist (exit 2: no
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import shutil
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +121,64 @@ def test_unknown_twice_predicted_and_oversized_predictions_are_refused_before_gr
                                 for i, p in rows))
         res = cli("exam", "grade", suite, "--predictions", path, "--no-environments")
         assert res.exit_code == 2 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+
+
+#: A patch whose sign is right only inside an image carrying the marker: graded resolved only in the exam's image.
+IN_IMAGE = FIXED_CALC.replace("def sign(x):\n", "def sign(x):\n    if not __import__('os').path.exists("
+                              "'/etc/acx-exam-image'):\n        return 1\n")
+
+
+def _image(store_dir: Path, tag: str, base: bytes, spec: dict[str, Any]) -> None:
+    """An image of the host-Python layer and a layer with a marker and the environment report of ``spec``."""
+    from acx_oci.envimage.build import MEDIA_CONFIG
+    from acx_oci.envimage.pyenv import spec_digest
+    from acx_oci.oci.model import MEDIA_MANIFEST, dump
+    from acx_oci.oci.open import open_store
+
+    report = json.dumps({"specDigest": spec_digest(spec), "python": "3.11.2", "packages": []}).encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for name in ("etc", "opt", "opt/acx-venv"):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tf.addfile(info)
+        for name, data in (("etc/acx-exam-image", b"calc"), ("opt/acx-venv/acx-env.json", report)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tf.addfile(info, io.BytesIO(data))
+    layers = [base, buf.getvalue()]
+    store = open_store(f"oci:{store_dir}")
+    descs = [store.push_blob(t, "application/vnd.oci.image.layer.v1.tar") for t in layers]
+    config = store.push_blob(dump({"architecture": "amd64", "os": "linux", "rootfs": {
+        "type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(t).hexdigest() for t in layers]}}), MEDIA_CONFIG)
+    store.push_manifest(dump({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "config": config.to_json(),
+                              "layers": [d.to_json() for d in descs]}), MEDIA_MANIFEST, tag)
+
+
+def test_each_exam_is_graded_in_its_image_from_the_env_store(suite: Path, tmp_path: Path) -> None:
+    """The image ``exam certify`` keeps for the exam's env.json (by spec tag, here made from the host's Python with a
+    marker) grades the prediction; ``--no-environments`` grades on the host, where the marker is absent."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    from acx_oci.envimage import prune
+    from acx_oci.envimage.pyenv import spec_tag
+    from acx_oci.sandbox import staging_dir
+
+    from .support.hostpython import python_root_tar
+
+    spec = json.loads((suite / "tasks" / "calc" / "env.json").read_text())
+    envs = tmp_path / "env-store"
+    _image(envs, spec_tag(spec), python_root_tar(), spec)
+    preds = _predictions(tmp_path / "p.jsonl", {"calc": patch("calc.py", BASE_CALC, IN_IMAGE)})
+    cache = staging_dir("acx-test-imgcache-")  # 0755 under /tmp: the sandbox's uid must reach the unpacked root
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ACX_OCI_CACHE_DIR", str(cache))
+            res = cli("exam", "grade", suite, "--predictions", preds, "--env-store", f"oci:{envs}", "--json")
+        doc = check_document("exam grade", res.stdout, res.exit_code)
+        assert res.exit_code == 0 and doc["resolved_ids"] == ["calc"], doc
+    finally:
+        prune(cache, 0)
+        shutil.rmtree(cache, ignore_errors=True)
+    code, host = _graded(suite, preds)
+    assert code == 0 and host["unresolved_ids"] == ["calc"], host
