@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.envimage import pyenv
+from acx_oci.envimage import lock, pyenv
 from acx_oci.errors import UsageError
 from acx_oci.services.exams import envspec
 
@@ -78,7 +78,9 @@ def test_import_derives_the_environment_from_pyproject_and_tox(tmp_path: Path) -
                                     "pytest-timeout==2.3.1", "mock"]
     assert spec["excluded"] == ["calc"] and "calc" in spec["package"]
     assert spec["python"] == "3.11"  # >=3.8 and classifiers up to 3.12: bookworm's 3.11
-    assert "-e ." in spec["dropped"] and "{env:EXTRA_DEP:}" in spec["dropped"]
+    # each dropped line named with why and where (issue 41: the one door for requirement strings)
+    assert "-e . (an option, not a requirement) in requirements-test.txt" in spec["dropped"]
+    assert "{env:EXTRA_DEP:} (a tox substitution) in tox.ini [testenv] deps" in spec["dropped"]
     assert "pyproject.toml [project.optional-dependencies] tests" in spec["sources"]
     assert "tox.ini [testenv] deps" in spec["sources"]
     out = json.loads(res.stdout)["exams"][0]["environment"]
@@ -181,31 +183,30 @@ def test_a_bullseye_root_has_what_pip_needs_on_python_3_9() -> None:
     assert pyenv.root_packages("bookworm") == ("python3",)
 
 
-def _wheel(dist: Path, name: str, requires: list[str]) -> None:
-    import zipfile
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
-    with zipfile.ZipFile(dist / f"{name}-1.0-py3-none-any.whl", "w") as zf:
-        zf.writestr(f"{name}-1.0.dist-info/METADATA", meta)
-
-
 def test_the_resolution_is_closed_for_the_images_python_not_the_hosts(tmp_path: Path) -> None:
-    # pip download --python-version 3.9 on a 3.11 host left out pytest's exceptiongroup and tomli (markers
-    # evaluated for the host): pytest could not start in the bullseye image (marshmallow 78393d8)
-    from acx_oci.envimage import closure as markers
-    _wheel(tmp_path, "pytest", ['exceptiongroup>=1; python_version < "3.11"', "tomli>=1; python_version < '3.11'",
-                                "colorama; sys_platform == 'win32'", "pluggy<2,>=1.5"])
-    _wheel(tmp_path, "pluggy", [])
-    _wheel(tmp_path, "coverage", ['tomli; python_full_version <= "3.11.0a6" and extra == "toml"'])
-    _wheel(tmp_path, "hypothesis", ["attrs>=22", "sortedcontainers"])
-    roots = ["pytest", "coverage[toml]", "hypothesis", "newer; python_version >= '3.12'"]
-    py39 = markers.target_environment("3.9", "x86_64")
-    got = markers.missing(tmp_path, roots, py39, {"attrs"})  # attrs: the package under test, never fetched
-    assert sorted(pyenv.req_name(r) or "" for r in got) == ["exceptiongroup", "sortedcontainers", "tomli"]
-    assert "exceptiongroup>=1" in got
-    assert markers.missing(tmp_path, roots, markers.target_environment("3.11", "x86_64"), {"attrs"}) == [
-        "sortedcontainers"]
-    assert markers.missing(tmp_path, roots, markers.target_environment("3.13", "x86_64"), {"attrs"}) == [
-        "newer", "sortedcontainers"]
+    """uv resolves for the image's Python and platform (pip download --python-version 3.9 on a 3.11 host left
+    out pytest's exceptiongroup and tomli: pytest could not start in the bullseye image, marshmallow 78393d8);
+    what the hand-written closure (envimage/closure.py, now gone) computed, uv computes."""
+    links = tmp_path / "links"
+    links.mkdir()
+    _wheel(links, "pytest", ['exceptiongroup>=1; python_version < "3.11"', "tomli>=1; python_version < '3.11'",
+                             "colorama; sys_platform == 'win32'", "pluggy<2,>=1"])
+    for name in ("pluggy", "exceptiongroup", "tomli", "colorama", "sortedcontainers", "newer", "attrs"):
+        _wheel(links, name, [])
+    _wheel(links, "coverage", ['tomli; python_full_version <= "3.11.0a6" and extra == "toml"'])
+    _wheel(links, "hypothesis", ["attrs>=1", "sortedcontainers"])
+    (tmp_path / "index").mkdir()
+    reqs = ["pytest", "coverage[toml]", "hypothesis", "newer; python_version >= '3.12'"]
+    got = {}
+    for py in ("3.9", "3.11", "3.13"):
+        inputs = pyenv.build_inputs({"python": py, "requirements": reqs, "package": ["attrs"]})
+        pins, left_out = lock.resolve(inputs, tmp_path / py, index_url=(tmp_path / "index").as_uri(),
+                                      find_links=[links])
+        got[py] = sorted(p.name for p in pins)
+        assert left_out == ["attrs"]  # the package under test: never fetched, never installed
+    common = ["coverage", "hypothesis", "pluggy", "pytest", "sortedcontainers"]
+    assert got["3.9"] == sorted([*common, "exceptiongroup", "tomli"])
+    assert got["3.11"] == common and got["3.13"] == sorted([*common, "newer"])
 
 
 def test_python_choice_follows_requires_and_classifiers() -> None:
@@ -240,7 +241,7 @@ def test_a_package_with_only_a_source_distribution_is_named_and_refused(tmp_path
     index = (tmp_path / "index").as_uri()
     inputs = pyenv.build_inputs({"python": "3.11", "requirements": ["evilpkg"], "package": ["calc"]})
     with pytest.raises(UsageError, match=r"evilpkg: no wheel for CPython 3.11 .*only a source distribution"):
-        pyenv.resolve(inputs, tmp_path / "wheels", index_url=index, find_links=[tmp_path / "links"])
+        lock.resolve(inputs, tmp_path / "wheels", index_url=index, find_links=[tmp_path / "links"])
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("evilpkg\n")
     res = cli("env", "build", f"oci:{tmp_path / 'images'}:x", "--requirements", reqs, "--find-links",
@@ -270,7 +271,7 @@ def test_the_package_under_test_is_never_installed_even_when_a_test_dependency_p
     _wheel(links, "calcplugin", ["calc>=1"])  # a pytest plugin of the project, say: it requires the project
     (tmp_path / "index").mkdir()
     inputs = pyenv.build_inputs({"python": "3.11", "requirements": ["calcplugin"], "package": ["calc"]})
-    pins, left_out = pyenv.resolve(inputs, tmp_path / "wheels", index_url=(tmp_path / "index").as_uri(),
+    pins, left_out = lock.resolve(inputs, tmp_path / "wheels", index_url=(tmp_path / "index").as_uri(),
                                       find_links=[links])
     assert [p.name for p in pins] == ["calcplugin"] and left_out == ["calc"]
     assert sorted(f.name for f in (tmp_path / "wheels" / "dist").iterdir()) == ["calcplugin-1.0-py3-none-any.whl"]

@@ -2,12 +2,14 @@
 
 An exam's environment spec (``env.json``: a Python ``X.Y`` and requirement lines) becomes an image in four steps:
 
-1. **Resolve** on the host with ``pip download --only-binary :all:`` for the image's Python and platform (pip's
-   own configuration and ``PIP_*`` variables ignored). Wheels only: a wheel is unpacked, never run, so nothing
-   a package ships executes on the host. A requirement with no wheel (only a source distribution, whose build
-   scripts would run) is named and refused. The package under test is dropped from the result (a test
-   dependency such as hypothesis's pytest plugin may pull it in). The lock is ``name==version
-   --hash=sha256:…`` per file.
+1. **Resolve** on the host with a resolver that cannot build (:mod:`acx_oci.envimage.lock`: ``uv pip compile
+   --no-build`` for the image's Python and platform, no configuration read), then fetch each locked wheel by
+   its URL and check its sha256. Every requirement passed the one door first
+   (:mod:`acx_oci.envimage.requirement`): re-serialised name, extras, specifier and marker, nothing else.
+   Wheels only: a wheel is unpacked, never run, so nothing a package ships executes on the host. A
+   requirement with no wheel (only a source distribution, whose build scripts would run) is named and
+   refused. The package under test is dropped from the lock (a test dependency such as hypothesis's pytest
+   plugin may pull it in). The lock is ``name==version --hash=sha256:…`` per file.
 2. **Debian root** for the Python's suite (:data:`PYTHONS`) with mmdebstrap, as ``env build`` makes it.
 3. **Install inside the sandbox**: the root unpacked into a scratch dir is ``/`` of a bubblewrap sandbox with
    no network; there ``python3 -m venv --without-pip`` makes :data:`VENV` and pip, run from its own (hashed)
@@ -24,24 +26,21 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
-import sys
 import tarfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.envimage import closure, preflight
-from acx_oci.envimage.build import BuiltImage, image_from_tar, oci_arch, resolve_epoch, run_mmdebstrap
+from acx_oci.envimage import preflight
+from acx_oci.envimage.build import BuiltImage, image_from_tar, resolve_epoch, run_mmdebstrap
+from acx_oci.envimage.lock import Pinned, file_roots, installer, resolve
+from acx_oci.envimage.requirement import admit, name_of, normalize
 from acx_oci.envimage.unpack import Unpacker, remove_tree
 from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
 from acx_oci.oci.store import StoreOptions
@@ -54,38 +53,10 @@ LOCK_FILE = "acx-lock.txt"
 #: The Pythons an environment image can have: a Debian suite's own python3 (reproducible, pulled by digest).
 PYTHONS = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 DEFAULT_PYTHON = "3.11"
-_GLIBC = {"bullseye": 31, "bookworm": 36, "trixie": 41}
-_MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x"}
 ANN_SPEC = "dev.acx.image.env-spec"
 ANN_PYTHON = "dev.acx.image.python"
 ANN_PY_PACKAGES = "dev.acx.image.python-packages"
-PIP_SECONDS = 900.0
 INSTALL_SECONDS = 1200.0
-MAX_PIP_OUTPUT = 8 * 1024 * 1024
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_UNSAFE_REQ = re.compile(r"[\x00-\x1f\x7f\\]|(^|\s)-|://|\s@\s")
-_UNREACHABLE = re.compile(r"Failed to establish a new connection[^'\")]*|Temporary failure in name resolution|"
-                          r"Name or service not known|ConnectTimeoutError|Network is unreachable")
-_WHEEL = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.!+]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
-
-
-def normalize(name: str) -> str:
-    """A distribution name as PEP 503 compares them (``More_Itertools`` is ``more-itertools``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def req_name(req: str) -> str | None:
-    """The distribution a requirement line names, or None for a path, URL or option."""
-    text = req.strip()
-    if not text or text.startswith(("-", ".", "/", "#")) or "://" in text or " @ " in text:
-        return None
-    m = _NAME.match(text)
-    return normalize(m.group(1)) if m else None
-
-
-def is_requirement(req: str) -> bool:
-    """A requirement line that is data only: a name, extras, specifiers, markers (no option, URL or path)."""
-    return req_name(req) is not None and not _UNSAFE_REQ.search(req)
 
 
 def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
@@ -96,139 +67,16 @@ def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
     reqs = spec.get("requirements")
     if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
         raise UsageError("environment spec: requirements must be a list of strings")
-    # Each line goes into a requirements file pip reads: no line breaks, no options (--index-url, --hash, -e),
-    # no URLs, no paths; a spec is data, never pip's configuration.
-    bad = [r for r in reqs if not is_requirement(r)]
-    if bad:
-        raise UsageError(f"environment spec: {bad[0]!r} is not a requirement (name[extras] specifier; markers)")
+    # Each line goes into a requirements file the resolver reads: through the one door, re-serialised (a spec
+    # holding anything else -- a URL, a path, an option, a Unicode line separator -- is refused whole).
+    admitted = [admit(r, "environment spec") for r in reqs]
     excluded = sorted(normalize(str(n)) for n in spec.get("package") or ())
-    return {"python": python, "suite": PYTHONS[python], "requirements": list(reqs), "excludePackages": excluded}
+    return {"python": python, "suite": PYTHONS[python], "requirements": admitted, "excludePackages": excluded}
 
 
 def spec_digest(spec: dict[str, Any]) -> str:
     """The digest environment images are cached by: of :func:`build_inputs` only (notes do not count)."""
     return sha256_digest(canonical(build_inputs(spec)))
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """One resolved wheel: the lock's ``name==version --hash=sha256:…`` line."""
-
-    name: str
-    version: str
-    filename: str
-    sha256: str
-
-    def line(self) -> str:
-        """The lock line pip's ``--require-hashes`` checks the file against."""
-        return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
-
-
-def platform_args(python: str, suite: str) -> list[str]:
-    """pip's target: CPython ``X.Y`` on the image's glibc and machine (wheels built for older glibc fit)."""
-    machine = _MACHINE.get(oci_arch(), oci_arch())
-    xy = python.replace(".", "")
-    plats = [f"manylinux_2_{g}_{machine}" for g in range(_GLIBC[suite], 16, -1)]
-    plats += [f"manylinux2014_{machine}", f"manylinux2010_{machine}", f"manylinux1_{machine}", f"linux_{machine}"]
-    args = ["--python-version", python, "--implementation", "cp", "--abi", f"cp{xy}", "--abi", "abi3", "--abi",
-            "none"]
-    for p in plats:
-        args += ["--platform", p]
-    return args
-
-
-def _pip_env() -> dict[str, str]:
-    """The host's environment without pip's configuration: the resolution depends on the spec and the index."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    return env
-
-
-def _no_wheel(out: str, python: str) -> NoWheel | None:
-    """pip's refusal, said as which requirement has no wheel (and whether only a source distribution exists)."""
-    m = re.search(r"No matching distribution found for (\S+)", out)
-    if m is None:
-        return None
-    name = m.group(1)
-    key = req_name(name) or name
-    sdists = tuple(u for n, u in re.findall(r"No sources permitted for (\S+): (\S+)", out) if normalize(n) == key)
-    why = "only a source distribution, whose build scripts would run" if sdists else "no release fits"
-    return NoWheel(f"env build: {name}: no wheel for CPython {python} on linux {oci_arch()} ({why}); refused — "
-                   "wheels only (--allow-build builds it inside the sandbox; or give a wheel with --find-links DIR)",
-                   key, sdists)
-
-
-def _download_argv(inputs: dict[str, Any], index_url: str | None, find_links: Sequence[Path]) -> list[str]:
-    argv = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "--no-cache-dir", "-vv",
-            *platform_args(inputs["python"], inputs["suite"])]
-    if index_url:
-        argv += ["--index-url", index_url]
-    for d in find_links:
-        argv += ["--find-links", str(d)]
-    return argv
-
-
-def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
-            find_links: Sequence[Path] = ()) -> tuple[list[Pinned], list[str]]:
-    """(the lock, packages under test left out): the requirements' wheels downloaded into ``dest/dist``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if (dest / "dist").exists():
-        remove_tree(dest / "dist")  # what an earlier, refused resolution left
-    reqs = dest / "requirements.in"
-    reqs.write_text("\n".join(inputs["requirements"]) + "\n", "utf-8")
-    get = [*_download_argv(inputs, index_url, find_links), "-d", str(dest / "dist")]
-    _pip([*get, "-r", str(reqs)], inputs["python"])
-    target = closure.target_environment(inputs["python"], _MACHINE.get(oci_arch(), oci_arch()))
-    closure.complete(dest / "dist", inputs["requirements"], target, lambda more: _pip([*get, *more], inputs["python"]),
-                     inputs["excludePackages"])
-    pins, left_out = [], []
-    for f in sorted((dest / "dist").iterdir()):
-        pin = _pinned(f)
-        if pin.name in inputs["excludePackages"]:
-            left_out.append(pin.name)  # the package under test, pulled in by a test dependency: never installed
-            f.unlink()
-        else:
-            pins.append(pin)
-    return pins, left_out
-
-
-def installer(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
-              find_links: Sequence[Path] = ()) -> Pinned:
-    """pip's own wheel (hashed like the rest) into ``dest/tools``: it runs inside the sandbox, from the wheel."""
-    _pip([*_download_argv(inputs, index_url, find_links), "--no-deps", "-d", str(dest / "tools"), "pip"],
-         inputs["python"])
-    return _pinned(sorted((dest / "tools").iterdir())[0])
-
-
-def _pip(argv: list[str], python: str) -> None:
-    try:
-        res = subprocess.run(argv, capture_output=True, timeout=PIP_SECONDS, env=_pip_env(), check=False)
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"pip download did not finish within {PIP_SECONDS:g} s") from None
-    if res.returncode != 0:
-        out = (res.stdout + res.stderr)[-MAX_PIP_OUTPUT:].decode("utf-8", "replace")
-        if (net := _UNREACHABLE.search(out)) is not None:  # the machine's network, not the requirement's fault
-            raise MachineUnfit("env build: pip could not reach the package index from this machine "
-                               f"({net.group(0)}); connect it, or give a reachable --index-url")
-        if (plain := re.search(r"The repository located at (\S+) is not a trusted or secure host", out)) is not None:
-            raise UsageError(f"env build: pip ignores the index at {plain.group(1)}: plain http to a host other than "
-                             "this one; give an https --index-url")
-        refusal = _no_wheel(out, python)
-        if refusal is not None:
-            raise refusal
-        errors = [ln for ln in out.splitlines() if ln.startswith("ERROR:")] or out.strip().splitlines()[-1:]
-        raise UsageError(f"env build: pip could not resolve the requirements: {' | '.join(errors[-2:])}")
-
-
-def _pinned(path: Path) -> Pinned:
-    m = _WHEEL.match(path.name)
-    if m is None:
-        raise UsageError(f"env build: {path.name} is not a wheel; only wheels are installed")
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return Pinned(normalize(m.group(1)), m.group(2), path.name, h.hexdigest())
 
 
 REPORT = ("import importlib.metadata as m, json, sys\n"
@@ -327,7 +175,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
             if not allow_build or not refusal.sdists or n == MAX_BUILDS:
                 raise
             step = root.work / f"build-{n}"
-            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", find_links)
+            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", file_roots(index_url, find_links))
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
             bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
             (step / "lock").mkdir(mode=0o755)
@@ -340,7 +188,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
-RECIPE = 3  # raised when builds change: a fixed builder never serves what an older one made (3: the 3.9 closure)
+RECIPE = 4  # raised when builds change: a fixed builder never serves what an older one made (4: uv's lock)
 _ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 
@@ -368,7 +216,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         wheels = work / "wheels"
         wheels.mkdir(mode=0o755)
         root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include, on_step)
-        on_step("resolve (pip download, wheels only)")
+        on_step("resolve (uv, wheels only, never building)")
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
         pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
                                                   index_url=index_url, find_links=find_links)
@@ -385,7 +233,7 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         unpacked = root.unpacked()
         on_step("install (pip in the sandbox)")
         report = install(unpacked, wheels, venv, pip_pin().filename)
-        bad = sorted({n for p in report["packages"] if (n := req_name(p))} & set(inputs["excludePackages"]))
+        bad = sorted({n for p in report["packages"] if (n := name_of(p))} & set(inputs["excludePackages"]))
         if bad:
             raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
         doc = {"specDigest": digest, "inputs": inputs, "python": report["python"], "packages": report["packages"],

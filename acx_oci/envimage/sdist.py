@@ -1,27 +1,33 @@
 """``--allow-build``: a requirement with only a source distribution, built into a wheel inside the sandbox.
 
-The host only fetches bytes: the sdist pip named (from a ``--find-links`` directory, or over HTTPS with the
-index's ``#sha256=`` checked), its ``[build-system] requires`` read from the archive as text, and those build
-requirements resolved like any other — wheels only, hashed. The build itself (``setup.py``, a build backend)
-runs in a bubblewrap sandbox whose ``/`` is the image's Debian root: no network, uid 65534, a throwaway venv in
-the sandbox's ``/tmp``, pip from its hashed wheel with ``--require-hashes``, ``pip wheel --no-build-isolation
---no-deps --no-index``, the one writable bind being the output directory. The wheel then joins the resolution
-through ``--find-links`` and is locked by its own hash; ``acx-env.json`` names the sdist and its digest.
+The host only fetches bytes: an sdist of the refused requirement (:func:`sources`: from a ``--find-links``
+directory, or the index's page over HTTPS with its ``#sha256=`` checked), its ``[build-system] requires`` read
+from the archive as text and passed through the one door for requirements
+(:mod:`acx_oci.envimage.requirement`: a URL or a path there refuses the build), and those build requirements
+resolved like any other — by uv, which cannot build, wheels only, hashed. The build itself (``setup.py``, a
+build backend) runs in a bubblewrap sandbox whose ``/`` is the image's Debian root: no network, uid 65534, a
+throwaway venv in the sandbox's ``/tmp``, pip from its hashed wheel with ``--require-hashes``, ``pip wheel
+--no-build-isolation --no-deps --no-index``, the one writable bind being the output directory. The wheel then
+joins the resolution through ``--find-links`` and is locked by its own hash; ``acx-env.json`` names the sdist
+and its digest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
+import json
 import re
 import shutil
 import tarfile
-import tomllib
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
+from acx_oci.envimage.bounded import read_toml
+from acx_oci.envimage.requirement import normalize, sort_out
 from acx_oci.errors import NoWheel, UsageError
 from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run
 from acx_oci.urls import without_fragment
@@ -38,8 +44,57 @@ def _version_key(url: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", m.group(2))[:4]) if m else ()
 
 
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+_HREF = re.compile(r"""<a\s[^>]*href=["']([^"']+)["']""", re.I)
+
+
+def _is_sdist_of(url: str, name: str) -> bool:
+    m = _FILE.match(unquote(Path(urlparse(url).path).name))
+    return m is not None and normalize(m.group(1)) == name
+
+
+def _page(url: str) -> list[str]:
+    """The file URLs of an index's page for one project (PEP 691 JSON, else PEP 503 HTML), bounded."""
+    import requests
+
+    try:
+        with requests.get(url, stream=True, timeout=(30, 60), headers={
+                "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"}) as res:
+            if res.status_code != 200:
+                return []
+            body = res.raw.read(MAX_PAGE_BYTES + 1, decode_content=True)
+            kind = res.headers.get("Content-Type", "")
+    except requests.RequestException:
+        return []
+    if len(body) > MAX_PAGE_BYTES:
+        return []
+    if "json" in kind:
+        try:
+            files = json.loads(body).get("files") or []
+        except (ValueError, AttributeError):
+            return []
+        return [urljoin(url, f["url"]) + (f"#sha256={f['hashes']['sha256']}" if "sha256" in (f.get("hashes") or {})
+                                          else "") for f in files if isinstance(f, dict) and isinstance(f.get("url"),
+                                                                                                      str)]
+    return [urljoin(url, html.unescape(h)) for h in _HREF.findall(body.decode("utf-8", "replace"))]
+
+
+def sources(name: str, index_url: str | None, links: Sequence[Path]) -> tuple[str, ...]:
+    """The source distributions of ``name`` in the ``--find-links`` directories and on the index's page."""
+    found = [f.as_uri() for d in links if d.is_dir() for f in sorted(d.iterdir()) if _is_sdist_of(f.name, name)]
+    index = (index_url or "https://pypi.org/simple").rstrip("/")
+    if urlparse(index).scheme == "file":
+        page = Path(unquote(urlparse(index).path)) / name / "index.html"
+        if page.is_file() and page.stat().st_size <= MAX_PAGE_BYTES:
+            found += [urljoin(page.as_uri(), html.unescape(h)) for h in _HREF.findall(page.read_text("utf-8",
+                                                                                                    "replace"))]
+    elif urlparse(index).scheme in ("http", "https"):
+        found += _page(f"{index}/{name}/")
+    return tuple(u for u in dict.fromkeys(found) if _is_sdist_of(u, name))
+
+
 def pick(refusal: NoWheel) -> str:
-    """The newest source distribution pip saw for the refused requirement."""
+    """The newest source distribution found for the refused requirement."""
     if not refusal.sdists:
         raise refusal
     return max(refusal.sdists, key=_version_key)
@@ -83,7 +138,17 @@ def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
 
 
 def build_requires(sdist: Path) -> list[str]:
-    """``[build-system] requires`` of the archive's top-level ``pyproject.toml`` (read as text), else setuptools."""
+    """``[build-system] requires`` of the archive's top-level ``pyproject.toml`` (read as text), else setuptools;
+    each through the one door: a URL, a path, an option or anything but a plain requirement refuses the build."""
+    reqs = _declared(sdist)
+    kept, dropped = sort_out(reqs)
+    if dropped:
+        raise UsageError(f"env build --allow-build: {sdist.name}'s build requirement {dropped[0]}; refused, nothing "
+                         "of it fetched or built")
+    return kept
+
+
+def _declared(sdist: Path) -> list[str]:
     text = None
     if sdist.name.endswith(".zip"):
         with zipfile.ZipFile(sdist) as zf:
@@ -100,11 +165,14 @@ def build_requires(sdist: Path) -> list[str]:
                     break
     if text is None:
         return list(DEFAULT_BUILD_REQUIRES)
-    try:
-        reqs = tomllib.loads(text).get("build-system", {}).get("requires")
-    except tomllib.TOMLDecodeError:
+    doc = read_toml(text, f"{sdist.name}'s pyproject.toml")
+    table = doc.get("build-system") if isinstance(doc, dict) else None
+    reqs = table.get("requires") if isinstance(table, dict) else None
+    if not isinstance(reqs, list):
         return list(DEFAULT_BUILD_REQUIRES)
-    return [r for r in reqs if isinstance(r, str)] if isinstance(reqs, list) else list(DEFAULT_BUILD_REQUIRES)
+    if not all(isinstance(r, str) for r in reqs):
+        raise UsageError(f"env build --allow-build: {sdist.name}'s [build-system] requires holds a non-string")
+    return list(reqs)
 
 
 def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, tools: Path, pip_wheel: str,
@@ -138,4 +206,4 @@ def sdist_note(sdist: Path, digest: str, wheel: Path) -> dict[str, Any]:
             "wheelSha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
 
 
-__all__ = ["build_requires", "build_wheel", "fetch", "pick", "sdist_note"]
+__all__ = ["build_requires", "build_wheel", "fetch", "pick", "sdist_note", "sources"]

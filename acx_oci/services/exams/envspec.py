@@ -15,11 +15,12 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import tomllib
 from collections.abc import Iterable
 from typing import Any
 
-from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, is_requirement, normalize, req_name, spec_digest
+from acx_oci.envimage.bounded import read_toml
+from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, spec_digest
+from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
 from acx_oci.errors import UsageError
 from acx_oci.services.exams.source import ENV_FILE
 
@@ -28,7 +29,7 @@ TEST_EXTRAS = ("test", "tests", "testing")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.txt|dev[-_]requirements\.txt|"
                        r"test[-_]?requirements\.txt|requirements/[^/]*(test|dev)[^/]*\.txt)$")
-_OPTION = re.compile(r"\s+--?[A-Za-z][\w-]*(=\S+)?")
+_HASH = re.compile(r"[ \t]+--hash[= ][ \t]*sha256:[0-9a-fA-F]+")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
 _DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
@@ -109,17 +110,11 @@ class _Found:
         self.version_file: str | None = None
 
     def add(self, reqs: list[str], where: str) -> None:
-        kept = 0
-        for r in reqs:
-            r = r.split(" #", 1)[0].strip()
-            if not r:
-                continue
-            r = _OPTION.sub("", r).strip()  # a pinned file's "--hash=…": pip's business, not the spec's
-            if not is_requirement(r):
-                self.dropped.append(r)
-                continue
-            self.reqs.append(r)
-            kept += 1
+        """Each line through the one door (:mod:`acx_oci.envimage.requirement`): kept re-serialised, or named."""
+        lines = [_HASH.sub("", r.split(" #", 1)[0]).strip(" \t") for r in reqs]  # a pinned file's --hash: pip's
+        kept, dropped = sort_out(r for r in lines if r)
+        self.reqs += kept
+        self.dropped += [f"{d} in {where}" for d in dropped]
         if kept:
             self.sources.append(where)
 
@@ -138,7 +133,8 @@ class _Found:
 
 def _strs(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [ln for ln in value.splitlines() if ln.strip()]
+        # "\n" only: a Unicode line separator stays inside its line, where the one door refuses it
+        return [ln.strip(" \t\r") for ln in value.split("\n") if ln.strip(" \t\r")]
     return [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else []
 
 
@@ -149,9 +145,9 @@ def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _pyproject(text: str, found: _Found) -> None:
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found.dropped.append(f"pyproject.toml (not TOML: {exc})")
+        doc = read_toml(text, "pyproject.toml")
+    except UsageError as exc:  # not TOML, too big, nested too deep: named, and the import goes on without it
+        found.dropped.append(str(exc))
         return
     proj = _table(doc, "project")
     found.meta(proj.get("name"), proj.get("requires-python"), proj.get("classifiers"), proj.get("version"))
@@ -192,7 +188,7 @@ def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 
     (the reference itself stays, so that :func:`finish` names the package as left out)."""
     out: list[str] = []
     for r in extras.get(key, []):
-        if req_name(r) in own and depth < 8:
+        if name_of(r) in own and depth < 8:
             out.append(r)
             for e in _extras(r):
                 out += _expand(extras, e, own, depth + 1)
@@ -286,7 +282,7 @@ def _requirements(tree: dict[str, str], path: str, seen: set[str]) -> list[str]:
     seen.add(path)
     out: list[str] = []
     here = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    for line in re.sub(r"\\\r?\n", " ", tree[path]).splitlines():  # a continued line (pip-compile's) is one
+    for line in re.sub(r"\\\r?\n", " ", tree[path]).split("\n"):  # a continued line (pip-compile's) is one
         line = line.split(" #", 1)[0].strip()
         m = re.match(r"^(-r|--requirement)\s*(\S+)$", line)
         if m:
@@ -305,7 +301,7 @@ def _tox(tree: dict[str, str], found: _Found) -> None:
     for line in _strs(cp.get("testenv", "deps", fallback="")):
         line = re.sub(r"^[\w.,!-]+:\s+", "", line.strip())  # a factor-conditional line: "py38: mock"
         if "{" in line and not line.startswith("-r"):
-            found.dropped.append(line)
+            found.dropped.append(f"{shown(line)} (a tox substitution) in tox.ini [testenv] deps")
             continue
         m = re.match(r"^-r\s*(\S+)$", line)
         reqs += _requirements(tree, m.group(1).replace("{toxinidir}/", ""), set()) if m else [line]
@@ -351,8 +347,10 @@ def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: se
     kept: list[str] = []
     seen: set[str] = set()
     excluded: set[str] = set()
-    for r in reqs:
-        name = req_name(r)
+    admitted, refused = sort_out(reqs)  # what the readers kept passes again; a user's file passes here first
+    dropped = dropped + refused
+    for r in admitted:
+        name = name_of(r)
         if name is None:
             continue
         if name in names:
@@ -360,7 +358,7 @@ def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: se
         elif r not in seen:
             seen.add(r)
             kept.append(r)
-    if "pytest" not in {req_name(r) for r in kept}:
+    if "pytest" not in {name_of(r) for r in kept}:
         kept.append("pytest")  # the grader's own pytest comes from the environment, never the host
     if python is not None and python not in PYTHONS:
         raise UsageError(f"--python {python}: expected one of {', '.join(PYTHONS)} (a Debian suite's python3)")
@@ -377,11 +375,11 @@ def override(spec: dict[str, Any], *, requirements: str | None, python: str | No
     """The spec with the user's ``--requirements FILE`` text and/or ``--python X.Y`` in place of the derived."""
     if requirements is None and python is None:
         return spec
-    reqs = [ln.split(" #", 1)[0].strip() for ln in requirements.splitlines()] if requirements is not None \
+    reqs = [ln.split(" #", 1)[0].strip(" \t\r") for ln in requirements.split("\n")] if requirements is not None \
         else spec["requirements"]
     reqs = [r for r in reqs if r and not r.startswith("#")]
     out = finish(reqs, [what] if requirements is not None else spec["sources"],
-                 [r for r in reqs if req_name(r) is None] + (spec["dropped"] if requirements is None else []),
+                 spec["dropped"] if requirements is None else [],
                  names=set(spec["package"]), requires=spec["pythonRequires"],
                  classifiers=spec["classifierPythons"], python=python or spec["python"],
                  swebench=spec.get("swebench"))
