@@ -115,6 +115,9 @@ CLASSIFICATION_UNSTATED = _r("classification_unstated", "check", 1,
 EXAM_RELAXATION_REFUSED = _r("exam_relaxation_refused", "check", 1,
                              "the level's exams were certified under a relaxation the trust file refuses "
                              "(examRelaxations: {refuse: [...]}), or its credential does not say which")
+TAMPER_CHECKS_UNPROVEN = _r("tamper_checks_unproven", "check", 1,
+                            "the level does not show the tamper checks its in-process grades need (or was issued "
+                            "before they existed); 'tamperChecks: optional' in the trust file accepts it")
 REGRESSION_UNCHECKED = _r("regression_unchecked", "check", 1,
                           "the trust file requires a regression check against the previous version; none ran")
 CONTAMINATION_UNPROVEN = _r("contamination_unproven", "check", 1,
@@ -162,6 +165,9 @@ MODEL_MISMATCH = _r("model_mismatch", "requirement", 1, "the level was earned wi
 # -- attest ---------------------------------------------------------------------------------------
 EXAMINER_UNRELIABLE = _r("examiner_unreliable", "attest", 1, "too many games were unrated: the run is withheld")
 CHEATING_DETECTED = _r("cheating_detected", "attest", 1, "the agent touched the grader or the hidden tests")
+GRADER_TAMPERING = _r("grader_tampering", "attest", 1,
+                      "a submission forged its grade from inside the test process (the tamper checks fired): the "
+                      "game is the agent's fail and the run is withheld from issuance, its attempt counted")
 MODEL_UNAVAILABLE = _r("model_unavailable", "attest", 3, "the model provider could not be reached for this run")
 COOLDOWN = _r("cooldown", "attest", 2, "the ROM (or the cartridge's claim) was attempted within the cooldown: "
               "not played; the refusal says when the next attempt is allowed")

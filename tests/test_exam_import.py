@@ -16,6 +16,7 @@ import pytest
 from acx_oci.jsonio import first_error
 from acx_oci.model import exam as mx
 from acx_oci.services.exams import importer
+from acx_oci.services.exams.inprocess_probes import PROBES
 
 from .support.cli import cli
 from .support.jsondoc import check_document
@@ -142,6 +143,12 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
                                                                             f"{shas['fix']}^")
     assert rec["stages"]["eval"]["plays"]["gold"] == "certified-pass"
+    # the hidden tests import calc into pytest's process: graded in-process, every in-process probe (issue 46)
+    # graded a fail or found as tampering, and the reference still passes after them
+    attack = rec["stages"]["attack"]
+    assert set(attack["inProcessProbes"]) == set(PROBES) and attack["inProcessExploits"] == []
+    assert set(attack["inProcessProbes"].values()) <= {"F", "void"} and attack["goldStillPassesAfterSuite"]
+    assert rec["stages"]["gold"]["grading"]["mode"] == "in-process"
     # --no-environments: the host's Python graded, and the record says so (env.json's image was not used)
     assert rec["stages"]["freeze"]["environment"]["python"] == "host" and rec["stages"]["freeze"]["imageDigest"] is None
     assert list((imported["tmp"] / "certs" / "by-freeze").glob("*-host.json"))

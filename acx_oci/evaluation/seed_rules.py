@@ -15,6 +15,7 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.evaluation import contamination
 from acx_oci.evaluation.checks import Check, bad, ok
+from acx_oci.model import grading
 from acx_oci.trust.trustfile import AcceptedBenchmark, PostCutoff, Trust
 
 #: The default contamination rule for a model-calling agent: every rated held-out game on a post-cutoff exam.
@@ -103,3 +104,27 @@ def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
                     "the trust file requires a regression check against the previous version (regression: "
                     "required); this credential carries none (no acx:baseline)")]
     return [ok("regression", f"checked against the previous version's credential {base['credentialDigest']}")]
+
+
+def tamper_checks(res: dict[str, Any], trust: Trust) -> list[Check]:
+    """How the exams were graded (``acx:grading``): by default a non-simulated level must say it, and every
+    in-process grade must have run the tamper checks; ``tamperChecks: optional`` relaxes that (levels issued
+    before issue 46). A relaxation an exam was certified under (``runnerImportsPackageUnderTest``) is the
+    certification's, refused with ``examRelaxations: {refuse: [...]}`` (:func:`relaxations`)."""
+    if simulated(res):
+        return []
+    how = res.get("acx:grading")
+    missing = ["acx:grading"] if not isinstance(how, dict) else grading.missing_checks(how)
+    out: list[Check] = []
+    if not missing and isinstance(how, dict):
+        out.append(ok("tamper_checks", f"graded {', '.join(how.get('modes') or ())} with tamper checks "
+                                       f"{', '.join(how.get('tamperChecks') or ()) or 'none needed'}"))
+    elif trust.tamper_checks_optional:
+        out.append(relaxed("tamper_checks", f"no proof of tamper checks ({missing[0]} missing); accepted: "
+                                            f"{RELAXED} (tamperChecks: optional)"))
+    else:
+        why = ("the credential does not say how its exams were graded (issued before tamper checks)"
+               if missing == ["acx:grading"] else f"in-process grades without the tamper checks {missing}")
+        out.append(bad("tamper_checks", reasons.TAMPER_CHECKS_UNPROVEN,
+                       f"{why}; add 'tamperChecks: optional' to the trust file to accept such levels"))
+    return out

@@ -300,6 +300,7 @@ def _check_benchmark(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     out.append(_check_exam_certification(res, accepted.certified_by) if accepted.certified_by
                else seed_rules.exams(res, trust))
     out += seed_rules.post_cutoff(res, trust, accepted)
+    out += seed_rules.tamper_checks(res, trust)
     if accepted.capability is not None:
         out.append(_check_benchmark_capability(res, accepted))
     return out

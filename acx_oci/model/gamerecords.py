@@ -31,9 +31,10 @@ PREDICATE_FIELDS = frozenset({"game", "taskCommitment", "difficulty", "outcome",
                               "romDigest", "benchmarkDigest", "solver"})
 # Present when a real run produced the game (run conditions: docs/security.md); absent for simulated games.
 # ``review``: what the harness review's rules read (evaluation/harness_review.py), and for a game it withheld
-# the outcome as played and the rule's name.
+# the outcome as played and the rule's name. ``grading``: how the exam was graded (``mode``: ``in-process`` when the
+# hidden tests import the submission into pytest's process; the ``tamperChecks`` that ran: sandbox/tamper.py).
 OPTIONAL_FIELDS = frozenset({"runtimeDigest", "containment", "conditions", "transcriptDigest", "executor",
-                             "canary", "model", "review"})
+                             "canary", "model", "review", "grading"})
 # Fields that differ between two runs of the same games (random sealing keys, timings, which worker ran):
 # everything else in a record is a function of (ROM, benchmark, solver, parameters).
 PER_RUN_FIELDS = ("containment", "executor", "transcriptDigest", "model", "review")

@@ -32,14 +32,15 @@ import json
 import os
 import re
 import shutil
-import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from acx_oci import safetree
+from acx_oci import reasons, safetree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from acx_oci.sandbox import guard, tamper
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.failures import failed_at
 from acx_oci.sandbox.tree import tree_digest
@@ -74,6 +75,11 @@ class GradeResult:
     stderr: bytes
     wall_seconds: float
     graded_digest: str = ""  # tree digest of the copy the grader saw, taken after grading
+    #: Why the tamper checks say this grade was forged (:func:`acx_oci.sandbox.tamper.findings`): never a pass.
+    tamper: tuple[str, ...] = ()
+    #: How the grade was taken (``mode``: in-process when the hidden tests import the submission; the
+    #: ``tamperChecks`` that ran; ``honeypots`` planted), as game records and certification records say it.
+    grading: Mapping[str, Any] = field(default_factory=dict)
 
     def failing(self) -> frozenset[str]:
         """Node ids that failed or errored, to compare failing sets across runs."""
@@ -94,6 +100,10 @@ class GradeResult:
             out[t.outcome] = out.get(t.outcome, 0) + 1
         return out
 
+    def how(self) -> dict[str, Any]:
+        """``grading`` as game records and credentials carry it: the mode and the tamper checks that ran."""
+        return tamper.record_grading(self.grading)
+
     @property
     def shadowed(self) -> bool:
         """The grader found the package under test imported from elsewhere than the submission (a lane error)."""
@@ -108,7 +118,7 @@ class GradeResult:
     def passed(self) -> bool:
         """Exit 0, not timed out, a parsable report with at least one test and every test passed."""
         return (self.returncode == 0 and not self.timed_out and self.report_ok and bool(self.tests)
-                and all(t.outcome == "passed" for t in self.tests))
+                and all(t.outcome == "passed" for t in self.tests) and not self.tamper)
 
 
 def copy_tree(src: Path, dst: Path) -> None:
@@ -203,6 +213,7 @@ BOOT = r"""
 import ctypes, json, os, shutil, sys
 if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
     sys.exit("grader: prctl(PR_SET_DUMPABLE) failed")
+GUARD_OBSERVE
 files = json.loads(sys.stdin.buffer.read())
 conf = json.loads(files.pop("GRADER_CONFIG", "{}"))
 null = os.open("/dev/null", os.O_RDONLY)
@@ -218,6 +229,7 @@ for rel, data in files.items():
 if IMPORT_SUBMISSION:
     sys.path.append("/workspace")
 import pytest
+GUARD_BASELINE
 packages = [str(p) for p in conf.get("packages") or ()]
 wanted = {"tests/" + str(t) for t in conf.get("tests") or ()}
 firsts = [d for d in ("/workspace/src", "/workspace") if os.path.isdir(d)] if packages else []
@@ -280,7 +292,9 @@ class Hide:
                 sys.stderr.write("grader: package under test %s resolved outside /workspace: %s\n" % (name, bad))
                 os._exit(SHADOWED_EXIT)
 
-code = pytest.main(args, plugins=[Hide()])
+GUARD_PLUGIN
+GUARD_END
+code = pytest.main(args, plugins=[Hide(), _GuardPlugin()])
 if code == 4 and packages and os.path.isdir(root):  # a usage error before collection: a conftest did not load
     import importlib
     shutil.rmtree(root)
@@ -291,7 +305,7 @@ if code == 4 and packages and os.path.isdir(root):  # a usage error before colle
             sys.stderr.write("grader: the package under test %s cannot be imported: %s: %s\n"
                              % (name, type(exc).__name__, str(exc)[:300]))
             os._exit(UNIMPORTABLE_EXIT)
-sys.exit(code)
+_g_end(code)
 """
 
 
@@ -308,7 +322,7 @@ def pytest_argv(*, import_submission: bool = False, python: str = PYTHON) -> lis
 
     The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
     """
-    boot = BOOT.replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
+    boot = guard.splice(BOOT).replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
         "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT)).replace(
         "UNIMPORTABLE_EXIT", str(UNIMPORTABLE_EXIT))
     # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass)
@@ -323,14 +337,8 @@ def grader_python(rootfs: Path | None) -> str:
 
 
 def tests_payload(tests: Path) -> bytes:
-    """The hidden test files (UTF-8 text, regular files only) as the JSON the grader's boot reads on stdin."""
-    files: dict[str, str] = {}
-    for dirpath, _, filenames in os.walk(tests, followlinks=False):
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            if stat.S_ISREG(os.lstat(p).st_mode):
-                files[p.relative_to(tests).as_posix()] = p.read_text("utf-8")
-    return json.dumps(files, sort_keys=True).encode("utf-8")
+    """The hidden test files as the JSON the grader's boot reads on stdin."""
+    return json.dumps(tamper.hidden_files(tests), sort_keys=True).encode("utf-8")
 
 
 def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, time_seconds: float | None = None,
@@ -362,16 +370,17 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         python = grader_python(base.rootfs)
         genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": python, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                      "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
+        prep = tamper.prepare(tamper.hidden_files(tests), GRADER_CONFIG, import_submission)
         binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
         gspec = replace(base, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
         res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission, python=python),
                                  time_seconds=time_seconds,
-                                 stdin_data=tests_payload(tests))
-        cases, ok = parse_junit(out / "report.xml", summary_total(res.stdout))
-        consistent = ok and not res.timed_out and _consistent(res.returncode, cases)
-        graded = tree_digest(stage / "workspace")
-        return GradeResult(res.returncode, res.timed_out, cases, consistent, res.stdout, res.stderr, res.wall_seconds,
-                           graded)
+                                 stdin_data=json.dumps(prep.files, sort_keys=True).encode("utf-8"))
+        every, ok = parse_junit(out / "report.xml", summary_total(res.stdout))
+        seen = tamper.assess(prep, out, every, res.returncode, res.timed_out, junit_nodeid)
+        consistent = ok and not res.timed_out and _consistent(seen.returncode, seen.cases)
+        return GradeResult(seen.returncode, res.timed_out, seen.cases, consistent, res.stdout, res.stderr,
+                           res.wall_seconds, tree_digest(stage / "workspace"), seen.findings, seen.grading)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -391,6 +400,11 @@ class GameOutcome:
     outcome: str
     detail: str
     conditions: dict[str, bool]
+
+    @property
+    def tampered(self) -> bool:
+        """The tamper checks fired (the outcome is then the agent's fail, reason ``grader_tampering``)."""
+        return self.detail.startswith(f"{reasons.GRADER_TAMPERING}:")
 
 
 def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests: int | None = None) -> GameOutcome:
@@ -415,6 +429,9 @@ def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests
         return said(MODEL_FAIL, "graded tree does not hash to the submitted workspace")
     if graded.timed_out:
         return said(LANE_ERROR, "grader timed out")
+    if graded.tamper:  # a forged grade: the agent's fail, and the run that holds it issues nothing
+        conditions["integrity"] = False
+        return said(MODEL_FAIL, f"{reasons.GRADER_TAMPERING}: {graded.tamper[0]}")
     if graded.shadowed:
         return said(LANE_ERROR, "the package under test resolved outside the submission (a copy in the grader's "
                                 "environment shadows it): the grade proves nothing")

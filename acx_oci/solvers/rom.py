@@ -267,10 +267,12 @@ class RomSolver:
         gspec = grader_spec(self.rootfs, gseconds)
         graded = grade(ws, hidden, spec=gspec, time_seconds=gseconds)
         transcript["grader"] = {"exitCode": graded.returncode, "timedOut": graded.timed_out,
+                                "tampering": list(graded.tamper),
                                 "reportConsistent": graded.report_ok, "counts": graded.counts(),
                                 "failing": sorted(graded.failing()), "stdout": _text(graded.stdout)}
         facts = {"workspaceDigest": submitted, "gradedDigest": graded.graded_digest,
-                 "agentExit": agent.returncode}
+                 "agentExit": agent.returncode, **({"tampering": list(graded.tamper)} if graded.tamper else {})}
+        extra["record"] = {**extra.get("record", {}), "grading": graded.how()}  # how the exam was graded
         judged = game_outcome(graded, submitted, start, grader.get("expectedTests"))
         conditions.update(judged.conditions)
         text = failure_text(graded.stdout) if judged.outcome == MODEL_FAIL else None

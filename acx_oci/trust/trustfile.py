@@ -121,6 +121,7 @@ class Trust:
     regression_required: bool = False  # regression: required
     classification_required: bool = False  # classification: {required: true}
     refused_relaxations: tuple[str, ...] = ()  # examRelaxations: {refuse: [...]}
+    tamper_checks_optional: bool = False  # tamperChecks: optional (default: required for in-process grades)
 
     @classmethod
     def empty(cls) -> Trust:
@@ -247,6 +248,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         regression_required=(data.get("regression") == "required"),
         classification_required=bool((data.get("classification") or {}).get("required", False)),
         refused_relaxations=tuple(str(r) for r in (data.get("examRelaxations") or {}).get("refuse") or ()),
+        tamper_checks_optional=(data.get("tamperChecks") == "optional"),
     )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.errors import AcxError, EnvironmentRefused, UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json
@@ -43,7 +44,7 @@ RESOLVED, UNRESOLVED, EMPTY, ERROR, VOID = "resolved", "unresolved", "empty", "e
 #: Game outcomes that are a grade of the submission; any other (lane error, invalid) is no grade: an error.
 _GRADED = {CERTIFIED_PASS: RESOLVED, MODEL_FAIL: UNRESOLVED}
 #: Game outcomes that say the submission tampered with its grade (from the in-process tamper checks).
-TAMPERED = frozenset({"grader-tampering", "grader_tampering", "void"})
+TAMPERED = frozenset({"grader-tampering", reasons.GRADER_TAMPERING, "void"})
 #: The environment image of an exam (None: the host's Python grades it).
 Images = Callable[[ExamSource], tuple[Path, str] | None]
 #: Hears each instance as it finishes: (instance id, outcome, done, of).
@@ -136,7 +137,7 @@ def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] 
     judged = game_outcome(graded, submitted, start)
     failing = short_ids(graded.failing())
     facts = {"gameOutcome": judged.outcome, "tests": graded.counts()}
-    if judged.outcome in TAMPERED:
+    if judged.outcome in TAMPERED or judged.tampered:
         return _result(VOID, judged.detail, failing, facts)
     if judged.outcome in _GRADED:
         return _result(_GRADED[judged.outcome], judged.detail, failing, facts)

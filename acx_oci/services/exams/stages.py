@@ -27,6 +27,7 @@ from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.exposure import as_imported, grader_visible, reference_new
 from acx_oci.services.exams.harness import LANE, retried
+from acx_oci.services.exams.inprocess_probes import attack_inprocess
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
 
@@ -243,6 +244,7 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
         ok = facts["referenceFails"] and facts["secondReferenceFails"] and facts["referencesFailDifferentTests"]
     else:
         facts["referencePasses"] = gold.passed
+        facts["grading"] = gold.how()  # in-process (the tests import the package) and the tamper checks run
         facts.update(_stability(g, gold, runs))
         ok = gold.passed and facts.get("referenceStable", True)
         if not gold.passed:
@@ -330,9 +332,11 @@ def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[s
         verdicts[name] = _verdict(r)
         if r.passed:
             exploits.append(name)
+    inproc = attack_inprocess(src.workspace, src.grader_files(), lambda name, tree: g.run(tree, what=name))
+    exploits += inproc.get("inProcessExploits", [])
     g.note("attack", len(suite) + 1, len(suite) + 1)
     after = g.gold()
-    facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits}
+    facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits, **inproc}
     if src.impossible:
         facts["goldStillPassesAfterSuite"] = None
         facts["goldUnchangedAfterSuite"] = (not after.passed) and after.failing() == base["gold"].failing()

@@ -22,7 +22,7 @@ from acx_oci.crypto.seal import recipient_from_identity, seal
 from acx_oci.evaluation import engine
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
-from acx_oci.model import gamerecords, statuslist
+from acx_oci.model import gamerecords, grading, statuslist
 from acx_oci.model.attempt import (
     SCOPE_ROM_CLAIM,
     VERDICT_NOT_ISSUED,
@@ -123,8 +123,15 @@ def _claim(loaded: Loaded, plan: Plan, verdict: IssueDecision, evidence: list[di
         exam_certification=plan.exam_cert,
         image_digests=image_digests(g.predicate for g in result.games),
         extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay),
-               "acx:harnessReview": result.review.to_json(), **_customer_exams(plan, result)},
+               "acx:harnessReview": result.review.to_json(), **_customer_exams(plan, result),
+               **_grading(result)},
         attempt=count, cooldown_scope=scope)
+
+
+def _grading(result: engine.Result) -> dict[str, Any]:
+    """``acx:grading``: how the games' exams were graded (model/grading.py), when any game says."""
+    how = grading.claim(g.predicate for g in result.games)
+    return {"acx:grading": how} if how else {}
 
 
 def _customer_exams(plan: Plan, result: engine.Result) -> dict[str, Any]:

@@ -1,0 +1,343 @@
+"""The code the grader's sandbox runs around pytest to see tampering from inside the test process (issue 46).
+
+On an imported exam the hidden tests import the submission's package into pytest's own process, so the
+submission can patch the runner. Three parts, spliced into :data:`acx_oci.sandbox.grader.BOOT`:
+
+* :data:`OBSERVE` forks before anything else runs. The child runs pytest; the parent (non-dumpable like the
+  child, so the child can neither ptrace it nor read its memory) never runs submission code. It reads the
+  child's events from a pipe, waits for the child and only then writes ``/grader-out/guard.json``
+  (:data:`RECORD`): its own record, with the child's true exit status and the report's digest as the parent
+  reads it (the host compares it with the report it reads itself: a process the child left behind that
+  rewrites the report later is seen). It signals nothing: it may run where the pid namespace is the host's.
+* :data:`BASELINE` runs after ``import pytest`` and before the submission can: it imports pytest's default
+  plugins (so none is later resolved from the submission's tree), takes a snapshot of the runner's functions,
+  classes and methods (pytest, _pytest, pluggy), of the builtins and of the process-exit functions, and arms a
+  PEP 578 audit hook (which no Python code can remove) that reports a swapped ``__code__``/``__defaults__``
+  of the runner's functions and every write, rename or removal under ``/grader-out`` beyond pytest's one
+  report write (CPython does not audit a class's attribute writes: the snapshot sees those).
+* :data:`PLUGIN` checks the snapshot again after collection, around each test and at the end, as well as
+  the hook implementations (none from ``/workspace``; none changed once tests run), and sends each report's
+  outcome and the junit digest to the parent; :data:`END` ends the child with ``os._exit`` (no
+  ``atexit`` handler of the submission runs after the report).
+
+Everything here runs inside the sandbox on the image's Python (3.8+); the host reads only the record.
+"""
+
+from __future__ import annotations
+
+#: The parent's record in the writable output dir, read by the host (:func:`acx_oci.sandbox.tamper.read_record`).
+RECORD = "guard.json"
+#: Bytes of the report the observer digests (the grader's own bound on it).
+MAX_REPORT = 4 * 1024 * 1024
+#: Bytes of events the parent keeps from the child; a child that sends more floods the channel (tampering).
+MAX_EVENTS = 16 * 1024 * 1024
+
+OBSERVE = r"""
+import select as _g_select, types as _g_types, builtins as _g_builtins, hashlib as _g_hashlib
+_g_exit, _g_write, _g_dumps, _g_getpid = os._exit, os.write, json.dumps, os.getpid
+_G_OUT = "/grader-out"
+_G_REPORT = _G_OUT + "/report.xml"
+
+
+def _g_digest(path):
+    try:
+        st = os.lstat(path)
+        if not (st.st_mode & 0o170000) == 0o100000:
+            return "not a regular file"
+        with open(path, "rb") as fh:
+            return _g_hashlib.sha256(fh.read(@MAX_REPORT@ + 1)).hexdigest()
+    except OSError:
+        return None
+
+
+def _g_observe():
+    ev_r, ev_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ev_r)
+        return ev_w
+    os.close(ev_w)
+    os.close(0)
+    buf, status, eof, flooded = bytearray(), None, False, False
+    while not (eof and status is not None):
+        if not eof and _g_select.select([ev_r], [], [], 0.05)[0]:
+            data = os.read(ev_r, 65536)
+            eof = not data
+            if len(buf) + len(data) > @MAX_EVENTS@:
+                flooded = True
+            else:
+                buf += data
+        if status is None:
+            done, st = os.waitpid(pid, 0 if eof else os.WNOHANG)
+            if done:
+                status = st
+    rec = {"tests": {}, "tamper": [], "end": None, "reports": [], "flooded": flooded}
+    for line in bytes(buf).split(b"\n"):
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        kind = ev.get("e")
+        if kind == "case" and isinstance(ev.get("id"), str):
+            old = rec["tests"].get(ev["id"])
+            if old in (None, "passed", "skipped") or ev.get("o") == "error":
+                rec["tests"][ev["id"]] = str(ev.get("o"))
+        elif kind == "tamper":
+            rec["tamper"].append(str(ev.get("why"))[:300])
+        elif kind == "report":
+            rec["reports"].append(ev.get("sha"))
+        elif kind == "end":
+            rec["end"] = ev
+    rec["exit"] = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+    rec["report"] = _g_digest(_G_REPORT)
+    path = _G_OUT + "/" + @RECORD@
+    try:
+        if os.path.lexists(path):
+            os.unlink(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        os.write(fd, json.dumps(rec, sort_keys=True).encode())
+        os.close(fd)
+    except OSError:
+        pass
+    code = rec["exit"]
+    _g_exit(code if 0 <= code < 256 else 128 + (-code if code < 0 else 1))
+
+
+_G_FD = _g_observe()
+
+
+def _g_send(kind, **kw):
+    kw["e"] = kind
+    try:
+        _g_write(_G_FD, (_g_dumps(kw) + "\n").encode())
+    except Exception:
+        pass
+"""
+
+BASELINE = r"""
+import importlib as _g_importlib
+for _g_name in getattr(_g_importlib.import_module("_pytest.config"), "default_plugins", ()):
+    try:
+        _g_importlib.import_module("_pytest." + _g_name)
+    except Exception:
+        pass
+for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the junit writer's, ours first
+    _g_importlib.import_module(_g_name)
+_G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
+_G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "hooks": None}
+_G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
+
+
+def _g_ours(obj):
+    mod = obj.__dict__.get("__module__") if isinstance(obj, type) else getattr(obj, "__module__", None)
+    return isinstance(mod, str) and mod.split(".")[0] in _G_RUNNER
+
+
+def _g_code(v):
+    f = getattr(v, "__func__", None) or getattr(v, "fget", None) or v
+    return getattr(f, "__code__", None)
+
+
+def _g_dirs():
+    out = []
+    for name in _G_RUNNER:
+        mod = sys.modules.get(name)
+        f = getattr(mod, "__file__", None)
+        if f:
+            out.append(os.path.dirname(os.path.realpath(f)) + "/")
+    return tuple(out)
+
+
+_G_DIRS = _g_dirs()
+
+
+def _g_runner_code(v):
+    code = _g_code(v)
+    return code is not None and os.path.realpath(code.co_filename).startswith(_G_DIRS)
+
+
+def _g_snapshot():
+    snap = {}
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] not in _G_RUNNER or mod is None:
+            continue
+        snap["m:" + name] = id(mod)
+        for k, v in list(getattr(mod, "__dict__", {}).items()):
+            if isinstance(v, _g_types.FunctionType) and v.__module__ == name:
+                snap["f:%s|%s" % (name, k)] = (id(v), id(_g_code(v)), _g_runner_code(v))
+            elif isinstance(v, type) and v.__dict__.get("__module__") == name:
+                for ak, av in list(v.__dict__.items()):
+                    if isinstance(av, _G_FN):
+                        snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), id(_g_code(av)), _g_runner_code(av))
+                snap["t:%s|%s" % (name, k)] = (id(v), tuple(id(b) for b in v.__mro__))
+    for k, v in list(vars(_g_builtins).items()):
+        snap["b:" + k] = id(v)
+    for k in ("_exit", "kill", "write", "open", "replace", "rename"):
+        snap["os:" + k] = id(getattr(os, k, None))
+    for k in ("exit", "excepthook", "settrace", "setprofile"):
+        snap["sys:" + k] = id(getattr(sys, k, None))
+    snap["sys:trace"] = (id(sys.gettrace()), id(sys.getprofile()))
+    return snap
+
+
+def _g_tamper(why):
+    _g_send("tamper", why=why)
+
+
+def _g_check(where):
+    # A function, method or property of pytest, _pytest or pluggy that changed (unless to the runner's own
+    # code: pytest's legacypath plugin adds properties to Config at configure), a module or class replaced,
+    # a builtin, exit function or trace hook swapped.
+    now, base, first = _g_snapshot(), _G_STATE["snap"], _G_STATE["first"]
+    mods = set(k.split(":", 1)[1] for k in base if k.startswith("m:"))
+    keys = set(base) | set(k for k in now if k[0] in "fct" and k[2:].split("|")[0] in mods)
+    bad = []
+    for k in sorted(keys):
+        if now.get(k) == base.get(k):
+            continue
+        if k[0] in "fc" and (now[k][2] if k in now else k not in first):
+            continue  # the runner's own code, or an attribute it added during the run gone again
+        bad.append(k)
+    if bad:
+        _g_tamper("%s: the runner changed: %s" % (where, ", ".join(bad[:5])))
+    _G_STATE["snap"] = now  # each change said once
+
+
+def _g_under_out(path):
+    try:
+        if isinstance(path, int):
+            return False
+        p = os.fsdecode(path)
+        return os.path.realpath(p).startswith(_G_OUT + "/") or os.path.realpath(p) == _G_OUT
+    except Exception:
+        return True
+
+
+def _g_audit(event, args):
+    if not _G_STATE["armed"] or _G_STATE["busy"]:
+        return
+    _G_STATE["busy"] = True
+    try:
+        if event in ("object.__setattr__", "object.__delattr__"):
+            obj = args[0]
+            if isinstance(obj, (type, _g_types.FunctionType)) and _g_ours(obj) and not (
+                    event == "object.__setattr__" and (_g_runner_code(args[2]) or not callable(args[2])
+                                                       and not isinstance(args[2], _G_FN))):
+                _g_tamper("%s on the runner's %s: %s" % (event, getattr(obj, "__qualname__", "?"), args[1]))
+            elif isinstance(obj, _g_types.FunctionType) and str(obj.__code__.co_filename).startswith(
+                    "/tmp/acx-grader/"):
+                _g_tamper("%s on the hidden test %s: %s" % (event, obj.__qualname__, args[1]))
+        elif event == "open" and len(args) >= 3:
+            path, mode, flags = args[0], args[1], args[2]
+            writing = (any(c in mode for c in "wax+") if isinstance(mode, str)
+                       else bool((flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)))
+            if writing and _g_under_out(path):
+                _G_STATE["opens"] += 1
+                if _G_STATE["opens"] > 1 or os.path.realpath(os.fsdecode(path)) != _G_REPORT:
+                    _g_tamper("a write to %s beyond pytest's one report" % os.fsdecode(path)[:200])
+        elif event in ("os.rename", "os.link", "os.symlink", "os.remove", "os.rmdir", "os.truncate",
+                       "os.chmod", "os.utime", "shutil.rmtree", "shutil.move"):
+            if any(_g_under_out(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))):
+                _g_tamper("%s under %s" % (event, _G_OUT))
+    finally:
+        _G_STATE["busy"] = False
+
+
+_G_STATE["snap"] = _G_STATE["first"] = _g_snapshot()
+sys.addaudithook(_g_audit)
+_G_STATE["armed"] = True
+"""
+
+PLUGIN = r"""
+def _g_hooks(pm):
+    out = []
+    for name, caller in list(vars(pm.hook).items()):
+        for impl in getattr(caller, "get_hookimpls", lambda: ())():
+            fn = getattr(impl, "function", None)
+            out.append((name, id(impl), id(fn), id(getattr(fn, "__code__", None))))
+    return sorted(out)
+
+
+def _g_submitted_hooks(pm):
+    for name, caller in list(vars(pm.hook).items()):
+        for impl in getattr(caller, "get_hookimpls", lambda: ())():
+            code = _g_code(getattr(impl, "function", None))
+            if code is None:
+                return "%s by %r, which has no code" % (name, type(getattr(impl, "function", None)).__name__)
+            if os.path.realpath(code.co_filename).startswith("/workspace/"):
+                return "%s from %s" % (name, code.co_filename)
+    return None
+
+
+class _GuardPlugin:
+    def _case(self, report):
+        try:
+            from _pytest.junitxml import mangle_test_address
+            names = mangle_test_address(report.nodeid)
+            return "%s::%s" % (".".join(names[:-1]), names[-1])
+        except Exception:
+            return report.nodeid
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        _g_check("after collection")
+        pm = session.config.pluginmanager
+        _G_STATE["hooks"] = _g_hooks(pm)
+        found = _g_submitted_hooks(pm)
+        if found:
+            _g_tamper("the submission implements a runner hook: " + found)
+        for item in session.items:
+            mod = getattr(item, "module", None)
+            loader = type(getattr(getattr(mod, "__spec__", None), "loader", None))
+            if mod is not None and item.config.getoption("assertmode", "rewrite") == "rewrite" and \
+                    not loader.__module__.startswith("_pytest.") and mod.__name__.split(".")[-1].startswith("test") \
+                    and "PYTEST_DONT_REWRITE" not in str(getattr(mod, "__doc__", "") or ""):
+                _g_tamper("test module %s was not loaded by pytest's loader (%s)" % (mod.__name__, loader.__name__))
+                break
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or report.outcome != "passed":
+            outcome = "error" if report.when != "call" and report.outcome == "failed" else report.outcome
+            _g_send("case", id=self._case(report), o=outcome, when=report.when)
+            if report.outcome == "failed":
+                _G_STATE["failed"] += 1
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        _g_check("before " + item.nodeid)
+        yield
+        _g_check("after " + item.nodeid)
+        hooks = _g_hooks(item.config.pluginmanager)
+        if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:
+            _g_tamper("the runner's hooks changed while tests ran (%s)" % item.nodeid)
+            _G_STATE["hooks"] = hooks
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        _g_check("at the session's end")
+        _g_send("report", sha=_g_digest(_G_REPORT))
+"""
+
+END = r"""
+def _g_end(code):
+    _G_STATE["armed"] = False
+    _g_check("after pytest")
+    if code == 0 and _G_STATE["failed"]:
+        _g_tamper("pytest exited 0 after %d failed reports" % _G_STATE["failed"])
+    _g_send("end", code=code, failed=_G_STATE["failed"])
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    _g_exit(code)
+"""
+
+
+def splice(boot: str) -> str:
+    """The grader's boot with the guard's parts in their places (``GUARD_OBSERVE`` first of all, before the
+    hidden tests are read; ``GUARD_BASELINE`` right after ``import pytest``; the plugin and ``_g_end``)."""
+    def fill(code: str) -> str:
+        return code.replace("@MAX_REPORT@", str(MAX_REPORT)).replace(
+            "@MAX_EVENTS@", str(MAX_EVENTS)).replace("@RECORD@", repr(RECORD))
+    return (boot.replace("GUARD_OBSERVE", fill(OBSERVE)).replace("GUARD_BASELINE", fill(BASELINE))
+            .replace("GUARD_PLUGIN", fill(PLUGIN)).replace("GUARD_END", fill(END)))

@@ -1,0 +1,343 @@
+"""Tamper checks of a grade whose hidden tests import the submission into pytest's process (issue 46).
+
+Two independent layers, so that defeating one is not enough (``docs/security.md`` says what each misses):
+
+* ``honeypots`` (host side, this module): each grade plants hidden copies of a few real graded tests, each
+  with its first top-level ``assert a == <constant>`` (or ``self.assertEqual(a, <constant>)``) given a
+  fresh random expected value of the same type,
+  under a fresh name made from the words of the real tests' names. An honest run fails every copy (the
+  real assertion held, so the mutated one cannot); a run where one passes was made to pass by something
+  other than the code under test. The copies are taken out of the result before anything else reads it.
+* ``guard`` (:mod:`acx_oci.sandbox.guard`, inside the sandbox): a parent process the submission cannot reach
+  records the child's true exit and the report's digest after every other process is dead; an audit hook
+  and a snapshot of the runner's objects, checked after collection, around each test and at the end,
+  record patches of the runner, writes under ``/grader-out`` and a report changed after pytest wrote it.
+
+:func:`findings` turns both into the grade's ``tamper`` list; a non-empty one is never a pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from acx_oci.model import grading
+from acx_oci.sandbox import guard
+
+#: What ran on an in-process grade, as records and credentials name them (``grading.tamperChecks``).
+TAMPER_CHECKS = ("honeypots", "runnerIntegrity", "observer")
+IN_PROCESS, OUT_OF_PROCESS = grading.IN_PROCESS, grading.OUT_OF_PROCESS
+#: Honeypots per grade (fewer when fewer graded tests can carry one).
+HONEYPOTS = 3
+MAX_RECORD = 8 * 1024 * 1024
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class _Case(Protocol):
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+
+
+C = TypeVar("C", bound=_Case)
+
+
+@dataclass(frozen=True)
+class Planted:
+    """The hidden files with honeypots in them, and the honeypots' junit node ids (``classname::name``)."""
+
+    files: dict[str, str]
+    honeypots: tuple[str, ...]
+
+
+def _mutated(node: ast.expr) -> str | None:
+    """A random value of the constant's type no code would produce by accident, as source; None if none."""
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return None
+    v = node.value
+    if isinstance(v, int):
+        return repr(v + (1 if v >= 0 else -1) * (7919 + secrets.randbelow(10**6)))
+    if isinstance(v, float):
+        return repr(v + 7919.0 + secrets.randbelow(10**6) / 8.0)
+    if isinstance(v, str):
+        return repr(v + "-" + secrets.token_hex(4))
+    if isinstance(v, bytes):
+        return repr(v + secrets.token_hex(4).encode())
+    return None
+
+
+def _target(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.expr, str] | None:
+    """The first top-level assertion of ``fn`` if it is ``assert x == <constant>`` (either side) or
+    ``self.assertEqual(x, <constant>)``, and the constant's new value."""
+    for stmt in fn.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        if call is not None and isinstance(call.func, ast.Attribute) and call.func.attr.startswith("assert"):
+            if call.func.attr in ("assertEqual", "assertEquals") and len(call.args) == 2 and not call.keywords:
+                for side in reversed(call.args):
+                    new = _mutated(side)
+                    if new is not None:
+                        return side, new
+            return None
+        if isinstance(stmt, ast.Assert):
+            t = stmt.test
+            if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+                for side in (t.comparators[0], t.left):
+                    new = _mutated(side)
+                    if new is not None:
+                        return side, new
+            return None
+    return None
+
+
+def _skippy(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Marked skip/xfail (a copy of it would not run, or would pass by xfail's rules)."""
+    return any(w in ast.unparse(d) for d in fn.decorator_list for w in ("skip", "xfail", "flaky"))
+
+
+_Fn = ast.FunctionDef | ast.AsyncFunctionDef
+_Candidate = tuple[ast.Module | ast.ClassDef, _Fn, tuple[ast.expr, str]]
+
+
+def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidate]:
+    """(container, function, target) for each graded test of ``path`` that can carry a honeypot."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[_Candidate] = []
+    containers: list[tuple[ast.Module | ast.ClassDef, str]] = [(tree, "")]
+    containers += [(n, n.name + "::") for n in tree.body if isinstance(n, ast.ClassDef) and n.name.startswith("Test")]
+    for box, prefix in containers:
+        for fn in box.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+                continue
+            if (graded is not None and f"{path}::{prefix}{fn.name}" not in graded) or _skippy(fn):
+                continue
+            target = _target(fn)
+            if target is not None:
+                out.append((box, fn, target))
+    return out
+
+
+def _name(taken: set[str], words: list[str]) -> str:
+    """A test name made of the real tests' words, not yet taken."""
+    for n in range(200):
+        k = 1 + secrets.randbelow(min(3, len(words)))
+        pick = [words[i] for i in sorted(secrets.SystemRandom().sample(range(len(words)), k))]
+        name = "test_" + "_".join(pick) + ("" if n < 20 else f"_{2 + secrets.randbelow(8 + n)}")
+        if name not in taken:
+            return name
+    return "test_" + "_".join(words[:2]) + "_" + secrets.token_hex(2)
+
+
+def plant(files: dict[str, str], config: dict[str, Any], n: int = HONEYPOTS) -> Planted:
+    """``files`` (hidden tree, ``tests/...`` paths relative to the rootdir's ``tests``) with up to ``n``
+    honeypots appended to the end of their tests' own module or class (no real test's line moves within
+    its module's earlier part), and ``config['tests']`` widened to them when it lists the graded ids."""
+    listed = config.get("tests")
+    graded = {str(t) for t in listed} if isinstance(listed, list) else None
+    pool = [(p, c) for p in sorted(files) if p.endswith(".py") and p.rsplit("/", 1)[-1].startswith("test")
+            for c in _candidates(p, files[p], graded)]
+    chosen: list[tuple[str, _Candidate]] = []
+    while pool and len(chosen) < n:
+        chosen.append(pool.pop(secrets.randbelow(len(pool))))
+    out, ids = dict(files), []
+    for path in sorted({p for p, _ in chosen}):
+        lines = out[path].splitlines(keepends=True)
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        taken = set(re.findall(r"\b(test\w*)", out[path]))
+        words = sorted({w for t in taken for w in _WORD.findall(t[4:].lower())}) or ["case"]
+        inserts: list[tuple[int, list[str]]] = []
+        for box, fn, (node, new) in (c for p, c in chosen if p == path):
+            start = min([d.lineno for d in fn.decorator_list] + [fn.lineno]) - 1
+            body = lines[start:fn.end_lineno]  # the decorators, the def and its body, as written
+            row = node.lineno - 1 - start
+            if node.lineno != node.end_lineno:
+                continue
+            line = body[row].encode("utf-8")
+            end = node.end_col_offset if node.end_col_offset is not None else len(line)
+            body[row] = (line[:node.col_offset] + new.encode("utf-8") + line[end:]).decode("utf-8")
+            name = _name(taken, words)
+            taken.add(name)
+            head = body[fn.lineno - 1 - start]
+            body[fn.lineno - 1 - start] = re.sub(rf"\bdef {re.escape(fn.name)}\b", f"def {name}", head, count=1)
+            at = len(lines) if isinstance(box, ast.Module) else box.end_lineno or len(lines)
+            inserts.append((at, ["\n", "\n", *body]))
+            prefix = "" if isinstance(box, ast.Module) else f"{box.name}::"
+            ids.append(f"{path}::{prefix}{name}")
+        for at, block in sorted(inserts, key=lambda x: -x[0]):
+            lines[at:at] = block
+        out[path] = "".join(lines)
+    return Planted(out, tuple(ids))
+
+
+def hidden_files(tests: Path) -> dict[str, str]:
+    """The hidden test files (UTF-8 text, regular files only), by path relative to ``tests``."""
+    files: dict[str, str] = {}
+    for dirpath, _, filenames in os.walk(tests, followlinks=False):
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                files[p.relative_to(tests).as_posix()] = p.read_text("utf-8")
+    return files
+
+
+@dataclass(frozen=True)
+class GraderPayload:
+    """What the grader sends (the hidden files, honeypots planted) and what it must take out again."""
+
+    files: dict[str, str]
+    honeypots: tuple[str, ...]  # hidden test ids (``tests/test_x.py::test_y``)
+    in_process: bool
+    relaxations: tuple[str, ...] = ()  # model.grading.RUNNER_IMPORTS_PACKAGE: detection cannot be sound
+
+
+def prepare(files: dict[str, str], config_name: str, import_submission: bool) -> GraderPayload:
+    """Honeypots planted when the hidden tests import the submission into pytest's process (an imported exam's
+    config names its packages under test, or the caller asked for ``import_submission``)."""
+    try:
+        conf = json.loads(files.get(config_name, "{}"))
+    except ValueError:
+        conf = {}
+    inproc = import_submission or bool(isinstance(conf, dict) and conf.get("packages"))
+    if not inproc:
+        return GraderPayload(files, (), False)
+    planted, ids = plant_payload(files, config_name)
+    packages = conf.get("packages") if isinstance(conf, dict) else None
+    relaxed = grading.relaxation_for(map(str, packages)) if isinstance(packages, list) else []
+    return GraderPayload(planted, ids, True, tuple(relaxed))
+
+
+@dataclass(frozen=True)
+class TamperAssessment(Generic[C]):
+    """The grade as the caller sees it: the real tests' cases (honeypots out), pytest's exit for them, the
+    tamper findings and how it was graded (``grading``)."""
+
+    cases: tuple[C, ...]
+    returncode: int
+    findings: tuple[str, ...]
+    grading: dict[str, Any]
+
+
+def assess(prep: GraderPayload, out: Path, every: Sequence[C], returncode: int, timed_out: bool,
+           to_junit: Callable[[str], str]) -> TamperAssessment[C]:
+    """Take the honeypots out of the junit cases (``every``), read the observer's record in ``out``, and say
+    what the tamper checks found. pytest exits 1 when only the honeypots failed (as they must): that is 0."""
+    hp = tuple(to_junit(h) for h in prep.honeypots)
+    cases = tuple(c for c in every if not _is_honeypot(c.nodeid, hp))
+    forged = findings(read_record(out), {c.nodeid: c.outcome for c in every}, hp, returncode, timed_out,
+                      report_digest(out / "report.xml"))
+    rc = 0 if hp and returncode == 1 and not any(c.outcome in ("failed", "error") for c in cases) else returncode
+    checks = TAMPER_CHECKS if hp else TAMPER_CHECKS[1:]
+    how: dict[str, Any] = {"mode": IN_PROCESS if prep.in_process else OUT_OF_PROCESS,
+                           "tamperChecks": list(checks), "honeypots": len(hp)}
+    if prep.relaxations:
+        how["relaxations"] = list(prep.relaxations)
+    return TamperAssessment(cases, rc, tuple(forged), how)
+
+
+def record_grading(how: Mapping[str, Any]) -> dict[str, Any]:
+    """A grade's ``grading`` as game records carry it: the mode, the tamper checks run, any relaxation."""
+    out: dict[str, Any] = {"mode": str(how.get("mode", OUT_OF_PROCESS)),
+                           "tamperChecks": list(how.get("tamperChecks", ()))}
+    if how.get("relaxations"):
+        out["relaxations"] = list(how["relaxations"])
+    return out
+
+
+def plant_payload(files: dict[str, str], config_name: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The payload's files with honeypots planted (on an in-process grade) and their hidden test ids."""
+    try:
+        conf = json.loads(files.get(config_name, "{}"))
+    except ValueError:
+        return files, ()
+    if not isinstance(conf, dict):
+        return files, ()
+    planted = plant(files, conf)
+    if planted.honeypots and isinstance(conf.get("tests"), list):
+        conf["tests"] = sorted({*map(str, conf["tests"]), *planted.honeypots})
+        planted.files[config_name] = json.dumps(conf, sort_keys=True)
+    return planted.files, planted.honeypots
+
+
+def read_record(out: Path) -> dict[str, Any] | None:
+    """The observer's record from the grader's output dir (a regular file, bounded), or None."""
+    path = out / guard.RECORD
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        data = fh.read(MAX_RECORD + 1)
+    try:
+        rec = json.loads(data) if len(data) <= MAX_RECORD else None
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _is_honeypot(nodeid: str, honeypots: Iterable[str]) -> bool:
+    return any(nodeid == h or nodeid.split("[", 1)[0] == h for h in honeypots)
+
+
+def report_digest(path: Path) -> str | None:
+    """The sha256 of the report as the observer computes it (``not a regular file``; None: absent)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return "not a regular file" if os.path.lexists(path) else None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return "not a regular file"
+        return hashlib.sha256(fh.read(guard.MAX_REPORT + 1)).hexdigest()
+
+
+def findings(record: dict[str, Any] | None, outcomes: dict[str, str], honeypots: tuple[str, ...],
+             returncode: int, timed_out: bool, report: str | None = None) -> list[str]:
+    """Why this grade was tampered with (empty: no check fired). ``outcomes``: junit node id -> outcome,
+    honeypots included; ``honeypots``: their junit node ids; ``report``: the host's :func:`report_digest`."""
+    out: list[str] = []
+    for h in honeypots:
+        got = [o for n, o in outcomes.items() if _is_honeypot(n, (h,))]
+        if any(o == "passed" for o in got):
+            out.append(f"honeypot: a hidden test every honest run fails passed ({h})")
+        elif not got and any(o == "passed" for o in outcomes.values()):
+            out.append(f"honeypot: a hidden test every honest run fails is missing from the report ({h})")
+    if timed_out:
+        return out
+    if record is None:
+        return [*out, "observer: the grader's own record is missing"]
+    out += [f"runner: {w}" for w in record.get("tamper") or ()][:5]
+    if record.get("flooded"):
+        out.append("observer: the test process flooded the grader's event channel")
+    end = record.get("end")
+    if not isinstance(end, dict):
+        if record.get("exit") == 0 or returncode == 0:
+            out.append("observer: the test process exited 0 before the grader's end (an early exit)")
+        return out
+    if end.get("code") != record.get("exit"):
+        out.append(f"observer: pytest returned {end.get('code')} but the process exited {record.get('exit')}")
+    reports = record.get("reports") or []
+    if reports and (reports[-1] != record.get("report") or report != record.get("report")):
+        out.append("observer: the junit report changed after pytest wrote it")
+    seen = record.get("tests") or {}
+    lied = sorted(n for n, o in outcomes.items() if o == "passed" and seen.get(n, "passed") != "passed")
+    if lied:
+        out.append(f"observer: the report says passed where the runner saw {seen[lied[0]]} ({lied[0]})")
+    unseen = sorted(n for n, o in outcomes.items() if o == "passed" and n not in seen)
+    if unseen and seen:
+        out.append(f"observer: the report has a passing test the runner never ran ({unseen[0]})")
+    return out
