@@ -111,8 +111,12 @@ def test_the_imported_exam_is_graded_in_process_and_the_reference_still_passes(
     assert not base.passed and base.tamper == () and len(base.failing()) == 4
 
 
+#: One probe of each kind runs in every test run; the rest (one sandboxed grade each) are slow.
+FAST = ("noopRuntest", "rewriteReports", "forgedReportEarlyExit", "rewriteJunitAndExit", "unnamedRunnerPatch")
+
+
 @needs_bwrap
-@pytest.mark.parametrize("name", sorted(PROBES))
+@pytest.mark.parametrize("name", [n if n in FAST else pytest.param(n, marks=pytest.mark.slow) for n in sorted(PROBES)])
 def test_each_in_process_probe_is_graded_a_fail_or_found_as_tampering(
         name: str, exam: source.ExamSource, tmp_path: Path) -> None:
     """A certified pass on 8c6af49 (see the module docstring); now never a pass, and the game outcome of a
