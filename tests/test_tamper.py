@@ -257,3 +257,28 @@ def test_a_unittest_style_test_carries_a_honeypot_in_its_class() -> None:
     with pytest.raises(AssertionError):
         getattr(case, hp.rsplit("::", 1)[-1])()
     case.test_a()
+
+
+def test_a_unittest_class_not_named_test_carries_one_when_graded() -> None:
+    text = ("import unittest\n\n\nclass CacheTest(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(len('ab'), 2)\n")
+    assert plant({"tests/test_c.py": text}, {}).honeypots[0].startswith("tests/test_c.py::CacheTest::test_")
+    graded = plant({"tests/test_c.py": text}, {"tests": ["tests/test_c.py::CacheTest::test_a"]})
+    assert len(graded.honeypots) == 1
+
+
+@needs_bwrap
+def test_a_honeypot_inherited_by_a_subclass_is_taken_out_too(tmp_path: Path) -> None:
+    """A test class that another extends: its honeypot runs in both (every copy fails, every copy is the
+    grader's own); the reference still passes with exactly its real tests."""
+    text = ("import unittest\n\nimport calc\n\n\nclass TestBase(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(calc.sign(-3), -1)\n\n\nclass TestMore(TestBase):\n    pass\n")
+    hidden, ws = tmp_path / "hidden", tmp_path / "ws"
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "test_u.py").write_text(text)
+    (hidden / GRADER_CONFIG).write_text(json.dumps({"packages": ["calc"]}))
+    ws.mkdir()
+    (ws / "calc.py").write_text(FIXED_CALC)
+    graded = grade(ws, hidden, time_seconds=60)
+    assert graded.passed and graded.grading["honeypots"] == 1, (graded.tamper, graded.stdout.decode()[-600:])
+    assert sorted(t.nodeid.rsplit(".", 1)[-1] for t in graded.tests) == ["TestBase::test_a", "TestMore::test_a"]
