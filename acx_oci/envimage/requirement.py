@@ -28,8 +28,9 @@ from acx_oci.errors import UsageError
 #: Characters of one requirement: a longer one is no dependency anyone declares.
 MAX_REQUIREMENT = 1024
 _PRINTABLE = re.compile(r"^[\x20-\x7e]*$")
-#: ASCII a requirement never needs and a line-based file reads as syntax: a comment, a continuation.
-_SYNTAX = re.compile(r"[#\\]")
+#: ASCII a requirement never needs and a line-based file reads as syntax: a comment, a continuation, and an
+#: option after a space (inside a marker's quotes too: pip splits a line at " -", uv at " --", quotes unseen).
+_SYNTAX = re.compile(r"[#\\]|\s-")
 
 
 def normalize(name: str) -> str:
@@ -57,7 +58,7 @@ def why_not(text: str) -> str | None:
     if req.startswith("-"):
         return "an option, not a requirement"
     if _SYNTAX.search(req):
-        return "holds '#' or '\\' (a comment or a continuation in a requirements file)"
+        return "holds '#', '\\' or ' -' (a comment, a continuation or an option in a requirements file)"
     try:
         parsed = Requirement(req)
     except InvalidRequirement:

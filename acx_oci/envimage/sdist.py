@@ -21,14 +21,15 @@ import re
 import shutil
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlparse
 
 from acx_oci.envimage.bounded import read_toml
-from acx_oci.envimage.requirement import normalize, sort_out
-from acx_oci.errors import NoWheel, UsageError
+from acx_oci.envimage.requirement import normalize, shown, sort_out
+from acx_oci.errors import MachineUnfit, NoWheel, UsageError
 from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run
 from acx_oci.urls import without_fragment
 
@@ -41,7 +42,7 @@ _FILE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*?)-(\d[A-Za-z0-9._+!-]*)\.(tar
 
 def _version_key(url: str) -> tuple[int, ...]:
     m = _FILE.match(unquote(Path(urlparse(url).path).name))
-    return tuple(int(p) for p in re.findall(r"\d+", m.group(2))[:4]) if m else ()
+    return tuple(int(p[:9]) for p in re.findall(r"\d+", m.group(2))[:4]) if m else ()  # no 5000-digit int()
 
 
 MAX_PAGE_BYTES = 8 * 1024 * 1024
@@ -117,16 +118,7 @@ def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
             raise UsageError(f"env build --allow-build: {src} is not a regular file under {MAX_SDIST_BYTES} bytes")
         shutil.copyfile(src, out)
     elif parsed.scheme == "https":
-        import requests
-
-        with requests.get(without_fragment(url), stream=True, timeout=60) as res, out.open("wb") as fh:
-            res.raise_for_status()
-            size = 0
-            for chunk in res.iter_content(1 << 20):
-                size += len(chunk)
-                if size > MAX_SDIST_BYTES:
-                    raise UsageError(f"env build --allow-build: {name} is over {MAX_SDIST_BYTES} bytes")
-                fh.write(chunk)
+        _download(url, name, out)
     else:
         raise UsageError(f"env build --allow-build: {url}: only file: and https: sources are fetched")
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
@@ -135,6 +127,23 @@ def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
         raise UsageError(f"env build --allow-build: {name} hashes to sha256:{digest}, the index says {want.group(1)}")
     out.chmod(0o644)
     return out, digest
+
+
+def _download(url: str, name: str, out: Path) -> None:
+    import requests
+
+    try:
+        with requests.get(without_fragment(url), stream=True, timeout=60) as res, out.open("wb") as fh:
+            res.raise_for_status()
+            size = 0
+            for chunk in res.iter_content(1 << 20):
+                size += len(chunk)
+                if size > MAX_SDIST_BYTES:
+                    raise UsageError(f"env build --allow-build: {name} is over {MAX_SDIST_BYTES} bytes")
+                fh.write(chunk)
+    except requests.RequestException as exc:
+        raise MachineUnfit(f"env build --allow-build: fetching {name} failed ({shown(type(exc).__name__)}); the "
+                           "index or the network") from None
 
 
 def build_requires(sdist: Path) -> list[str]:
@@ -149,20 +158,11 @@ def build_requires(sdist: Path) -> list[str]:
 
 
 def _declared(sdist: Path) -> list[str]:
-    text = None
-    if sdist.name.endswith(".zip"):
-        with zipfile.ZipFile(sdist) as zf:
-            names = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith("/pyproject.toml")]
-            if names and zf.getinfo(names[0]).file_size <= MAX_PYPROJECT_BYTES:
-                text = zf.read(names[0]).decode("utf-8", "replace")
-    else:
-        with tarfile.open(sdist) as tf:
-            for m in tf:
-                if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/pyproject.toml") \
-                        and m.size <= MAX_PYPROJECT_BYTES:
-                    fh = tf.extractfile(m)
-                    text = fh.read().decode("utf-8", "replace") if fh else None
-                    break
+    try:
+        text = _pyproject_text(sdist)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError) as exc:
+        raise UsageError(f"env build --allow-build: {sdist.name} is not a readable archive "
+                         f"({shown(type(exc).__name__)}); refused") from None
     if text is None:
         return list(DEFAULT_BUILD_REQUIRES)
     doc = read_toml(text, f"{sdist.name}'s pyproject.toml")
@@ -173,6 +173,32 @@ def _declared(sdist: Path) -> list[str]:
     if not all(isinstance(r, str) for r in reqs):
         raise UsageError(f"env build --allow-build: {sdist.name}'s [build-system] requires holds a non-string")
     return list(reqs)
+
+
+#: Archive members looked at for the top-level ``pyproject.toml`` (tarfile keeps each one it reads in memory).
+MAX_MEMBERS = 100_000
+
+
+def _pyproject_text(sdist: Path) -> str | None:
+    """The archive's top-level ``pyproject.toml`` as text, None when it has none (within the bounds)."""
+    text = None
+    if sdist.name.endswith(".zip"):
+        with zipfile.ZipFile(sdist) as zf:
+            names = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith("/pyproject.toml")]
+            if names and zf.getinfo(names[0]).file_size <= MAX_PYPROJECT_BYTES:
+                text = zf.read(names[0]).decode("utf-8", "replace")
+    else:
+        with tarfile.open(sdist) as tf:
+            for n, m in enumerate(tf):
+                if n >= MAX_MEMBERS:
+                    raise UsageError(f"env build --allow-build: {sdist.name} has over {MAX_MEMBERS} members "
+                                     "before its pyproject.toml; refused")
+                if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/pyproject.toml") \
+                        and m.size <= MAX_PYPROJECT_BYTES:
+                    fh = tf.extractfile(m)
+                    text = fh.read().decode("utf-8", "replace") if fh else None
+                    break
+    return text
 
 
 def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, tools: Path, pip_wheel: str,

@@ -32,6 +32,9 @@ _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.
 _HASH = re.compile(r"[ \t]+--hash[= ][ \t]*sha256:[0-9a-fA-F]+")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
+#: Requirements a spec holds at most (a real project lists a few hundred); the rest are named, not read: each
+#: line is parsed a few times, and a repository's files could otherwise feed millions.
+MAX_REQUIREMENTS = 2000
 _DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
 _VERSION_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}\.py$")
 #: What setuptools-scm and hatch-vcs write at build time into the file a project names (never in git).
@@ -45,7 +48,8 @@ def _extras(req: str) -> list[str]:
 
 
 def _version(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v)[:3]) or (0,)
+    # at most 9 digits a part: int() of a repository's 5000-digit "3.999..." raises (Python's digit limit)
+    return tuple(int(p[:9]) for p in re.findall(r"\d+", v)[:3]) or (0,)
 
 
 def satisfies(python: str, requires: str | None) -> bool:
@@ -110,9 +114,11 @@ class _Found:
         self.version_file: str | None = None
 
     def add(self, reqs: list[str], where: str) -> None:
-        """Each line through the one door (:mod:`acx_oci.envimage.requirement`): kept re-serialised, or named."""
+        """Each line through the one door (:mod:`acx_oci.envimage.requirement`): kept re-serialised, or named;
+        at most :data:`MAX_REQUIREMENTS` in all."""
         lines = [_HASH.sub("", r.split(" #", 1)[0]).strip(" \t") for r in reqs]  # a pinned file's --hash: pip's
-        kept, dropped = sort_out(r for r in lines if r)
+        lines = bounded([r for r in lines if r], MAX_REQUIREMENTS - len(self.reqs), where, self.dropped)
+        kept, dropped = sort_out(lines)
         self.reqs += kept
         self.dropped += [f"{d} in {where}" for d in dropped]
         if kept:
@@ -129,6 +135,15 @@ class _Found:
             self.requires = requires.strip()
         if isinstance(classifiers, list):
             self.classifiers += [m.group(1) for c in classifiers if isinstance(c, str) and (m := _CLASSIFIER.match(c))]
+
+
+def bounded(lines: list[str], room: int, where: str, dropped: list[str]) -> list[str]:
+    """``lines`` without repeats, at most ``room`` of them; what is left out is named in ``dropped``."""
+    lines = list(dict.fromkeys(lines))
+    if len(lines) > max(room, 0):
+        dropped.append(f"{len(lines) - max(room, 0)} more lines in {where} (over {MAX_REQUIREMENTS} requirements)")
+        return lines[:max(room, 0)]
+    return lines
 
 
 def _strs(value: Any) -> list[str]:
@@ -183,17 +198,21 @@ def _group(groups: dict[str, Any], key: str, seen: set[str]) -> list[str]:
     return out
 
 
-def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 0) -> list[str]:
+def _expand(extras: dict[str, list[str]], key: str, own: set[str], depth: int = 0,
+            seen: set[str] | None = None) -> list[str]:
     """An extra's requirements, a reference to the package's own extras (``pkg[a,b]``) replaced by theirs
-    (the reference itself stays, so that :func:`finish` names the package as left out)."""
+    (the reference itself stays, so that :func:`finish` names the package as left out). Each extra is expanded
+    once: extras naming each other (``a = ["pkg[a,b]"]``, ``b = ["pkg[a,b]"]``) grew exponentially."""
+    seen = set() if seen is None else seen
+    if key in seen:
+        return []
+    seen.add(key)
     out: list[str] = []
     for r in extras.get(key, []):
+        out.append(r)
         if name_of(r) in own and depth < 8:
-            out.append(r)
             for e in _extras(r):
-                out += _expand(extras, e, own, depth + 1)
-        else:
-            out.append(r)
+                out += _expand(extras, e, own, depth + 1, seen)
     return out
 
 
@@ -230,7 +249,9 @@ def _setup_py(text: str, found: _Found) -> None:
                     if k is not None}
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = value(node.left, depth + 1), value(node.right, depth + 1)
-            return a + b if isinstance(a, list) and isinstance(b, list) else None
+            # bounded: a balanced (A+A)+(A+A)... 16 deep is 65536 copies of A
+            return a + b if isinstance(a, list) and isinstance(b, list) and \
+                len(a) + len(b) <= MAX_REQUIREMENTS else None
         try:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -275,9 +296,10 @@ def _setup_cfg(text: str, found: _Found) -> None:
                 found.add(_expand(extras, key, found.names), f"setup.cfg extras_require {key}")
 
 
-def _requirements(tree: dict[str, str], path: str, seen: set[str]) -> list[str]:
-    """A requirements file's lines, ``-r``/``-c`` includes followed inside the tree (bounded, no cycles)."""
-    if path in seen or len(seen) >= MAX_INCLUDES or path not in tree:
+def _requirements(tree: dict[str, str], path: str, seen: set[str], depth: int = 0) -> list[str]:
+    """A requirements file's lines, ``-r``/``-c`` includes followed inside the tree (bounded, no cycles). ``seen``
+    is shared by all the files one spec reads: each is read once (a thousand ``-r big.txt`` read it once)."""
+    if path in seen or depth >= MAX_INCLUDES or path not in tree:
         return []
     seen.add(path)
     out: list[str] = []
@@ -287,13 +309,13 @@ def _requirements(tree: dict[str, str], path: str, seen: set[str]) -> list[str]:
         m = re.match(r"^(-r|--requirement)\s*(\S+)$", line)
         if m:
             target = m.group(2).replace("{toxinidir}/", "")
-            out += _requirements(tree, target if target in tree else here + target, seen)
+            out += _requirements(tree, target if target in tree else here + target, seen, depth + 1)
         elif line and not line.startswith("#"):
             out.append(line)
     return out
 
 
-def _tox(tree: dict[str, str], found: _Found) -> None:
+def _tox(tree: dict[str, str], found: _Found, seen: set[str]) -> None:
     cp = _ini(tree["tox.ini"], "tox.ini", found)
     if cp is None or not cp.has_section("testenv"):
         return
@@ -304,7 +326,7 @@ def _tox(tree: dict[str, str], found: _Found) -> None:
             found.dropped.append(f"{shown(line)} (a tox substitution) in tox.ini [testenv] deps")
             continue
         m = re.match(r"^-r\s*(\S+)$", line)
-        reqs += _requirements(tree, m.group(1).replace("{toxinidir}/", ""), set()) if m else [line]
+        reqs += _requirements(tree, m.group(1).replace("{toxinidir}/", ""), seen) if m else [line]
     found.add(reqs, "tox.ini [testenv] deps")
 
 
@@ -317,10 +339,11 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
         _setup_cfg(tree["setup.cfg"], found)
     if "setup.py" in tree:
         _setup_py(tree["setup.py"], found)
+    seen: set[str] = set()
     for path in sorted(p for p in tree if _REQ_FILE.match(p)):
-        found.add(_requirements(tree, path, set()), path)
+        found.add(_requirements(tree, path, seen), path)
     if "tox.ini" in tree:
-        _tox(tree, found)
+        _tox(tree, found, seen)
     if not found.reqs and "requirements.txt" in tree:
         found.add(_requirements(tree, "requirements.txt", set()), "requirements.txt")
     spec = finish(found.reqs, found.sources, found.dropped, names=found.names | {normalize(o) for o in own},
@@ -347,6 +370,8 @@ def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: se
     kept: list[str] = []
     seen: set[str] = set()
     excluded: set[str] = set()
+    dropped = list(dropped)
+    reqs = bounded(reqs, MAX_REQUIREMENTS, "the requirements", dropped)
     admitted, refused = sort_out(reqs)  # what the readers kept passes again; a user's file passes here first
     dropped = dropped + refused
     for r in admitted:
