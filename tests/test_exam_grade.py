@@ -123,6 +123,47 @@ def test_unknown_twice_predicted_and_oversized_predictions_are_refused_before_gr
         assert res.exit_code == 2 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
 
 
+#: Two submissions that leave calc.py as the base has it and forge the grade from inside the package under test
+#: (issue 46's attack: the hidden tests import it into pytest's process): every test run made a no-op, and every
+#: report rewritten to "passed".
+NO_OP_RUNS = ("\n\nimport sys as _s\nif '_pytest.python' in _s.modules:\n    import _pytest.python as _p\n"
+              "    _p.Function.runtest = lambda self: None\n")
+PASSED_REPORTS = ("\n\nimport sys as _s\nif '_pytest.reports' in _s.modules:\n    import _pytest.reports as _r\n"
+                  "    _init = _r.TestReport.__init__\n\n    def _forged(self, *a, **k):\n"
+                  "        _init(self, *a, **k)\n        self.outcome, self.longrepr = 'passed', None\n\n"
+                  "    _r.TestReport.__init__ = _forged\n")
+
+
+@needs_bwrap
+def test_gold_empty_wrong_and_two_tampering_patches(suite: Path, tmp_path: Path) -> None:
+    """Issue 46's acceptance: resolved / empty / unresolved / void / void. On 8c6af49 there was no ``exam grade``;
+    on the main before the in-process tamper checks both tampering patches were graded a pass (resolved)."""
+    preds = tmp_path / "p.jsonl"
+    rows = [("calc", GOLD), ("acme__calc-1", "")]
+    rows += [(f"t{i}", p) for i, p in enumerate((WRONG, patch("calc.py", BASE_CALC, BASE_CALC + NO_OP_RUNS),
+                                                 patch("calc.py", BASE_CALC, BASE_CALC + PASSED_REPORTS)))]
+    # the same exam under three more names: a prediction names an exam, so the suite gets copies
+    for i in range(3):
+        shutil.copytree(suite / "tasks" / "calc", tmp_path / "s" / "tasks" / f"t{i}")
+    shutil.copytree(suite / "tasks" / "calc", tmp_path / "s" / "tasks" / "calc")
+    shutil.copytree(suite / "tasks" / "acme__calc-1", tmp_path / "s" / "tasks" / "acme__calc-1")
+    shutil.copy(suite / "families.yaml", tmp_path / "s" / "families.yaml")
+    for i in range(3):
+        y = tmp_path / "s" / "tasks" / f"t{i}" / "exam.yaml"
+        y.write_text(y.read_text().replace('"id": "calc"', f'"id": "t{i}"'))
+    preds.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": p}) + "\n"
+                             for i, p in rows))
+    code, doc = _graded(tmp_path / "s", preds, "--jobs", "2")
+    assert code == 0, doc
+    assert {i: r["outcome"] for i, r in doc["instances"].items()} == {
+        "calc": "resolved", "acme__calc-1": "empty", "t0": "unresolved", "t1": "void", "t2": "void"}
+    assert doc["void_ids"] == ["t1", "t2"] and "t1" not in doc["resolved_ids"]
+    for forged in ("t1", "t2"):
+        res = doc["instances"][forged]
+        assert res["reason"].startswith("grader_tampering:") and res["grading"]["mode"] == "in-process", res
+        assert res["grading"]["tamperChecks"], res
+
+
 #: A patch whose sign is right only inside an image carrying the marker: graded resolved only in the exam's image.
 IN_IMAGE = FIXED_CALC.replace("def sign(x):\n", "def sign(x):\n    if not __import__('os').path.exists("
                               "'/etc/acx-exam-image'):\n        return 1\n")

@@ -9,9 +9,9 @@ result graded by the same sandboxed grader ``attest`` uses, in the exam's enviro
 
 The report keeps SWE-bench's keys (``submitted_ids``, ``completed_ids``, ``resolved_ids``,
 ``unresolved_ids``, ``error_ids``, ``empty_patch_ids`` and their counts, ``schema_version`` 2) and adds
-``void_ids`` (tampering detected: graded, and never a resolve) and ``instances`` (per instance: outcome,
-reason, failing tests). An empty patch is never graded (SWE-bench's rule); a patch that does not apply, is
-refused, or whose grade is a lane error is an error.
+``void_ids`` (the in-process tamper checks fired, :mod:`acx_oci.sandbox.tamper`: graded, never a resolve)
+and ``instances`` (per instance: outcome, reason, failing tests, how it was graded). An empty patch is never
+graded (SWE-bench's rule); a patch that does not apply, is refused, or whose grade is a lane error is an error.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci import reasons
 from acx_oci.errors import AcxError, EnvironmentRefused, UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json
@@ -43,8 +42,6 @@ KEYS = ("instance_id", "model_name_or_path", "model_patch")
 RESOLVED, UNRESOLVED, EMPTY, ERROR, VOID = "resolved", "unresolved", "empty", "error", "void"
 #: Game outcomes that are a grade of the submission; any other (lane error, invalid) is no grade: an error.
 _GRADED = {CERTIFIED_PASS: RESOLVED, MODEL_FAIL: UNRESOLVED}
-#: Game outcomes that say the submission tampered with its grade (from the in-process tamper checks).
-TAMPERED = frozenset({"grader-tampering", reasons.GRADER_TAMPERING, "void"})
 #: The environment image of an exam (None: the host's Python grades it).
 Images = Callable[[ExamSource], tuple[Path, str] | None]
 #: Hears each instance as it finishes: (instance id, outcome, done, of).
@@ -136,8 +133,8 @@ def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] 
         shutil.rmtree(work, ignore_errors=True)
     judged = game_outcome(graded, submitted, start)
     failing = short_ids(graded.failing())
-    facts = {"gameOutcome": judged.outcome, "tests": graded.counts()}
-    if judged.outcome in TAMPERED or judged.tampered:
+    facts = {"gameOutcome": judged.outcome, "tests": graded.counts(), "grading": graded.how()}
+    if judged.tampered:  # the tamper checks fired (grader_tampering): graded, void, never a resolve
         return _result(VOID, judged.detail, failing, facts)
     if judged.outcome in _GRADED:
         return _result(_GRADED[judged.outcome], judged.detail, failing, facts)
