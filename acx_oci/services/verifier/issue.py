@@ -129,9 +129,9 @@ def _claim(loaded: Loaded, plan: Plan, verdict: IssueDecision, evidence: list[di
 
 
 def _grading(result: engine.Result) -> dict[str, Any]:
-    """``acx:grading``: how the games' exams were graded (model/grading.py), when any game says."""
-    how = grading.claim(g.predicate for g in result.games)
-    return {"acx:grading": how} if how else {}
+    """``acx:grading``: how the games' exams were graded (model/grading.py); empty lists when no game was
+    graded (each ended before its grade), so that only a credential from before issue 46 lacks it."""
+    return {"acx:grading": grading.claim(g.predicate for g in result.games) or {"modes": [], "tamperChecks": []}}
 
 
 def _customer_exams(plan: Plan, result: engine.Result) -> dict[str, Any]:
