@@ -126,7 +126,7 @@ for _g_name in getattr(_g_importlib.import_module("_pytest.config"), "default_pl
 for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the junit writer's, ours first
     _g_importlib.import_module(_g_name)
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
-_G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "hooks": None}
+_G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "hooks": None, "items": {}}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
 
 
@@ -271,6 +271,13 @@ def _g_submitted_hooks(pm):
     return None
 
 
+def _g_item(item):
+    obj = getattr(item, "obj", None)
+    obj = getattr(obj, "__func__", obj)  # a unittest item's obj becomes a bound method at setup
+    own = sorted(k for k in vars(item) if k in ("runtest", "setup", "teardown", "repr_failure", "obj"))
+    return (type(item), tuple(own), id(obj), id(getattr(obj, "__code__", None)))
+
+
 class _GuardPlugin:
     def _case(self, report):
         try:
@@ -284,6 +291,19 @@ class _GuardPlugin:
         _g_check("after collection")
         pm = session.config.pluginmanager
         _G_STATE["hooks"] = _g_hooks(pm)
+        _G_STATE["items"] = {}
+        for item in session.items:
+            try:
+                _G_STATE["items"][id(item)] = state = _g_item(item)
+            except Exception:
+                continue
+            if state[1]:
+                _g_tamper("the test item %s has its own %s" % (item.nodeid, ", ".join(state[1])))
+            code = _g_code(getattr(item, "obj", None))
+            if code is not None and os.path.realpath(code.co_filename).startswith("/workspace/"):
+                _g_tamper("the test item %s runs the submission's code (%s)" % (item.nodeid, code.co_filename))
+        if not type(session).__module__.startswith("_pytest."):
+            _g_tamper("the session's class was swapped (%s)" % type(session).__name__)
         found = _g_submitted_hooks(pm)
         if found:
             _g_tamper("the submission implements a runner hook: " + found)
@@ -311,6 +331,19 @@ class _GuardPlugin:
         if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:
             _g_tamper("the runner's hooks changed while tests ran (%s)" % item.nodeid)
             _G_STATE["hooks"] = hooks
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):
+        # the item itself, just before and after its call: an instance patch aimed at chosen tests by name
+        for when in ("before", "after"):
+            want = _G_STATE["items"].get(id(item))
+            try:
+                got = _g_item(item)
+            except Exception:
+                got = None
+            if want is not None and got != want:
+                _g_tamper("the test item %s was changed (%s its call)" % (item.nodeid, when))
+            if when == "before":
+                yield
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
         _g_check("at the session's end")

@@ -11,6 +11,7 @@ at run time, as a submission hiding from a static read would.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -252,6 +253,41 @@ def _acx_watch():
 _threading.Thread(target=_acx_watch, daemon=True).start()
 '''
 
+#: Aimed at chosen tests by name (as one that reads the upstream test file would: ``_ACX_KNOWN``, the exam's
+#: graded test names): each collected item of those names gets a no-op ``runtest`` of its own as the session
+#: (found on the import's call stack, its class swapped) takes its items; the honeypots (new names) are spared.
+_TARGETED = r'''
+import sys as _sys
+
+
+def _acx_session():
+    f = _sys._getframe()
+    while f is not None:
+        o = f.f_locals.get("self")
+        if type(o).__name__ == "Sess" + "ion":
+            return o
+        f = f.f_back
+    return None
+
+
+_sess = _acx_session()
+if _sess is not None:
+    class _AcxSession(type(_sess)):
+        @property
+        def items(self):
+            value = self.__dict__.setdefault("items", [])
+            for item in value:
+                if item.name.split("[")[0] in _ACX_KNOWN and "runtest" not in vars(item):
+                    item.runtest = lambda: None
+            return value
+
+        @items.setter
+        def items(self, value):
+            self.__dict__["items"] = value
+
+    _sess.__class__ = _AcxSession
+'''
+
 #: name -> code appended to the package under test; each attacks the runner, none solves the task.
 PROBES = {
     "noopRuntest": _NOOP_RUNTEST,
@@ -268,6 +304,7 @@ PROBES = {
     "atexitRewrite": _ATEXIT,
     "logreportAndExitStatus": _EXIT_STATUS,
     "forgedReportEarlyExit": _EARLY_EXIT,
+    "targetedItemPatch": _TARGETED,
 }
 
 
@@ -281,13 +318,30 @@ def package_file(ws: dict[str, str], packages: list[str]) -> str | None:
     return None
 
 
-def inprocess_suite(ws: dict[str, str], packages: list[str]) -> dict[str, dict[str, str]]:
-    """name -> submitted tree: the workspace with each probe appended to its package's first file."""
+def inprocess_suite(ws: dict[str, str], packages: list[str],
+                    known: tuple[str, ...] = ()) -> dict[str, dict[str, str]]:
+    """name -> submitted tree: the workspace with each probe appended to its package's first file; ``known``:
+    the graded tests' names, as an attacker who read upstream's test file knows them."""
     target = package_file(ws, packages)
     if target is None:
         return {}
     base = ws[target] if ws[target].endswith("\n") or not ws[target] else ws[target] + "\n"
-    return {name: {**ws, target: base + _FIND + code} for name, code in PROBES.items()}
+    head = _FIND + f"\n_ACX_KNOWN = {sorted(set(known))!r}\n"
+    return {name: {**ws, target: base + head + code} for name, code in PROBES.items()}
+
+
+def graded_names(grader_files: dict[str, str]) -> tuple[str, ...]:
+    """The names of an imported exam's graded tests (``acx-grader.json``'s ``tests``, parameters dropped; else
+    every test function of its hidden test files)."""
+    try:
+        conf = json.loads(grader_files.get(GRADER_CONFIG, "{}"))
+    except ValueError:
+        return ()
+    ids = conf.get("tests") if isinstance(conf, dict) else None
+    if isinstance(ids, list):
+        return tuple(str(t).split("::")[-1].split("[")[0] for t in ids)
+    return tuple(sorted({m for p, text in grader_files.items() if p.rsplit("/", 1)[-1].startswith("test")
+                         and p.endswith(".py") for m in re.findall(r"(?m)^\s*(?:async\s+)?def (test\w*)", text)}))
 
 
 def packages_under_test(grader_files: dict[str, str]) -> list[str]:
@@ -311,7 +365,7 @@ def attack_inprocess(ws: dict[str, str], grader_files: dict[str, str],
     ``inProcessProbes`` (name -> verdict) and the names that passed; nothing for an exam whose tests do not
     import a package of the workspace."""
     packages = packages_under_test(grader_files)
-    suite = inprocess_suite(ws, packages)
+    suite = inprocess_suite(ws, packages, graded_names(grader_files))
     if not suite:
         return {}
     verdicts = {name: verdict(grade(name, tree)) for name, tree in suite.items()}
