@@ -8,7 +8,8 @@ one requirements file a thousand times made an import run for hours (exponential
 on the number of requirements); a marker string holding `` --index-url=...`` passed the door and broke uv's
 reading of the line (uv and pip split a line at a space and a dash, quotes unseen); an sdist from
 ``--find-links`` that is no archive, or whose version is 5000 digits, ended ``env build --allow-build`` as an
-internal error.
+internal error; a ``setup.py`` whose ``extras_require`` has a list or tuple as a key, or a SWE-bench
+instances line nested 100000 deep, ended an import as "internal error" too (TypeError, RecursionError).
 """
 
 from __future__ import annotations
@@ -141,3 +142,21 @@ def test_an_sdist_that_is_no_archive_or_has_a_huge_version_is_one_line(tmp_path:
     # an index page may name any file: a 5000-digit version is compared, not int()-ed whole
     huge = f"https://files.example/needsbuild-1.{'9' * 5000}.tar.gz"
     assert sdist.pick(NoWheel("x", "needsbuild", (huge, "https://files.example/needsbuild-1.0.tar.gz"))) == huge
+
+
+def test_a_setup_py_with_a_list_or_tuple_as_a_dict_key_is_read(tmp_path: Path) -> None:
+    src = "A = ['a']\nsetup(name='calc', extras_require={A: ['x'], ('a', 'b'): ['y'], 'test': ['six']})\n"
+    repo, shas = _repo_with(tmp_path, {"setup.py": src})
+    res = cli("exam", "import", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-k",
+              "-o", tmp_path / "suite")
+    assert res.exit_code == 0, res.output  # was "internal error: TypeError: unhashable type: 'list'"
+    spec = json.loads((tmp_path / "suite" / "tasks" / "calc-k" / "env.json").read_text())
+    assert spec["requirements"] == ["six", "pytest"]
+
+
+def test_a_swebench_line_nested_deep_is_one_line(tmp_path: Path) -> None:
+    jsonl = tmp_path / "i.jsonl"
+    jsonl.write_text('{"instance_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    res = cli("exam", "import", "--swebench", jsonl, "--repos", tmp_path, "-o", tmp_path / "suite")
+    assert res.exit_code == 2 and "i.jsonl:1: schema_invalid: nested deeper than 64 levels" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1

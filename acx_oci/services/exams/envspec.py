@@ -244,9 +244,9 @@ def _setup_py(text: str, found: _Found) -> None:
             return names.get(node.id)
         if isinstance(node, ast.List | ast.Tuple):
             return [value(e, depth + 1) for e in node.elts]
-        if isinstance(node, ast.Dict):
-            return {value(k, depth + 1): value(v, depth + 1) for k, v in zip(node.keys, node.values, strict=True)
-                    if k is not None}
+        if isinstance(node, ast.Dict):  # string keys only: a list or tuple key is unhashable (a TypeError)
+            return {key: value(v, depth + 1) for k, v in zip(node.keys, node.values, strict=True)
+                    if k is not None and isinstance(key := value(k, depth + 1), str)}
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = value(node.left, depth + 1), value(node.right, depth + 1)
             # bounded: a balanced (A+A)+(A+A)... 16 deep is 65536 copies of A

@@ -19,6 +19,7 @@ from typing import Any
 
 from acx_oci.errors import UsageError
 from acx_oci.files import read_bytes
+from acx_oci.jsonio import check_depth
 from acx_oci.services.exams import gitrepo
 from acx_oci.services.exams.importer import (
     ExamParts,
@@ -48,6 +49,7 @@ def read_instances(path: Path) -> list[dict[str, Any]]:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        check_depth(line, f"{path}:{n}")  # json.loads recurses: a line 100000 '[' deep was a RecursionError
         try:
             inst = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -71,6 +73,7 @@ def read_instances(path: Path) -> list[dict[str, Any]]:
 def parse_test_ids(value: Any, what: str) -> list[str]:
     """``FAIL_TO_PASS``/``PASS_TO_PASS``: a list of test ids, or a JSON string holding one."""
     if isinstance(value, str):
+        check_depth(value, what)
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
