@@ -160,3 +160,16 @@ def test_a_swebench_line_nested_deep_is_one_line(tmp_path: Path) -> None:
     res = cli("exam", "import", "--swebench", jsonl, "--repos", tmp_path, "-o", tmp_path / "suite")
     assert res.exit_code == 2 and "i.jsonl:1: schema_invalid: nested deeper than 64 levels" in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_an_sdist_is_not_decompressed_past_its_bound_to_find_its_pyproject(tmp_path: Path) -> None:
+    # a gzip of a member declaring 3 GiB (zeros compress 1000:1: 256 MiB of sdist is 256 GiB to skip)
+    import gzip
+    import tarfile
+
+    info = tarfile.TarInfo("needsbuild-1.0/big")
+    info.size = 3 * 1024 ** 3
+    path = tmp_path / "needsbuild-1.0.tar.gz"
+    path.write_bytes(gzip.compress(info.tobuf() + bytes(1 << 20)))
+    with within(20), pytest.raises(UsageError, match=r"bytes before its pyproject\.toml; refused"):
+        sdist.build_requires(path)

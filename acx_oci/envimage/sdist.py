@@ -175,8 +175,10 @@ def _declared(sdist: Path) -> list[str]:
     return list(reqs)
 
 
-#: Archive members looked at for the top-level ``pyproject.toml`` (tarfile keeps each one it reads in memory).
+#: Archive members looked at for the top-level ``pyproject.toml`` (tarfile keeps each one it reads in memory),
+#: and the bytes decompressed to reach it (a member's declared size is skipped by decompressing it all).
 MAX_MEMBERS = 100_000
+MAX_SCAN_BYTES = 2 * 1024 * 1024 * 1024
 
 
 def _pyproject_text(sdist: Path) -> str | None:
@@ -190,9 +192,9 @@ def _pyproject_text(sdist: Path) -> str | None:
     else:
         with tarfile.open(sdist) as tf:
             for n, m in enumerate(tf):
-                if n >= MAX_MEMBERS:
-                    raise UsageError(f"env build --allow-build: {sdist.name} has over {MAX_MEMBERS} members "
-                                     "before its pyproject.toml; refused")
+                if n >= MAX_MEMBERS or m.offset_data + m.size > MAX_SCAN_BYTES:
+                    raise UsageError(f"env build --allow-build: {sdist.name} holds over {MAX_MEMBERS} members or "
+                                     f"{MAX_SCAN_BYTES} bytes before its pyproject.toml; refused")
                 if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/pyproject.toml") \
                         and m.size <= MAX_PYPROJECT_BYTES:
                     fh = tf.extractfile(m)
