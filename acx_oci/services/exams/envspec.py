@@ -22,9 +22,14 @@ from acx_oci.envimage.bounded import read_toml
 from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, spec_digest
 from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
 from acx_oci.errors import UsageError
+from acx_oci.services.exams import envlocks
 from acx_oci.services.exams.source import ENV_FILE
 
 SCHEMA = "acx.exam-env/1"
+#: When each Python we offer was released: the fix's date picks among those it could have run on, and the
+#: resolution is never as of a date before the image's Python existed (older releases rarely support it).
+RELEASED = {"3.9": "2020-10-05", "3.11": "2022-10-24", "3.13": "2024-10-07"}
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TEST_EXTRAS = ("test", "tests", "testing")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.txt|dev[-_]requirements\.txt|"
@@ -84,13 +89,15 @@ def satisfies(python: str, requires: str | None) -> bool:
     return True
 
 
-def choose_python(requires: str | None, classifiers: list[str]) -> str:
-    """The Python to test with: one we can provide that ``requires`` allows and the classifiers do not exceed
-    (bookworm's 3.11 first: the most shared image); when the classifiers stop below every one we have, the
-    oldest ``requires`` allows (a 2016 project naming 3.5 at most still imports ``collections.Mapping`` on 3.9,
-    not on 3.11); else the default."""
+def choose_python(requires: str | None, classifiers: list[str], date: str | None = None) -> str:
+    """The Python to test with: one we can provide that ``requires`` allows, the classifiers do not exceed and
+    that was released by the fix's ``date`` (a 2021 fix never ran on 3.13; bookworm's 3.11 first: the most
+    shared image); when the classifiers stop below every one we have, the oldest ``requires`` allows (a 2016
+    project naming 3.5 at most still imports ``collections.Mapping`` on 3.9, not on 3.11); else the default."""
     top = max((_version(c) for c in classifiers), default=None)
     allowed = [p for p in PYTHONS if satisfies(p, requires)]
+    if date is not None and (then := [p for p in allowed if RELEASED[p] <= date]) != allowed:
+        allowed = then or [min(allowed or list(PYTHONS), key=_version)]
     fits = [p for p in allowed if top is None or _version(p) <= top]
     if DEFAULT_PYTHON in fits:
         return DEFAULT_PYTHON
@@ -104,6 +111,7 @@ class _Found:
 
     def __init__(self) -> None:
         self.reqs: list[str] = []
+        self.origins: list[str] = []
         self.sources: list[str] = []
         self.dropped: list[str] = []
         self.names: set[str] = set()
@@ -120,6 +128,7 @@ class _Found:
         lines = bounded([r for r in lines if r], MAX_REQUIREMENTS - len(self.reqs), where, self.dropped)
         kept, dropped = sort_out(lines)
         self.reqs += kept
+        self.origins += [where] * len(kept)
         self.dropped += [f"{d} in {where}" for d in dropped]
         if kept:
             self.sources.append(where)
@@ -330,8 +339,10 @@ def _tox(tree: dict[str, str], found: _Found, seen: set[str]) -> None:
     found.add(reqs, "tox.ini [testenv] deps")
 
 
-def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str, str] | None = None) -> dict[str, Any]:
-    """The environment spec of a base tree; ``own`` are the modules under test (never requirements)."""
+def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str, str] | None = None,
+           date: str | None = None) -> dict[str, Any]:
+    """The environment spec of a base tree; ``own`` are the modules under test (never requirements); ``date``
+    (the fix's, YYYY-MM-DD) picks the Python and the date the resolution is made as of."""
     found = _Found()
     if "pyproject.toml" in tree:
         _pyproject(tree["pyproject.toml"], found)
@@ -344,10 +355,19 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
         found.add(_requirements(tree, path, seen), path)
     if "tox.ini" in tree:
         _tox(tree, found, seen)
+    if "noxfile.py" in tree:
+        found.add(envlocks.nox_deps(tree["noxfile.py"]), "noxfile.py test sessions")
     if not found.reqs and "requirements.txt" in tree:
         found.add(_requirements(tree, "requirements.txt", set()), "requirements.txt")
-    spec = finish(found.reqs, found.sources, found.dropped, names=found.names | {normalize(o) for o in own},
-                  requires=found.requires, classifiers=found.classifiers, swebench=swebench)
+    names = found.names | {normalize(o) for o in own}
+    spec = finish(found.reqs, found.sources, found.dropped, names=names, requires=found.requires,
+                  classifiers=found.classifiers, swebench=swebench, origins=found.origins, date=date)
+    locked = envlocks.pins(tree, names)
+    if locked["constraints"]:  # what the repository itself locks decides versions (never adds packages)
+        spec.update(constraints=locked["constraints"], constraintSources=locked["constraintSources"])
+    spec["dropped"] += locked["dropped"]
+    if locked["lockedTwice"]:
+        spec["lockedTwice"] = locked["lockedTwice"]
     if found.project:  # importlib.metadata.version("marshmallow") must answer: the grader gives it this much
         spec["distribution"] = {"name": found.project, "version": found.version or "0.0.0"}
     if found.version_file and found.version_file not in tree and _VERSION_PATH.match(found.version_file) \
@@ -364,33 +384,42 @@ def build_files(spec: dict[str, Any] | None, tree: dict[str, str]) -> dict[str, 
 
 
 def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: set[str], requires: str | None,
-           classifiers: list[str], python: str | None = None,
-           swebench: dict[str, str] | None = None) -> dict[str, Any]:
-    """The spec document: requirements deduplicated (first wins), the package under test left out, pytest added."""
-    kept: list[str] = []
-    seen: set[str] = set()
+           classifiers: list[str], python: str | None = None, swebench: dict[str, str] | None = None,
+           origins: list[str] | None = None, date: str | None = None) -> dict[str, Any]:
+    """The spec document: one requirement per name (:func:`envlocks.one_per_name`, conflicts named), the
+    package under test left out, pytest added; with the fix's ``date``, the date the resolution is made as of."""
     excluded: set[str] = set()
     dropped = list(dropped)
-    reqs = bounded(reqs, MAX_REQUIREMENTS, "the requirements", dropped)
-    admitted, refused = sort_out(reqs)  # what the readers kept passes again; a user's file passes here first
-    dropped = dropped + refused
-    for r in admitted:
-        name = name_of(r)
-        if name is None:
-            continue
-        if name in names:
+    where = origins if origins is not None and len(origins) == len(reqs) else [""] * len(reqs)
+    pairs = list(dict.fromkeys(zip(reqs, where, strict=True)))
+    if len(pairs) > MAX_REQUIREMENTS:
+        dropped.append(f"{len(pairs) - MAX_REQUIREMENTS} more lines in the requirements (over {MAX_REQUIREMENTS} "
+                       "requirements)")
+        pairs = pairs[:MAX_REQUIREMENTS]
+    entries: list[tuple[str, str]] = []
+    for r, w in pairs:
+        admitted, refused = sort_out([r])  # what the readers kept passes again; a user's file passes here first
+        dropped += refused
+        name = name_of(admitted[0]) if admitted else None
+        if name is not None and name in names:
             excluded.add(name)
-        elif r not in seen:
-            seen.add(r)
-            kept.append(r)
+        elif name is not None:
+            entries.append((admitted[0], w))
+    kept, conflicts = envlocks.one_per_name(entries)
     if "pytest" not in {name_of(r) for r in kept}:
         kept.append("pytest")  # the grader's own pytest comes from the environment, never the host
     if python is not None and python not in PYTHONS:
         raise UsageError(f"--python {python}: expected one of {', '.join(PYTHONS)} (a Debian suite's python3)")
+    day = date if date is not None and _DAY.match(date) else None
+    chosen = python or choose_python(requires, classifiers, day)
     spec: dict[str, Any] = {
-        "schema": SCHEMA, "python": python or choose_python(requires, classifiers), "requirements": kept,
+        "schema": SCHEMA, "python": chosen, "requirements": kept,
         "pythonRequires": requires, "classifierPythons": sorted(set(classifiers), key=_version),
         "sources": sources, "dropped": dropped, "package": sorted(names), "excluded": sorted(excluded)}
+    if conflicts:
+        spec["conflicts"] = conflicts
+    if day is not None:  # resolved as the index was then, never before the image's Python existed
+        spec.update(fixDate=day, resolvedAsOf=max(day, RELEASED[chosen]))
     if swebench:
         spec["swebench"] = swebench
     return spec
@@ -407,8 +436,10 @@ def override(spec: dict[str, Any], *, requirements: str | None, python: str | No
                  spec["dropped"] if requirements is None else [],
                  names=set(spec["package"]), requires=spec["pythonRequires"],
                  classifiers=spec["classifierPythons"], python=python or spec["python"],
-                 swebench=spec.get("swebench"))
-    out.update({k: spec[k] for k in ("distribution", "versionFile") if k in spec})
+                 swebench=spec.get("swebench"), date=spec.get("fixDate"),
+                 origins=[what] * len(reqs) if requirements is not None else None)
+    keep = ("distribution", "versionFile") + (("constraints", "constraintSources") if requirements is None else ())
+    out.update({k: spec[k] for k in keep if k in spec})
     out["overridden"] = [k for k, v in (("requirements", requirements), ("python", python)) if v is not None]
     return out
 
