@@ -98,6 +98,15 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     click.echo(f"  seconds: {first.seconds}")
     if spec is not None:
         click.echo(f"  also tagged {out['specTag']} (exam certify --environments --env-store finds it there)")
+        env = first.python_env
+        left = ", ".join(env.get("leftOut") or []) or "nothing"
+        click.echo(f"  left out (the package under test, never installed): {left}"
+                   + (f"; the image's pytest imports {env['pytestImports']}: the submission provides it"
+                      if env.get("pytestImports") else ""))
+        if env.get("resolvedAsOf"):
+            click.echo(f"  resolved as the index was on {env['resolvedAsOf']}")
+        for note in env.get("notes") or []:
+            click.echo(f"  note: {note}")
     if twice:
         click.echo(f"  rebuild {out['digests'][1]}: {'identical' if out['reproducible'] else 'DIFFERENT'}")
 

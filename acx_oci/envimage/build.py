@@ -69,11 +69,15 @@ class BuiltImage:
     include: list[str]
     epoch: int
     seconds: dict[str, float] = field(default_factory=dict)
+    #: With ``--spec``: what the Python environment left out (the package under test), its date and notes.
+    python_env: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The ``env build --json`` document: digests, sizes and timings (the package count, not the list)."""
-        return {"reference": self.reference, "imageDigest": self.manifest_digest, "configDigest": self.config_digest,
-                "layerDigest": self.layer_digest, "layerSize": self.layer_size, "diffId": self.diff_id,
+        extra = {"pythonEnvironment": self.python_env} if self.python_env else {}
+        return {**extra, "reference": self.reference, "imageDigest": self.manifest_digest,
+                "configDigest": self.config_digest, "layerDigest": self.layer_digest, "layerSize": self.layer_size,
+                "diffId": self.diff_id,
                 "uncompressedSize": self.uncompressed_size, "entries": self.entries, "suite": self.suite,
                 "include": self.include, "sourceDateEpoch": self.epoch, "packages": len(self.packages),
                 "seconds": self.seconds}
@@ -101,6 +105,25 @@ def oci_arch() -> str:
     return _ARCH.get(deb, deb)
 
 
+#: Debian byte-compiles Python's modules at install with hash randomisation on, so a frozenset constant's order
+#: (and the .pyc) differed from build to build (bullseye's 3.9 stdlib: ~25 files). Every .pyc of the root is
+#: compiled again from its own source with PYTHONHASHSEED=0, in one process, in sorted order: the same bytes
+#: each build (the header keeps the source's mtime). A root without python3 is left as it is.
+PYC_RECOMPILE = (
+    'import importlib.util as u, pathlib as p, py_compile as c\n'
+    'for f in sorted(p.Path("/usr").rglob("*.pyc")):\n'
+    '    try:\n'
+    '        s = u.source_from_cache(str(f))\n'
+    '    except ValueError:\n'
+    '        continue\n'
+    '    o = 1 if ".opt-1." in f.name else 2 if ".opt-2." in f.name else -1\n'
+    '    if p.Path(s).is_file():\n'
+    '        c.compile(s, cfile=str(f), doraise=False, optimize=o,'
+    ' invalidation_mode=c.PycInvalidationMode.TIMESTAMP)\n')
+PYC_HOOK = ('if [ -x "$1/usr/bin/python3" ]; then chroot "$1" /usr/bin/env -i PYTHONHASHSEED=0 /usr/bin/python3 -c \''
+            + PYC_RECOMPILE + '\'; fi')
+
+
 def mmdebstrap_argv(suite: str, include: Sequence[str], out_tar: Path, *, mirror: str | None = None,
                     variant: str = "apt") -> list[str]:
     """The mmdebstrap command: no ./dev, the image marker written, host-copied resolv.conf/hostname removed."""
@@ -110,7 +133,8 @@ def mmdebstrap_argv(suite: str, include: Sequence[str], out_tar: Path, *, mirror
     marker = dump({"suite": suite, "include": sorted(include)}).decode()
     hook = (f"printf '%s\\n' '{marker}' > \"$1/{MARKER}\"; "
             "rm -f \"$1/etc/resolv.conf\" \"$1/etc/hostname\"")
-    argv = [exe, f"--variant={variant}", "--format=tar", "--skip=output/dev", "--customize-hook=" + hook]
+    argv = [exe, f"--variant={variant}", "--format=tar", "--skip=output/dev", "--customize-hook=" + hook,
+            "--customize-hook=" + PYC_HOOK]
     if include:
         argv.append("--include=" + ",".join(include))
     argv += [suite, str(out_tar)]

@@ -101,7 +101,8 @@ def uv_env() -> dict[str, str]:
 
 
 def compile_argv(inputs: dict[str, Any], reqs: Path, out: Path, *, index_url: str | None,
-                 find_links: Sequence[Path], no_deps: bool = False, exclude_newer: str | None = None) -> list[str]:
+                 find_links: Sequence[Path], no_deps: bool = False, exclude_newer: str | None = None,
+                 constraints: Path | None = None) -> list[str]:
     """``uv pip compile`` for the image's Python and platform, never building, reading no configuration."""
     argv = [uv_binary(), "pip", "compile", "--no-config", "--no-build", "--python", sys.executable,
             "--python-version", PYTHON_FULL[inputs["suite"]], "--python-platform", python_platform(inputs["suite"]),
@@ -113,6 +114,8 @@ def compile_argv(inputs: dict[str, Any], reqs: Path, out: Path, *, index_url: st
         argv.append("--no-deps")
     if exclude_newer:
         argv += ["--exclude-newer", exclude_newer]
+    if constraints is not None:
+        argv += ["--constraint", str(constraints)]
     return [*argv, str(reqs)]
 
 
@@ -147,14 +150,19 @@ def _refusal(out: str, python: str, index_url: str | None, find_links: Sequence[
 
 def compile_lock(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None,
                  find_links: Sequence[Path] = (), no_deps: bool = False,
-                 exclude_newer: str | None = None) -> list[Locked]:
-    """uv's lock of ``inputs["requirements"]`` (each admitted again: only re-serialised lines are written)."""
+                 exclude_newer: str | None = None, constrained: bool = True) -> list[Locked]:
+    """uv's lock of ``inputs["requirements"]`` (each admitted again: only re-serialised lines are written), with
+    the repository's own pins as constraints (``constrained``)."""
     dest.mkdir(parents=True, exist_ok=True)
-    reqs, out = dest / "requirements.in", dest / "pylock.toml"
+    reqs, out, pins = dest / "requirements.in", dest / "pylock.toml", dest / "constraints.txt"
     reqs.write_text("".join(admit(r, "environment spec") + "\n" for r in inputs["requirements"]), "utf-8")
+    use = constrained and bool(inputs.get("constraints"))
+    if use:
+        pins.write_text("".join(admit(c, "environment spec constraint") + "\n" for c in inputs["constraints"]),
+                        "utf-8")
     out.unlink(missing_ok=True)
     argv = compile_argv(inputs, reqs, out, index_url=index_url, find_links=find_links, no_deps=no_deps,
-                        exclude_newer=exclude_newer)
+                        exclude_newer=exclude_newer, constraints=pins if use else None)
     try:
         res = subprocess.run(argv, capture_output=True, timeout=UV_SECONDS, env=uv_env(), cwd=dest, check=False,
                              stdin=subprocess.DEVNULL)
@@ -254,11 +262,24 @@ def file_roots(index_url: str | None, find_links: Sequence[Path]) -> list[Path]:
 
 
 def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None, find_links: Sequence[Path] = (),
-            exclude_newer: str | None = None) -> tuple[list[Pinned], list[str]]:
-    """(the lock, packages under test left out): uv's lock, fetched by hash into ``dest/dist``."""
+            notes: list[str] | None = None) -> tuple[list[Pinned], list[str]]:
+    """(the lock, packages under test left out): uv's lock, fetched by hash into ``dest/dist``; as of the spec's
+    date (``excludeNewer``) and within the repository's own pins, or, when those cannot be met together (a lock
+    naming what the date or the image's Python excludes), without the pins, said in ``notes``."""
     if (dest / "dist").exists():
         shutil.rmtree(dest / "dist")  # what an earlier, refused resolution left
-    locked = compile_lock(inputs, dest, index_url=index_url, find_links=find_links, exclude_newer=exclude_newer)
+    args: dict[str, Any] = {"index_url": index_url, "find_links": find_links,
+                            "exclude_newer": inputs.get("excludeNewer")}
+    try:
+        locked = compile_lock(inputs, dest, **args)
+    except MachineUnfit:
+        raise
+    except UsageError as exc:  # NoWheel too: a pinned version with no wheel for the image's Python
+        if not inputs.get("constraints"):
+            raise
+        locked = compile_lock(inputs, dest, constrained=False, **args)
+        if notes is not None:
+            notes.append(f"the repository's pins were left out: with them, {exc}")
     excluded = set(inputs["excludePackages"])
     left_out = sorted({it.name for it in locked if it.name in excluded})
     keep = [it for it in locked if it.name not in excluded]

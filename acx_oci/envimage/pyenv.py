@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import tarfile
 from collections.abc import Callable, Sequence
@@ -71,7 +72,19 @@ def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
     # holding anything else -- a URL, a path, an option, a Unicode line separator -- is refused whole).
     admitted = [admit(r, "environment spec") for r in reqs]
     excluded = sorted(normalize(str(n)) for n in spec.get("package") or ())
-    return {"python": python, "suite": PYTHONS[python], "requirements": admitted, "excludePackages": excluded}
+    inputs: dict[str, Any] = {"python": python, "suite": PYTHONS[python], "requirements": admitted,
+                              "excludePackages": excluded}
+    pins = spec.get("constraints") or []  # what the repository locks: versions only, through the same door
+    if not isinstance(pins, list) or not all(isinstance(c, str) for c in pins):
+        raise UsageError("environment spec: constraints must be a list of strings")
+    if pins:
+        inputs["constraints"] = [admit(c, "environment spec constraint") for c in pins]
+    day = spec.get("resolvedAsOf")
+    if day is not None:  # the index as it was at the end of that day (uv's --exclude-newer)
+        if not isinstance(day, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            raise UsageError(f"environment spec: resolvedAsOf {str(day)[:40]!r}: expected YYYY-MM-DD")
+        inputs["excludeNewer"] = f"{day}T23:59:59Z"
+    return inputs
 
 
 def spec_digest(spec: dict[str, Any]) -> str:
@@ -80,8 +93,12 @@ def spec_digest(spec: dict[str, Any]) -> str:
 
 
 REPORT = ("import importlib.metadata as m, json, sys\n"
-          "print(json.dumps({'python': sys.version.split()[0], 'packages': sorted({'%s==%s' % "
-          "(d.metadata['Name'], d.version) for d in m.distributions()})}))\n")
+          "err = missing = None\n"
+          "try:\n    import pytest\n"
+          "except BaseException as e:\n"
+          "    err, missing = ('%s: %s' % (type(e).__name__, e))[:300], getattr(e, 'name', None)\n"
+          "print(json.dumps({'python': sys.version.split()[0], 'pytest': err, 'missing': missing, "
+          "'packages': sorted({'%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()})}))\n")
 
 
 def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, Any]:
@@ -107,7 +124,21 @@ def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, A
         report = json.loads(res.stdout.decode("utf-8").strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise UsageError("env build: the venv's Python did not report what is installed") from None
-    return {"python": str(report["python"]), "packages": [str(p) for p in report["packages"]]}
+    return {"python": str(report["python"]), "packages": [str(p) for p in report["packages"]],
+            "pytest": report.get("pytest"), "missing": report.get("missing")}
+
+
+def pytest_check(report: dict[str, Any], pins: Sequence[Pinned], left_out: Sequence[str]) -> str | None:
+    """The package under test the image's pytest imports (the submission provides it at grading), or None;
+    :class:`UsageError` when pytest cannot be imported for any other reason (a harness that cannot start is
+    never a grade: the build is refused and says what it left out)."""
+    if report.get("pytest") is None or "pytest" not in {p.name for p in pins}:
+        return None
+    missing = normalize(str(report.get("missing") or "").split(".")[0])
+    if missing and missing in set(left_out):
+        return missing
+    raise UsageError(f"env build: the image's pytest cannot be imported ({report['pytest']}); left out as the "
+                     f"package under test: {', '.join(left_out) or 'nothing'}")
 
 
 def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -159,8 +190,8 @@ MAX_BUILDS = 8
 
 def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin: Callable[[], Pinned], *,
                       allow_build: bool,
-                      index_url: str | None, find_links: Sequence[Path]) -> tuple[list[Pinned], list[str],
-                                                                                  list[dict[str, Any]]]:
+                      index_url: str | None, find_links: Sequence[Path],
+                      notes: list[str] | None = None) -> tuple[list[Pinned], list[str], list[dict[str, Any]]]:
     """:func:`resolve`; with ``allow_build``, each requirement that has only an sdist is built inside the
     sandbox (:mod:`acx_oci.envimage.sdist`) and the resolution tried again with its wheel."""
     from acx_oci.envimage import sdist
@@ -169,7 +200,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     built: list[dict[str, Any]] = []
     for n in range(MAX_BUILDS + 1):
         try:
-            pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=links)
+            pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=links, notes=notes)
             return pins, left_out, built
         except NoWheel as refusal:
             if not allow_build or not refusal.sdists or n == MAX_BUILDS:
@@ -188,7 +219,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
-RECIPE = 4  # raised when builds change: a fixed builder never serves what an older one made (4: uv's lock)
+RECIPE = 5  # raised when builds change: a fixed builder never serves what an older one made (5: .pyc recompiled)
 _ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 
@@ -218,8 +249,9 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         root = _Root(inputs["suite"], work, sde, mirror, keep_tar, include, on_step)
         on_step("resolve (uv, wheels only, never building)")
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
+        notes: list[str] = []
         pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
-                                                  index_url=index_url, find_links=find_links)
+                                                  index_url=index_url, find_links=find_links, notes=notes)
         pip_pin()  # the installer's wheel, fetched once the lock stands (a refused resolution needs none)
         lock = "".join(p.line() + "\n" for p in pins)
         (wheels / LOCK_FILE).write_text(lock, "utf-8")
@@ -236,9 +268,11 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         bad = sorted({n for p in report["packages"] if (n := name_of(p))} & set(inputs["excludePackages"]))
         if bad:
             raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
+        needs = pytest_check(report, pins, left_out)
         doc = {"specDigest": digest, "inputs": inputs, "python": report["python"], "packages": report["packages"],
                "lock": [p.line() for p in pins], "installer": pip_pin().line(), "leftOut": sorted(set(left_out)),
-               "builtFromSource": built}
+               "builtFromSource": built, "resolvedAsOf": spec.get("resolvedAsOf"), "notes": notes,
+               "constraintSources": spec.get("constraintSources") or [], "pytestImports": needs}
         safetree.write_inside(venv, LOCK_FILE, lock.encode("utf-8"))
         safetree.write_inside(venv, ENV_REPORT, json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
         on_step("image (one reproducible layer)")
@@ -247,10 +281,13 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         with tarfile.open(full, "a") as tf:
             tf.add(venv, arcname=VENV.lstrip("/"), filter=_root_owned)
         annotations = {ANN_SPEC: digest, ANN_PYTHON: report["python"], ANN_PY_PACKAGES: "\n".join(report["packages"])}
-        return image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
-                              store_options=store_options, workdir=work, annotations=annotations,
-                              created_by=f"acx-oci env build --spec (python {inputs['python']}, "
-                                         f"{len(pins)} wheels, spec {digest})", also=spec_tag(spec))
+        built_image = image_from_tar(full, ref, suite=inputs["suite"], include=list(include), epoch=sde,
+                                     store_options=store_options, workdir=work, annotations=annotations,
+                                     created_by=f"acx-oci env build --spec (python {inputs['python']}, "
+                                                f"{len(pins)} wheels, spec {digest})", also=spec_tag(spec))
+        built_image.python_env = {k: doc[k] for k in ("leftOut", "pytestImports", "resolvedAsOf", "notes",
+                                                      "constraintSources")}
+        return built_image
     finally:
         with contextlib.suppress(OSError):
             remove_tree(work)

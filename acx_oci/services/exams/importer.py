@@ -355,9 +355,9 @@ def _blob(entries: dict[str, gitrepo.TreeBlob], path: str) -> str | None:
 
 
 def environment(base: dict[str, str], fixed: dict[str, str], *, requirements: str | None = None,
-                python: str | None = None, swebench: dict[str, str] | None = None) -> dict[str, Any]:
-    """The exam's environment spec: derived from the base tree (:mod:`envspec`), then the user's overrides."""
-    spec = envspec.derive(base, own=packages_of(fixed), swebench=swebench)
+                python: str | None = None, swebench: dict[str, str] | None = None, date: str = "") -> dict[str, Any]:
+    """The exam's environment spec: from the base tree (:mod:`envspec`) as of the fix's ``date``, then overrides."""
+    spec = envspec.derive(base, own=packages_of(fixed), swebench=swebench, date=date or None)
     return envspec.override(spec, requirements=requirements, python=python, what="--requirements")
 
 
@@ -417,8 +417,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
         source["promptFrom"] = "fixCommitMessage"
     notes += binary_note(binary)
     return ExamParts(eid, base_tree, parent, fixed, hidden, prompt or gitrepo.commit_message(git, fix_sha),
-                     gitrepo.commit_date(git, fix_sha), source, lookalike, incomplete, difficulty, notes,
-                     support, test_ids, environment(base_tree, fixed, requirements=requirements, python=python))
+                     (d := gitrepo.commit_date(git, fix_sha)), source, lookalike, incomplete, difficulty, notes,
+                     support, test_ids, environment(base_tree, fixed, requirements=requirements, python=python, date=d))
 
 
 def summary(parts: ExamParts, path: Path) -> dict[str, Any]:

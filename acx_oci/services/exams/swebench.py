@@ -154,7 +154,7 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
     if source["passToPassNotGraded"]:
         notes.append(f"{source['passToPassNotGraded']} PASS_TO_PASS test(s) in files the agent sees are not graded")
     given = {k: str(inst[k]) for k in ("version", "environment_setup_commit") if inst.get(k) is not None}
-    env = environment(base, fixed, requirements=requirements, python=python, swebench=given or None)
+    env = environment(base, fixed, requirements=requirements, python=python, swebench=given or None, date=date)
     return ExamParts(exam_id_for(iid), base, parent, fixed, hidden, prompt, date, source, lookalike, incomplete,
                      notes=notes, support=support, test_ids=sorted(set(graded)) or None, environment=env)
 
