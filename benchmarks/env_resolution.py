@@ -1,7 +1,7 @@
 """``env build``'s first step on the real corpus: the lock each exam's spec resolves to, and how long it takes.
 
 The specs are derived as ``exam import`` derives them, from the base commits of ``benchmarks/real_exams.py``'s
-candidates (``--per-repo`` each), one per distinct (Python, requirements, package). Each spec is resolved by
+candidates (``--per-repo`` each), as of each fix's date, one per distinct spec. Each spec is resolved by
 this tree (uv's lock, wheels fetched by hash, pip's own wheel for the install) and, with ``--old-tree DIR`` (a
 checkout of an older commit, e.g. ``git worktree add /tmp/old 8c6af49``), by that tree's resolver in the same
 round, in fresh processes. Prints per spec: seconds, same lock (``name==version``) or not, wheel files that
@@ -67,8 +67,10 @@ def specs(repos: list[Path], per_repo: int) -> list[dict[str, Any]]:
         for c in cands:
             base = gitrepo.tree_files(gitrepo.open_repo(repo), c["parent"], [])
             changed = {ln[6:]: "" for ln in c["patch"].splitlines() if ln.startswith("+++ b/")}
-            spec = importer.environment(base, changed)
-            key = json.dumps({k: spec[k] for k in ("python", "requirements", "package")}, sort_keys=True)
+            day = gitrepo.commit_date(gitrepo.open_repo(repo), c["fix"])
+            spec = importer.environment(base, changed, date=day)
+            keys = ("python", "requirements", "package", "resolvedAsOf", "constraints")
+            key = json.dumps({k: spec[k] for k in keys if k in spec}, sort_keys=True)
             found.setdefault(key, []).append(f"{c['name']}@{c['fix'][:10]}")
     return [{"spec": json.loads(k), "fixes": v} for k, v in found.items()]
 

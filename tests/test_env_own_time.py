@@ -65,8 +65,23 @@ def test_resolved_as_the_index_was_on_the_fix_date(tmp_path: Path) -> None:
     except MachineUnfit:
         pytest.skip("PyPI is not reachable from this machine")
     spec = {"python": "3.9", "requirements": ["pytest"], "package": ["calc"], "resolvedAsOf": "2021-03-05"}
-    pins, _ = lock.resolve(pyenv.build_inputs(spec), tmp_path / "w")
-    assert {p.name: p.version for p in pins}["pytest"] == "6.2.2"  # 6.2.3 came out on 2021-04-03
+    notes: list[str] = []
+    pins, _ = lock.resolve(pyenv.build_inputs(spec), tmp_path / "w", notes=notes)
+    assert {p.name: p.version for p in pins}["pytest"] == "6.2.2" and notes == []  # 6.2.3: 2021-04-03
+    # requests' tests as of 2020-10-05 (3.9's release): MarkupSafe had no wheel for 3.9 yet; a year later it had
+    old = {"python": "3.9", "requirements": ["pytest-httpbin==0.0.7"], "package": ["requests"],
+           "resolvedAsOf": "2020-10-05"}
+    notes = []
+    pins, _ = lock.resolve(pyenv.build_inputs(old), tmp_path / "w2", notes=notes)
+    assert notes[0].startswith("as of 2020-10-05: env build: ") and notes[-1].startswith("resolved as of 2021-")
+    assert "pytest-httpbin" in {p.name for p in pins}
+
+
+def test_later_dates_step_a_year_up_to_today() -> None:
+    assert lock.later_dates(None, "2026-12-06") == [None]
+    assert lock.later_dates("2024-02-29T23:59:59Z", "2026-12-06") == [
+        "2024-02-29T23:59:59Z", "2025-02-28T23:59:59Z", "2026-02-28T23:59:59Z", None]
+    assert len(lock.later_dates("2001-01-01T23:59:59Z", "2026-12-06")) == lock.MAX_LATER_YEARS + 2
 
 
 def _wheel(links: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
@@ -116,7 +131,9 @@ def test_the_repositorys_own_lock_decides_the_versions(tmp_path: Path) -> None:
     gone = {**spec, "constraints": ["pytest==6.0.0"]}
     pins, _ = lock.resolve(pyenv.build_inputs(gone), tmp_path / "w2", index_url=(tmp_path / "index").as_uri(),
                            find_links=[links], notes=notes)
-    assert {p.name: p.version for p in pins}["pytest"] == "8.3.0" and "pins were left out" in notes[0]
+    assert {p.name: p.version for p in pins}["pytest"] == "8.3.0"
+    assert notes[0].startswith("as of 2026-03-01 with the repository pins: ")
+    assert notes[-1] == "resolved as of 2026-03-01 without the repository's pins"
 
 
 def test_other_locks_and_constraints_files_are_read_as_text() -> None:

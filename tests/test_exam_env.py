@@ -390,7 +390,9 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     store = f"oci:{tmp / 'layout'}"
     marker = tmp / "host-marker"
     _demo_sdist(tmp / "links", marker)
-    spec = {"python": "3.11", "requirements": ["iniconfig", "pytest", "acxsdistdemo"], "package": ["calc"]}
+    # as the exam below derives it: resolved as of its fix's date (issue 45: environments of the fix's own time)
+    spec = {"python": "3.11", "requirements": ["iniconfig", "pytest", "acxsdistdemo"], "package": ["calc"],
+            "resolvedAsOf": "2026-03-05"}
     with pytest.raises(UsageError, match=r"acxsdistdemo: no wheel .*only a source distribution"):
         pyenv.ensure_image(spec, store, find_links=[tmp / "links"])
     # the Debian root test_envimage's image starts from (one mmdebstrap per session); its pytest goes unused

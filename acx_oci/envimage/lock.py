@@ -261,25 +261,56 @@ def file_roots(index_url: str | None, find_links: Sequence[Path]) -> list[Path]:
     return roots
 
 
+#: Later dates tried, a year apart, when nothing resolves as of the fix's own (then: as of today).
+MAX_LATER_YEARS = 6
+
+
+def later_dates(first: str | None, today: str) -> list[str | None]:
+    """``first`` (``YYYY-MM-DDT23:59:59Z``), the same day of each later year before ``today``, then None (now)."""
+    if first is None:
+        return [None]
+    day = first[4:10].replace("-02-29", "-02-28")
+    out: list[str | None] = [first]
+    for n in range(1, MAX_LATER_YEARS + 1):
+        if (later := f"{int(first[:4]) + n}{day}") >= today:
+            break
+        out.append(f"{later}{first[10:]}")
+    return [*out, None]
+
+
+def _attempts(inputs: dict[str, Any], dest: Path, notes: list[str], **args: Any) -> list[Locked]:
+    """As of the spec's date and within the repository's pins; failing that without the pins; failing that as
+    of a year later, and so on up to today (old releases often have no wheel for the image's Python: MarkupSafe
+    had none for 3.9 in 2020). Each step given up is said in ``notes``; the last refusal is raised."""
+    from datetime import UTC, datetime
+
+    last: UsageError | None = None
+    for when in later_dates(inputs.get("excludeNewer"), datetime.now(UTC).strftime("%Y-%m-%d")):
+        for pinned in ((True, False) if inputs.get("constraints") else (False,)):
+            try:
+                locked = compile_lock(inputs, dest, exclude_newer=when, constrained=pinned, **args)
+            except MachineUnfit:
+                raise
+            except UsageError as exc:  # NoWheel too: a version with no wheel for the image's Python
+                notes.append(f"as of {(when or 'today')[:10]}{' with the repository pins' if pinned else ''}: "
+                             f"{str(exc)[:200]}")
+                last = exc
+                continue
+            if last is not None:
+                notes.append(f"resolved as of {(when or 'today')[:10]}"
+                             f"{' within' if pinned else ' without'} the repository's pins")
+            return locked
+    assert last is not None
+    raise last
+
+
 def resolve(inputs: dict[str, Any], dest: Path, *, index_url: str | None = None, find_links: Sequence[Path] = (),
             notes: list[str] | None = None) -> tuple[list[Pinned], list[str]]:
-    """(the lock, packages under test left out): uv's lock, fetched by hash into ``dest/dist``; as of the spec's
-    date (``excludeNewer``) and within the repository's own pins, or, when those cannot be met together (a lock
-    naming what the date or the image's Python excludes), without the pins, said in ``notes``."""
+    """(the lock, packages under test left out): uv's lock, fetched by hash into ``dest/dist``: as of the
+    spec's date (``excludeNewer``) within the repository's own pins when that resolves (:func:`_attempts`)."""
     if (dest / "dist").exists():
         shutil.rmtree(dest / "dist")  # what an earlier, refused resolution left
-    args: dict[str, Any] = {"index_url": index_url, "find_links": find_links,
-                            "exclude_newer": inputs.get("excludeNewer")}
-    try:
-        locked = compile_lock(inputs, dest, **args)
-    except MachineUnfit:
-        raise
-    except UsageError as exc:  # NoWheel too: a pinned version with no wheel for the image's Python
-        if not inputs.get("constraints"):
-            raise
-        locked = compile_lock(inputs, dest, constrained=False, **args)
-        if notes is not None:
-            notes.append(f"the repository's pins were left out: with them, {exc}")
+    locked = _attempts(inputs, dest, notes if notes is not None else [], index_url=index_url, find_links=find_links)
     excluded = set(inputs["excludePackages"])
     left_out = sorted({it.name for it in locked if it.name in excluded})
     keep = [it for it in locked if it.name not in excluded]
