@@ -2,23 +2,22 @@
 
 No hand work: a commit is a candidate when it has one parent, changes at least one Python source file and at
 least one test file named ``test_*.py`` (by ``importer.is_test_path``) that adds a test or an assertion, its
-source change is at most ``--max-lines`` lines, its message reads like a fix (``fix``, ``bug``, ``issue``,
-``#123``, ``regression``), and (unless ``--any-deps``) its tests and their ``conftest.py`` import nothing but
-pytest, the standard library and the repository itself: the fixes whose tests can pass offline in the
-grader's Python as it is. The newest ``--per-repo`` candidates of each repository are imported twice:
+source change is at most ``--max-lines`` lines and its message reads like a fix (``fix``, ``bug``, ``issue``,
+``#123``, ``regression``). Nothing else is chosen here (issue 45): which tests are graded is the product's
+business, derived at certification as SWE-bench's validation derives it (``services/exams/derivation.py``).
+``--stdlib-only`` keeps only fixes whose tests import nothing but pytest, the standard library and the
+repository (the first corpus's filter; off by default). The newest ``--per-repo`` candidates of each
+repository are imported with the docs' commands, no flag they do not give:
 
-- git mode: ``exam import --repo R --base FIX^ --fix FIX --tests ID...`` (``--git-tests files``: every test of
-  the changed test files instead);
+- git mode: ``exam import --repo R --base FIX^ --fix FIX`` (every test of the changed test files is run on the
+  base and the fix at certification; FAIL_TO_PASS and PASS_TO_PASS are graded, the record names the rest);
 - SWE-bench form: an instance built from the same commit (``base_commit`` = the parent, ``patch`` = the
-  source diff, ``test_patch`` = the test diff) — the shape SWE-bench publishes, made mechanically.
-
-The test ids are made as SWE-bench makes them (``--f2p run``): every test of the changed test files runs on
-the base and on the fix in the grading sandbox; ``FAIL_TO_PASS`` = those the fix turns from failing to
-passing, ``PASS_TO_PASS`` = those passing on both (at most :data:`MAX_P2P`, the ``FAIL_TO_PASS`` tests'
-classes first); a test failing on both is graded by neither. ``--f2p diff``: the tests the diff adds are
-``FAIL_TO_PASS`` and those it changes ``PASS_TO_PASS``, nothing run.
+  source diff, ``test_patch`` = the test diff, ``FAIL_TO_PASS``/``PASS_TO_PASS`` as the diff says: the tests it
+  adds, the tests it changes) — the shape SWE-bench publishes, made mechanically;
 - ``--lite FILE``: published SWE-bench (Lite) instances as given, with their clones under ``--lite-repos``.
 
+With ``--environments`` each exam's ``env.json`` is built with ``env build STORE:TAG --spec env.json`` (once
+per spec) and certification runs with ``--env-store STORE``, as the docs say.
 Then ``exam certify`` runs on each suite (the modes at once, ``--jobs`` exams each); exams whose record is a
 harness lane error are certified once more. The table: repository, commit, mode, imported?, certified?, the
 kind of refusal and the record's own words, mutants killed/made, and each exam's seconds; then the figures
@@ -37,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import json
 import os
 import re
@@ -113,7 +111,7 @@ def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]
     return sorted(found)
 
 
-def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = True) -> list[dict[str, Any]]:
+def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = False) -> list[dict[str, Any]]:
     """The newest fix-like commits of ``repo`` that an exam can be made from (see the module's docstring);
     with ``stdlib_only``, only those whose tests need nothing but pytest, the standard library and the
     repository (the fixes whose tests can pass offline in the grader's Python as it is)."""
@@ -126,7 +124,8 @@ def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = Tr
         if len(parts) != 2:
             continue
         fix, parent = parts
-        names = gitrepo.run_git(g, "diff", "--no-ext-diff", "--name-only", parent, fix).decode("utf-8", "replace")
+        names = gitrepo.run_git(g, "diff", "--no-ext-diff", "--name-only", "--diff-filter=d", parent, fix).decode(
+            "utf-8", "replace")  # a test file the fix deletes is no hidden test
         paths = names.split()
         tests = [p for p in paths if importer.is_test_path(p) and p.rsplit("/", 1)[-1].startswith("test_")
                  and p.endswith(".py")]
@@ -222,103 +221,6 @@ def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
     return (added, changed) if added else (changed, [])
 
 
-#: The most PASS_TO_PASS tests kept (the F2P tests' own classes first): a test file of thousands (pyparsing's)
-#: graded some twenty times per certification would outrun the grade's deadline on a loaded machine.
-MAX_P2P = 200
-#: The most test functions run whole to find them; beyond, only the tests the diff adds or changes run.
-MAX_RUN = 600
-
-
-def _hidden_id(nodeid: str, paths: list[str]) -> str | None:
-    """The hidden test id (``path::Class::name[params]``) of a junit node id (``tests.<path dotted>.Class::name``)."""
-    head, _, name = nodeid.partition("::")
-    dotted = head.removeprefix("tests.")
-    for path in sorted(paths, key=len, reverse=True):
-        mod = path.removesuffix(".py").replace("/", ".")
-        if dotted == mod or dotted.startswith(mod + "."):
-            return "::".join([path, *filter(None, dotted[len(mod) + 1:].split(".")), name])
-    return None
-
-
-#: With ``--environments``: the exams' images, built into ``--env-store`` before any certification runs (the
-#: modes' two ``exam certify`` processes then only pull them: they never race to build one spec).
-ENV: Any = None
-
-
-def run_test_ids(c: dict[str, Any], work: Path) -> tuple[list[str], list[str]] | None:
-    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench makes them: every test of the changed test files runs on the
-    base and on the fix, in the grading sandbox; FAIL_TO_PASS = those the fix turns from failing to passing,
-    PASS_TO_PASS = those passing on both (at most :data:`MAX_P2P`); a test failing on both is graded by
-    neither. None when nothing went from failing to passing (:func:`_test_ids` then stands, and
-    certification says why)."""
-    from acx_oci.sandbox import SandboxSpec, grade
-
-    eid = importer.exam_id_for(f"probe-{c['fix'][:10]}")
-    paths = sorted(c["tests_at_fix"])
-    size = 0
-    for text in c["tests_at_fix"].values():
-        with contextlib.suppress(SyntaxError):
-            size += len(_tests_in(ast.parse(text)))
-    # A test file of thousands (pyparsing's) runs only the tests the diff adds or changes.
-    chosen = paths if size <= MAX_RUN else [t for ids in _test_ids(c) for t in ids]
-    parts = importer.from_repo(Path(c["repo"]), c["parent"], c["fix"], tests=chosen, exam_id=eid)
-    exam = importer.write_exam(parts, work / eid)
-    fixed = work / eid / "fixed"
-    shutil.copytree(exam / "workspace", fixed)
-    for rel, text in parts.fixed.items():
-        (fixed / rel).parent.mkdir(parents=True, exist_ok=True)
-        (fixed / rel).write_text(text)
-    rootfs = None
-    if ENV is not None:  # the exam's own environment, built here once per spec (certify then pulls it)
-        from acx_oci.errors import AcxError
-        from acx_oci.services.exams.source import load_exam
-        try:
-            got = ENV(load_exam(exam))
-        except AcxError as exc:
-            print(f"{c['name']} {c['fix'][:10]}: no environment image: {exc}", file=sys.stderr)
-            got = None
-        rootfs = got[0] if got else None
-    spec = SandboxSpec(rootfs=rootfs, time_seconds=240.0, memory_mib=2048, pids=256)
-    before, after = ({t.nodeid: t.outcome for t in grade(sub, exam / "hidden", spec=spec, time_seconds=240.0).tests}
-                     for sub in (exam / "workspace", fixed))
-    shutil.rmtree(work / eid, ignore_errors=True)
-    f2p, p2p = split_ids({i: o for n, o in before.items() if (i := _hidden_id(n, paths))},
-                         {i: o for n, o in after.items() if (i := _hidden_id(n, paths))})
-    if not f2p:
-        return None
-    near = {i.rsplit("::", 1)[0] for i in f2p}
-    p2p = sorted(p2p, key=lambda i: i.rsplit("::", 1)[0] not in near)[:MAX_P2P]
-    return f2p, p2p
-
-
-def split_ids(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(FAIL_TO_PASS, PASS_TO_PASS) from the outcomes of the base and the fix, by hidden test id. A parametrized
-    test whose cases all pass on the fix is named by its function (the bare id names every case): its case ids
-    may hold what no option parses or no second run repeats (humanize's "one, two"; marshmallow 78393d8's
-    ``[16:53:22 2026-12-03]``, made from the clock at collection). It fails to pass when any case of the base
-    did not pass; otherwise, each case is its own id, and one the base never had while it had the function's
-    other cases (a case id that changed between the runs) is left out."""
-    def fn(i: str) -> str:
-        return i.split("[", 1)[0]
-
-    cases: dict[str, list[str]] = {}
-    for i in after:
-        cases.setdefault(fn(i), []).append(i)
-    had = {fn(i) for i in before}
-    f2p: list[str] = []
-    p2p: list[str] = []
-    for f, ids in cases.items():
-        base = [o for i, o in before.items() if fn(i) == f]
-        if "[" in ids[0] and all(after[i] == "passed" for i in ids):
-            (p2p if base and all(o == "passed" for o in base) else f2p).append(f)
-            continue
-        for i in ids:
-            if after[i] != "passed" or re.search(r"[\r\n]", i) or (i not in before and f in had and "[" in i):
-                continue
-            (p2p if before.get(i) == "passed" else f2p).append(i)
-    return f2p, p2p
-
-
 def _def_line(text: str, first: int, last: int) -> int:
     """The line of the ``def`` itself among a function's lines (decorators come first)."""
     lines = text.splitlines()
@@ -341,24 +243,22 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str = "ids") -> list[dict[str, Any]]:
-    """Import each candidate into ``out/<mode>``; one row per candidate with the outcome."""
+def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[str, Any]]:
+    """Import each candidate into ``out/<mode>`` with the docs' command; one row per candidate with the outcome."""
     suite = out / mode
     rows: list[dict[str, Any]] = []
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
         if mode == "git":
-            f2p, p2p = c.get("ran") or _test_ids(c)
-            ids = [a for t in f2p + p2p for a in ("--tests", t)] if git_tests == "ids" and f2p else []
             code, doc, err = _acx("exam", "import", "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
-                                  *ids, "--id", eid, "-o", suite, "--json")
+                                  "--id", eid, "-o", suite, "--json")
         else:
             clones = out / "clones"
             link = clones / c["name"].replace("/", "__")
             if not link.exists():  # a real folder: the importer refuses a symlinked repository
                 link.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
-            f2p, p2p = c.get("ran") or _test_ids(c)
+            f2p, p2p = _test_ids(c)
             inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
                     "test_patch": c["test_patch"], "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
                     "problem_statement": c["subject"] + "\n"}
@@ -368,6 +268,20 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str, git_tests: str
         rows.append({"repo": c["name"], "commit": c["fix"][:10], "mode": mode, "exam": eid, "imported": code == 0,
                      "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
     return rows
+
+
+def build_environments(out: Path, mode: str, rows: list[dict[str, Any]], store: str) -> None:
+    """``env build STORE:TAG --spec env.json`` for each distinct spec of the mode's imported exams (the docs'
+    command; certification then finds each image in ``STORE`` by its spec). A build that fails is left to
+    certification, whose record names it."""
+    seen: set[str] = set()
+    for r in rows:
+        spec = out / mode / "tasks" / r["exam"] / "env.json"
+        if not r["imported"] or not spec.is_file() or spec.read_text() in seen:
+            continue
+        seen.add(spec.read_text())
+        code, _doc, err = _acx("env", "build", f"{store}:{r['exam'].lower()[:100]}", "--spec", spec, "--json")
+        print(f"env build {r['exam']}: exit {code} {err}", file=sys.stderr, flush=True)
 
 
 #: ``exam certify`` grades imported exams in their environment images by default; without ``--environments``
@@ -413,6 +327,8 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
         return "needs an older Python", f"gold: {gold.get('referenceFirstError')}"
     if gold.get("referenceSkipped") and not gold.get("referenceFailing"):
         return "tests skipped here (another Python or platform)", f"gold: {gold.get('reason')}"
+    if gold.get("nothingToSolve"):
+        return BASE_PASSES, f"gold: {gold.get('reason')}"
     if gold.get("referencePasses") is False:
         return "reference fails its tests", f"gold: {gold.get('reason') or 'referencePasses false'}"
     if gold.get("untouchedFails") is False:
@@ -555,29 +471,20 @@ def main() -> None:
     ap.add_argument("--max-lines", type=int, default=60, help="most changed source lines a fix may have")
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
     ap.add_argument("--jobs", type=int, default=1, help="exams certified at once, per mode")
-    ap.add_argument("--mode", choices=["git", "swebench", "both"], default="both")
-    ap.add_argument("--git-tests", choices=["ids", "files"], default="ids",
-                    help="git mode grades the test functions the fix adds or changes (--tests ids, as SWE-bench "
-                         "grades FAIL_TO_PASS/PASS_TO_PASS), or every test of the test files it changes")
-    ap.add_argument("--f2p", choices=["run", "diff"], default="run",
-                    help="SWE-bench form: FAIL_TO_PASS/PASS_TO_PASS by running the tests the diff adds or changes "
-                         "on the base and the fix in the sandbox, as SWE-bench does (run), or from the diff alone")
+    ap.add_argument("--mode", choices=["git", "swebench", "both"], default="git")
     ap.add_argument("--lite", type=Path, default=None,
                     help="a JSONL of published SWE-bench (Lite) instances to import and certify as well")
     ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
-    ap.add_argument("--any-deps", action="store_true",
-                    help="also pick fixes whose tests import modules beyond pytest and the standard library")
+    ap.add_argument("--stdlib-only", action="store_true",
+                    help="only fixes whose tests import nothing beyond pytest, the standard library and the repository")
     ap.add_argument("--environments", action="store_true",
-                    help="grade each exam in the image its env.json describes (built once per spec into "
-                         "--env-store before certification; the FAIL_TO_PASS runs use it too)")
+                    help="grade each exam in the image its env.json describes (env build --spec into --env-store "
+                         "before certification, as the docs say)")
     ap.add_argument("--env-store", default=None,
                     help="with --environments: the image store (default oci:OUT-env-layout)")
     args = ap.parse_args()
+    store = args.env_store or f"oci:{(args.recertify or args.out).resolve()}-env-layout"
     if args.environments:
-        global ENV
-        from acx_oci.services.exams.environments import EnvImages
-        store = args.env_store or f"oci:{(args.recertify or args.out).resolve()}-env-layout"
-        ENV = EnvImages(store)
         ENV_ARGS[:] = ["--environments", "--env-store", store]
     if args.report:
         rows = [r for f in args.report for r in json.loads(f.read_text())["rows"]]
@@ -596,14 +503,13 @@ def main() -> None:
         ap.error("give at least one --repo (or --report)")
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
-    cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, not args.any_deps)]
+    cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, args.stdlib_only)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
     modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
-    if args.f2p == "run":
-        for c in cands:
-            c["ran"] = run_test_ids(c, args.out / "probe")
-            print(f"{c['name']} {c['fix'][:10]}: FAIL_TO_PASS/PASS_TO_PASS by running: {c['ran']}", file=sys.stderr)
-    by_mode = {mode: import_all(cands, args.out, mode, args.git_tests) for mode in modes}
+    by_mode = {mode: import_all(cands, args.out, mode) for mode in modes}
+    if args.environments:
+        for mode in modes:
+            build_environments(args.out, mode, by_mode[mode], store)
     if args.lite is not None:
         modes.append("lite")
         by_mode["lite"] = import_lite(args.lite, args.lite_repos or args.lite.parent, args.out)

@@ -84,7 +84,8 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
     assert facts["referenceNeedsNetwork"] is True and facts["referenceFailing"] == ["test_a"]
     assert facts["referenceFirstError"] == "ModuleNotFoundError: No module named 'hypothesis.strategies'"
     assert facts["reason"].startswith("the reference fails 1 of its 2 graded tests; modules the environment "
-                                      "lacks: hypothesis; its tests reach for the network")
+                                      "lacks (test dependencies, not the repository's): hypothesis; its tests "
+                                      "reach for the network")
     facts = diagnosis.why_reference_fails(FAILED, [])
     assert "referenceMissingModules" not in facts and "referenceNeedsNetwork" not in facts
     assert "referenceMissingFixtures" not in facts
@@ -95,7 +96,7 @@ def test_a_reference_that_fails_says_why_in_the_record() -> None:
     facts = diagnosis.why_reference_fails(plugin, [])
     assert facts["referenceMissingFixtures"] == ["httpbin", "mocker"]
     assert facts["reason"] == ("the reference fails 1 of its 1 graded tests; fixtures pytest could not provide: "
-                               "httpbin, mocker (a plugin's? the grader loads no plugin by entry point)")
+                               "httpbin, mocker (a plugin's the environment does not install?)")
     lost = GradeResult(4, False, (), False, b"", b"ERROR: grader: test id not collected: tests/t.py::T::x\n", 0.1)
     assert diagnosis.why_reference_fails(lost, [])["reason"] == ("the reference's grade reported no tests (pytest exit "
                                                              "4); a graded test id is not collected: tests/t.py::T::x")

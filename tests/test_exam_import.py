@@ -273,14 +273,18 @@ def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
 
 def test_a_helper_package_under_the_test_directory_joins_the_grader() -> None:
     """requests' tests import ``tests.testserver.server``: without it every hidden test of test_requests.py
-    failed to import on the reference (issue 37's walk). A directory that is not a package stays out."""
+    failed to import on the reference (issue 37's walk)."""
     from acx_oci.services.exams.importer import support_paths
 
     names = ["tests/__init__.py", "tests/conftest.py", "tests/test_requests.py", "tests/utils.py",
              "tests/testserver/__init__.py", "tests/testserver/server.py", "tests/testserver/deep/__init__.py",
-             "tests/testserver/deep/x.py", "tests/data/gen.py", "tests/testserver/test_server.py", "src/pkg/a.py"]
+             "tests/testserver/deep/x.py", "tests/data/gen.py", "tests/testserver/test_server.py", "src/pkg/a.py",
+             "tests/static/app.css", "tests/templates/page.html", "docs/conf.py"]
+    # issue 45: test applications and data beside the tests (static/, templates/, a folder that is no package)
+    # go too; test modules of other files do not, nor anything outside the tests' folders
     assert support_paths(names, ["tests/test_requests.py"]) == [
-        "tests/__init__.py", "tests/conftest.py", "tests/testserver/__init__.py", "tests/testserver/deep/__init__.py",
+        "tests/__init__.py", "tests/conftest.py", "tests/data/gen.py", "tests/static/app.css",
+        "tests/templates/page.html", "tests/testserver/__init__.py", "tests/testserver/deep/__init__.py",
         "tests/testserver/deep/x.py", "tests/testserver/server.py", "tests/utils.py"]
 
 
@@ -498,17 +502,13 @@ def test_an_exam_with_derived_controls_is_frozen_as_its_files_say(imported: dict
     assert rec["stages"]["freeze"]["freezeHash"] == ex.suite_freeze_hashes(imported["suite"])["calc-nolook"]
 
 
-def test_the_corpus_script_names_a_parametrized_test_by_its_function_when_every_case_passes() -> None:
-    """benchmarks/real_exams.py: case ids made from the clock (marshmallow 78393d8's ``[16:53:22 2026-12-03]``)
-    differ between the base's run and the fix's, and were graded as ids no later run collects."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("real_exams", Path(__file__).parent.parent / "benchmarks" /
-                                                  "real_exams.py")
-    assert spec is not None and spec.loader is not None
-    real_exams = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(real_exams)
+def test_a_parametrized_test_is_named_by_its_function_when_every_case_passes() -> None:
+    """The derivation (moved from benchmarks/real_exams.py into the product, issue 45): case ids made from the
+    clock (marshmallow 78393d8's ``[16:53:22 2026-12-03]``) differ between the base's run and the fix's, and
+    were graded as ids no later run collects."""
+    from acx_oci.services.exams.derivation import split_ids
     before = {"t.py::f[16:53:20 x]": "passed", "t.py::f[a, b]": "passed", "t.py::g": "failed", "t.py::h[1]": "failed",
               "t.py::h[2]": "passed", "t.py::k[1]": "passed", "t.py::k[2]": "passed"}
     after = {"t.py::f[16:53:22 x]": "passed", "t.py::f[a, b]": "passed", "t.py::g": "passed", "t.py::h[1]": "passed",
              "t.py::h[2]": "passed", "t.py::new[x]": "passed", "t.py::k[1]": "passed", "t.py::k[2]": "failed"}
-    assert real_exams.split_ids(before, after) == (["t.py::g", "t.py::h", "t.py::new"], ["t.py::f", "t.py::k[1]"])
+    assert split_ids(before, after) == (["t.py::g", "t.py::h", "t.py::new"], ["t.py::f", "t.py::k[1]"])

@@ -188,7 +188,7 @@ def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_pat
          "--bind", str(tmp_path / "out"), "/grader-out", "--chdir", "/grader", "--", *argv],
         input=json.dumps(files).encode(), capture_output=True, timeout=120, check=False)
     cases, ok = parse_junit(tmp_path / "out" / "report.xml")
-    assert res.returncode == 0 and ok, res.stdout.decode()[-1500:]
+    assert res.returncode == 0 and ok, (res.stdout.decode()[-1500:], res.stderr.decode()[:1500])
     assert [(c.nodeid, c.outcome) for c in cases] == [("tests.tests.test_calc::test_clamp", "passed")]
 
 

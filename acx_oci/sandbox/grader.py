@@ -7,11 +7,13 @@ Layout inside the grading sandbox (all host sources are fresh copies in a stagin
     /grader-out         writable, owned by the sandbox uid: junit XML the host reads back
     /tmp/acx-grader     tests/ (the hidden files), written by pytest's process from stdin, gone after collection
 
-pytest is Debian's (``/usr/bin/python3 -I -B``, :data:`BOOT`, then ``pytest.main``), run from ``/grader`` with
-plugin autoload off, ``--noconftest``, ``-p no:cacheprovider``, ``-c /grader/pytest.ini`` and
-``--rootdir=/tmp/acx-grader``: no file in the submission (conftest.py, pytest.ini, tox.ini, setup.cfg,
-pyproject.toml, sitecustomize.py, usercustomize.py, ``.pth``) is ever read as configuration, because /workspace is
-neither the rootdir, nor on ``sys.path``, nor a site directory, and ``-I`` ignores PYTHON* variables and the user site.
+pytest is Debian's or the environment image's venv's (``python -I -B``, :mod:`~acx_oci.sandbox.graderboot`'s
+boot, then ``pytest.main``), run from ``/grader`` with pytest's own plugin autoload off (the boot loads the
+environment's plugins before any submission path is on ``sys.path``), ``--noconftest``, ``-p no:cacheprovider``,
+``-c /grader/pytest.ini`` and ``--rootdir=/tmp/acx-grader``: no file in the submission (conftest.py, pytest.ini,
+tox.ini, setup.cfg, pyproject.toml, sitecustomize.py, usercustomize.py, ``.pth``) is ever read as configuration,
+because /workspace is neither the rootdir, nor on ``sys.path``, nor a site directory, and ``-I`` ignores PYTHON*
+variables and the user site. The repository's own settings come from its base tree, read at import.
 
 By default the hidden tests reach the submission through ``ACX_SUBMISSION``/``ACX_PYTHON`` (the bench-py
 ``_harness.call_many`` runs it in a child ``python3 -I`` with cwd /workspace), so submission code never runs
@@ -40,9 +42,13 @@ from typing import Any
 
 from acx_oci import reasons, safetree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
-from acx_oci.sandbox import guard, tamper
+from acx_oci.sandbox import tamper
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.failures import failed_at
+from acx_oci.sandbox.graderboot import GRADER_CONFIG as GRADER_CONFIG
+from acx_oci.sandbox.graderboot import NO_RUNNER_EXIT, SHADOWED_EXIT
+from acx_oci.sandbox.graderboot import UNIMPORTABLE_EXIT as UNIMPORTABLE_EXIT
+from acx_oci.sandbox.graderboot import pytest_argv as pytest_argv
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.sandbox.uids import own_uid
 
@@ -59,7 +65,7 @@ class TestOutcome:
 
     __test__ = False  # not a pytest test class
     nodeid: str
-    outcome: str  # passed | failed | error | skipped
+    outcome: str  # passed | failed | error | skipped | xfailed (an xfail that failed, as upstream asks)
     where: str = ""  # a failure's place: the hidden test's line it failed at and the exception (:func:`failed_at`)
 
 
@@ -81,6 +87,14 @@ class GradeResult:
     #: ``tamperChecks`` that ran; ``honeypots`` planted), as game records and certification records say it.
     grading: Mapping[str, Any] = field(default_factory=dict)
 
+    def outcomes(self) -> dict[str, str]:
+        """Outcome per junit node id (a case reported twice keeps its worst: an error at teardown)."""
+        out: dict[str, str] = {}
+        for t in self.tests:
+            if out.get(t.nodeid) not in ("failed", "error"):
+                out[t.nodeid] = t.outcome
+        return out
+
     def failing(self) -> frozenset[str]:
         """Node ids that failed or errored, to compare failing sets across runs."""
         return frozenset(t.nodeid for t in self.tests if t.outcome in ("failed", "error"))
@@ -90,11 +104,11 @@ class GradeResult:
         parameters, ``passed`` when every parametrized case of it passed, else the first other; None if absent."""
         want = junit_nodeid(test_id)
         cases = [t.outcome for t in self.tests if t.nodeid == want or t.nodeid.split("[", 1)[0] == want]
-        return None if not cases else "passed" if all(c == "passed" for c in cases) else next(
-            c for c in cases if c != "passed")
+        return None if not cases else "passed" if all(c in _GREEN for c in cases) else next(
+            c for c in cases if c not in _GREEN)
 
     def counts(self) -> dict[str, int]:
-        """Tests per outcome (passed, failed, error, skipped), the zeros included, as game records report them."""
+        """Tests per outcome (passed, failed, error, skipped; xfailed when any), the zeros included."""
         out = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
         for t in self.tests:
             out[t.outcome] = out.get(t.outcome, 0) + 1
@@ -115,10 +129,51 @@ class GradeResult:
         return self.returncode == UNIMPORTABLE_EXIT and not self.tests
 
     @property
+    def package_before_runner(self) -> bool:
+        """pytest or a plugin imports the package under test: the boot gave them the submission's from the start
+        (its own line on stderr; a relaxation a certification names: the submission runs before pytest)."""
+        return b"\ngrader: the package under test is the submission's from the start: " in b"\n" + self.stderr[:4096]
+
+    @property
+    def no_runner(self) -> bool:
+        """pytest (or one of the environment's plugins) could not even be imported: no test ran."""
+        return self.returncode == NO_RUNNER_EXIT and not self.tests
+
+    def harness_broken(self) -> str | None:
+        """Why this run of upstream's own code (the base, the fix, a control, a mutant) proves nothing about it,
+        or None: the runner could not start, nothing was collected, or the report contradicts pytest's exit
+        status. Such a run is the harness's lane error, never "the base fails" or "a mutant is killed"."""
+        if self.timed_out or self.shadowed or self.unimportable or self.returncode < 0:
+            return None
+        if self.no_runner:
+            return "the test runner cannot start: " + _grader_line(self.stderr, "the test runner cannot start: ")
+        if self.returncode == 5 or (self.returncode in (0, 1) and not self.tests):
+            return f"the grader collected no test (pytest exit {self.returncode})"
+        if self.returncode in (0, 1) and not self.report_ok:
+            bad = len(self.failing())
+            return (f"the report contradicts pytest's exit status (exit {self.returncode}, {bad} of "
+                    f"{len(self.tests)} tests failed or errored in the report)")
+        return None
+
+    @property
     def passed(self) -> bool:
-        """Exit 0, not timed out, a parsable report with at least one test and every test passed."""
+        """Exit 0, not timed out, a parsable report with at least one test and every test passed (an xfail
+        that fails is what upstream asks of it: it does not keep a run from passing)."""
         return (self.returncode == 0 and not self.timed_out and self.report_ok and bool(self.tests)
-                and all(t.outcome == "passed" for t in self.tests) and not self.tamper)
+                and all(t.outcome in _GREEN for t in self.tests) and any(t.outcome == "passed" for t in self.tests)
+                and not self.tamper)
+
+
+#: Outcomes a passing run may hold: passed, and an upstream ``xfail`` that failed as it is marked to.
+_GREEN = ("passed", "xfailed")
+
+
+def _grader_line(stderr: bytes, prefix: str) -> str:
+    """The rest of the boot's own line that starts with ``prefix`` (bounded), else stderr's last line."""
+    text = stderr[-8192:].decode("utf-8", "replace")
+    hit = next((ln for ln in text.splitlines() if ln.startswith("grader: " + prefix)), None)
+    lines = text.strip().splitlines()
+    return (hit[len("grader: " + prefix):] if hit else lines[-1] if lines else "no output")[:300]
 
 
 def copy_tree(src: Path, dst: Path) -> None:
@@ -180,8 +235,9 @@ def parse_junit(path: Path, summary: int | None = None) -> tuple[tuple[TestOutco
     out: list[TestOutcome] = []
     for case in root.iter("testcase"):
         nodeid = f"{case.get('classname', '')}::{case.get('name', '')}"
-        kinds = {child.tag for child in case}
-        outcome = ("error" if "error" in kinds else "failed" if "failure" in kinds
+        kinds = {child.tag: child for child in case}
+        xfail = "skipped" in kinds and kinds["skipped"].get("type") == "pytest.xfail"
+        outcome = ("error" if "error" in kinds else "failed" if "failure" in kinds else "xfailed" if xfail
                    else "skipped" if "skipped" in kinds else "passed")
         bad = case.find("error" if outcome == "error" else "failure")
         out.append(TestOutcome(nodeid, outcome, failed_at(bad.text or "") if bad is not None else ""))
@@ -193,142 +249,12 @@ def parse_junit(path: Path, summary: int | None = None) -> tuple[tuple[TestOutco
     return tuple(out), bool(suites) and (declared == len(out) or (declared > len(out) and declared == summary))
 
 
-#: The grader's own settings file among the hidden tests (written by ``exam import``; never the submission's):
-#: ``packages`` (the top-level modules under test: the submission goes first on ``sys.path`` and each must
-#: resolve to /workspace, else pytest exits :data:`SHADOWED_EXIT`), ``tests`` (node ids relative to the hidden
-#: tree: only those are graded, and an id that is neither collected nor in a module that failed to collect
-#: is an error), ``conftest`` (the hidden tree's own conftest.py files are loaded; /workspace never is).
-GRADER_CONFIG = "acx-grader.json"
-#: pytest's exit when a package under test resolved outside the submission: the run proves nothing (lane error).
-SHADOWED_EXIT = 17
-#: pytest's exit when the hidden tree's conftest.py could not load because the submission's package under test
-#: cannot even be imported (marshmallow 78393d8's incomplete fix): the submission's fail, not a broken grader.
-UNIMPORTABLE_EXIT = 18
-
-#: Inside the grading sandbox, before pytest: make this process non-dumpable (a same-uid submission can then
-#: neither ptrace it nor read its /proc/PID/mem, fd or environ), read the hidden tests from stdin (an unlinked
-#: host file) into a private dir in the sandbox's /tmp, point stdin at /dev/null, and delete that dir once
-#: pytest has collected (imported) them: the submission only runs after collection, and finds no test file.
-BOOT = r"""
-import ctypes, json, os, shutil, sys
-if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
-    sys.exit("grader: prctl(PR_SET_DUMPABLE) failed")
-GUARD_OBSERVE
-files = json.loads(sys.stdin.buffer.read())
-conf = json.loads(files.pop("GRADER_CONFIG", "{}"))
-null = os.open("/dev/null", os.O_RDONLY)
-os.dup2(null, 0)
-os.close(null)
-root = os.path.join("/tmp", "acx-grader")
-os.mkdir(root, 0o700)
-for rel, data in files.items():
-    path = os.path.join(root, "tests", rel)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(data)
-if IMPORT_SUBMISSION:
-    sys.path.append("/workspace")
-import pytest
-GUARD_BASELINE
-packages = [str(p) for p in conf.get("packages") or ()]
-wanted = {"tests/" + str(t) for t in conf.get("tests") or ()}
-firsts = [d for d in ("/workspace/src", "/workspace") if os.path.isdir(d)] if packages else []
-sys.path[:0] = firsts  # after pytest itself is imported: the submission cannot replace the grader's modules
-# The project under test is never installed: its metadata alone, so that importlib.metadata.version(it) answers.
-for name, version in (conf.get("distributions") or {}).items():
-    info = os.path.join("/tmp", "acx-dist", "%s-%s.dist-info" % (name.replace("-", "_"), version))
-    os.makedirs(info, mode=0o700)
-    with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as fh:
-        fh.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
-    if os.path.dirname(info) not in sys.path:
-        sys.path.insert(len(firsts), os.path.dirname(info))
-args = sys.argv[1:]
-if conf.get("conftest"):
-    args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
-# Test modules the hidden tests import (their shared helpers): importable, never collected and graded.
-args += ["--ignore=" + os.path.join(root, "tests", str(p)) for p in conf.get("notCollected") or ()]
-if conf:  # a test module the base cannot import (it names what the fix adds) is a failing test, not a broken grader
-    args.append("--continue-on-collection-errors")
-
-def outside(name):
-    mod = sys.modules.get(name)
-    if mod is None:
-        return None
-    where = [getattr(mod, "__file__", None) or ""] + list(getattr(mod, "__path__", None) or ())
-    bad = [w for w in where if w and not os.path.realpath(w).startswith("/workspace/")]
-    return bad[0] if bad else None
-
-class Hide:
-    broken = set()
-    def pytest_collectreport(self, report):
-        if report.failed:
-            self.broken.add(report.nodeid.split("::", 1)[0])
-    def pytest_collection_modifyitems(self, session, config, items):
-        if not wanted:
-            return
-        # An id without parameters names every parametrized case of its test, as pytest's own selection does.
-        got = {i.nodeid for i in items} | {i.nodeid.split("[", 1)[0] for i in items}
-        lost = sorted(m for m in wanted - got if m.split("::", 1)[0] not in self.broken)
-        if lost:
-            raise pytest.UsageError("grader: test id not collected: " + lost[0][len("tests/"):])
-        items[:] = [i for i in items if i.nodeid in wanted or i.nodeid.split("[", 1)[0] in wanted]
-    def pytest_collection_finish(self, session):
-        for item in session.items:  # a package's __init__.py is imported at setup: import it while it exists
-            for node in item.listchain():
-                if isinstance(node, getattr(pytest, "Package", ())):
-                    try:
-                        node.obj
-                    except Exception:
-                        pass
-        shutil.rmtree(root)
-        for rel in files:  # pytest >= 8 imports a package's __init__.py again at setup: an empty stand-in
-            if os.path.basename(rel) == "__init__.py":  # (the module object, loaded above, keeps its content)
-                path = os.path.join(root, "tests", rel)
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                open(path, "w").close()
-        for name in packages:
-            bad = outside(name)
-            if bad is not None:
-                sys.stderr.write("grader: package under test %s resolved outside /workspace: %s\n" % (name, bad))
-                os._exit(SHADOWED_EXIT)
-
-GUARD_PLUGIN
-GUARD_END
-code = pytest.main(args, plugins=[Hide(), _GuardPlugin()])
-if code == 4 and packages and os.path.isdir(root):  # a usage error before collection: a conftest did not load
-    import importlib
-    shutil.rmtree(root)
-    for name in packages:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:
-            sys.stderr.write("grader: the package under test %s cannot be imported: %s: %s\n"
-                             % (name, type(exc).__name__, str(exc)[:300]))
-            os._exit(UNIMPORTABLE_EXIT)
-_g_end(code)
-"""
-
-
 def junit_nodeid(test_id: str) -> str:
     """The :class:`TestOutcome` node id the junit report gives a hidden test id (``path/test_x.py::Cls::test``,
     relative to the hidden tree): the hidden tree is ``tests/`` under the rootdir, dots for slashes."""
     path, _, rest = test_id.partition("::")
     names = [f"tests.{path[:-3] if path.endswith('.py') else path}".replace("/", "."), *rest.split("::")]
     return f"{'.'.join(names[:-1])}::{names[-1]}"
-
-
-def pytest_argv(*, import_submission: bool = False, python: str = PYTHON) -> list[str]:
-    """The grader's command line inside the sandbox (no part of it comes from the submission).
-
-    The hidden tests come on stdin (see :data:`BOOT` and :func:`tests_payload`), never from a bind.
-    """
-    boot = guard.splice(BOOT).replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
-        "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT)).replace(
-        "UNIMPORTABLE_EXIT", str(UNIMPORTABLE_EXIT))
-    # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass)
-    return [python, "-I", "-B", "-c", boot, "-q", "-rs", "-p", "no:cacheprovider", "--noconftest",
-            "-c", "/grader/pytest.ini", "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o",
-            "junit_family=xunit2", "/tmp/acx-grader/tests"]
 
 
 def grader_python(rootfs: Path | None) -> str:
@@ -435,6 +361,8 @@ def game_outcome(graded: GradeResult, submitted: str, start: str, expected_tests
     if graded.shadowed:
         return said(LANE_ERROR, "the package under test resolved outside the submission (a copy in the grader's "
                                 "environment shadows it): the grade proves nothing")
+    if graded.no_runner:
+        return said(LANE_ERROR, str(graded.harness_broken()))
     if graded.unimportable:
         return said(MODEL_FAIL, "the package under test cannot be imported from the submission")
     if unsubmitted_green:

@@ -1,7 +1,7 @@
 """The code the grader's sandbox runs around pytest to see tampering from inside the test process (issue 46).
 
 On an imported exam the hidden tests import the submission's package into pytest's own process, so the
-submission can patch the runner. Three parts, spliced into :data:`acx_oci.sandbox.grader.BOOT`:
+submission can patch the runner. Three parts, spliced into :data:`acx_oci.sandbox.graderboot.BOOT`:
 
 * :data:`OBSERVE` forks before anything else runs. The child runs pytest; the parent (non-dumpable like the
   child, so the child can neither ptrace it nor read its memory) never runs submission code. It reads the

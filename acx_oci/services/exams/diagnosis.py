@@ -37,7 +37,11 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     paths = list(workspace)
     own = {p.split("/", 1)[0].removesuffix(".py") for p in paths}
     own |= {p.split("/", 2)[1] for p in paths if p.startswith("src/") and p.count("/") >= 2}
-    missing = sorted({m.decode().split(".", 1)[0] for m in _NO_MODULE.findall(out)} - own)
+    named = {m.decode() for m in _NO_MODULE.findall(out)}
+    # A module the repository's tree has (a test application beside the tests) is the tree's, not a dependency.
+    in_tree = sorted(m for m in named if any(p == m.replace(".", "/") + ".py" or p.startswith(m.replace(".", "/") + "/")
+                                             for p in paths))
+    missing = sorted({m.split(".", 1)[0] for m in named if m not in in_tree} - own)
     facts: dict[str, Any] = {"referenceFailing": short_ids(gold.failing())[:20]}
     skipped = frozenset(t.nodeid for t in gold.tests if t.outcome == "skipped")
     why = [f"the reference fails {len(gold.failing())} of its {len(gold.tests)} graded tests"
@@ -56,11 +60,14 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     fixtures = sorted({(a or b).decode() for a, b in _NO_FIXTURE.findall(out)})
     if fixtures:
         facts["referenceMissingFixtures"] = fixtures
-        why.append(f"fixtures pytest could not provide: {', '.join(fixtures)} (a plugin's? the grader loads no "
-                   "plugin by entry point)")
+        why.append(f"fixtures pytest could not provide: {', '.join(fixtures)} (a plugin's the environment "
+                   "does not install?)")
     if missing:
         facts["referenceMissingModules"] = missing
-        why.append(f"modules the environment lacks: {', '.join(missing)}")
+        why.append(f"modules the environment lacks (test dependencies, not the repository's): {', '.join(missing)}")
+    if in_tree:
+        facts["referenceMissingTreeModules"] = in_tree
+        why.append(f"modules of the repository's own tree the grader did not get: {', '.join(in_tree)}")
     if _NO_NETWORK.search(out):
         facts["referenceNeedsNetwork"] = True
         why.append("its tests reach for the network (the sandbox has none)")

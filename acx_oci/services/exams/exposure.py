@@ -47,10 +47,11 @@ def as_imported(src: ExamSource) -> bool:
 def grader_visible(src: ExamSource) -> list[str]:
     """Why the grader is visible in the model-facing tree (empty: it is not)."""
     grader = src.grader_files()
-    contents = {t for t in grader.values() if t.strip()}
-    # The tests' own conftest.py and helpers (exam import) are upstream's, and the workspace keeps them as the
-    # base has them: the grader's marked copies differ, and their names are not the hidden tests'.
+    # The tests' own conftest.py, helpers and data (exam import) are upstream's, and the workspace keeps them as
+    # the base has them: the grader's marked copies differ (its data files are the same), and their names are
+    # not the hidden tests'.
     support = set((src.source or {}).get("graderSupport") or ())
+    contents = {t for p, t in grader.items() if t.strip() and p not in support}
     names = {p.rsplit("/", 1)[-1] for p in src.hidden if p not in support}
     out = []
     for path, text in src.model_facing().items():

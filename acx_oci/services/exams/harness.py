@@ -1,9 +1,10 @@
 """Harness faults in certification: retried a bounded number of times, then a lane error of the harness.
 
 A grade that ran past its deadline under load, a fork/exec that failed with EAGAIN (``setpriv: failed to
-execute /usr/bin/bwrap: Resource temporarily unavailable``) or a sandbox lost to a signal says nothing about
-the exam. Counting it as the exam's failure (and caching that refusal by freeze hash) refused good exams on
-a busy machine and then on an idle one too (issue 37): it is retried, and if it persists the record says
+execute /usr/bin/bwrap: Resource temporarily unavailable``), a sandbox lost to a signal, or a harness that
+cannot run (pytest unimportable, nothing collected, a report contradicting the exit status: issue 45) says
+nothing about the exam. Counting it as the exam's failure (and caching that refusal by freeze hash) refused
+good exams on a busy machine and then on an idle one too (issue 37): it is retried, and if it persists the record says
 ``laneError: harness`` and is never cached.
 """
 
@@ -30,11 +31,17 @@ def transient(exc: SandboxUnavailable) -> bool:
     return isinstance(exc.__cause__, OSError) and exc.__cause__.errno in (errno.EAGAIN, errno.ENOMEM)
 
 
-def fault_of(result: GradeResult, *, expect_pass: bool) -> str | None:
+def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False) -> str | None:
     """Why a grade is a harness fault, or None. A timeout is one only where the run should pass (a control
-    that hangs has failed); a sandbox that could not start or died by a signal, without a report, always is."""
+    that hangs has failed); a sandbox that could not start or died by a signal, without a report, always is,
+    and so is a test runner that cannot start. For a run of ``upstream``'s own code (the base, the fix, a
+    control, a mutant; not an attack probe built to wreck the report) a collection that finds nothing or a
+    report that contradicts the exit status is one too (:meth:`GradeResult.harness_broken`)."""
     if result.timed_out:
         return "grade past its deadline" if expect_pass else None
+    broken = result.harness_broken()
+    if broken is not None and (upstream or result.no_runner):
+        return broken
     if result.tests:
         return None
     line = _SANDBOX_FAILED.search(result.stderr)
@@ -48,7 +55,7 @@ def fault_of(result: GradeResult, *, expect_pass: bool) -> str | None:
     return None
 
 
-def retried(run: Callable[[], GradeResult], *, expect_pass: bool, what: str,
+def retried(run: Callable[[], GradeResult], *, expect_pass: bool, what: str, upstream: bool = False,
             sleep: Callable[[float], None] = time.sleep) -> GradeResult:
     """``run()`` until it is no harness fault, at most 1 + :data:`RETRIES` times; then :class:`HarnessFault`."""
     why = ""
@@ -62,7 +69,7 @@ def retried(run: Callable[[], GradeResult], *, expect_pass: bool, what: str,
                 raise
             why = str(exc)
             continue
-        fault = fault_of(result, expect_pass=expect_pass)
+        fault = fault_of(result, expect_pass=expect_pass, upstream=upstream)
         if fault is None:
             return result
         why = fault

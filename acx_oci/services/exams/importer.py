@@ -29,7 +29,7 @@ from acx_oci.files import load_yaml_or_json_inside, read_text_tree
 from acx_oci.model.exam import NOT_STATED
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
-from acx_oci.services.exams import envspec, gitrepo
+from acx_oci.services.exams import envspec, gitrepo, pytestconf
 from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.source import SOURCE_FILE
 from acx_oci.services.exams.testimports import imported_tests
@@ -40,6 +40,8 @@ _ID = re.compile(r"[^A-Za-z0-9._-]+")
 _ID_SEP = re.compile(r",\s*(?=[\w./-]+\.py(?:::|$))")  # a comma before the next PATH.py[::TEST], not in a case
 _DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,63}$")
 TEST_DIRS = {"tests", "test", "testing"}
+#: The most test-support files (beside the hidden tests) that join the grader.
+MAX_SUPPORT = 400
 #: The submission goes *first* on sys.path, before the test imports its package: a copy of the package in the
 #: grader's environment (site-packages, a stale module beside the tests) must not be what is graded (issue 37).
 PROLOGUE = ('import os as _acx_os, sys as _acx_sys  # acx: the submission, first on sys.path\n'
@@ -78,9 +80,10 @@ def is_test_path(path: str) -> bool:
 
 def support_paths(names: Iterable[str], hidden: Iterable[str]) -> list[str]:
     """What the hidden tests need from their repository (of the tree's ``names``) to run as upstream runs them:
-    the ``conftest.py`` of each directory above them, and the helper modules (``*.py`` that are not tests)
-    beside them in a test directory or in a helper package under it (requests' ``tests/testserver/``). They
-    join the grader; the workspace keeps its own copies (the agent's are never read)."""
+    the ``conftest.py`` of each directory above them, and every file beside them in their test directory or
+    below it that is not a test module (helper modules, requests' ``tests/testserver/``, test applications,
+    ``static/``, ``templates/``, data), at most :data:`MAX_SUPPORT` of them. They join the grader as the
+    repository lays them out; the workspace keeps its own copies (the agent's are never read)."""
     names, hidden = set(names), set(hidden)
     dirs: set[str] = set()
     out: set[str] = set()
@@ -89,20 +92,11 @@ def support_paths(names: Iterable[str], hidden: Iterable[str]) -> list[str]:
         out.update(c for n in range(len(parts) + 1) if (c := "/".join([*parts[:n], "conftest.py"])) in names)
         if TEST_DIRS & set(parts):
             dirs.add("/".join(parts))
-    for path in names:
-        head, _, name = path.rpartition("/")
-        if (head in dirs or _helper_package(head, dirs, names)) and name.endswith(".py") and not is_test_name(name):
-            out.add(path)
+    beside = sorted(p for p in names if p not in hidden and not is_test_name(p.rsplit("/", 1)[-1])
+                    and any(p.startswith(d + "/") for d in dirs))
+    # nearest first: the files of the tests' own folders before those of deeper ones
+    out.update(sorted(beside, key=lambda p: (p.count("/"), p))[:MAX_SUPPORT])
     return sorted(out - hidden)
-
-
-def _helper_package(head: str, dirs: set[str], names: set[str]) -> bool:
-    """``head`` is a package (``__init__.py`` at every level) below one of the hidden tests' directories."""
-    for d in dirs:
-        if head.startswith(d + "/"):
-            rest = head[len(d) + 1:].split("/")
-            return all(f"{d}/{'/'.join(rest[:n])}/__init__.py" in names for n in range(1, len(rest) + 1))
-    return False
 
 
 def is_test_name(name: str) -> bool:
@@ -135,6 +129,12 @@ def grader_config(parts: ExamParts) -> dict[str, Any]:
     # metadata only, so that importlib.metadata.version(the project) answers in the grader (never installed)
     if isinstance(dist, dict) and all(_DIST.match(str(dist.get(k))) for k in ("name", "version")):
         conf["distributions"] = {str(dist["name"]): str(dist["version"])}
+    ini, _ = pytestconf.settings(parts.base)
+    if ini:  # the repository's own pytest settings (configuration only), passed as -o KEY=VALUE
+        conf["ini"] = ini
+    data = sorted(p for p in {**parts.support, **parts.hidden} if not p.endswith(".py"))
+    if data:  # test data (templates, static files) the tests read while they run: it outlives collection
+        conf["data"] = data
     helpers = sorted(p for p in parts.support if is_test_name(p.rsplit("/", 1)[-1]))
     if helpers:  # test modules the hidden tests import (testimports): support, never collected themselves
         conf["notCollected"] = helpers
@@ -403,7 +403,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     fixed = gitrepo.read_blobs(git, {p: fix_entries[p] for p in source_paths})
     parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
-    support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)})
+    support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)}, binary)
     support |= imported_tests(hidden, fix_entries, is_test_name,
                               lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
+from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import write_files
+from acx_oci.services.exams import derivation
 from acx_oci.services.exams.controls import NOT_DISTINGUISHED, derive, distinction
 from acx_oci.services.exams.diagnosis import short_ids as _short
 from acx_oci.services.exams.diagnosis import why_reference_fails
@@ -69,24 +72,35 @@ class _Grader:
                                         "staged": {p.relative_to(self.tests).as_posix(): p.read_text("utf-8")
                                                    for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
 
-    def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe") -> GradeResult:
+    def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe",
+            upstream: bool = False) -> GradeResult:
         self.n += 1
         sub = self.work / f"sub-{self.n}"
         sub.mkdir()
         write_files(sub, files)
         try:
             return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS),
-                           expect_pass=expect_pass, what=f"grading {what}")
+                           expect_pass=expect_pass, what=f"grading {what}", upstream=upstream)
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
-    def overlay(self, over: dict[str, str], what: str = "a control") -> GradeResult:
-        return self.run({**self.src.workspace, **over}, what=what)
+    def select(self, ids: list[str]) -> ExamSource:
+        """From now on grade exactly ``ids`` (the exam's source carries them, for the eval stage's plays)."""
+        self.src = replace(self.src, hidden=derivation.with_ids(self.src.hidden, ids))
+        (self.tests / GRADER_CONFIG).unlink(missing_ok=True)
+        write_files(self.tests, {GRADER_CONFIG: self.src.hidden[GRADER_CONFIG]})
+        self.host_before = self.host_digest()
+        return self.src
+
+    def overlay(self, over: dict[str, str], what: str = "a control", upstream: bool = True) -> GradeResult:
+        """The workspace with ``over`` on it; ``upstream``: a tree of upstream's own code (the base, a control,
+        a mutant), whose run that cannot grade is the harness's lane error, never the tree's fail."""
+        return self.run({**self.src.workspace, **over}, what=what, upstream=upstream)
 
     def gold(self) -> GradeResult:
         """The reference: a run that should pass (unless the exam is impossible), so a timeout is retried."""
         return self.run({**self.src.workspace, **self.src.reference}, expect_pass=not self.src.impossible,
-                        what="the reference")
+                        what="the reference", upstream=True)
 
 
 def _verdict(r: GradeResult) -> str:
@@ -118,7 +132,8 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         g = _Grader(src, work, image[0] if image else None, note)
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = reference_new(src)
-        stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs))
+        src, graded_ids, first = derivation.selected(src, g.overlay, g.gold, g.select, g.note)
+        stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs), graded_ids, first)
         src, derived = _derive_controls(src, g)
         stages["grader"] = _controls(src, g, base, derived)
         stages["attack"] = _attack(src, g, base)
@@ -225,10 +240,10 @@ def _stability(g: _Grader, first: GradeResult, runs: int) -> dict[str, Any]:
     return facts
 
 
-def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
-          runs: int = 1) -> tuple[dict[str, Any], dict[str, GradeResult]]:
+def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int], runs: int = 1, derived: dict[str, Any] | None = None,
+          first: tuple[GradeResult, GradeResult] | None = None) -> tuple[dict[str, Any], dict[str, GradeResult]]:
     g.note("gold", 1, runs)
-    untouched, gold = g.overlay({}, "the untouched tree"), g.gold()
+    untouched, gold = first or (g.overlay({}, "the untouched tree"), g.gold())
     visible = grader_visible(src)
     leaked = mx.leaks(wins, src.model_facing())
     facts: dict[str, Any] = {"untouchedFails": not untouched.passed, "graderHidden": not visible,
@@ -249,6 +264,14 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int],
         ok = gold.passed and facts.get("referenceStable", True)
         if not gold.passed:
             facts.update(why_reference_fails(gold, src.workspace))
+        if gold.package_before_runner:  # pytest itself imports the package under test: named, for the record
+            facts["packageBeforeRunner"] = True
+        if derived is not None:
+            facts["tests"] = derived
+            if not derived["failToPass"]:
+                ok = False
+                facts["nothingToSolve"] = True
+                facts["reason"] = "; ".join(filter(None, (derivation.nothing_to_solve(derived), facts.get("reason"))))
         f2p = _fail_to_pass(src)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
             facts["failToPassPassingOnBase"] = sorted(t for t in f2p if untouched.outcome(t) == "passed")
@@ -279,8 +302,8 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
     runs: dict[str, Callable[[], GradeResult]] = {
         "incomplete": lambda: g.overlay(src.controls.get("incomplete", {})),
         "lookalike": lambda: g.overlay(src.controls.get("lookalike", {})),
-        "plantedHook": lambda: g.overlay({"conftest.py": HOOK_CONFTEST}),
-        "plantedReward": lambda: g.overlay(dict(REWARD_FILES)),
+        "plantedHook": lambda: g.overlay({"conftest.py": HOOK_CONFTEST}, "a planted hook", upstream=False),
+        "plantedReward": lambda: g.overlay(dict(REWARD_FILES), "planted reward files", upstream=False),
         "goldAfterTamperAttempts": g.gold}
     for n, (name, run) in enumerate(runs.items(), 1):
         g.note("controls", n, len(runs))
