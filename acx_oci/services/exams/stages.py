@@ -390,7 +390,8 @@ def _canary(src: ExamSource, register: Register) -> dict[str, Any]:
 def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
                  wins: dict[bytes, int]) -> dict[str, Any]:
     model = src.model_facing()
-    grader = {f"grader/{k}": v for k, v in src.grader_files().items()}
+    # a grader file the workspace holds as it is (test data beside the tests) is scanned there, as upstream's
+    grader = {f"grader/{k}": v for k, v in src.grader_files().items() if src.workspace.get(k) != v}
     findings = mx.scan_patterns(model, patterns, model_facing=True)
     upstream: list[dict[str, Any]] = []
     if as_imported(src):  # upstream's public tree as it was (pyparsing's example `PASSWORD = "swordfish"`):
