@@ -279,6 +279,12 @@ def test_nothing_collected_or_a_report_against_the_exit_status_is_a_fault_of_ups
         "the report contradicts pytest's exit status (exit 1, 0 of 1 tests")
     assert harness.fault_of(liar, expect_pass=False) is None  # a probe that wrecks the report has failed
     assert harness.fault_of(fine, expect_pass=False, upstream=True) is None
+    # pytest itself imports the package under test (iniconfig): a mutant that breaks the runner has failed;
+    # the reference that should pass and cannot is still the harness's
+    early = GradeResult(0, False, (), False, b"", b"grader: the package under test is the submission's from the "
+                        b"start: iniconfig\n", 0.1)
+    assert early.package_before_runner and harness.fault_of(early, expect_pass=False, upstream=True) is None
+    assert harness.fault_of(early, expect_pass=True, upstream=True) == "the grader collected no test (pytest exit 0)"
 
 
 @needs_bwrap

@@ -36,12 +36,14 @@ def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False) 
     that hangs has failed); a sandbox that could not start or died by a signal, without a report, always is,
     and so is a test runner that cannot start. For a run of ``upstream``'s own code (the base, the fix, a
     control, a mutant; not an attack probe built to wreck the report) a collection that finds nothing or a
-    report that contradicts the exit status is one too (:meth:`GradeResult.harness_broken`)."""
+    report that contradicts the exit status is one too (:meth:`GradeResult.harness_broken`), unless pytest
+    itself imports the package under test and the run should fail (then the tree broke its runner)."""
     if result.timed_out:
         return "grade past its deadline" if expect_pass else None
     broken = result.harness_broken()
     if broken is not None and (upstream or result.no_runner):
-        return broken
+        # pytest runs the tree's own package (iniconfig's mutant): a tree that breaks the runner has failed
+        return None if result.package_before_runner and not expect_pass and not result.no_runner else broken
     if result.tests:
         return None
     line = _SANDBOX_FAILED.search(result.stderr)
