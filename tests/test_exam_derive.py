@@ -343,9 +343,11 @@ def test_a_missing_module_of_the_tree_is_told_from_one_of_the_environment() -> N
     """Rule 5: "No module named 'tests.testapp'" is the repository's own tree (left out of the grader), not a
     dependency the environment lacks. On 8c6af49 it was dropped as "the package's own" and never named."""
     out = (b"E   ModuleNotFoundError: No module named 'tests.testapp'\n"
-           b"E   ModuleNotFoundError: No module named 'flask'\n")
+           b"E   ModuleNotFoundError: No module named 'flask'\n"
+           b"E   ModuleNotFoundError: No module named 'coerce'\n")  # python-semver's docs/advanced/coerce.py
     gold = GradeResult(1, False, (TestOutcome("tests.tests.test_v::test_v", "error"),), True, out, b"", 0.1)
-    facts = diagnosis.why_reference_fails(gold, ["tests/testapp/views.py", "app/__init__.py"])
-    assert facts["referenceMissingTreeModules"] == ["tests.testapp"]
+    facts = diagnosis.why_reference_fails(gold, ["tests/testapp/views.py", "app/__init__.py",
+                                                 "docs/advanced/coerce.py"])
+    assert facts["referenceMissingTreeModules"] == ["coerce", "tests.testapp"]
     assert facts["referenceMissingModules"] == ["flask"]
-    assert "modules of the repository's own tree the grader did not get: tests.testapp" in facts["reason"]
+    assert "modules of the repository's own tree the grader did not get: coerce, tests.testapp" in facts["reason"]

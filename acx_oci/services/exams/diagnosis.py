@@ -39,8 +39,9 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
     own |= {p.split("/", 2)[1] for p in paths if p.startswith("src/") and p.count("/") >= 2}
     named = {m.decode() for m in _NO_MODULE.findall(out)}
     # A module the repository's tree has (a test application beside the tests) is the tree's, not a dependency.
-    in_tree = sorted(m for m in named if any(p == m.replace(".", "/") + ".py" or p.startswith(m.replace(".", "/") + "/")
-                                             for p in paths))
+    # (python-semver's conftest imports ``coerce`` from docs/advanced/coerce.py, a folder it puts on sys.path)
+    in_tree = sorted(m for m in named if any(
+        p == (f := m.replace(".", "/")) + ".py" or p.startswith(f + "/") or p.endswith(f"/{f}.py") for p in paths))
     missing = sorted({m.split(".", 1)[0] for m in named if m not in in_tree} - own)
     facts: dict[str, Any] = {"referenceFailing": short_ids(gold.failing())[:20]}
     skipped = frozenset(t.nodeid for t in gold.tests if t.outcome == "skipped")
