@@ -201,6 +201,7 @@ def test_a_one_hunk_fix_certifies_on_its_mutants_and_weak_tests_are_refused(tmp_
         assert res.exit_code == 0, res.output  # one hunk, no patch given: mutants stand in
     cert = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--jobs", "2", "--json",
                "--no-environments")  # the host's Python grades (no image built)
+    assert "records" in json.loads(cert.stdout), cert.stdout
     records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
     good, bad = records["one-strong"], records["one-weak"]
     assert good["certified"] is True, mx.failures(good)
