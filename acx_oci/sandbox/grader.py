@@ -84,7 +84,7 @@ class GradeResult:
     #: Why the tamper checks say this grade was forged (:func:`acx_oci.sandbox.tamper.findings`): never a pass.
     tamper: tuple[str, ...] = ()
     #: How the grade was taken (``mode``: in-process when the hidden tests import the submission; the
-    #: ``tamperChecks`` that ran; ``honeypots`` planted), as game records and certification records say it.
+    #: ``tamperChecks`` that ran; ``honeypots``: tests of the second run), as game and certification records say it.
     grading: Mapping[str, Any] = field(default_factory=dict)
 
     def outcomes(self) -> dict[str, str]:
@@ -262,11 +262,6 @@ def grader_python(rootfs: Path | None) -> str:
     return VENV_PYTHON if rootfs is not None and os.path.lexists(rootfs / VENV_PYTHON.lstrip("/")) else PYTHON
 
 
-def tests_payload(tests: Path) -> bytes:
-    """The hidden test files as the JSON the grader's boot reads on stdin."""
-    return json.dumps(tamper.hidden_files(tests), sort_keys=True).encode("utf-8")
-
-
 def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, time_seconds: float | None = None,
           env: Mapping[str, str] | None = None, import_submission: bool = False) -> GradeResult:
     """Run the hidden ``tests`` against a read-only copy of ``submission`` in its own sandbox.
@@ -288,27 +283,34 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         (stage / "grader").mkdir(mode=0o755)
         (stage / "grader" / "pytest.ini").write_text("[pytest]\n", "utf-8")
         (stage / "grader" / "pytest.ini").chmod(0o644)
-        out = stage / "out"
-        out.mkdir(mode=0o755)
-        give_to_sandbox(out, base)
-        genv = {k: v for k, v in base.env.items() if k not in _DROP_ENV}
-        genv.update(env or {})
+        genv = {**{k: v for k, v in base.env.items() if k not in _DROP_ENV}, **(env or {})}
         python = grader_python(base.rootfs)
         genv.update({"ACX_SUBMISSION": "/workspace", "ACX_PYTHON": python, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                      "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"})
         prep = tamper.prepare(tamper.hidden_files(tests), GRADER_CONFIG, import_submission)
-        binds = ((stage / "workspace", "/workspace"), (stage / "grader", "/grader"))
-        gspec = replace(base, ro_binds=binds, rw_binds=((out, "/grader-out"),), env=genv, chdir="/grader")
-        res: SandboxResult = run(gspec, pytest_argv(import_submission=import_submission, python=python),
-                                 time_seconds=time_seconds,
-                                 stdin_data=json.dumps(prep.files, sort_keys=True).encode("utf-8"))
-        every, ok = parse_junit(out / "report.xml", summary_total(res.stdout))
-        seen = tamper.assess(prep, out, every, res.returncode, res.timed_out, junit_nodeid)
+        gspec = replace(base, ro_binds=((stage / "workspace", "/workspace"), (stage / "grader", "/grader")), env=genv,
+                        chdir="/grader")
+        argv = pytest_argv(import_submission=import_submission, python=python)
+        first, res, ok = _run_once(gspec, stage / "out", argv, prep.files, time_seconds)
+        decoy = _run_once(gspec, stage / "out2", argv, prep.decoy, time_seconds)[0] if tamper.needs_decoy(
+            prep, first) else None  # the honeypot run: a few expected values changed in place
+        seen = tamper.assess(prep, first, decoy, junit_nodeid)
         consistent = ok and not res.timed_out and _consistent(seen.returncode, seen.cases)
         return GradeResult(seen.returncode, res.timed_out, seen.cases, consistent, res.stdout, res.stderr,
                            res.wall_seconds, tree_digest(stage / "workspace"), seen.findings, seen.grading)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _run_once(gspec: SandboxSpec, out: Path, argv: list[str], files: dict[str, str],
+              time_seconds: float | None) -> tuple[tamper.Run[TestOutcome], SandboxResult, bool]:
+    """One pytest run on ``files`` (the hidden tree) into a fresh ``out``: its cases, result and sound report."""
+    out.mkdir(mode=0o755)
+    give_to_sandbox(out, gspec)
+    res = run(replace(gspec, rw_binds=((out, "/grader-out"),)), argv, time_seconds=time_seconds,
+              stdin_data=json.dumps(files, sort_keys=True).encode("utf-8"))
+    every, ok = parse_junit(out / "report.xml", summary_total(res.stdout))
+    return tamper.Run(out, every, res.returncode, res.timed_out), res, ok
 
 
 def _consistent(returncode: int, cases: tuple[TestOutcome, ...]) -> bool:

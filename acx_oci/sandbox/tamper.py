@@ -2,12 +2,14 @@
 
 Two independent layers, so that defeating one is not enough (``docs/security.md`` says what each misses):
 
-* ``honeypots`` (host side, this module): each grade plants hidden copies of a few real graded tests, each
-  with its first top-level ``assert a == <constant>`` (or ``self.assertEqual(a, <constant>)``) given a
-  fresh random expected value of the same type,
-  under a fresh name made from the words of the real tests' names. An honest run fails every copy (the
-  real assertion held, so the mutated one cannot); a run where one passes was made to pass by something
-  other than the code under test. The copies are taken out of the result before anything else reads it.
+* ``honeypots`` (host side, this module): when a grade's real tests all passed, the same grade runs again in a
+  fresh sandbox with a few real graded tests changed *in place*: each one's first top-level ``assert a ==
+  <constant>`` (or ``self.assertEqual(a, <constant>)``) gets a fresh random expected value of the same type.
+  Same files, names, lines and selection: nothing in that run tells it from the real one but the value
+  itself, so a submission that forges passes forges these too. An honest run fails each one (the real
+  assertion held, so the changed one cannot); a run where one passes was made to pass by something other
+  than the code under test. (Copies planted beside the real tests could be told from them by comparing the
+  two, which a submission can do: it reads the hidden files while pytest imports it.)
 * ``guard`` (:mod:`acx_oci.sandbox.guard`, inside the sandbox): a parent process the submission cannot reach
   records the child's true exit and the report's digest after every other process is dead; an audit hook
   and a snapshot of the runner's objects, checked after collection, around each test and at the end,
@@ -22,11 +24,10 @@ import ast
 import hashlib
 import json
 import os
-import re
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -39,7 +40,6 @@ IN_PROCESS, OUT_OF_PROCESS = grading.IN_PROCESS, grading.OUT_OF_PROCESS
 #: Honeypots per grade (fewer when fewer graded tests can carry one).
 HONEYPOTS = 3
 MAX_RECORD = 8 * 1024 * 1024
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 class _Case(Protocol):
@@ -61,7 +61,8 @@ class Planted:
 
 
 def _mutated(node: ast.expr) -> str | None:
-    """A random value of the constant's type no code would produce by accident, as source; None if none."""
+    """A random value of the constant's type no code would produce by accident, as source; None if none.
+    Strings and bytes get six of their own letters or digits inserted at a random place (no tell-tale tail)."""
     negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
     inner = node.operand if isinstance(node, ast.UnaryOp) and negative else node
     if not isinstance(inner, ast.Constant) or isinstance(inner.value, bool):
@@ -76,9 +77,13 @@ def _mutated(node: ast.expr) -> str | None:
     if isinstance(v, float):
         return repr(v + 7919.0 + secrets.randbelow(10**6) / 8.0)
     if isinstance(v, str):
-        return repr(v + "-" + secrets.token_hex(4))
+        own = [c for c in v if c.isalnum()] or list("etaoinshrdlu")
+        at = secrets.randbelow(len(v) + 1)
+        return repr(v[:at] + "".join(secrets.choice(own) for _ in range(6)) + v[at:])
     if isinstance(v, bytes):
-        return repr(v + secrets.token_hex(4).encode())
+        mine = [bytes([c]) for c in v if bytes([c]).isalnum()] or [bytes([c]) for c in b"etaoinshrdlu"]
+        at = secrets.randbelow(len(v) + 1)
+        return repr(v[:at] + b"".join(secrets.choice(mine) for _ in range(6)) + v[at:])
     return None
 
 
@@ -136,57 +141,31 @@ def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidat
     return out
 
 
-def _name(taken: set[str], words: list[str]) -> str:
-    """A test name made of the real tests' words, not yet taken."""
-    for n in range(200):
-        k = 1 + secrets.randbelow(min(3, len(words)))
-        pick = [words[i] for i in sorted(secrets.SystemRandom().sample(range(len(words)), k))]
-        name = "test_" + "_".join(pick) + ("" if n < 20 else f"_{2 + secrets.randbelow(8 + n)}")
-        if name not in taken:
-            return name
-    return "test_" + "_".join(words[:2]) + "_" + secrets.token_hex(2)
-
-
 def plant(files: dict[str, str], config: dict[str, Any], n: int = HONEYPOTS) -> Planted:
-    """``files`` (hidden tree, ``tests/...`` paths relative to the rootdir's ``tests``) with up to ``n``
-    honeypots appended to the end of their tests' own module or class (no real test's line moves within
-    its module's earlier part), and ``config['tests']`` widened to them when it lists the graded ids."""
+    """``files`` (hidden tree, ``tests/...`` paths relative to the rootdir's ``tests``) with up to ``n`` graded
+    tests changed in place (one expected constant each, on its own line: no line, name or selection moves),
+    and those tests' hidden ids: the honeypots of a second run."""
     listed = config.get("tests")
     graded = {str(t) for t in listed} if isinstance(listed, list) else None
     pool = [(p, c) for p in sorted(files) if p.endswith(".py") and p.rsplit("/", 1)[-1].startswith("test")
             for c in _candidates(p, files[p], graded)]
     chosen: list[tuple[str, _Candidate]] = []
     while pool and len(chosen) < n:
-        chosen.append(pool.pop(secrets.randbelow(len(pool))))
+        path, cand = pool.pop(secrets.randbelow(len(pool)))
+        if cand[2][0].lineno == cand[2][0].end_lineno:
+            chosen.append((path, cand))
     out, ids = dict(files), []
     for path in sorted({p for p, _ in chosen}):
         lines = out[path].splitlines(keepends=True)
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n"
-        taken = set(re.findall(r"\b(test\w*)", out[path]))
-        words = sorted({w for t in taken for w in _WORD.findall(t[4:].lower())}) or ["case"]
-        inserts: list[tuple[int, list[str]]] = []
-        for box, fn, (node, new) in (c for p, c in chosen if p == path):
-            start = min([d.lineno for d in fn.decorator_list] + [fn.lineno]) - 1
-            body = lines[start:fn.end_lineno]  # the decorators, the def and its body, as written
-            row = node.lineno - 1 - start
-            if node.lineno != node.end_lineno:
-                continue
-            line = body[row].encode("utf-8")
+        here = sorted(((c[2][0], c[2][1], c) for p, c in chosen if p == path),
+                      key=lambda t: (t[0].lineno, t[0].col_offset), reverse=True)
+        for node, new, (box, fn, _) in here:
+            line = lines[node.lineno - 1].encode("utf-8")
             end = node.end_col_offset if node.end_col_offset is not None else len(line)
-            body[row] = (line[:node.col_offset] + new.encode("utf-8") + line[end:]).decode("utf-8")
-            name = _name(taken, words)
-            taken.add(name)
-            head = body[fn.lineno - 1 - start]
-            body[fn.lineno - 1 - start] = re.sub(rf"\bdef {re.escape(fn.name)}\b", f"def {name}", head, count=1)
-            at = len(lines) if isinstance(box, ast.Module) else box.end_lineno or len(lines)
-            inserts.append((at, ["\n", "\n", *body]))
-            prefix = "" if isinstance(box, ast.Module) else f"{box.name}::"
-            ids.append(f"{path}::{prefix}{name}")
-        for at, block in sorted(inserts, key=lambda x: -x[0]):
-            lines[at:at] = block
+            lines[node.lineno - 1] = (line[:node.col_offset] + new.encode("utf-8") + line[end:]).decode("utf-8")
+            ids.append(f"{path}::{'' if isinstance(box, ast.Module) else box.name + '::'}{fn.name}")
         out[path] = "".join(lines)
-    return Planted(out, tuple(ids))
+    return Planted(out, tuple(sorted(ids)))
 
 
 def hidden_files(tests: Path) -> dict[str, str]:
@@ -202,34 +181,37 @@ def hidden_files(tests: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class GraderPayload:
-    """What the grader sends (the hidden files, honeypots planted) and what it must take out again."""
+    """What the grader sends (the hidden files as they are) and, on an in-process grade, the honeypot run's
+    files (a few graded tests changed in place) with those tests' hidden ids."""
 
     files: dict[str, str]
-    honeypots: tuple[str, ...]  # hidden test ids (``tests/test_x.py::test_y``)
+    honeypots: tuple[str, ...]  # hidden test ids (``tests/test_x.py::test_y``), changed in ``decoy``
     in_process: bool
     relaxations: tuple[str, ...] = ()  # model.grading.RUNNER_IMPORTS_PACKAGE: detection cannot be sound
+    decoy: dict[str, str] = field(default_factory=dict)
 
 
 def prepare(files: dict[str, str], config_name: str, import_submission: bool) -> GraderPayload:
-    """Honeypots planted when the hidden tests import the submission into pytest's process (an imported exam's
+    """Honeypots chosen when the hidden tests import the submission into pytest's process (an imported exam's
     config names its packages under test, or the caller asked for ``import_submission``)."""
     try:
         conf = json.loads(files.get(config_name, "{}"))
     except ValueError:
         conf = {}
-    inproc = import_submission or bool(isinstance(conf, dict) and conf.get("packages"))
-    if not inproc:
+    if not isinstance(conf, dict):
+        conf = {}
+    if not (import_submission or conf.get("packages")):
         return GraderPayload(files, (), False)
-    planted, ids = plant_payload(files, config_name)
-    packages = conf.get("packages") if isinstance(conf, dict) else None
+    planted = plant(files, conf)
+    packages = conf.get("packages")
     relaxed = grading.relaxation_for(map(str, packages)) if isinstance(packages, list) else []
-    return GraderPayload(planted, ids, True, tuple(relaxed))
+    return GraderPayload(files, planted.honeypots, True, tuple(relaxed), planted.files)
 
 
 @dataclass(frozen=True)
 class TamperAssessment(Generic[C]):
-    """The grade as the caller sees it: the real tests' cases (honeypots out), pytest's exit for them, the
-    tamper findings and how it was graded (``grading``)."""
+    """The grade as the caller sees it: the real run's cases and pytest's exit for them, the tamper findings of
+    both runs and how it was graded (``grading``)."""
 
     cases: tuple[C, ...]
     returncode: int
@@ -237,22 +219,43 @@ class TamperAssessment(Generic[C]):
     grading: dict[str, Any]
 
 
-def assess(prep: GraderPayload, out: Path, every: Sequence[C], returncode: int, timed_out: bool,
+@dataclass(frozen=True)
+class Run(Generic[C]):
+    """One sandbox run of pytest: its output dir, its junit cases, its exit and whether it timed out."""
+
+    out: Path
+    cases: Sequence[C]
+    returncode: int
+    timed_out: bool
+
+
+def needs_decoy(prep: GraderPayload, first: Run[C]) -> bool:
+    """The honeypot run is due when honeypots were chosen and the real run passed every test (a failing grade
+    is no pass whatever a second run says)."""
+    return bool(prep.honeypots and prep.decoy and first.cases and not first.timed_out
+                and all(c.outcome == "passed" for c in first.cases))
+
+
+def _run_findings(run: Run[C], honeypots: tuple[str, ...]) -> list[str]:
+    return findings(read_record(run.out), {c.nodeid: c.outcome for c in run.cases}, honeypots, run.returncode,
+                    run.timed_out, report_digest(run.out / "report.xml"))
+
+
+def assess(prep: GraderPayload, first: Run[C], decoy: Run[C] | None,
            to_junit: Callable[[str], str]) -> TamperAssessment[C]:
-    """Take the honeypots out of the junit cases (``every``), read the observer's record in ``out``, and say
-    what the tamper checks found. pytest exits 1 when only the honeypots failed (as they must): that is 0."""
+    """What the tamper checks found in the real run (``first``: the observer's record in its output dir) and
+    in the honeypot run (``decoy``, when it ran: a changed test that passed there was forged)."""
     # module::name: a honeypot method is inherited by the test classes below its own, under the same name
     hp = tuple(f"{to_junit(h.split('::')[0] + '::x').split('::')[0]}::{h.split('::')[-1]}" for h in prep.honeypots)
-    cases = tuple(c for c in every if not _is_honeypot(c.nodeid, hp))
-    forged = findings(read_record(out), {c.nodeid: c.outcome for c in every}, hp, returncode, timed_out,
-                      report_digest(out / "report.xml"))
-    rc = 0 if hp and returncode == 1 and not any(c.outcome in ("failed", "error") for c in cases) else returncode
+    forged = _run_findings(first, ())
+    if decoy is not None:
+        forged += [f for f in _run_findings(decoy, hp) if f not in forged]
     checks = TAMPER_CHECKS if hp else TAMPER_CHECKS[1:]
     how: dict[str, Any] = {"mode": IN_PROCESS if prep.in_process else OUT_OF_PROCESS,
                            "tamperChecks": list(checks), "honeypots": len(hp)}
     if prep.relaxations:
         how["relaxations"] = list(prep.relaxations)
-    return TamperAssessment(cases, rc, tuple(forged), how)
+    return TamperAssessment(tuple(first.cases), first.returncode, tuple(forged), how)
 
 
 def record_grading(how: Mapping[str, Any]) -> dict[str, Any]:
@@ -262,21 +265,6 @@ def record_grading(how: Mapping[str, Any]) -> dict[str, Any]:
     if how.get("relaxations"):
         out["relaxations"] = list(how["relaxations"])
     return out
-
-
-def plant_payload(files: dict[str, str], config_name: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The payload's files with honeypots planted (on an in-process grade) and their hidden test ids."""
-    try:
-        conf = json.loads(files.get(config_name, "{}"))
-    except ValueError:
-        return files, ()
-    if not isinstance(conf, dict):
-        return files, ()
-    planted = plant(files, conf)
-    if planted.honeypots and isinstance(conf.get("tests"), list):
-        conf["tests"] = sorted({*map(str, conf["tests"]), *planted.honeypots})
-        planted.files[config_name] = json.dumps(conf, sort_keys=True)
-    return planted.files, planted.honeypots
 
 
 def read_record(out: Path) -> dict[str, Any] | None:
