@@ -147,15 +147,15 @@ def test_two_independent_layers_each_see_a_no_op_runner(exam: source.ExamSource,
 
 
 @needs_bwrap
-def test_a_patch_aimed_at_the_real_tests_by_name_spares_the_honeypots_and_is_seen_by_the_runner_layer(
+def test_a_patch_aimed_at_the_real_tests_by_name_is_seen_by_the_honeypot_run_and_the_runner_layer(
         exam: source.ExamSource, tmp_path: Path) -> None:
     """An attacker who knows upstream's test names no-ops only those items (found through the session on the
-    import's call stack, its class swapped): the honeypots fail as honest runs do, and the item and session
-    checks see it. A certified pass on 8c6af49."""
+    import's call stack, its class swapped): honeypot copies under new names were spared, but the honeypot run
+    changes real tests in place, and the item and session checks see it apart. A certified pass on 8c6af49."""
     names = graded_names(exam.grader_files())
     assert sorted(names) == ["test_clamp_high", "test_clamp_low", "test_sign_negative", "test_sign_zero"]
     graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"], names)["targetedItemPatch"])
-    assert not graded.passed and not any(t.startswith("honeypot:") for t in graded.tamper)
+    assert not graded.passed and any(t.startswith("honeypot:") for t in graded.tamper)
     assert any("has its own runtest" in t for t in graded.tamper)
     assert any("session's class was swapped" in t for t in graded.tamper)
 

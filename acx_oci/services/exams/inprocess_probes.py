@@ -255,7 +255,8 @@ _threading.Thread(target=_acx_watch, daemon=True).start()
 
 #: Aimed at chosen tests by name (as one that reads the upstream test file would: ``_ACX_KNOWN``, the exam's
 #: graded test names): each collected item of those names gets a no-op ``runtest`` of its own as the session
-#: (found on the import's call stack, its class swapped) takes its items; the honeypots (new names) are spared.
+#: (found on the import's call stack, its class swapped) takes its items; honeypot copies under new names would
+#: be spared, the honeypot run's in-place changes (real names) are not.
 _TARGETED = r'''
 import sys as _sys
 
