@@ -223,3 +223,21 @@ def test_each_exam_is_graded_in_its_image_from_the_env_store(suite: Path, tmp_pa
         shutil.rmtree(cache, ignore_errors=True)
     code, host = _graded(suite, preds)
     assert code == 0 and host["unresolved_ids"] == ["calc"], host
+
+
+def test_an_exam_is_graded_on_the_ids_its_current_certification_derived(suite: Path) -> None:
+    """exam grade grades what certification graded: the derived FAIL_TO_PASS and PASS_TO_PASS of a record of the
+    exam as it is now (as benchmark push pins them); a stale record, or none, leaves every hidden test. Before
+    this, the derived ids lived only in the record and every hidden test graded each prediction."""
+    from acx_oci.services.exams.source import exam_freeze_hash, load_exam
+
+    src = pr.index_exams(suite)["calc"]
+    assert load_exam(src.dir).exam_id == "calc"
+    tests = {"derived": True, "failToPass": ["tests/test_calc.py::test_sign_zero"], "passToPass": []}
+    record = {"stages": {"freeze": {"freezeHash": exam_freeze_hash(src)}, "gold": {"tests": tests}}}
+    files, how = pr.graded_files(src, record)
+    assert json.loads(files["acx-grader.json"])["tests"] == ["tests/test_calc.py::test_sign_zero"]
+    assert how == "the ids its certification derived"
+    stale = {"stages": {**record["stages"], "freeze": {"freezeHash": "sha256:" + "0" * 64}}}
+    assert pr.graded_files(src, stale) == (src.grader_files(), pr.graded_files(src, None)[1])
+    assert "tests" not in json.loads(pr.graded_files(src, None)[0]["acx-grader.json"])

@@ -122,6 +122,7 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     from acx_oci.oci.store import StoreOptions
     from acx_oci.services.artifacts import benchmark_env as benv
     from acx_oci.services.artifacts import certification as cert
+    from acx_oci.services.artifacts.benchmark_graded import with_graded_tests
     from acx_oci.services.exams import default_out
     from acx_oci.services.exams.environments import default_store as default_env_store
 
@@ -150,6 +151,7 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
     images = benv.copy_images(env_store or default_env_store(), store, pins, options)  # before the benchmark
     bench = benv.with_environments(bench, pins, images)
+    bench = with_graded_tests(bench, check.records)  # the ids each exam's certification derived
     pushed = bm.push(store, bench, key, recipients, reference.tag or bench.version, state)
     cert_digest = None
     if state == "certified" and certifier is not None and pushed.descriptor is not None:

@@ -25,10 +25,13 @@ from acx_oci.services.exams.predictions import Images
 @click.option("--environments/--no-environments", default=True, show_default=True,
               help="Grade an exam that carries env.json in its environment image; --no-environments grades with "
                    "the host's Python (as exam certify --no-environments does).")
+@click.option("--certifications", "records_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="exam certify's --out (default: its default): an exam whose current record derived its tests "
+                   "(FAIL_TO_PASS, PASS_TO_PASS) is graded on exactly those, as benchmark push pins them.")
 @registry_options(deadline=0)
 @json_option
 def exam_grade(suite: Path, predictions: Path, jobs: int, env_store: str | None, environments: bool,
-               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+               records_dir: Path | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Grade SWE-bench predictions on the exams of SUITE, as SWE-bench's run_evaluation grades them on its
     instances: each patch applied to the exam's base workspace (the import's patch rules: nothing outside
     the tree, no link, no binary), graded by the hidden tests in the grading sandbox and the exam's
@@ -45,7 +48,11 @@ def exam_grade(suite: Path, predictions: Path, jobs: int, env_store: str | None,
     Example:
       acx-oci exam grade ./suite --predictions preds.jsonl --json > report.json
     """
+    from acx_oci.services.exams import default_out, load_records
     from acx_oci.services.exams import predictions as pr
+
+    where = records_dir or default_out()
+    records = load_records(where) if (where / "records").is_dir() else {}
 
     shown = CertifyProgress(0, json_events=False, tty=sys.stderr.isatty())
     images = _images(env_store, environments, plain_http, insecure, timeout, shown)
@@ -55,7 +62,7 @@ def exam_grade(suite: Path, predictions: Path, jobs: int, env_store: str | None,
         shown.stage(iid, FINISHED, done, of)
 
     try:
-        doc = pr.grade_predictions(suite, predictions, jobs=jobs, images=images, progress=heard)
+        doc = pr.grade_predictions(suite, predictions, jobs=jobs, images=images, progress=heard, records=records)
     finally:
         shown.stop()
     if as_json:

@@ -138,3 +138,16 @@ def selected(src: ExamSource, overlay: Callable[[dict[str, str], str], GradeResu
     if not facts["failToPass"]:
         return src, facts, (base, fix)
     return select(facts["failToPass"] + facts["passToPass"]), facts, None
+
+
+def derived_ids(record: dict[str, Any] | None) -> list[str] | None:
+    """The ids an exam's certification derived at its gold stage (FAIL_TO_PASS first), or None."""
+    stages = (record or {}).get("stages")
+    gold = stages.get("gold") if isinstance(stages, dict) else None
+    tests = gold.get("tests") if isinstance(gold, dict) else None
+    if not isinstance(tests, dict) or tests.get("derived") is not True:
+        return None
+    f2p, p2p = tests.get("failToPass"), tests.get("passToPass") or []
+    if not isinstance(f2p, list) or not f2p or not isinstance(p2p, list):
+        return None
+    return [str(t) for t in (*f2p, *p2p)]

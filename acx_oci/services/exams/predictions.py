@@ -31,9 +31,10 @@ from acx_oci.jsonio import parse_json
 from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
 from acx_oci.sandbox import SandboxSpec, game_outcome, grade
 from acx_oci.sandbox.tree import tree_digest, write_files
+from acx_oci.services.exams import derivation
 from acx_oci.services.exams.diagnosis import short_ids
 from acx_oci.services.exams.importer import MAX_PATCH_BYTES, apply_patch
-from acx_oci.services.exams.source import ExamSource, discover, load_exam
+from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_PREDICTIONS = 100_000
@@ -113,7 +114,22 @@ def _result(outcome: str, reason: str, failing: list[str] | None = None,
     return {"outcome": outcome, "reason": reason, "failingTests": failing or [], **(facts or {})}
 
 
-def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] | None) -> dict[str, Any]:
+def graded_files(src: ExamSource, record: dict[str, Any] | None) -> tuple[dict[str, str], str]:
+    """The exam's grader files and which tests they grade: the ids its certification derived (FAIL_TO_PASS and
+    PASS_TO_PASS, as ``benchmark push`` pins them) when a record of the exam as it is now names them, else the
+    exam's own (explicit ids, or every hidden test of an exam never certified)."""
+    files = src.grader_files()
+    if derivation.explicit_ids(files) is not None:
+        return files, "the exam's ids"
+    freeze = (((record or {}).get("stages") or {}).get("freeze") or {}).get("freezeHash")
+    ids = derivation.derived_ids(record) if freeze == exam_freeze_hash(src) else None
+    if ids is None:
+        return files, "every hidden test (no current certification record derives ids)"
+    return derivation.with_ids(files, ids), "the ids its certification derived"
+
+
+def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] | None,
+                     record: dict[str, Any] | None = None) -> dict[str, Any]:
     """One prediction: applied to the exam's base workspace, graded in the sandbox, judged as ``attest`` judges."""
     if not pred.patch.strip():
         return _result(EMPTY, "empty patch: not graded")
@@ -123,7 +139,8 @@ def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] 
         return _result(ERROR, f"patch refused: {exc}")
     work = Path(tempfile.mkdtemp(prefix="acx-predict-"))
     try:
-        for name, files in (("tests", src.grader_files()), ("start", src.workspace), ("sub", tree)):
+        grader, graded_tests = graded_files(src, record)
+        for name, files in (("tests", grader), ("start", src.workspace), ("sub", tree)):
             (work / name).mkdir()
             write_files(work / name, files)
         start, submitted = tree_digest(work / "start"), tree_digest(work / "sub")
@@ -133,7 +150,8 @@ def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] 
         shutil.rmtree(work, ignore_errors=True)
     judged = game_outcome(graded, submitted, start)
     failing = short_ids(graded.failing())
-    facts = {"gameOutcome": judged.outcome, "tests": graded.counts(), "grading": graded.how()}
+    facts = {"gameOutcome": judged.outcome, "tests": graded.counts(), "graded": graded_tests,
+             "grading": graded.how()}
     if judged.tampered:  # the tamper checks fired (grader_tampering): graded, void, never a resolve
         return _result(VOID, judged.detail, failing, facts)
     if judged.outcome in _GRADED:
@@ -159,7 +177,8 @@ def report(preds: list[Prediction], results: dict[str, dict[str, Any]], total: i
 
 
 def grade_predictions(suite: Path, predictions: Path, *, jobs: int, images: Images,
-                      progress: Progress | None = None) -> dict[str, Any]:
+                      progress: Progress | None = None,
+                      records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Grade every prediction of the file on the suite's exams, ``jobs`` at a time; the report.
 
     An instance id no exam answers to is refused before anything is graded (UsageError, one line)."""
@@ -180,7 +199,7 @@ def grade_predictions(suite: Path, predictions: Path, *, jobs: int, images: Imag
         src = exams[pred.instance_id]
         try:
             image = images(src) if pred.patch.strip() else None
-            res = grade_prediction(src, pred, image)
+            res = grade_prediction(src, pred, image, (records or {}).get(src.exam_id))
         except EnvironmentRefused as exc:
             res = _result(ERROR, f"environment not built: {exc}")
         res = {"exam": src.exam_id, "model_name_or_path": pred.model, **res}
