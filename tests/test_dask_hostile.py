@@ -120,6 +120,26 @@ def test_a_well_formed_answer_becomes_a_solver_result() -> None:
     assert _checked({"status": "unproven", "worker": "w", "address": "a", "containment": {"proven": False}}) is None
 
 
+def test_a_workers_grading_record_is_kept_checked_field_by_field() -> None:
+    """How a game's exam was graded (issue 46) comes back from a Dask worker: dropped with every other record
+    field, the games of a Dask run carried no ``grading`` and differed from the same games played locally
+    (test_dask_executor's local answer). Kept now, but only a known mode and bounded names."""
+    grading = {"mode": "in-process", "tamperChecks": ["honeypots", "runnerIntegrity", "observer"]}
+    res = result_from_wire({"outcome": "model-fail", "detail": "", "transcript": None,
+                            "facts": {"record": {"grading": grading, "containment": {"forged": True}}}})
+    assert res.facts == {"record": {"grading": grading}}
+    as_sent = {"mode": "out-of-process", "tamperChecks": ("runnerIntegrity", "observer")}  # msgpack's tuples
+    res = result_from_wire({"outcome": "model-fail", "detail": "", "transcript": None,
+                            "facts": {"record": {"grading": as_sent}}})
+    assert res.facts["record"]["grading"] == {"mode": "out-of-process", "tamperChecks": ["runnerIntegrity", "observer"]}
+    for bad in ({"mode": "trust-me"}, {"mode": "in-process", "tamperChecks": "all"},
+                {"mode": "in-process", "tamperChecks": ["x" * 65]}, {"mode": "in-process", "extra": 1},
+                {"tamperChecks": []}, ["in-process"]):
+        with pytest.raises(WorkerAnswerRefused, match="grading record"):
+            result_from_wire({"outcome": "model-fail", "detail": "", "transcript": None,
+                              "facts": {"record": {"grading": bad}}})
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pytest.importorskip("distributed")

@@ -8,7 +8,8 @@ client is opened with ``deserializers=["msgpack"]`` (results are plain data, see
 :class:`SolverResult`, and exceptions are unpickled by an allow-list of exception types and the ``tblib``
 helpers that rebuild them; anything else becomes a plain ``Exception`` naming what was refused.
 
-A worker's own record fields are dropped, except a model game's ``model`` counts (:func:`model_record`):
+A worker's own record fields are dropped, except how its exam was graded (``grading``, :func:`grading_record`:
+a known mode and bounded names) and a model game's ``model`` counts (:func:`model_record`):
 exactly the proxy's seven fields, the run's declared model, bounded integers, and a ``transcriptDigest``
 the verifier recomputes from the model transcript that came back inside the (bounded) game transcript.
 """
@@ -25,6 +26,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.evaluation.solver import SolverResult
+from acx_oci.model import grading as gm
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
 
@@ -146,11 +148,33 @@ def model_record(obj: Any, model: ma.DeclaredModel, transcript: bytes | None) ->
                                 "transcriptDigest")}
 
 
+_GRADING_FIELDS = frozenset({"mode", "tamperChecks", "relaxations"})
+
+
+def grading_record(obj: Any) -> dict[str, Any]:
+    """A worker's ``grading`` record field (how its game's exam was graded, issue 46), checked field by field:
+    a known mode, and at most 16 short names of tamper checks and relaxations (msgpack may give tuples)."""
+    if not isinstance(obj, dict) or not set(obj) <= _GRADING_FIELDS or "mode" not in obj:
+        raise WorkerAnswerRefused(f"the grading record must have a mode and only the fields {sorted(_GRADING_FIELDS)}")
+    if obj["mode"] not in (gm.IN_PROCESS, gm.OUT_OF_PROCESS):
+        raise WorkerAnswerRefused(f"the grading record's mode must be {gm.IN_PROCESS} or {gm.OUT_OF_PROCESS}")
+    out: dict[str, Any] = {"mode": obj["mode"]}
+    for key in ("tamperChecks", "relaxations"):
+        names = obj.get(key, [])
+        if not isinstance(names, list | tuple) or len(names) > 16 or not all(
+                isinstance(n, str) and 0 < len(n) <= 64 for n in names):
+            raise WorkerAnswerRefused(f"the grading record's {key} must be at most 16 names")
+        if key in obj:
+            out[key] = list(names)
+    return out
+
+
 def result_from_wire(obj: Any, model: ma.DeclaredModel | None = None) -> SolverResult:
     """A worker's game result, type by type (msgpack gives lists for tuples; bytes stay bytes).
 
-    The worker's ``facts["record"]`` is dropped; for a ROM that calls a model (``model``) its ``model`` field
-    is kept once :func:`model_record` accepts it, and a rated game without one is refused."""
+    The worker's ``facts["record"]`` is dropped but for two fields: ``grading`` once :func:`grading_record`
+    accepts it, and for a ROM that calls a model (``model``) its ``model`` field once :func:`model_record`
+    accepts it (a rated model game without one is refused)."""
     if not isinstance(obj, dict):
         raise WorkerAnswerRefused(f"expected a result object, found {type(obj).__name__}")
     outcome, detail, transcript, facts = (obj.get(k) for k in ("outcome", "detail", "transcript", "facts"))
@@ -168,4 +192,6 @@ def result_from_wire(obj: Any, model: ma.DeclaredModel | None = None) -> SolverR
         facts["record"] = {"model": model_record(record["model"], model, transcript)}
     elif model is not None and outcome in (CERTIFIED_PASS, MODEL_FAIL):
         raise WorkerAnswerRefused("a model game was reported rated without its model record")
+    if isinstance(record, dict) and "grading" in record:  # how the exam was graded: the record must say it
+        facts["record"] = {**facts.get("record", {}), "grading": grading_record(record["grading"])}
     return SolverResult(outcome, detail, transcript, facts)
