@@ -352,6 +352,17 @@ def judging(material: Material, cart: CartridgeFacts | Expected, trust: Trust, n
         walk = sorted(group, key=lambda it: _claimed_order(it, positions), reverse=True)
         for i, item in enumerate(walk):
             if decided is not None:
+                if isinstance(decided, AcceptedCredential) and item.credential_digest == decided.credential_digest:
+                    # a copy of the deciding credential in another referrer is judged with its own evidence, so
+                    # one without game records is named for that whichever of the two was fetched first
+                    copy = yield from run.judge_one(item, cap_id, [], [])
+                    answer = (yield NeedReplay(copy)) if replay and isinstance(copy, AcceptedCredential) else None
+                    if isinstance(answer, Check) and not answer.ok:
+                        copy = Rejection(item.digest, (answer.code,), (answer.message,), item.credential_digest,
+                                         decided.issuer)
+                    if isinstance(copy, Rejection):
+                        rejected[cap_id].append(copy)
+                        continue
                 rejected[cap_id].append(_superseded(item, decided))
                 continue
             outcome = yield from run.judge_one(item, cap_id, [], [])
