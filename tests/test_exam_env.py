@@ -137,8 +137,17 @@ def test_dependency_groups_expand_their_include_group_entries() -> None:
                  'Tests = [{include-group = "base"}, {include-group = "tests"}, "pytest>=8"]\n'
                  'dev = [{include-group = "tests"}, "ruff"]\n')
     spec = envspec.derive({"pyproject.toml": pyproject})
-    assert spec["requirements"] == ["hypothesis", "pytest>=8", "ruff"]
-    assert spec["sources"] == ["pyproject.toml [dependency-groups] tests", "pyproject.toml [dependency-groups] dev"]
+    assert spec["requirements"] == ["hypothesis", "pytest>=8"]
+    assert spec["sources"] == ["pyproject.toml [dependency-groups] tests"]
+
+
+def test_the_dev_group_is_read_only_when_no_group_names_the_tests() -> None:
+    # filelock: dev = tests + docs (sphinx>=9.1 needs Python 3.12, no image here has it) + linters
+    groups = ('[dependency-groups]\ntest = ["pytest>=9"]\ndocs = ["sphinx>=9.1"]\n'
+              'dev = [{include-group = "docs"}, {include-group = "test"}]\n')
+    assert envspec.derive({"pyproject.toml": '[project]\nname = "calc"\n' + groups})["requirements"] == ["pytest>=9"]
+    only_dev = '[project]\nname = "calc"\n[dependency-groups]\ndev = ["pytest", "ruff"]\n'
+    assert envspec.derive({"pyproject.toml": only_dev})["requirements"] == ["pytest", "ruff"]
 
 
 VCS_PYPROJECT = '''[project]

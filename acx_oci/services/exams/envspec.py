@@ -187,7 +187,10 @@ def _pyproject(text: str, found: _Found) -> None:
         if key in extras:
             found.add(_expand(extras, key, found.names), f"pyproject.toml [project.optional-dependencies] {key}")
     groups = {normalize(k): v for k, v in _table(doc, "dependency-groups").items()}
-    for key in (*TEST_EXTRAS, "dev"):
+    tests = [k for k in TEST_EXTRAS if isinstance(groups.get(k), list)] or [k for k in TEST_EXTRAS if k in extras]
+    # ``dev`` only when nothing names the tests' own: it gathers docs and linters too (filelock's takes sphinx 9,
+    # which needs a Python newer than any image here)
+    for key in tests if tests else ["dev"]:
         if isinstance(groups.get(key), list):
             found.add(_group(groups, key, set()), f"pyproject.toml [dependency-groups] {key}")
 

@@ -19,6 +19,7 @@ file that is not UTF-8 text is refused too, except in the base tree, where it is
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
 import subprocess
@@ -38,6 +39,7 @@ MAX_FILES = 20_000  # as many as an exam directory may hold (files.MAX_TREE_FILE
 MAX_TREE_BYTES = 64 * 1024 * 1024  # a base tree the size of sympy's (~50 MiB of text)
 MAX_OBJECT_FILES = 1_000_000  # loose objects and pack files linked into the scratch dir (run `git gc` beyond)
 MAX_REFS = 100_000
+MAX_LINKS = 1_000  # symlinks of a tree read as the file they name (more: all left out or refused)
 MAX_REF_FILE_BYTES = 64 * 1024 * 1024  # packed-refs
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _HEX2 = re.compile(r"^[0-9a-f]{2}$")
@@ -307,6 +309,7 @@ def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[s
     ``path (why)`` (a base tree: the model works without them; the fix and its tests never are)."""
     raw = run_git(repo, "ls-tree", "-r", "-z", "--long", "--full-tree", commit)
     out: dict[str, TreeBlob] = {}
+    links = _in_tree_links(repo, raw)
     total = 0
     for rec in raw.split(b"\0"):
         if not rec:
@@ -325,6 +328,8 @@ def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[s
             raise PathOutside(f"{commit[:12]}: {name!r} is inside a .git directory; refused")
         if clean != name or "\\" in name:
             raise PathOutside(f"{commit[:12]}: {name!r} is not a plain relative path; refused")
+        if mode == "120000" and name in links:  # a link to a file of the same tree is read as that file
+            mode, sha, size = links[name]
         why = ("symlink" if mode == "120000" else f"{kind} (submodule)" if kind != "blob"
                else f"{int(size)} bytes, over {MAX_FILE_BYTES}" if int(size) > MAX_FILE_BYTES else None)
         if why is not None and skipped is not None:
@@ -340,6 +345,42 @@ def ls_tree(repo: Repo, commit: str, skipped: list[str] | None = None) -> dict[s
         out[name] = TreeBlob(mode, sha, int(size))
         if len(out) > MAX_FILES or total > MAX_TREE_BYTES:
             raise TreeRefused(f"{commit[:12]}: tree over {MAX_FILES} files or {MAX_TREE_BYTES} bytes; refused")
+    return out
+
+
+def _in_tree_links(repo: Repo, raw: bytes) -> dict[str, tuple[str, str, str]]:
+    """Symlinks of a ``ls-tree`` listing that lead, by name, to a regular file of the same tree: ``{link: (mode,
+    sha, size)}`` of that file. python-semver's ``tests/coerce.py -> ../docs/advanced/coerce.py`` is a test
+    support module its conftest imports; left out, no test of the repository ran. Nothing is followed on disk,
+    a link to a link or out of the tree stays a link (left out or refused)."""
+    blobs: dict[str, tuple[str, str, str]] = {}
+    links: dict[str, str] = {}
+    for rec in raw.split(b"\0"):
+        meta, _, name_b = rec.partition(b"\t")
+        fields = meta.decode("ascii", "replace").split()
+        if len(fields) == 4 and fields[1] == "blob":
+            name = name_b.decode("utf-8", "replace")
+            if fields[0] == "120000":
+                links[name] = fields[2]
+            else:
+                blobs[name] = (fields[0], fields[2], fields[3])
+    if not links or len(links) > MAX_LINKS:
+        return {}
+    request = "".join(f"{sha}\n" for sha in links.values()).encode("ascii")
+    targets = run_git(repo, "cat-file", "--batch", stdin=request, max_bytes=len(links) * (4096 + 128))
+    out: dict[str, tuple[str, str, str]] = {}
+    pos = 0
+    for name in links:
+        header_end = targets.index(b"\n", pos)
+        header = targets[pos:header_end].split()
+        if len(header) != 3 or not header[2].isdigit():  # (``<sha> missing``: a broken object store)
+            return out
+        size = int(header[2])
+        target = targets[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
+        pos = header_end + 1 + size + 1
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+        if not target.startswith("/") and joined in blobs:
+            out[name] = blobs[joined]
     return out
 
 
