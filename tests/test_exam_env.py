@@ -19,7 +19,7 @@ import pytest
 
 from acx_oci.envimage import lock, pyenv
 from acx_oci.errors import UsageError
-from acx_oci.services.exams import envspec
+from acx_oci.services.exams import envspec, pythons
 
 from .support.cli import cli
 from .support.envroot import PACKAGES, root_tar
@@ -219,14 +219,14 @@ def test_the_resolution_is_closed_for_the_images_python_not_the_hosts(tmp_path: 
 
 
 def test_python_choice_follows_requires_and_classifiers() -> None:
-    assert envspec.choose_python(">=3.6, <3.10", []) == "3.9"
-    assert envspec.choose_python(">=3.12", []) == "3.13"
-    assert envspec.choose_python(None, ["3.7", "3.8", "3.9"]) == "3.9"
-    assert envspec.choose_python("~=3.11", []) == "3.11"
+    assert pythons.choose_python(">=3.6, <3.10", []) == "3.9"
+    assert pythons.choose_python(">=3.12", []) == "3.13"
+    assert pythons.choose_python(None, ["3.7", "3.8", "3.9"]) == "3.9"
+    assert pythons.choose_python("~=3.11", []) == "3.11"
     # classifiers that stop below every Python we have (requests in 2016: 3.3-3.5): the oldest allowed
-    assert envspec.choose_python(None, ["3.3", "3.4", "3.5"]) == "3.9"
-    assert envspec.choose_python(">=3.10", ["3.5"]) == "3.11"
-    assert not envspec.satisfies("3.9", ">=3.10") and envspec.satisfies("3.11", "!=3.10.*,>=3.8")
+    assert pythons.choose_python(None, ["3.3", "3.4", "3.5"]) == "3.9"
+    assert pythons.choose_python(">=3.10", ["3.5"]) == "3.11"
+    assert not pythons.satisfies("3.9", ">=3.10") and pythons.satisfies("3.11", "!=3.10.*,>=3.8")
 
 
 def _sdist(links: Path, marker: Path) -> None:

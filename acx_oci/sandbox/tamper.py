@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from acx_oci import pysource
 from acx_oci.model import grading
 from acx_oci.sandbox import guard
 
@@ -122,7 +123,7 @@ _Candidate = tuple[ast.Module | ast.ClassDef, _Fn, tuple[ast.expr, str]]
 def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidate]:
     """(container, function, target) for each graded test of ``path`` that can carry a honeypot."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError):
         return []
     out: list[_Candidate] = []

@@ -21,6 +21,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
+from acx_oci import pysource
 from acx_oci.envimage.bounded import read_toml
 from acx_oci.envimage.requirement import admit, normalize, sort_out
 from acx_oci.errors import UsageError
@@ -119,7 +120,7 @@ def pins(tree: dict[str, str], own: set[str]) -> dict[str, Any]:
 def nox_deps(text: str) -> list[str]:
     """Literal ``session.install("a", "b>=1")`` arguments in ``noxfile.py`` sessions named like tests."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     out: list[str] = []

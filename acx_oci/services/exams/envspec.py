@@ -18,17 +18,16 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from acx_oci import pysource
 from acx_oci.envimage.bounded import read_toml
-from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, spec_digest
+from acx_oci.envimage.pyenv import PYTHONS, spec_digest
 from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
 from acx_oci.errors import UsageError
 from acx_oci.services.exams import envlocks
+from acx_oci.services.exams.pythons import VENV_SETUPTOOLS_UNTIL, choose_python, version_key
 from acx_oci.services.exams.source import ENV_FILE
 
 SCHEMA = "acx.exam-env/1"
-#: When each Python we offer was released: the fix's date picks among those it could have run on, and the
-#: resolution is never as of a date before the image's Python existed (older releases rarely support it).
-RELEASED = {"3.9": "2020-10-05", "3.11": "2022-10-24", "3.13": "2024-10-07"}
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TEST_EXTRAS = ("test", "tests", "testing")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
@@ -50,60 +49,6 @@ VERSION_FILE = ("# written by acx-oci exam import: the project's build writes th
 def _extras(req: str) -> list[str]:
     m = _NAME.match(req)
     return [normalize(e) for e in m.group(2)[1:-1].split(",") if e.strip()] if m and m.group(2) else []
-
-
-def _version(v: str) -> tuple[int, ...]:
-    # at most 9 digits a part: int() of a repository's 5000-digit "3.999..." raises (Python's digit limit)
-    return tuple(int(p[:9]) for p in re.findall(r"\d+", v)[:3]) or (0,)
-
-
-def satisfies(python: str, requires: str | None) -> bool:
-    """Whether Python ``X.Y`` (as X.Y.0 .. X.Y.99) meets a ``python_requires`` specifier set (unknown: yes)."""
-    if not requires:
-        return True
-    for clause in (c.strip() for c in requires.split(",") if c.strip()):
-        m = re.match(r"^(~=|===|==|!=|>=|<=|>|<)\s*([0-9][0-9.*]*)$", clause)
-        if not m:
-            continue
-        op, ver = m.groups()
-        lo, hi = (*_version(python), 0), (*_version(python), 99)
-        want = _version(ver.rstrip(".*"))
-        if op in ("==", "===") and ver.endswith("*"):
-            ok = _version(python)[:len(want)] == want
-        elif op in ("==", "==="):
-            ok = lo[:len(want)] <= want <= hi[:len(want)]
-        elif op == "!=":
-            ok = not (ver.endswith("*") and _version(python)[:len(want)] == want)
-        elif op == ">=":
-            ok = hi >= want
-        elif op == ">":
-            ok = hi > want
-        elif op == "<=":
-            ok = lo <= want
-        elif op == "<":
-            ok = lo < want
-        else:  # ~=
-            ok = hi >= want and _version(python)[:len(want) - 1] == want[:len(want) - 1]
-        if not ok:
-            return False
-    return True
-
-
-def choose_python(requires: str | None, classifiers: list[str], date: str | None = None) -> str:
-    """The Python to test with: one we can provide that ``requires`` allows, the classifiers do not exceed and
-    that was released by the fix's ``date`` (a 2021 fix never ran on 3.13; bookworm's 3.11 first: the most
-    shared image); when the classifiers stop below every one we have, the oldest ``requires`` allows (a 2016
-    project naming 3.5 at most still imports ``collections.Mapping`` on 3.9, not on 3.11); else the default."""
-    top = max((_version(c) for c in classifiers), default=None)
-    allowed = [p for p in PYTHONS if satisfies(p, requires)]
-    if date is not None and (then := [p for p in allowed if RELEASED[p] <= date]) != allowed:
-        allowed = then or [min(allowed or list(PYTHONS), key=_version)]
-    fits = [p for p in allowed if top is None or _version(p) <= top]
-    if DEFAULT_PYTHON in fits:
-        return DEFAULT_PYTHON
-    if fits:
-        return max(fits, key=_version)
-    return min(allowed, key=_version) if allowed and top is not None else DEFAULT_PYTHON
 
 
 class _Found:
@@ -188,8 +133,7 @@ def _pyproject(text: str, found: _Found) -> None:
             found.add(_expand(extras, key, found.names), f"pyproject.toml [project.optional-dependencies] {key}")
     groups = {normalize(k): v for k, v in _table(doc, "dependency-groups").items()}
     tests = [k for k in TEST_EXTRAS if isinstance(groups.get(k), list)] or [k for k in TEST_EXTRAS if k in extras]
-    # ``dev`` only when nothing names the tests' own: it gathers docs and linters too (filelock's takes sphinx 9,
-    # which needs a Python newer than any image here)
+    # ``dev`` only when nothing names the tests' own: it takes docs and linters too (filelock's: sphinx 9, Python 3.12)
     for key in tests if tests else ["dev"]:
         if isinstance(groups.get(key), list):
             found.add(_group(groups, key, set()), f"pyproject.toml [dependency-groups] {key}")
@@ -242,7 +186,7 @@ def _literals(tree: ast.Module) -> dict[str, Any]:
 
 def _setup_py(text: str, found: _Found) -> None:
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         found.dropped.append("setup.py (not parseable Python)")
         return
@@ -411,18 +355,20 @@ def finish(reqs: list[str], sources: list[str], dropped: list[str], *, names: se
     kept, conflicts = envlocks.one_per_name(entries)
     if "pytest" not in {name_of(r) for r in kept}:
         kept.append("pytest")  # the grader's own pytest comes from the environment, never the host
+    day = date if date is not None and _DAY.match(date) else None
+    if day is not None and day < VENV_SETUPTOOLS_UNTIL and "setuptools" not in {*names, *map(name_of, kept)}:
+        kept.append("setuptools")  # a virtualenv of the fix's time had it: pytest 3 imports pkg_resources
     if python is not None and python not in PYTHONS:
         raise UsageError(f"--python {python}: expected one of {', '.join(PYTHONS)} (a Debian suite's python3)")
-    day = date if date is not None and _DAY.match(date) else None
     chosen = python or choose_python(requires, classifiers, day)
     spec: dict[str, Any] = {
         "schema": SCHEMA, "python": chosen, "requirements": kept,
-        "pythonRequires": requires, "classifierPythons": sorted(set(classifiers), key=_version),
+        "pythonRequires": requires, "classifierPythons": sorted(set(classifiers), key=version_key),
         "sources": sources, "dropped": dropped, "package": sorted(names), "excluded": sorted(excluded)}
     if conflicts:
         spec["conflicts"] = conflicts
-    if day is not None:  # resolved as the index was then, never before the image's Python existed
-        spec.update(fixDate=day, resolvedAsOf=max(day, RELEASED[chosen]))
+    if day is not None:  # resolved as the index was then; a later year only where that has no wheel (lock.py)
+        spec.update(fixDate=day, resolvedAsOf=day)
     if swebench:
         spec["swebench"] = swebench
     return spec

@@ -24,6 +24,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from acx_oci import pysource
+
 MAX_MUTANTS = 8
 _SWAP = {"==": "!=", "!=": "==", "<": "<=", "<=": "<", ">": ">=", ">=": ">", "+": "-", "-": "+", "*": "//",
          "//": "*", "/": "*", "%": "//", "+=": "-=", "-=": "+=", "and": "or", "or": "and", "in": "not in",
@@ -57,7 +59,7 @@ def _added_lines(before: str, after: str) -> set[int]:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pysource.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -96,7 +98,7 @@ def _line_mutants(lines: list[str], added: set[int]) -> list[tuple[int, str, str
     """Negated conditions and one-line simple statements replaced by ``pass``, on added lines (found by the
     AST, so a line inside a string or a bracket is never taken for a statement)."""
     try:
-        tree = ast.parse("".join(lines))
+        tree = pysource.parse("".join(lines))
     except (SyntaxError, ValueError):
         return []
     out: list[tuple[int, str, str, str]] = []

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from acx_oci import pysource
+
 #: Rounds of following a support module's own imports of further test modules.
 MAX_ROUNDS = 4
 
@@ -20,7 +22,7 @@ MAX_ROUNDS = 4
 def _candidates(path: str, text: str) -> set[str]:
     """Repository paths (``a/b.py``) of the modules the file at ``path`` imports (resolvable or not)."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return set()
     folder = path.split("/")[:-1]
