@@ -147,8 +147,9 @@ class GradeResult:
             return None
         if self.no_runner:
             return "the test runner cannot start: " + _grader_line(self.stderr, "the test runner cannot start: ")
-        if self.returncode == 5 or (self.returncode in (0, 1) and not self.tests):
-            return f"the grader collected no test (pytest exit {self.returncode})"
+        if self.returncode == 5 or (self.returncode in (0, 1, 2) and not self.tests):  # 2: interrupted at collection
+            said = _last_words(self.stdout) or _last_words(self.stderr) or "no output"
+            return f"the grader collected no test (pytest exit {self.returncode}): {said}"
         if self.returncode in (0, 1) and not self.report_ok:
             bad = len(self.failing())
             return (f"the report contradicts pytest's exit status (exit {self.returncode}, {bad} of "
@@ -174,6 +175,13 @@ def _grader_line(stderr: bytes, prefix: str) -> str:
     hit = next((ln for ln in text.splitlines() if ln.startswith("grader: " + prefix)), None)
     lines = text.strip().splitlines()
     return (hit[len("grader: " + prefix):] if hit else lines[-1] if lines else "no output")[:300]
+
+
+def _last_words(stdout: bytes) -> str:
+    """pytest's first error line, else its last line (bounded): why nothing was collected, for the record."""
+    lines = [ln.strip() for ln in stdout[-8192:].decode("utf-8", "replace").splitlines() if ln.strip(" =-_")]
+    error = next((ln for ln in lines if ln.startswith(("E ", "ERROR", "INTERNALERROR"))), None)
+    return (error or (lines[-1] if lines else ""))[:300]
 
 
 def copy_tree(src: Path, dst: Path) -> None:

@@ -124,7 +124,11 @@ for _g_name in getattr(_g_importlib.import_module("_pytest.config"), "default_pl
     except Exception:
         pass
 for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the junit writer's, ours first
-    _g_importlib.import_module(_g_name)
+    try:
+        _g_importlib.import_module(_g_name)
+    except ModuleNotFoundError:  # pytest before 3.7 vendored pluggy as _pytest.vendored_packages.pluggy
+        if _g_name != "pluggy":
+            raise
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
 _G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "hooks": None, "items": {}}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)

@@ -23,6 +23,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -315,6 +316,8 @@ class _Placement:
                                return_when="FIRST_COMPLETED")
         except TimeoutError:
             return set()
+        except CancelledError:  # the scheduler forgot them (a client reconnecting under load): lost, so replayed
+            return {f for f in self.in_flight if f.cancelled() or f.done()}
         return set(done)
 
     def _healthy(self) -> list[str]:
