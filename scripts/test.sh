@@ -6,8 +6,8 @@
 #
 # Arguments go to pytest unchanged:  scripts/test.sh -k referrers -x
 #
-# Slow tests (marker `slow`: the extra repeats 1-9 of the concurrency stress tests; repeat 0
-# always runs) are skipped by default. Enable them with any of:
+# Slow tests (marker `slow`: repeats 1-2 of the concurrency stress tests, certifications, image builds; repeat 0
+# always runs) are skipped by default. Repeats 3-9 (marker `stress`) run only with ACX_STRESS=1 (CI: 30 min). Enable them with any of:
 #   scripts/test.sh --runslow      ACX_SLOW=1 scripts/test.sh      CI=true scripts/test.sh
 # Only the slow ones:  scripts/test.sh --runslow -m slow
 # .ci/run exports CI=true, so CI runs everything.

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from .support.env import ROOT, SLOW_SKIP_REASON, ci_enabled, slow_enabled, vectors_dir
+from .support.env import (
+    ROOT,
+    SLOW_SKIP_REASON,
+    STRESS_SKIP_REASON,
+    ci_enabled,
+    slow_enabled,
+    stress_enabled,
+    vectors_dir,
+)
 from .support.faultproxy import FaultProxy
 from .support.registry import Registry, ggcr_binary, registry_binary, start_ggcr, start_registry
 
@@ -33,12 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if slow_enabled(config):
-        return
-    skip = pytest.mark.skip(reason=SLOW_SKIP_REASON)
+    slow, stress = slow_enabled(config), stress_enabled()
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "slow" in item.keywords and not slow:
+            item.add_marker(pytest.mark.skip(reason=SLOW_SKIP_REASON))
+        elif "stress" in item.keywords and not stress:
+            item.add_marker(pytest.mark.skip(reason=STRESS_SKIP_REASON))
 
 
 @pytest.fixture(scope="session")

@@ -137,7 +137,7 @@ def test_foreign_referrers_in_index_are_listed(registry: str) -> None:
     assert [d.digest for d in found] == [ours.digest, theirs.digest]
 
 
-@pytest.mark.parametrize("rep", repeats(10))  # repeat 0 always; 1-9 are slow (CI)
+@pytest.mark.parametrize("rep", repeats(10))  # repeat 0 always; 1-2 are slow (CI), 3-9 ACX_STRESS=1
 def test_eight_concurrent_writers_all_listed(registry: str, rep: int) -> None:
     setup = _store(registry, "ref/concurrent")
     subject = _cartridge(setup)

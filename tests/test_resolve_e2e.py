@@ -332,7 +332,7 @@ def test_unknown_status_fails_closed(world: World, tmp_path: Path) -> None:
     assert with_file["capabilities"][0]["effective"] == "VERIFIED"
 
 
-@pytest.mark.parametrize("repeat", repeats(10))  # repeat 0 always; 1-9 are slow (CI)
+@pytest.mark.parametrize("repeat", repeats(10))  # repeat 0 always; 1-2 are slow (CI), 3-9 ACX_STRESS=1
 def test_eight_concurrent_attests_all_listed(world: World, repeat: int) -> None:
     if world.kind == "ggcr" and repeat:
         pytest.skip("ggcr indexes referrers itself (no read-merge-write to race): repeat 0 suffices")

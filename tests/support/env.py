@@ -35,9 +35,22 @@ def slow_enabled(config: pytest.Config) -> bool:
 SLOW_SKIP_REASON = "slow (stress repeats, full certification, image builds): --runslow, ACX_SLOW=1 or CI=true"
 
 
+#: Repeats of a stress test that CI runs (``slow``); the rest are ``stress``: ``ACX_STRESS=1`` runs them (the whole
+#: suite's CI run must stay within 30 minutes on two cores).
+CI_REPEATS = 3
+STRESS_SKIP_REASON = "stress repeat beyond CI's: ACX_STRESS=1"
+
+
+def stress_enabled() -> bool:
+    """``ACX_STRESS=1``: every repeat of the stress tests (those beyond :data:`CI_REPEATS` too)."""
+    return _truthy("ACX_STRESS")
+
+
 def repeats(n: int) -> list[Any]:
-    """``parametrize`` values ``0..n-1`` for a repeated stress test: repeat 0 always runs, the rest are ``slow``."""
-    return [0, *(pytest.param(r, marks=pytest.mark.slow) for r in range(1, n))]
+    """``parametrize`` values ``0..n-1`` for a repeated stress test: repeat 0 always runs, the next ones are
+    ``slow`` (CI), those from :data:`CI_REPEATS` on ``slow`` and ``stress`` (``ACX_STRESS=1``)."""
+    return [0, *(pytest.param(r, marks=[pytest.mark.slow] + ([pytest.mark.stress] if r >= CI_REPEATS else []))
+                 for r in range(1, n))]
 
 
 def vectors_dir() -> Path:
