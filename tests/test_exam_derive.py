@@ -274,7 +274,13 @@ def test_nothing_collected_or_a_report_against_the_exit_status_is_a_fault_of_ups
     empty = GradeResult(5, False, (), False, b"no tests ran in 0.01s\n", b"", 0.1)
     liar = GradeResult(1, False, (TestOutcome("tests.t::test_a", "passed"),), False, b"", b"", 0.1)
     fine = GradeResult(1, False, (TestOutcome("tests.t::test_a", "failed"),), True, b"", b"", 0.1)
-    assert harness.fault_of(empty, expect_pass=False, upstream=True) == "the grader collected no test (pytest exit 5)"
+    assert harness.fault_of(empty, expect_pass=False, upstream=True) == ("the grader collected no test (pytest "
+                                                                          "exit 5): no tests ran in 0.01s")
+    # pytest exit 2 (interrupted at collection: an unknown option of an old pytest) with no test: the harness's
+    # too, naming pytest's own error (before: "nothing to solve", and every mutant "killed")
+    stopped = GradeResult(2, False, (), False, b"rootdir: /grader\n", b"pytest: error: unrecognized arguments\n", 0.1)
+    assert harness.fault_of(stopped, expect_pass=False, upstream=True) == (
+        "the grader collected no test (pytest exit 2): rootdir: /grader")
     assert str(harness.fault_of(liar, expect_pass=False, upstream=True)).startswith(
         "the report contradicts pytest's exit status (exit 1, 0 of 1 tests")
     assert harness.fault_of(liar, expect_pass=False) is None  # a probe that wrecks the report has failed
@@ -284,7 +290,8 @@ def test_nothing_collected_or_a_report_against_the_exit_status_is_a_fault_of_ups
     early = GradeResult(0, False, (), False, b"", b"grader: the package under test is the submission's from the "
                         b"start: iniconfig\n", 0.1)
     assert early.package_before_runner and harness.fault_of(early, expect_pass=False, upstream=True) is None
-    assert harness.fault_of(early, expect_pass=True, upstream=True) == "the grader collected no test (pytest exit 0)"
+    assert harness.fault_of(early, expect_pass=True, upstream=True) == ("the grader collected no test (pytest exit "
+                                                                          "0): no output")
 
 
 @needs_bwrap

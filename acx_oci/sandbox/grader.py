@@ -179,7 +179,8 @@ def _grader_line(stderr: bytes, prefix: str) -> str:
 
 def _last_words(stdout: bytes) -> str:
     """pytest's first error line, else its last line (bounded): why nothing was collected, for the record."""
-    lines = [ln.strip() for ln in stdout[-8192:].decode("utf-8", "replace").splitlines() if ln.strip(" =-_")]
+    lines = [ln.strip() for ln in stdout[-8192:].decode("utf-8", "replace").splitlines()
+             if ln.strip(" =-_") and not ln.startswith("grader: the package under test is the submission's")]
     error = next((ln for ln in lines if ln.startswith(("E ", "ERROR", "INTERNALERROR"))), None)
     return (error or (lines[-1] if lines else ""))[:300]
 

@@ -138,6 +138,9 @@ if conf.get("conftest"):
     args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
 # The repository's own settings (configuration only, read from its base tree at import; never its conftest).
 for key, value in sorted((conf.get("ini") or {}).items()):
+    if key == "pythonpath":  # folders of the repository, as pytest puts them first: here, of the hidden tree
+        sys.path[:0] = [os.path.normpath(os.path.join(root, "tests", d)) for d in value.split()]
+        continue
     args += ["-o", "%s=%s" % (key, value)]
 # Test modules the hidden tests import (their shared helpers): importable, never collected and graded.
 args += ["--ignore=" + os.path.join(root, "tests", str(p)) for p in conf.get("notCollected") or ()]

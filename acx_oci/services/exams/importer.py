@@ -371,8 +371,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     parent_sha = gitrepo.resolve(git, f"{fix_sha}^")
     binary: list[str] = []
     base_tree = gitrepo.tree_files(git, base_sha, binary)
-    fix_odd: list[str] = []
-    parent_odd: list[str] = []
+    base_ini, fix_odd, parent_odd = pytestconf.settings(base_tree)[0], list[str](), list[str]()
     fix_entries, parent_entries = gitrepo.ls_tree(git, fix_sha, fix_odd), gitrepo.ls_tree(git, parent_sha, parent_odd)
     odd_change = sorted(set(fix_odd) ^ set(parent_odd))
     if odd_change:
@@ -403,7 +402,8 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     fixed = gitrepo.read_blobs(git, {p: fix_entries[p] for p in source_paths})
     parent = gitrepo.read_blobs(git, {p: parent_entries[p] for p in source_paths if p in parent_entries})
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
-    support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in support_paths(fix_entries, test_paths)}, binary)
+    needed = [*support_paths(fix_entries, test_paths), *pytestconf.path_files(fix_entries, base_ini)]
+    support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in needed if p not in test_paths}, binary)
     support |= imported_tests(hidden, fix_entries, is_test_name,
                               lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
     eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")

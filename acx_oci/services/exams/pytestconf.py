@@ -13,15 +13,19 @@ are never taken: plugins come from the environment's installed packages.
 from __future__ import annotations
 
 import configparser
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: The settings taken: what changes how upstream's tests are collected, marked and warned about.
 KEYS = frozenset({"asyncio_mode", "asyncio_default_fixture_loop_scope", "asyncio_default_test_loop_scope",
                   "filterwarnings", "markers", "xfail_strict", "python_files", "python_classes",
                   "python_functions", "usefixtures", "empty_parameter_set_mark", "mock_use_standalone_module",
-                  "log_level", "doctest_optionflags", "anyio_mode"})
+                  "log_level", "doctest_optionflags", "anyio_mode", "pythonpath"})
+#: ``pythonpath`` entries: folders of the repository (filelock's ``[".", "tasks"]``), never a way out of it.
+_PATH = re.compile(r"^(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$")
+MAX_PATH_FILES = 200
 MAX_FILE = 256 * 1024
 MAX_VALUE = 16 * 1024
 #: (file, section) in pytest's own order of choice.
@@ -70,5 +74,15 @@ def settings(base: Mapping[str, str]) -> tuple[dict[str, str], str | None]:
             continue
         out = {k: t.strip() for k, v in found.items()
                if k in KEYS and (t := _text(v)) is not None and len(t) <= MAX_VALUE}
+        paths = out.get("pythonpath", "").split()
+        if len(paths) > 8 or not all(_PATH.match(d) for d in paths):
+            out.pop("pythonpath", None)  # the grader's boot puts these on sys.path, inside the hidden tree only
         return {k: v for k, v in out.items() if v}, name
     return {}, None
+
+
+def path_files(names: Iterable[str], ini: Mapping[str, str]) -> list[str]:
+    """The Python modules of the folders the repository's ``pythonpath`` setting names (but ``.``): they go with
+    the hidden tests, which import them as upstream's pytest would find them (filelock's ``tasks/capabilities``)."""
+    dirs = [d.strip("/") for d in ini.get("pythonpath", "").split() if d.strip("/") not in ("", ".")]
+    return sorted(p for p in names if p.endswith(".py") and any(p.startswith(d + "/") for d in dirs))[:MAX_PATH_FILES]

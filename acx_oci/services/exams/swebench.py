@@ -20,7 +20,7 @@ from typing import Any
 from acx_oci.errors import UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import check_depth
-from acx_oci.services.exams import gitrepo
+from acx_oci.services.exams import gitrepo, pytestconf
 from acx_oci.services.exams.importer import (
     ExamParts,
     apply_patch,
@@ -132,7 +132,8 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
     # counted, not graded: a copy of it in the grader would be a grader file in the model-facing tree).
     graded = [t for t in f2p + p2p if t.split("::", 1)[0] in hidden]
     tested = {**base, **hidden}
-    support = {p: tested[p] for p in support_paths(tested, hidden)}
+    needed = [*support_paths(tested, hidden), *pytestconf.path_files(tested, pytestconf.settings(base)[0])]
+    support = {p: tested[p] for p in needed if p not in hidden}
     support |= imported_tests(hidden, tested, is_test_name, lambda ps: {p: tested[p] for p in ps})
     parent = {p: base.get(p, "") for p in fixed}
     given_patches = {r: _patch(inst, f"{r}_patch", what) for r in ("incomplete", "lookalike")}
