@@ -215,7 +215,8 @@ def test_links_submodules_and_large_files_of_the_base_are_left_out_and_named(tmp
     repo = tmp_path / "r"
     shas = make_repo(repo)
     git(repo, "checkout", "-q", "-b", "odd", shas["base"])
-    os.symlink("calc.py", repo / "alias.py")
+    os.symlink("../outside.py", repo / "alias.py")  # out of the tree: left out (one to a file of it is that file)
+    os.symlink("calc.py", repo / "same.py")
     (repo / "logo.svg").write_text("<svg/>" * 400_000)  # 2.4 MB of text: over the per-file bound
     make_repo(repo / "vendored")  # an embedded repository: a gitlink
     base = commit(repo, {}, "odd files", "2026-03-21T10:00:00Z")
@@ -227,6 +228,7 @@ def test_links_submodules_and_large_files_of_the_base_are_left_out_and_named(tmp
     assert left == ["alias.py (symlink)", "logo.svg (2400000 bytes, over 1048576)", "vendored (commit (submodule))"]
     ws = Path(e["dir"]) / "workspace"
     assert (ws / "calc.py").is_file() and not (ws / "alias.py").exists() and not (ws / "logo.svg").exists()
+    assert (ws / "same.py").read_text() == (ws / "calc.py").read_text() and not (ws / "same.py").is_symlink()
     assert any("alias.py (symlink)" in n for n in e["notes"])
 
 
