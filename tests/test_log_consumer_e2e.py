@@ -119,7 +119,8 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     assert "log checking is off (--no-log)" in human
     _other_consumers(world, logged, trust, tmp_path)
     # the same credential pushed again with its proof layer: VERIFIED. The log orders the walk, so the logged
-    # copy is tried first and decides; the proof-less copy is superseded, not verified (it cannot decide)
+    # copy is tried first and decides; the proof-less copy is judged with its own evidence and named for what it
+    # lacks (not logged), whichever of the two was fetched first
     push_logged(logged)
     proof_file = tmp_path / "proof.json"
     proof_file.write_bytes(logged.proof.to_bytes())
@@ -127,9 +128,9 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     code, doc = resolve(logged.ref, trust, tmp_path / "c1")
     cap = doc["capabilities"][0]
     assert code == 0 and cap["effective"] == "VERIFIED", doc
-    assert [r["codes"] for r in cap["rejected"] if r["digest"] == logged.unlogged] == [["superseded"]]
+    assert [r["codes"] for r in cap["rejected"] if r["digest"] == logged.unlogged] == [["not_logged"]]
     human = cli("resolve", logged.ref, "--trust", trust, "--status-cache", tmp_path / "c1").output
-    assert "level=" in human and "unproven" not in human and "superseded" in human
+    assert "level=" in human and "unproven" not in human and "not_logged" in human, human
     # a pinned key whose hash does not match it: one line, exit 2
     doc = json.loads(trust.read_text())
     key = doc["verifiers"][0]["log"]["key"]
