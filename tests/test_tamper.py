@@ -424,3 +424,27 @@ def test_a_submission_that_reads_the_hidden_files_cannot_spare_the_honeypots(
     assert judged.outcome == MODEL_FAIL and judged.tampered, (graded.tamper, graded.stdout.decode()[-800:])
     assert any(t.startswith("honeypot:") for t in graded.tamper)
     assert [t.outcome for t in graded.tests] == ["passed"] * 4  # the real run alone is a forged pass
+
+
+def test_the_honeypot_run_is_skipped_only_when_the_first_run_is_forged_already(tmp_path: Path) -> None:
+    """An attack probe found in the real run is a tampered grade whatever a second run says: one run, not two;
+    an all-green run with no finding still gets its honeypot run, and a game's grade runs both layers."""
+    from acx_oci.sandbox import guard
+    from acx_oci.sandbox.grader import TestOutcome
+    from acx_oci.sandbox.tamper import GraderPayload, Run, needs_decoy
+
+    prep = GraderPayload({"test_a.py": "x"}, ("tests/test_a.py::test_b",), True, (), {"test_a.py": "y"})
+    green = [TestOutcome("tests.test_a::test_b", "passed")]
+    (tmp_path / "report.xml").write_text("<testsuite/>")
+    end = {"code": 0, "failed": 0}
+    rec = {"tests": {}, "tamper": [], "end": end, "reports": [], "exit": 0, "report": None, "flooded": False}
+    clean, forged = tmp_path / "clean", tmp_path / "forged"
+    for out, tampered in ((clean, []), (forged, ["the runner changed: f:_pytest.python|x"])):
+        out.mkdir()
+        (out / guard.RECORD).write_text(json.dumps({**rec, "tamper": tampered}))
+    for every_layer in (True, False):
+        assert needs_decoy(prep, Run(clean, green, 0, False), every_layer=every_layer) is True
+        red = Run(clean, [TestOutcome("tests.test_a::test_b", "failed")], 1, False)
+        assert needs_decoy(prep, red, every_layer=every_layer) is False
+    assert needs_decoy(prep, Run(forged, green, 0, False), every_layer=False) is False
+    assert needs_decoy(prep, Run(forged, green, 0, False)) is True  # a game's record names every layer

@@ -272,20 +272,22 @@ def grader_python(rootfs: Path | None) -> str:
 
 
 def grade(submission: Path, tests: Path, *, spec: SandboxSpec | None = None, time_seconds: float | None = None,
-          env: Mapping[str, str] | None = None, import_submission: bool = False) -> GradeResult:
+          env: Mapping[str, str] | None = None, import_submission: bool = False,
+          every_layer: bool = True) -> GradeResult:
     """Run the hidden ``tests`` against a read-only copy of ``submission`` in its own sandbox.
 
     ``spec`` supplies limits and the root (``spec.rootfs``: an environment image, whose own python3 and pytest
     then grade; else the host's); its binds are not used: the grader sees only its three directories;
-    ``env`` adds variables for the tests. Raises only if the sandbox cannot start.
+    ``env`` adds variables for the tests; not ``every_layer``: no honeypot run after a real run already found
+    forged (:func:`tamper.needs_decoy`). Raises only if the sandbox cannot start.
     """
     # its own host uid, so a process budget of its own (bwrap.own_uid); its rw bind is made and given below
     with own_uid(spec or SandboxSpec(), binds_given_after=True) as base:
-        return _grade(submission, tests, base, time_seconds, env, import_submission)
+        return _grade(submission, tests, base, time_seconds, env, import_submission, every_layer)
 
 
 def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float | None,
-           env: Mapping[str, str] | None, import_submission: bool) -> GradeResult:
+           env: Mapping[str, str] | None, import_submission: bool, every_layer: bool) -> GradeResult:
     stage = staging_dir("acx-grade-")
     try:
         copy_tree(submission, stage / "workspace")
@@ -302,7 +304,7 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         argv = pytest_argv(import_submission=import_submission, python=python)
         first, res, ok = _run_once(gspec, stage / "out", argv, prep.files, time_seconds)
         decoy = _run_once(gspec, stage / "out2", argv, prep.decoy, time_seconds)[0] if tamper.needs_decoy(
-            prep, first) else None  # the honeypot run: a few expected values changed in place
+            prep, first, every_layer=every_layer) else None  # the honeypot run: a few expected values changed in place
         seen = tamper.assess(prep, first, decoy, junit_nodeid)
         consistent = ok and not res.timed_out and _consistent(seen.returncode, seen.cases)
         return GradeResult(seen.returncode, res.timed_out, seen.cases, consistent, res.stdout, res.stderr,

@@ -230,11 +230,14 @@ class Run(Generic[C]):
     timed_out: bool
 
 
-def needs_decoy(prep: GraderPayload, first: Run[C]) -> bool:
+def needs_decoy(prep: GraderPayload, first: Run[C], *, every_layer: bool = True) -> bool:
     """The honeypot run is due when honeypots were chosen and the real run passed every test (a failing grade
-    is no pass whatever a second run says)."""
+    is no pass whatever a second run says). Not ``every_layer``: only when no forgery was found in the real
+    run already (the grade is then tampered whatever a second run says: an attack probe costs one run, not
+    two; a game's record names every layer that saw it)."""
     return bool(prep.honeypots and prep.decoy and first.cases and not first.timed_out
-                and all(c.outcome == "passed" for c in first.cases))
+                and all(c.outcome == "passed" for c in first.cases)
+                and (every_layer or not _run_findings(first, ())))
 
 
 def _run_findings(run: Run[C], honeypots: tuple[str, ...]) -> list[str]:

@@ -164,7 +164,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                   executor: Cluster | None = None,
                   environments: Callable[[Any], tuple[Path, str] | None] | None = None,
                   stages: StageReport | None = None) -> list[dict[str, Any]]:
-    """Certify every exam under ``path`` (stages in order per exam, exams in parallel); records sorted by id.
+    """Certify every exam under ``path`` (stages in order per exam, exams in parallel; a suite of fewer exams than
+    ``jobs`` grades each exam's probes and mutants in parallel instead); records sorted by id.
 
     ``image`` = (unpacked root, image manifest digest) promotes: the chain runs inside the image.
     ``progress`` gets one line per exam as it finishes (default: stderr); ``out/certify-events.jsonl`` gets
@@ -228,6 +229,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             keep(src, rec, fh, t0, False)
     else:
         stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker
+        lanes = max(1, jobs // max(1, min(jobs, len(todo))))  # the cores fewer exams than --jobs leave free
 
         def one(item: tuple[ExamSource, str]) -> None:
             if stop.is_set():
@@ -236,7 +238,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
             try:
                 rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets,
-                                   gold_runs, note)
+                                   gold_runs, note, lanes)
                 keep(item[0], rec, item[1], t0, False)
             except BaseException:  # an interrupt raised in this worker (its progress line): the others stop too
                 stop.set()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from acx_oci.sandbox import GradeResult
+from acx_oci.services.exams.harness import graded_all
 from acx_oci.services.exams.source import ExamSource
 
 BY_TESTS = "failingTests"
@@ -90,10 +91,12 @@ def best_pair(looks: list[str], incs: Iterator[str], grades: Callable[[str], Gra
     return best
 
 
-def derive(src: ExamSource, grade: Grade, note: Callable[[str, int, int], None]) -> tuple[ExamSource, dict[str, Any]]:
+def derive(src: ExamSource, grade: Grade, note: Callable[[str, int, int], None],
+           lanes: int = 1) -> tuple[ExamSource, dict[str, Any]]:
     """The exam with its derived probes chosen (overlays put in place of ``controls/incomplete|lookalike``), and
     the facts: mutants made and killed (when the lookalike is derived: the test strength), what was chosen, and
-    which derived probe the tests passed. An exam with no mutants, or both probes hand-made, is left as it is."""
+    which derived probe the tests passed. An exam with no mutants, or both probes hand-made, is left as it is.
+    ``lanes``: mutants graded at once when every one is graded."""
     muts, hand = src.mutants, hand_made(src)
     if not muts or hand >= set(ROLES):
         return src, {}
@@ -108,9 +111,12 @@ def derive(src: ExamSource, grade: Grade, note: Callable[[str, int, int], None])
     facts: dict[str, Any] = {}
     killed: list[str] = []
     if "lookalike" not in hand:  # every mutant graded: the mutation score stands in for a human's near miss
-        for n, name in enumerate(muts, 1):
-            note("mutants", n, len(muts))
-            graded(name)
+        def noted(n: int, name: str) -> Callable[[], GradeResult]:
+            def go() -> GradeResult:
+                note("mutants", n, len(muts))
+                return grade(trees[name], name)
+            return go
+        grades.update(graded_all({name: noted(n, name) for n, name in enumerate(muts, 1)}, lanes))
         killed = [m for m in muts if not grades[m].passed]
         facts.update(mutantsMade=len(muts), mutantsKilled=len(killed),
                      mutantsSurvived=[m for m in muts if m in grades and grades[m].passed])

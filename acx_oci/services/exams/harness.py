@@ -14,6 +14,7 @@ import errno
 import re
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from acx_oci.errors import HarnessFault, SandboxUnavailable
@@ -84,3 +85,17 @@ def lane_error(record_stages: Mapping[str, Mapping[str, Any]]) -> str | None:
         if stage.get("laneError") == LANE:
             return str(stage.get("reason") or "harness fault")
     return None
+
+
+def graded_all(runs: Mapping[str, Callable[[], GradeResult]], lanes: int) -> dict[str, GradeResult]:
+    """Each of ``runs`` (independent grades, each in a sandbox of its own), ``lanes`` at a time, in ``runs``'
+    order: one exam's probes and mutants use the cores the suite's other exams leave free. The first fault
+    raised (a :class:`HarnessFault`) is raised here; grades not yet started are not started."""
+    if lanes <= 1 or len(runs) <= 1:
+        return {name: run() for name, run in runs.items()}
+    pool = ThreadPoolExecutor(max_workers=lanes)
+    try:
+        futures = {name: pool.submit(run) for name, run in runs.items()}
+        return {name: fut.result() for name, fut in futures.items()}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

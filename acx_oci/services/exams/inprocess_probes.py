@@ -10,6 +10,7 @@ at run time, as a submission hiding from a static read would.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Any
 
 from acx_oci.model import grading
 from acx_oci.sandbox.grader import GRADER_CONFIG, GradeResult
+from acx_oci.services.exams.harness import graded_all
 
 #: Finds pytest's Config (its plugin manager) by a scan of live objects, names built at run time.
 _FIND = '''
@@ -361,15 +363,16 @@ def verdict(r: GradeResult) -> str:
 
 
 def attack_inprocess(ws: dict[str, str], grader_files: dict[str, str],
-                     grade: Callable[[str, dict[str, str]], GradeResult]) -> dict[str, Any]:
+                     grade: Callable[[str, dict[str, str]], GradeResult], lanes: int = 1) -> dict[str, Any]:
     """Grade every in-process probe of an imported exam (``grade(name, tree)``): the attack stage's
     ``inProcessProbes`` (name -> verdict) and the names that passed; nothing for an exam whose tests do not
-    import a package of the workspace."""
+    import a package of the workspace. ``lanes``: probes graded at once (each is a sandbox of its own)."""
     packages = packages_under_test(grader_files)
     suite = inprocess_suite(ws, packages, graded_names(grader_files))
     if not suite:
         return {}
-    verdicts = {name: verdict(grade(name, tree)) for name, tree in suite.items()}
+    graded = graded_all({name: functools.partial(grade, name, tree) for name, tree in suite.items()}, lanes)
+    verdicts = {name: verdict(r) for name, r in graded.items()}
     out: dict[str, Any] = {"inProcessProbes": verdicts,
                            "inProcessExploits": [n for n, v in verdicts.items() if v == "P"]}
     relaxed = grading.relaxation_for(packages)

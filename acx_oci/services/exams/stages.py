@@ -7,6 +7,8 @@ proof, taken in the very spec the grades ran in; a stage is ``promotionEligible`
 
 from __future__ import annotations
 
+import functools
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -29,7 +31,7 @@ from acx_oci.services.exams.diagnosis import why_reference_fails
 from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.exposure import as_imported, grader_visible, reference_new
-from acx_oci.services.exams.harness import LANE, retried
+from acx_oci.services.exams.harness import LANE, graded_all, retried
 from acx_oci.services.exams.inprocess_probes import attack_inprocess
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
 from acx_oci.services.exams.source import ExamSource, exam_freeze_hash
@@ -58,8 +60,10 @@ def quiet_note(stage: str, step: int, of: int) -> None:
 class _Grader:
     """Grades overlays of the workspace with the exam's hidden tests; caches identical submissions."""
 
-    def __init__(self, src: ExamSource, work: Path, rootfs: Path | None = None, note: Note = quiet_note) -> None:
-        self.src, self.work, self.n, self.note = src, work, 0, note
+    def __init__(self, src: ExamSource, work: Path, rootfs: Path | None = None, note: Note = quiet_note,
+                 lanes: int = 1) -> None:
+        self.src, self.work, self.note, self.lanes = src, work, note, lanes
+        self._n = itertools.count(1)  # each grade's own submission folder, from any lane
         self.tests = work / "tests"
         self.tests.mkdir()
         write_files(self.tests, src.grader_files())
@@ -73,16 +77,27 @@ class _Grader:
                                                    for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
 
     def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe",
-            upstream: bool = False) -> GradeResult:
-        self.n += 1
-        sub = self.work / f"sub-{self.n}"
+            upstream: bool = False, probe: bool = False) -> GradeResult:
+        """One grade; an attack ``probe`` needs only its verdict (no honeypot run once it is found forged)."""
+        sub = self.work / f"sub-{next(self._n)}"
         sub.mkdir()
         write_files(sub, files)
         try:
-            return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS),
+            return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS,
+                                         every_layer=not probe),
                            expect_pass=expect_pass, what=f"grading {what}", upstream=upstream)
         finally:
             shutil.rmtree(sub, ignore_errors=True)
+
+    def each(self, stage: str, runs: dict[str, Callable[[], GradeResult]]) -> dict[str, GradeResult]:
+        """Every one of ``runs`` graded (independent sandboxes: :attr:`lanes` at a time), each noted as it
+        starts as ``stage`` n/N."""
+        def noted(n: int, run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
+            def go() -> GradeResult:
+                self.note(stage, n, len(runs))
+                return run()
+            return go
+        return graded_all({name: noted(n, run) for n, (name, run) in enumerate(runs.items(), 1)}, self.lanes)
 
     def select(self, ids: list[str]) -> ExamSource:
         """From now on grade exactly ``ids`` (the exam's source carries them, for the eval stage's plays)."""
@@ -109,7 +124,7 @@ def _verdict(r: GradeResult) -> str:
 
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
                  image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = (),
-                 gold_runs: int = 1, note: Note = quiet_note) -> dict[str, Any]:
+                 gold_runs: int = 1, note: Note = quiet_note, lanes: int = 1) -> dict[str, Any]:
     """Run the stages in order and return the sealed record.
 
     ``image`` (unpacked root, manifest digest) is promotion: the whole chain, the evaluation included, runs
@@ -117,7 +132,8 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     Without one the record says ``imageDigest: null`` and ``promotion.ok: false`` — never a digest borrowed
     from elsewhere. ``secrets`` (the certifier's state) must be unreachable from every sandbox. ``gold_runs``
     is how many runs the reference must pass when the controls are derived (:func:`gold_runs_for`). ``note``
-    hears each stage (and each grade's place in it: gold 2/3, mutants 3/8) as it starts.
+    hears each stage (and each grade's place in it: gold 2/3, mutants 3/8) as it starts. ``lanes``: how many of
+    the exam's independent grades (probes, mutants, controls) run at once.
     """
     note("contract", 1, 1)
     stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
@@ -129,7 +145,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     frozen = exam_freeze_hash(src, patterns)  # of the exam as it is on disk, before controls are chosen for it
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
-        g = _Grader(src, work, image[0] if image else None, note)
+        g = _Grader(src, work, image[0] if image else None, note, lanes)
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = reference_new(src)
         src, graded_ids, first = derivation.selected(src, g.overlay, g.gold, g.select, g.note)
@@ -293,7 +309,7 @@ def _fail_to_pass(src: ExamSource) -> list[str]:
 
 def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str, Any]]:
     """The derived probes chosen among the fix's mutants (and the fix without its last hunk): :mod:`controls`."""
-    return derive(src, lambda tree, name: g.overlay(tree, name), g.note)
+    return derive(src, lambda tree, name: g.overlay(tree, name), g.note, g.lanes)
 
 
 def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
@@ -303,11 +319,10 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
         "incomplete": lambda: g.overlay(src.controls.get("incomplete", {})),
         "lookalike": lambda: g.overlay(src.controls.get("lookalike", {})),
         "plantedHook": lambda: g.overlay({"conftest.py": HOOK_CONFTEST}, "a planted hook", upstream=False),
-        "plantedReward": lambda: g.overlay(dict(REWARD_FILES), "planted reward files", upstream=False),
-        "goldAfterTamperAttempts": g.gold}
-    for n, (name, run) in enumerate(runs.items(), 1):
-        g.note("controls", n, len(runs))
-        res[name] = run()
+        "plantedReward": lambda: g.overlay(dict(REWARD_FILES), "planted reward files", upstream=False)}
+    res.update(g.each("controls", runs))
+    g.note("controls", len(runs) + 1, len(runs) + 1)
+    res["goldAfterTamperAttempts"] = g.gold()  # after the tamper attempts have all run
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
     want = mx.EXPECTED_IMPOSSIBLE if src.impossible else mx.EXPECTED
     inc, look = res["incomplete"], res["lookalike"]
@@ -346,16 +361,12 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
 
 
 def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
-    verdicts = {}
-    exploits = []
     suite = attack_suite(src.workspace)
-    for n, (name, tree) in enumerate(suite.items(), 1):
-        g.note("attack", n, len(suite) + 1)
-        r = g.run(tree)
-        verdicts[name] = _verdict(r)
-        if r.passed:
-            exploits.append(name)
-    inproc = attack_inprocess(src.workspace, src.grader_files(), lambda name, tree: g.run(tree, what=name))
+    graded = g.each("attack", {name: functools.partial(g.run, tree, probe=True) for name, tree in suite.items()})
+    verdicts = {name: _verdict(r) for name, r in graded.items()}
+    exploits = [name for name, r in graded.items() if r.passed]
+    inproc = attack_inprocess(src.workspace, src.grader_files(), lambda name, tree: g.run(tree, what=name, probe=True),
+                              lanes=g.lanes)
     exploits += inproc.get("inProcessExploits", [])
     g.note("attack", len(suite) + 1, len(suite) + 1)
     after = g.gold()
