@@ -141,7 +141,7 @@ for key, value in sorted((conf.get("ini") or {}).items()):
     if key == "pythonpath":  # folders of the repository, as pytest puts them first: here, of the hidden tree
         sys.path[:0] = [os.path.normpath(os.path.join(root, "tests", d)) for d in value.split()]
         continue
-    args += ["-o", "%s=%s" % (key, value)]
+    args.append("--override-ini=%s=%s" % (key, value))  # one value each: pytest < 4's -o takes every next word
 # Test modules the hidden tests import (their shared helpers): importable, never collected and graded.
 args += ["--ignore=" + os.path.join(root, "tests", str(p)) for p in conf.get("notCollected") or ()]
 if conf:  # a test module the base cannot import (it names what the fix adds) is a failing test, not a broken grader
@@ -218,7 +218,8 @@ def pytest_argv(*, import_submission: bool = False, python: str = "/usr/bin/pyth
     boot = guard.splice(BOOT).replace("IMPORT_SUBMISSION", repr(bool(import_submission))).replace(
         "GRADER_CONFIG", GRADER_CONFIG).replace("SHADOWED_EXIT", str(SHADOWED_EXIT)).replace(
         "UNIMPORTABLE_EXIT", str(UNIMPORTABLE_EXIT)).replace("NO_RUNNER_EXIT", str(NO_RUNNER_EXIT))
-    # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass)
+    # -rs: a skip's reason in the output, for the record (a skipped graded test is no pass); the override as
+    # one word: pytest before 4 read `-o` as taking every following word (the tests' folder too: iniconfig's)
     return [python, "-I", "-B", "-c", boot, "-q", "-rs", "-p", "no:cacheprovider", "--noconftest",
-            "-c", "/grader/pytest.ini", "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml", "-o",
-            "junit_family=xunit2", "/tmp/acx-grader/tests"]
+            "-c", "/grader/pytest.ini", "--rootdir=/tmp/acx-grader", "--junitxml=/grader-out/report.xml",
+            "--override-ini=junit_family=xunit2", "/tmp/acx-grader/tests"]

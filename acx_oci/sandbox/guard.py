@@ -165,7 +165,7 @@ def _g_runner_code(v):
 def _g_snapshot():
     snap = {}
     for name, mod in list(sys.modules.items()):
-        if name.split(".")[0] not in _G_RUNNER or mod is None:
+        if not isinstance(name, str) or name.split(".")[0] not in _G_RUNNER or mod is None:  # py 1.4: a None key
             continue
         snap["m:" + name] = id(mod)
         for k, v in list(getattr(mod, "__dict__", {}).items()):
