@@ -35,6 +35,16 @@ def status_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield path
 
 
+@pytest.fixture(autouse=True)
+def fresh_referrers_api_memo() -> None:
+    """What this process learned of a host's Referrers API is keyed by address: the tests' servers take ports
+    the OS hands out again, so a server that has the API was read with a gone one's "no" (and listed nothing:
+    test_gateway_conformance flaked so). Each test starts with nothing learned."""
+    from acx_oci.oci.registry.referrers import forget_api_support
+
+    forget_api_support()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False,
                      help="run tests marked slow (also enabled by ACX_SLOW=1 or CI=true)")

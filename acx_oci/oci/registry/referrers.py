@@ -74,10 +74,13 @@ def api_support(host: str) -> bool | None:
         return _API_SUPPORT.get(host)
 
 
-def forget_api_support(host: str) -> None:
-    """Forget what ``host`` was seen to support (a different server now listens on that address)."""
+def forget_api_support(host: str | None = None) -> None:
+    """Forget what ``host`` (None: every host) was seen to support (a different server now listens there)."""
     with _API_LOCK:
-        _API_SUPPORT.pop(host, None)
+        if host is None:
+            _API_SUPPORT.clear()
+        else:
+            _API_SUPPORT.pop(host, None)
 
 
 def set_api_support(host: str, supported: bool) -> None:
