@@ -87,4 +87,4 @@ fi
 $PY -m ruff check acx_oci tests benchmarks
 $PY -m mypy
 lint-imports --no-cache
-$PY -m pytest "$@"
+$PY -m pytest --durations=25 "$@"  # the 25 slowest, for the CI budget (30 min)
