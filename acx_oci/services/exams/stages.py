@@ -89,12 +89,12 @@ class _Grader:
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
-    def each(self, stage: str, runs: dict[str, Callable[[], GradeResult]]) -> dict[str, GradeResult]:
+    def each(self, stage: str, runs: dict[str, Callable[[], GradeResult]], of: int) -> dict[str, GradeResult]:
         """Every one of ``runs`` graded (independent sandboxes: :attr:`lanes` at a time), each noted as it
-        starts as ``stage`` n/N."""
+        starts as ``stage`` n/``of`` (the stage's steps, these and those after them)."""
         def noted(n: int, run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
             def go() -> GradeResult:
-                self.note(stage, n, len(runs))
+                self.note(stage, n, of)
                 return run()
             return go
         return graded_all({name: noted(n, run) for n, (name, run) in enumerate(runs.items(), 1)}, self.lanes)
@@ -320,7 +320,7 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
         "lookalike": lambda: g.overlay(src.controls.get("lookalike", {})),
         "plantedHook": lambda: g.overlay({"conftest.py": HOOK_CONFTEST}, "a planted hook", upstream=False),
         "plantedReward": lambda: g.overlay(dict(REWARD_FILES), "planted reward files", upstream=False)}
-    res.update(g.each("controls", runs))
+    res.update(g.each("controls", runs, len(runs) + 1))
     g.note("controls", len(runs) + 1, len(runs) + 1)
     res["goldAfterTamperAttempts"] = g.gold()  # after the tamper attempts have all run
     controls = {k: _verdict(res[k]) for k in mx.CONTROLS}
@@ -362,7 +362,8 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
 
 def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
     suite = attack_suite(src.workspace)
-    graded = g.each("attack", {name: functools.partial(g.run, tree, probe=True) for name, tree in suite.items()})
+    graded = g.each("attack", {name: functools.partial(g.run, tree, probe=True) for name, tree in suite.items()},
+                    len(suite) + 1)
     verdicts = {name: _verdict(r) for name, r in graded.items()}
     exploits = [name for name, r in graded.items() if r.passed]
     inproc = attack_inprocess(src.workspace, src.grader_files(), lambda name, tree: g.run(tree, what=name, probe=True),
