@@ -11,6 +11,7 @@ import functools
 import itertools
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -92,12 +93,15 @@ class _Grader:
     def each(self, stage: str, runs: dict[str, Callable[[], GradeResult]], of: int) -> dict[str, GradeResult]:
         """Every one of ``runs`` graded (independent sandboxes: :attr:`lanes` at a time), each noted as it
         starts as ``stage`` n/``of`` (the stage's steps, these and those after them)."""
-        def noted(n: int, run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
+        started, lock = itertools.count(1), threading.Lock()
+
+        def noted(run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
             def go() -> GradeResult:
-                self.note(stage, n, of)
+                with lock:  # the k-th grade to start says k: steps in order from any lane
+                    self.note(stage, next(started), of)
                 return run()
             return go
-        return graded_all({name: noted(n, run) for n, (name, run) in enumerate(runs.items(), 1)}, self.lanes)
+        return graded_all({name: noted(run) for name, run in runs.items()}, self.lanes)
 
     def select(self, ids: list[str]) -> ExamSource:
         """From now on grade exactly ``ids`` (the exam's source carries them, for the eval stage's plays)."""
