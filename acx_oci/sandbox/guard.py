@@ -15,7 +15,7 @@ submission can patch the runner. Three parts, spliced into :data:`acx_oci.sandbo
   PEP 578 audit hook (which no Python code can remove) that reports a swapped ``__code__``/``__defaults__``
   of the runner's functions and every write, rename or removal under ``/grader-out`` beyond pytest's one
   report write (CPython does not audit a class's attribute writes: the snapshot sees those).
-* :data:`PLUGIN` checks the snapshot again after collection, around each test and at the end, as well as
+* :data:`PLUGIN` checks the snapshot again after collection, after each test and at the end, as well as
   the hook implementations (none from ``/workspace``; none changed once tests run), and sends each report's
   outcome and the junit digest to the parent; :data:`END` ends the child with ``os._exit`` (no
   ``atexit`` handler of the submission runs after the report).
@@ -130,7 +130,8 @@ for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the j
         if _g_name != "pluggy":
             raise
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
-_G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "hooks": None, "items": {}}
+_G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "fast": None, "hooks": None,
+            "items": {}}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
 
 
@@ -157,13 +158,47 @@ def _g_dirs():
 _G_DIRS = _g_dirs()
 
 
+_G_WHERE = {}  # co_filename -> is the runner's: a snapshot holds ~2600 functions from ~100 files
+
+
 def _g_runner_code(v):
     code = _g_code(v)
-    return code is not None and os.path.realpath(code.co_filename).startswith(_G_DIRS)
+    if code is None:
+        return False
+    name = code.co_filename
+    hit = _G_WHERE.get(name)
+    if hit is None:
+        hit = _G_WHERE[name] = os.path.realpath(name).startswith(_G_DIRS)
+    return hit
+
+
+_G_HELD = {"classes": [], "funcs": []}  # what the last full snapshot saw, held (so no id is reused)
+_g_code_of = __import__("operator").attrgetter("__code__")
+
+
+def _g_fast():
+    # The cheap look each test boundary takes (C-level maps over dicts): the ids of the runner's modules, of
+    # every value in their dicts and in their classes' dicts, the classes' MROs, the held functions' code, the
+    # builtins and the exit and trace functions. Whatever the full snapshot compares changes one of these.
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if isinstance(name, str) and name.split(".")[0] in _G_RUNNER and mod is not None:
+            d = getattr(mod, "__dict__", None) or {}
+            out.append((name, id(mod), tuple(d), tuple(map(id, list(d.values())))))
+    for c in _G_HELD["classes"]:
+        cd = c.__dict__
+        out.append((tuple(cd), tuple(map(id, list(cd.values()))), tuple(map(id, c.__mro__))))
+    out.append(tuple(map(id, map(_g_code_of, _G_HELD["funcs"]))))
+    b = vars(_g_builtins)
+    out.append((tuple(b), tuple(map(id, list(b.values())))))
+    out.append(tuple(id(getattr(os, k, None)) for k in ("_exit", "kill", "write", "open", "replace", "rename")))
+    out.append(tuple(id(getattr(sys, k, None)) for k in ("exit", "excepthook", "settrace", "setprofile")))
+    out.append((id(sys.gettrace()), id(sys.getprofile())))
+    return out
 
 
 def _g_snapshot():
-    snap = {}
+    snap, classes, funcs = {}, [], []
     for name, mod in list(sys.modules.items()):
         if not isinstance(name, str) or name.split(".")[0] not in _G_RUNNER or mod is None:  # py 1.4: a None key
             continue
@@ -171,10 +206,15 @@ def _g_snapshot():
         for k, v in list(getattr(mod, "__dict__", {}).items()):
             if isinstance(v, _g_types.FunctionType) and v.__module__ == name:
                 snap["f:%s|%s" % (name, k)] = (id(v), id(_g_code(v)), _g_runner_code(v))
+                funcs.append(v)
             elif isinstance(v, type) and v.__dict__.get("__module__") == name:
+                classes.append(v)
                 for ak, av in list(v.__dict__.items()):
                     if isinstance(av, _G_FN):
                         snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), id(_g_code(av)), _g_runner_code(av))
+                        f = getattr(av, "__func__", None) or getattr(av, "fget", None) or av
+                        if isinstance(f, _g_types.FunctionType):
+                            funcs.append(f)
                 snap["t:%s|%s" % (name, k)] = (id(v), tuple(id(b) for b in v.__mro__))
     for k, v in list(vars(_g_builtins).items()):
         snap["b:" + k] = id(v)
@@ -183,6 +223,7 @@ def _g_snapshot():
     for k in ("exit", "excepthook", "settrace", "setprofile"):
         snap["sys:" + k] = id(getattr(sys, k, None))
     snap["sys:trace"] = (id(sys.gettrace()), id(sys.getprofile()))
+    _G_HELD["classes"], _G_HELD["funcs"] = classes, funcs
     return snap
 
 
@@ -194,6 +235,8 @@ def _g_check(where):
     # A function, method or property of pytest, _pytest or pluggy that changed (unless to the runner's own
     # code: pytest's legacypath plugin adds properties to Config at configure), a module or class replaced,
     # a builtin, exit function or trace hook swapped.
+    if _g_fast() == _G_STATE["fast"]:
+        return  # nothing the full snapshot compares has changed (~20x cheaper than taking it)
     now, base, first = _g_snapshot(), _G_STATE["snap"], _G_STATE["first"]
     mods = set(k.split(":", 1)[1] for k in base if k.startswith("m:"))
     keys = set(base) | set(k for k in now if k[0] in "fct" and k[2:].split("|")[0] in mods)
@@ -206,7 +249,7 @@ def _g_check(where):
         bad.append(k)
     if bad:
         _g_tamper("%s: the runner changed: %s" % (where, ", ".join(bad[:5])))
-    _G_STATE["snap"] = now  # each change said once
+    _G_STATE["snap"], _G_STATE["fast"] = now, _g_fast()  # each change said once
 
 
 def _g_under_out(path):
@@ -250,6 +293,7 @@ def _g_audit(event, args):
 
 
 _G_STATE["snap"] = _G_STATE["first"] = _g_snapshot()
+_G_STATE["fast"] = _g_fast()
 sys.addaudithook(_g_audit)
 _G_STATE["armed"] = True
 """
@@ -328,8 +372,7 @@ class _GuardPlugin:
                 _G_STATE["failed"] += 1
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        _g_check("before " + item.nodeid)
-        yield
+        yield  # the check after the last test (or after collection) is the check before this one
         _g_check("after " + item.nodeid)
         hooks = _g_hooks(item.config.pluginmanager)
         if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:

@@ -12,7 +12,7 @@ Two independent layers, so that defeating one is not enough (``docs/security.md`
   two, which a submission can do: it reads the hidden files while pytest imports it.)
 * ``guard`` (:mod:`acx_oci.sandbox.guard`, inside the sandbox): a parent process the submission cannot reach
   records the child's true exit and the report's digest after every other process is dead; an audit hook
-  and a snapshot of the runner's objects, checked after collection, around each test and at the end,
+  and a snapshot of the runner's objects, checked after collection, after each test and at the end,
   record patches of the runner, writes under ``/grader-out`` and a report changed after pytest wrote it.
 
 :func:`findings` turns both into the grade's ``tamper`` list; a non-empty one is never a pass.
@@ -21,6 +21,7 @@ Two independent layers, so that defeating one is not enough (``docs/security.md`
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -229,6 +230,12 @@ class Run(Generic[C]):
     returncode: int
     timed_out: bool
 
+    @functools.cached_property
+    def forged(self) -> list[str]:
+        """What the checks found in this run as the real one (no honeypots): read once, for the decision on
+        a second run and for the assessment alike."""
+        return _run_findings(self, ())
+
 
 def needs_decoy(prep: GraderPayload, first: Run[C], *, every_layer: bool = True) -> bool:
     """The honeypot run is due when honeypots were chosen and the real run passed every test (a failing grade
@@ -237,7 +244,7 @@ def needs_decoy(prep: GraderPayload, first: Run[C], *, every_layer: bool = True)
     two; a game's record names every layer that saw it)."""
     return bool(prep.honeypots and prep.decoy and first.cases and not first.timed_out
                 and all(c.outcome == "passed" for c in first.cases)
-                and (every_layer or not _run_findings(first, ())))
+                and (every_layer or not first.forged))
 
 
 def _run_findings(run: Run[C], honeypots: tuple[str, ...]) -> list[str]:
@@ -251,7 +258,7 @@ def assess(prep: GraderPayload, first: Run[C], decoy: Run[C] | None,
     in the honeypot run (``decoy``, when it ran: a changed test that passed there was forged)."""
     # module::name: a honeypot method is inherited by the test classes below its own, under the same name
     hp = tuple(f"{to_junit(h.split('::')[0] + '::x').split('::')[0]}::{h.split('::')[-1]}" for h in prep.honeypots)
-    forged = _run_findings(first, ())
+    forged = list(first.forged)
     if decoy is not None:
         forged += [f for f in _run_findings(decoy, hp) if f not in forged]
     checks = TAMPER_CHECKS if hp else TAMPER_CHECKS[1:]

@@ -18,8 +18,7 @@ the next candidate before the exam is refused.
 
 from __future__ import annotations
 
-import itertools
-import threading
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -113,15 +112,8 @@ def derive(src: ExamSource, grade: Grade, note: Callable[[str, int, int], None],
     facts: dict[str, Any] = {}
     killed: list[str] = []
     if "lookalike" not in hand:  # every mutant graded: the mutation score stands in for a human's near miss
-        started, lock = itertools.count(1), threading.Lock()
-
-        def noted(name: str) -> Callable[[], GradeResult]:
-            def go() -> GradeResult:
-                with lock:  # the k-th mutant to start says k: steps in order from any lane
-                    note("mutants", next(started), len(muts))
-                return grade(trees[name], name)
-            return go
-        grades.update(graded_all({name: noted(name) for name in muts}, lanes))
+        grades.update(graded_all({name: functools.partial(grade, trees[name], name) for name in muts}, lanes,
+                                 lambda k: note("mutants", k, len(muts))))
         killed = [m for m in muts if not grades[m].passed]
         facts.update(mutantsMade=len(muts), mutantsKilled=len(killed),
                      mutantsSurvived=[m for m in muts if m in grades and grades[m].passed])

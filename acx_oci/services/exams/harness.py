@@ -11,7 +11,9 @@ good exams on a busy machine and then on an idle one too (issue 37): it is retri
 from __future__ import annotations
 
 import errno
+import itertools
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -87,15 +89,26 @@ def lane_error(record_stages: Mapping[str, Mapping[str, Any]]) -> str | None:
     return None
 
 
-def graded_all(runs: Mapping[str, Callable[[], GradeResult]], lanes: int) -> dict[str, GradeResult]:
+def graded_all(runs: Mapping[str, Callable[[], GradeResult]], lanes: int,
+               note: Callable[[int], None] | None = None) -> dict[str, GradeResult]:
     """Each of ``runs`` (independent grades, each in a sandbox of its own), ``lanes`` at a time, in ``runs``'
-    order: one exam's probes and mutants use the cores the suite's other exams leave free. The first fault
-    raised (a :class:`HarnessFault`) is raised here; grades not yet started are not started."""
+    order: one exam's probes and mutants use the cores the suite's other exams leave free. ``note(k)`` is called
+    as the k-th grade starts (under a lock: progress steps in order from any lane). The first fault raised (a
+    :class:`HarnessFault`) is raised here; grades not yet started are not started."""
+    started, lock = itertools.count(1), threading.Lock()
+
+    def noted(run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
+        def go() -> GradeResult:
+            if note is not None:
+                with lock:
+                    note(next(started))
+            return run()
+        return go
     if lanes <= 1 or len(runs) <= 1:
-        return {name: run() for name, run in runs.items()}
+        return {name: noted(run)() for name, run in runs.items()}
     pool = ThreadPoolExecutor(max_workers=lanes)
     try:
-        futures = {name: pool.submit(run) for name, run in runs.items()}
+        futures = {name: pool.submit(noted(run)) for name, run in runs.items()}
         return {name: fut.result() for name, fut in futures.items()}
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -11,7 +11,6 @@ import functools
 import itertools
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -93,15 +92,7 @@ class _Grader:
     def each(self, stage: str, runs: dict[str, Callable[[], GradeResult]], of: int) -> dict[str, GradeResult]:
         """Every one of ``runs`` graded (independent sandboxes: :attr:`lanes` at a time), each noted as it
         starts as ``stage`` n/``of`` (the stage's steps, these and those after them)."""
-        started, lock = itertools.count(1), threading.Lock()
-
-        def noted(run: Callable[[], GradeResult]) -> Callable[[], GradeResult]:
-            def go() -> GradeResult:
-                with lock:  # the k-th grade to start says k: steps in order from any lane
-                    self.note(stage, next(started), of)
-                return run()
-            return go
-        return graded_all({name: noted(run) for name, run in runs.items()}, self.lanes)
+        return graded_all(runs, self.lanes, lambda k: self.note(stage, k, of))
 
     def select(self, ids: list[str]) -> ExamSource:
         """From now on grade exactly ``ids`` (the exam's source carries them, for the eval stage's plays)."""
