@@ -49,8 +49,8 @@ def test_the_fix_date_picks_the_python_and_the_date_resolved_as_of(tmp_path: Pat
                    "2021-03-05")
     assert spec["python"] == "3.9" and spec["fixDate"] == "2021-03-05" and spec["resolvedAsOf"] == "2021-03-05"
     assert pyenv.build_inputs(spec)["excludeNewer"] == "2021-03-05T23:59:59Z"
-    old = _import(tmp_path / "b", {}, "2016-05-01")  # before any Python we offer: the oldest, as of its release
-    assert old["python"] == "3.9" and old["resolvedAsOf"] == "2020-10-05"
+    old = _import(tmp_path / "b", {}, "2016-05-01")  # before any Python we offer: the oldest, as of the fix's day
+    assert old["python"] == "3.9" and old["resolvedAsOf"] == "2016-05-01"  # (2020-10-05, 3.9's release, before)
     new = _import(tmp_path / "c", {}, "2025-06-01")
     assert new["python"] == "3.11" and new["resolvedAsOf"] == "2025-06-01"  # 3.11 first when it was out
     assert pythons.choose_python(">=3.12", [], "2023-01-01") == "3.13"  # requires wins over the date
