@@ -198,3 +198,17 @@ def test_env_build_refuses_an_image_whose_pytest_cannot_start() -> None:
                            pins, ["calc"])
     assert pyenv.pytest_check({"pytest": None}, pins, []) is None
     assert pyenv.pytest_check(tomli, [], ["tomli"]) is None  # no pytest asked for (env build --requirements)
+
+
+def test_an_environment_of_before_python_312_has_setuptools_as_its_venvs_had() -> None:
+    """pytest 3.0 (iniconfig's 2016 pin) imports pkg_resources at start-up without declaring it: a venv of its
+    time had setuptools, and the image's venv is made without it, so a spec resolved before 2023-10-02 adds it."""
+    def reqs(day: str, more: list[str] | None = None) -> list[str]:
+        spec = {"python": "3.9", "requirements": ["pytest", *(more or [])], "package": ["calc"], "resolvedAsOf": day}
+        return list(pyenv.build_inputs(spec)["requirements"])
+
+    assert reqs("2016-09-23") == ["pytest", "setuptools"]
+    assert reqs("2023-10-02") == ["pytest"]  # Python 3.12's release: venvs without setuptools from then on
+    assert reqs("2016-09-23", ["setuptools<30"]) == ["pytest", "setuptools<30"]  # the repository's own, once
+    undated = {"python": "3.9", "requirements": ["pytest"], "package": ["calc"]}
+    assert pyenv.build_inputs(undated)["requirements"] == ["pytest"]

@@ -58,6 +58,8 @@ ANN_SPEC = "dev.acx.image.env-spec"
 ANN_PYTHON = "dev.acx.image.python"
 ANN_PY_PACKAGES = "dev.acx.image.python-packages"
 INSTALL_SECONDS = 1200.0
+#: Python 3.12's release: until then ``venv`` and ``virtualenv`` put setuptools in every environment.
+SETUPTOOLS_SEEDED_UNTIL = "2023-10-02"
 
 
 def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +86,10 @@ def build_inputs(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(day, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
             raise UsageError(f"environment spec: resolvedAsOf {str(day)[:40]!r}: expected YYYY-MM-DD")
         inputs["excludeNewer"] = f"{day}T23:59:59Z"
+        if day < SETUPTOOLS_SEEDED_UNTIL and "setuptools" not in {name_of(r) for r in admitted} | set(excluded):
+            # a virtualenv of that time had setuptools, and packages of that time import pkg_resources without
+            # declaring it (pytest 3.0 does at start-up): the image's venv is made without it
+            inputs["requirements"] = [*admitted, "setuptools"]
     return inputs
 
 
