@@ -130,10 +130,11 @@ for name, version in (conf.get("distributions") or {}).items():
         sys.path.insert(len(firsts), os.path.dirname(info))
 args = sys.argv[1:]
 with open(sys.modules["_pytest.main"].__file__, encoding="utf-8", errors="replace") as fh:
-    if "--rootdir" not in fh.read():  # pytest < 3.x (a 2016 fix's own): the ini file's folder is the rootdir
+    if "--rootdir" not in fh.read():  # pytest < 3.x (a 2016 fix's own) has no --rootdir: with -c it takes the
+        # paths' common folder, so the paths are the root itself (ids and junit names start tests/, as elsewhere)
         shutil.copyfile("/grader/pytest.ini", os.path.join(root, "pytest.ini"))
-        args = [os.path.join(root, "pytest.ini") if a == "/grader/pytest.ini" else a
-                for a in args if not a.startswith("--rootdir=")]
+        args = [os.path.join(root, "pytest.ini") if a == "/grader/pytest.ini" else root
+                if a == os.path.join(root, "tests") else a for a in args if not a.startswith("--rootdir=")]
 if conf.get("conftest"):
     args = [a for a in args if a != "--noconftest"] + ["--confcutdir=" + root]
 # The repository's own settings (configuration only, read from its base tree at import; never its conftest).
