@@ -153,6 +153,47 @@ def test_hidden_tests_in_a_package_run_after_their_files_are_gone(tmp_path: Path
     assert graded.passed and graded.counts()["passed"] == 1, graded.stdout.decode()[-1500:]
 
 
+SPAWNED = """import multiprocessing as mp
+
+from calc import clamp
+
+
+def clamped(q):
+    q.put(clamp(50, 0, 10))
+
+
+def test_clamp_in_a_spawned_child():
+    ctx = mp.get_context("spawn")  # the child imports this module again, by name (filelock bb16d39's tests)
+    q = ctx.Queue()
+    p = ctx.Process(target=clamped, args=(q,))
+    p.start()
+    assert q.get(timeout=30) == 10
+    p.join(30)
+"""
+
+
+def test_an_in_process_grade_keeps_the_hidden_files_for_a_spawned_child(tmp_path: Path) -> None:
+    """Fails on 1f6fddc ("No module named 'test_calc'" in the child: the files were gone after collection). In
+    process the package under test ran while pytest imported the tests, so deleting them hid nothing."""
+    import shutil
+
+    from acx_oci.sandbox import grade
+    from acx_oci.services.exams.importer import PROLOGUE
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
+    (sub / "src").mkdir(parents=True)
+    (sub / "src" / "calc.py").write_text(FIXED)
+    (hidden / "tests").mkdir(parents=True)
+    (hidden / "tests" / "test_calc.py").write_text(PROLOGUE + SPAWNED)
+    (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"]}))
+    graded = grade(sub, hidden, time_seconds=60)
+    assert graded.passed and graded.grading["mode"] == "in-process", graded.stdout.decode()[-2000:]
+    (sub / "src" / "calc.py").write_text(STALE)  # and the child's answer is the submission's
+    assert not grade(sub, hidden, time_seconds=60).passed
+
+
 def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_path(tmp_path: Path) -> None:
     """pytest 8+ imports a test package's ``__init__.py`` at setup *by path*, after the grader deleted it:
     every test of idna (``tests/__init__.py``) was an error in an environment image's pytest 9 (issue 37's walk;

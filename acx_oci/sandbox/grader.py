@@ -6,6 +6,7 @@ Layout inside the grading sandbox (all host sources are fresh copies in a stagin
     /grader             read-only: pytest.ini (empty, ours)
     /grader-out         writable, owned by the sandbox uid: junit XML the host reads back
     /tmp/acx-grader     tests/ (the hidden files), written by pytest's process from stdin, gone after collection
+                        (out of process; in process the package under test ran while they were imported)
 
 pytest is Debian's or the environment image's venv's (``python -I -B``, :mod:`~acx_oci.sandbox.graderboot`'s
 boot, then ``pytest.main``), run from ``/grader`` with pytest's own plugin autoload off (the boot loads the
@@ -25,7 +26,9 @@ cross-check the exit code with the report (:attr:`GradeResult.passed` does). The
 are kept from a submission run in a child process: they are never a file in a bind, their copy in the sandbox's
 /tmp is deleted once pytest has imported them (before any test runs), and pytest's process is non-dumpable, so
 the same-uid submission cannot ptrace it or read its memory or fds. Hidden tests must therefore not read their
-own files (data fixtures, lazy imports) while they run.
+own files (data fixtures, lazy imports) while they run. In process (an imported exam) they stay: the package
+under test ran while pytest imported them, so removing them would hide nothing, and a test's spawned child
+re-imports its test module by name.
 """
 
 from __future__ import annotations

@@ -158,6 +158,7 @@ def outside(name):
 
 class Hide:
     broken = set()
+    collected = False
     def pytest_collectreport(self, report):
         if report.failed:
             self.broken.add(report.nodeid.split("::", 1)[0])
@@ -178,13 +179,18 @@ class Hide:
                         node.obj
                     except Exception:
                         pass
-        shutil.rmtree(root)
-        for rel in files:  # pytest >= 8 imports a package's __init__.py again at setup: an empty stand-in
-            if os.path.basename(rel) == "__init__.py" or rel in (conf.get("data") or ()):  # data the tests read
-                path = os.path.join(root, "tests", rel)
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write("" if rel.endswith(".py") else files[rel])
+        Hide.collected = True
+        # Out of process, the hidden files go now: the submission, a child process, never saw them. In process
+        # the package under test ran while pytest imported them, so removing them hides nothing, and a test's
+        # spawned child re-imports its test module by name (filelock's multiprocessing "spawn" tests).
+        if not (IMPORT_SUBMISSION or packages):
+            shutil.rmtree(root)
+            for rel in files:  # pytest >= 8 imports a package's __init__.py again at setup: an empty stand-in
+                if os.path.basename(rel) == "__init__.py" or rel in (conf.get("data") or ()):  # data tests read
+                    path = os.path.join(root, "tests", rel)
+                    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                    with open(path, "w", encoding="utf-8") as fh:
+                        fh.write("" if rel.endswith(".py") else files[rel])
         for name in packages:
             bad = outside(name)
             if bad is not None:
@@ -195,7 +201,7 @@ os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # its plugins are those load
 GUARD_PLUGIN
 GUARD_END
 code = pytest.main(args, plugins=[Hide(), _GuardPlugin()] + plugins)
-if code == 4 and packages and os.path.isdir(root):  # a usage error before collection: a conftest did not load
+if code == 4 and packages and not Hide.collected:  # a usage error before collection: a conftest did not load
     import importlib
     shutil.rmtree(root)
     for name in packages:
