@@ -70,9 +70,10 @@ FIXED = "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"
 TEST = "from calc import clamp\n\n\ndef test_clamp():\n    assert clamp(50, 0, 10) == 10\n"
 
 
-def _grade_with_stale_copy(tmp_path: Path, test: str) -> GradeResult:
-    """The hidden tree holds an older copy of the package under test beside the test (on pytest's sys.path)."""
-    import json
+def _grade_in_process(tmp_path: Path, test: str, *, stale_beside: bool = False,
+                      package: str = FIXED) -> GradeResult:
+    """An imported exam's grade: ``package`` as the submission's ``src/calc.py``, ``test`` as the hidden test
+    (``stale_beside``: an older copy of the package under test beside it, on pytest's sys.path)."""
     import shutil
 
     from acx_oci.sandbox import grade
@@ -80,13 +81,19 @@ def _grade_with_stale_copy(tmp_path: Path, test: str) -> GradeResult:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
     sub, hidden = tmp_path / "sub", tmp_path / "hidden"
-    (sub / "src").mkdir(parents=True)
-    (sub / "src" / "calc.py").write_text(FIXED)
-    (hidden / "tests").mkdir(parents=True)
-    (hidden / "tests" / "calc.py").write_text(STALE)
+    (sub / "src").mkdir(parents=True, exist_ok=True)
+    (sub / "src" / "calc.py").write_text(package)
+    (hidden / "tests").mkdir(parents=True, exist_ok=True)
+    if stale_beside:
+        (hidden / "tests" / "calc.py").write_text(STALE)
     (hidden / "tests" / "test_calc.py").write_text(test)
     (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"]}))
     return grade(sub, hidden, time_seconds=60)
+
+
+def _grade_with_stale_copy(tmp_path: Path, test: str) -> GradeResult:
+    """The hidden tree holds an older copy of the package under test beside the test (on pytest's sys.path)."""
+    return _grade_in_process(tmp_path, test, stale_beside=True)
 
 
 def test_an_older_copy_of_the_package_in_the_graders_environment_does_not_shadow_the_submission(
@@ -175,23 +182,11 @@ def test_clamp_in_a_spawned_child():
 def test_an_in_process_grade_keeps_the_hidden_files_for_a_spawned_child(tmp_path: Path) -> None:
     """Fails on 1f6fddc ("No module named 'test_calc'" in the child: the files were gone after collection). In
     process the package under test ran while pytest imported the tests, so deleting them hid nothing."""
-    import shutil
-
-    from acx_oci.sandbox import grade
     from acx_oci.services.exams.importer import PROLOGUE
 
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap not installed")
-    sub, hidden = tmp_path / "sub", tmp_path / "hidden"
-    (sub / "src").mkdir(parents=True)
-    (sub / "src" / "calc.py").write_text(FIXED)
-    (hidden / "tests").mkdir(parents=True)
-    (hidden / "tests" / "test_calc.py").write_text(PROLOGUE + SPAWNED)
-    (hidden / "acx-grader.json").write_text(json.dumps({"packages": ["calc"]}))
-    graded = grade(sub, hidden, time_seconds=60)
+    graded = _grade_in_process(tmp_path, PROLOGUE + SPAWNED)
     assert graded.passed and graded.grading["mode"] == "in-process", graded.stdout.decode()[-2000:]
-    (sub / "src" / "calc.py").write_text(STALE)  # and the child's answer is the submission's
-    assert not grade(sub, hidden, time_seconds=60).passed
+    assert not _grade_in_process(tmp_path, PROLOGUE + SPAWNED, package=STALE).passed  # the child's answer: ours
 
 
 def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_path(tmp_path: Path) -> None:
