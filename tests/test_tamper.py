@@ -93,9 +93,9 @@ def exam(tmp_path_factory: pytest.TempPathFactory) -> source.ExamSource:
     return source.load_exam(tmp / "suite" / "tasks" / "calc-tamper")
 
 
-def _grade(tmp: Path, src: source.ExamSource, files: dict[str, str]) -> Any:
-    hidden, ws = tmp / "hidden", tmp / "ws"
-    for root, tree in ((hidden, src.grader_files()), (ws, files)):
+def _grade(tmp: Path, src: source.ExamSource, files: dict[str, str], more: dict[str, str] | None = None) -> Any:
+    hidden, ws = tmp / "hidden", tmp / "ws"  # more: hidden files added to (or replacing) the exam's
+    for root, tree in ((hidden, {**src.grader_files(), **(more or {})}), (ws, files)):
         for rel, text in tree.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)

@@ -15,15 +15,17 @@ submission can patch the runner. Three parts, spliced into :data:`acx_oci.sandbo
   PEP 578 audit hook (which no Python code can remove) that reports a swapped ``__code__``/``__defaults__``
   of the runner's functions and every write, rename or removal under ``/grader-out`` beyond pytest's one
   report write (CPython does not audit a class's attribute writes: the snapshot sees those).
-* :data:`PLUGIN` checks the snapshot again after collection, after each test and at the end, as well as
-  the hook implementations (none from ``/workspace``; none changed once tests run), and sends each report's
-  outcome and the junit digest to the parent; :data:`END` ends the child with ``os._exit`` (no
-  ``atexit`` handler of the submission runs after the report).
+* :data:`~acx_oci.sandbox.guard_plugin.PLUGIN` checks the snapshot again after collection, after each test
+  and at the end, as well as the hook implementations (none from ``/workspace``; none changed once tests run),
+  and sends each report's outcome and the junit digest to the parent; its ``END`` ends the child with
+  ``os._exit`` (no ``atexit`` handler of the submission runs after the report).
 
 Everything here runs inside the sandbox on the image's Python (3.8+); the host reads only the record.
 """
 
 from __future__ import annotations
+
+from acx_oci.sandbox.guard_plugin import END, PLUGIN
 
 #: The parent's record in the writable output dir, read by the host (:func:`acx_oci.sandbox.tamper.read_record`).
 RECORD = "guard.json"
@@ -131,8 +133,9 @@ for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the j
             raise
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
 _G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "fast": None, "hooks": None,
-            "items": {}}
+            "items": {}, "ran": False}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
+_G_BODY = ("__code__", "__defaults__", "__kwdefaults__")  # a runner function's body: never swapped
 
 
 def _g_ours(obj):
@@ -198,7 +201,7 @@ def _g_fast():
 
 
 def _g_snapshot():
-    snap, classes, funcs = {}, [], []
+    snap, classes, funcs, keep = {}, [], [], []  # keep: every object whose id the snapshot holds
     for name, mod in list(sys.modules.items()):
         if not isinstance(name, str) or name.split(".")[0] not in _G_RUNNER or mod is None:  # py 1.4: a None key
             continue
@@ -207,11 +210,13 @@ def _g_snapshot():
             if isinstance(v, _g_types.FunctionType) and v.__module__ == name:
                 snap["f:%s|%s" % (name, k)] = (id(v), id(_g_code(v)), _g_runner_code(v))
                 funcs.append(v)
+                keep.append(_g_code(v))
             elif isinstance(v, type) and v.__dict__.get("__module__") == name:
                 classes.append(v)
                 for ak, av in list(v.__dict__.items()):
                     if isinstance(av, _G_FN):
                         snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), id(_g_code(av)), _g_runner_code(av))
+                        keep += (av, _g_code(av))
                         f = getattr(av, "__func__", None) or getattr(av, "fget", None) or av
                         if isinstance(f, _g_types.FunctionType):
                             funcs.append(f)
@@ -223,7 +228,7 @@ def _g_snapshot():
     for k in ("exit", "excepthook", "settrace", "setprofile"):
         snap["sys:" + k] = id(getattr(sys, k, None))
     snap["sys:trace"] = (id(sys.gettrace()), id(sys.getprofile()))
-    _G_HELD["classes"], _G_HELD["funcs"] = classes, funcs
+    _G_HELD["classes"], _G_HELD["funcs"], _G_HELD["keep"] = classes, funcs, keep
     return snap
 
 
@@ -237,15 +242,16 @@ def _g_check(where):
     # a builtin, exit function or trace hook swapped.
     if _g_fast() == _G_STATE["fast"]:
         return  # nothing the full snapshot compares has changed (~20x cheaper than taking it)
-    now, base, first = _g_snapshot(), _G_STATE["snap"], _G_STATE["first"]
+    now, base, boot = _g_snapshot(), _G_STATE["snap"], _G_STATE["boot"][0]
     mods = set(k.split(":", 1)[1] for k in base if k.startswith("m:"))
     keys = set(base) | set(k for k in now if k[0] in "fct" and k[2:].split("|")[0] in mods)
     bad = []
     for k in sorted(keys):
-        if now.get(k) == base.get(k):
-            continue
-        if k[0] in "fc" and (now[k][2] if k in now else k not in first):
-            continue  # the runner's own code, or an attribute it added during the run gone again
+        if now.get(k) == base.get(k) or k in now and now[k] == boot.get(k):
+            continue  # unchanged, or back to what it was before the environment's plugins configured
+        if k[0] in "fc" and (now[k][2] and k not in base if k in now else k not in boot):
+            continue  # an attribute added with the runner's own code, or one it added gone again (never a
+            # replacement: Function.runtest = Node.setup is the runner's code too, and a no-op)
         bad.append(k)
     if bad:
         _g_tamper("%s: the runner changed: %s" % (where, ", ".join(bad[:5])))
@@ -263,15 +269,19 @@ def _g_under_out(path):
 
 
 def _g_audit(event, args):
+    if event == "exec":  # a module's body (or any code object) runs: is it the submission's?
+        if not _G_STATE["ran"] and args and _g_submitted(getattr(args[0], "co_filename", None)):
+            _G_STATE["ran"] = True
+        return
     if not _G_STATE["armed"] or _G_STATE["busy"]:
         return
     _G_STATE["busy"] = True
     try:
         if event in ("object.__setattr__", "object.__delattr__"):
             obj = args[0]
-            if isinstance(obj, (type, _g_types.FunctionType)) and _g_ours(obj) and not (
+            if isinstance(obj, (type, _g_types.FunctionType)) and _g_ours(obj) and (args[1] in _G_BODY or not (
                     event == "object.__setattr__" and (_g_runner_code(args[2]) or not callable(args[2])
-                                                       and not isinstance(args[2], _G_FN))):
+                                                       and not isinstance(args[2], _G_FN)))):
                 _g_tamper("%s on the runner's %s: %s" % (event, getattr(obj, "__qualname__", "?"), args[1]))
             elif isinstance(obj, _g_types.FunctionType) and str(obj.__code__.co_filename).startswith(
                     "/tmp/acx-grader/"):
@@ -292,126 +302,47 @@ def _g_audit(event, args):
         _G_STATE["busy"] = False
 
 
-_G_STATE["snap"] = _G_STATE["first"] = _g_snapshot()
+def _g_submitted(fn):
+    # Is this file the submission's? (/workspace, or the package linked in before pytest when pytest needs it)
+    hit = _G_MINE.get(fn)
+    if hit is None:
+        hit = _G_MINE[fn] = isinstance(fn, str) and fn.startswith("/") and (
+            fn.startswith(_G_SUBMITTED) or os.path.realpath(fn).startswith(_G_SUBMITTED))
+    return hit
+
+
+def _g_loaded():
+    for mod in list(sys.modules.values()):
+        where = [getattr(mod, "__file__", None)] + list(getattr(mod, "__path__", None) or ())
+        if any(_g_submitted(w) for w in where if isinstance(w, str)):
+            return True
+    return False
+
+
+def _g_rebase(start):
+    # Before the first conftest loads (start) and at the session's start: when none of the submission's code
+    # has run (no module of it executed or loaded), each change since the baseline was pytest's, the
+    # environment's plugins' (pytest-mock wraps unittest.mock's asserts at configure) or the hidden conftest's:
+    # the runner as the tests meet it. Otherwise only pytest's own start is taken (legacypath swaps in its code
+    # before any conftest): a submission that ran (pytest needs the package under test, a conftest imports it)
+    # may have changed the rest.
+    now = _g_snapshot()
+    if not _G_STATE["ran"] and not _g_loaded():
+        base = now
+    else:
+        base = dict(_G_STATE["snap"])
+        base.update((k, v) for k, v in now.items() if start and k[0] in "fc" and v[2] and base.get(k) != v)
+    _G_STATE["snap"], _G_STATE["fast"] = base, _g_fast() if base == now else None
+
+
+_G_SUBMITTED, _G_MINE = ("/workspace/", "/tmp/acx-early/"), {}
+_G_STATE["snap"] = _g_snapshot()
+_G_STATE["boot"] = (_G_STATE["snap"], _G_HELD["keep"])  # held: no id of it is reused
+_G_STATE["ran"] = _g_loaded()
 _G_STATE["fast"] = _g_fast()
 sys.addaudithook(_g_audit)
 _G_STATE["armed"] = True
 """
-
-PLUGIN = r"""
-def _g_hooks(pm):
-    out = []
-    for name, caller in list(vars(pm.hook).items()):
-        for impl in getattr(caller, "get_hookimpls", lambda: ())():
-            fn = getattr(impl, "function", None)
-            out.append((name, id(impl), id(fn), id(getattr(fn, "__code__", None))))
-    return sorted(out)
-
-
-def _g_submitted_hooks(pm):
-    for name, caller in list(vars(pm.hook).items()):
-        for impl in getattr(caller, "get_hookimpls", lambda: ())():
-            code = _g_code(getattr(impl, "function", None))
-            if code is None:
-                return "%s by %r, which has no code" % (name, type(getattr(impl, "function", None)).__name__)
-            if os.path.realpath(code.co_filename).startswith("/workspace/"):
-                return "%s from %s" % (name, code.co_filename)
-    return None
-
-
-def _g_item(item):
-    obj = getattr(item, "obj", None)
-    obj = getattr(obj, "__func__", obj)  # a unittest item's obj becomes a bound method at setup
-    own = sorted(k for k in vars(item) if k in ("runtest", "setup", "teardown", "repr_failure", "obj"))
-    return (type(item), tuple(own), id(obj), id(getattr(obj, "__code__", None)))
-
-
-class _GuardPlugin:
-    def _case(self, report):
-        try:
-            from _pytest.junitxml import mangle_test_address
-            names = mangle_test_address(report.nodeid)
-            return "%s::%s" % (".".join(names[:-1]), names[-1])
-        except Exception:
-            return report.nodeid
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session):
-        _g_check("after collection")
-        pm = session.config.pluginmanager
-        _G_STATE["hooks"] = _g_hooks(pm)
-        _G_STATE["items"] = {}
-        for item in session.items:
-            try:
-                _G_STATE["items"][id(item)] = state = _g_item(item)
-            except Exception:
-                continue
-            if state[1]:
-                _g_tamper("the test item %s has its own %s" % (item.nodeid, ", ".join(state[1])))
-            code = _g_code(getattr(item, "obj", None))
-            if code is not None and os.path.realpath(code.co_filename).startswith("/workspace/"):
-                _g_tamper("the test item %s runs the submission's code (%s)" % (item.nodeid, code.co_filename))
-        if not type(session).__module__.startswith("_pytest."):
-            _g_tamper("the session's class was swapped (%s)" % type(session).__name__)
-        found = _g_submitted_hooks(pm)
-        if found:
-            _g_tamper("the submission implements a runner hook: " + found)
-        for item in session.items:
-            mod = getattr(item, "module", None)
-            loader = type(getattr(getattr(mod, "__spec__", None), "loader", None))
-            if mod is not None and item.config.getoption("assertmode", "rewrite") == "rewrite" and \
-                    not loader.__module__.startswith("_pytest.") and mod.__name__.split(".")[-1].startswith("test") \
-                    and "PYTEST_DONT_REWRITE" not in str(getattr(mod, "__doc__", "") or ""):
-                _g_tamper("test module %s was not loaded by pytest's loader (%s)" % (mod.__name__, loader.__name__))
-                break
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.outcome != "passed":
-            outcome = "error" if report.when != "call" and report.outcome == "failed" else report.outcome
-            _g_send("case", id=self._case(report), o=outcome, when=report.when)
-            if report.outcome == "failed":
-                _G_STATE["failed"] += 1
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        yield  # the check after the last test (or after collection) is the check before this one
-        _g_check("after " + item.nodeid)
-        hooks = _g_hooks(item.config.pluginmanager)
-        if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:
-            _g_tamper("the runner's hooks changed while tests ran (%s)" % item.nodeid)
-            _G_STATE["hooks"] = hooks
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_call(self, item):
-        # the item itself, just before and after its call: an instance patch aimed at chosen tests by name
-        for when in ("before", "after"):
-            want = _G_STATE["items"].get(id(item))
-            try:
-                got = _g_item(item)
-            except Exception:
-                got = None
-            if want is not None and got != want:
-                _g_tamper("the test item %s was changed (%s its call)" % (item.nodeid, when))
-            if when == "before":
-                yield
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
-        _g_check("at the session's end")
-        _g_send("report", sha=_g_digest(_G_REPORT))
-"""
-
-END = r"""
-def _g_end(code):
-    _G_STATE["armed"] = False
-    _g_check("after pytest")
-    if code == 0 and _G_STATE["failed"]:
-        _g_tamper("pytest exited 0 after %d failed reports" % _G_STATE["failed"])
-    _g_send("end", code=code, failed=_G_STATE["failed"])
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
-    _g_exit(code)
-"""
-
 
 def splice(boot: str) -> str:
     """The grader's boot with the guard's parts in their places (``GUARD_OBSERVE`` first of all, before the

@@ -69,6 +69,19 @@ if _m is not None:
     _m.Function.runtest.__code__ = _acx_nothing.__code__
 '''
 
+#: The runner's own code in the runner's place: ``Node.setup`` is a no-op that takes ``self``, and it is pytest's.
+_OWN_NOOP = '''
+_m, _n = _acx_mod("_py", "test.py", "thon"), _acx_mod("_py", "test.no", "des")
+if _m is not None and _n is not None:
+    _m.Function.runtest = _n.Node.setup
+'''
+
+_OWN_CODE_SWAP = '''
+_m, _n = _acx_mod("_py", "test.py", "thon"), _acx_mod("_py", "test.no", "des")
+if _m is not None and _n is not None:
+    _m.Function.runtest.__code__ = _n.Node.setup.__code__
+'''
+
 _MAPPINGPROXY = '''
 import gc as _gc
 _m = _acx_mod("_py", "test.py", "thon")
@@ -296,6 +309,8 @@ PROBES = {
     "noopRuntest": _NOOP_RUNTEST,
     "unnamedRunnerPatch": _UNNAMED_RUNNER,
     "runtestCodeSwap": _CODE_SWAP,
+    "runnerOwnNoop": _OWN_NOOP,
+    "runnerOwnCodeSwap": _OWN_CODE_SWAP,
     "mappingproxyPatch": _MAPPINGPROXY,
     "pyfuncCallNoop": _PYFUNC_CALL,
     "rewriteReports": _REWRITE_REPORTS,

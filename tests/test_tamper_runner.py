@@ -1,0 +1,100 @@
+"""The runner-integrity layer against what honest environments do and what a submission can reach for (issue 46).
+
+An environment's plugin may change the runner before any test runs: pytest-mock wraps ``unittest.mock``'s
+assert methods at ``pytest_configure`` (and restores them at unconfigure). On 77a01f8 every in-process grade in
+such an environment was void, the reference's too: filelock 13b82a6 "reference never passes" in 3 of 3 runs,
+``runner: after collection: the runner changed: c:unittest.mock|AsyncMock.assert_any_await, ...``. The runner
+the tests meet is now the one at the session's start, when none of the submission's code has run by then.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from acx_oci.sandbox.grader import GRADER_CONFIG, PYTHON
+from acx_oci.services.exams import source
+from acx_oci.services.exams.inprocess_probes import inprocess_suite, verdict
+
+from .test_tamper import _grade, exam, needs_bwrap  # noqa: F401  (the module-scoped calc exam fixture)
+
+#: What pytest-mock does, from the hidden tree's conftest (as trusted as an environment plugin): a wrap at
+#: configure, of a module imported after the guard's baseline.
+WRAP_MOCK = '''import unittest.mock
+
+_REAL = unittest.mock.NonCallableMock.assert_called_with
+
+
+def _wrapped(self, *args, **kwargs):
+    return _REAL(self, *args, **kwargs)
+
+
+def pytest_configure(config):
+    unittest.mock.NonCallableMock.assert_called_with = _wrapped
+'''
+#: The same without a kind word: the submission makes mock assertions vacuous.
+VACUOUS_MOCK = "\nimport unittest.mock\nunittest.mock.NonCallableMock.assert_called_with = lambda *a, **k: None\n"
+
+
+def _conftest(src: source.ExamSource, text: str) -> dict[str, str]:
+    """The hidden files to add: a conftest.py, and the grader's settings that load it."""
+    conf = json.loads(src.grader_files()[GRADER_CONFIG])
+    return {"tests/conftest.py": text, GRADER_CONFIG: json.dumps({**conf, "conftest": True})}
+
+
+@needs_bwrap
+def test_pytest_mock_in_the_environment_leaves_an_honest_grade_a_pass(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """pytest-mock (Debian's python3-pytest-mock, an environment plugin of the sandbox's Python here) wraps
+    ``unittest.mock``'s assert methods at configure and restores them at unconfigure. Void on 77a01f8:
+    ``runner: after collection: the runner changed: c:unittest.mock|AsyncMock.assert_any_await, ...``, the
+    reference's grade too."""
+    if subprocess.run([PYTHON, "-c", "import pytest_mock"], capture_output=True, check=False).returncode:
+        pytest.skip("python3-pytest-mock not installed (scripts/test.sh installs it)")
+    gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference})
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+    # a conftest that imports the package under test: the submission ran before configure, so no change is
+    # taken then; the grader turns pytest-mock's wrap off (its messages alone) rather than void every grade
+    more = _conftest(exam, "import calc  # noqa: F401\n")
+    gold, _ = _grade(tmp_path / "early", exam, {**exam.workspace, **exam.reference}, more)
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+
+
+@needs_bwrap
+def test_a_hidden_conftest_that_wraps_the_runner_at_configure_leaves_an_honest_grade_a_pass(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """The same from the hidden tree, with ``unittest.mock`` first imported after the baseline: void on
+    77a01f8 (``c:unittest.mock|NonCallableMock.assert_called_with``); the base still fails as a plain fail."""
+    more = _conftest(exam, WRAP_MOCK)
+    gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference}, more)
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+    base, _ = _grade(tmp_path / "base", exam, dict(exam.workspace), more)
+    assert not base.passed and base.tamper == ()
+
+
+@needs_bwrap
+def test_once_the_submission_ran_before_the_session_nothing_it_may_have_changed_is_taken_as_the_runner(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """The hidden conftest imports the package under test, so the submission runs before the session starts:
+    its import-time patch of ``unittest.mock`` is tampering, not the environment's configuration."""
+    more = _conftest(exam, "import calc  # noqa: F401\n")
+    tree = {**exam.workspace, **exam.reference}
+    tree["calc.py"] += VACUOUS_MOCK
+    graded, _ = _grade(tmp_path, exam, tree, more)
+    assert not graded.passed
+    assert any(t.startswith("runner:") and "NonCallableMock.assert_called_with" in t for t in graded.tamper)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["runnerOwnNoop", "runnerOwnCodeSwap"])
+def test_the_runners_own_no_op_in_the_runners_place_is_seen_by_the_runner_layer(
+        name: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """``Function.runtest = Node.setup`` (a no-op of pytest's own): on 77a01f8 the runner layer took any
+    function of the runner's code as the runner's and a ``__code__`` swap to the runner's code as harmless, so
+    only the honeypots saw it. Each layer must see it alone."""
+    graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"])[name])
+    assert verdict(graded) == "void" and not graded.passed
+    assert any(t.startswith("runner:") and "Function.runtest" in t for t in graded.tamper), graded.tamper
