@@ -390,6 +390,35 @@ def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tm
                         {"tests.tests.test_calc::test_sign_zero": "passed"}]
 
 
+@needs_bwrap
+def test_a_conftest_the_fix_changes_is_hidden_and_still_loaded(tmp_path: Path) -> None:
+    """filelock bb16d39: the fix adds a fixture to ``tests/conftest.py`` that its new tests use. The changed
+    conftest goes with the hidden tests, but ``conftest`` was set from the support files alone (false), so the
+    grader never loaded it and every test using the fixture failed on both trees (``fixture ... not found``)."""
+    from acx_oci.sandbox import grade
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    base = commit(repo, {"calc.py": BASE_CALC, "tests/conftest.py": "import pytest\n"}, "initial",
+                  "2026-03-01T10:00:00Z")
+    uses = "from calc import sign\n\n\ndef test_sign_zero(zero):\n    assert sign(zero) == 0\n"
+    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": uses, "tests/conftest.py":
+                        "import pytest\n\n\n@pytest.fixture\ndef zero():\n    return 0\n"},
+                 "Fix sign of zero", "2026-03-05T10:00:00Z")
+    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    exam = Path(e["dir"])
+    assert (exam / "hidden" / "tests" / "conftest.py").read_text().endswith("return 0\n")
+    assert json.loads((exam / "hidden" / "acx-grader.json").read_text())["conftest"] is True
+    fixed = tmp_path / "fixed"
+    shutil.copytree(exam / "workspace", fixed)
+    shutil.copy(exam / "reference" / "calc.py", fixed / "calc.py")
+    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+                for sub in (exam / "workspace", fixed)]
+    assert outcomes == [{"tests.tests.test_calc::test_sign_zero": "failed"},
+                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
+
+
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     shas = make_repo(repo)

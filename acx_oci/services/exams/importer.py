@@ -122,7 +122,8 @@ def packages_of(source_paths: Iterable[str]) -> list[str]:
 def grader_config(parts: ExamParts) -> dict[str, Any]:
     """The hidden ``acx-grader.json``: the packages under test, the graded test ids, and whether conftests load."""
     conf: dict[str, Any] = {"packages": packages_of(parts.fixed),
-                            "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in parts.support)}
+                            "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py"  # one the fix changes is hidden
+                                            for p in (*parts.support, *parts.hidden))}
     if parts.test_ids:
         conf["tests"] = sorted(parts.test_ids)
     dist = (parts.environment or {}).get("distribution")
