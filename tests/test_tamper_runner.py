@@ -98,3 +98,15 @@ def test_the_runners_own_no_op_in_the_runners_place_is_seen_by_the_runner_layer(
     graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"])[name])
     assert verdict(graded) == "void" and not graded.passed
     assert any(t.startswith("runner:") and "Function.runtest" in t for t in graded.tamper), graded.tamper
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["reportDescriptor", "runnerGlobalSwap"])
+def test_a_patch_the_snapshot_did_not_hold_is_seen_by_the_runner_layer(
+        name: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """A data descriptor on ``TestReport`` (every outcome reads "passed") and ``_pytest.runner.TestReport``
+    rebound to a subclass that passes every report: on 8b85e96 the snapshot held only the functions,
+    properties and methods a runner module or class defines, so only the honeypots saw either."""
+    graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"])[name])
+    assert verdict(graded) == "void" and not graded.passed
+    assert any(t.startswith("runner:") and "TestReport" in t for t in graded.tamper), graded.tamper

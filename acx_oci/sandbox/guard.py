@@ -200,6 +200,10 @@ def _g_fast():
     return out
 
 
+def _g_descriptor(v):
+    return any("__get__" in vars(c) for c in type(v).__mro__)
+
+
 def _g_snapshot():
     snap, classes, funcs, keep = {}, [], [], []  # keep: every object whose id the snapshot holds
     for name, mod in list(sys.modules.items()):
@@ -220,7 +224,16 @@ def _g_snapshot():
                         f = getattr(av, "__func__", None) or getattr(av, "fget", None) or av
                         if isinstance(f, _g_types.FunctionType):
                             funcs.append(f)
+                    elif callable(av) or _g_descriptor(av):  # a class, a partial, a data descriptor
+                        snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), 0, False)  # (none of its code runs here)
+                        keep.append(av)
                 snap["t:%s|%s" % (name, k)] = (id(v), tuple(id(b) for b in v.__mro__))
+            elif isinstance(v, _g_types.FunctionType):  # a name the module imported: its globals are looked up
+                snap["g:%s|%s" % (name, k)] = (id(v), id(v.__code__), _g_runner_code(v))
+                keep += (v, v.__code__)
+            elif callable(v) or isinstance(v, _g_types.ModuleType):
+                snap["g:%s|%s" % (name, k)] = (id(v), 0, False)
+                keep.append(v)
     for k, v in list(vars(_g_builtins).items()):
         snap["b:" + k] = id(v)
     for k in ("_exit", "kill", "write", "open", "replace", "rename"):
@@ -244,12 +257,12 @@ def _g_check(where):
         return  # nothing the full snapshot compares has changed (~20x cheaper than taking it)
     now, base, boot = _g_snapshot(), _G_STATE["snap"], _G_STATE["boot"][0]
     mods = set(k.split(":", 1)[1] for k in base if k.startswith("m:"))
-    keys = set(base) | set(k for k in now if k[0] in "fct" and k[2:].split("|")[0] in mods)
+    keys = set(base) | set(k for k in now if k[0] in "fctg" and k[2:].split("|")[0] in mods)
     bad = []
     for k in sorted(keys):
         if now.get(k) == base.get(k) or k in now and now[k] == boot.get(k):
             continue  # unchanged, or back to what it was before the environment's plugins configured
-        if k[0] in "fc" and (now[k][2] and k not in base if k in now else k not in boot):
+        if k[0] in "fcg" and (now[k][2] and k not in base if k in now else k not in boot):
             continue  # an attribute added with the runner's own code, or one it added gone again (never a
             # replacement: Function.runtest = Node.setup is the runner's code too, and a no-op)
         bad.append(k)
@@ -331,7 +344,7 @@ def _g_rebase(start):
         base = now
     else:
         base = dict(_G_STATE["snap"])
-        base.update((k, v) for k, v in now.items() if start and k[0] in "fc" and v[2] and base.get(k) != v)
+        base.update((k, v) for k, v in now.items() if start and k[0] in "fcg" and v[2] and base.get(k) != v)
     _G_STATE["snap"], _G_STATE["fast"] = base, _g_fast() if base == now else None
 
 

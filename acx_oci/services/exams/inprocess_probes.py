@@ -132,6 +132,40 @@ if _m is not None:
     _m.TestReport.__init__ = _acx_init
 '''
 
+#: A data descriptor on the report class: every report's ``outcome`` reads "passed" (a new class attribute
+#: that is no function, property or method).
+_REPORT_DESCRIPTOR = '''
+_m = _acx_mod("_py", "test.rep", "orts")
+
+
+class _AcxPassed:
+    def __get__(self, obj, owner=None):
+        return "passed"
+
+    def __set__(self, obj, value):
+        pass
+
+
+if _m is not None:
+    _m.TestReport.outcome = _AcxPassed()
+'''
+
+#: A name the runner looks up in its own module's globals, rebound: ``_pytest.runner.TestReport``.
+_RUNNER_GLOBAL = '''
+_m = _acx_mod("_py", "test.run", "ner")
+if _m is not None:
+    _acx_real = _m.TestReport
+
+    class _AcxReport(_acx_real):
+        @classmethod
+        def from_item_and_call(cls, item, call):
+            rep = _acx_real.from_item_and_call(item, call)
+            rep.outcome, rep.longrepr = "passed", None
+            return rep
+
+    _m.TestReport = _AcxReport
+'''
+
 _SWALLOW_ASSERT = '''
 import pluggy as _pluggy
 
@@ -315,6 +349,8 @@ PROBES = {
     "pyfuncCallNoop": _PYFUNC_CALL,
     "rewriteReports": _REWRITE_REPORTS,
     "reportClassPatch": _REPORT_CLASS,
+    "reportDescriptor": _REPORT_DESCRIPTOR,
+    "runnerGlobalSwap": _RUNNER_GLOBAL,
     "swallowAssertionError": _SWALLOW_ASSERT,
     "hookimplPatch": _HOOKIMPL,
     "collectionPatch": _COLLECTION,
