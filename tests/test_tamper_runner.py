@@ -18,6 +18,7 @@ import pytest
 from acx_oci.sandbox.grader import GRADER_CONFIG, PYTHON
 from acx_oci.services.exams import source
 from acx_oci.services.exams.inprocess_probes import inprocess_suite, verdict
+from acx_oci.services.exams.inprocess_probes_deeper import LYING_EQ
 
 from .test_tamper import _grade, exam, needs_bwrap  # noqa: F401  (the module-scoped calc exam fixture)
 
@@ -89,15 +90,18 @@ def test_once_the_submission_ran_before_the_session_nothing_it_may_have_changed_
 
 
 @needs_bwrap
-@pytest.mark.parametrize("name", ["runnerOwnNoop", "runnerOwnCodeSwap"])
-def test_the_runners_own_no_op_in_the_runners_place_is_seen_by_the_runner_layer(
+@pytest.mark.parametrize("name", ["runnerOwnNoop", "runnerOwnCodeSwap", "hookProxyRelay", "hookCallerExec"])
+def test_the_runners_own_no_op_or_a_patched_hook_relay_is_seen_by_the_runner_layer(
         name: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
     """``Function.runtest = Node.setup`` (a no-op of pytest's own): on 77a01f8 the runner layer took any
     function of the runner's code as the runner's and a ``__code__`` swap to the runner's code as harmless, so
-    only the honeypots saw it. Each layer must see it alone."""
+    only the honeypots saw it. The session's own ``gethookproxy`` (every item's ``ihook``) or a hook caller's
+    ``_hookexec`` answering ``pytest_runtest_call`` with a no-op: on 81c7330 the runner layer saw neither (an
+    attacker's). Each layer must see it alone: the guard's own call check never ran for a test that passed."""
     graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"])[name])
     assert verdict(graded) == "void" and not graded.passed
-    assert any(t.startswith("runner:") and "Function.runtest" in t for t in graded.tamper), graded.tamper
+    seen = "Function.runtest" if name.startswith("runner") else "never reached the runner's hook"
+    assert any(t.startswith("runner:") and seen in t for t in graded.tamper), graded.tamper
 
 
 @needs_bwrap
@@ -110,3 +114,29 @@ def test_a_patch_the_snapshot_did_not_hold_is_seen_by_the_runner_layer(
     graded, _ = _grade(tmp_path, exam, inprocess_suite(exam.workspace, ["calc"])[name])
     assert verdict(graded) == "void" and not graded.passed
     assert any(t.startswith("runner:") and "TestReport" in t for t in graded.tamper), graded.tamper
+
+
+#: What a run could read to tell the real run from the honeypot run, made one after the other on 81c7330 (an
+#: attacker's): /grader-out was made with the real run, just after /grader/pytest.ini; the honeypot run's later.
+SWITCHES = {
+    "mtime": '_o.stat("/grader-out").st_mtime - _o.stat("/grader/pytest.ini").st_mtime < 0.3',
+    "inode": '_o.stat("/grader-out").st_ino - _o.stat("/grader/pytest.ini").st_ino == 1',
+}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("switch", sorted(SWITCHES))
+def test_a_submission_cannot_tell_the_real_run_from_the_honeypot_run(
+        switch: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """A package whose results equal anything (nothing of the runner changes) in the run it takes for the real
+    one, honest in the other: a certified pass on 81c7330 with either switch. The two runs now run at once,
+    each with a /grader and /grader-out of its own made together, which is real drawn at random: the switch
+    reads the same in both (forged in both: the honeypots see it) or in neither (an honest fail)."""
+    body = "\n".join("    " + line for line in LYING_EQ.splitlines())
+    tree = {**exam.workspace, "calc.py": exam.workspace["calc.py"] + f"\nimport os as _o\nif {SWITCHES[switch]}:\n"
+            + body + "\n"}
+    for attempt in range(3):  # which run is real is drawn each grade
+        graded, _ = _grade(tmp_path / str(attempt), exam, tree)
+        assert not graded.passed, (switch, graded.tamper)
+        if switch == "mtime":
+            assert any(t.startswith("honeypot:") for t in graded.tamper), graded.tamper

@@ -36,9 +36,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -305,9 +308,11 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         gspec = replace(base, ro_binds=((stage / "workspace", "/workspace"), (stage / "grader", "/grader")), env=genv,
                         chdir="/grader")
         argv = pytest_argv(import_submission=import_submission, python=python)
-        first, res, ok = _run_once(gspec, stage / "out", argv, prep.files, time_seconds)
-        decoy = _run_once(gspec, stage / "out2", argv, prep.decoy, time_seconds)[0] if tamper.needs_decoy(
-            prep, first, every_layer=every_layer) else None  # the honeypot run: a few expected values changed in place
+        if prep.honeypots and prep.decoy:  # the honeypot run (a few expected values changed in place) beside it
+            first, res, ok, pair = _run_pair(gspec, stage, argv, prep, time_seconds)
+            decoy = pair if tamper.needs_decoy(prep, first, every_layer=every_layer) else None
+        else:
+            (first, res, ok), decoy = _run_once(gspec, stage / "out", argv, prep.files, time_seconds), None
         seen = tamper.assess(prep, first, decoy, junit_nodeid)
         consistent = ok and not res.timed_out and _consistent(seen.returncode, seen.cases)
         return GradeResult(seen.returncode, res.timed_out, seen.cases, consistent, res.stdout, res.stderr,
@@ -316,11 +321,49 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
         shutil.rmtree(stage, ignore_errors=True)
 
 
+_Run = tamper.Run[TestOutcome]
+
+
+def _run_pair(gspec: SandboxSpec, stage: Path, argv: list[str], prep: tamper.GraderPayload,
+              time_seconds: float | None) -> tuple[_Run, SandboxResult, bool, _Run]:
+    """The real run and the honeypot run at once, each with its own /grader and /grader-out made together and
+    given the same times, which of them is which and which starts first drawn at random. Run one after the
+    other, a submission read /grader-out's mtime (or inode) against /grader/pytest.ini's, forged the first run
+    alone and was a certified pass on 81c7330 (the honeypots then saw an honest run). What still tells the two
+    apart (their inodes' offset from the shared workspace's) tells nothing of which is real: a submission that
+    forges one run is seen by the honeypots in half its grades, one that forges both in every grade."""
+    graders, outs = ([stage / f"{kind}-{ab}" for ab in "ab"] for kind in ("grader", "out"))
+    for g in graders:  # made in turn, kind by kind: each run's dirs stand in the same order, as far apart
+        g.mkdir(mode=0o755)
+    for g in graders:
+        (g / "pytest.ini").write_text("[pytest]\n", "utf-8")
+        (g / "pytest.ini").chmod(0o644)
+    for out in outs:
+        out.mkdir(mode=0o755)
+        give_to_sandbox(out, gspec)
+    stamp = time.time()
+    for path in (*graders, *(g / "pytest.ini" for g in graders), *outs):
+        os.utime(path, (stamp, stamp))
+    runs = [(replace(gspec, ro_binds=((stage / "workspace", "/workspace"), (g, "/grader"))), out)
+            for g, out in zip(graders, outs, strict=True)]
+    real_first = secrets.randbits(1) == 1
+    real, fake = runs if secrets.randbits(1) else runs[::-1]
+    jobs = [(real, prep.files), (fake, prep.decoy)]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="acx-grade") as pool:
+        futures = [pool.submit(_run_once, spec, out, argv, files, time_seconds, made=True)
+                   for (spec, out), files in (jobs if real_first else jobs[::-1])]
+        done = [f.result() for f in futures]
+    (first, res, ok), decoy = (done[0], done[1][0]) if real_first else (done[1], done[0][0])
+    return first, res, ok, decoy
+
+
 def _run_once(gspec: SandboxSpec, out: Path, argv: list[str], files: dict[str, str],
-              time_seconds: float | None) -> tuple[tamper.Run[TestOutcome], SandboxResult, bool]:
-    """One pytest run on ``files`` (the hidden tree) into a fresh ``out``: its cases, result and sound report."""
-    out.mkdir(mode=0o755)
-    give_to_sandbox(out, gspec)
+              time_seconds: float | None, *, made: bool = False) -> tuple[tamper.Run[TestOutcome], SandboxResult, bool]:
+    """One pytest run on ``files`` (the hidden tree) into a fresh ``out`` (``made``: already, and given to the
+    sandbox): its cases, result and sound report."""
+    if not made:
+        out.mkdir(mode=0o755)
+        give_to_sandbox(out, gspec)
     res = run(replace(gspec, rw_binds=((out, "/grader-out"),)), argv, time_seconds=time_seconds,
               stdin_data=json.dumps(files, sort_keys=True).encode("utf-8"))
     every, ok = parse_junit(out / "report.xml", summary_total(res.stdout))

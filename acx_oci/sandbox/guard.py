@@ -133,7 +133,7 @@ for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the j
             raise
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
 _G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "fast": None, "hooks": None,
-            "items": {}, "ran": False}
+            "items": {}, "ran": False, "called": set()}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
 _G_BODY = ("__code__", "__defaults__", "__kwdefaults__")  # a runner function's body: never swapped
 
@@ -231,7 +231,10 @@ def _g_snapshot():
             elif isinstance(v, _g_types.FunctionType):  # a name the module imported: its globals are looked up
                 snap["g:%s|%s" % (name, k)] = (id(v), id(v.__code__), _g_runner_code(v))
                 keep += (v, v.__code__)
-            elif callable(v) or isinstance(v, _g_types.ModuleType):
+            elif isinstance(v, _g_types.ModuleType):  # a submodule imported later binds itself on its package
+                snap["g:%s|%s" % (name, k)] = (id(v), 0, str(getattr(v, "__name__", "")).split(".")[0] in _G_RUNNER)
+                keep.append(v)
+            elif callable(v):
                 snap["g:%s|%s" % (name, k)] = (id(v), 0, False)
                 keep.append(v)
     for k, v in list(vars(_g_builtins).items()):

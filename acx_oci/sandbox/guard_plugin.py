@@ -10,13 +10,28 @@ is still pytest's and the environment's alone (before the first conftest, at the
 from __future__ import annotations
 
 PLUGIN = r"""
-def _g_hooks(pm):
-    out = []
+def _g_slots(obj):
+    # an object's own attributes, from its __dict__ or its __slots__ (pluggy >= 1.1's _HookCaller has slots)
+    d = getattr(obj, "__dict__", None)
+    if isinstance(d, dict):
+        return sorted(d.items())
+    names = set(n for c in type(obj).__mro__ for n in ((c.__dict__.get("__slots__") or ()) if not isinstance(
+        c.__dict__.get("__slots__"), str) else (c.__dict__["__slots__"],)))
+    return sorted((n, getattr(obj, n, None)) for n in names)
+
+
+def _g_hooks(pm, session=None):
+    # each hook's implementations, and what calls them: the callers' own slots (a caller's _hookexec swapped
+    # for a no-op), the plugin manager's, and the session's own callables (gethookproxy: every item's ihook)
+    out = [("pm", tuple((k, id(v)) for k, v in _g_slots(pm) if callable(v)))]
+    if session is not None:
+        out.append(("session", tuple((k, id(v)) for k, v in _g_slots(session) if callable(v))))
     for name, caller in list(vars(pm.hook).items()):
+        out.append((name, "caller", tuple((k, id(v)) for k, v in _g_slots(caller))))
         for impl in getattr(caller, "get_hookimpls", lambda: ())():
             fn = getattr(impl, "function", None)
             out.append((name, id(impl), id(fn), id(getattr(fn, "__code__", None))))
-    return sorted(out)
+    return sorted(out, key=repr)
 
 
 def _g_submitted_hooks(pm):
@@ -54,7 +69,7 @@ class _GuardPlugin:
     def pytest_collection_finish(self, session):
         _g_check("after collection")
         pm = session.config.pluginmanager
-        _G_STATE["hooks"] = _g_hooks(pm)
+        _G_STATE["hooks"] = _g_hooks(pm, session)
         _G_STATE["items"] = {}
         for item in session.items:
             try:
@@ -86,17 +101,20 @@ class _GuardPlugin:
             _g_send("case", id=self._case(report), o=outcome, when=report.when)
             if report.outcome == "failed":
                 _G_STATE["failed"] += 1
+            elif report.when == "call" and report.outcome == "passed" and report.nodeid not in _G_STATE["called"]:
+                _g_tamper("%s passed, but its call never reached the runner's hook" % report.nodeid)
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
         yield  # the check after the last test (or after collection) is the check before this one
         _g_check("after " + item.nodeid)
-        hooks = _g_hooks(item.config.pluginmanager)
+        hooks = _g_hooks(item.config.pluginmanager, item.session)
         if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:
             _g_tamper("the runner's hooks changed while tests ran (%s)" % item.nodeid)
             _G_STATE["hooks"] = hooks
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item):
         # the item itself, just before and after its call: an instance patch aimed at chosen tests by name
+        _G_STATE["called"].add(item.nodeid)  # through the hook as pytest calls it (see pytest_runtest_logreport)
         for when in ("before", "after"):
             want = _G_STATE["items"].get(id(item))
             try:

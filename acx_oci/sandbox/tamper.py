@@ -2,8 +2,9 @@
 
 Two independent layers, so that defeating one is not enough (``docs/security.md`` says what each misses):
 
-* ``honeypots`` (host side, this module): when a grade's real tests all passed, the same grade runs again in a
-  fresh sandbox with a few real graded tests changed *in place*: each one's first top-level ``assert a ==
+* ``honeypots`` (host side, this module): beside the real run, at the same time and in a sandbox of its own
+  (which is real drawn at random, :func:`acx_oci.sandbox.grader._run_pair`), the grade runs with a few real
+  graded tests changed *in place*: each one's first top-level ``assert a ==
   <constant>`` (or ``self.assertEqual(a, <constant>)``) gets a fresh random expected value of the same type.
   Same files, names, lines and selection: nothing in that run tells it from the real one but the value
   itself, so a submission that forges passes forges these too. An honest run fails each one (the real
@@ -238,10 +239,10 @@ class Run(Generic[C]):
 
 
 def needs_decoy(prep: GraderPayload, first: Run[C], *, every_layer: bool = True) -> bool:
-    """The honeypot run is due when honeypots were chosen and the real run passed every test (a failing grade
+    """The honeypot run counts when honeypots were chosen and the real run passed every test (a failing grade
     is no pass whatever a second run says). Not ``every_layer``: only when no forgery was found in the real
-    run already (the grade is then tampered whatever a second run says: an attack probe costs one run, not
-    two; a game's record names every layer that saw it)."""
+    run already (the grade is then tampered whatever a second run says; a game's record names every layer
+    that saw it). Both runs are made either way, at once: which one is real must not show."""
     return bool(prep.honeypots and prep.decoy and first.cases and not first.timed_out
                 and all(c.outcome == "passed" for c in first.cases)
                 and (every_layer or not first.forged))

@@ -19,6 +19,7 @@ from typing import Any
 from acx_oci.model import grading
 from acx_oci.sandbox.grader import GRADER_CONFIG, GradeResult
 from acx_oci.services.exams.harness import graded_all
+from acx_oci.services.exams.inprocess_probes_deeper import DEEPER
 
 #: Finds pytest's Config (its plugin manager) by a scan of live objects, names built at run time.
 _FIND = '''
@@ -69,19 +70,6 @@ if _m is not None:
     _m.Function.runtest.__code__ = _acx_nothing.__code__
 '''
 
-#: The runner's own code in the runner's place: ``Node.setup`` is a no-op that takes ``self``, and it is pytest's.
-_OWN_NOOP = '''
-_m, _n = _acx_mod("_py", "test.py", "thon"), _acx_mod("_py", "test.no", "des")
-if _m is not None and _n is not None:
-    _m.Function.runtest = _n.Node.setup
-'''
-
-_OWN_CODE_SWAP = '''
-_m, _n = _acx_mod("_py", "test.py", "thon"), _acx_mod("_py", "test.no", "des")
-if _m is not None and _n is not None:
-    _m.Function.runtest.__code__ = _n.Node.setup.__code__
-'''
-
 _MAPPINGPROXY = '''
 import gc as _gc
 _m = _acx_mod("_py", "test.py", "thon")
@@ -130,40 +118,6 @@ if _m is not None:
         self.outcome, self.longrepr = "passed", None
 
     _m.TestReport.__init__ = _acx_init
-'''
-
-#: A data descriptor on the report class: every report's ``outcome`` reads "passed" (a new class attribute
-#: that is no function, property or method).
-_REPORT_DESCRIPTOR = '''
-_m = _acx_mod("_py", "test.rep", "orts")
-
-
-class _AcxPassed:
-    def __get__(self, obj, owner=None):
-        return "passed"
-
-    def __set__(self, obj, value):
-        pass
-
-
-if _m is not None:
-    _m.TestReport.outcome = _AcxPassed()
-'''
-
-#: A name the runner looks up in its own module's globals, rebound: ``_pytest.runner.TestReport``.
-_RUNNER_GLOBAL = '''
-_m = _acx_mod("_py", "test.run", "ner")
-if _m is not None:
-    _acx_real = _m.TestReport
-
-    class _AcxReport(_acx_real):
-        @classmethod
-        def from_item_and_call(cls, item, call):
-            rep = _acx_real.from_item_and_call(item, call)
-            rep.outcome, rep.longrepr = "passed", None
-            return rep
-
-    _m.TestReport = _AcxReport
 '''
 
 _SWALLOW_ASSERT = '''
@@ -343,14 +297,10 @@ PROBES = {
     "noopRuntest": _NOOP_RUNTEST,
     "unnamedRunnerPatch": _UNNAMED_RUNNER,
     "runtestCodeSwap": _CODE_SWAP,
-    "runnerOwnNoop": _OWN_NOOP,
-    "runnerOwnCodeSwap": _OWN_CODE_SWAP,
     "mappingproxyPatch": _MAPPINGPROXY,
     "pyfuncCallNoop": _PYFUNC_CALL,
     "rewriteReports": _REWRITE_REPORTS,
     "reportClassPatch": _REPORT_CLASS,
-    "reportDescriptor": _REPORT_DESCRIPTOR,
-    "runnerGlobalSwap": _RUNNER_GLOBAL,
     "swallowAssertionError": _SWALLOW_ASSERT,
     "hookimplPatch": _HOOKIMPL,
     "collectionPatch": _COLLECTION,
@@ -359,6 +309,7 @@ PROBES = {
     "logreportAndExitStatus": _EXIT_STATUS,
     "forgedReportEarlyExit": _EARLY_EXIT,
     "targetedItemPatch": _TARGETED,
+    **DEEPER,
 }
 
 
