@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.sandbox.grader import GRADER_CONFIG, PYTHON
+from acx_oci.sandbox.tamper import plant
 from acx_oci.services.exams import source
 from acx_oci.services.exams.inprocess_probes import inprocess_suite, verdict
 from acx_oci.services.exams.inprocess_probes_deeper import LYING_EQ
@@ -140,3 +141,15 @@ def test_a_submission_cannot_tell_the_real_run_from_the_honeypot_run(
         assert not graded.passed, (switch, graded.tamper)
         if switch == "mtime":
             assert any(t.startswith("honeypot:") for t in graded.tamper), graded.tamper
+
+
+def test_a_test_name_two_classes_define_carries_no_honeypot() -> None:
+    """more-itertools 4bd0bd8762: ``PeekableTests.test_indexing`` carried a honeypot, and
+    ``SequenceViewTests.test_indexing`` (unchanged, the same junit name ``module::test_indexing``) passed in the
+    honeypot run: "a hidden test every honest run fails passed", the reference's grade void (on 2dbe45c)."""
+    text = ("import unittest\n\n\nclass PeekableTests(unittest.TestCase):\n    def test_indexing(self):\n"
+            "        self.assertEqual(abs(-1), 1)\n\n\nclass ViewTests(unittest.TestCase):\n"
+            "    def test_indexing(self):\n        self.assertEqual(abs(-2), 2)\n\n    def test_len(self):\n"
+            "        self.assertEqual(len('ab'), 2)\n")
+    for _ in range(10):  # honeypots are drawn at random: test_len is the only one that can be
+        assert plant({"tests/test_more.py": text}, {}).honeypots == ("tests/test_more.py::ViewTests::test_len",)

@@ -28,6 +28,7 @@ import json
 import os
 import secrets
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,9 +133,14 @@ def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidat
     containers: list[tuple[ast.Module | ast.ClassDef, str]] = [(tree, "")]
     containers += [(n, n.name + "::") for n in tree.body if isinstance(n, ast.ClassDef) and (
         graded is not None or n.name.startswith("Test") or any("TestCase" in ast.unparse(b) for b in n.bases))]
+    # a name defined twice (two classes' test_indexing: more-itertools) is one junit name ``module::name``: the
+    # other, unchanged, passes in the honeypot run and reads as a honeypot that passed
+    defs = Counter(f.name for b in (tree, *(n for n in tree.body if isinstance(n, ast.ClassDef))) for f in b.body
+                   if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
     for box, prefix in containers:
         for fn in box.body:
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test") or \
+                    defs[fn.name] > 1:
                 continue
             if (graded is not None and f"{path}::{prefix}{fn.name}" not in graded) or _skippy(fn):
                 continue
