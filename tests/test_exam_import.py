@@ -365,29 +365,38 @@ SHARED = "from calc import sign\n\n\ndef make(x):\n    return sign(x)\n\n\ndef t
 USES_SHARED = "from . import test_shared\n\n\ndef test_sign_zero():\n    assert test_shared.make(0) == 0\n"
 
 
-def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tmp_path: Path) -> None:
-    # tenacity 213446e: tests/test_after.py says "from . import test_tenacity" (a shared helper in a test module)
-    from acx_oci.sandbox import grade
+def _import_two_commits(tmp_path: Path, base_files: dict[str, str], fix_files: dict[str, str]) -> Path:
+    """A repository of two commits (base, then a fix of ``calc.py`` and its tests), imported with the docs'
+    command: the exam's folder."""
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
-    base = commit(repo, {"calc.py": BASE_CALC, "tests/__init__.py": "", "tests/test_shared.py": SHARED},
-                  "initial", "2026-03-01T10:00:00Z")
-    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": USES_SHARED}, "Fix sign of zero",
-                 "2026-03-05T10:00:00Z")
+    base = commit(repo, {"calc.py": BASE_CALC, **base_files}, "initial", "2026-03-01T10:00:00Z")
+    fix = commit(repo, {"calc.py": FIXED_CALC, **fix_files}, "Fix sign of zero", "2026-03-05T10:00:00Z")
     res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
-    exam = Path(e["dir"])
-    conf = json.loads((exam / "hidden" / "acx-grader.json").read_text())
-    assert conf["notCollected"] == ["tests/test_shared.py"] and (exam / "hidden/tests/test_shared.py").exists()
+    return Path(e["dir"])
+
+
+def _base_and_fixed_outcomes(tmp_path: Path, exam: Path) -> list[dict[str, str]]:
+    """Each test's outcome on the exam's base workspace and on it with the reference's calc.py."""
+    from acx_oci.sandbox import grade
     fixed = tmp_path / "fixed"
     shutil.copytree(exam / "workspace", fixed)
     shutil.copy(exam / "reference" / "calc.py", fixed / "calc.py")
-    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
-                for sub in (exam / "workspace", fixed)]
+    return [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
+            for sub in (exam / "workspace", fixed)]
+
+
+def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tmp_path: Path) -> None:
+    # tenacity 213446e: tests/test_after.py says "from . import test_tenacity" (a shared helper in a test module)
+    exam = _import_two_commits(tmp_path, {"tests/__init__.py": "", "tests/test_shared.py": SHARED},
+                               {"tests/test_calc.py": USES_SHARED})
+    conf = json.loads((exam / "hidden" / "acx-grader.json").read_text())
+    assert conf["notCollected"] == ["tests/test_shared.py"] and (exam / "hidden/tests/test_shared.py").exists()
     # the helper module imports (no collection error) and its own failing test is never graded
-    assert outcomes == [{"tests.tests.test_calc::test_sign_zero": "failed"},
-                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
+    assert _base_and_fixed_outcomes(tmp_path, exam) == [{"tests.tests.test_calc::test_sign_zero": "failed"},
+                                                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
 
 
 @needs_bwrap
@@ -395,28 +404,14 @@ def test_a_conftest_the_fix_changes_is_hidden_and_still_loaded(tmp_path: Path) -
     """filelock bb16d39: the fix adds a fixture to ``tests/conftest.py`` that its new tests use. The changed
     conftest goes with the hidden tests, but ``conftest`` was set from the support files alone (false), so the
     grader never loaded it and every test using the fixture failed on both trees (``fixture ... not found``)."""
-    from acx_oci.sandbox import grade
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    base = commit(repo, {"calc.py": BASE_CALC, "tests/conftest.py": "import pytest\n"}, "initial",
-                  "2026-03-01T10:00:00Z")
     uses = "from calc import sign\n\n\ndef test_sign_zero(zero):\n    assert sign(zero) == 0\n"
-    fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": uses, "tests/conftest.py":
-                        "import pytest\n\n\n@pytest.fixture\ndef zero():\n    return 0\n"},
-                 "Fix sign of zero", "2026-03-05T10:00:00Z")
-    res = cli("exam", "import", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
-    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
-    exam = Path(e["dir"])
+    zero = "import pytest\n\n\n@pytest.fixture\ndef zero():\n    return 0\n"
+    exam = _import_two_commits(tmp_path, {"tests/conftest.py": "import pytest\n"},
+                               {"tests/test_calc.py": uses, "tests/conftest.py": zero})
     assert (exam / "hidden" / "tests" / "conftest.py").read_text().endswith("return 0\n")
     assert json.loads((exam / "hidden" / "acx-grader.json").read_text())["conftest"] is True
-    fixed = tmp_path / "fixed"
-    shutil.copytree(exam / "workspace", fixed)
-    shutil.copy(exam / "reference" / "calc.py", fixed / "calc.py")
-    outcomes = [{t.nodeid: t.outcome for t in grade(sub, exam / "hidden", time_seconds=60).tests}
-                for sub in (exam / "workspace", fixed)]
-    assert outcomes == [{"tests.tests.test_calc::test_sign_zero": "failed"},
-                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
+    assert _base_and_fixed_outcomes(tmp_path, exam) == [{"tests.tests.test_calc::test_sign_zero": "failed"},
+                                                        {"tests.tests.test_calc::test_sign_zero": "passed"}]
 
 
 def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None:
