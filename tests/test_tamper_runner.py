@@ -130,8 +130,8 @@ SWITCHES = {
 def test_a_submission_cannot_tell_the_real_run_from_the_honeypot_run(
         switch: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
     """A package whose results equal anything (nothing of the runner changes) in the run it takes for the real
-    one, honest in the other: a certified pass on 81c7330 with either switch. The two runs now run at once,
-    each with a /grader and /grader-out of its own made together, which is real drawn at random: the switch
+    one, honest in the other: a certified pass on 81c7330 with either switch. Each run is now staged afresh
+    just before it (its own workspace copy, /grader and /grader-out), in an order drawn at random: the switch
     reads the same in both (forged in both: the honeypots see it) or in neither (an honest fail)."""
     body = "\n".join("    " + line for line in LYING_EQ.splitlines())
     tree = {**exam.workspace, "calc.py": exam.workspace["calc.py"] + f"\nimport os as _o\nif {SWITCHES[switch]}:\n"
@@ -153,3 +153,20 @@ def test_a_test_name_two_classes_define_carries_no_honeypot() -> None:
             "        self.assertEqual(len('ab'), 2)\n")
     for _ in range(10):  # honeypots are drawn at random: test_len is the only one that can be
         assert plant({"tests/test_more.py": text}, {}).honeypots == ("tests/test_more.py::ViewTests::test_len",)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["hookProxyRelay", "hookCallerExec"])
+def test_a_relay_of_another_hook_is_seen_though_every_call_reached_the_runner(
+        name: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """The same relays aimed at ``pytest_pyfunc_call`` (answered ``True``: the test function never runs),
+    so that every test's call still reaches the guard's wrapper: no runner finding on e87672e (a reviewer's,
+    run outside the sandbox). The relay itself is now checked against the classes."""
+    code = inprocess_suite(exam.workspace, ["calc"])[name]["calc.py"].replace(
+        '"pytest_runtest_" + "call"', '"pytest_pyfunc_" + "call"').replace(
+        "lambda **kw: None", "lambda **kw: True").replace("lambda name, impls, kwargs, first: None",
+                                                         "lambda name, impls, kwargs, first: True")
+    assert code.count("pytest_pyfunc_") == 1
+    graded, _ = _grade(tmp_path, exam, {**exam.workspace, "calc.py": code})
+    assert not graded.passed
+    assert any(t.startswith("runner:") and "hook relay" in t for t in graded.tamper), graded.tamper

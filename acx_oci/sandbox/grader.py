@@ -38,10 +38,8 @@ import os
 import re
 import secrets
 import shutil
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -326,44 +324,34 @@ _Run = tamper.Run[TestOutcome]
 
 def _run_pair(gspec: SandboxSpec, stage: Path, argv: list[str], prep: tamper.GraderPayload,
               time_seconds: float | None) -> tuple[_Run, SandboxResult, bool, _Run]:
-    """The real run and the honeypot run at once, each with its own /grader and /grader-out made together and
-    given the same times, which of them is which and which starts first drawn at random. Run one after the
-    other, a submission read /grader-out's mtime (or inode) against /grader/pytest.ini's, forged the first run
-    alone and was a certified pass on 81c7330 (the honeypots then saw an honest run). What still tells the two
-    apart (their inodes' offset from the shared workspace's) tells nothing of which is real: a submission that
-    forges one run is seen by the honeypots in half its grades, one that forges both in every grade."""
-    graders, outs = ([stage / f"{kind}-{ab}" for ab in "ab"] for kind in ("grader", "out"))
-    for g in graders:  # made in turn, kind by kind: each run's dirs stand in the same order, as far apart
-        g.mkdir(mode=0o755)
-    for g in graders:
-        (g / "pytest.ini").write_text("[pytest]\n", "utf-8")
-        (g / "pytest.ini").chmod(0o644)
-    for out in outs:
-        out.mkdir(mode=0o755)
-        give_to_sandbox(out, gspec)
-    stamp = time.time()
-    for path in (*graders, *(g / "pytest.ini" for g in graders), *outs):
-        os.utime(path, (stamp, stamp))
-    runs = [(replace(gspec, ro_binds=((stage / "workspace", "/workspace"), (g, "/grader"))), out)
-            for g, out in zip(graders, outs, strict=True)]
-    real_first = secrets.randbits(1) == 1
-    real, fake = runs if secrets.randbits(1) else runs[::-1]
-    jobs = [(real, prep.files), (fake, prep.decoy)]
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="acx-grade") as pool:
-        futures = [pool.submit(_run_once, spec, out, argv, files, time_seconds, made=True)
-                   for (spec, out), files in (jobs if real_first else jobs[::-1])]
-        done = [f.result() for f in futures]
-    (first, res, ok), decoy = (done[0], done[1][0]) if real_first else (done[1], done[0][0])
-    return first, res, ok, decoy
+    """The real run and the honeypot run, in an order drawn at random, each staged afresh just before it (its
+    own copy of the workspace, /grader and /grader-out): what a run can read (its dirs'
+    inodes and times, the clock against them) reads the same in both, and nothing one run leaves reaches the
+    other. On 81c7330 the honeypot run always came second in dirs made with the first: a submission read
+    /grader-out's mtime (or inode) against /grader/pytest.ini's, forged the first run alone and was a
+    certified pass. (Run at once, the two could signal each other through a lock on the shared workspace.)"""
+    jobs = [(True, prep.files), (False, prep.decoy)]
+    if secrets.randbits(1):
+        jobs.reverse()
+    done: dict[bool, tuple[_Run, SandboxResult, bool]] = {}
+    for n, (real, files) in enumerate(jobs):
+        here = stage / f"run-{n}"  # kept until the grade is read (the observer's record is in its out dir)
+        here.mkdir(mode=0o755)
+        copy_tree(stage / "workspace", here / "workspace")
+        (here / "grader").mkdir(mode=0o755)
+        (here / "grader" / "pytest.ini").write_text("[pytest]\n", "utf-8")
+        (here / "grader" / "pytest.ini").chmod(0o644)
+        spec = replace(gspec, ro_binds=((here / "workspace", "/workspace"), (here / "grader", "/grader")))
+        done[real] = _run_once(spec, here / "out", argv, files, time_seconds)
+    first, res, ok = done[True]
+    return first, res, ok, done[False][0]
 
 
 def _run_once(gspec: SandboxSpec, out: Path, argv: list[str], files: dict[str, str],
-              time_seconds: float | None, *, made: bool = False) -> tuple[tamper.Run[TestOutcome], SandboxResult, bool]:
-    """One pytest run on ``files`` (the hidden tree) into a fresh ``out`` (``made``: already, and given to the
-    sandbox): its cases, result and sound report."""
-    if not made:
-        out.mkdir(mode=0o755)
-        give_to_sandbox(out, gspec)
+              time_seconds: float | None) -> tuple[tamper.Run[TestOutcome], SandboxResult, bool]:
+    """One pytest run on ``files`` (the hidden tree) into a fresh ``out``: its cases, result and sound report."""
+    out.mkdir(mode=0o755)
+    give_to_sandbox(out, gspec)
     res = run(replace(gspec, rw_binds=((out, "/grader-out"),)), argv, time_seconds=time_seconds,
               stdin_data=json.dumps(files, sort_keys=True).encode("utf-8"))
     every, ok = parse_junit(out / "report.xml", summary_total(res.stdout))

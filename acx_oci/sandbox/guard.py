@@ -133,7 +133,7 @@ for _g_name in ("xml.etree.ElementTree", "xml.sax.saxutils", "pluggy"):  # the j
             raise
 _G_RUNNER = ("pytest", "_pytest", "pluggy", "unittest")  # unittest: TestCase-style tests run through it
 _G_STATE = {"armed": False, "busy": False, "opens": 0, "failed": 0, "snap": None, "fast": None, "hooks": None,
-            "items": {}, "ran": False, "called": set()}
+            "items": {}, "ran": False, "called": set(), "kept": [], "forked": False}
 _G_FN = (_g_types.FunctionType, property, classmethod, staticmethod)
 _G_BODY = ("__code__", "__defaults__", "__kwdefaults__")  # a runner function's body: never swapped
 
@@ -171,7 +171,8 @@ def _g_runner_code(v):
     name = code.co_filename
     hit = _G_WHERE.get(name)
     if hit is None:
-        hit = _G_WHERE[name] = os.path.realpath(name).startswith(_G_DIRS)
+        real = os.path.realpath(name)  # the file's name when it is the runner's ("" when not): truthy as before
+        hit = _G_WHERE[name] = os.path.basename(real) if real.startswith(_G_DIRS) else ""
     return hit
 
 
@@ -342,12 +343,15 @@ def _g_rebase(start):
     # the runner as the tests meet it. Otherwise only pytest's own start is taken (legacypath swaps in its code
     # before any conftest): a submission that ran (pytest needs the package under test, a conftest imports it)
     # may have changed the rest.
+    # (legacypath alone: a submission that ran first may have put any other runner code in a runner slot)
+    _G_STATE["kept"].append(_G_HELD.get("keep"))  # the ids the baseline keeps stay held
     now = _g_snapshot()
     if not _G_STATE["ran"] and not _g_loaded():
         base = now
     else:
         base = dict(_G_STATE["snap"])
-        base.update((k, v) for k, v in now.items() if start and k[0] in "fcg" and v[2] and base.get(k) != v)
+        base.update((k, v) for k, v in now.items() if start and k[0] in "fcg" and v[2] == "legacypath.py"
+                    and base.get(k) != v)
     _G_STATE["snap"], _G_STATE["fast"] = base, _g_fast() if base == now else None
 
 

@@ -20,6 +20,21 @@ def _g_slots(obj):
     return sorted((n, getattr(obj, n, None)) for n in names)
 
 
+def _g_relay(pm, session):
+    # What calls the hooks is pm's own: each caller's _hookexec is pm's bound method (pluggy's), and no
+    # instance attribute of the session, its config or pm shadows a method of its class (gethookproxy: every
+    # item's ihook). Checked against the classes, not a baseline: the submission ran before any baseline here.
+    for name, caller in list(vars(pm.hook).items()):
+        he = getattr(caller, "_hookexec", None)
+        if he is not None and getattr(he, "__self__", None) is not pm:
+            return "the %s hook's caller runs through %r" % (name, type(he).__name__)
+    for obj in (session, getattr(session, "config", None), pm):
+        for k, v in _g_slots(obj):
+            if callable(v) and isinstance(getattr(type(obj), k, None), _g_types.FunctionType):
+                return "%s.%s is the instance's own" % (type(obj).__name__, k)
+    return None
+
+
 def _g_hooks(pm, session=None):
     # each hook's implementations, and what calls them: the callers' own slots (a caller's _hookexec swapped
     # for a no-op), the plugin manager's, and the session's own callables (gethookproxy: every item's ihook)
@@ -70,6 +85,10 @@ class _GuardPlugin:
         _g_check("after collection")
         pm = session.config.pluginmanager
         _G_STATE["hooks"] = _g_hooks(pm, session)
+        _G_STATE["forked"] = any(pm.has_plugin(n) for n in ("forked", "xdist.boxed"))  # calls in a child
+        relay = _g_relay(pm, session)
+        if relay:
+            _g_tamper("the runner's hook relay was changed: " + relay)
         _G_STATE["items"] = {}
         for item in session.items:
             try:
@@ -101,7 +120,8 @@ class _GuardPlugin:
             _g_send("case", id=self._case(report), o=outcome, when=report.when)
             if report.outcome == "failed":
                 _G_STATE["failed"] += 1
-            elif report.when == "call" and report.outcome == "passed" and report.nodeid not in _G_STATE["called"]:
+            elif report.when == "call" and report.outcome == "passed" and report.nodeid not in _G_STATE["called"] \
+                    and not _G_STATE["forked"]:
                 _g_tamper("%s passed, but its call never reached the runner's hook" % report.nodeid)
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -111,6 +131,9 @@ class _GuardPlugin:
         if _G_STATE["hooks"] is not None and hooks != _G_STATE["hooks"]:
             _g_tamper("the runner's hooks changed while tests ran (%s)" % item.nodeid)
             _G_STATE["hooks"] = hooks
+            relay = _g_relay(item.config.pluginmanager, item.session)
+            if relay:
+                _g_tamper("the runner's hook relay was changed: " + relay)
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item):
         # the item itself, just before and after its call: an instance patch aimed at chosen tests by name

@@ -2,9 +2,9 @@
 
 Two independent layers, so that defeating one is not enough (``docs/security.md`` says what each misses):
 
-* ``honeypots`` (host side, this module): beside the real run, at the same time and in a sandbox of its own
-  (which is real drawn at random, :func:`acx_oci.sandbox.grader._run_pair`), the grade runs with a few real
-  graded tests changed *in place*: each one's first top-level ``assert a ==
+* ``honeypots`` (host side, this module): besides the real run, in a sandbox of its own and an order drawn at
+  random (:func:`acx_oci.sandbox.grader._run_pair`), the grade runs with a few real graded tests changed
+  *in place*: each one's first top-level ``assert a ==
   <constant>`` (or ``self.assertEqual(a, <constant>)``) gets a fresh random expected value of the same type.
   Same files, names, lines and selection: nothing in that run tells it from the real one but the value
   itself, so a submission that forges passes forges these too. An honest run fails each one (the real
@@ -133,10 +133,14 @@ def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidat
     containers: list[tuple[ast.Module | ast.ClassDef, str]] = [(tree, "")]
     containers += [(n, n.name + "::") for n in tree.body if isinstance(n, ast.ClassDef) and (
         graded is not None or n.name.startswith("Test") or any("TestCase" in ast.unparse(b) for b in n.bases))]
-    # a name defined twice (two classes' test_indexing: more-itertools) is one junit name ``module::name``: the
-    # other, unchanged, passes in the honeypot run and reads as a honeypot that passed
-    defs = Counter(f.name for b in (tree, *(n for n in tree.body if isinstance(n, ast.ClassDef))) for f in b.body
-                   if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    # a name defined twice anywhere in the module (two classes' test_indexing: more-itertools; a nested class's)
+    # is one junit name ``module::name``: the other, unchanged, passes in the honeypot run and reads as a
+    # honeypot that passed. A class built on one from elsewhere may bring any name: such a module gets none.
+    defs = Counter(f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    local = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    if any(ast.unparse(b).split(".")[-1] not in local | {"TestCase", "object", "IsolatedAsyncioTestCase"}
+           for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
+        return []
     for box, prefix in containers:
         for fn in box.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test") or \
@@ -248,7 +252,7 @@ def needs_decoy(prep: GraderPayload, first: Run[C], *, every_layer: bool = True)
     """The honeypot run counts when honeypots were chosen and the real run passed every test (a failing grade
     is no pass whatever a second run says). Not ``every_layer``: only when no forgery was found in the real
     run already (the grade is then tampered whatever a second run says; a game's record names every layer
-    that saw it). Both runs are made either way, at once: which one is real must not show."""
+    that saw it). Both runs are made either way: which one is real must not show."""
     return bool(prep.honeypots and prep.decoy and first.cases and not first.timed_out
                 and all(c.outcome == "passed" for c in first.cases)
                 and (every_layer or not first.forged))
