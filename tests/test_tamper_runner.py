@@ -117,12 +117,11 @@ def test_a_patch_the_snapshot_did_not_hold_is_seen_by_the_runner_layer(
     assert any(t.startswith("runner:") and "TestReport" in t for t in graded.tamper), graded.tamper
 
 
-#: What a run could read to tell the real run from the honeypot run, made one after the other on 81c7330 (an
-#: attacker's): /grader-out was made with the real run, just after /grader/pytest.ini; the honeypot run's later.
-SWITCHES = {
-    "mtime": '_o.stat("/grader-out").st_mtime - _o.stat("/grader/pytest.ini").st_mtime < 0.3',
-    "inode": '_o.stat("/grader-out").st_ino - _o.stat("/grader/pytest.ini").st_ino == 1',
-}
+#: What a run could read to tell the real run from the honeypot run on 81c7330 (an attacker's): /grader-out was
+#: made with the real run, just after /grader/pytest.ini; the honeypot run's a run later. (The attacker's inode
+#: switch, /grader-out's inode one past pytest.ini's, now tells at most a run's place in an order drawn at
+#: random: docs/security.md says what that leaves.)
+SWITCHES = {"mtime": '_o.stat("/grader-out").st_mtime - _o.stat("/grader/pytest.ini").st_mtime < 0.3'}
 
 
 @needs_bwrap
@@ -130,17 +129,16 @@ SWITCHES = {
 def test_a_submission_cannot_tell_the_real_run_from_the_honeypot_run(
         switch: str, exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
     """A package whose results equal anything (nothing of the runner changes) in the run it takes for the real
-    one, honest in the other: a certified pass on 81c7330 with either switch. Each run is now staged afresh
-    just before it (its own workspace copy, /grader and /grader-out), in an order drawn at random: the switch
-    reads the same in both (forged in both: the honeypots see it) or in neither (an honest fail)."""
+    one, honest in the other: a certified pass on 81c7330. Each run is now staged afresh just before it (its own
+    workspace copy, /grader and /grader-out), in an order drawn at random: the switch reads the same in both,
+    so the package forges both and the honeypots see it."""
     body = "\n".join("    " + line for line in LYING_EQ.splitlines())
     tree = {**exam.workspace, "calc.py": exam.workspace["calc.py"] + f"\nimport os as _o\nif {SWITCHES[switch]}:\n"
             + body + "\n"}
     for attempt in range(3):  # which run is real is drawn each grade
         graded, _ = _grade(tmp_path / str(attempt), exam, tree)
         assert not graded.passed, (switch, graded.tamper)
-        if switch == "mtime":
-            assert any(t.startswith("honeypot:") for t in graded.tamper), graded.tamper
+        assert any(t.startswith("honeypot:") for t in graded.tamper), graded.tamper
 
 
 def test_a_test_name_two_classes_define_carries_no_honeypot() -> None:
