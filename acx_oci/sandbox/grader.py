@@ -307,8 +307,8 @@ def _grade(submission: Path, tests: Path, base: SandboxSpec, time_seconds: float
                         chdir="/grader")
         argv = pytest_argv(import_submission=import_submission, python=python)
         if prep.honeypots and prep.decoy:  # the honeypot run (a few expected values changed in place) beside it
-            first, res, ok, pair = _run_pair(gspec, stage, argv, prep, time_seconds)
-            decoy = pair if tamper.needs_decoy(prep, first, every_layer=every_layer) else None
+            first, res, ok, pair = _run_pair(gspec, stage, argv, prep, time_seconds, every_layer)
+            decoy = pair if pair is not None and tamper.needs_decoy(prep, first, every_layer=every_layer) else None
         else:
             (first, res, ok), decoy = _run_once(gspec, stage / "out", argv, prep.files, time_seconds), None
         seen = tamper.assess(prep, first, decoy, junit_nodeid)
@@ -323,13 +323,15 @@ _Run = tamper.Run[TestOutcome]
 
 
 def _run_pair(gspec: SandboxSpec, stage: Path, argv: list[str], prep: tamper.GraderPayload,
-              time_seconds: float | None) -> tuple[_Run, SandboxResult, bool, _Run]:
+              time_seconds: float | None, every_layer: bool) -> tuple[_Run, SandboxResult, bool, _Run | None]:
     """The real run and the honeypot run, in an order drawn at random, each staged afresh just before it (its
     own copy of the workspace, /grader and /grader-out): what a run can read (its dirs'
     inodes and times, the clock against them) reads the same in both, and nothing one run leaves reaches the
     other. On 81c7330 the honeypot run always came second in dirs made with the first: a submission read
     /grader-out's mtime (or inode) against /grader/pytest.ini's, forged the first run alone and was a
-    certified pass. (Run at once, the two could signal each other through a lock on the shared workspace.)"""
+    certified pass. (Run at once, the two could signal each other through a lock on the shared workspace.)
+    A real run that came first and needs no honeypot run (it failed) is the grade alone: its order was drawn
+    before it ran, so skipping the second tells no run anything."""
     jobs = [(True, prep.files), (False, prep.decoy)]
     if secrets.randbits(1):
         jobs.reverse()
@@ -343,8 +345,10 @@ def _run_pair(gspec: SandboxSpec, stage: Path, argv: list[str], prep: tamper.Gra
         (here / "grader" / "pytest.ini").chmod(0o644)
         spec = replace(gspec, ro_binds=((here / "workspace", "/workspace"), (here / "grader", "/grader")))
         done[real] = _run_once(spec, here / "out", argv, files, time_seconds)
+        if real and not tamper.needs_decoy(prep, done[True][0], every_layer=every_layer):
+            break
     first, res, ok = done[True]
-    return first, res, ok, done[False][0]
+    return first, res, ok, done[False][0] if False in done else None
 
 
 def _run_once(gspec: SandboxSpec, out: Path, argv: list[str], files: dict[str, str],
