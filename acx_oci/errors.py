@@ -148,7 +148,7 @@ class MachineUnfit(UsageError):
 
 class NoWheel(UsageError):
     """A requirement has no wheel for the image's Python (``sdists``: the source distributions pip saw, never
-    built on the host; ``env build --allow-build`` builds one inside the sandbox)."""
+    built on the host; ``env build`` builds one inside the sandbox unless ``--wheels-only``)."""
 
     def __init__(self, message: str, name: str = "", sdists: tuple[str, ...] = ()) -> None:
         super().__init__(message)

@@ -254,9 +254,29 @@ def test_a_package_with_only_a_source_distribution_is_named_and_refused(tmp_path
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("evilpkg\n")
     res = cli("env", "build", f"oci:{tmp_path / 'images'}:x", "--requirements", reqs, "--find-links",
-              tmp_path / "links", "--index-url", index)
+              tmp_path / "links", "--index-url", index, "--wheels-only")
     assert res.exit_code == 2 and "evilpkg: no wheel" in res.output and "refused" in res.output, res.output
+    assert "--wheels-only forbids building it" in res.output
     assert len(res.output.strip().splitlines()) == 1
+    assert not marker.exists() and not (tmp_path / "images").exists()
+
+
+@pytest.mark.skipif(shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None,
+                    reason="a build needs mmdebstrap and bubblewrap (checked before the resolution)")
+def test_by_default_a_source_only_requirement_goes_to_the_sandboxed_build_never_the_host(tmp_path: Path) -> None:
+    """As pip would, ``env build`` builds a requirement that has only an sdist (jmespath's 2013 ``ply==3.4``
+    was refused by the docs' commands while wheels only was the default) — inside the sandbox. Here the empty
+    index has no setuptools for the build, so the run stops at the build's own requirement: proof that the
+    default went to build it, and that nothing of it ran on the host."""
+    marker = tmp_path / "build-script-ran"
+    _sdist(tmp_path / "links", marker)
+    (tmp_path / "index").mkdir()
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("evilpkg\n")
+    res = cli("env", "build", f"oci:{tmp_path / 'images'}:x", "--requirements", reqs, "--find-links",
+              tmp_path / "links", "--index-url", (tmp_path / "index").as_uri())
+    assert res.exit_code == 2 and "evilpkg-1.0.tar.gz (only a source distribution) is built inside the sandbox, " \
+        "but its build requirements cannot be had: setuptools" in res.output, res.output
     assert not marker.exists() and not (tmp_path / "images").exists()
 
 
@@ -298,7 +318,7 @@ def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path
                "--id", "calc-env", "-o", tmp_path / "suite").exit_code == 0
     res = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--environments", "--env-store",
               f"oci:{tmp_path / 'store'}", "--find-links", tmp_path / "links", "--index-url",
-              (tmp_path / "index").as_uri(), "--json")
+              (tmp_path / "index").as_uri(), "--wheels-only", "--json")
     assert res.exit_code == 1, res.output
     rec = json.loads(res.stdout)["records"][0]
     assert not rec["certified"] and rec["stages"]["gold"]["environmentBuilt"] is False

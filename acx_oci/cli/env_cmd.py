@@ -47,9 +47,10 @@ def _options(plain_http: bool, insecure: bool, timeout: float) -> StoreOptions:
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="The package index (default: PyPI).")
-@click.option("--allow-build", is_flag=True,
-              help="Build a requirement that has only a source distribution into a wheel inside the sandbox (the "
-                   "image's root, no network); without it such a requirement is named and refused.")
+@click.option("--allow-build/--wheels-only", "allow_build", default=True, show_default=True,
+              help="A requirement that has only a source distribution is built into a wheel inside the sandbox "
+                   "(the image's root, no network, its build requirements wheels only); --wheels-only names and "
+                   "refuses it instead.")
 @registry_options(deadline=0)
 @json_option
 def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int | None, twice: bool,

@@ -49,9 +49,9 @@ def exam() -> None:
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
-@click.option("--allow-build", is_flag=True,
-              help="Building an environment: build a requirement that has only a source distribution inside the "
-                   "sandbox.")
+@click.option("--allow-build/--wheels-only", "allow_build", default=True, show_default=True,
+              help="Building an environment: a requirement that has only a source distribution is built inside "
+                   "the sandbox; --wheels-only refuses it.")
 @executor_options
 @registry_options(deadline=0)
 @json_option

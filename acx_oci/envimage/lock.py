@@ -122,9 +122,10 @@ def compile_argv(inputs: dict[str, Any], reqs: Path, out: Path, *, index_url: st
 def no_wheel(name: str, python: str, sdists: tuple[str, ...]) -> NoWheel:
     """The refusal of a requirement with no wheel for the image (``sdists``: its source distributions)."""
     why = "only a source distribution, whose build scripts would run" if sdists else "no wheel fits"
+    how = ("wheels only: --wheels-only forbids building it (inside the sandbox otherwise)" if sdists
+           else "nothing to build it from")
     return NoWheel(f"env build: {name}: no wheel for CPython {python} on linux {oci_arch()} ({why}); refused — "
-                   "wheels only (--allow-build builds it inside the sandbox; or give a wheel with --find-links DIR)",
-                   name, sdists)
+                   f"{how}; or give a wheel with --find-links DIR", name, sdists)
 
 
 def _refusal(out: str, python: str, index_url: str | None, find_links: Sequence[Path]) -> UsageError:

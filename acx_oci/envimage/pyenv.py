@@ -214,12 +214,17 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
             step = root.work / f"build-{n}"
             src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", file_roots(index_url, find_links))
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
-            bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
+            try:
+                bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
+            except UsageError as exc:  # the user asked for the sdist's package, not for its build backend
+                why = str(exc).removeprefix("env build: ")
+                raise UsageError(f"env build: {src.name} (only a source distribution) is built inside the "
+                                 f"sandbox, but its build requirements cannot be had: {why}") from None
             (step / "lock").mkdir(mode=0o755)
             (step / "lock" / "build.txt").write_text("".join(p.line() + "\n" for p in bpins), "utf-8")
             (step / "out").mkdir(mode=0o755)
             wheel = sdist.build_wheel(root.unpacked(), src, step / "deps" / "dist", step / "lock" / "build.txt",
-                                      wheels / "tools", pip_pin().filename, step / "out")
+                                      wheels / "tools", pip_pin().filename, step / "out", epoch=root.epoch)
             built.append(sdist.sdist_note(src, digest, wheel))
             links.append(step / "out")
     raise AssertionError("unreachable")

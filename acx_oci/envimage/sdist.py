@@ -1,4 +1,5 @@
-"""``--allow-build``: a requirement with only a source distribution, built into a wheel inside the sandbox.
+"""A requirement with only a source distribution, built into a wheel inside the sandbox (the default; not under
+``--wheels-only``).
 
 The host only fetches bytes: an sdist of the refused requirement (:func:`sources`: from a ``--find-links``
 directory, or the index's page over HTTPS with its ``#sha256=`` checked), its ``[build-system] requires`` read
@@ -204,13 +205,15 @@ def _pyproject_text(sdist: Path) -> str | None:
 
 
 def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, tools: Path, pip_wheel: str,
-                out: Path) -> Path:
-    """Build ``sdist`` into a wheel in ``out`` inside the sandbox (the image's root as ``/``, no network)."""
+                out: Path, *, epoch: int) -> Path:
+    """Build ``sdist`` into a wheel in ``out`` inside the sandbox (the image's root as ``/``, no network).
+    ``SOURCE_DATE_EPOCH`` is the image's: the wheel's archive times, so the image, come out the same each build."""
     spec = SandboxSpec(rootfs=root, ro_binds=((sdist.parent, "/tmp/acx-sdist"), (build_dist, "/tmp/acx-build"),
                                               (build_lock.parent, "/tmp/acx-lock"), (tools, "/tmp/acx-tools")),
                        rw_binds=((out, "/tmp/acx-out"),), time_seconds=BUILD_SECONDS, memory_mib=4096, pids=256,
                        disk_mib=1024, file_size_mib=1024, open_files=1024,
-                       env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "PIP_CONFIG_FILE": "/dev/null"})
+                       env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "PIP_CONFIG_FILE": "/dev/null",
+                            "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0"})
     give_to_sandbox(out, spec)
     pip = f"/tmp/bv/bin/python /tmp/acx-tools/{pip_wheel}/pip"
     script = ("set -e; /usr/bin/python3 -m venv --without-pip /tmp/bv; "

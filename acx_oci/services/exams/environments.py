@@ -43,7 +43,7 @@ class EnvImages:
     image already in the store is still pulled, nothing else is tried, and the reason says how to proceed."""
 
     def __init__(self, store: str | None = None, *, build: bool = True, store_options: StoreOptions | None = None,
-                 find_links: Sequence[Path] = (), index_url: str | None = None, allow_build: bool = False,
+                 find_links: Sequence[Path] = (), index_url: str | None = None, allow_build: bool = True,
                  stages: StageReport | None = None) -> None:
         self.store = store or default_store()
         self.build, self.store_options, self.stages = build, store_options, stages
