@@ -23,21 +23,33 @@ NO_START = GradeResult(126, False, (), False, b"", EAGAIN, 0.0)
 LATE = GradeResult(-9, True, (), False, b"", b"", 60.0)
 
 
-def _runs(*results: GradeResult) -> tuple[list[float], Callable[[], GradeResult]]:
-    queue, slept = list(results), []
+def _runs(*results: GradeResult) -> tuple[list[float], list[float], Callable[[float], GradeResult]]:
+    queue, slept, deadlines = list(results), [], []
 
-    def run() -> GradeResult:
+    def run(seconds: float) -> GradeResult:
+        deadlines.append(seconds)
         return queue.pop(0)
-    return slept, run
+    return slept, deadlines, run
 
 
 def test_a_fork_failure_is_retried_and_a_persistent_one_is_a_harness_fault() -> None:
-    slept, run = _runs(NO_START, NO_START, FAILED)
-    assert harness.retried(run, expect_pass=False, what="x", sleep=slept.append) is FAILED
+    slept, _, run = _runs(NO_START, NO_START, FAILED)
+    assert harness.retried(run, expect_pass=False, what="x", deadline=60, sleep=slept.append) is FAILED
     assert slept == [harness.BACKOFF_SECONDS, 2 * harness.BACKOFF_SECONDS]
-    _, run = _runs(NO_START, NO_START, NO_START)
+    _, _, run = _runs(NO_START, NO_START, NO_START)
     with pytest.raises(HarnessFault, match=r"could not start: setpriv: failed to execute .*3 attempts"):
-        harness.retried(run, expect_pass=False, what="x", sleep=lambda s: None)
+        harness.retried(run, expect_pass=False, what="x", deadline=60, sleep=lambda s: None)
+
+
+def test_a_reference_past_its_deadline_gets_twice_the_time_at_each_retry() -> None:
+    """pyparsing efd56db4e5's reference ran past a fixed 60 s three times on a loaded machine: a lane error
+    where the same tests, given the time, pass. Each retry doubles the deadline."""
+    _, deadlines, run = _runs(LATE, LATE, GOOD)
+    assert harness.retried(run, expect_pass=True, what="x", deadline=60, sleep=lambda s: None) is GOOD
+    assert deadlines == [60, 120, 240]
+    _, deadlines, run = _runs(LATE)
+    assert harness.retried(run, expect_pass=False, what="x", deadline=60, sleep=lambda s: None) is LATE
+    assert deadlines == [60]  # a control that hangs has failed: not run again
 
 
 def test_a_timeout_is_a_fault_only_where_the_run_should_pass() -> None:

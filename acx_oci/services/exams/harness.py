@@ -25,6 +25,9 @@ from acx_oci.sandbox import GradeResult
 #: Attempts after the first; each waits a little longer (the load that caused the fault may pass).
 RETRIES = 2
 BACKOFF_SECONDS = 1.0
+#: Each attempt after a fault has this many times the previous one's deadline: a real repository's tests that
+#: take 40 s on an idle machine ran past a fixed 60 s three times on a loaded one (pyparsing efd56db4e5).
+DEADLINE_GROWTH = 2.0
 LANE = "harness"
 _SANDBOX_FAILED = re.compile(rb"Resource temporarily unavailable|Cannot allocate memory|^setpriv: |^bwrap: ", re.M)
 
@@ -60,15 +63,16 @@ def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False) 
     return None
 
 
-def retried(run: Callable[[], GradeResult], *, expect_pass: bool, what: str, upstream: bool = False,
-            sleep: Callable[[float], None] = time.sleep) -> GradeResult:
-    """``run()`` until it is no harness fault, at most 1 + :data:`RETRIES` times; then :class:`HarnessFault`."""
+def retried(run: Callable[[float], GradeResult], *, expect_pass: bool, what: str, upstream: bool = False,
+            deadline: float, sleep: Callable[[float], None] = time.sleep) -> GradeResult:
+    """``run(seconds)`` until it is no harness fault, at most 1 + :data:`RETRIES` times, the deadline growing
+    by :data:`DEADLINE_GROWTH` each time; then :class:`HarnessFault`."""
     why = ""
     for attempt in range(RETRIES + 1):
         if attempt:
             sleep(BACKOFF_SECONDS * attempt)
         try:
-            result = run()
+            result = run(deadline * DEADLINE_GROWTH ** attempt)
         except SandboxUnavailable as exc:
             if not transient(exc):
                 raise

@@ -83,9 +83,10 @@ class _Grader:
         sub.mkdir()
         write_files(sub, files)
         try:
-            return retried(lambda: grade(sub, self.tests, spec=self.spec, time_seconds=GRADE_SECONDS,
-                                         every_layer=not probe),
-                           expect_pass=expect_pass, what=f"grading {what}", upstream=upstream)
+            return retried(lambda seconds: grade(sub, self.tests, spec=replace(self.spec, time_seconds=seconds),
+                                                 time_seconds=seconds, every_layer=not probe),
+                           expect_pass=expect_pass, what=f"grading {what}", upstream=upstream,
+                           deadline=GRADE_SECONDS)
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
