@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.envimage import lock, pyenv
+from acx_oci.envimage import lock, pyenv, sdist
 from acx_oci.errors import UsageError
 from acx_oci.services.exams import envspec, pythons
 
@@ -278,6 +278,22 @@ def test_by_default_a_source_only_requirement_goes_to_the_sandboxed_build_never_
     assert res.exit_code == 2 and "evilpkg-1.0.tar.gz (only a source distribution) is built inside the sandbox, " \
         "but its build requirements cannot be had: setuptools" in res.output, res.output
     assert not marker.exists() and not (tmp_path / "images").exists()
+
+
+def test_the_sdist_built_is_of_the_version_the_resolver_wanted_not_the_newest(tmp_path: Path) -> None:
+    """jmespath 8c0fc3e pins ``ply==3.4`` (no wheel); the build took the newest sdist, ply 3.11, which no
+    resolution of ``ply==3.4`` can use."""
+    from acx_oci.errors import NoWheel
+
+    _sdist(tmp_path / "links", tmp_path / "marker")
+    (tmp_path / "links" / "evilpkg-2.0.tar.gz").write_bytes((tmp_path / "links" / "evilpkg-1.0.tar.gz").read_bytes())
+    (tmp_path / "index").mkdir()
+    for want, names in (("evilpkg==1.0", ["evilpkg-1.0.tar.gz"]), ("evilpkg", ["evilpkg-2.0.tar.gz"])):
+        inputs = pyenv.build_inputs({"python": "3.11", "requirements": [want], "package": ["calc"]})
+        with pytest.raises(NoWheel) as caught:
+            lock.resolve(inputs, tmp_path / "wheels", index_url=(tmp_path / "index").as_uri(),
+                         find_links=[tmp_path / "links"])
+        assert [Path(sdist.pick(caught.value)).name] == names, caught.value.sdists
 
 
 def _wheel(links: Path, name: str, requires: list[str]) -> None:

@@ -132,7 +132,9 @@ def _refusal(out: str, python: str, index_url: str | None, find_links: Sequence[
     """uv's refusal as one line: no wheel (named), a URL dependency, the network, or uv's own last words."""
     if (m := re.search(r"Wheels are required for `([^`]+)`", out)) is not None:
         name = normalize(m.group(1))
-        return no_wheel(name, python, sdist.sources(name, index_url, find_links))
+        wanted = re.search(r"Because ([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]{1,64}) has no usable wheels", out)
+        version = wanted.group(2) if wanted is not None and normalize(wanted.group(1)) == name else None
+        return no_wheel(name, python, sdist.of_version(sdist.sources(name, index_url, find_links), version))
     if (m := re.search(r"Package `([^`]+)` was included as a URL dependency", out)) is not None:
         return UsageError(f"env build: a wheel requires {shown(m.group(1))} by a direct URL; refused (only index "
                           "releases are resolved, nothing is fetched from such a URL or built)")

@@ -102,30 +102,39 @@ def pick(refusal: NoWheel) -> str:
     return max(refusal.sdists, key=_version_key)
 
 
+def of_version(urls: tuple[str, ...], version: str | None) -> tuple[str, ...]:
+    """The sdists of exactly ``version`` (the release the resolver wanted: jmespath's ``ply==3.4``, never the
+    newest 3.11); all of them when it named none or none is of it."""
+    if version is None:
+        return urls
+    kept = tuple(u for u in urls if (m := _FILE.match(unquote(Path(urlparse(u).path).name))) and m.group(2) == version)
+    return kept or urls
+
+
 def fetch(url: str, dest: Path, links: Sequence[Path] = ()) -> tuple[Path, str]:
     """The sdist's bytes into ``dest`` (nothing of it runs); an index's ``#sha256=`` fragment must match. A
     ``file:`` URL must lie in one of the ``--find-links`` directories (an index cannot point at a host file)."""
     parsed = urlparse(url)
     name = unquote(Path(parsed.path).name)
     if not _FILE.match(name):
-        raise UsageError(f"env build --allow-build: {name!r} is not a source distribution's file name")
+        raise UsageError(f"env build (from source): {name!r} is not a source distribution's file name")
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / name
     if parsed.scheme == "file":
         src = Path(unquote(parsed.path))
         if not any(src.resolve().parent == d.resolve() for d in links):
-            raise UsageError(f"env build --allow-build: {src} is in no --find-links directory; not fetched")
+            raise UsageError(f"env build (from source): {src} is in no --find-links directory; not fetched")
         if src.is_symlink() or not src.is_file() or src.stat().st_size > MAX_SDIST_BYTES:
-            raise UsageError(f"env build --allow-build: {src} is not a regular file under {MAX_SDIST_BYTES} bytes")
+            raise UsageError(f"env build (from source): {src} is not a regular file under {MAX_SDIST_BYTES} bytes")
         shutil.copyfile(src, out)
     elif parsed.scheme == "https":
         _download(url, name, out)
     else:
-        raise UsageError(f"env build --allow-build: {url}: only file: and https: sources are fetched")
+        raise UsageError(f"env build (from source): {url}: only file: and https: sources are fetched")
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     want = re.search(r"#sha256=([0-9a-f]{64})", url)
     if want and want.group(1) != digest:
-        raise UsageError(f"env build --allow-build: {name} hashes to sha256:{digest}, the index says {want.group(1)}")
+        raise UsageError(f"env build (from source): {name} hashes to sha256:{digest}, the index says {want.group(1)}")
     out.chmod(0o644)
     return out, digest
 
@@ -140,10 +149,10 @@ def _download(url: str, name: str, out: Path) -> None:
             for chunk in res.iter_content(1 << 20):
                 size += len(chunk)
                 if size > MAX_SDIST_BYTES:
-                    raise UsageError(f"env build --allow-build: {name} is over {MAX_SDIST_BYTES} bytes")
+                    raise UsageError(f"env build (from source): {name} is over {MAX_SDIST_BYTES} bytes")
                 fh.write(chunk)
     except requests.RequestException as exc:
-        raise MachineUnfit(f"env build --allow-build: fetching {name} failed ({shown(type(exc).__name__)}); the "
+        raise MachineUnfit(f"env build (from source): fetching {name} failed ({shown(type(exc).__name__)}); the "
                            "index or the network") from None
 
 
@@ -153,7 +162,7 @@ def build_requires(sdist: Path) -> list[str]:
     reqs = _declared(sdist)
     kept, dropped = sort_out(reqs)
     if dropped:
-        raise UsageError(f"env build --allow-build: {sdist.name}'s build requirement {dropped[0]}; refused, nothing "
+        raise UsageError(f"env build (from source): {sdist.name}'s build requirement {dropped[0]}; refused, nothing "
                          "of it fetched or built")
     return kept
 
@@ -162,7 +171,7 @@ def _declared(sdist: Path) -> list[str]:
     try:
         text = _pyproject_text(sdist)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError) as exc:
-        raise UsageError(f"env build --allow-build: {sdist.name} is not a readable archive "
+        raise UsageError(f"env build (from source): {sdist.name} is not a readable archive "
                          f"({shown(type(exc).__name__)}); refused") from None
     if text is None:
         return list(DEFAULT_BUILD_REQUIRES)
@@ -172,7 +181,7 @@ def _declared(sdist: Path) -> list[str]:
     if not isinstance(reqs, list):
         return list(DEFAULT_BUILD_REQUIRES)
     if not all(isinstance(r, str) for r in reqs):
-        raise UsageError(f"env build --allow-build: {sdist.name}'s [build-system] requires holds a non-string")
+        raise UsageError(f"env build (from source): {sdist.name}'s [build-system] requires holds a non-string")
     return list(reqs)
 
 
@@ -194,7 +203,7 @@ def _pyproject_text(sdist: Path) -> str | None:
         with tarfile.open(sdist) as tf:
             for n, m in enumerate(tf):
                 if n >= MAX_MEMBERS or m.offset_data + m.size > MAX_SCAN_BYTES:
-                    raise UsageError(f"env build --allow-build: {sdist.name} holds over {MAX_MEMBERS} members or "
+                    raise UsageError(f"env build (from source): {sdist.name} holds over {MAX_MEMBERS} members or "
                                      f"{MAX_SCAN_BYTES} bytes before its pyproject.toml; refused")
                 if m.isreg() and m.name.count("/") == 1 and m.name.endswith("/pyproject.toml") \
                         and m.size <= MAX_PYPROJECT_BYTES:
@@ -224,9 +233,11 @@ def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, too
     res = run(spec, ["/bin/sh", "-c", script])
     wheels = sorted(out.glob("*.whl"))
     if res.returncode != 0 or res.timed_out or len(wheels) != 1:
-        tail = res.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        raise UsageError(f"env build --allow-build: building {sdist.name} inside the sandbox failed "
-                         f"(exit {res.returncode}{', timed out' if res.timed_out else ''}): {' | '.join(tail)}")
+        said = (res.stdout + b"\n" + res.stderr).decode("utf-8", "replace").splitlines()
+        # pip ends with "note: This is an issue with the package ..." and "hint: See above": the cause is above
+        tail = [ln.strip() for ln in said if ln.strip() and not ln.strip().startswith(("note:", "hint:"))][-4:]
+        raise UsageError(f"env build (from source): building {sdist.name} inside the sandbox failed "
+                         f"(exit {res.returncode}{', timed out' if res.timed_out else ''}): {shown(' | '.join(tail))}")
     wheels[0].chmod(0o644)
     return wheels[0]
 
@@ -237,4 +248,4 @@ def sdist_note(sdist: Path, digest: str, wheel: Path) -> dict[str, Any]:
             "wheelSha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
 
 
-__all__ = ["build_requires", "build_wheel", "fetch", "pick", "sdist_note", "sources"]
+__all__ = ["build_requires", "build_wheel", "fetch", "of_version", "pick", "sdist_note", "sources"]
