@@ -452,6 +452,21 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+def test_the_environment_image_holds_no_bytecode_written_at_its_build(py_env_image: dict[str, Any]) -> None:
+    """A ``.pyc`` header keeps its source's mtime, which is the install's moment: the build's own check that
+    pytest imports wrote ``__pycache__`` for pytest into the venv, and two builds of one spec (jmespath
+    8c0fc3e, twice) were two images. The venv holds no bytecode, so the image is the same each build."""
+    layout = Path(py_env_image["store"].removeprefix("oci:"))
+    blob = layout / "blobs" / "sha256"
+    manifest = json.loads((blob / py_env_image["ref"].rsplit(":", 1)[1]).read_bytes())
+    (layer,) = manifest["layers"]
+    with tarfile.open(blob / layer["digest"].split(":", 1)[1]) as tf:
+        names = [m.name.removeprefix("./") for m in tf]
+    assert any(n.startswith("opt/acx-venv/lib/") and n.endswith("/pytest/__init__.py") for n in names)
+    assert [n for n in names if n.startswith("opt/acx-venv/") and n.endswith(".pyc")] == []
+
+
+@pytest.mark.slow
 def test_certify_grades_in_the_exams_own_environment(py_env_image: dict[str, Any], tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from acx_oci.envimage import prune

@@ -53,6 +53,9 @@ ENV_REPORT = "acx-env.json"
 LOCK_FILE = "acx-lock.txt"
 #: The Pythons an environment image can have: a Debian suite's own python3 (reproducible, pulled by digest).
 PYTHONS = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+#: When each Python we offer was released: a fix's date picks among those it could have run on, and a source
+#: build's tools are no older (setuptools of 2019 fails on 3.9: ``HTMLParser.unescape`` is gone).
+RELEASED = {"3.9": "2020-10-05", "3.11": "2022-10-24", "3.13": "2024-10-07"}
 DEFAULT_PYTHON = "3.11"
 ANN_SPEC = "dev.acx.image.env-spec"
 ANN_PYTHON = "dev.acx.image.python"
@@ -118,7 +121,7 @@ def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, A
               f"{VENV_PYTHON} /tmp/acx-wheels/tools/{pip_wheel}/pip install --no-index --find-links "
               "/tmp/acx-wheels/dist --require-hashes --only-binary :all: --no-deps --no-compile --no-cache-dir "
               "--disable-pip-version-check --no-input -q -r /tmp/acx-wheels/" + LOCK_FILE + "; "
-              f"exec {VENV_PYTHON} -I -c \"$ACX_REPORT\"")
+              f"exec {VENV_PYTHON} -I -B -c \"$ACX_REPORT\"")  # -I ignores PYTHONDONTWRITEBYTECODE
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "ACX_REPORT": REPORT,
            "PIP_CONFIG_FILE": "/dev/null", "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"}
     res = run(SandboxSpec(**{**spec.__dict__, "env": env}), ["/bin/sh", "-c", script])
@@ -214,6 +217,8 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
             step = root.work / f"build-{n}"
             src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", file_roots(index_url, find_links))
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
+            if "excludeNewer" in reqs:  # tools of the fix's day, but none older than the image's Python
+                reqs["excludeNewer"] = max(reqs["excludeNewer"], f"{RELEASED[inputs['python']]}T23:59:59Z")
             try:
                 bpins, _ = resolve(reqs, step / "deps", index_url=index_url, find_links=links)
             except UsageError as exc:  # the user asked for the sdist's package, not for its build backend

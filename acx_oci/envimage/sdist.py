@@ -222,7 +222,7 @@ def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, too
                        rw_binds=((out, "/tmp/acx-out"),), time_seconds=BUILD_SECONDS, memory_mib=4096, pids=256,
                        disk_mib=1024, file_size_mib=1024, open_files=1024,
                        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "PIP_CONFIG_FILE": "/dev/null",
-                            "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0"})
+                            "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
     give_to_sandbox(out, spec)
     pip = f"/tmp/bv/bin/python /tmp/acx-tools/{pip_wheel}/pip"
     script = ("set -e; /usr/bin/python3 -m venv --without-pip /tmp/bv; "
@@ -234,8 +234,11 @@ def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, too
     wheels = sorted(out.glob("*.whl"))
     if res.returncode != 0 or res.timed_out or len(wheels) != 1:
         said = (res.stdout + b"\n" + res.stderr).decode("utf-8", "replace").splitlines()
-        # pip ends with "note: This is an issue with the package ..." and "hint: See above": the cause is above
-        tail = [ln.strip() for ln in said if ln.strip() and not ln.strip().startswith(("note:", "hint:"))][-4:]
+        # pip closes with its own summary ("note: This is an issue with the package", "hint: See above"); the
+        # cause is the build's last lines, which pip quotes between "[N lines of output]" and "[end of output]"
+        ends = [n for n, ln in enumerate(said) if ln.strip() == "[end of output]"]
+        tail = [ln.strip() for ln in (said[:ends[-1]] if ends else said)
+                if ln.strip() and not ln.strip().startswith(("note:", "hint:"))][-3:]
         raise UsageError(f"env build (from source): building {sdist.name} inside the sandbox failed "
                          f"(exit {res.returncode}{', timed out' if res.timed_out else ''}): {shown(' | '.join(tail))}")
     wheels[0].chmod(0o644)

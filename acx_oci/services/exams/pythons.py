@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import re
 
-from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS
-
-#: When each Python we offer was released: the fix's date picks among those it could have run on.
-RELEASED = {"3.9": "2020-10-05", "3.11": "2022-10-24", "3.13": "2024-10-07"}
+from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, RELEASED
 
 
 def version_key(v: str) -> tuple[int, ...]:
