@@ -451,6 +451,47 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"store": store, "ref": ref, "spec": spec}
 
 
+def _fake_pytest(links: Path) -> None:
+    """A ``pytest`` that imports and cannot run a test: what pytest 2.9 is on CPython 3.9 (INTERNALERROR)."""
+    import zipfile
+
+    info = "pytest-0.0.1.dist-info"
+    with zipfile.ZipFile(links / "pytest-0.0.1-py3-none-any.whl", "w") as zf:
+        zf.writestr("pytest/__init__.py", "")
+        zf.writestr("pytest/__main__.py", "print('INTERNALERROR> AssertionError')\nraise SystemExit(3)\n")
+        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: pytest\nVersion: 0.0.1\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+
+
+@pytest.mark.slow
+def test_an_environment_whose_pytest_imports_but_cannot_run_a_test_is_refused(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """jmespath 8c0fc3e (2013) resolved pytest 2.9.1, which imports on CPython 3.9 and then ends every run
+    with an INTERNALERROR: ``env build`` said ok and certification read a harness lane error. The build runs a
+    one-line test with the image's pytest; one that cannot is refused (with a date, the build first tries the
+    index a year later at a time, while that gives another lock)."""
+    from acx_oci.envimage.preflight import probe_index
+    from acx_oci.errors import MachineUnfit
+
+    if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
+        pytest.skip("mmdebstrap or bubblewrap not installed")
+    try:
+        probe_index(None, timeout=5)
+    except MachineUnfit:
+        pytest.skip("PyPI is not reachable from this machine (pip's own wheel comes from there)")
+    tmp = tmp_path_factory.mktemp("fakepytest")
+    (tmp / "links").mkdir()
+    _fake_pytest(tmp / "links")
+    spec = {"python": "3.11", "requirements": ["pytest==0.0.1"], "package": ["calc"]}
+    with pytest.raises(UsageError, match=r"the image's pytest 0\.0\.1 cannot run a one-line test on CPython "
+                                         r"3\.11\.\d+ \(exit 3: INTERNALERROR> AssertionError\)"):
+        pyenv.build_env_image(f"oci:{tmp / 'layout'}:x", spec, epoch=1_700_000_000,
+                              keep_tar=root_tar(tmp_path_factory, PACKAGES), include=PACKAGES,
+                              find_links=[tmp / "links"])
+    assert not (tmp / "layout").exists()
+
+
 @pytest.mark.slow
 def test_the_environment_image_holds_no_bytecode_written_at_its_build(py_env_image: dict[str, Any]) -> None:
     """A ``.pyc`` header keeps its source's mtime, which is the install's moment: the build's own check that

@@ -32,6 +32,7 @@ import re
 import shutil
 import tarfile
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.envimage import preflight
 from acx_oci.envimage.build import BuiltImage, image_from_tar, resolve_epoch, run_mmdebstrap
-from acx_oci.envimage.lock import Pinned, file_roots, installer, resolve
+from acx_oci.envimage.lock import Pinned, file_roots, installer, later_dates, resolve
 from acx_oci.envimage.requirement import admit, name_of, normalize
 from acx_oci.envimage.unpack import Unpacker, remove_tree
 from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
@@ -101,12 +102,23 @@ def spec_digest(spec: dict[str, Any]) -> str:
     return sha256_digest(canonical(build_inputs(spec)))
 
 
-REPORT = ("import importlib.metadata as m, json, sys\n"
-          "err = missing = None\n"
+#: What the venv's own Python says: its version, whether pytest imports (and what it missed), whether pytest
+#: runs a one-line test (pytest 2.9 imports on CPython 3.9 and then fails every run with an INTERNALERROR),
+#: and the installed distributions.
+REPORT = ("import importlib.metadata as m, json, os, subprocess, sys, tempfile\n"
+          "err = missing = runs = None\n"
           "try:\n    import pytest\n"
           "except BaseException as e:\n"
           "    err, missing = ('%s: %s' % (type(e).__name__, e))[:300], getattr(e, 'name', None)\n"
-          "print(json.dumps({'python': sys.version.split()[0], 'pytest': err, 'missing': missing, "
+          "if err is None:\n"
+          "    d = tempfile.mkdtemp()\n"
+          "    with open(os.path.join(d, 'test_acx_selftest.py'), 'w') as f:\n"
+          "        f.write('def test_ok():\\n    assert 1 + 1 == 2\\n')\n"
+          "    p = subprocess.run([sys.executable, '-I', '-B', '-m', 'pytest', '-q', d], cwd=d, timeout=300,\n"
+          "                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)\n"
+          "    said = [ln for ln in p.stdout.decode('utf-8', 'replace').splitlines() if ln.strip()]\n"
+          "    runs = None if p.returncode == 0 else ('exit %d: %s' % (p.returncode, ' | '.join(said[-2:])))[:300]\n"
+          "print(json.dumps({'python': sys.version.split()[0], 'pytest': err, 'missing': missing, 'runs': runs, "
           "'packages': sorted({'%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()})}))\n")
 
 
@@ -134,13 +146,17 @@ def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, A
     except (ValueError, IndexError):
         raise UsageError("env build: the venv's Python did not report what is installed") from None
     return {"python": str(report["python"]), "packages": [str(p) for p in report["packages"]],
-            "pytest": report.get("pytest"), "missing": report.get("missing")}
+            "pytest": report.get("pytest"), "missing": report.get("missing"), "runs": report.get("runs")}
 
 
 def pytest_check(report: dict[str, Any], pins: Sequence[Pinned], left_out: Sequence[str]) -> str | None:
     """The package under test the image's pytest imports (the submission provides it at grading), or None;
     :class:`UsageError` when pytest cannot be imported for any other reason (a harness that cannot start is
     never a grade: the build is refused and says what it left out)."""
+    if report.get("runs") is not None and "pytest" in {p.name for p in pins}:
+        version = next(p.version for p in pins if p.name == "pytest")
+        raise UsageError(f"env build: the image's pytest {version} cannot run a one-line test on CPython "
+                         f"{report['python']} ({report['runs']})")
     if report.get("pytest") is None or "pytest" not in {p.name for p in pins}:
         return None
     missing = normalize(str(report.get("missing") or "").split(".")[0])
@@ -200,13 +216,17 @@ MAX_BUILDS = 8
 def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin: Callable[[], Pinned], *,
                       allow_build: bool,
                       index_url: str | None, find_links: Sequence[Path],
-                      notes: list[str] | None = None) -> tuple[list[Pinned], list[str], list[dict[str, Any]]]:
+                      notes: list[str] | None = None,
+                      made: dict[Path, dict[str, Any]] | None = None) -> tuple[list[Pinned], list[str],
+                                                                              list[dict[str, Any]]]:
     """:func:`resolve`; with ``allow_build``, each requirement that has only an sdist is built inside the
-    sandbox (:mod:`acx_oci.envimage.sdist`) and the resolution tried again with its wheel."""
+    sandbox (:mod:`acx_oci.envimage.sdist`) and the resolution tried again with its wheel. ``made`` (output
+    folder -> what was built there) carries the wheels built by an earlier resolution of the same build."""
     from acx_oci.envimage import sdist
 
-    links: list[Path] = list(find_links)
-    built: list[dict[str, Any]] = []
+    made = {} if made is None else made
+    links: list[Path] = [*find_links, *made]
+    built: list[dict[str, Any]] = list(made.values())
     for n in range(MAX_BUILDS + 1):
         try:
             pins, left_out = resolve(inputs, wheels, index_url=index_url, find_links=links, notes=notes)
@@ -214,7 +234,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
         except NoWheel as refusal:
             if not allow_build or not refusal.sdists or n == MAX_BUILDS:
                 raise
-            step = root.work / f"build-{n}"
+            step = root.work / f"build-{len(made)}"
             src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", file_roots(index_url, find_links))
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
             if "excludeNewer" in reqs:  # tools of the fix's day, but none older than the image's Python
@@ -231,6 +251,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
             wheel = sdist.build_wheel(root.unpacked(), src, step / "deps" / "dist", step / "lock" / "build.txt",
                                       wheels / "tools", pip_pin().filename, step / "out", epoch=root.epoch)
             built.append(sdist.sdist_note(src, digest, wheel))
+            made[step / "out"] = built[-1]
             links.append(step / "out")
     raise AssertionError("unreachable")
 
@@ -266,21 +287,25 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
         on_step("resolve (uv, wheels only, never building)")
         pip_pin = functools.cache(lambda: installer(inputs, wheels, index_url=index_url, find_links=find_links))
         notes: list[str] = []
-        pins, left_out, built = _resolve_building(inputs, wheels, root, pip_pin, allow_build=allow_build,
-                                                  index_url=index_url, find_links=find_links, notes=notes)
-        pip_pin()  # the installer's wheel, fetched once the lock stands (a refused resolution needs none)
-        lock = "".join(p.line() + "\n" for p in pins)
-        (wheels / LOCK_FILE).write_text(lock, "utf-8")
-        for d in (wheels, wheels / "dist", wheels / "tools"):
-            d.chmod(0o755)
-            for f in d.iterdir():
-                if f.is_file():
-                    f.chmod(0o644)
-        venv = work / "venv"
-        venv.mkdir(mode=0o755)
-        unpacked = root.unpacked()
-        on_step("install (pip in the sandbox)")
-        report = install(unpacked, wheels, venv, pip_pin().filename)
+        days = later_dates(inputs.get("excludeNewer"), datetime.now(UTC).strftime("%Y-%m-%d"))
+        tried: set[str] = set()
+        made: dict[Path, dict[str, Any]] = {}  # wheels built from source, kept for the later years' resolutions
+        for k, day in enumerate(days):  # the fix's day; a year later while its pytest cannot run here
+            attempt = {**{k: v for k, v in inputs.items() if k != "excludeNewer"}, **({"excludeNewer": day} if day
+                                                                                        else {})}
+            pins, left_out, built = _resolve_building(attempt, wheels, root, pip_pin, allow_build=allow_build,
+                                                      index_url=index_url, find_links=find_links, notes=notes,
+                                                      made=made)
+            lock = "".join(p.line() + "\n" for p in pins)
+            if lock in tried:
+                continue  # the same lock as a year before: its pytest does not run either
+            tried.add(lock)
+            venv, report = _install_lock(work / f"venv-{k}", wheels, lock, root, pip_pin, on_step)
+            if report.get("runs") is None or day is None or "pytest" not in {p.name for p in pins}:
+                break
+            notes.append(f"as of {day[:10]}: pytest {next(p.version for p in pins if p.name == 'pytest')} cannot "
+                         f"run a one-line test on CPython {report['python']} ({str(report['runs'])[:120]}); "
+                         "resolved again a year later")
         bad = sorted({n for p in report["packages"] if (n := name_of(p))} & set(inputs["excludePackages"]))
         if bad:
             raise UsageError(f"env build: the package under test {bad[0]} was installed into the environment")
@@ -307,6 +332,22 @@ def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None,
     finally:
         with contextlib.suppress(OSError):
             remove_tree(work)
+
+
+def _install_lock(venv: Path, wheels: Path, lock: str, root: _Root, pip_pin: Callable[[], Pinned],
+                  on_step: Callable[[str], None]) -> tuple[Path, dict[str, Any]]:
+    """The lock installed into a fresh ``venv`` inside the sandbox; what the venv's Python reports."""
+    pip_pin()  # the installer's wheel, fetched once the lock stands (a refused resolution needs none)
+    (wheels / LOCK_FILE).write_text(lock, "utf-8")
+    for d in (wheels, wheels / "dist", wheels / "tools"):
+        d.chmod(0o755)
+        for f in d.iterdir():
+            if f.is_file():
+                f.chmod(0o644)
+    venv.mkdir(mode=0o755)
+    unpacked = root.unpacked()
+    on_step("install (pip in the sandbox)")
+    return venv, install(unpacked, wheels, venv, pip_pin().filename)
 
 
 def spec_tag(spec: dict[str, Any]) -> str:
