@@ -256,7 +256,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
     raise AssertionError("unreachable")
 
 
-RECIPE = 5  # raised when builds change: a fixed builder never serves what an older one made (5: .pyc recompiled)
+RECIPE = 6  # raised when builds change: a fixed builder never serves what an older one made (6: pytest must run)
 _ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 
