@@ -79,7 +79,7 @@ stamp_dir="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/acx-oci"
 stamp="$stamp_dir/test-lock.$($PY -c 'import sys; print(sys.prefix)' | sha256sum | cut -c1-16)"  # one per interpreter
 where=$(cd / && $PY -c 'import acx_oci, os; print(os.path.dirname(os.path.dirname(os.path.realpath(acx_oci.__file__))))' 2>/dev/null || true)
 if [ "$where" != "$here" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ] \
-    || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras, orjson' >/dev/null 2>&1; then
+    || ! $PY -c 'import pytest, mypy, ruff, trueskill, starlette, uvicorn, httpx, bcrypt, importlinter, grimp, distributed, oras, orjson, xdist' >/dev/null 2>&1; then
   echo "installing the test environment from requirements-test.lock"
   $PY -m pip install -q --require-hashes --no-deps -r requirements-test.lock
   $PY -m pip install -q --no-deps --no-build-isolation -e .
@@ -89,4 +89,9 @@ fi
 $PY -m ruff check acx_oci tests benchmarks
 $PY -m mypy
 lint-imports --no-cache
-$PY -m pytest --durations=25 "$@"  # the 25 slowest, for the CI budget (30 min)
+# Two workers (pytest-xdist), each test file on one worker (module fixtures, one registry per file): on two
+# cores one serial run left a core idle while it waited on sandboxes and registries (CI: 2444 s serial).
+# ACX_TEST_WORKERS=0 runs serially; the slowest files go first (tests/conftest.py: HEAVY_FIRST).
+workers=(-n "${ACX_TEST_WORKERS:-2}" --dist loadfile)
+[ "${ACX_TEST_WORKERS:-2}" = "0" ] && workers=(-p no:xdist)
+$PY -m pytest "${workers[@]}" --durations=25 "$@"  # the 25 slowest, for the CI budget (30 min)

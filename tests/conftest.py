@@ -50,7 +50,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run tests marked slow (also enabled by ACX_SLOW=1 or CI=true)")
 
 
+#: The files that take longest (CI's --durations): first, so that with two workers (scripts/test.sh) the
+#: longest is not the last to start while the other worker has run out of files.
+HEAVY_FIRST = ("test_real_agent_page.py", "test_exam_derive.py", "test_probe_pairs.py", "test_envimage.py",
+               "test_exam_env.py", "test_model_egress.py", "test_env_reproducible.py", "test_exam_import.py",
+               "test_exam_run.py", "test_exams.py", "test_exam_certify_run.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: n for n, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's own order kept
     slow, stress = slow_enabled(config), stress_enabled()
     for item in items:
         if "slow" in item.keywords and not slow:
