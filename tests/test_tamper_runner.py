@@ -77,6 +77,52 @@ def test_a_hidden_conftest_that_wraps_the_runner_at_configure_leaves_an_honest_g
     assert not base.passed and base.tamper == ()
 
 
+#: pytest < 6's junitxml in small: a ``py.xml`` namespace of a runner module, whose tag classes py.xml makes
+#: on first use and sets on the namespace (``Junit.testcase`` appears at the first test written).
+OLD_JUNIT = '''import sys, types
+
+import py
+import pytest
+
+_mod = types.ModuleType("_pytest.acx_old_junit")
+
+
+class Junit(py.xml.Namespace):
+    pass
+
+
+Junit.__module__ = _mod.__name__
+_mod.Junit = Junit
+sys.modules[_mod.__name__] = _mod
+
+
+@pytest.fixture(autouse=True)
+def _write_a_testcase():
+    yield
+    Junit.testcase(name="x")
+'''
+
+
+@needs_bwrap
+def test_a_tag_class_py_xml_makes_on_first_use_leaves_an_honest_grade_a_pass(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """jmespath 8c0fc3e in its environment (pytest 3.0.7): every grade, the reference's too, was void with
+    ``the runner changed: c:_pytest.junitxml|Junit.testcase``. py.xml makes that class at the first testcase
+    written and sets it on the namespace: the runner's own addition. A tag class the submission plants there
+    with code of its own (an ``__init__`` that writes a forged case) is still a change."""
+    if subprocess.run([PYTHON, "-c", "import py.xml"], capture_output=True, check=False).returncode:
+        pytest.skip("the sandbox's Python has no py.xml (python3-py)")
+    more = _conftest(exam, OLD_JUNIT)
+    gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference}, more)
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+    tree = {**exam.workspace, **exam.reference}
+    tree["calc.py"] += ("\nimport sys as _s, py as _p\n_s.modules['_pytest.acx_old_junit'].Junit.testcase = type("
+                        "'testcase', (_p.xml.Tag,), {'__init__': lambda self, *a, **k: None})\n")
+    planted, _ = _grade(tmp_path / "planted", exam, tree, more)
+    assert not planted.passed
+    assert any(t.startswith("runner:") and "Junit.testcase" in t for t in planted.tamper), planted.tamper
+
+
 @needs_bwrap
 def test_once_the_submission_ran_before_the_session_nothing_it_may_have_changed_is_taken_as_the_runner(
         exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811

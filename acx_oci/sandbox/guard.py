@@ -205,6 +205,30 @@ def _g_descriptor(v):
     return any("__get__" in vars(c) for c in type(v).__mro__)
 
 
+_G_TAG_KEYS = frozenset(("__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "xmlname"))
+_g_type_attr = {k: vars(type)[k].__get__ for k in ("__name__", "__bases__", "__dict__", "__mro__")}
+
+
+def _g_xml_tag(owner, name, v):
+    # py.xml's Namespace makes a tag class on first use and sets it on the namespace (pytest < 6's junitxml:
+    # Junit.testcase appears at the first test written). Only such a class, with no code of its own, of the
+    # namespace's own Tag, under a name no base defines, counts as the runner's addition. Read through type's
+    # own descriptors: a metaclass of the submission's never runs here.
+    if not isinstance(v, type) or type(owner).__name__ != "NamespaceMetaclass" \
+            or _g_type_attr["__name__"](v) != name:
+        return ""
+    bases, own = _g_type_attr["__bases__"](v), _g_type_attr["__dict__"](v)
+    base = bases[0] if len(bases) == 1 else None
+    mro = [_g_type_attr["__dict__"](b) for b in _g_type_attr["__mro__"](owner)]
+    tag = next((d["__tagclass__"] for d in mro if "__tagclass__" in d), None)
+    if base is None or base is not tag or _g_type_attr["__name__"](base) != "Tag" \
+            or _g_type_attr["__dict__"](base).get("__module__") not in ("py._xmlgen", "_pytest._py.xmlgen"):
+        return ""
+    if not set(own) <= _G_TAG_KEYS or own.get("xmlname", name) != name:
+        return ""
+    return "" if any(name in d for d in mro[1:]) else "xml tag"
+
+
 def _g_snapshot():
     snap, classes, funcs, keep = {}, [], [], []  # keep: every object whose id the snapshot holds
     for name, mod in list(sys.modules.items()):
@@ -226,7 +250,7 @@ def _g_snapshot():
                         if isinstance(f, _g_types.FunctionType):
                             funcs.append(f)
                     elif callable(av) or _g_descriptor(av):  # a class, a partial, a data descriptor
-                        snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), 0, False)  # (none of its code runs here)
+                        snap["c:%s|%s.%s" % (name, k, ak)] = (id(av), 0, _g_xml_tag(v, ak, av))  # (no code run)
                         keep.append(av)
                 snap["t:%s|%s" % (name, k)] = (id(v), tuple(id(b) for b in v.__mro__))
             elif isinstance(v, _g_types.FunctionType):  # a name the module imported: its globals are looked up
