@@ -296,6 +296,30 @@ def test_the_sdist_built_is_of_the_version_the_resolver_wanted_not_the_newest(tm
         assert [Path(sdist.pick(caught.value)).name] == names, caught.value.sdists
 
 
+def test_the_built_wheel_is_taken_without_following_a_link_and_only_for_the_sdists_project(tmp_path: Path) -> None:
+    """The sandbox writes the build's output folder. A build requirement's ``.pth`` that swapped the wheel for a
+    symlink made the host chmod 0644 and hash the file it pointed at (an attacker's review); a wheel named for
+    another project (``pytest-999``) would have joined the resolution in its place."""
+    secret = tmp_path / "host-secret.key"
+    secret.write_bytes(b"secret")
+    secret.chmod(0o600)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ply-3.4-py3-none-any.whl").symlink_to(secret)
+    with pytest.raises(UsageError, match="not a regular file; refused"):
+        sdist._take_wheel(out, "ply-3.4-py3-none-any.whl", "ply-3.4.tar.gz", tmp_path / "dest")
+    assert secret.stat().st_mode & 0o777 == 0o600 and not (tmp_path / "dest" / "ply-3.4-py3-none-any.whl").exists()
+    for name in ("pytest-999-py3-none-any.whl", "ply-3.5-py3-none-any.whl", "not-a-wheel.whl"):
+        (out / name).write_bytes(b"PK")
+        with pytest.raises(UsageError, match="a wheel of another project or version; refused"):
+            sdist._take_wheel(out, name, "ply-3.4.tar.gz", tmp_path / "dest")
+    (out / "ply-3.4-py3-none-any.whl").unlink()
+    (out / "ply-3.4-py3-none-any.whl").write_bytes(b"PK\x03\x04 wheel")
+    taken = sdist._take_wheel(out, "ply-3.4-py3-none-any.whl", "ply-3.4.tar.gz", tmp_path / "dest")
+    assert taken.parent == tmp_path / "dest" and taken.read_bytes() == b"PK\x03\x04 wheel"
+    assert taken.stat().st_mode & 0o777 == 0o644
+
+
 def _wheel(links: Path, name: str, requires: list[str]) -> None:
     """A minimal pure-Python wheel (what pip download takes; nothing in it runs)."""
     import zipfile

@@ -115,12 +115,24 @@ def test_a_tag_class_py_xml_makes_on_first_use_leaves_an_honest_grade_a_pass(
     more = _conftest(exam, OLD_JUNIT)
     gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference}, more)
     assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
-    tree = {**exam.workspace, **exam.reference}
-    tree["calc.py"] += ("\nimport sys as _s, py as _p\n_s.modules['_pytest.acx_old_junit'].Junit.testcase = type("
-                        "'testcase', (_p.xml.Tag,), {'__init__': lambda self, *a, **k: None})\n")
-    planted, _ = _grade(tmp_path / "planted", exam, tree, more)
-    assert not planted.passed
-    assert any(t.startswith("runner:") and "Junit.testcase" in t for t in planted.tamper), planted.tamper
+    for n, plant_it in enumerate(PLANTED_TAGS):
+        tree = {**exam.workspace, **exam.reference}
+        tree["calc.py"] += "\nimport sys as _s, py as _p\n_J = _s.modules['_pytest.acx_old_junit'].Junit\n" + plant_it
+        planted, _ = _grade(tmp_path / f"planted-{n}", exam, tree, more)
+        assert not planted.passed, plant_it
+        assert any(t.startswith("runner:") and "Junit." in t for t in planted.tamper), (plant_it, planted.tamper)
+
+
+#: Tag classes a submission plants (an attacker's review): with code of its own; of a Tag of its own, set as
+#: py.xml's tag class so py.xml itself makes it; with an ``xmlname`` that is no plain string; an object whose
+#: ``__class__`` says ``type`` (it made the check raise, and a raising check reports nothing).
+PLANTED_TAGS = (
+    "_J.testcase = type('testcase', (_p.xml.Tag,), {'__init__': lambda self, *a, **k: None})\n",
+    "class _T(_p.xml.Tag):\n    def unicode(self, indent=2):\n        return '<forged/>'\n"
+    "_p.xml.Namespace.__tagclass__ = _T\n_J.failure\n",
+    "class _S(str):\n    pass\n_J.error = type('error', (_p.xml.Tag,), {'xmlname': _S('error')})\n",
+    "class _L:\n    __class__ = property(lambda self: type)\n    def __call__(self):\n        pass\n_J.sneaky = _L()\n",
+)
 
 
 @needs_bwrap

@@ -234,8 +234,12 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
         except NoWheel as refusal:
             if not allow_build or not refusal.sdists or n == MAX_BUILDS:
                 raise
+            url = sdist.pick(refusal)
+            if any(b["sdist"] == sdist.file_name(url) for b in built):  # its wheel did not help: never again
+                raise UsageError(f"env build: {refusal.name}: the wheel built from {sdist.file_name(url)} does not "
+                                 "satisfy the resolution either; refused") from None
             step = root.work / f"build-{len(made)}"
-            src, digest = sdist.fetch(sdist.pick(refusal), step / "sdist", file_roots(index_url, find_links))
+            src, digest = sdist.fetch(url, step / "sdist", file_roots(index_url, find_links))
             reqs = {**inputs, "requirements": sdist.build_requires(src), "excludePackages": []}
             if "excludeNewer" in reqs:  # tools of the fix's day, but none older than the image's Python
                 reqs["excludeNewer"] = max(reqs["excludeNewer"], f"{RELEASED[inputs['python']]}T23:59:59Z")
@@ -247,9 +251,10 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin
                                  f"sandbox, but its build requirements cannot be had: {why}") from None
             (step / "lock").mkdir(mode=0o755)
             (step / "lock" / "build.txt").write_text("".join(p.line() + "\n" for p in bpins), "utf-8")
-            (step / "out").mkdir(mode=0o755)
+            (step / "sandbox-out").mkdir(mode=0o755)  # the sandbox writes here; the wheel is taken into out/
             wheel = sdist.build_wheel(root.unpacked(), src, step / "deps" / "dist", step / "lock" / "build.txt",
-                                      wheels / "tools", pip_pin().filename, step / "out", epoch=root.epoch)
+                                      wheels / "tools", pip_pin().filename, step / "sandbox-out", step / "out",
+                                      epoch=root.epoch)
             built.append(sdist.sdist_note(src, digest, wheel))
             made[step / "out"] = built[-1]
             links.append(step / "out")

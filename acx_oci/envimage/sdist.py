@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 import shutil
+import stat
 import tarfile
 import zipfile
 import zlib
@@ -35,6 +37,8 @@ from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run
 from acx_oci.urls import without_fragment
 
 MAX_SDIST_BYTES = 256 * 1024 * 1024
+#: A wheel built here (the sandbox's own file size limit is 1 GiB).
+MAX_WHEEL_BYTES = 512 * 1024 * 1024
 MAX_PYPROJECT_BYTES = 1024 * 1024
 BUILD_SECONDS = 1200.0
 DEFAULT_BUILD_REQUIRES = ["setuptools>=40.8.0", "wheel"]
@@ -100,6 +104,11 @@ def pick(refusal: NoWheel) -> str:
     if not refusal.sdists:
         raise refusal
     return max(refusal.sdists, key=_version_key)
+
+
+def file_name(url: str) -> str:
+    """The file name a source distribution's URL ends with."""
+    return unquote(Path(urlparse(url).path).name)
 
 
 def of_version(urls: tuple[str, ...], version: str | None) -> tuple[str, ...]:
@@ -214,8 +223,9 @@ def _pyproject_text(sdist: Path) -> str | None:
 
 
 def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, tools: Path, pip_wheel: str,
-                out: Path, *, epoch: int) -> Path:
-    """Build ``sdist`` into a wheel in ``out`` inside the sandbox (the image's root as ``/``, no network).
+                out: Path, dest: Path, *, epoch: int) -> Path:
+    """Build ``sdist`` into a wheel in ``out`` inside the sandbox (the image's root as ``/``, no network);
+    the wheel is then taken into ``dest`` (:func:`_take_wheel`).
     ``SOURCE_DATE_EPOCH`` is the image's: the wheel's archive times, so the image, come out the same each build."""
     spec = SandboxSpec(rootfs=root, ro_binds=((sdist.parent, "/tmp/acx-sdist"), (build_dist, "/tmp/acx-build"),
                                               (build_lock.parent, "/tmp/acx-lock"), (tools, "/tmp/acx-tools")),
@@ -231,7 +241,7 @@ def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, too
               f"{pip} wheel --no-index --no-deps --no-build-isolation --disable-pip-version-check -q "
               f"-w /tmp/acx-out /tmp/acx-sdist/{sdist.name}")
     res = run(spec, ["/bin/sh", "-c", script])
-    wheels = sorted(out.glob("*.whl"))
+    wheels = sorted(e.name for e in os.scandir(out) if e.name.endswith(".whl"))  # names only: nothing followed
     if res.returncode != 0 or res.timed_out or len(wheels) != 1:
         said = (res.stdout + b"\n" + res.stderr).decode("utf-8", "replace").splitlines()
         # pip closes with its own summary ("note: This is an issue with the package", "hint: See above"); the
@@ -241,8 +251,49 @@ def build_wheel(root: Path, sdist: Path, build_dist: Path, build_lock: Path, too
                 if ln.strip() and not ln.strip().startswith(("note:", "hint:"))][-3:]
         raise UsageError(f"env build (from source): building {sdist.name} inside the sandbox failed "
                          f"(exit {res.returncode}{', timed out' if res.timed_out else ''}): {shown(' | '.join(tail))}")
-    wheels[0].chmod(0o644)
-    return wheels[0]
+    return _take_wheel(out, wheels[0], sdist.name, dest)
+
+
+def _take_wheel(out: Path, name: str, sdist_name: str, dest: Path) -> Path:
+    """The wheel the sandbox left in ``out``, copied into ``dest`` (the host's own folder): opened without
+    following a link, a regular file within :data:`MAX_WHEEL_BYTES`, named for the sdist's own project and
+    version. The sandbox writes ``out``: a symlink there made the host chmod and hash any file it pointed at,
+    and a wheel named for another project would have joined the resolution in its place."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.version import InvalidVersion, Version
+
+    m = _FILE.match(sdist_name)
+    try:
+        project, version, _, _ = parse_wheel_filename(name)
+        same = m is not None and normalize(project) == normalize(m.group(1)) and version == Version(m.group(2))
+    except (InvalidWheelFilename, InvalidVersion):
+        same = False
+    if not same:
+        raise UsageError(f"env build (from source): building {sdist_name} made {shown(name)}, a wheel of another "
+                         "project or version; refused")
+    try:
+        fd = os.open(out / name, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        raise UsageError(f"env build (from source): building {sdist_name} left {shown(name)}, not a regular "
+                         "file; refused") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise UsageError(f"env build (from source): building {sdist_name} left {shown(name)}, not a regular "
+                             "file; refused")
+        dest.mkdir(mode=0o755, parents=True, exist_ok=True)
+        wheel, copied = dest / name, 0
+        with wheel.open("xb") as to:
+            while chunk := fh.read(1024 * 1024):
+                copied += len(chunk)
+                if copied > MAX_WHEEL_BYTES:
+                    break
+                to.write(chunk)
+    if copied > MAX_WHEEL_BYTES:
+        wheel.unlink()
+        raise UsageError(f"env build (from source): the wheel built from {sdist_name} is over {MAX_WHEEL_BYTES} "
+                         "bytes; refused")
+    wheel.chmod(0o644)
+    return wheel
 
 
 def sdist_note(sdist: Path, digest: str, wheel: Path) -> dict[str, Any]:
@@ -251,4 +302,4 @@ def sdist_note(sdist: Path, digest: str, wheel: Path) -> dict[str, Any]:
             "wheelSha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
 
 
-__all__ = ["build_requires", "build_wheel", "fetch", "of_version", "pick", "sdist_note", "sources"]
+__all__ = ["build_requires", "build_wheel", "fetch", "file_name", "of_version", "pick", "sdist_note", "sources"]

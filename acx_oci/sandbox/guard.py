@@ -209,24 +209,32 @@ _G_TAG_KEYS = frozenset(("__module__", "__doc__", "__dict__", "__weakref__", "__
 _g_type_attr = {k: vars(type)[k].__get__ for k in ("__name__", "__bases__", "__dict__", "__mro__")}
 
 
+def _g_xml_taken():
+    # pytest < 6's junitxml (a default plugin) imports py.xml; taken with each baseline no submission code preceded
+    mod = sys.modules.get("py._xmlgen")
+    _G_XML[:] = [getattr(mod, "Tag", None), getattr(mod, "NamespaceMetaclass", None)]
+
+
 def _g_xml_tag(owner, name, v):
     # py.xml's Namespace makes a tag class on first use and sets it on the namespace (pytest < 6's junitxml:
-    # Junit.testcase appears at the first test written). Only such a class, with no code of its own, of the
-    # namespace's own Tag, under a name no base defines, counts as the runner's addition. Read through type's
-    # own descriptors: a metaclass of the submission's never runs here.
-    if not isinstance(v, type) or type(owner).__name__ != "NamespaceMetaclass" \
-            or _g_type_attr["__name__"](v) != name:
+    # Junit.testcase appears at the first test written). Only such a class counts as the runner's addition:
+    # of py.xml's own Tag and on a namespace of its own metaclass (both as they were at the baseline, before
+    # the submission could run), with no code of its own, under a name no base defines. Read through type's
+    # own descriptors and never raising: no object of the submission's runs code here or stops the check.
+    try:
+        tag, meta = _G_XML
+        if tag is None or not issubclass(type(v), type) or type(owner) is not meta \
+                or _g_type_attr["__name__"](v) != name:
+            return ""
+        bases, own = _g_type_attr["__bases__"](v), _g_type_attr["__dict__"](v)
+        if len(bases) != 1 or bases[0] is not tag or not set(own) <= _G_TAG_KEYS:
+            return ""
+        if "xmlname" in own and not (type(own["xmlname"]) is str and str.__eq__(own["xmlname"], name)):
+            return ""
+        mro = [_g_type_attr["__dict__"](b) for b in _g_type_attr["__mro__"](owner)]
+        return "" if any(name in d for d in mro[1:]) else "xml tag"
+    except Exception:
         return ""
-    bases, own = _g_type_attr["__bases__"](v), _g_type_attr["__dict__"](v)
-    base = bases[0] if len(bases) == 1 else None
-    mro = [_g_type_attr["__dict__"](b) for b in _g_type_attr["__mro__"](owner)]
-    tag = next((d["__tagclass__"] for d in mro if "__tagclass__" in d), None)
-    if base is None or base is not tag or _g_type_attr["__name__"](base) != "Tag" \
-            or _g_type_attr["__dict__"](base).get("__module__") not in ("py._xmlgen", "_pytest._py.xmlgen"):
-        return ""
-    if not set(own) <= _G_TAG_KEYS or own.get("xmlname", name) != name:
-        return ""
-    return "" if any(name in d for d in mro[1:]) else "xml tag"
 
 
 def _g_snapshot():
@@ -372,6 +380,7 @@ def _g_rebase(start):
     now = _g_snapshot()
     if not _G_STATE["ran"] and not _g_loaded():
         base = now
+        _g_xml_taken()
     else:
         base = dict(_G_STATE["snap"])
         base.update((k, v) for k, v in now.items() if start and k[0] in "fcg" and v[2] == "legacypath.py"
@@ -380,6 +389,8 @@ def _g_rebase(start):
 
 
 _G_SUBMITTED, _G_MINE = ("/workspace/", "/tmp/acx-early/"), {}
+_G_XML = [None, None]  # py.xml's Tag and NamespaceMetaclass, as the runner has them (_g_xml_taken)
+_g_xml_taken()
 _G_STATE["snap"] = _g_snapshot()
 _G_STATE["boot"] = (_G_STATE["snap"], _G_HELD["keep"])  # held: no id of it is reused
 _G_STATE["ran"] = _g_loaded()
