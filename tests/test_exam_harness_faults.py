@@ -50,11 +50,20 @@ def test_a_reference_past_its_deadline_gets_twice_the_time_at_each_retry() -> No
     _, deadlines, run = _runs(LATE)
     assert harness.retried(run, expect_pass=False, what="x", deadline=60, sleep=lambda s: None) is LATE
     assert deadlines == [60]  # a control that hangs has failed: not run again
+    _, deadlines, run = _runs(LATE, FAILED)  # the base's run deriving FAIL_TO_PASS: given the time, it reports
+    assert harness.retried(run, expect_pass=False, what="x", deadline=60, whole=True, sleep=lambda s: None) is FAILED
+    assert deadlines == [60, 120]
+    _, deadlines, run = _runs(LATE, LATE, LATE)  # it hangs each time: the base's own (a deadlock's fix)
+    assert harness.retried(run, expect_pass=False, what="x", deadline=60, whole=True, sleep=lambda s: None) is LATE
 
 
 def test_a_timeout_is_a_fault_only_where_the_run_should_pass() -> None:
     assert harness.fault_of(LATE, expect_pass=True) == "grade past its deadline"
     assert harness.fault_of(LATE, expect_pass=False) is None  # a hanging control has failed
+    # the base's run that derives FAIL_TO_PASS: every outcome is data. filelock bb16d39's base run was cut at
+    # its deadline on a loaded machine, reported nothing, and all 186 tests that pass on the fix became
+    # FAIL_TO_PASS, which the untouched tree then passed (refused: untouchedFails)
+    assert harness.fault_of(LATE, expect_pass=False, whole=True) == "grade past its deadline"
     assert harness.fault_of(GOOD, expect_pass=True) is None and harness.fault_of(FAILED, expect_pass=True) is None
     assert harness.fault_of(GradeResult(-11, False, (), False, b"", b"", 1.0), expect_pass=False) == \
         "sandbox lost (signal 11)"

@@ -37,15 +37,15 @@ def transient(exc: SandboxUnavailable) -> bool:
     return isinstance(exc.__cause__, OSError) and exc.__cause__.errno in (errno.EAGAIN, errno.ENOMEM)
 
 
-def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False) -> str | None:
+def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False, whole: bool = False) -> str | None:
     """Why a grade is a harness fault, or None. A timeout is one only where the run should pass (a control
     that hangs has failed); a sandbox that could not start or died by a signal, without a report, always is,
     and so is a test runner that cannot start. For a run of ``upstream``'s own code (the base, the fix, a
     control, a mutant; not an attack probe built to wreck the report) a collection that finds nothing or a
     report that contradicts the exit status is one too (:meth:`GradeResult.harness_broken`), unless pytest
     itself imports the package under test and the run should fail (then the tree broke its runner)."""
-    if result.timed_out:
-        return "grade past its deadline" if expect_pass else None
+    if result.timed_out:  # ``whole``: a run whose every outcome is data (the base's, deriving FAIL_TO_PASS)
+        return "grade past its deadline" if expect_pass or whole else None
     broken = result.harness_broken()
     if broken is not None and (upstream or result.no_runner):
         # pytest runs the tree's own package (iniconfig's mutant): a tree that breaks the runner has failed
@@ -64,9 +64,10 @@ def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False) 
 
 
 def retried(run: Callable[[float], GradeResult], *, expect_pass: bool, what: str, upstream: bool = False,
-            deadline: float, sleep: Callable[[float], None] = time.sleep) -> GradeResult:
+            deadline: float, whole: bool = False, sleep: Callable[[float], None] = time.sleep) -> GradeResult:
     """``run(seconds)`` until it is no harness fault, at most 1 + :data:`RETRIES` times, the deadline growing
-    by :data:`DEADLINE_GROWTH` each time; then :class:`HarnessFault`."""
+    by :data:`DEADLINE_GROWTH` each time; then :class:`HarnessFault`. A ``whole`` run (the base's, whose every
+    outcome is data) past its deadline each time is the tree's: its tests hang there (a deadlock's fix)."""
     why = ""
     for attempt in range(RETRIES + 1):
         if attempt:
@@ -78,8 +79,8 @@ def retried(run: Callable[[float], GradeResult], *, expect_pass: bool, what: str
                 raise
             why = str(exc)
             continue
-        fault = fault_of(result, expect_pass=expect_pass, upstream=upstream)
-        if fault is None:
+        fault = fault_of(result, expect_pass=expect_pass, upstream=upstream, whole=whole)
+        if fault is None or (whole and not expect_pass and result.timed_out and attempt == RETRIES):
             return result
         why = fault
     raise HarnessFault(f"{what}: {why} ({RETRIES + 1} attempts)")

@@ -77,7 +77,7 @@ class _Grader:
                                                    for p in sorted(self.tests.rglob("*")) if p.is_file()}}))
 
     def run(self, files: dict[str, str], *, expect_pass: bool = False, what: str = "a probe",
-            upstream: bool = False, probe: bool = False) -> GradeResult:
+            upstream: bool = False, probe: bool = False, whole: bool = False) -> GradeResult:
         """One grade; an attack ``probe`` needs only its verdict (no honeypot run once it is found forged)."""
         sub = self.work / f"sub-{next(self._n)}"
         sub.mkdir()
@@ -86,7 +86,7 @@ class _Grader:
             return retried(lambda seconds: grade(sub, self.tests, spec=replace(self.spec, time_seconds=seconds),
                                                  time_seconds=seconds, every_layer=not probe),
                            expect_pass=expect_pass, what=f"grading {what}", upstream=upstream,
-                           deadline=GRADE_SECONDS)
+                           deadline=GRADE_SECONDS, whole=whole)
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
@@ -103,10 +103,12 @@ class _Grader:
         self.host_before = self.host_digest()
         return self.src
 
-    def overlay(self, over: dict[str, str], what: str = "a control", upstream: bool = True) -> GradeResult:
+    def overlay(self, over: dict[str, str], what: str = "a control", upstream: bool = True,
+                whole: bool = False) -> GradeResult:
         """The workspace with ``over`` on it; ``upstream``: a tree of upstream's own code (the base, a control,
-        a mutant), whose run that cannot grade is the harness's lane error, never the tree's fail."""
-        return self.run({**self.src.workspace, **over}, what=what, upstream=upstream)
+        a mutant), whose run that cannot grade is the harness's lane error, never the tree's fail; ``whole``:
+        every outcome is needed, so a run past its deadline is retried, never read as failing tests."""
+        return self.run({**self.src.workspace, **over}, what=what, upstream=upstream, whole=whole)
 
     def gold(self) -> GradeResult:
         """The reference: a run that should pass (unless the exam is impossible), so a timeout is retried."""
@@ -144,7 +146,8 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         g = _Grader(src, work, image[0] if image else None, note, lanes)
         isolated = bool(check(secrets, g.spec).get("proven"))
         wins = reference_new(src)
-        src, graded_ids, first = derivation.selected(src, g.overlay, g.gold, g.select, g.note)
+        src, graded_ids, first = derivation.selected(src, lambda over, what: g.overlay(over, what, whole=True), g.gold,
+                                                          g.select, g.note)
         stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs), graded_ids, first)
         src, derived = _derive_controls(src, g)
         stages["grader"] = _controls(src, g, base, derived)
