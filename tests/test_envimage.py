@@ -330,6 +330,34 @@ def test_building_twice_reports_both_digests(tmp_path: Path) -> None:
     assert out["reproducible"], out  # mmdebstrap + SOURCE_DATE_EPOCH + our repack: bit for bit here
 
 
+def test_env_build_refuses_a_store_that_cannot_take_the_push_before_building(
+        tmp_path: Path, proxy: Any, own_registry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry that is down, or refuses our push, is found in the first second, not after minutes of mmdebstrap
+    (it used to be found at the push, after the whole build); a good one is asked without a trace left."""
+    from acx_oci.cli import env_cmd
+    from acx_oci.oci.open import check_pushable
+
+    def built(*a: Any, **k: Any) -> None:
+        raise AssertionError("built before the store was checked")
+
+    monkeypatch.setattr(env_cmd, "build_image", built)
+    monkeypatch.setattr(env_cmd.pyenv, "build_env_image", built)
+    res = cli("env", "build", "127.0.0.1:9/acx/env:x", "--timeout", "5")
+    assert res.exit_code == 3 and "127.0.0.1:9 unreachable" in res.output, res.output
+    proxy.add("status", method="POST", path=r"/blobs/uploads/", status=403)
+    res = cli("env", "build", f"{proxy.host}/acx/env:x")
+    assert res.exit_code != 0 and "403" in res.output and "takes a push" in res.output, res.output
+    assert [m for m, _, _ in proxy.log] == ["POST"]
+    (tmp_path / "file").write_text("x")
+    res = cli("env", "build", f"oci:{tmp_path / 'file'}:x")
+    assert res.exit_code == 2 and "expected an OCI layout directory, found a file" in res.output, res.output
+    proxy.clear()
+    check_pushable(f"{proxy.host}/acx/env:x")  # the upload session it opens is cancelled again
+    assert [m for m, _, _ in proxy.log][-2:] == ["POST", "DELETE"]
+    check_pushable(f"oci:{tmp_path / 'new' / 'layout'}:x")
+    assert not (tmp_path / "new").exists()
+
+
 def test_credential_names_the_images_its_games_ran_in() -> None:
     from datetime import UTC, datetime, timedelta
 

@@ -14,6 +14,7 @@ from acx_oci.envimage import pyenv
 from acx_oci.envimage.build import BuiltImage, build_image
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file, read_bytes
+from acx_oci.oci.open import check_pushable
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import StoreOptions
 
@@ -73,6 +74,7 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     packages = [p.strip() for p in include.split(",") if p.strip()]
     opts = _options(plain_http, insecure, timeout)
     spec = _python_spec(spec_path, req_path, python)
+    check_pushable(ref, opts)  # an unreachable registry, or one that refuses our push, too
 
     def once(sde: int | None) -> BuiltImage:
         if spec is not None:
