@@ -23,7 +23,7 @@ from acx_oci.envimage.bounded import read_toml
 from acx_oci.envimage.pyenv import PYTHONS, spec_digest
 from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
 from acx_oci.errors import UsageError
-from acx_oci.services.exams import envlocks
+from acx_oci.services.exams import envlocks, poetryspec
 from acx_oci.services.exams.pythons import choose_python, version_key
 from acx_oci.services.exams.source import ENV_FILE
 
@@ -36,6 +36,8 @@ _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.
 _HASH = re.compile(r"[ \t]+--hash[= ][ \t]*sha256:[0-9a-fA-F]+")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
+#: What tox and nox environments install the project *with*, not what its tests import.
+INSTALLERS = frozenset({"poetry", "pdm", "hatch", "pipenv", "uv", "tox", "nox", "flit"})
 #: Requirements a spec holds at most (a real project lists a few hundred); the rest are named, not read: each
 #: line is parsed a few times, and a repository's files could otherwise feed millions.
 MAX_REQUIREMENTS = 2000
@@ -127,6 +129,10 @@ def _pyproject(text: str, found: _Found) -> None:
         if isinstance(where, str) and found.version_file is None:
             found.version_file = where.strip().removeprefix("./")
     found.add(_strs(proj.get("dependencies")), "pyproject.toml [project] dependencies")
+    found.meta(*poetryspec.meta(doc))
+    for reqs, left, where in poetryspec.read(doc, TEST_EXTRAS):  # a Poetry project's own tables
+        found.add(reqs, where)
+        found.dropped += [f"{why} in {where}" for why in left]
     extras = {normalize(k): _strs(v) for k, v in _table(proj, "optional-dependencies").items()}
     for key in TEST_EXTRAS:
         if key in extras:
@@ -283,7 +289,16 @@ def _tox(tree: dict[str, str], found: _Found, seen: set[str]) -> None:
             continue
         m = re.match(r"^-r\s*(\S+)$", line)
         reqs += _requirements(tree, m.group(1).replace("{toxinidir}/", ""), seen) if m else [line]
-    found.add(reqs, "tox.ini [testenv] deps")
+    found.add(_no_installers(reqs, "tox.ini [testenv] deps", found), "tox.ini [testenv] deps")
+
+
+def _no_installers(reqs: list[str], where: str, found: _Found) -> list[str]:
+    """``reqs`` without the tools a test environment installs the project with (rich's tox ``deps = poetry``
+    runs ``poetry install``): what they install is the project's own tables, read above; the tool is named."""
+    tools = [r for r in reqs if name_of(r) in INSTALLERS]
+    found.dropped += [f"{shown(r)} (an installer: the project's own dependencies are read instead) in {where}"
+                      for r in tools]
+    return [r for r in reqs if r not in tools]
 
 
 def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str, str] | None = None,
@@ -303,7 +318,8 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
     if "tox.ini" in tree:
         _tox(tree, found, seen)
     if "noxfile.py" in tree:
-        found.add(envlocks.nox_deps(tree["noxfile.py"]), "noxfile.py test sessions")
+        found.add(_no_installers(envlocks.nox_deps(tree["noxfile.py"]), "noxfile.py test sessions", found),
+                  "noxfile.py test sessions")
     if not found.reqs and "requirements.txt" in tree:
         found.add(_requirements(tree, "requirements.txt", set()), "requirements.txt")
     names = found.names | {normalize(o) for o in own}
