@@ -118,3 +118,54 @@ def test_after_revoke_no_mirror_lets_cosign_pass(world: dict[str, Any]) -> None:
     assert [s["code"] for s in stale["skipped"]] == [PROJECTION_NOT_STANDING] * 2, stale["skipped"]
     assert _cosign3(w, f"{w.registry}/mirror/cos-stale@{digest}").returncode != 0
     assert _cosign25(w, f"{w.registry}/mirror/cos-stale@{digest}").returncode != 0
+
+
+def _wrapped(payload: str) -> str:
+    return "\n".join(payload[i:i + 76] for i in range(0, len(payload), 76)) + "\n"
+
+
+def _urlsafe(payload: str) -> str:
+    return payload.replace("+", "-").replace("/", "_").rstrip("=")
+
+
+def _envelope_variant(env: dict[str, Any], how: str) -> dict[str, Any]:
+    """The same signed envelope (the signature covers the decoded payload) as Go still reads it."""
+    if how == "wrapped":
+        return {**env, "payload": _wrapped(env["payload"])}
+    return {**env, "payload": _urlsafe(env["payload"])}
+
+
+@pytest.mark.parametrize("how", ["wrapped", "urlsafe", "proto-name"])
+def test_a_revoked_level_re_encoded_and_put_back_never_verifies_on_a_mirror(world: dict[str, Any], how: str) -> None:
+    """After the revoke above, the publisher puts the genuine projection back re-encoded so that a strict parse
+    cannot read it, and without the predicate annotations: cosign still verifies it at the source, never on a
+    mirror made with --trust (before: carried byte for byte, and cosign 2.5 passed on the mirror)."""
+    from acx_oci.oci.model import Descriptor
+    from acx_oci.services.artifacts.cosign_projection import push_projection_layers
+
+    w, digest, src = world["w"], world["digest"], world["src"]
+    att_manifest = json.loads(world["saved"]["att"][0])
+    bundle_manifest = json.loads(world["saved"]["bundle"][0])
+    with open_store(parse_reference(f"{src}:1.0.0")) as store:
+        layer = att_manifest["layers"][0]
+        if how != "proto-name":  # cosign 2.5's .att: the envelope's payload as Go's base64 reads it
+            env = json.loads(store.fetch_blob(layer["digest"]))
+            raw = json.dumps(_envelope_variant(env, how)).encode()
+            kept = {k: v for k, v in (layer.get("annotations") or {}).items() if k != "predicateType"}
+            push_projection_layers(store, digest, [(raw, Descriptor.for_bytes(layer["mediaType"], raw, kept))])
+            assert _cosign25(w, f"{src}@{digest}").returncode == 0  # the re-encoded projection is one cosign takes
+        blayer = bundle_manifest["layers"][0]
+        bundle = json.loads(store.fetch_blob(blayer["digest"]))
+        if how == "proto-name":  # protojson also takes the proto field's own name
+            bundle["dsse_envelope"] = bundle.pop("dsseEnvelope")
+        else:
+            bundle["dsseEnvelope"] = _envelope_variant(bundle["dsseEnvelope"], how)
+        braw = json.dumps(bundle).encode()
+        blob = store.push_blob(braw, blayer["mediaType"])
+        bundle_manifest["layers"] = [{"mediaType": blayer["mediaType"], "digest": blob.digest, "size": blob.size}]
+        bundle_manifest.pop("annotations", None)
+        store.push_referrer(json.dumps(bundle_manifest).encode(), digest)
+    out = _copy(world, src, f"mirror/cos-{how}", "--trust", str(w.trust))
+    assert PROJECTION_NOT_STANDING in [s["code"] for s in out["skipped"]], out["skipped"]
+    assert _cosign25(w, f"{w.registry}/mirror/cos-{how}@{digest}").returncode != 0
+    assert _cosign3(w, f"{w.registry}/mirror/cos-{how}@{digest}").returncode != 0

@@ -148,12 +148,12 @@ def push_attestation_envelopes(store: Store, cartridge_manifest_digest: str, env
     return _push_layout(store, cartridge_manifest_digest, "att", layers)
 
 
-def push_attestation_layers(store: Store, cartridge_manifest_digest: str,
-                            layers: list[tuple[bytes, Descriptor]]) -> Descriptor:
-    """The ``.att`` tag with exactly these layers, each its own bytes, media type and annotations (a copy
-    that leaves the layers of levels no longer standing behind keeps the others' digests)."""
+def push_projection_layers(store: Store, cartridge_manifest_digest: str, layers: list[tuple[bytes, Descriptor]],
+                           suffix: str = "att") -> Descriptor:
+    """The ``.att`` (or ``.sig``) tag with exactly these layers, each its own bytes, media type and annotations
+    (a copy that leaves the layers of levels no longer standing behind keeps the others' digests)."""
     pushed = [store.push_blob(raw, d.media_type, dict(d.annotations or {})) for raw, d in layers]
-    return _push_layout(store, cartridge_manifest_digest, "att", pushed)
+    return _push_layout(store, cartridge_manifest_digest, suffix, pushed)
 
 
 def simple_signing_payload(docker_reference: str, manifest_digest: str) -> bytes:

@@ -13,9 +13,6 @@ down as the verifier would: the bundle referrer deleted, the ``.att`` tag rewrit
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +24,12 @@ from acx_oci.oci.store import Store
 from acx_oci.oci.transfer import CopyPlan, PlannedManifest, plan_tree
 from acx_oci.services.artifacts.cosign_projection import (
     ANN_PREDICATE_TYPE,
-    MEDIA_DSSE_ENVELOPE,
     PREDICATE_LEVEL,
     cosign_tag,
-    push_attestation_layers,
+    push_projection_layers,
 )
 from acx_oci.services.artifacts.cosign_referrer import ANN_BUNDLE_PREDICATE, MEDIA_BUNDLE, remove_bundle
+from acx_oci.services.consumer import cosign_read
 
 MAX_PROJECTION_BYTES = 1 << 20  # one envelope or bundle: a credential's level fields, signed
 
@@ -45,36 +42,27 @@ def standing_credentials(resolution: Resolution | None) -> frozenset[str] | None
                      if c.effective == VERIFIED and c.best is not None)
 
 
-def _level_credential(envelope: Any) -> tuple[bool, str | None]:
-    """(is a level projection, the credential digest its predicate names) of a DSSE envelope object."""
-    try:
-        statement = json.loads(base64.b64decode(envelope["payload"], validate=True))
-        if statement.get("predicateType") != PREDICATE_LEVEL:
-            return False, None
-        digest = statement["predicate"].get("credentialDigest")
-        return True, digest if isinstance(digest, str) else None
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return False, None
-
-
 def _projected(raw: bytes, bundle: bool, declared_level: bool) -> tuple[bool, str | None]:
-    """A layer's (is a level projection, credential digest); one declared a level but unreadable is a level
-    projection that names nothing, so it never stands."""
+    """A layer's (is a level projection, credential digest), read as cosign reads it (:mod:`cosign_read`).
+    One declared a level by its annotation, or that cannot be read at all, is a level projection that names
+    nothing, so it never stands (fail closed: what we cannot read, we cannot vouch that cosign cannot)."""
     try:
-        doc = json.loads(raw)
-        is_level, digest = _level_credential(doc.get("dsseEnvelope") if bundle else doc)
-    except (ValueError, AttributeError):
-        is_level, digest = False, None
+        is_level, digest = cosign_read.level_of(raw, bundle)
+    except cosign_read.Unreadable:
+        return True, None
     return (is_level or declared_level), digest
 
 
 def _bundle_stands(carry: CosignCarry, store: Store, manifest: Manifest) -> bool:
-    """A bundle referrer that is not a level projection stands; a level one, when its level does."""
-    if len(manifest.layers) != 1:
-        return True
+    """A bundle referrer stands when each of its layers does: one that is not a level, or a level that stands
+    (every layer is judged: cosign need not read the one a count of one would have pointed at)."""
     declared = (manifest.annotations or {}).get(ANN_BUNDLE_PREDICATE) == PREDICATE_LEVEL
-    is_level, cred = _projected(store.fetch_blob(manifest.layers[0].digest, MAX_PROJECTION_BYTES), True, declared)
-    return not is_level or carry.stands(cred)
+    for layer in manifest.layers:
+        is_level, cred = _projected(store.fetch_blob(layer.digest, MAX_PROJECTION_BYTES, layer.size), True,
+                                    declared)
+        if is_level and not carry.stands(cred):
+            return False
+    return True
 
 
 @dataclass
@@ -83,7 +71,7 @@ class CosignCarry:
 
     subject: str
     standing: frozenset[str] | None
-    att_layers: list[tuple[bytes, Descriptor]] | None = None  # the source .att's standing layers, to rewrite
+    rewritten: dict[str, list[tuple[bytes, Descriptor]]] = field(default_factory=dict)  # suffix -> kept
     carried_bundles: set[str] = field(default_factory=set)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -111,38 +99,44 @@ class CosignCarry:
         return False
 
     def plan_tags(self, src: Store, plan: CopyPlan) -> None:
-        """``.sig`` exactly; ``.att`` exactly when every level layer stands, else only its standing layers."""
-        sig = cosign_tag(self.subject, "sig")
-        with contextlib.suppress(NotFoundError):  # a cartridge pushed without a signature has none
-            plan_tree(src, sig, plan, sig)
-        att = cosign_tag(self.subject, "att")
-        try:
-            manifest = src.fetch_manifest(att)
-        except NotFoundError:
-            return
+        """``.sig`` and ``.att`` exactly when every level layer in them stands, else only their standing layers."""
+        for suffix in ("sig", "att"):
+            tag = cosign_tag(self.subject, suffix)
+            try:  # a cartridge pushed without a signature has no .sig; one never attested no .att
+                manifest = src.fetch_manifest(tag)
+            except NotFoundError:
+                continue
+            kept = self._standing_layers(src, manifest, tag)
+            if len(kept) == len(manifest.layers):
+                plan_tree(src, tag, plan, tag)
+            else:
+                self.rewritten[suffix] = kept
+
+    def _standing_layers(self, store: Store, manifest: Manifest, tag: str | None) -> list[tuple[bytes, Descriptor]]:
+        """The layers of a ``.sig``/``.att`` manifest that carry no level, or one that stands; each other one is
+        named as skipped when ``tag`` (the source's) is given."""
         kept: list[tuple[bytes, Descriptor]] = []
         for layer in manifest.layers:
-            raw = src.fetch_blob(layer.digest, MAX_PROJECTION_BYTES)
+            raw = store.fetch_blob(layer.digest, MAX_PROJECTION_BYTES, layer.size)
             declared = (layer.annotations or {}).get(ANN_PREDICATE_TYPE) == PREDICATE_LEVEL
-            is_level, cred = _projected(raw, False, declared and layer.media_type == MEDIA_DSSE_ENVELOPE)
+            is_level, cred = _projected(raw, False, declared)
             if is_level and not self.stands(cred):
-                self._skip(layer.digest, MEDIA_DSSE_ENVELOPE, f"{self._why()} (a layer of the {att} tag)")
+                if tag is not None:
+                    self._skip(layer.digest, layer.media_type, f"{self._why()} (a layer of the {tag} tag)")
             else:
                 kept.append((raw, layer))
-        if len(kept) == len(manifest.layers):
-            plan_tree(src, att, plan, att)
-        else:
-            self.att_layers = kept
+        return kept
 
     def finish(self, dst: Store) -> None:
-        """After the push: the ``.att`` tag rewritten where needed, and the destination's projections of
-        levels that do not stand taken down (only when they can be judged: with ``--trust``)."""
-        if self.att_layers is not None:
-            push_attestation_layers(dst, self.subject, self.att_layers)
+        """After the push: the ``.sig``/``.att`` tags rewritten where needed, and the destination's projections
+        of levels that do not stand taken down (only when they can be judged: with ``--trust``)."""
+        for suffix, kept in self.rewritten.items():
+            push_projection_layers(dst, self.subject, kept, suffix)
         if self.standing is None:
             return
-        if self.att_layers is None:
-            self._filter_destination_att(dst)
+        for suffix in ("sig", "att"):
+            if suffix not in self.rewritten:
+                self._filter_destination(dst, suffix)
         for desc in dst.referrers(self.subject, MEDIA_BUNDLE).descriptors:
             if desc.digest in self.carried_bundles:
                 continue
@@ -155,22 +149,16 @@ class CosignCarry:
                 err = remove_bundle(dst, self.subject, desc.digest)
                 self.notes.append(err or f"destination bundle {desc.digest}: a level that does not stand, taken down")
 
-    def _filter_destination_att(self, dst: Store) -> None:
-        att = cosign_tag(self.subject, "att")
+    def _filter_destination(self, dst: Store, suffix: str) -> None:
+        tag = cosign_tag(self.subject, suffix)
         try:
-            manifest = dst.fetch_manifest(att)
+            manifest = dst.fetch_manifest(tag)
         except NotFoundError:
             return
-        kept: list[tuple[bytes, Descriptor]] = []
-        for layer in manifest.layers:
-            raw = dst.fetch_blob(layer.digest, MAX_PROJECTION_BYTES)
-            declared = (layer.annotations or {}).get(ANN_PREDICATE_TYPE) == PREDICATE_LEVEL
-            is_level, cred = _projected(raw, False, declared and layer.media_type == MEDIA_DSSE_ENVELOPE)
-            if not is_level or self.stands(cred):
-                kept.append((raw, layer))
+        kept = self._standing_layers(dst, manifest, None)
         if len(kept) != len(manifest.layers):
-            push_attestation_layers(dst, self.subject, kept)
-            self.notes.append(f"destination {att}: {len(manifest.layers) - len(kept)} layer(s) of levels that do "
+            push_projection_layers(dst, self.subject, kept, suffix)
+            self.notes.append(f"destination {tag}: {len(manifest.layers) - len(kept)} layer(s) of levels that do "
                               "not stand taken down")
 
 
