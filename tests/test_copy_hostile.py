@@ -135,8 +135,8 @@ def test_a_forged_newer_list_in_a_hostile_source_never_replaces_the_mirrors(worl
             assert json.loads(res.stdout)["code"] == reasons.STATUS_REPLACE_REFUSED, res.stdout
             assert isinstance(res.exception, SystemExit)
             assert f"{tag}: the source's status list" in line and "the destination's list is kept" in line, line
-            why = ("does not verify as its issuer" if what != "another issuer" else
-                   "the destination's by" if trust else "cannot be checked here")  # (its did:web needs --trust)
+            why = ("does not verify as its issuer" if what != "another issuer" else  # (its did:web needs --trust)
+                   "the credentials that name it were issued by" if trust else "cannot be checked here")
             assert why in line, (what, trust, line)
             assert open_store(mirror).resolve(tag).digest == good, (what, trust)
         with pytest.raises(StatusReplaceRefused) as caught:  # the library's error: a VerificationError, its code
@@ -178,3 +178,30 @@ def test_a_forged_list_planted_in_an_empty_mirror_does_not_block_the_issuers_lis
     publish_status_list(open_store(mirror), _forge(real[0], stranger, w.verifier_did, f"{w.verifier_did}#key-1"))
     kept = ok(cli("copy", src, mirror, "--json"))
     assert kept["statusLists"] == [] and any("destination's is newer" in n for n in kept["notes"]), kept
+
+
+def test_a_list_of_another_issuer_at_the_credentials_place_is_never_copied_and_never_kept(world: World) -> None:
+    """Issue 42.3: the place ``acx-status-<uuid>`` belongs to the issuer of the credentials naming it. A stranger's
+    own list there (its own DID, a sound proof) is not copied into an empty mirror, and one planted in a mirror is
+    replaced by the issuer's (before: copied, then kept as "signed by someone else", and the mirror failed closed)."""
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    mirror, hostile = f"{w.registry}/owner-mirror/strong", f"{w.registry}/owner-hostile/strong"
+    ok(cli("copy", src, hostile, "--quiet"))
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    tag = status_tag(url)
+    real = fetch_status_list(open_store(hostile), url)
+    assert real is not None
+    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
+    stranger = Identity(stranger.private, stranger.did_key)
+    planted = _forge(real[0], stranger, stranger.did, stranger.verification_method)
+    publish_status_list(open_store(hostile), planted)
+    out = ok(cli("copy", f"{hostile}:1.0.0", mirror, "--json", "--trust", str(w.trust)))
+    assert out["statusLists"] == [] and any("a planted list, not copied" in n for n in out["notes"]), out
+    assert fetch_status_list(open_store(mirror), url) is None
+    publish_status_list(open_store(mirror), planted)  # planted in the mirror itself
+    genuine = ok(cli("copy", src, mirror, "--json", "--trust", str(w.trust)))
+    assert genuine["statusLists"] == [tag], genuine
+    assert open_store(mirror).resolve(tag).digest == real[1]
+    assert ok(cli("resolve", f"{mirror}:1.0.0", "--trust", w.trust, "--json"))["capabilities"][0]["effective"] \
+        == "VERIFIED"

@@ -405,3 +405,32 @@ def test_attesting_another_repository_never_denies_a_pull(world: World, gw: Runn
     resp = get_manifest(gw.address, "acx/across-b", second)
     assert resp.status_code == 403 and "revoked" in resp.json()["errors"][0]["message"], resp.text
     assert get_manifest(gw.address, "acx/across-a", first).status_code == 200
+
+
+def test_a_status_list_place_belongs_to_the_issuer_of_the_credentials_naming_it(
+        world: World, gw: RunningGateway, tmp_path: Path) -> None:
+    """Issue 42.3: another issuer's list, signed for the verifier's list URL and pushed at its tag once that tag is
+    empty upstream, is refused through the gateway; planted upstream directly, it does not keep the verifier's own
+    list out (before: accepted, and then the verifier's list was refused there as "signed by someone else")."""
+    gw_ref = f"{gw.address}/lab/planted:1"
+    push_cartridge(world, tmp_path / "cart", gw_ref, "io.github.acme/planted-agent")
+    out, state = tmp_path / "out", tmp_path / "state"
+    attest(world, gw_ref, out, state)
+    mine = json.loads((out / "status-list.json").read_bytes())
+    tag = status_tag(mine["id"])
+    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/planted"), StoreOptions())
+    gone = httpx.delete(f"http://{world.registry}/v2/lab/planted/manifests/{upstream.resolve(tag).digest}")
+    assert gone.status_code == 202  # deleted upstream, where the gateway has no say
+    stranger = load_identity(world.dir / "pub.key")
+    planted = statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=mine["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
+                                   sequence=statuslist.list_sequence(mine) + 100), stranger,
+        stranger.verification_method, datetime.now(UTC))
+    with pytest.raises(GatewayDenied, match="the credentials that name it were issued by"):
+        publish_status_list(open_store(gw_ref), planted)
+    publish_status_list(upstream, planted)  # planted upstream directly
+    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)  # the verifier's own, via the gateway
+    found = fetch_status_list(upstream, mine["id"])
+    assert found is not None and found[0]["issuer"] == mine["issuer"], found
+    with pytest.raises(GatewayDenied, match="the credentials that name it were issued by"):
+        publish_status_list(open_store(gw_ref), planted)

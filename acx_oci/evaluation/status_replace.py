@@ -12,6 +12,7 @@ come from the trust file or the DID itself (did:key); nothing here goes online.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
+from acx_oci.model.credential import issuer_id, status_entries
 from acx_oci.trust.trustfile import Trust
 
 
@@ -82,14 +83,41 @@ class Replacement:
         return not self.code
 
 
+def list_owners(credentials: list[dict[str, Any]], names_place: Callable[[str], bool], trust: Trust | None,
+                now: datetime) -> frozenset[str]:
+    """The issuers a status list's place belongs to: those whose credentials name a list there (``names_place``
+    of a ``statusListCredential`` URL: its tag is the place's) and verify as theirs (Data Integrity, as
+    :func:`proof_problem` checks); where any of them is a verifier the trust file names, only those (an untrusted
+    key cannot contest a trusted verifier's place). Empty: nobody is known."""
+    named: set[str] = set()
+    for cred in credentials:
+        issuer = issuer_id(cred)
+        urls = [e.get("statusListCredential") for e in status_entries(cred)]
+        if issuer is not None and any(isinstance(u, str) and names_place(u) for u in urls) \
+                and proof_problem(cred, trust, now, timed=False) is None:
+            named.add(issuer)
+    trusted = {i for i in named if trust is not None and trust.is_trusted_verifier(i)}
+    return frozenset(trusted or named)
+
+
 def may_replace(offered: dict[str, Any], there: dict[str, Any] | None, trust: Trust | None, now: datetime, *,
-                highest_seen: int = 0, there_name: str = "the one there") -> Replacement:
+                highest_seen: int = 0, there_name: str = "the one there",
+                owners: frozenset[str] = frozenset()) -> Replacement:
     """Whether ``offered`` may replace ``there`` (None: nothing there) at its place (see the module docstring).
 
     ``status_rollback``: not newer than the list there, or than the highest seen; ``status_invalid``: not its
-    issuer's, or not the issuer's of the list there (or that one's issuer cannot be checked here).
+    issuer's, or not the issuer's of the list there (or that one's issuer cannot be checked here), or, with
+    ``owners`` (:func:`list_owners`: whose credentials name the place), not theirs. A list there of an issuer
+    outside ``owners`` was planted: it counts for nothing, so the owners' list replaces it.
     """
     mine = sequence_of(offered)
+    if owners and issuer_id(offered) not in owners:
+        return Replacement(reasons.STATUS_INVALID, f"it is signed by {issuer_id(offered)}, but the credentials "
+                                                   f"that name it were issued by {', '.join(sorted(owners))}: a "
+                                                   "status list's place belongs to its credentials' issuer",
+                           mine, None)
+    if there is not None and owners and issuer_id(there) not in owners:
+        there = None  # planted at the owners' place by someone else
     counts = there is not None and not forged(there, trust, now)
     theirs = sequence_of(there) if there is not None and counts else None
     if mine is None:

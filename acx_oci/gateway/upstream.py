@@ -8,6 +8,7 @@ upstream, so it needs pull (and, for referrer index upkeep, push) access.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -25,7 +26,7 @@ from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.log_check import pinned_keys
 from acx_oci.evaluation.policy import evaluate
 from acx_oci.evaluation.requirements import Verdict
-from acx_oci.evaluation.status_replace import may_replace
+from acx_oci.evaluation.status_replace import list_owners, may_replace
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
 from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
@@ -66,6 +67,7 @@ from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
 from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_loaded
 from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
+from acx_oci.services.consumer.status_owners import CredentialMemo, repository_credentials
 from acx_oci.services.consumer.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
@@ -89,6 +91,7 @@ class Upstream:
         self._lock = threading.Lock()
         self._types: OrderedDict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = OrderedDict()
         self._history: StatusHistory | None = None
+        self.credential_memo = CredentialMemo()  # whose status-list places are whose (services.consumer.status_owners)
 
     @property
     def history(self) -> StatusHistory:
@@ -302,8 +305,12 @@ class Upstream:
         except AcxError:
             found = None  # an unreadable list upstream says nothing; a sound one may replace it
         seen = self.history.highest(list_url, issuer) if issuer is not None else 0
+        owners: frozenset[str] = frozenset()
+        if found is None or issuer_id(found[0]) != issuer:  # a new place, or someone else's list there: whose?
+            creds, _ = repository_credentials(st, self.credential_memo)
+            owners = list_owners(creds, functools.partial(_names_tag, tag), self.config.trust, self.config.clock())
         verdict = may_replace(doc, found[0] if found is not None else None, self.config.trust, self.config.clock(),
-                              highest_seen=seen, there_name=f"the list at {tag}")
+                              highest_seen=seen, there_name=f"the list at {tag}", owners=owners)
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
                   "upstreamSequence": verdict.there or 0, "highestSequenceSeen": seen}
         if verdict.code == reasons.STATUS_ROLLBACK:
@@ -344,6 +351,13 @@ class Upstream:
         if artifact_type is not None:
             refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
+
+
+def _names_tag(tag: str, url: str) -> bool:
+    try:
+        return status_tag(url) == tag
+    except UsageError:
+        return False
 
 
 def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:

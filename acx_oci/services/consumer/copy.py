@@ -18,14 +18,16 @@ type a listing gives it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
+from acx_oci.evaluation.status_replace import list_owners
 from acx_oci.jsonio import parse_json
-from acx_oci.model.credential import status_entries
+from acx_oci.model.credential import issuer_id, status_entries
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.oci.classify import CONFIG_MEDIA_TYPES
@@ -177,16 +179,23 @@ def _resolve(store: Store, target: str, req: CopyRequest, trust: Trust) -> Resol
                           reference=str(store.reference))
 
 
-def _status_urls(src: Store, item: PlannedManifest) -> list[str]:
-    """The status lists an attestation's credential points to (read from the source, digest-verified)."""
+def _credential(src: Store, item: PlannedManifest) -> dict[str, Any] | None:
+    """An attestation's credential (read from the source, digest-verified); None without one."""
     if item.manifest is None:
-        return []
+        return None
     layer = credential_layer(item.manifest)
     if layer is None:
-        return []
+        return None
     doc = parse_json(src.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES), f"credential {layer.digest}")
-    return [str(e["statusListCredential"]) for e in status_entries(doc)
-            if isinstance(e.get("statusListCredential"), str)]
+    return doc if isinstance(doc, dict) else None
+
+
+def _names_tag(tag: str, url: str) -> bool:
+    """Whether a credential's ``statusListCredential`` URL is published under ``tag``."""
+    try:
+        return status_tag(url) == tag
+    except UsageError:
+        return False
 
 
 class _Planner:
@@ -197,6 +206,7 @@ class _Planner:
         self.src, self.req, self.outcome, self.judged, self.cosign = src, req, outcome, judged, cosign
         self.plan = CopyPlan()
         self.status_urls: dict[str, None] = {}
+        self.credentials: list[dict[str, Any]] = []  # every carried attestation's: whose status lists are whose
         self.attestations: list[str] = []
         self.unverified: dict[str, str] = {}  # attestation digest (copied or skipped) -> why_not code
         self.seen: set[str] = set()
@@ -249,8 +259,11 @@ class _Planner:
             self.outcome.referrers.append({"digest": item.digest, "artifactType": artifact_type, "subject": subject})
             if artifact_type == ARTIFACT_ATTESTATION:
                 self.attestations.append(item.digest)
-                for url in _status_urls(self.src, item):
-                    self.status_urls.setdefault(url)
+                if (cred := _credential(self.src, item)) is not None:
+                    self.credentials.append(cred)
+                    for e in status_entries(cred):
+                        if isinstance(e.get("statusListCredential"), str):
+                            self.status_urls.setdefault(e["statusListCredential"])
             if depth + 1 < MAX_REFERRER_DEPTH:
                 self.referrers_of(item.digest, depth + 1)
 
@@ -270,10 +283,16 @@ class _Planner:
                 self.outcome.notes.append(f"status list {url}: no {tag} in the source; resolving the copy needs "
                                           "it from elsewhere (--status-list or --allow-network)")
                 continue
+            owners = list_owners(self.credentials, functools.partial(_names_tag, tag), self.req.trust, self.req.now)
             there = _destination_list(dst, url)
+            if there is None and owners and issuer_id(published[0]) not in owners:  # nothing there to refuse for
+                self.outcome.notes.append(f"status list {url}: the source's {tag} is signed by "
+                                          f"{issuer_id(published[0])}, but the credentials that name it were issued "
+                                          f"by {', '.join(sorted(owners))}: a planted list, not copied")
+                continue
             if there is not None and there[1] != published[1]:
                 # replacing a list: the source registry is not trusted, its list must verify and be newer
-                kept = check_replacement(tag, url, published[0], there[0], self.req.trust, self.req.now)
+                kept = check_replacement(tag, url, published[0], there[0], self.req.trust, self.req.now, owners)
                 if kept is not None:
                     self.outcome.notes.append(kept)
                     continue

@@ -21,7 +21,7 @@ from acx_oci.trust.trustfile import Trust
 
 
 def check_replacement(tag: str, url: str, source: dict[str, Any], destination: dict[str, Any] | None,
-                      trust: Trust | None, now: datetime) -> str | None:
+                      trust: Trust | None, now: datetime, owners: frozenset[str] = frozenset()) -> str | None:
     """None when ``source`` may replace ``destination``; a note when the destination's is kept as newer (or as
     new); else raise :class:`StatusReplaceRefused` (module docstring)."""
     seq = sequence_of(source)
@@ -30,7 +30,7 @@ def check_replacement(tag: str, url: str, source: dict[str, Any], destination: d
     tail = "; the destination's list is kept and nothing was copied"
     if source.get("id") != url:
         raise StatusReplaceRefused(f"{head} its id {str(source.get('id'))[:80]} is not {url}{tail}")
-    verdict = may_replace(source, destination, trust, now, there_name="the destination's")
+    verdict = may_replace(source, destination, trust, now, there_name="the destination's", owners=owners)
     if verdict.ok:
         return None
     if verdict.code == reasons.STATUS_ROLLBACK:
