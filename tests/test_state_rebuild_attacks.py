@@ -161,3 +161,51 @@ def test_a_list_the_log_signed_but_no_repository_holds_is_refused(tmp_path: Path
     doc = json.loads(forced.stdout)
     assert doc["credentials"] == 1 and doc["statusLists"][0]["sequence"] == 3
     assert any("revoke" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_an_older_genuine_checkpoint_served_again_is_refused_with_and_without_witnesses(
+        tmp_path: Path, registry: str) -> None:
+    """Issue 42.2: the registry serves the verifier's older checkpoint (its blobs are all still there). Before, the
+    rebuild restored 2 of 3 attempts with no warning, and the next append forked the log. The later publication's
+    ``tiles-3`` tag refuses it; with that tag gone too, a witness that cosigned size 3 does; with no witness, the
+    rebuild says the freshness is unproven; --accept-older-checkpoint rebuilds and records the choice."""
+    import httpx
+
+    from acx_oci.services.verifier.log_tree import Witness
+    from acx_oci.tlog.checkpoint import sigsum_cosigner
+    from acx_oci.tlog.note import raw_public
+
+    from .support.sigsum_witness import sigsum_witness
+
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    repo = f"{registry}/acx/replayed-log"
+    store = open_store(repo)
+    with sigsum_witness(tmp_path, ident.private) as w:
+        cosigner = sigsum_cosigner(raw_public(w.key))
+        log = TransLog(tmp_path / "orig", ident.private, witnesses=[Witness(w.url, cosigner)])
+        log.append([_attempt(1), _attempt(2)])
+        publish(log, store)
+        old = store.fetch_manifest_raw(CHECKPOINT_TAG)
+        log.append([_attempt(3)])  # cosigned by the witness at size 3
+        publish(log, store)
+        store.push_manifest(old[0], old[1], CHECKPOINT_TAG)  # the older genuine checkpoint, served again
+        assert LogReader(open_store(repo)).head().checkpoint.size == 2
+        key, state = tmp_path / "verifier.key", tmp_path / "state"
+        res = cli("state", "rebuild", "--key", key, "--state", state, "--log", repo, "--json")
+        assert res.exit_code == 1 and "tiles-3" in res.output and "Traceback" not in res.output, res.output
+        assert not state.exists()
+        later = store.resolve("tiles-3").digest  # the later publication's tag removed as well
+        assert httpx.delete(f"http://{registry}/v2/acx/replayed-log/manifests/{later}").status_code == 202
+        witness = f"{w.url}={cosigner.vkey()}"
+        res = cli("state", "rebuild", "--key", key, "--state", state, "--log", repo, "--witness", witness, "--json")
+        assert res.exit_code == 1 and "cosigned size 3" in res.output and not state.exists(), res.output
+        res = cli("state", "rebuild", "--key", key, "--state", state, "--log", repo, "--json")
+        unproven = json.loads(ok(res, 0) and res.stdout)
+        assert unproven["logSize"] == 2 and any("unproven" in x for x in unproven["warnings"]), unproven
+        res = cli("state", "rebuild", "--key", key, "--state", state, "--log", repo, "--force", "--witness", witness,
+                  "--accept-older-checkpoint", "--json")
+        accepted = json.loads(ok(res, 0) and res.stdout)
+        assert any("accepted an older checkpoint" in x for x in accepted["warnings"]), accepted
+        conf = json.loads((state / "config.json").read_text())
+        assert conf["acceptedOlderCheckpoint"]["size"] == 2 and conf["acceptedOlderCheckpoint"]["evidence"]

@@ -9,6 +9,7 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.oci.store import StoreOptions
+from acx_oci.services.verifier.log import parse_witness
 from acx_oci.trust.keyfiles import load_identity
 
 
@@ -36,11 +37,19 @@ def state_group() -> None:
               help="Rebuild even when the newest copy of a status list found is older than the log's last "
                    "signature of it, or no copy of a list a found credential names is found (its revocations "
                    "are lost: revoke again). Default: refused.")
+@click.option("--witness", "witnesses", multiple=True, metavar="URL=VKEY",
+              help="A witness of the log (tlog-witness URL prefix and cosignature/v1 key, as attest's --witness); "
+                   "repeatable. Each is offered the served checkpoint: one that has cosigned a bigger tree refuses "
+                   "the rebuild. Without any, the checkpoint's freshness is unproven (the report says so).")
+@click.option("--accept-older-checkpoint", is_flag=True,
+              help="Rebuild from the served checkpoint even though a witness, a later tiles-<N> tag or a log proof "
+                   "shows a longer log (recorded in STATE/config.json). Default: refused, exit 1.")
 @registry_options
 @json_option
 def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str | None, log_origin: str | None,
-                  repositories: tuple[str, ...], force: bool, allow_older_lists: bool, plain_http: bool,
-                  insecure: bool, timeout: float, as_json: bool) -> None:
+                  repositories: tuple[str, ...], force: bool, allow_older_lists: bool, witnesses: tuple[str, ...],
+                  accept_older_checkpoint: bool, plain_http: bool, insecure: bool, timeout: float,
+                  as_json: bool) -> None:
     """Rebuild a verifier's state (ledger and log) from what it published.
 
     Restored: every attempt the log holds (issued or not: cooldowns and
@@ -71,6 +80,7 @@ def state_rebuild(key: Path, issuer: str | None, state_dir: Path, log_repo: str 
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
     report = rebuild(state_dir, ident, log=log_repo, origin=log_origin, repositories=list(repositories),
                      options=options, force=force, allow_older=allow_older_lists,
+                     witnesses=[parse_witness(w) for w in witnesses], accept_older_checkpoint=accept_older_checkpoint,
                      progress=lambda text: click.echo(f"rebuild: {text}", err=True))
     if as_json:
         emit_json(report.to_json())

@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +41,7 @@ from acx_oci.services.artifacts.log_reader import CHECKPOINT
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
 from acx_oci.services.verifier.ledger_attempts import ts
 from acx_oci.services.verifier.log import CONFIG_FILE
-from acx_oci.services.verifier.log_tree import LOG_DIR
+from acx_oci.services.verifier.log_tree import LOG_DIR, Witness
 from acx_oci.services.verifier.rebuild_sources import (
     FoundSigned,
     ListCopy,
@@ -103,8 +104,10 @@ def check_target(state_dir: Path, force: bool) -> None:
 
 def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str | None, repositories: list[str],
             options: StoreOptions, force: bool = False, allow_older: bool = False,
+            witnesses: Sequence[Witness] = (), accept_older_checkpoint: bool = False,
             progress: Progress = lambda _: None) -> RebuildReport:
-    """Rebuild ``state_dir`` from the log (``log``) and ``repositories``; see the module docstring."""
+    """Rebuild ``state_dir`` from the log (``log``) and ``repositories``; see the module docstring. A checkpoint
+    older than one the verifier published (:mod:`rebuild_fresh`) is refused unless ``accept_older_checkpoint``."""
     if log is None and not repositories:
         raise UsageError("state rebuild: nothing to rebuild from; give --log REPO and/or --repository REPO")
     check_target(state_dir, force)
@@ -114,15 +117,24 @@ def rebuild(state_dir: Path, verifier: Identity, *, log: str | None, origin: str
     try:
         scan = Scan()
         if log is not None:
-            restore_log(log, options, verifier, tmp, origin, scan, progress)
+            restore_log(log, options, verifier, tmp, origin, scan, progress, witnesses)
         _keep_own_log(state_dir, log, scan)
         for repo in repositories:
             scan_repository(repo, options, verifier, scan, progress)
         report = RebuildReport(str(state_dir), log, scan.log_size, list(repositories))
+        if log is not None:
+            fresh = scan.fresh
+            fresh.evidence += sorted({f"{where}: a log proof signed by the verifier's key shows {n} entries"
+                                      for n, where in scan.proof_sizes if n > scan.log_size})
+            report.warnings += fresh.refuse_or_warn(accept_older_checkpoint)
         with Ledger(tmp) as ledger:
             _write(ledger, scan, report, allow_older)
         if log is not None:
-            conf = {"log": {"repository": log, **({"origin": scan.log_origin} if scan.log_origin else {})}}
+            conf: dict[str, Any] = {"log": {"repository": log,
+                                            **({"origin": scan.log_origin} if scan.log_origin else {})}}
+            if accept_older_checkpoint and scan.fresh.evidence:  # the operator's choice, kept with the state
+                conf["acceptedOlderCheckpoint"] = {"size": scan.log_size, "evidence": scan.fresh.evidence,
+                                                   "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
             (tmp / CONFIG_FILE).write_text(json.dumps(conf, indent=2) + "\n")
         report.warnings += scan.skipped
         _move_into_place(tmp, state_dir)

@@ -9,7 +9,7 @@ the repositories add what the log does not say: credential ids, status-list indi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,11 @@ from acx_oci.services.artifacts.attestation import (
     fetch_status_list,
 )
 from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
-from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, write_atomic
+from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, Witness, write_atomic
+from acx_oci.services.verifier.rebuild_fresh import Freshness, ask_witnesses, later_publications, proof_size
 from acx_oci.tlog.note import ed25519_verifier
+from acx_oci.tlog.proof import MAX_PROOF_DOC
+from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
 from acx_oci.tlog.tiles import bundles_for_size, tiles_for_size, verify_tiles
 from acx_oci.urls import without_fragment
 
@@ -80,12 +83,15 @@ class Scan:
     signed: dict[str, FoundSigned] = field(default_factory=dict)
     lists: list[ListCopy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    fresh: Freshness = field(default_factory=Freshness)  # whether the served checkpoint is the newest published
+    proof_sizes: list[tuple[int, str]] = field(default_factory=list)  # (log size a found log proof shows, where)
 
 
 def restore_log(repository: str, options: StoreOptions, verifier: Identity, state_dir: Path,
-                origin: str | None, scan: Scan, progress: Progress) -> TransLog:
+                origin: str | None, scan: Scan, progress: Progress, witnesses: Sequence[Witness] = ()) -> TransLog:
     """Copy the published log (checkpoint, tiles, entry bundles) into ``STATE/log`` and reopen it with the
-    verifier's key: the checkpoint must be this key's and the tiles must lead to its root (else UsageError)."""
+    verifier's key: the checkpoint must be this key's and the tiles must lead to its root (else UsageError).
+    What shows a longer log (later ``tiles-<N>`` tags, a witness's bigger tree) goes to ``scan.fresh``."""
     with open_store(parse_reference(repository), options) as store:
         reader = LogReader(store)
         try:
@@ -105,6 +111,8 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
             if n % 64 == 0:
                 progress(f"log {repository}: {n}/{len(paths)} tiles")
         write_atomic(root / CHECKPOINT, head.note)
+        scan.fresh.size = head.checkpoint.size
+        scan.fresh.evidence += later_publications(store, head.checkpoint.size)
     try:
         log = TransLog(state_dir, verifier.private, origin=origin)
     except AcxError as exc:
@@ -115,6 +123,7 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
         entry = parse_json(raw, f"log entry {i}")
         scan.log_entries.append(entry if isinstance(entry, dict) else {})
     scan.log_size, scan.log_origin, scan.log_root = log.size, log.origin, log.tree.root()
+    ask_witnesses(witnesses, head.note, log, scan.fresh)
     progress(f"log {repository}: {log.size} entries, checkpoint verified with the verifier's key")
     return log
 
@@ -147,8 +156,13 @@ def _subjects(store: Store, scan: Scan, repository: str) -> list[str]:
     return out
 
 
-def _read_signed(store: Store, desc: Any, subject: str, repository: str, verifier: Identity) -> FoundSigned | None:
+def _read_signed(store: Store, desc: Any, subject: str, repository: str, verifier: Identity,
+                 scan: Scan) -> FoundSigned | None:
     manifest = store.fetch_manifest(desc.digest)
+    for proof in [d for d in manifest.layers if d.media_type == MEDIA_LOG_PROOF][:4]:
+        shown = proof_size(store.fetch_blob(proof.digest, MAX_PROOF_DOC, size=proof.size), verifier)
+        if shown is not None:  # signed by the verifier's key: how long its log was when this was published
+            scan.proof_sizes.append((shown, f"{repository}@{desc.digest}"))
     if desc.artifact_type == ARTIFACT_ATTESTATION:
         layer, kind, limit = credential_layer(manifest), "credential", MAX_CREDENTIAL_BYTES
     else:
@@ -187,7 +201,7 @@ def scan_repository(repository: str, options: StoreOptions, verifier: Identity, 
                 read.add(desc.digest)  # (a listing may name one document under every subject: read once)
                 reads += 2
                 try:
-                    signed = _read_signed(store, desc, subject, repository, verifier)
+                    signed = _read_signed(store, desc, subject, repository, verifier, scan)
                 except AcxError as exc:
                     scan.skipped.append(f"{repository}@{desc.digest}: {exc}")
                     continue
