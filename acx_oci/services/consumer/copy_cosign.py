@@ -48,7 +48,7 @@ def _projected(raw: bytes, bundle: bool, declared_level: bool) -> tuple[bool, st
     nothing, so it never stands (fail closed: what we cannot read, we cannot vouch that cosign cannot)."""
     try:
         is_level, digest = cosign_read.level_of(raw, bundle)
-    except cosign_read.Unreadable:
+    except ValueError:
         return True, None
     return (is_level or declared_level), digest
 

@@ -23,10 +23,6 @@ from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL
 MAX_DEPTH = 64
 
 
-class Unreadable(ValueError):
-    """The layer is not JSON, or a DSSE payload that no base64 alphabet decodes."""
-
-
 def _folded(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object as Go sees it through a struct: keys compared under case folding, the last one wins."""
     return {k.casefold(): v for k, v in pairs}
@@ -54,32 +50,32 @@ def _depth_ok(text: str) -> bool:
 
 
 def go_json(raw: bytes) -> Any:
-    """JSON as Go's ``encoding/json`` reads it into a struct (see :func:`_folded`); :class:`Unreadable` if not."""
+    """JSON as Go's ``encoding/json`` reads it into a struct (see :func:`_folded`); ``ValueError`` if not."""
     text = raw.decode("utf-8", "replace")
     if not _depth_ok(text):
-        raise Unreadable(f"nested deeper than {MAX_DEPTH}")
+        raise ValueError(f"nested deeper than {MAX_DEPTH}")
     try:
         return json.loads(text, object_pairs_hook=_folded)
     except (ValueError, RecursionError) as exc:
-        raise Unreadable(f"not JSON ({type(exc).__name__})") from None
+        raise ValueError(f"not JSON ({type(exc).__name__})") from None
 
 
 def go_b64(value: Any) -> bytes:
     """A DSSE payload decoded as Go's readers do: line breaks skipped, standard or URL-safe, padded or not."""
     if not isinstance(value, str):
-        raise Unreadable("the payload is not a string")
+        raise ValueError("the payload is not a string")
     text = value.replace("\r", "").replace("\n", "").rstrip("=")
     text += "=" * (-len(text) % 4)
     alt = b"-_" if ("-" in text or "_" in text) else None
     try:
         return base64.b64decode(text, altchars=alt, validate=True)
     except (binascii.Error, ValueError):
-        raise Unreadable("the payload is not base64 in any alphabet Go reads") from None
+        raise ValueError("the payload is not base64 in any alphabet Go reads") from None
 
 
 def level_of(raw: bytes, bundle: bool) -> tuple[bool, str | None]:
     """``(carries a level, the credential digest it names)`` of a ``.att``/``.sig`` layer or a Sigstore bundle
-    (``bundle``: its ``dsseEnvelope``, or protojson's ``dsse_envelope``). :class:`Unreadable` when the layer is
+    (``bundle``: its ``dsseEnvelope``, or protojson's ``dsse_envelope``). ``ValueError`` when the layer is
     not JSON or its DSSE payload cannot be decoded; a layer that is JSON but no DSSE envelope carries no level."""
     doc = go_json(raw)
     if not isinstance(doc, dict):
@@ -95,4 +91,4 @@ def level_of(raw: bytes, bundle: bool) -> tuple[bool, str | None]:
     return True, digest if isinstance(digest, str) else None
 
 
-__all__ = ["Unreadable", "go_b64", "go_json", "level_of"]
+__all__ = ["go_b64", "go_json", "level_of"]
