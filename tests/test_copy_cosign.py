@@ -125,7 +125,7 @@ def _wrapped(payload: str) -> str:
 
 
 def _urlsafe(payload: str) -> str:
-    return payload.replace("+", "-").replace("/", "_").rstrip("=")
+    return payload.replace("+", "-").replace("/", "_")  # (padding kept: Go's URLEncoding requires it)
 
 
 def _envelope_variant(env: dict[str, Any], how: str) -> dict[str, Any]:
@@ -169,3 +169,31 @@ def test_a_revoked_level_re_encoded_and_put_back_never_verifies_on_a_mirror(worl
     assert PROJECTION_NOT_STANDING in [s["code"] for s in out["skipped"]], out["skipped"]
     assert _cosign25(w, f"{w.registry}/mirror/cos-{how}@{digest}").returncode != 0
     assert _cosign3(w, f"{w.registry}/mirror/cos-{how}@{digest}").returncode != 0
+
+
+@pytest.mark.parametrize("retype", ["application/vnd.example.not-a-bundle",
+                                    "application/vnd.dev.sigstore.bundle+json;version=0.3", None])
+def test_a_revoked_bundle_put_back_under_another_artifact_type_is_judged_all_the_same(
+        world: dict[str, Any], retype: str | None) -> None:
+    """cosign 3 lists every referrer and reads any manifest with a sigstore bundle layer as a bundle (attack
+    review of 42.1): the genuine bundle of the level revoked above, put back under another artifactType or none,
+    was carried unjudged and verified on the mirror."""
+    w, digest, src = world["w"], world["digest"], world["src"]
+    manifest = json.loads(world["saved"]["bundle"][0])
+    if retype is None:  # no artifactType: classified by the config media type
+        manifest.pop("artifactType")
+        manifest["config"].pop("artifactType", None)
+        manifest["config"] = {"mediaType": "application/vnd.oci.image.config.v1+json",
+                              "digest": manifest["config"]["digest"], "size": manifest["config"]["size"]}
+    else:
+        manifest["artifactType"] = retype
+    manifest.pop("annotations", None)
+    with open_store(parse_reference(f"{src}:1.0.0")) as store:
+        pushed = store.push_referrer(json.dumps(manifest).encode(), digest).digest
+    assert _cosign3(w, f"{src}@{digest}").returncode == 0  # cosign 3 takes it at the source
+    name = f"mirror/retyped-{abs(hash(retype)) % 10000}"
+    out = _copy(world, src, name, "--trust", str(w.trust))
+    carried = [r["digest"] for r in out["referrers"]]
+    assert pushed not in carried, f"the revoked bundle under artifactType {retype} was carried unjudged"
+    proc = _cosign3(w, f"{w.registry}/{name}@{digest}")
+    assert proc.returncode != 0, ("revoked level verifies in cosign 3 on the mirror", out["referrers"], out["skipped"])

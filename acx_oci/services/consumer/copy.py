@@ -48,7 +48,7 @@ from acx_oci.oci.transfer import (
 from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
 from acx_oci.services.artifacts.cartridge import load_cartridge
 from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
-from acx_oci.services.consumer.copy_cosign import CosignCarry, standing_credentials
+from acx_oci.services.consumer.copy_cosign import CosignCarry, looks_like_bundle, standing_credentials
 from acx_oci.services.consumer.copy_status import check_replacement
 from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.consumer.statuscache import StatusHistory
@@ -250,7 +250,7 @@ class _Planner:
                                                  "reason": reason, "code": code,
                                                  "listedArtifactType": listed})
                     continue
-            if artifact_type == MEDIA_BUNDLE and subject == self.cosign.subject \
+            if subject == self.cosign.subject and (artifact_type == MEDIA_BUNDLE or looks_like_bundle(item.manifest)) \
                     and not self.cosign.bundle_carried(self.src, item):
                 continue
             if (artifact_type or "").startswith(ACX_ARTIFACT_PREFIX):

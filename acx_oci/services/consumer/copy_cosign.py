@@ -32,6 +32,8 @@ from acx_oci.services.artifacts.cosign_referrer import ANN_BUNDLE_PREDICATE, MED
 from acx_oci.services.consumer import cosign_read
 
 MAX_PROJECTION_BYTES = 1 << 20  # one envelope or bundle: a credential's level fields, signed
+#: What cosign 3 takes as a bundle layer (``application/vnd.dev.sigstore.bundle.v0.3+json`` and its kin).
+BUNDLE_LAYER_PREFIX = "application/vnd.dev.sigstore.bundle"
 
 
 def standing_credentials(resolution: Resolution | None) -> frozenset[str] | None:
@@ -53,11 +55,20 @@ def _projected(raw: bytes, bundle: bool, declared_level: bool) -> tuple[bool, st
     return (is_level or declared_level), digest
 
 
+def looks_like_bundle(manifest: Manifest | None) -> bool:
+    """Whether cosign 3 could read the manifest as a Sigstore bundle, whatever its ``artifactType`` says: it lists
+    every referrer and takes a layer whose media type starts with :data:`BUNDLE_LAYER_PREFIX` (a bundle put back
+    under another type, or none, verified on a mirror that judged only the declared ones)."""
+    return manifest is not None and any(layer.media_type.startswith(BUNDLE_LAYER_PREFIX) for layer in manifest.layers)
+
+
 def _bundle_stands(carry: CosignCarry, store: Store, manifest: Manifest) -> bool:
-    """A bundle referrer stands when each of its layers does: one that is not a level, or a level that stands
-    (every layer is judged: cosign need not read the one a count of one would have pointed at)."""
+    """A bundle referrer stands when each of its bundle layers does: one that is not a level, or a level that
+    stands (every such layer is judged: cosign need not read the one a count of one would have pointed at)."""
     declared = (manifest.annotations or {}).get(ANN_BUNDLE_PREDICATE) == PREDICATE_LEVEL
     for layer in manifest.layers:
+        if not layer.media_type.startswith(BUNDLE_LAYER_PREFIX) and len(manifest.layers) > 1:
+            continue
         is_level, cred = _projected(store.fetch_blob(layer.digest, MAX_PROJECTION_BYTES, layer.size), True,
                                     declared)
         if is_level and not carry.stands(cred):
@@ -137,11 +148,14 @@ class CosignCarry:
         for suffix in ("sig", "att"):
             if suffix not in self.rewritten:
                 self._filter_destination(dst, suffix)
-        for desc in dst.referrers(self.subject, MEDIA_BUNDLE).descriptors:
+        for desc in dst.referrers(self.subject).descriptors:  # every type: cosign 3 filters none
             if desc.digest in self.carried_bundles:
                 continue
             try:
-                stands = _bundle_stands(self, dst, dst.fetch_manifest(desc.digest))
+                manifest = dst.fetch_manifest(desc.digest)
+                if desc.artifact_type != MEDIA_BUNDLE and not looks_like_bundle(manifest):
+                    continue
+                stands = _bundle_stands(self, dst, manifest)
             except AcxError as exc:
                 self.notes.append(f"destination bundle {desc.digest} could not be read ({exc}): left as it is")
                 continue
@@ -162,4 +176,4 @@ class CosignCarry:
                               "not stand taken down")
 
 
-__all__ = ["CosignCarry", "standing_credentials"]
+__all__ = ["CosignCarry", "looks_like_bundle", "standing_credentials"]
