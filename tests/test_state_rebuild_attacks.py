@@ -11,8 +11,8 @@ import pytest
 
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
-from acx_oci.errors import LogError
-from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+from acx_oci.errors import LogError, VerificationError
+from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, build_manifest
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.artifacts.log_entries import entry_bytes
@@ -26,6 +26,10 @@ from acx_oci.services.artifacts.log_reader import (
 from acx_oci.services.verifier.log_publish import publish
 from acx_oci.services.verifier.log_tree import TransLog
 from acx_oci.services.verifier.rebuild import rebuild
+from acx_oci.tlog.checkpoint import parse_checkpoint_text
+from acx_oci.tlog.note import parse as parse_note
+from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
+from acx_oci.tlog.proof import SCHEMA_VERSION
 from acx_oci.tlog.tiles import entry_bundle
 from acx_oci.trust.keyfiles import load_identity
 
@@ -209,3 +213,30 @@ def test_an_older_genuine_checkpoint_served_again_is_refused_with_and_without_wi
         assert any("accepted an older checkpoint" in x for x in accepted["warnings"]), accepted
         conf = json.loads((state / "config.json").read_text())
         assert conf["acceptedOlderCheckpoint"]["size"] == 2 and conf["acceptedOlderCheckpoint"]["evidence"]
+
+
+def test_a_forged_proof_index_never_refuses_an_honest_rebuild(tmp_path: Path, registry: str) -> None:
+    """Attack review of 42.2: a log proof counts as evidence of a longer log only when its inclusion path holds
+    (anyone who can push to a scanned repository can write an index next to the public checkpoint note)."""
+    ok(cli("keygen", str(tmp_path / "verifier")))
+    ident = load_identity(tmp_path / "verifier.key")
+    log = TransLog(tmp_path / "orig", ident.private)
+    log.append([_attempt(1), _attempt(2)])
+    repo = f"{registry}/acx/honest-log"
+    publish(log, open_store(repo))  # the newest checkpoint is served: nothing is stale
+    note = LogReader(open_store(repo)).head().note
+    origin = parse_checkpoint_text(parse_note(note).text).origin
+    # the publisher's repository: any tagged manifest, and an "attestation" referrer with a proof layer
+    pub = open_store(f"{registry}/pub/grief")
+    cart = pub.push_blob(b"{}", "application/vnd.example.x")
+    subject = pub.push_manifest(build_manifest("application/vnd.example.x", [cart]), MEDIA_MANIFEST, tag="1.0.0")
+    proof = json.dumps({"schemaVersion": SCHEMA_VERSION, "origin": origin, "index": 10**6, "entry": {},
+                        "inclusion": [], "checkpoint": note.decode()}).encode()
+    layer = pub.push_blob(proof, MEDIA_LOG_PROOF)
+    pub.push_referrer(build_manifest(ARTIFACT_ATTESTATION, [layer], subject=subject), subject.digest)
+    try:
+        report = rebuild(tmp_path / "state", ident, log=repo, origin=None, repositories=[f"{registry}/pub/grief"],
+                         options=StoreOptions(plain_http=True))
+    except VerificationError as exc:
+        pytest.fail(f"an honest rebuild refused on an unauthenticated proof index: {exc}")
+    assert report.log_size == 2

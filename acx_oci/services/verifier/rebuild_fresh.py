@@ -21,9 +21,8 @@ from acx_oci.errors import AcxError, LogInconsistent, VerificationError
 from acx_oci.net.witness import add_checkpoint
 from acx_oci.oci.store import Store
 from acx_oci.services.verifier.log_tree import TransLog, Witness
-from acx_oci.tlog.checkpoint import verify_cosigned
 from acx_oci.tlog.note import ed25519_verifier
-from acx_oci.tlog.proof import parse_proof
+from acx_oci.tlog.proof import check_proof, parse_proof
 
 TILES_TAG = "tiles-"
 
@@ -75,15 +74,18 @@ def ask_witnesses(witnesses: Sequence[Witness], note: bytes, log: TransLog, fres
             fresh.unasked.append((w.url, str(exc)[:160]))
 
 
-def proof_size(raw: bytes, verifier: Identity) -> int | None:
-    """The log size a log-proof layer shows (its entry's index + 1, or its checkpoint's size), when its
-    checkpoint verifies with the verifier's key; None otherwise (a publisher cannot forge a longer log)."""
+def proof_size(raw: bytes, verifier: Identity, origin: str | None) -> int | None:
+    """The log size a log-proof layer shows: its checkpoint's, when that checkpoint verifies with the verifier's
+    key under the log's ``origin`` and the proof's entry is included in it (the path checked: an index alone is
+    anyone's to write, and a forged one refused every honest rebuild); None otherwise."""
     try:
         proof = parse_proof(raw)
-        cp = verify_cosigned(proof.checkpoint, ed25519_verifier(proof.origin, verifier.public_bytes), [], 0)
+        if origin is not None and proof.origin != origin:
+            return None
+        cosigned = check_proof(proof, ed25519_verifier(proof.origin, verifier.public_bytes), [], 0)
     except AcxError:
         return None
-    return max(cp.checkpoint.size, proof.index + 1)
+    return cosigned.checkpoint.size
 
 
 __all__ = ["Freshness", "ask_witnesses", "later_publications", "proof_size"]

@@ -160,7 +160,7 @@ def _read_signed(store: Store, desc: Any, subject: str, repository: str, verifie
                  scan: Scan) -> FoundSigned | None:
     manifest = store.fetch_manifest(desc.digest)
     for proof in [d for d in manifest.layers if d.media_type == MEDIA_LOG_PROOF][:4]:
-        shown = proof_size(store.fetch_blob(proof.digest, MAX_PROOF_DOC, size=proof.size), verifier)
+        shown = proof_size(store.fetch_blob(proof.digest, MAX_PROOF_DOC, size=proof.size), verifier, scan.log_origin)
         if shown is not None:  # signed by the verifier's key: how long its log was when this was published
             scan.proof_sizes.append((shown, f"{repository}@{desc.digest}"))
     if desc.artifact_type == ARTIFACT_ATTESTATION:
