@@ -20,11 +20,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci import reasons
+from acx_oci.crypto import dataintegrity
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import StatusReplaceRefused
 from acx_oci.model import statuslist
+from acx_oci.model.credential import sign_credential
 from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, push_attestation, status_tag
 from acx_oci.services.consumer.copy import CopyRequest, copy_artifact
 from acx_oci.trust.trustfile import load_trust
 
@@ -205,3 +207,24 @@ def test_a_list_of_another_issuer_at_the_credentials_place_is_never_copied_and_n
     assert open_store(mirror).resolve(tag).digest == real[1]
     assert ok(cli("resolve", f"{mirror}:1.0.0", "--trust", w.trust, "--json"))["capabilities"][0]["effective"] \
         == "VERIFIED"
+
+
+def test_without_trust_a_strangers_credential_never_takes_the_verifiers_place(world: World, tmp_path: Path) -> None:
+    """Attack review of 42.3: without --trust the verifier's did:web credential cannot be checked; a stranger's
+    self-issued credential naming its list made the stranger the only owner, and the genuine list was dropped."""
+    w = world
+    src = f"{w.registry}/{w.repo}:1.0.0"
+    hostile, mirror = f"{w.registry}/own-hostile/x", f"{w.registry}/own-mirror/x"
+    ok(cli("copy", src, hostile, "--quiet"))
+    cred = json.loads((w.tmp / "att" / "credential.json").read_text())
+    url = cred["credentialStatus"]["statusListCredential"]
+    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
+    stranger = Identity(stranger.private, stranger.did_key)
+    mine = dataintegrity.without_proof(copy.deepcopy(cred))
+    mine["issuer"] = stranger.did
+    signed = sign_credential(mine, stranger, stranger.verification_method, str(mine["validFrom"]))
+    store = open_store(f"{hostile}:1.0.0")
+    push_attestation(store, store.resolve("1.0.0"), json.dumps(signed).encode(), [])
+    out = ok(cli("copy", f"{hostile}:1.0.0", mirror, "--json"))
+    assert status_tag(url) in out["statusLists"], out["notes"]
+    assert fetch_status_list(open_store(mirror), url) is not None

@@ -434,3 +434,37 @@ def test_a_status_list_place_belongs_to_the_issuer_of_the_credentials_naming_it(
     assert found is not None and found[0]["issuer"] == mine["issuer"], found
     with pytest.raises(GatewayDenied, match="the credentials that name it were issued by"):
         publish_status_list(open_store(gw_ref), planted)
+
+
+def test_a_tag_flood_never_gives_a_status_list_place_to_a_stranger(world: World, gw: RunningGateway,
+                                                                   tmp_path: Path) -> None:
+    """Attack review of 42.3: past the search's bound (610 more tags upstream) nobody was found to own the place
+    and the stranger's list went in; now a search cut short lets only a verifier the trust file names push there."""
+    gw_ref = f"{gw.address}/lab/flooded:1"
+    push_cartridge(world, tmp_path / "cart", gw_ref, "io.github.acme/flooded-agent")
+    out, state = tmp_path / "out", tmp_path / "state"
+    attest(world, gw_ref, out, state)
+    mine = json.loads((out / "status-list.json").read_bytes())
+    tag = status_tag(mine["id"])
+    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/flooded"), StoreOptions())
+    raw, _, _ = upstream.fetch_manifest_raw("1")
+    doc = json.loads(raw)
+    with httpx.Client() as c:  # 610 other manifests upstream, under tags listed before the cartridge's
+        for i in range(610):
+            flood = json.dumps({**doc, "annotations": {"flood": str(i)}}).encode()
+            r = c.put(f"http://{world.registry}/v2/lab/flooded/manifests/0-{i:04d}", content=flood,
+                      headers={"Content-Type": MEDIA_MANIFEST})
+            assert r.status_code == 201, r.text
+    gone = httpx.delete(f"http://{world.registry}/v2/lab/flooded/manifests/{upstream.resolve(tag).digest}")
+    assert gone.status_code == 202
+    stranger = load_identity(world.dir / "pub.key")
+    planted = statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=mine["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
+                                   sequence=statuslist.list_sequence(mine) + 100), stranger,
+        stranger.verification_method, datetime.now(UTC))
+    with pytest.raises(GatewayDenied, match="cannot be told"):
+        publish_status_list(open_store(gw_ref), planted)
+    publish_status_list(upstream, planted)  # planted upstream directly
+    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)  # the verifier's own, via the gateway
+    found = fetch_status_list(upstream, mine["id"])
+    assert found is not None and found[0]["issuer"] == mine["issuer"], found[0]["issuer"]

@@ -88,16 +88,25 @@ def list_owners(credentials: list[dict[str, Any]], names_place: Callable[[str], 
     """The issuers a status list's place belongs to: those whose credentials name a list there (``names_place``
     of a ``statusListCredential`` URL: its tag is the place's) and verify as theirs (Data Integrity, as
     :func:`proof_problem` checks); where any of them is a verifier the trust file names, only those (an untrusted
-    key cannot contest a trusted verifier's place). Empty: nobody is known."""
+    key cannot contest a trusted verifier's place). Empty: nobody is known, or a naming credential's issuer
+    cannot be checked here and no trusted verifier names the place (a did:web without its document: then a
+    self-issued stranger would have been the only owner)."""
     named: set[str] = set()
+    unknown = False  # a credential naming the place whose issuer's keys are not known here: cannot be told apart
     for cred in credentials:
         issuer = issuer_id(cred)
         urls = [e.get("statusListCredential") for e in status_entries(cred)]
-        if issuer is not None and any(isinstance(u, str) and names_place(u) for u in urls) \
-                and proof_problem(cred, trust, now, timed=False) is None:
+        if issuer is None or not any(isinstance(u, str) and names_place(u) for u in urls):
+            continue
+        if not keys_known(issuer, trust):
+            unknown = True
+        elif proof_problem(cred, trust, now, timed=False) is None:
             named.add(issuer)
     trusted = {i for i in named if trust is not None and trust.is_trusted_verifier(i)}
-    return frozenset(trusted or named)
+    if trusted:
+        return frozenset(trusted)
+    # nobody the trust file names: a checkable stranger must not exclude an issuer whose keys are unknown here
+    return frozenset() if unknown else frozenset(named)
 
 
 def may_replace(offered: dict[str, Any], there: dict[str, Any] | None, trust: Trust | None, now: datetime, *,

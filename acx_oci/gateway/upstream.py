@@ -67,7 +67,7 @@ from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
 from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_loaded
 from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
-from acx_oci.services.consumer.status_owners import CredentialMemo, repository_credentials
+from acx_oci.services.consumer.status_owners import MAX_OWNER_READS, CredentialMemo, repository_credentials
 from acx_oci.services.consumer.statuscache import StatusHistory
 
 _TYPE_CACHE_MAX = 10_000
@@ -307,8 +307,19 @@ class Upstream:
         seen = self.history.highest(list_url, issuer) if issuer is not None else 0
         owners: frozenset[str] = frozenset()
         if found is None or issuer_id(found[0]) != issuer:  # a new place, or someone else's list there: whose?
-            creds, _ = repository_credentials(st, self.credential_memo)
+            creds, whole = repository_credentials(st, self.credential_memo)
             owners = list_owners(creds, functools.partial(_names_tag, tag), self.config.trust, self.config.clock())
+            trust = self.config.trust
+            if not owners and not whole:  # the search was cut short: only the trust file can say whose it is
+                there_issuer = issuer_id(found[0]) if found is not None else None
+                if not (issuer and trust is not None and trust.is_trusted_verifier(issuer)) or \
+                        (there_issuer is not None and trust.is_trusted_verifier(there_issuer)):
+                    return [(reasons.STATUS_INVALID, f"whose place {tag} is cannot be told: {repository} is larger "
+                                                     f"than the search for the credentials naming it "
+                                                     f"({MAX_OWNER_READS} reads); only a verifier this gateway's "
+                                                     "trust file names may push a list to a new place here, or to "
+                                                     "one an untrusted issuer holds")], {}
+                owners = frozenset({issuer})
         verdict = may_replace(doc, found[0] if found is not None else None, self.config.trust, self.config.clock(),
                               highest_seen=seen, there_name=f"the list at {tag}", owners=owners)
         detail = {"statusList": list_url, "issuer": issuer, "pushedSequence": sequence,
