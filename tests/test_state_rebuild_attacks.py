@@ -213,6 +213,11 @@ def test_an_older_genuine_checkpoint_served_again_is_refused_with_and_without_wi
         assert any("accepted an older checkpoint" in x for x in accepted["warnings"]), accepted
         conf = json.loads((state / "config.json").read_text())
         assert conf["acceptedOlderCheckpoint"]["size"] == 2 and conf["acceptedOlderCheckpoint"]["evidence"]
+    behind = TransLog(state, ident.private)  # the accepted state appends: its log must not be published over
+    behind.append([_attempt(4)])
+    store.push_manifest(store.fetch_manifest_raw(CHECKPOINT_TAG)[0], MEDIA_MANIFEST, "tiles-9")
+    with pytest.raises(LogError, match="tiles-9"):
+        publish(behind, store)
 
 
 def test_a_forged_proof_index_never_refuses_an_honest_rebuild(tmp_path: Path, registry: str) -> None:

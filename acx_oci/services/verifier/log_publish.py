@@ -65,6 +65,10 @@ def publish(log: TransLog, store: Store) -> LogPublication:
         raise UsageError(f"{store.reference} holds the log of {served.checkpoint.origin}, not of {log.origin}")
     if served is not None and served.checkpoint.size > size:
         raise LogInconsistent(f"{store.reference} serves a log of size {served.checkpoint.size}, this log has {size}")
+    later = [t for t in store.list_tags() if t.startswith("tiles-") and t[6:].isdigit() and int(t[6:]) > size]
+    if later:  # an older checkpoint served again (issue 42.2): publishing this log over it would fork it
+        raise LogInconsistent(f"{store.reference} holds {sorted(later)[0]}, a publication of a longer log than "
+                              f"this one ({size} entries): this state is behind the log it published")
     before = served.index if served is not None else {}
     index: dict[str, str] = {}
     layers: list[Descriptor] = []
