@@ -322,8 +322,11 @@ def test_attest_inside_the_image(env_image: dict[str, Any], tmp_path: Path, monk
 def test_building_twice_reports_both_digests(tmp_path: Path) -> None:
     if shutil.which("mmdebstrap") is None:
         pytest.skip("mmdebstrap not installed")
-    res = cli("env", "build", f"oci:{tmp_path / 'images'}:py", "--include", ",".join(PACKAGES), "--twice",
-              "--epoch", "1700000000", "--json")
+    # bullseye's Python 3.9: Debian byte-compiles its standard library with hash randomisation on, so two builds
+    # differed in ~25 .pyc files until the root was recompiled with PYTHONHASHSEED=0 (test_env_reproducible);
+    # this one build pair checks both the command's --twice and that (it fails on 8c6af49)
+    res = cli("env", "build", f"oci:{tmp_path / 'images'}:py", "--suite", "bullseye", "--include",
+              "python3,python3-distutils", "--twice", "--epoch", "1700000000", "--json")
     assert res.exit_code == 0, res.output
     out = check_document("env build", res.stdout, res.exit_code)  # its shipped schema (test_json_output)
     assert len(out["digests"]) == 2 and out["reproducible"] is (out["digests"][0] == out["digests"][1])
@@ -413,7 +416,4 @@ def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any],
         assert rec["stages"]["eval"]["ok"] is True and rec["stages"]["eval"]["solver"] == "rom"
         assert rec["stages"]["attack"]["passedForPromotion"] is True
         assert mx.check_record(rec) == []
-    plain = cli("exam", "certify", str(suite), "--out", str(tmp_path / "plain"), "--json")
-    assert plain.exit_code == 0, plain.output
-    for rec in json.loads(plain.stdout)["records"]:
-        assert rec["stages"]["freeze"]["imageDigest"] is None and rec["stages"]["promotion"]["ok"] is False
+    # the same suite certified without --image: no image, promotion not ok (tests/test_exams.py, the good fixture)
