@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from acx_oci.crypto.keys import identity_from_seed
 from acx_oci.services.verifier.ledger import Ledger
@@ -81,14 +80,3 @@ def test_post_cutoff_slicing(arena: dict[str, Any]) -> None:
     cred = json.loads((arena["tmp"] / "runs" / "early" / "credential.json").read_text())
     res = cred["credentialSubject"]["result"][0]
     assert res["acx:trainingCutoff"] == "2024-12-31" and res["acx:qualifyingExams"] == 88
-
-
-def test_no_declared_cutoff_is_recorded_as_null(arena: dict[str, Any]) -> None:
-    d = arena["tmp"] / "carts" / "early-model" / "cartridge.yaml"
-    spec = yaml.safe_load(d.read_text())
-    assert spec["runtime"]["model"]["trainingCutoff"] == "2024-12-31"
-    ref = _cartridge(arena, "no-model", AGENTS / "simple_agent.py")
-    summary = _attest(arena, ref, "no-model", 0)
-    cred = json.loads((arena["tmp"] / "runs" / "no-model" / "credential.json").read_text())
-    res = cred["credentialSubject"]["result"][0]
-    assert summary["issued"] is True and res["acx:trainingCutoff"] is None and res["acx:qualifyingExams"] == 88

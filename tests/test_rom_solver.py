@@ -208,6 +208,9 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     # among them are cheating canaries, played (and failed) but never rated: 88 rated games.
     assert summary["issued"] is True and summary["games"] == 88 and 0.4 <= summary["passRate"] <= 0.7
     assert summary["careerTier"] in ("staff", "principal", "distinguished")
+    # no training cutoff declared: recorded as null, and every held-out exam qualifies (was test_exam_run's own run)
+    res = json.loads((tmp_path / "att" / "credential.json").read_text())["credentialSubject"]["result"][0]
+    assert res["acx:trainingCutoff"] is None and res["acx:qualifyingExams"] == 88
     preds = records(tmp_path / "att")
     assert len(preds) == 90 and sum(bool(p.get("canary")) for p in preds) == 2
     assert all(p["outcome"] == "model-fail" for p in preds if p.get("canary"))
