@@ -26,12 +26,30 @@ from acx_oci.model.capability import (
         ("snowflake", "pkg:generic/snowflake"),
         ("pkg:pypi/apache-airflow@2.9.0", "pkg:pypi/apache-airflow@2.9.0"),
         ("pkg:npm/react", "pkg:npm/react"),
-        ("My Tool!", "pkg:generic/my-tool"),
+        ("My Tool!", "pkg:generic/my-tool-"),  # seed 004's fallback as written (no dashes stripped)
+        ("c", "pkg:generic/c"),
+        ("c++", "pkg:generic/cpp"),
+        ("c#", "pkg:generic/csharp"),
         ("clickhouse", "pkg:generic/clickhouse"),
     ],
 )
 def test_to_purl(token: str, purl: str) -> None:
     assert to_purl(token) == purl
+
+
+def test_c_cpp_and_csharp_are_three_capabilities() -> None:
+    # issue 44.5: the fallback stripped dashes, so "c++" and "c#" were pkg:generic/c, one id with C's
+    ids = {make_record("implement-feature", [lang], None).id for lang in ("c", "c++", "c#", "C++ ")}
+    assert len(ids) == 3
+
+
+def test_a_stored_record_without_schema_version_is_refused() -> None:
+    rec = make_record("build-dag", ["airflow"], None).to_json()
+    assert record_from_json(rec, stored=True).id == rec["id"]
+    del rec["schemaVersion"]
+    assert record_from_json(rec).id  # a hand-written cartridge.yaml may omit it: the push writes it
+    with pytest.raises(UsageError, match="expected schemaVersion"):
+        record_from_json(rec, stored=True)
 
 
 def test_invented_purl_type_refused() -> None:

@@ -108,6 +108,15 @@ def test_resolve_verified_and_agent_card(world: World) -> None:
     assert "signature: intact, untrusted" in human or "signature: intact, trusted" in human  # never "warning"
     assert card["provider"]["organization"] == "example" and card["version"] == "1.0.0"
     assert len(card["skills"]) == 1 and card["signatures"]
+    # issue 44.5: no A2A endpoint was given, so none is made up (it was oci://<the reference>, for a layout a path)
+    assert "url" not in card and "--url" in ext["params"]["urlOmitted"]
+    given = ok(cli("agent-card", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust),
+                   "--url", "https://agents.example/dag-agent"))
+    assert given["url"] == "https://agents.example/dag-agent" and "urlOmitted" not in \
+        given["capabilities"]["extensions"][0]["params"]
+    for bad in ("oci://x", "http://agents.example/a", "https://"):
+        res = cli("agent-card", f"{w.registry}/{w.repo}:1.0.0", "--trust", str(w.trust), "--url", bad)
+        assert res.exit_code == 2 and "A2A endpoint" in res.output and "Traceback" not in res.output, res.output
     from acx_oci.model.agentcard import verify_agent_card
 
     assert verify_agent_card(card, load_identity(w.verifier).public_bytes)

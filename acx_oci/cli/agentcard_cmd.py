@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -44,11 +45,14 @@ def agent_card_group() -> None:
               help="Sign the card (JWS, EdDSA) with this key.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write the card to DIR/.well-known/agent-card.json (A2A's discovery path) instead of stdout.")
+@click.option("--url", metavar="URL",
+              help="The agent's A2A endpoint (https://, or http:// on loopback), the card's url. Without it the "
+                   "card has no url and says why: a registry reference is not an A2A endpoint.")
 @resolve_options
 @registry_options
 @json_option
-def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path | None, flags: ResolveFlags,
-               plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path | None, url: str | None,
+               flags: ResolveFlags, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
     """Emit an A2A AgentCard: one skill per claim, resolved proficiency in the acx extension.
 
     \b
@@ -57,10 +61,12 @@ def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path 
       acx-oci agent-card registry.example/acme/dag-agent:1.0.0 --trust trust.yaml --sign keys/publisher.key \\
           --out ./site      # writes ./site/.well-known/agent-card.json
     """
+    if url is not None:
+        _check_url(url)
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, rom = run_resolution(store, ref, trust, flags)
-    card = build_agent_card(resolution, rom, ref)
+    card = build_agent_card(resolution, rom, ref, url)
     if sign_key is not None:
         card = sign_agent_card(card, load_identity(sign_key))
     if out_dir is None:
@@ -73,6 +79,16 @@ def agent_card(ref: str, trust_path: Path, sign_key: Path | None, out_dir: Path 
         emit_json({"path": str(path), "signed": sign_key is not None})
     else:
         click.echo(f"wrote {path}" + (" (signed)" if sign_key is not None else " (unsigned)"))
+
+
+def _check_url(url: str) -> None:
+    """An A2A endpoint: https, or http on a loopback host (a local test server), with a host."""
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
+    if not parts.hostname or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)) \
+            or any(c in url for c in " \n\r\t"):
+        raise UsageError(f"--url {url[:120]!r}: expected the agent's A2A endpoint, https://HOST/... (http:// only "
+                         "on localhost)")
 
 
 def _keys_for(kid: str, trust: Trust | None, did_documents: tuple[Path, ...], allow_network: bool) -> list[bytes]:

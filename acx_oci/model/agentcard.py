@@ -56,8 +56,17 @@ def sig_of(status: str) -> str:
     return f"signature: {status_display(status)}"
 
 
-def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str) -> dict[str, Any]:
-    """The A2A AgentCard for a resolved cartridge: one skill per capability, with its verified level as evidence."""
+#: Why a card without ``--url`` has no ``url``: A2A's is the agent's service endpoint, which only its publisher knows.
+NO_URL = "no A2A endpoint was given (agent-card --url): a registry reference is not one"
+
+
+def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str,
+                     url: str | None = None) -> dict[str, Any]:
+    """The A2A AgentCard for a resolved cartridge: one skill per capability, with its verified level as evidence.
+
+    ``url`` is the agent's A2A endpoint as its publisher gives it; a registry or layout reference is not one (for
+    a layout it published a local path), so without ``url`` the card has none and its acx extension says why
+    (``urlOmitted``); the cartridge's reference is ``params.reference``."""
     cid = str(rom.get("id"))
     skills = []
     records = []
@@ -92,7 +101,7 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
         "protocolVersion": PROTOCOL_VERSION,
         "name": cid,
         "description": f"ACX cartridge {cid}@{rom.get('version')} (ROM {resolution.rom_digest})",
-        "url": f"oci://{reference}",
+        **({"url": url} if url else {}),
         "version": str(rom.get("version")),
         "provider": provider_for(cid),
         "capabilities": {
@@ -102,7 +111,8 @@ def build_agent_card(resolution: Resolution, rom: dict[str, Any], reference: str
                             "description": "ACX capability records with resolved, verified proficiency",
                             "params": {"romDigest": resolution.rom_digest,
                                        "manifestDigest": resolution.manifest_digest, "records": records,
-                                       "replayed": resolution.replayed}}],
+                                       "replayed": resolution.replayed,
+                                       **({} if url else {"urlOmitted": NO_URL})}}],
         },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

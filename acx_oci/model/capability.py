@@ -72,12 +72,20 @@ PURL_ALIASES: dict[str, str] = {
     "express": "pkg:npm/express",
     "rails": "pkg:gem/rails",
     "tokio": "pkg:cargo/tokio",
+    # where the seed's fallback still collides ("c++" and "c#" are both pkg:generic/c-): named, as seed 004 asks
+    "c++": "pkg:generic/cpp",
+    "cpp": "pkg:generic/cpp",
+    "c#": "pkg:generic/csharp",
+    "csharp": "pkg:generic/csharp",
+    "f#": "pkg:generic/fsharp",
+    "fsharp": "pkg:generic/fsharp",
 }
 
 
 def to_purl(token: str) -> str:
     """Normalize a stack token: a purl is validated and written in our form (:mod:`.purl`); else the alias
-    table (``_`` read as ``-``: ``apache_airflow`` is ``apache-airflow``), else ``pkg:generic/``."""
+    table (``_`` read as ``-``: ``apache_airflow`` is ``apache-airflow``; ``c++``, ``c#``, ``f#`` named), else
+    seed 004's ``pkg:generic/`` fallback as it writes it."""
     t = str(token).strip().lower()
     if not t:
         raise UsageError("stack token: expected a package name or purl, found an empty string")
@@ -86,10 +94,11 @@ def to_purl(token: str) -> str:
     alias = PURL_ALIASES.get(t) or PURL_ALIASES.get(t.replace("_", "-"))
     if alias:
         return alias
-    name = re.sub(r"[^a-z0-9._-]+", "-", t).strip("-")
-    if not name:
+    if not re.search(r"[a-z0-9]", t):
         raise UsageError(f"stack token {token!r}: expected a package name or purl, found no letter or digit")
-    return "pkg:generic/" + name
+    # seed 004's fallback exactly: 'pkg:generic/' + t.replace(/[^a-z0-9._-]+/g, '-') (ours stripped the dashes,
+    # so "c++" and "c" were one capability id; docs/concepts.md has the migration note)
+    return "pkg:generic/" + re.sub(r"[^a-z0-9._-]+", "-", t)
 
 
 def check_task_type(task_type: str) -> str:
@@ -178,9 +187,14 @@ def make_record(
     return rec
 
 
-def record_from_json(obj: Any, what: str = "capability record") -> CapabilityRecord:
-    """Read a stored record; re-normalize and check that its id is the deterministic one."""
+def record_from_json(obj: Any, what: str = "capability record", *, stored: bool = False) -> CapabilityRecord:
+    """Read a record; re-normalize and check that its id is the deterministic one. ``stored`` (a ROM's, as
+    written by ``cartridge push``): its ``schemaVersion`` is required too (a hand-written cartridge.yaml may omit
+    it: the push writes it)."""
     validate(obj, "capability.schema.json", what)
+    if stored and obj.get("schemaVersion") != SCHEMA_VERSION:
+        raise UsageError(f"{what}: expected schemaVersion {SCHEMA_VERSION!r}, found "
+                         f"{str(obj.get('schemaVersion'))[:60] if 'schemaVersion' in obj else 'none'}")
     prof = obj.get("proficiency") or {}
     rec = make_record(
         obj["taskType"],

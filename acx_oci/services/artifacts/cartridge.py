@@ -256,7 +256,8 @@ def load_cartridge(store: Store, target: str, trust: Trust | None) -> LoadedCart
         rom = parse_json(rom_bytes, "ROM manifest")
         validate(rom, "rom.schema.json", f"ROM manifest of {store.reference}")
         caps = tuple(
-            record_from_json(c, f"ROM capabilities[{i}]") for i, c in enumerate(rom.get("capabilities") or [])
+            record_from_json(c, f"ROM capabilities[{i}]", stored=True)
+            for i, c in enumerate(rom.get("capabilities") or [])
         )
     except AcxError as exc:
         if signature.status == STATUS_TAMPERED:
