@@ -152,21 +152,26 @@ def test_a_forged_newer_list_in_a_hostile_source_never_replaces_the_mirrors(worl
     assert open_store(mirror).resolve(tag).digest != good
 
 
+def _hostile_copy(w: World, name: str) -> tuple[str, str, str, tuple[dict[str, Any], str], Identity]:
+    """The world's cartridge copied to ``{name}-hostile`` (anyone pushes there): (source, hostile, tag, the
+    hostile copy's genuine list and its manifest digest, a fresh stranger's did:key identity)."""
+    src, hostile = f"{w.registry}/{w.repo}:1.0.0", f"{w.registry}/{name}-hostile/strong"
+    ok(cli("copy", src, hostile, "--quiet"))
+    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
+    real = fetch_status_list(open_store(hostile), url)
+    assert real is not None
+    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
+    return src, hostile, status_tag(url), real, Identity(stranger.private, stranger.did_key)
+
+
 def test_a_forged_list_planted_in_an_empty_mirror_does_not_block_the_issuers_list(world: World) -> None:
     """A first copy from a hostile source plants its list unchecked (nothing to replace). That list's forged sequence
     then made every later copy of the issuer's genuine list keep it ("the destination's is newer"): the rollback
     guard trusted an unverified destination list, so one hostile copy bricked the mirror's status for good. A
     destination list whose proof fails against its issuer's known keys no longer outranks a verified one."""
     w = world
-    src = f"{w.registry}/{w.repo}:1.0.0"
-    mirror, hostile = f"{w.registry}/plant-mirror/strong", f"{w.registry}/plant-hostile/strong"
-    ok(cli("copy", src, hostile, "--quiet"))
-    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
-    tag = status_tag(url)
-    real = fetch_status_list(open_store(hostile), url)
-    assert real is not None
-    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
-    stranger = Identity(stranger.private, stranger.did_key)
+    mirror = f"{w.registry}/plant-mirror/strong"
+    src, hostile, tag, real, stranger = _hostile_copy(w, "plant")
     publish_status_list(open_store(hostile), _forge(real[0], stranger, w.verifier_did, f"{w.verifier_did}#key-1"))
     ok(cli("copy", f"{hostile}:1.0.0", mirror, "--quiet"))  # the empty mirror takes it: nothing to compare with
     planted = open_store(mirror).resolve(tag).digest
@@ -187,15 +192,9 @@ def test_a_list_of_another_issuer_at_the_credentials_place_is_never_copied_and_n
     own list there (its own DID, a sound proof) is not copied into an empty mirror, and one planted in a mirror is
     replaced by the issuer's (before: copied, then kept as "signed by someone else", and the mirror failed closed)."""
     w = world
-    src = f"{w.registry}/{w.repo}:1.0.0"
-    mirror, hostile = f"{w.registry}/owner-mirror/strong", f"{w.registry}/owner-hostile/strong"
-    ok(cli("copy", src, hostile, "--quiet"))
-    url = json.loads((w.tmp / "att" / "credential.json").read_text())["credentialStatus"]["statusListCredential"]
-    tag = status_tag(url)
-    real = fetch_status_list(open_store(hostile), url)
-    assert real is not None
-    stranger = Identity(Ed25519PrivateKey.generate(), "did:key:placeholder")
-    stranger = Identity(stranger.private, stranger.did_key)
+    mirror = f"{w.registry}/owner-mirror/strong"
+    src, hostile, tag, real, stranger = _hostile_copy(w, "owner")
+    url = real[0]["id"]
     planted = _forge(real[0], stranger, stranger.did, stranger.verification_method)
     publish_status_list(open_store(hostile), planted)
     out = ok(cli("copy", f"{hostile}:1.0.0", mirror, "--json", "--trust", str(w.trust)))

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 import httpx
@@ -407,64 +408,65 @@ def test_attesting_another_repository_never_denies_a_pull(world: World, gw: Runn
     assert get_manifest(gw.address, "acx/across-a", first).status_code == 200
 
 
+def _attested_place(world: World, gw: RunningGateway, tmp_path: Path, repo: str,
+                    flood: int = 0) -> tuple[dict[str, Any], RegistryStore, Path]:
+    """A cartridge of ``repo`` attested through the gateway, ``flood`` other manifests tagged before it upstream,
+    and its list's tag then deleted upstream (where the gateway has no say): (the list, upstream, state)."""
+    gw_ref = f"{gw.address}/{repo}:1"
+    push_cartridge(world, tmp_path / "cart", gw_ref, f"io.github.acme/{repo.replace('/', '-')}")
+    out, state = tmp_path / "out", tmp_path / "state"
+    attest(world, gw_ref, out, state)
+    mine = json.loads((out / "status-list.json").read_bytes())
+    upstream = RegistryStore(parse_reference(f"{world.registry}/{repo}"), StoreOptions())
+    doc = json.loads(upstream.fetch_manifest_raw("1")[0])
+    with httpx.Client() as c:
+        for i in range(flood):
+            other = json.dumps({**doc, "annotations": {"flood": str(i)}}).encode()
+            r = c.put(f"http://{world.registry}/v2/{repo}/manifests/0-{i:04d}", content=other,
+                      headers={"Content-Type": MEDIA_MANIFEST})
+            assert r.status_code == 201, r.text
+    digest = upstream.resolve(status_tag(mine["id"])).digest
+    assert httpx.delete(f"http://{world.registry}/v2/{repo}/manifests/{digest}").status_code == 202
+    return mine, upstream, state
+
+
+def _strangers_list(world: World, mine: dict[str, Any]) -> dict[str, Any]:
+    """Another issuer's own, soundly signed list for the verifier's list URL, with a much higher sequence."""
+    stranger = load_identity(world.dir / "pub.key")
+    return statuslist.sign_status_list(
+        statuslist.new_status_list(list_url=mine["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
+                                   sequence=statuslist.list_sequence(mine) + 100), stranger,
+        stranger.verification_method, datetime.now(UTC))
+
+
+def _the_verifiers_list_goes_back(world: World, mine: dict[str, Any], upstream: RegistryStore, state: Path) -> None:
+    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)  # the verifier's own, via the gateway
+    found = fetch_status_list(upstream, mine["id"])
+    assert found is not None and found[0]["issuer"] == mine["issuer"], found
+
+
 def test_a_status_list_place_belongs_to_the_issuer_of_the_credentials_naming_it(
         world: World, gw: RunningGateway, tmp_path: Path) -> None:
     """Issue 42.3: another issuer's list, signed for the verifier's list URL and pushed at its tag once that tag is
     empty upstream, is refused through the gateway; planted upstream directly, it does not keep the verifier's own
     list out (before: accepted, and then the verifier's list was refused there as "signed by someone else")."""
-    gw_ref = f"{gw.address}/lab/planted:1"
-    push_cartridge(world, tmp_path / "cart", gw_ref, "io.github.acme/planted-agent")
-    out, state = tmp_path / "out", tmp_path / "state"
-    attest(world, gw_ref, out, state)
-    mine = json.loads((out / "status-list.json").read_bytes())
-    tag = status_tag(mine["id"])
-    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/planted"), StoreOptions())
-    gone = httpx.delete(f"http://{world.registry}/v2/lab/planted/manifests/{upstream.resolve(tag).digest}")
-    assert gone.status_code == 202  # deleted upstream, where the gateway has no say
-    stranger = load_identity(world.dir / "pub.key")
-    planted = statuslist.sign_status_list(
-        statuslist.new_status_list(list_url=mine["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
-                                   sequence=statuslist.list_sequence(mine) + 100), stranger,
-        stranger.verification_method, datetime.now(UTC))
+    mine, upstream, state = _attested_place(world, gw, tmp_path, "lab/planted")
+    planted = _strangers_list(world, mine)
     with pytest.raises(GatewayDenied, match="the credentials that name it were issued by"):
-        publish_status_list(open_store(gw_ref), planted)
+        publish_status_list(open_store(f"{gw.address}/lab/planted:1"), planted)
     publish_status_list(upstream, planted)  # planted upstream directly
-    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)  # the verifier's own, via the gateway
-    found = fetch_status_list(upstream, mine["id"])
-    assert found is not None and found[0]["issuer"] == mine["issuer"], found
+    _the_verifiers_list_goes_back(world, mine, upstream, state)
     with pytest.raises(GatewayDenied, match="the credentials that name it were issued by"):
-        publish_status_list(open_store(gw_ref), planted)
+        publish_status_list(open_store(f"{gw.address}/lab/planted:1"), planted)
 
 
 def test_a_tag_flood_never_gives_a_status_list_place_to_a_stranger(world: World, gw: RunningGateway,
                                                                    tmp_path: Path) -> None:
-    """Attack review of 42.3: past the search's bound (610 more tags upstream) nobody was found to own the place
-    and the stranger's list went in; now a search cut short lets only a verifier the trust file names push there."""
-    gw_ref = f"{gw.address}/lab/flooded:1"
-    push_cartridge(world, tmp_path / "cart", gw_ref, "io.github.acme/flooded-agent")
-    out, state = tmp_path / "out", tmp_path / "state"
-    attest(world, gw_ref, out, state)
-    mine = json.loads((out / "status-list.json").read_bytes())
-    tag = status_tag(mine["id"])
-    upstream = RegistryStore(parse_reference(f"{world.registry}/lab/flooded"), StoreOptions())
-    raw, _, _ = upstream.fetch_manifest_raw("1")
-    doc = json.loads(raw)
-    with httpx.Client() as c:  # 610 other manifests upstream, under tags listed before the cartridge's
-        for i in range(610):
-            flood = json.dumps({**doc, "annotations": {"flood": str(i)}}).encode()
-            r = c.put(f"http://{world.registry}/v2/lab/flooded/manifests/0-{i:04d}", content=flood,
-                      headers={"Content-Type": MEDIA_MANIFEST})
-            assert r.status_code == 201, r.text
-    gone = httpx.delete(f"http://{world.registry}/v2/lab/flooded/manifests/{upstream.resolve(tag).digest}")
-    assert gone.status_code == 202
-    stranger = load_identity(world.dir / "pub.key")
-    planted = statuslist.sign_status_list(
-        statuslist.new_status_list(list_url=mine["id"], issuer=stranger.did, valid_from=datetime.now(UTC),
-                                   sequence=statuslist.list_sequence(mine) + 100), stranger,
-        stranger.verification_method, datetime.now(UTC))
+    """Attack review of 42.3: past the search's bound (610 other manifests tagged first upstream) nobody was found
+    to own the place and the stranger's list went in; a search cut short lets only a trusted verifier push there."""
+    mine, upstream, state = _attested_place(world, gw, tmp_path, "lab/flooded", flood=610)
+    planted = _strangers_list(world, mine)
     with pytest.raises(GatewayDenied, match="cannot be told"):
-        publish_status_list(open_store(gw_ref), planted)
+        publish_status_list(open_store(f"{gw.address}/lab/flooded:1"), planted)
     publish_status_list(upstream, planted)  # planted upstream directly
-    cli("status-refresh", "--key", world.dir / "ver.key", "--state", state)  # the verifier's own, via the gateway
-    found = fetch_status_list(upstream, mine["id"])
-    assert found is not None and found[0]["issuer"] == mine["issuer"], found[0]["issuer"]
+    _the_verifiers_list_goes_back(world, mine, upstream, state)
