@@ -26,7 +26,7 @@ from acx_oci.model.capability import (
         ("snowflake", "pkg:generic/snowflake"),
         ("pkg:pypi/apache-airflow@2.9.0", "pkg:pypi/apache-airflow@2.9.0"),
         ("pkg:npm/react", "pkg:npm/react"),
-        ("My Tool!", "pkg:generic/my-tool-"),  # seed 004's fallback as written (no dashes stripped)
+        ("My Tool!", "pkg:generic/my-tool-"),  # the reference design's fallback as written (no dashes stripped)
         ("c", "pkg:generic/c"),
         ("c++", "pkg:generic/cpp"),
         ("c#", "pkg:generic/csharp"),

@@ -60,7 +60,7 @@ CANONICAL = [
     ("K8s", "pkg:generic/kubernetes"),
     ("postgres", "pkg:generic/postgresql"),
     ("Spark", "pkg:pypi/pyspark"),
-    ("My Tool!", "pkg:generic/my-tool-"),  # seed 004: no dashes stripped
+    ("My Tool!", "pkg:generic/my-tool-"),  # the reference design's fallback: no dashes stripped
     ("clickhouse", "pkg:generic/clickhouse"),
 ]
 

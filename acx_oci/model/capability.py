@@ -72,7 +72,7 @@ PURL_ALIASES: dict[str, str] = {
     "express": "pkg:npm/express",
     "rails": "pkg:gem/rails",
     "tokio": "pkg:cargo/tokio",
-    # where the seed's fallback still collides ("c++" and "c#" are both pkg:generic/c-): named, as seed 004 asks
+    # where the fallback still collides ("c++" and "c#" are both pkg:generic/c-): named, as the reference design asks
     "c++": "pkg:generic/cpp",
     "cpp": "pkg:generic/cpp",
     "c#": "pkg:generic/csharp",
@@ -85,7 +85,7 @@ PURL_ALIASES: dict[str, str] = {
 def to_purl(token: str) -> str:
     """Normalize a stack token: a purl is validated and written in our form (:mod:`.purl`); else the alias
     table (``_`` read as ``-``: ``apache_airflow`` is ``apache-airflow``; ``c++``, ``c#``, ``f#`` named), else
-    seed 004's ``pkg:generic/`` fallback as it writes it."""
+    the reference design's ``pkg:generic/`` fallback as it writes it."""
     t = str(token).strip().lower()
     if not t:
         raise UsageError("stack token: expected a package name or purl, found an empty string")
@@ -96,8 +96,8 @@ def to_purl(token: str) -> str:
         return alias
     if not re.search(r"[a-z0-9]", t):
         raise UsageError(f"stack token {token!r}: expected a package name or purl, found no letter or digit")
-    # seed 004's fallback exactly: 'pkg:generic/' + t.replace(/[^a-z0-9._-]+/g, '-') (ours stripped the dashes,
-    # so "c++" and "c" were one capability id; docs/concepts.md has the migration note)
+    # the reference design's fallback exactly: 'pkg:generic/' + t.replace(/[^a-z0-9._-]+/g, '-') (ours stripped
+    # the dashes, so "c++" and "c" were one capability id; docs/concepts.md has the migration note)
     return "pkg:generic/" + re.sub(r"[^a-z0-9._-]+", "-", t)
 
 
