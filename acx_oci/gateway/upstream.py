@@ -55,6 +55,7 @@ from acx_oci.services.artifacts.attestation import (
     credential_layer,
     evidence_layers,
     fetch_status_list,
+    names_status_tag,
     records_layer,
     status_tag,
 )
@@ -308,7 +309,8 @@ class Upstream:
         owners: frozenset[str] = frozenset()
         if found is None or issuer_id(found[0]) != issuer:  # a new place, or someone else's list there: whose?
             creds, whole = repository_credentials(st, self.credential_memo)
-            owners = list_owners(creds, functools.partial(_names_tag, tag), self.config.trust, self.config.clock())
+            owners = list_owners(creds, functools.partial(names_status_tag, tag), self.config.trust,
+                                 self.config.clock())
             trust = self.config.trust
             if not owners and not whole:  # the search was cut short: only the trust file can say whose it is
                 there_issuer = issuer_id(found[0]) if found is not None else None
@@ -362,13 +364,6 @@ class Upstream:
         if artifact_type is not None:
             refs = [d for d in refs if d.artifact_type == artifact_type]
         return build_index(refs), source
-
-
-def _names_tag(tag: str, url: str) -> bool:
-    try:
-        return status_tag(url) == tag
-    except UsageError:
-        return False
 
 
 def list_referrers(st: RegistryStore, digest: str, artifact_type: str | None) -> tuple[list[Descriptor], str | None]:

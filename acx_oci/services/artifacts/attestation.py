@@ -198,6 +198,14 @@ def status_tag(list_url: str) -> str:
     return STATUS_TAG_PREFIX + last.lower()
 
 
+def names_status_tag(tag: str, url: str) -> bool:
+    """Whether a credential's ``statusListCredential`` URL is published under ``tag`` (a URL with no UUID: never)."""
+    try:
+        return status_tag(url) == tag
+    except UsageError:
+        return False
+
+
 def publish_status_list(store: Store, status_list: dict[str, Any]) -> Descriptor:
     """Push the signed list under its ``acx-status-<uuid>`` tag (replacing the previous one)."""
     list_url = str(status_list.get("id"))

@@ -45,7 +45,13 @@ from acx_oci.oci.transfer import (
     push_manifests,
     read_referrer,
 )
-from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, credential_layer, fetch_status_list, status_tag
+from acx_oci.services.artifacts.attestation import (
+    MAX_CREDENTIAL_BYTES,
+    credential_layer,
+    fetch_status_list,
+    names_status_tag,
+    status_tag,
+)
 from acx_oci.services.artifacts.cartridge import load_cartridge
 from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
 from acx_oci.services.consumer.copy_cosign import CosignCarry, looks_like_bundle, standing_credentials
@@ -190,14 +196,6 @@ def _credential(src: Store, item: PlannedManifest) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def _names_tag(tag: str, url: str) -> bool:
-    """Whether a credential's ``statusListCredential`` URL is published under ``tag``."""
-    try:
-        return status_tag(url) == tag
-    except UsageError:
-        return False
-
-
 class _Planner:
     """Walks the source: subject, referrers (recursively, bounded), then the status lists they name."""
 
@@ -283,7 +281,8 @@ class _Planner:
                 self.outcome.notes.append(f"status list {url}: no {tag} in the source; resolving the copy needs "
                                           "it from elsewhere (--status-list or --allow-network)")
                 continue
-            owners = list_owners(self.credentials, functools.partial(_names_tag, tag), self.req.trust, self.req.now)
+            owners = list_owners(self.credentials, functools.partial(names_status_tag, tag), self.req.trust,
+                                 self.req.now)
             there = _destination_list(dst, url)
             if there is None and owners and issuer_id(published[0]) not in owners:  # nothing there to refuse for
                 self.outcome.notes.append(f"status list {url}: the source's {tag} is signed by "

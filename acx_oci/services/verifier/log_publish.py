@@ -34,6 +34,16 @@ def publication_tag(size: int) -> str:
     return f"tiles-{size}"
 
 
+def later_publications(store: Store, size: int) -> list[str]:
+    """The repository's ``tiles-<N>`` tags with N above ``size``: publications of a longer log than ``size``."""
+    later = []
+    for tag in store.list_tags():
+        rest = tag.removeprefix("tiles-") if tag.startswith("tiles-") else ""
+        if rest.isdigit() and len(rest) < 20 and int(rest) > size:
+            later.append(tag)
+    return sorted(later, key=lambda t: int(t.removeprefix("tiles-")))
+
+
 def _media(path: str) -> str:
     return MEDIA_ENTRIES if path.startswith("tile/entries/") else MEDIA_TILE
 
@@ -65,9 +75,9 @@ def publish(log: TransLog, store: Store) -> LogPublication:
         raise UsageError(f"{store.reference} holds the log of {served.checkpoint.origin}, not of {log.origin}")
     if served is not None and served.checkpoint.size > size:
         raise LogInconsistent(f"{store.reference} serves a log of size {served.checkpoint.size}, this log has {size}")
-    later = [t for t in store.list_tags() if t.startswith("tiles-") and t[6:].isdigit() and int(t[6:]) > size]
+    later = later_publications(store, size)
     if later:  # an older checkpoint served again (issue 42.2): publishing this log over it would fork it
-        raise LogInconsistent(f"{store.reference} holds {sorted(later)[0]}, a publication of a longer log than "
+        raise LogInconsistent(f"{store.reference} holds {later[0]}, a publication of a longer log than "
                               f"this one ({size} entries): this state is behind the log it published")
     before = served.index if served is not None else {}
     index: dict[str, str] = {}

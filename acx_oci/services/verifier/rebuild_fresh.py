@@ -19,12 +19,9 @@ from dataclasses import dataclass, field
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, LogInconsistent, VerificationError
 from acx_oci.net.witness import add_checkpoint
-from acx_oci.oci.store import Store
 from acx_oci.services.verifier.log_tree import TransLog, Witness
 from acx_oci.tlog.note import ed25519_verifier
 from acx_oci.tlog.proof import check_proof, parse_proof
-
-TILES_TAG = "tiles-"
 
 
 @dataclass
@@ -49,16 +46,6 @@ class Freshness:
             out.append(f"the checkpoint's freshness (size {self.size}) is unproven: no witness was asked "
                        "(--witness URL=VKEY); only the registry's tags and the records found were checked")
         return out
-
-
-def later_publications(store: Store, size: int) -> list[str]:
-    """The log repository's ``tiles-<N>`` tags with N above ``size``: publications of a longer log."""
-    out: list[str] = []
-    for tag in store.list_tags():
-        rest = tag[len(TILES_TAG):] if tag.startswith(TILES_TAG) else ""
-        if rest.isdigit() and len(rest) < 20 and int(rest) > size:
-            out.append(f"the log repository holds {tag} (a publication of {int(rest)} entries)")
-    return sorted(out)
 
 
 def ask_witnesses(witnesses: Sequence[Witness], note: bytes, log: TransLog, fresh: Freshness) -> None:
@@ -88,4 +75,4 @@ def proof_size(raw: bytes, verifier: Identity, origin: str | None) -> int | None
     return cosigned.checkpoint.size
 
 
-__all__ = ["Freshness", "ask_witnesses", "later_publications", "proof_size"]
+__all__ = ["Freshness", "ask_witnesses", "proof_size"]

@@ -33,8 +33,9 @@ from acx_oci.services.artifacts.attestation import (
     fetch_status_list,
 )
 from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
+from acx_oci.services.verifier.log_publish import later_publications
 from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, Witness, write_atomic
-from acx_oci.services.verifier.rebuild_fresh import Freshness, ask_witnesses, later_publications, proof_size
+from acx_oci.services.verifier.rebuild_fresh import Freshness, ask_witnesses, proof_size
 from acx_oci.tlog.note import ed25519_verifier
 from acx_oci.tlog.proof import MAX_PROOF_DOC
 from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
@@ -112,7 +113,8 @@ def restore_log(repository: str, options: StoreOptions, verifier: Identity, stat
                 progress(f"log {repository}: {n}/{len(paths)} tiles")
         write_atomic(root / CHECKPOINT, head.note)
         scan.fresh.size = head.checkpoint.size
-        scan.fresh.evidence += later_publications(store, head.checkpoint.size)
+        scan.fresh.evidence += [f"the log repository holds {t} (a publication of {t.removeprefix('tiles-')} entries)"
+                                for t in later_publications(store, head.checkpoint.size)]
     try:
         log = TransLog(state_dir, verifier.private, origin=origin)
     except AcxError as exc:
