@@ -287,10 +287,14 @@ def test_a_real_rom_run_records_what_the_rules_read(tmp_path: Path) -> None:
     assert fails, [p["outcome"] for p in preds]
     digests = [p["review"]["failureDigest"] for p in fails]
     assert all(d.startswith("hmac-sha256:") for d in digests)
-    # distinct tasks fail with distinct grader text; a game whose agent was cut at its time limit may leave
-    # the same half-written submission (the same text) on two tasks under load, so those are left out here
-    graded = [p for p in fails if not p["review"].get("timedOut")]
-    assert len({p["review"]["failureDigest"] for p in graded}) == len(graded), [p["review"] for p in fails]
+    # the digest keys the grader's own text, not a constant: tasks fail with different texts. One text may
+    # recur (a task drawn twice, or a cut-off agent's half-written submission), but never on as many tasks as
+    # the identical-failure rule needs to fire (its finding would withhold the run)
+    tasks_by_text: dict[str, set[str]] = {}
+    for p in fails:
+        tasks_by_text.setdefault(p["review"]["failureDigest"], set()).add(p["taskCommitment"])
+    assert len(tasks_by_text) > 1 or len({p["taskCommitment"] for p in fails}) == 1, [p["review"] for p in fails]
+    assert all(len(ts) < hr.IDENTICAL_TEXT_MIN_TASKS for ts in tasks_by_text.values()), tasks_by_text
     assert not any("withheldBy" in p.get("review", {}) for p in preds)
     summary = json.loads((tmp_path / "out" / "result.json").read_text())["run"]["harnessReview"]
     assert summary["findings"] == [] and summary["withheld"] == [] and len(summary["rules"]) == 6
