@@ -210,7 +210,7 @@ def _write_tree(root: Path, rel: str, files: dict[str, str]) -> None:
         safetree.write_inside(root, f"{rel}/{path}", text.encode("utf-8"))
 
 
-def _replace(out: Path, name: str, data: bytes) -> None:
+def replace_file(out: Path, name: str, data: bytes) -> None:
     """Write a suite file anew (a link there is replaced, never followed)."""
     tmp = f".{name}.tmp{os.getpid()}"
     safetree.write_inside(out, tmp, data)
@@ -234,7 +234,7 @@ def _suite(out: Path) -> dict[str, Any]:
         raise UsageError(f"{out / 'families.yaml'}: expected {{families: {{name: active|retired}}}}")
     if fam["families"].get(FAMILY) is None:
         fam["families"][FAMILY] = "active"
-        _replace(out, "families.yaml", json.dumps(fam, indent=2).encode("utf-8") + b"\n")
+        replace_file(out, "families.yaml", json.dumps(fam, indent=2).encode("utf-8") + b"\n")
     if not (out / "seal.key").exists():
         safetree.write_inside(out, "seal.key", os.urandom(32).hex().encode("ascii") + b"\n", 0o600)
     return doc
@@ -302,7 +302,7 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str
     safetree.write_inside(out, f"{rel}/{SOURCE_FILE}",
                           json.dumps(source, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     doc["tasks"].append({"id": parts.exam_id, "difficulty": parts.difficulty, "dir": rel})
-    _replace(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
+    replace_file(out, "benchmark.json", json.dumps(doc, indent=2).encode("utf-8") + b"\n")
     return root
 
 

@@ -1,0 +1,193 @@
+"""``exam candidates`` and ``exam harvest`` (issue 43; the selection in the product, issue 45): which commits a
+history offers, each left-out commit counted by its reason, and a harvest's funnel, resumption and push."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acx_oci.services.exams import candidates as cand
+from acx_oci.services.exams import harvest as hv
+
+from .support.cli import cli
+from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, VISIBLE, commit, git
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+STRONG = BASE_CALC.replace("def sign(x):\n    return 1\n",
+                           "def sign(x):\n    if x == 0:\n        return 0\n    return 1 if x > 0 else -1\n")
+STRONG_TESTS = ("from calc import sign\n\n\ndef test_zero():\n    assert sign(0) == 0\n\n\n"
+                "def test_neg():\n    assert sign(-3) == -1\n\n\ndef test_pos():\n    assert sign(4) == 1\n")
+WEAK = STRONG.replace("    return x\n", "    return max(lo, min(hi, x))\n")
+WEAK_TESTS = "from calc import clamp\n\n\ndef test_low():\n    assert clamp(-5, 0, 10) != -5\n"
+
+
+def history(path: Path) -> dict[str, str]:
+    """A history with one commit of each kind the filter tells apart (newest last)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    shas = {"base": commit(path, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE}, "initial",
+                           "2026-01-01T10:00:00Z")}
+    shas["docs"] = commit(path, {"README.md": "calc\n"}, "docs", "2026-01-02T10:00:00Z")
+    shas["old_fix"] = commit(path, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "Fix clamp and sign",
+                             "2026-01-05T10:00:00Z")
+    shas["tests_only"] = commit(path, {"tests/test_more.py": "def test_more():\n    assert 1\n"}, "more tests",
+                                "2026-02-01T10:00:00Z")
+    shas["wide"] = commit(path, {**{f"pkg/m{i}.py": f"X = {i}\n" for i in range(16)},
+                                 "tests/test_wide.py": "def test_wide():\n    assert 2\n"}, "wide change",
+                          "2026-02-02T10:00:00Z")
+    shas["no_new_test"] = commit(path, {"calc.py": FIXED_CALC + "\n# note\n",
+                                        "tests/test_calc.py": HIDDEN + "\n# a comment\n"}, "Fix a comment",
+                                 "2026-02-03T10:00:00Z")
+    git(path, "checkout", "-q", "-b", "side")
+    side = commit(path, {"calc.py": STRONG.replace("def add", "def add2(a, b):\n    return a\n\n\ndef add"),
+                         "tests/test_sign.py": STRONG_TESTS}, "sign on a branch", "2026-02-04T10:00:00Z")
+    git(path, "checkout", "-q", "main")
+    git(path, "merge", "-q", "--no-ff", "-m", "Merge branch 'side'", side, date="2026-02-05T10:00:00Z")
+    shas["plain_merge"] = git(path, "rev-parse", "HEAD")
+    return shas
+
+
+def test_candidates_follow_the_filter_and_count_what_they_leave_out(tmp_path: Path) -> None:
+    shas = history(tmp_path / "r")
+    found = cand.scan(tmp_path / "r", limit=20)
+    assert [c.commit for c in found.candidates] == [shas["old_fix"]]
+    c = found.candidates[0]
+    assert (c.parent, c.date, c.tests, c.sources, c.needs) == (shas["docs"], "2026-01-05", ("tests/test_calc.py",),
+                                                                ("calc.py",), ())
+    assert found.left_out == {cand.MERGE: 1, cand.NO_NEW_TEST: 1, cand.TOO_MANY_FILES: 1, cand.NO_SOURCE: 1,
+                              cand.NO_TESTS: 1}
+    assert found.scanned == 6  # the root commit is no fix of anything
+    # the window: --since after the fix leaves nothing; --until before it too
+    after = cand.parse_date("2026-01-06", "--since")
+    assert cand.scan(tmp_path / "r", since=after).candidates == []
+    assert cand.scan(tmp_path / "r", until=cand.parse_date("2026-01-05T09:00:00Z", "--until")).candidates == []
+    assert cand.scan(tmp_path / "r", fixes_only=True).candidates[0].commit == shas["old_fix"]
+    assert cand.scan(tmp_path / "r", max_source_lines=2).candidates == []
+
+
+def test_a_pull_request_merge_is_a_candidate_read_against_its_first_parent(tmp_path: Path) -> None:
+    shas = history(tmp_path / "r")
+    git(tmp_path / "r", "commit", "-q", "--amend", "-m", "Merge pull request #12 from someone/side",
+        date="2026-02-05T10:00:00Z")
+    found = cand.scan(tmp_path / "r", limit=1)
+    (c,) = found.candidates
+    assert c.merge and c.parent == shas["no_new_test"] and c.tests == ("tests/test_sign.py",)
+    assert found.left_out == {}
+
+
+def test_the_cli_lists_candidates_and_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
+    shas = history(tmp_path / "r")
+    res = cli("exam", "candidates", "--repo", tmp_path / "r", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [c["commit"] for c in doc["candidates"]] == [shas["old_fix"]] and doc["scanned"] == 6
+    assert doc["leftOut"][cand.TOO_MANY_FILES] == 1
+    text = cli("exam", "candidates", "--repo", tmp_path / "r")
+    assert text.exit_code == 0 and "1 candidate(s) of 6 commit(s) read; left out:" in text.output
+    bad = cli("exam", "candidates", "--repo", tmp_path / "r", "--since", "last tuesday")
+    assert bad.exit_code == 2 and "expected a date (YYYY-MM-DD)" in bad.output and "Traceback" not in bad.output
+    odd = cli("exam", "candidates", "--repo", tmp_path / "r", "--since", "2026-02-01", "--until", "2026-01-01")
+    assert odd.exit_code == 2 and "is not after --since" in odd.output
+    # a date is parsed here, never handed to git as text: an option-looking value is a bad date, nothing else
+    hostile = cli("exam", "candidates", "--repo", tmp_path / "r", "--since", "--output=/tmp/x")
+    assert hostile.exit_code == 2
+
+
+def test_the_funnel_counts_each_stage_reached() -> None:
+    rows = [hv.Row("a", "a", "certified", verdict=True), hv.Row("b", "b", "failToPass", "weak", True),
+            hv.Row("c", "c", "candidates", "import: no", True), hv.Row("d", "d", "imported", "lane", False)]
+    assert hv.funnel(rows) == {"candidates": 4, "imported": 3, "environment": 2, "referencePasses": 2,
+                               "failToPass": 2, "certified": 1}
+
+
+def test_a_harvest_state_that_is_not_one_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / hv.STATE_FILE).write_text('{"rows": [{"commit": "a", "exam": "a", "stage": "done"}]}')
+    with pytest.raises(Exception, match="a row is not"):
+        hv.load_state(tmp_path)
+
+
+def two_fixes(path: Path) -> dict[str, str]:
+    """base -> a strong fix (certifies) -> a weak fix (its test kills no mutant: refused)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    base = commit(path, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE}, "initial", "2026-03-01T10:00:00Z")
+    strong = commit(path, {"calc.py": STRONG, "tests/test_sign.py": STRONG_TESTS}, "Fix sign", "2026-03-12T10:00:00Z")
+    weak = commit(path, {"calc.py": WEAK, "tests/test_clamp.py": WEAK_TESTS}, "Fix clamp", "2026-03-13T10:00:00Z")
+    return {"base": base, "strong": strong, "weak": weak}
+
+
+def harvest(repo: Path, tmp: Path, *extra: Any) -> Any:
+    return cli("exam", "harvest", "--repo", repo, "-o", tmp / "suite", "--out", tmp / "certs", "--classification",
+               "public", "--no-environments", "--json", *extra)
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_harvest_certifies_what_it_can_says_where_the_rest_dropped_and_picks_up_where_it_left(
+        tmp_path: Path) -> None:
+    shas = two_fixes(tmp_path / "calc")
+    res = harvest(tmp_path / "calc", tmp_path)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["funnel"] == {"candidates": 2, "imported": 2, "environment": 2, "referencePasses": 2,
+                             "failToPass": 2, "certified": 1}
+    rows = {c["commit"]: c for c in doc["candidates"]}
+    assert rows[shas["strong"]]["certified"] and rows[shas["strong"]]["stage"] == "certified"
+    weak = rows[shas["weak"]]
+    assert weak["stage"] == "failToPass" and "weak tests" in weak["reason"] and weak["verdict"]
+    # the suite holds what benchmark push takes; the refused exam is kept to read, beside the records
+    assert sorted(p.name for p in (tmp_path / "suite" / "tasks").iterdir()) == [rows[shas["strong"]]["exam"]]
+    assert (tmp_path / "certs" / hv.REFUSED_DIR / weak["exam"] / "exam.yaml").is_file()
+    # again: nothing imported twice, the certified exam served from the cache, the same funnel
+    again = harvest(tmp_path / "calc", tmp_path)
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["funnel"] == doc["funnel"]
+    assert "imported [" not in again.stderr
+    events = (tmp_path / "certs" / "certify-events.jsonl").read_text().splitlines()
+    assert json.loads(events[-1]).get("cached") is True, events[-1]
+    # and the suite pushes as it is, its certification checked
+    assert cli("keygen", tmp_path / "verifier").exit_code == 0
+    assert cli("keygen", tmp_path / "certifier").exit_code == 0
+    push = cli("benchmark", "push", tmp_path / "suite", f"oci:{tmp_path / 'layout'}:bench", "--seal-to",
+               tmp_path / "verifier.did.json", "--certifications", tmp_path / "certs", "--certifier-key",
+               tmp_path / "certifier.key", "--json")
+    assert push.exit_code == 0, push.output
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_an_interrupted_harvest_prints_its_funnel_and_the_next_run_finishes_it(tmp_path: Path) -> None:
+    two_fixes(tmp_path / "calc")
+    argv = [sys.executable, "-m", "acx_oci", "exam", "harvest", "--repo", str(tmp_path / "calc"), "-o",
+            str(tmp_path / "suite"), "--out", str(tmp_path / "certs"), "--classification", "public",
+            "--no-environments", "--jobs", "1", "--json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "certs" / "certify-events.jsonl").exists() and not (
+            tmp_path / "certs" / "records").exists():  # certification under way: the imports are done
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["funnel"]["imported"] == 2 and doc["funnel"]["certified"] < 2
+    assert "Traceback" not in err
+    state = json.loads((tmp_path / "certs" / hv.STATE_FILE).read_text())
+    assert len(state["rows"]) == 2
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["funnel"]["certified"] == 1
+    assert "imported [" not in res.stderr  # the first run's imports were kept
