@@ -1,12 +1,10 @@
 """Exams from real upstream history: pick fix commits from real repositories, import them, certify them.
 
-No hand work: a commit is a candidate when it has one parent, changes at least one Python source file and at
-least one test file named ``test_*.py`` (by ``importer.is_test_path``) that adds a test or an assertion, its
-source change is at most ``--max-lines`` lines and its message reads like a fix (``fix``, ``bug``, ``issue``,
-``#123``, ``regression``). Nothing else is chosen here (issue 45): which tests are graded is the product's
-business, derived at certification as SWE-bench's validation derives it (``services/exams/derivation.py``).
-``--stdlib-only`` keeps only fixes whose tests import nothing but pytest, the standard library and the
-repository (the first corpus's filter; off by default). The newest ``--per-repo`` candidates of each
+No hand work and no choice of its own (issue 45): the candidates are the product's (``acx-oci exam candidates
+--fixes-only --max-source-lines N``, SWE-rebench's filter: 1 to 15 files, a test module and non-test Python
+both changed, the test change adding a test or an assertion; ``--stdlib-only`` adds ``--self-contained``).
+Which tests are graded is the product's business too, derived at certification as SWE-bench's validation
+derives it (``services/exams/derivation.py``). The newest ``--per-repo`` candidates of each
 repository are imported with the docs' commands, no flag they do not give:
 
 - git mode: ``exam import --repo R --base FIX^ --fix FIX`` (every test of the changed test files is run on the
@@ -50,12 +48,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from acx_oci.model import exam as mx
-from acx_oci.services.exams import gitrepo, importer, testimports
+from acx_oci.services.exams import candidates as cand
+from acx_oci.services.exams import gitrepo, importer
 
-_FIXLIKE = re.compile(r"\b(fix(e[sd])?|bug|issue|regression|crash|broken|wrong|incorrect)\b|#\d+", re.I)
-_TEST_DEF = re.compile(r"^\+\s*(?:async\s+)?def (test_\w+)\s*\(", re.M)
-_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\b|import\s+([A-Za-z_]\w*))", re.M)
-_TEST_RUNNERS = frozenset({"pytest", "_pytest", "py"})
 _PROGRESS = re.compile(r"^exam certify \[\d+/\d+\] (\S+): .*\((?:cached|([\d.]+)s)\)$")
 
 
@@ -70,88 +65,19 @@ def _diff_lines(g: gitrepo.Repo, parent: str, fix: str, paths: list[str]) -> str
                            *paths, max_bytes=8 * 1024 * 1024).decode("utf-8", "replace")
 
 
-def _own_modules(g: gitrepo.Repo, commit: str) -> set[str]:
-    """Every module or package name the tree at ``commit`` could provide (its .py stems and folder names)."""
-    names = gitrepo.run_git(g, "ls-tree", "-r", "--name-only", commit, max_bytes=32 * 1024 * 1024).decode(
-        "utf-8", "replace").split("\n")
-    out: set[str] = set()
-    for n in names:
-        if n.endswith(".py"):
-            parts = n[:-3].split("/")
-            out.update(parts)
-    return out
-
-
-def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]:
-    """Top-level modules the fix's test files (the ``conftest.py`` above them, the test modules they import) import
-    that neither the standard library, pytest nor the repository itself provides: test dependencies an
-    environment must hold."""
-    own = _own_modules(g, commit)
-    names = gitrepo.run_git(g, "ls-tree", "-r", "--name-only", commit, max_bytes=32 * 1024 * 1024).decode(
-        "utf-8", "replace").split("\n")
-
-    def read(paths: list[str]) -> dict[str, str]:
-        return {p: gitrepo.run_git(g, "cat-file", "blob", f"{commit}:{p}").decode("utf-8", "replace") for p in paths}
-
-    # a test module the tests import for its helpers (tenacity's "from . import test_tenacity") counts as theirs
-    files = set(tests) | set(testimports.imported_tests(read(tests), names, importer.is_test_name, read))
-    for t in tests:
-        parts = t.split("/")[:-1]
-        files.update("/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1))
-    found: set[str] = set()
-    for f in sorted(files):
-        try:
-            text = gitrepo.run_git(g, "cat-file", "blob", f"{commit}:{f}").decode("utf-8", "replace")
-        except Exception:  # a conftest.py that is not there
-            continue
-        for m in _IMPORT.finditer(text):
-            mod = m.group(1) or m.group(2)
-            if mod not in sys.stdlib_module_names and mod not in _TEST_RUNNERS and mod not in own:
-                found.add(mod)
-    return sorted(found)
-
-
 def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = False) -> list[dict[str, Any]]:
-    """The newest fix-like commits of ``repo`` that an exam can be made from (see the module's docstring);
-    with ``stdlib_only``, only those whose tests need nothing but pytest, the standard library and the
-    repository (the fixes whose tests can pass offline in the grader's Python as it is)."""
+    """The product's candidates (``exam candidates --fixes-only --max-source-lines N [--self-contained]``,
+    :mod:`acx_oci.services.exams.candidates`), with the diff texts the SWE-bench form is made from. Nothing is
+    chosen here: the selection is the product's."""
     g = gitrepo.open_repo(repo)
-    raw = gitrepo.run_git(g, "log", "--no-show-signature", "--no-merges", "--first-parent", "--format=%H %P",
-                          "-n", "3000", "HEAD").decode("ascii", "replace")
+    found = cand.scan(repo, limit=per_repo, fixes_only=True, max_source_lines=max_lines, self_contained=stdlib_only)
     out: list[dict[str, Any]] = []
-    for line in raw.splitlines():
-        parts = line.split()
-        if len(parts) != 2:
-            continue
-        fix, parent = parts
-        names = gitrepo.run_git(g, "diff", "--no-ext-diff", "--name-only", "--diff-filter=d", parent, fix).decode(
-            "utf-8", "replace")  # a test file the fix deletes is no hidden test
-        paths = names.split()
-        tests = [p for p in paths if importer.is_test_path(p) and p.rsplit("/", 1)[-1].startswith("test_")
-                 and p.endswith(".py")]
-        sources = [p for p in paths if p.endswith(".py") and not importer.is_test_path(p)]
-        if not tests or not sources:
-            continue
-        msg = gitrepo.commit_message(g, fix)
-        if not _FIXLIKE.search(msg.splitlines()[0] if msg else ""):
-            continue
-        needs = foreign_imports(g, fix, tests)
-        if stdlib_only and needs:
-            continue
-        src_diff = _diff_lines(g, parent, fix, sources)
-        if sum(1 for ln in src_diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")) > max_lines:
-            continue
-        test_diff = _diff_lines(g, parent, fix, tests)
-        if not _TEST_DEF.search(test_diff) and not re.search(r"^\+\s*(assert|self\.assert)", test_diff, re.M):
-            continue  # a test change that adds no test and no assertion tests nothing new
-        at_fix = {t: gitrepo.run_git(g, "cat-file", "blob", f"{fix}:{t}").decode("utf-8", "replace")
-                   for t in tests}
-        out.append({"tests_at_fix": at_fix, "repo": repo, "name": _name(repo), "fix": fix, "parent": parent,
-                    "subject": msg.splitlines()[0],
-                    "patch": src_diff, "test_patch": test_diff, "needs": needs,
-                    "nonPy": [p for p in paths if p not in tests and p not in sources]})
-        if len(out) >= per_repo:
-            break
+    for c in found.candidates:
+        at_fix = {t: gitrepo.run_git(g, "cat-file", "blob", f"{c.commit}:{t}").decode("utf-8", "replace")
+                  for t in c.tests}
+        out.append({"tests_at_fix": at_fix, "repo": repo, "name": _name(repo), "fix": c.commit, "parent": c.parent,
+                    "subject": c.subject, "patch": _diff_lines(g, c.parent, c.commit, list(c.sources)),
+                    "test_patch": _diff_lines(g, c.parent, c.commit, list(c.tests)), "needs": list(c.needs)})
     return out
 
 

@@ -61,6 +61,7 @@ class Candidate:
     needs: tuple[str, ...]  # the tests' imports neither pytest, the standard library nor the repository provides
 
     def json(self) -> dict[str, Any]:
+        """The candidate as ``exam candidates --json`` prints it."""
         return {"commit": self.commit, "parent": self.parent, "date": self.date, "subject": self.subject,
                 "merge": self.merge, "files": self.files, "tests": list(self.tests), "sources": list(self.sources),
                 "needs": list(self.needs)}
@@ -75,6 +76,7 @@ class Scan:
     left_out: Counter[str] = field(default_factory=Counter)
 
     def json(self) -> dict[str, Any]:
+        """The walk as ``exam candidates --json`` prints it."""
         return {"scanned": self.scanned, "leftOut": dict(sorted(self.left_out.items())),
                 "candidates": [c.json() for c in self.candidates]}
 

@@ -48,9 +48,11 @@ class Row:
 
     @property
     def certified(self) -> bool:
+        """Whether the candidate's exam certified (the last stage of the funnel)."""
         return self.stage == "certified"
 
     def json(self) -> dict[str, Any]:
+        """The row as ``harvest.json`` keeps it and ``--json`` prints it."""
         return {"commit": self.commit, "exam": self.exam, "stage": self.stage, "reason": self.reason,
                 "certified": self.certified, "verdict": self.verdict}
 
@@ -129,9 +131,11 @@ class Harvest:
     meta: dict[str, Any]
 
     def save(self) -> None:
+        """The rows to ``CERTS/harvest.json`` (after every step: an interrupt loses at most the step)."""
         save_state(self.certs, self.rows, self.meta)
 
     def of(self, cands: Iterable[Candidate]) -> list[Row]:
+        """The rows of ``cands`` that have one (a candidate not reached yet has none)."""
         return [self.rows[c.commit] for c in cands if c.commit in self.rows]
 
     def import_all(self, cands: list[Candidate], progress: Callable[[str], None]) -> None:
