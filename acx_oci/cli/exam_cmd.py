@@ -402,7 +402,6 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
 
 
 from acx_oci.cli.grade_cmd import exam_grade  # noqa: E402  (its own module: this one is near its size cap)
-
 from acx_oci.cli.harvest_cmd import exam_candidates, exam_harvest  # noqa: E402
 
 exam.add_command(exam_grade)
