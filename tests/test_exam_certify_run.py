@@ -118,7 +118,7 @@ def test_parallel_sandboxes_run_under_distinct_host_uids_with_their_own_process_
 
 
 def test_import_help_names_test_ids() -> None:
-    res = cli("exam", "import", "--help")
+    res = cli("exam", "import", "--classification", "public", "--help")
     assert "PATH::TEST" in res.output and "FAIL_TO_PASS" in res.output
 
 

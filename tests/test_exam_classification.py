@@ -1,6 +1,7 @@
-"""Classifications "not stated" (issue 34, Build 5): ``exam import`` records the classification its author states,
-and ``not stated`` when none is; the certification and the credential carry it; ``classification: {required:
-true}`` in the trust file refuses a level whose exams' classifications were not all stated.
+"""Classifications are stated up front (issue 34, Build 5; issue 44.3): ``exam import`` refuses without one, a
+contract that says ``not stated`` never certifies and ``benchmark push`` refuses it; the certification and the
+credential carry what was stated; ``classification: {required: true}`` in the trust file refuses a level whose
+exams' classifications were not all stated (older credentials say ``not stated``).
 
 Real git repositories, the real contract schema, signed credentials and real verification (no registry).
 """
@@ -39,29 +40,45 @@ def _import(tmp: Path, exam_id: str, *extra: str) -> dict[str, Any]:
     return {"summary": exam, "contract": contract, "facts": mx.contract_facts(contract, FAMILIES)}
 
 
-def test_import_records_what_the_author_states_and_not_stated_otherwise(tmp_path: Path) -> None:
-    silent = _import(tmp_path, "silent")
-    assert silent["contract"]["classification"] == "not stated" == silent["summary"]["classification"]
-    facts = silent["facts"]  # the certification's seed stage: the contract is valid, and says not stated
-    assert facts["schemaValid"] and facts["classification"] == "not stated"
-    record = {"stages": {"seed": facts}}
-    assert mx.classification_of(record) == "not stated"
-    predicate = {"exams": {"silent": {"certified": True, "classification": mx.classification_of(record)}}}
-    assert classification_claim(predicate, ["silent"]) == "not stated"  # what the credential says
-
+def test_an_import_without_a_classification_is_refused_and_an_unstated_contract_never_certifies(
+        tmp_path: Path) -> None:
+    shas = make_repo(tmp_path / "repo")
+    silent = cli("exam", "import", "--repo", tmp_path / "repo", "--base", shas["base"], "--fix", shas["fix"],
+                 "-o", tmp_path / "suite")
+    assert silent.exit_code == 2 and "--classification public, private or customer:NAME" in silent.output
+    assert "Traceback" not in silent.output and not (tmp_path / "suite").exists()  # nothing written
+    # a contract written by hand (or by an older import) that says "not stated": the seed stage refuses it
     stated = _import(tmp_path, "stated", "--classification", "private")
+    unstated = mx.contract_facts({**stated["contract"], "classification": mx.NOT_STATED}, FAMILIES)
+    assert unstated["schemaValid"] and unstated["classificationStated"] is False and unstated["ok"] is False
     want = {"publiclyListable": False, "customerOwned": False}
     assert stated["contract"]["classification"] == want == stated["facts"]["classification"]
-    predicate["exams"]["stated"] = {"certified": True,
-                                    "classification": mx.classification_of({"stages": {"seed": stated["facts"]}})}
+    assert stated["facts"]["ok"] and stated["facts"]["classificationStated"]
+    predicate = {"exams": {"stated": {"certified": True,
+                                      "classification": mx.classification_of({"stages": {"seed": stated["facts"]}})}}}
     assert classification_claim(predicate, ["stated"]) == "stated"
-    assert classification_claim(predicate, ["stated", "silent"]) == "not stated"  # one unstated exam is enough
-    assert classification_claim({"exams": {"old": {"certified": True}}}, ["old"]) == "not stated"  # older records
+    # older certifications (before classifications were stated) still read, as not stated
+    predicate["exams"]["old"] = {"certified": True, "classification": mx.NOT_STATED}
+    assert classification_claim(predicate, ["stated", "old"]) == "not stated"  # one unstated exam is enough
+    assert classification_claim({"exams": {"old": {"certified": True}}}, ["old"]) == "not stated"
 
-    bad = cli("exam", "import", "--repo", tmp_path / "repo-silent", "--base", "HEAD", "--fix", "HEAD",
+    bad = cli("exam", "import", "--repo", tmp_path / "repo", "--base", "HEAD", "--fix", "HEAD",
               "--classification", "secret", "-o", tmp_path / "suite2")
     assert bad.exit_code == 2 and "public, private or customer:NAME" in bad.output
     assert not (tmp_path / "suite2").exists()
+
+
+def test_benchmark_push_refuses_an_exam_that_states_no_classification(tmp_path: Path) -> None:
+    _import(tmp_path, "stated", "--classification", "public")
+    contract = tmp_path / "suite" / "tasks" / "stated" / "exam.yaml"
+    doc = json.loads(contract.read_text())
+    contract.write_text(json.dumps({**doc, "classification": mx.NOT_STATED}))
+    assert cli("keygen", tmp_path / "verifier").exit_code == 0
+    res = cli("benchmark", "push", tmp_path / "suite", f"oci:{tmp_path / 'layout'}:b", "--seal-to",
+              tmp_path / "verifier.did.json", "--allow-uncertified")
+    assert res.exit_code == 2 and "states no classification" in res.output, res.output
+    index = tmp_path / "layout" / "index.json"
+    assert not index.exists() or json.loads(index.read_text()).get("manifests") == []  # nothing pushed
 
 
 def _cred(w: World, **result: Any) -> dict[str, Any]:

@@ -163,7 +163,7 @@ def _declared_image(path: Path) -> str:
               help="With --swebench: where the clones are (owner__name, owner/name or name).")
 @click.option("--classification", metavar="public|private|customer:NAME", default=None,
               help="The exams' classification, as you state it (private and customer exams are always held out). "
-                   "Default: none is stated, and exam.yaml, the certification and the credential say 'not stated'.")
+                   "Required: the handling rules are stated up front, never decided later.")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The suite the exams are written into (made if absent; an existing suite gains them).")
 @click.option("--requirements", "requirements", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -185,8 +185,9 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
 
     \b
     Example:
-      acx-oci exam import --repo ./calc --base v1.2 --fix 3f2c9e1 --lookalike near-miss.patch -o ./suite
-      acx-oci exam import --swebench instances.jsonl --repos ./clones -o ./suite
+      acx-oci exam import --repo ./calc --base v1.2 --fix 3f2c9e1 --lookalike near-miss.patch \\
+          --classification public -o ./suite
+      acx-oci exam import --swebench instances.jsonl --repos ./clones --classification public -o ./suite
       acx-oci exam certify ./suite --out ./certs
     """
     from acx_oci.files import read_bytes
@@ -197,7 +198,7 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
     reqs = read_bytes(requirements, "requirements", 1 << 20).decode("utf-8", "replace") if requirements else None
     if swebench is not None:
         if repo or base or fix or tests or lookalike or incomplete or prompt or exam_id or repos is None:
-            raise UsageError("exam import --swebench FILE takes --repos DIR, -o DIR, --requirements and --python only")
+            raise UsageError("exam import --swebench FILE takes --repos DIR, -o DIR, --classification, --requirements and --python only")
         parts = swe.swebench_parts(swebench, repos, requirements=reqs, python=python)
     else:
         if repo is None or base is None or fix is None:

@@ -228,8 +228,9 @@ def contract_facts(doc: Any, families: Any) -> dict[str, Any]:
         facts["familyRegistered"] = status is not None
         facts["familyActive"] = status == "active"
         facts["familyStatus"] = status
-    facts["ok"] = facts["schemaValid"] and facts["familyActive"] and not problems
     facts["classification"] = doc["classification"] if facts["schemaValid"] and isinstance(doc, dict) else NOT_STATED
+    facts["classificationStated"] = isinstance(facts["classification"], dict)  # stated up front, never later
+    facts["ok"] = facts["schemaValid"] and facts["familyActive"] and facts["classificationStated"] and not problems
     if problems:
         facts["problems"] = problems
     return facts

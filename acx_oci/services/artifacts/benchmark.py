@@ -117,7 +117,10 @@ def _exam_fields(base: Path, rel: str, tid: Any) -> dict[str, Any]:
     if doc.get("impossible") is True:
         out["impossible"] = True
     c = doc.get("classification")
-    if isinstance(c, dict) and (c.get("publiclyListable") is False or c.get("customerOwned") is True):
+    if not isinstance(c, dict):  # an exam nobody classified is never published as if it were public
+        raise UsageError(f"task {tid}: exam.yaml states no classification ({str(c)[:40]!r}); state it "
+                         "(classification: {publiclyListable, customerOwned}) or import again with --classification")
+    if c.get("publiclyListable") is False or c.get("customerOwned") is True:
         # Only a non-default classification enters the task (and so the benchmark digest): it is enforced below.
         out["classification"] = {k: c[k] for k in ("publiclyListable", "customerOwned", "customer") if k in c}
     return out

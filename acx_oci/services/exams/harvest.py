@@ -126,7 +126,7 @@ class Harvest:
     repo: Path
     suite: Path
     certs: Path
-    classification: dict[str, Any] | str
+    classification: dict[str, Any]
     rows: dict[str, Row]
     meta: dict[str, Any]
 

@@ -26,7 +26,6 @@ from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
-from acx_oci.model.exam import NOT_STATED
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import envspec, gitrepo, pytestconf
@@ -250,11 +249,12 @@ def grader_entry(parts: ExamParts) -> str:
     return entry
 
 
-def parse_classification(value: str | None) -> dict[str, Any] | str:
-    """``--classification``: ``public``, ``private`` or ``customer:NAME`` as the contract's object; none given:
-    ``not stated`` (the import never chooses one for the author)."""
+def parse_classification(value: str | None) -> dict[str, Any]:
+    """``--classification``: ``public``, ``private`` or ``customer:NAME`` as the contract's object; none given is
+    refused (the handling rules are stated up front: the import never chooses them for the author)."""
     if value is None:
-        return NOT_STATED
+        raise UsageError("exam import: state the exams' classification with --classification public, private or "
+                         "customer:NAME (stated up front; private and customer exams are always held out)")
     if value == "public":
         return {"publiclyListable": True, "customerOwned": False}
     if value == "private":
@@ -264,9 +264,9 @@ def parse_classification(value: str | None) -> dict[str, Any] | str:
     raise UsageError(f"--classification {value[:60]!r}: expected public, private or customer:NAME")
 
 
-def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any] | str = NOT_STATED) -> Path:
+def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any]) -> Path:
     """Write the exam into the suite ``out`` as ``tasks/<id>/`` and list it in ``benchmark.json``, with the
-    classification its author stated (``not stated`` when none was)."""
+    classification its author stated (always stated: the import refuses without one)."""
     doc = _suite(out)
     rel = f"tasks/{parts.exam_id}"
     if (out / rel).exists() or any(isinstance(t, dict) and t.get("id") == parts.exam_id for t in doc["tasks"]):
@@ -438,7 +438,7 @@ def summary(parts: ExamParts, path: Path) -> dict[str, Any]:
 
 
 def write_all(parts: list[ExamParts], out: Path,
-              classification: dict[str, Any] | str = NOT_STATED) -> list[dict[str, Any]]:
+              classification: dict[str, Any]) -> list[dict[str, Any]]:
     """Write every exam into the suite ``out`` (ids checked first: nothing is written on a clash)."""
     ids = [p.exam_id for p in parts]
     if len(set(ids)) != len(ids):
