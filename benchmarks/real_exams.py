@@ -176,7 +176,8 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[s
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
         if mode == "git":
-            code, doc, err = _acx("exam", "import", "--classification", "public", "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
+            code, doc, err = _acx("exam", "import", "--classification", "public",
+                                  "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
                                   "--id", eid, "-o", suite, "--json")
         else:
             clones = out / "clones"
@@ -190,7 +191,8 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[s
                     "problem_statement": c["subject"] + "\n"}
             jsonl = out / f"{eid}.jsonl"
             jsonl.write_text(json.dumps(inst) + "\n")
-            code, doc, err = _acx("exam", "import", "--classification", "public", "--swebench", jsonl, "--repos", clones, "-o", suite, "--json")
+            code, doc, err = _acx("exam", "import", "--classification", "public",
+                                  "--swebench", jsonl, "--repos", clones, "-o", suite, "--json")
         rows.append({"repo": c["name"], "commit": c["fix"][:10], "mode": mode, "exam": eid, "imported": code == 0,
                      "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
     return rows
@@ -276,7 +278,8 @@ def import_lite(instances: Path, repos: Path, out: Path) -> list[dict[str, Any]]
         inst = json.loads(line)
         one = out / f"lite-{inst['instance_id']}.jsonl"
         one.write_text(line + "\n")
-        code, doc, err = _acx("exam", "import", "--classification", "public", "--swebench", one, "--repos", repos, "-o", out / "lite", "--json")
+        code, doc, err = _acx("exam", "import", "--classification", "public",
+                              "--swebench", one, "--repos", repos, "-o", out / "lite", "--json")
         rows.append({"repo": inst["repo"], "commit": inst["instance_id"], "mode": "lite", "exam": inst["instance_id"],
                      "imported": code == 0, "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
     return rows

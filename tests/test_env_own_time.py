@@ -38,7 +38,8 @@ def _repo(tmp: Path, files: dict[str, str], date: str) -> tuple[Path, dict[str, 
 
 def _import(tmp: Path, files: dict[str, str], date: str) -> dict[str, object]:
     repo, shas = _repo(tmp, files, date)
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-t",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-t",
               "-o", tmp / "suite")
     assert res.exit_code == 0, res.output
     return dict(json.loads((tmp / "suite" / "tasks" / "calc-t" / "env.json").read_text()))

@@ -30,7 +30,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("envdefault")
     shas = make_repo(tmp / "calc")
     for eid, extra in (("calc-311", []), ("calc-313", ["--python", "3.13"])):
-        res = cli("exam", "import", "--classification", "public", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"], "--id",
+        res = cli("exam", "import", "--classification", "public",
+                  "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"], "--id",
                   eid, "-o", tmp / "suite", *extra)
         assert res.exit_code == 0, res.output
     return tmp / "suite"

@@ -120,7 +120,8 @@ def _repo(path: Path, base: dict[str, str], fix: dict[str, str]) -> tuple[str, s
 
 def _import(repo: Path, base: str, fix: str, eid: str, suite: Path) -> dict[str, Any]:
     """``exam import`` with the docs' defaults (no --tests, no flag the docs do not give)."""
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "--id", eid, "-o", suite, "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "--id", eid, "-o", suite, "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     return dict(e)
 

@@ -68,7 +68,8 @@ def make_repo(path: Path, extra: dict[str, str]) -> dict[str, str]:
 def test_import_derives_the_environment_from_pyproject_and_tox(tmp_path: Path) -> None:
     shas = make_repo(tmp_path / "calc", {"pyproject.toml": PYPROJECT, "tox.ini": TOX,
                                          "requirements-test.txt": "pytest-timeout==2.3.1  # pinned\n-e .\n"})
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--id", "calc-env", "-o", tmp_path / "suite", "--json")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-env" / "env.json").read_text())
@@ -98,20 +99,23 @@ def test_setup_py_is_parsed_never_run_and_the_user_overrides(tmp_path: Path) -> 
     shas = make_repo(tmp_path / "calc", {"setup.py": SETUP_PY})
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("six==1.16.0\ncalc==1.0\n")
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--id", "calc-a", "-o", tmp_path / "suite", "--json")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-a" / "env.json").read_text())
     assert spec["requirements"] == ["idna", "freezegun", "pytest"] and spec["excluded"] == ["calc"]
     assert spec["python"] == "3.9" and spec["pythonRequires"] == ">=3.7,<3.10"  # bullseye's python3
     assert not mark.exists()
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--id", "calc-b", "-o", tmp_path / "suite", "--requirements", reqs, "--python", "3.13")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-b" / "env.json").read_text())
     assert spec["requirements"] == ["six==1.16.0", "pytest"] and spec["python"] == "3.13"
     assert spec["excluded"] == ["calc"] and spec["overridden"] == ["requirements", "python"]
-    bad = cli("exam", "import", "--classification", "public", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    bad = cli("exam", "import", "--classification", "public",
+              "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--id", "calc-c", "-o", tmp_path / "suite", "--python", "2.7")
     assert bad.exit_code == 2 and "--python 2.7: expected one of 3.9, 3.11, 3.13" in bad.output
     assert not (tmp_path / "suite" / "tasks" / "calc-c").exists()
@@ -171,7 +175,8 @@ def test_the_package_imports_as_if_installed_version_file_and_metadata(tmp_path:
                   "2026-03-01T10:00:00Z")
     fix = commit(repo, {"src/calc/__init__.py": CALC_INIT.replace("x / 2", "x // 2"), "tests/test_half.py": HALF_TEST},
                  "Fix half", "2026-03-05T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "--id", "vcs", "-o", tmp_path / "s")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "--id", "vcs", "-o", tmp_path / "s")
     assert res.exit_code == 0, res.output
     exam = tmp_path / "s" / "tasks" / "vcs"
     assert json.loads((exam / "env.json").read_text())["distribution"] == {"name": "calc", "version": "1.2.3"}
@@ -354,7 +359,8 @@ def test_an_exam_whose_environment_cannot_be_built_is_refused_and_named(tmp_path
     _sdist(tmp_path / "links", marker)
     (tmp_path / "index").mkdir()
     shas = make_repo(tmp_path / "calc", {"requirements-test.txt": "evilpkg\n"})
-    assert cli("exam", "import", "--classification", "public", "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    assert cli("exam", "import", "--classification", "public",
+               "--repo", tmp_path / "calc", "--base", shas["base"], "--fix", shas["fix"],
                "--id", "calc-env", "-o", tmp_path / "suite").exit_code == 0
     res = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "certs", "--environments", "--env-store",
               f"oci:{tmp_path / 'store'}", "--find-links", tmp_path / "links", "--index-url",
@@ -557,7 +563,8 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
                                            'test = ["iniconfig", "pytest", "acxsdistdemo"]\n'}, "initial",
                  "2026-03-01T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": ENV_HIDDEN}, "Fix", "2026-03-05T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "--id", "calc-env", "-o",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "--id", "calc-env", "-o",
               tmp_path / "suite")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-env" / "env.json").read_text())

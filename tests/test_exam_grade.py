@@ -30,7 +30,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("grade")
     shas = make_repo(tmp / "calc")
     out = tmp / "suite"
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"], "--id", "calc",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"], "--id", "calc",
               "-o", out)
     assert res.exit_code == 0, res.output
     make_repo(tmp / "clones" / "acme__calc")
@@ -40,7 +41,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "FAIL_TO_PASS": ["tests/test_calc.py::test_sign_zero"], "PASS_TO_PASS": [],
             "problem_statement": "sign is wrong for zero.\n", "created_at": "2026-04-01T12:00:00Z"}
     (tmp / "instances.jsonl").write_text(json.dumps(inst) + "\n")
-    res = cli("exam", "import", "--classification", "public", "--swebench", tmp / "instances.jsonl", "--repos", tmp / "clones", "-o", out)
+    res = cli("exam", "import", "--classification", "public",
+              "--swebench", tmp / "instances.jsonl", "--repos", tmp / "clones", "-o", out)
     assert res.exit_code == 0, res.output
     return out
 

@@ -115,11 +115,13 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     look = tmp / "near-miss.patch"
     look.write_text(patch("calc.py", BASE_CALC, LOOKALIKE_CALC))
     suite = tmp / "suite"
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--lookalike", look, "--id", "calc-look", "-o", suite, "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     assert res.exit_code == 0, res.output
-    res2 = cli("exam", "import", "--classification", "public", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res2 = cli("exam", "import", "--classification", "public",
+               "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
                "--id", "calc-nolook", "-o", suite)
     assert res2.exit_code == 0, res2.output
     cert = cli("exam", "certify", suite, "--out", tmp / "certs", "--jobs", "2", "--json",
@@ -198,7 +200,8 @@ def test_a_one_hunk_fix_certifies_on_its_mutants_and_weak_tests_are_refused(tmp_
                          "    assert clamp(-5, 0, 10) != -5\n"}, "Fix clamp", "2026-03-13T10:00:00Z")
     suite = tmp_path / "suite"
     for fix, eid in ((strong, "one-strong"), (weak, "one-weak")):
-        res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", f"{fix}^", "--fix", fix, "--id", eid, "-o", suite)
+        res = cli("exam", "import", "--classification", "public",
+                  "--repo", repo, "--base", f"{fix}^", "--fix", fix, "--id", eid, "-o", suite)
         assert res.exit_code == 0, res.output  # one hunk, no patch given: mutants stand in
     cert = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--jobs", "2", "--json",
                "--no-environments")  # the host's Python grades (no image built)
@@ -250,7 +253,8 @@ def test_swebench_instances_import_and_certify(tmp_path: Path) -> None:
             "lookalike_patch": patch("calc.py", BASE_CALC, LOOKALIKE_CALC + IS_ZERO)})
     jsonl = tmp_path / "instances.jsonl"
     jsonl.write_text("".join(json.dumps(i) + "\n" for i in instances))
-    res = cli("exam", "import", "--classification", "public", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     assert res.exit_code == 0, res.output
     assert [e["exam"] for e in doc["exams"]] == ["acme__calc-1", "acme__calc2-7"]
@@ -337,7 +341,8 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert "test_*.py" in _refused("--repo", repo, "--base", shas["base"], "--fix", fix,
                                    "--tests", "checks/verify_calc.py", "-o", out)
     assert not out.exists()
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
               "tests/test_calc.py", "-o", out, "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     (e,) = doc["exams"]
@@ -348,14 +353,16 @@ def test_tests_option_chooses_the_hidden_tests(tmp_path: Path) -> None:
     assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text()) == {
         "packages": ["calc", "checks"], "conftest": False}
     ids = "tests/test_calc.py::test_sign_zero,tests/test_calc.py::test_clamp_low"
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests", ids, "--id", "ids",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests", ids, "--id", "ids",
               "-o", out, "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     assert e["hiddenTests"] == ["tests/test_calc.py"]  # the file of the ids; exactly those ids are graded
     assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == sorted(ids.split(","))
     # a comma inside a parametrized case's brackets is no separator (humanize: "test_natural_list[args0-one, two]")
     case = "tests/test_calc.py::test_clamp_low[<V '[1.0, 2.0)'>-one, two]"  # packaging 55cbf1b's cases too
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", fix, "--tests",
               f"{case},tests/test_calc.py::test_sign_zero", "--id", "case", "-o", out, "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     assert json.loads((Path(e["dir"]) / "hidden" / "acx-grader.json").read_text())["tests"] == [
@@ -374,7 +381,8 @@ def _import_two_commits(tmp_path: Path, base_files: dict[str, str], fix_files: d
     git(repo, "init", "-q")
     base = commit(repo, {"calc.py": BASE_CALC, **base_files}, "initial", "2026-03-01T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, **fix_files}, "Fix sign of zero", "2026-03-05T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     return Path(e["dir"])
 
@@ -422,7 +430,8 @@ def test_binary_files_of_the_base_are_left_out_and_named(tmp_path: Path) -> None
     (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     base = commit(repo, {}, "logo", "2026-03-21T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "fix", "2026-03-22T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite", "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     assert any("not UTF-8 text" in n and "logo.png" in n for n in e["notes"])
     assert not (Path(e["dir"]) / "workspace" / "logo.png").exists()

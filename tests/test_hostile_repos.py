@@ -97,7 +97,8 @@ def _ran(tmp: Path) -> list[str]:
 
 def test_git_mode_runs_no_program_the_repository_configures(tmp_path: Path) -> None:
     repo, shas = _hostile(tmp_path)
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"],
               "--incomplete", _incomplete(tmp_path), "-o", tmp_path / "suite", "--json")
     doc = check_document("exam import", res.stdout, res.exit_code)
     assert res.exit_code == 0, res.output
@@ -126,7 +127,8 @@ def test_swebench_mode_runs_no_program_the_repository_configures(tmp_path: Path)
             "incomplete_patch": _incomplete(tmp_path).read_text()}
     jsonl = tmp_path / "i.jsonl"
     jsonl.write_text(json.dumps(inst) + "\n")
-    res = cli("exam", "import", "--classification", "public", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
     assert res.exit_code == 0, res.output
     assert _ran(tmp_path) == []
 
@@ -221,7 +223,8 @@ def test_links_submodules_and_large_files_of_the_base_are_left_out_and_named(tmp
     make_repo(repo / "vendored")  # an embedded repository: a gitlink
     base = commit(repo, {}, "odd files", "2026-03-21T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "fix", "2026-03-22T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "-o", tmp_path / "suite",
               "--incomplete", _incomplete(tmp_path), "--json")
     (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
     left = json.loads((Path(e["dir"]) / "source.json").read_text())["binaryLeftOut"]
@@ -236,5 +239,6 @@ def test_a_relative_repository_path_imports(tmp_path: Path, monkeypatch: pytest.
     """``--repo ./calc`` as the docs write it: the scratch git dir's object links are absolute."""
     shas = make_repo(tmp_path / "calc")
     monkeypatch.chdir(tmp_path)
-    res = cli("exam", "import", "--classification", "public", "--repo", "calc", "--base", shas["base"], "--fix", shas["fix"], "-o", "suite")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", "calc", "--base", shas["base"], "--fix", shas["fix"], "-o", "suite")
     assert res.exit_code == 0, res.output

@@ -103,7 +103,8 @@ def certified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for eid, look in (("one-test", None), ("one-assert", None), ("look-one-hunk", near_sign),
                       ("look-redundant", near_clamp)):
         extra = ("--lookalike", look) if look else ()
-        res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", fixes[eid][0], "--id", eid,
+        res = cli("exam", "import", "--classification", "public",
+                  "--repo", repo, "--base", shas["base"], "--fix", fixes[eid][0], "--id", eid,
                   "-o", suite, *extra)
         imports[eid] = res
     cert = cli("exam", "certify", suite, "--out", tmp / "certs", "--jobs", "2", "--json", "--no-environments")

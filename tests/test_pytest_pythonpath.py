@@ -41,7 +41,8 @@ def test_tests_importing_a_pythonpath_folder_grade_the_reference_a_pass(tmp_path
     base = commit(repo, {"calc.py": BASE_CALC, "pyproject.toml": PYPROJECT, "tasks/capabilities.py": CAPABILITIES},
                   "initial", "2026-03-01T10:00:00Z")
     fix = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": USES_TASKS}, "fix clamp", "2026-03-03T10:00:00Z")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", base, "--fix", fix, "--id", "calc", "-o", tmp_path / "s")
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", base, "--fix", fix, "--id", "calc", "-o", tmp_path / "s")
     assert res.exit_code == 0, res.output
     source = json.loads((tmp_path / "s" / "tasks" / "calc" / "source.json").read_text())
     assert "tasks/capabilities.py" in source["graderSupport"]

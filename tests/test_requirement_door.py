@@ -114,7 +114,8 @@ def _spec_is_clean(spec: dict[str, object], proj: Path) -> None:
 def test_hostile_repository_files_are_dropped_named_and_never_reach_the_resolver(tmp_path: Path) -> None:
     proj, marker = evil_project(tmp_path)
     repo, shas = _repo_with(tmp_path, repository_files(proj))
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-h",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-h",
               "-o", tmp_path / "suite", "--json")
     assert res.exit_code == 0, res.output
     exam = tmp_path / "suite" / "tasks" / "calc-h"
@@ -150,7 +151,8 @@ def test_a_users_requirements_file_drops_at_import_and_refuses_at_build(tmp_path
     repo, shas = _repo_with(tmp_path, {})
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("six\n" + "".join(ln + "\n" for ln in hostile_lines(proj)), "utf-8")
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-u",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-u",
               "-o", tmp_path / "suite", "--requirements", reqs)
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-u" / "env.json").read_text())
@@ -177,7 +179,8 @@ def test_a_swebench_instance_whose_base_holds_hostile_lines(tmp_path: Path) -> N
             "version": f"1.0{SEPARATORS[0]}{proj}", "environment_setup_commit": str(proj)}
     jsonl = tmp_path / "i.jsonl"
     jsonl.write_text(json.dumps(inst) + "\n")
-    res = cli("exam", "import", "--classification", "public", "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
+    res = cli("exam", "import", "--classification", "public",
+              "--swebench", jsonl, "--repos", repos, "-o", tmp_path / "suite", "--json")
     assert res.exit_code == 0, res.output
     [exam] = list((tmp_path / "suite" / "tasks").iterdir())
     spec = json.loads((exam / "env.json").read_text())
@@ -252,7 +255,8 @@ def test_a_build_requirement_url_under_allow_build_is_refused_before_anything_is
 def test_a_deep_pyproject_is_one_named_line_and_the_exam_is_still_written(tmp_path: Path) -> None:
     deep = 'x = ' + "[" * 5000 + "]" * 5000 + '\n[project]\nname = "calc"\ndependencies = ["six"]\n'
     repo, shas = _repo_with(tmp_path, {"pyproject.toml": deep, "requirements-test.txt": "iniconfig\n"})
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-d",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-d",
               "-o", tmp_path / "suite")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-d" / "env.json").read_text())

@@ -56,7 +56,8 @@ def test_a_5000_digit_python_version_is_no_internal_error(tmp_path: Path) -> Non
     repo, shas = _repo_with(tmp_path, {"pyproject.toml": f'[project]\nname = "calc"\nrequires-python = ">={big}"\n'
                                                          f'classifiers = ["Programming Language :: Python :: {big}"]\n'
                                                          'dependencies = ["six"]\n'})
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-v",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-v",
               "-o", tmp_path / "suite")
     assert res.exit_code == 0, res.output
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-v" / "env.json").read_text())
@@ -147,7 +148,8 @@ def test_an_sdist_that_is_no_archive_or_has_a_huge_version_is_one_line(tmp_path:
 def test_a_setup_py_with_a_list_or_tuple_as_a_dict_key_is_read(tmp_path: Path) -> None:
     src = "A = ['a']\nsetup(name='calc', extras_require={A: ['x'], ('a', 'b'): ['y'], 'test': ['six']})\n"
     repo, shas = _repo_with(tmp_path, {"setup.py": src})
-    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-k",
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", repo, "--base", shas["base"], "--fix", shas["fix"], "--id", "calc-k",
               "-o", tmp_path / "suite")
     assert res.exit_code == 0, res.output  # was "internal error: TypeError: unhashable type: 'list'"
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-k" / "env.json").read_text())
@@ -157,7 +159,8 @@ def test_a_setup_py_with_a_list_or_tuple_as_a_dict_key_is_read(tmp_path: Path) -
 def test_a_swebench_line_nested_deep_is_one_line(tmp_path: Path) -> None:
     jsonl = tmp_path / "i.jsonl"
     jsonl.write_text('{"instance_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
-    res = cli("exam", "import", "--classification", "public", "--swebench", jsonl, "--repos", tmp_path, "-o", tmp_path / "suite")
+    res = cli("exam", "import", "--classification", "public",
+              "--swebench", jsonl, "--repos", tmp_path, "-o", tmp_path / "suite")
     assert res.exit_code == 2 and "i.jsonl:1: schema_invalid: nested deeper than 64 levels" in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1
 

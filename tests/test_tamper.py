@@ -89,7 +89,8 @@ def exam(tmp_path_factory: pytest.TempPathFactory) -> source.ExamSource:
     """The calc exam as ``exam import`` writes it from a small git repository (hidden tests import ``calc``)."""
     tmp = tmp_path_factory.mktemp("tamper")
     shas = make_repo(tmp / "calc")
-    res = cli("exam", "import", "--classification", "public", "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
+    res = cli("exam", "import", "--classification", "public",
+              "--repo", tmp / "calc", "--base", shas["base"], "--fix", shas["fix"],
               "--id", "calc-tamper", "-o", tmp / "suite")
     assert res.exit_code == 0, res.output
     return source.load_exam(tmp / "suite" / "tasks" / "calc-tamper")

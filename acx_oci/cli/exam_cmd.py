@@ -198,7 +198,8 @@ def exam_import(repo: Path | None, base: str | None, fix: str | None, tests: tup
     reqs = read_bytes(requirements, "requirements", 1 << 20).decode("utf-8", "replace") if requirements else None
     if swebench is not None:
         if repo or base or fix or tests or lookalike or incomplete or prompt or exam_id or repos is None:
-            raise UsageError("exam import --swebench FILE takes --repos DIR, -o DIR, --classification, --requirements and --python only")
+            raise UsageError("exam import --swebench FILE takes --repos DIR, -o DIR, --classification, --requirements "
+                             "and --python only")
         parts = swe.swebench_parts(swebench, repos, requirements=reqs, python=python)
     else:
         if repo is None or base is None or fix is None:
