@@ -191,3 +191,74 @@ def test_an_interrupted_harvest_prints_its_funnel_and_the_next_run_finishes_it(t
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["funnel"]["certified"] == 1
     assert "imported [" not in res.stderr  # the first run's imports were kept
+
+
+# --- what an attack review of the harvest found (each failed on the first version) ---------------------------
+
+
+def test_a_commit_too_big_to_read_is_left_out_and_the_walk_goes_on(tmp_path: Path) -> None:
+    shas = history(tmp_path / "r")
+    git(tmp_path / "r", "commit", "-q", "--allow-empty", "-m", "x" * 100_000, date="2026-03-01T10:00:00Z")
+    found = cand.scan(tmp_path / "r")
+    assert [c.commit for c in found.candidates] == [shas["old_fix"]]
+    assert found.left_out[cand.UNREADABLE] == 1
+
+
+def test_dates_before_1970_and_a_capped_walk_say_what_they_mean(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    shas = history(tmp_path / "r")
+    assert cand.scan(tmp_path / "r", until=cand.parse_date("1960-01-01", "--until")).candidates == []
+    early = cand.scan(tmp_path / "r", since=cand.parse_date("0001-01-01", "--since"))
+    assert [c.commit for c in early.candidates] == [shas["old_fix"]] and not early.capped
+    monkeypatch.setattr(cand, "MAX_SCANNED", 3)
+    capped = cand.scan(tmp_path / "r")
+    assert capped.capped and capped.scanned == 3
+
+
+def test_text_from_a_repository_reaches_a_terminal_without_its_control_characters() -> None:
+    assert cand.printable("Fix \x1b]0;PWNED\x07 and \x1b[2J\rdone\x9b") == "Fix  ]0;PWNED  and  [2J done "
+
+
+def test_an_exam_id_is_the_repositorys_real_name_and_always_ends_in_the_commit(tmp_path: Path) -> None:
+    (tmp_path / "calc" / "tests").mkdir(parents=True)
+    commit_a, commit_b = "a" * 40, "a" * 10 + "b" * 30
+    assert hv.exam_ids(tmp_path / "calc" / "tests" / "..", commit_a) == hv.exam_ids(tmp_path / "calc", commit_a)
+    long = tmp_path / ("n" * 200)
+    long.mkdir()
+    first, second = hv.exam_ids(long, commit_a)
+    assert first.endswith(commit_a[:10]) and second.endswith(commit_a[:16]) and len(first) <= 128
+    # two commits sharing their first 10 digits get different exams; a state row never names a foreign one
+    h = hv.Harvest(long, tmp_path / "suite", tmp_path / "certs", {}, {}, {})
+    h.rows[commit_a] = hv.Row(commit_a, h.exam_of(commit_a), "imported")
+    assert h.exam_of(commit_b) == hv.exam_ids(long, commit_b)[1] != h.rows[commit_a].exam
+    h.rows[commit_b] = hv.Row(commit_b, "someone-elses-exam", "failToPass", "planted", True)
+    assert h.exam_of(commit_b) != "someone-elses-exam"
+
+
+def test_a_broken_suite_stops_the_harvest_in_one_line_and_costs_no_candidate(tmp_path: Path) -> None:
+    two_fixes(tmp_path / "calc")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "benchmark.json").write_text('{"tasks": "not a list"}')
+    res = harvest(tmp_path / "calc", tmp_path)
+    assert res.exit_code == 2 and "expected a benchmark suite with a tasks list" in res.output, res.output
+    assert hv.load_state(tmp_path / "certs") == {}  # no candidate was judged on the suite's fault
+
+
+def test_an_import_cut_short_before_the_suite_listed_it_is_imported_again(tmp_path: Path) -> None:
+    shas = two_fixes(tmp_path / "calc")
+    (c,) = [c for c in cand.scan(tmp_path / "calc").candidates if c.commit == shas["strong"]]
+    h = hv.Harvest(tmp_path / "calc", tmp_path / "suite", tmp_path / "certs",
+                   {"publiclyListable": True, "customerOwned": False}, {}, {})
+    eid = h.exam_of(c.commit)
+    (tmp_path / "suite" / "tasks" / eid / "workspace").mkdir(parents=True)  # half written, never listed
+    h.rows[c.commit] = hv.Row(c.commit, eid, "candidates", hv.IMPORTING)
+    h.import_all([c], lambda line: None)
+    assert h.rows[c.commit].stage == hv.PENDING and eid in h.listed()
+    assert (tmp_path / "suite" / "tasks" / eid / "exam.yaml").is_file()
+
+
+def test_two_harvests_never_share_their_records(tmp_path: Path) -> None:
+    two_fixes(tmp_path / "calc")
+    with hv.locked(tmp_path / "certs"):
+        res = harvest(tmp_path / "calc", tmp_path)
+    assert res.exit_code == 2 and "another harvest is running" in res.output

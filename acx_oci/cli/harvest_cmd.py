@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.errors import UsageError
+from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams import candidates as cand
+
+if TYPE_CHECKING:
+    from acx_oci.oci.store import StoreOptions
 
 
 def _window(f: Any) -> Any:
@@ -42,8 +46,11 @@ def _scan(repo: Path, since: str | None, until: str | None, limit: int, fixes_on
     end = cand.parse_date(until, "--until") if until else None
     if start and end and end <= start:
         raise UsageError(f"--until {until} is not after --since {since}")
-    return cand.scan(repo, since=start, until=end, limit=limit, fixes_only=fixes_only,
-                     max_source_lines=max_source_lines, self_contained=self_contained)
+    found = cand.scan(repo, since=start, until=end, limit=limit, fixes_only=fixes_only,
+                      max_source_lines=max_source_lines, self_contained=self_contained, progress=_say)
+    if found.capped:
+        _say(f"exam candidates: the walk stopped at {cand.MAX_SCANNED} commits; narrow it with --since/--until")
+    return found
 
 
 @click.command("candidates")
@@ -69,7 +76,7 @@ def exam_candidates(repo: Path, since: str | None, until: str | None, limit: int
         return
     for c in found.candidates:
         needs = f"  needs {', '.join(c.needs)}" if c.needs else ""
-        click.echo(f"{c.commit[:12]} {c.date} {c.files} files  {c.subject[:70]}{needs}")
+        click.echo(f"{c.commit[:12]} {c.date} {c.files} files  {cand.printable(c.subject)[:70]}{needs}")
     left = ", ".join(f"{n} {why}" for why, n in sorted(found.left_out.items(), key=lambda kv: -kv[1]))
     click.echo(f"{len(found.candidates)} candidate(s) of {found.scanned} commit(s) read" +
                (f"; left out: {left}" if left else ""))
@@ -121,30 +128,40 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
       acx-oci benchmark push ./suite oci:./bench:1 --seal-to verifier.did.json --certifications ./certs \\
           --env-store oci:./env-images --certifier-key certifier.key
     """
-    from acx_oci.cli.certify_progress import CertifyProgress
     from acx_oci.oci.store import StoreOptions
-    from acx_oci.services import exams as ex
     from acx_oci.services.exams import harvest as hv
     from acx_oci.services.exams import importer
-    from acx_oci.services.exams.environments import EnvImages, default_store
+    from acx_oci.services.exams.environments import default_store
 
     stated = importer.parse_classification(classification)
     if certs.resolve() == suite.resolve() or certs.resolve().is_relative_to(suite.resolve()):
         raise UsageError(f"exam harvest: --out {certs} is inside the suite {suite}; records never go into a suite")
-    found = _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained)
+    with hv.locked(certs):
+        _harvest(repo, _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained), suite, certs,
+                 stated, {"repository": str(repo.resolve()), "since": since, "until": until},
+                 (env_store or default_store()) if environments else None, jobs, find_links, index_url,
+                 StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout), as_json)
+
+
+def _harvest(repo: Path, found: cand.Scan, suite: Path, certs: Path, stated: dict[str, Any], meta: dict[str, Any],
+             store: str | None, jobs: int, find_links: tuple[Path, ...], index_url: str | None,
+             opts: StoreOptions, as_json: bool) -> None:
+    from acx_oci.cli.certify_progress import CertifyProgress
+    from acx_oci.services import exams as ex
+    from acx_oci.services.exams import harvest as hv
+    from acx_oci.services.exams.environments import EnvImages
+
     _say(f"exam harvest: {len(found.candidates)} candidate(s) of {found.scanned} commit(s) read")
-    meta = {"repository": str(repo.resolve()), "since": since, "until": until}
     h = hv.Harvest(repo, suite, certs, stated, hv.load_state(certs), meta)
-    store = env_store or default_store()
+    h.check_suite()
     cands = found.candidates
     try:
         h.import_all(cands, _say)
         pending = [r.exam for r in h.of(cands) if r.stage != "candidates"]
         if pending:
             shown = CertifyProgress(len(pending), json_events=False, tty=sys.stderr.isatty())
-            opts = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
             envs = EnvImages(store, store_options=opts, find_links=find_links, index_url=index_url,
-                             stages=shown.stages) if environments else None
+                             stages=shown.stages) if store is not None else None
             try:
                 ex.certify_suite(suite, jobs=jobs, out=certs, progress=shown.line, environments=envs,
                                  stages=shown.stages)
@@ -174,9 +191,13 @@ def _show(doc: dict[str, Any], as_json: bool) -> None:
         return
     for c in doc["candidates"]:
         why = f": {c['reason'][:150]}" if c["reason"] and not c["certified"] else ""
-        click.echo(f"{c['commit'][:12]} {c['exam']}: {c['stage']}{why}")
+        click.echo(f"{c['commit'][:12]} {c['exam']}: {c['stage']}{cand.printable(why)}")
     f = doc["funnel"]
     click.echo(" -> ".join(f"{k} {v}" for k, v in f.items()))
-    if f["certified"]:
+    if doc["otherExamsRefused"]:
+        click.echo(f"the suite's other exams, refused (not this harvest's, left in place): "
+                   f"{', '.join(doc['otherExamsRefused'][:10])}")
+    elif f["certified"]:
+        store = f" --env-store {doc['envStore']}" if doc["envStore"] else ""
         click.echo(f"next: acx-oci benchmark push {doc['suite']} REF --seal-to VERIFIER.did.json --certifications "
-                   f"{doc['certifications']} --env-store {doc['envStore']}")
+                   f"{doc['certifications']}{store}")

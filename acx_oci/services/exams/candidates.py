@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +45,15 @@ NOT_A_FIX = "the subject does not read like a fix (--fixes-only)"
 TOO_LONG = "the source change is longer than --max-source-lines"
 NO_NEW_TEST = "the test change adds no test and no assertion"
 NEEDS_DEPENDENCIES = "its tests import modules beyond pytest, the standard library and the repository"
+UNREADABLE = "git could not read it within the tool's bounds (size or time)"
+PROGRESS_EVERY = 500
+_CONTROL = dict.fromkeys([*range(0x20), 0x7f, *range(0x80, 0xa0)], " ")
+
+
+def printable(text: str) -> str:
+    """Text from a repository as a terminal may show it: control characters (escape sequences, carriage
+    returns) become spaces."""
+    return text.translate(_CONTROL)
 
 
 @dataclass(frozen=True)
@@ -74,10 +84,11 @@ class Scan:
     candidates: list[Candidate] = field(default_factory=list)
     scanned: int = 0
     left_out: Counter[str] = field(default_factory=Counter)
+    capped: bool = False  # the walk stopped at MAX_SCANNED commits, not at the window's end or --max
 
     def json(self) -> dict[str, Any]:
         """The walk as ``exam candidates --json`` prints it."""
-        return {"scanned": self.scanned, "leftOut": dict(sorted(self.left_out.items())),
+        return {"scanned": self.scanned, "capped": self.capped, "leftOut": dict(sorted(self.left_out.items())),
                 "candidates": [c.json() for c in self.candidates]}
 
 
@@ -92,23 +103,35 @@ def parse_date(value: str, what: str) -> datetime:
 
 def scan(repo: Path, *, since: datetime | None = None, until: datetime | None = None, limit: int = 20,
          max_files: int = MAX_FILES, fixes_only: bool = False, max_source_lines: int | None = None,
-         self_contained: bool = False) -> Scan:
-    """The newest ``limit`` candidates of ``repo``'s history between ``since`` and ``until`` (see the module)."""
+         self_contained: bool = False, progress: Callable[[str], None] | None = None) -> Scan:
+    """The newest ``limit`` candidates of ``repo``'s history between ``since`` and ``until`` (see the module).
+    A commit git cannot read within the tool's bounds is left out by that reason; the walk goes on."""
     g = gitrepo.open_repo(repo)
-    window = [f"--max-age={int(since.timestamp())}"] if since else []
-    window += [f"--min-age={int(until.timestamp())}"] if until else []
-    raw = gitrepo.run_git(g, "log", "--no-show-signature", "--no-mailmap", "--first-parent", "--format=%H %P %ct",
-                          f"--max-count={MAX_SCANNED}", *window, "HEAD").decode("ascii", "replace")
     out = Scan()
-    for line in raw.splitlines():
+    start, end = (int(w.timestamp()) if w else None for w in (since, until))
+    if end is not None and end <= 0:
+        return out  # nothing was committed before 1970 (git's times are seconds since then)
+    window = [f"--max-age={start}"] if start is not None and start > 0 else []
+    window += [f"--min-age={end}"] if end is not None else []
+    raw = gitrepo.run_git(g, "log", "--no-show-signature", "--no-mailmap", "--first-parent", "--format=%H %P %ct",
+                          f"--max-count={MAX_SCANNED + 1}", *window, "HEAD").decode("ascii", "replace")
+    lines = raw.splitlines()
+    out.capped = len(lines) > MAX_SCANNED
+    for line in lines[:MAX_SCANNED]:
         if len(out.candidates) >= limit:
+            out.capped = False
             break
         parts = line.split()
         if len(parts) < 3 or not all(_HEX.match(p) for p in parts[:-1]) or not parts[-1].isdigit():
             continue  # a root commit (no parent) has nothing to be a fix of
         out.scanned += 1
-        found = _judge(g, parts[0], parts[1], len(parts) > 3, int(parts[-1]), max_files=max_files,
-                       fixes_only=fixes_only, max_source_lines=max_source_lines, self_contained=self_contained)
+        if progress is not None and out.scanned % PROGRESS_EVERY == 0:
+            progress(f"exam candidates: {out.scanned} commits read, {len(out.candidates)} candidate(s)")
+        try:
+            found = _judge(g, parts[0], parts[1], len(parts) > 3, int(parts[-1]), max_files=max_files,
+                           fixes_only=fixes_only, max_source_lines=max_source_lines, self_contained=self_contained)
+        except AcxError:  # a commit too big (or too slow) to read is no candidate, and stops nothing
+            found = UNREADABLE
         if isinstance(found, Candidate):
             out.candidates.append(found)
         else:
@@ -119,8 +142,8 @@ def scan(repo: Path, *, since: datetime | None = None, until: datetime | None = 
 def _judge(g: gitrepo.Repo, commit: str, parent: str, merge: bool, when: int, *, max_files: int,
            fixes_only: bool, max_source_lines: int | None, self_contained: bool) -> Candidate | str:
     """The commit as a candidate, or the reason it is left out."""
-    msg = gitrepo.commit_message(g, commit)
-    subject = msg.splitlines()[0].strip() if msg.strip() else ""
+    subject = gitrepo.run_git(g, "log", "-1", "--no-show-signature", "--no-mailmap", "--format=%s", commit,
+                              max_bytes=64 * 1024).decode("utf-8", "replace").strip()
     if merge and not _PR_MERGE.match(subject):
         return MERGE
     names = gitrepo.run_git(g, "diff", "--no-ext-diff", "--no-renames", "--name-only", "-z", parent, commit,

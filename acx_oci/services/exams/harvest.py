@@ -14,19 +14,22 @@ from the certification cache.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acx_oci import safetree
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_inside
 from acx_oci.model import exam as mx
 from acx_oci.services.exams import importer
-from acx_oci.services.exams.candidates import Candidate
+from acx_oci.services.exams.candidates import Candidate, printable
 from acx_oci.services.exams.harness import lane_error
 
 STATE_FILE = "harvest.json"
@@ -34,6 +37,7 @@ REFUSED_DIR = "harvest/refused"
 FUNNEL = ("candidates", "imported", "environment", "referencePasses", "failToPass", "certified")
 #: the stage a row stops at while it has no verdict yet (imported, waiting for certification)
 PENDING = "imported"
+IMPORTING = "importing"  # a row's reason while its import runs: a run cut short there left no verdict
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,13 @@ class Row:
                 "certified": self.certified, "verdict": self.verdict}
 
 
-def exam_id(repo: Path, commit: str) -> str:
-    """The exam id a harvest gives a commit: the repository's folder name and the commit's first 10 digits."""
-    folder = repo.parent.name if repo.name in ("repo", ".git") else repo.name
-    return importer.exam_id_for(f"{folder.split('+')[-1]}-{commit[:10]}")
+def exam_ids(repo: Path, commit: str) -> tuple[str, str]:
+    """The ids a harvest may give a commit: the repository's folder name (cut to 60 characters, never the
+    commit's digits) and the commit's first 10 digits, or its first 16 when another commit took the first."""
+    path = repo.resolve()
+    folder = path.parent.name if path.name in ("repo", ".git") else path.name
+    stem = importer.exam_id_for(folder.split("+")[-1])[:60].rstrip("-._") or "exam"
+    return importer.exam_id_for(f"{stem}-{commit[:10]}"), importer.exam_id_for(f"{stem}-{commit[:16]}")
 
 
 def stage_of(rec: Mapping[str, Any]) -> tuple[str, str, bool]:
@@ -114,9 +121,11 @@ def load_state(certs: Path) -> dict[str, Row]:
 def save_state(certs: Path, rows: Mapping[str, Row], meta: Mapping[str, Any]) -> None:
     """Write the rows (atomically: an interrupt leaves the old state or the new one, never half of one)."""
     certs.mkdir(parents=True, exist_ok=True)
-    tmp = certs / f".{STATE_FILE}.tmp"
-    tmp.write_text(json.dumps({**meta, "rows": [r.json() for r in rows.values()]}, indent=2) + "\n")
-    os.replace(tmp, certs / STATE_FILE)
+    tmp = f".{STATE_FILE}.tmp"
+    (certs / tmp).unlink(missing_ok=True)  # a crash's leftover (a link is removed, never followed)
+    safetree.write_inside(certs, tmp, (json.dumps({**meta, "rows": [r.json() for r in rows.values()]},
+                                                  indent=2) + "\n").encode("utf-8"), 0o644)
+    os.replace(certs / tmp, certs / STATE_FILE)
 
 
 @dataclass
@@ -129,6 +138,7 @@ class Harvest:
     classification: dict[str, Any]
     rows: dict[str, Row]
     meta: dict[str, Any]
+    others: list[str] = field(default_factory=list)  # the suite's other exams that stand refused
 
     def save(self) -> None:
         """The rows to ``CERTS/harvest.json`` (after every step: an interrupt loses at most the step)."""
@@ -138,37 +148,80 @@ class Harvest:
         """The rows of ``cands`` that have one (a candidate not reached yet has none)."""
         return [self.rows[c.commit] for c in cands if c.commit in self.rows]
 
+    def exam_of(self, commit: str) -> str:
+        """The commit's exam id: the one its row holds when that is one of the commit's own ids (a state file
+        never names another exam to move), else the first of its ids no other commit holds."""
+        ids = exam_ids(self.repo, commit)
+        row = self.rows.get(commit)
+        if row is not None and row.exam in ids:
+            return row.exam
+        taken = {r.exam for c, r in self.rows.items() if c != commit}
+        return ids[0] if ids[0] not in taken else ids[1]
+
+    def check_suite(self) -> None:
+        """Before anything is imported: a suite that is there is one (a fault of the suite is no commit's)."""
+        if self.suite.exists() and not self.suite.is_dir():
+            raise UsageError(f"exam harvest: -o {self.suite} is not a directory")
+        doc = load_yaml_or_json_inside(self.suite, "benchmark.json", "benchmark suite") \
+            if self.suite.is_dir() else None
+        if doc is not None and not (isinstance(doc, dict) and isinstance(doc.get("tasks"), list)):
+            raise UsageError(f"{self.suite / 'benchmark.json'}: expected a benchmark suite with a tasks list; "
+                             "found something else")
+
+    def listed(self) -> set[str]:
+        """The exam ids the suite's ``benchmark.json`` lists (an exam written but never listed is no exam)."""
+        doc = load_yaml_or_json_inside(self.suite, "benchmark.json", "benchmark suite") \
+            if self.suite.is_dir() else None
+        tasks = doc.get("tasks") if isinstance(doc, dict) else None
+        return {str(t.get("id")) for t in tasks if isinstance(t, dict)} if isinstance(tasks, list) else set()
+
     def import_all(self, cands: list[Candidate], progress: Callable[[str], None]) -> None:
-        """Import each candidate without a verdict that the suite does not hold yet; a refusal is its row."""
+        """Import each candidate without a verdict that the suite does not hold yet; a refusal about the commit
+        is its row (a verdict), a fault of the suite stops the run (exit 2) and one of time is tried again."""
         for i, c in enumerate(cands, 1):
             known = self.rows.get(c.commit)
-            eid = exam_id(self.repo, c.commit)
-            held = (self.suite / "tasks" / eid).is_dir()
+            eid = self.exam_of(c.commit)
+            held = eid in self.listed() and (self.suite / "tasks" / eid / "exam.yaml").is_file()
             if known is not None and known.verdict and (held or not known.certified):
                 continue  # decided by an earlier run (certified ones are served from the cache below)
             if held:
                 self.rows[c.commit] = Row(c.commit, eid, PENDING)
                 continue
+            partial = self.suite / "tasks" / eid
+            if known is not None and known.reason == IMPORTING and partial.is_dir() and not partial.is_symlink():
+                shutil.rmtree(partial)  # this harvest's own import, cut short before the suite listed it
+            self.rows[c.commit] = Row(c.commit, eid, "candidates", IMPORTING)
+            self.save()
             try:
                 parts = importer.from_repo(self.repo, c.parent, c.commit, exam_id=eid)
-                importer.write_all([parts], self.suite, self.classification)
-                self.rows[c.commit] = Row(c.commit, eid, PENDING)
-                progress(f"exam harvest: imported [{i}/{len(cands)}] {eid} ({c.subject[:60]})")
             except AcxError as exc:  # the exam cannot be made from this commit: its reason, named
-                self.rows[c.commit] = Row(c.commit, eid, "candidates", f"import: {exc}"[:500], True)
-                progress(f"exam harvest: not imported [{i}/{len(cands)}] {eid}: {str(exc)[:160]}")
+                again = "took over" in str(exc)  # out of time on a loaded machine: no verdict, tried again
+                self.rows[c.commit] = Row(c.commit, eid, "candidates", f"import: {exc}"[:500], not again)
+                progress(f"exam harvest: not imported [{i}/{len(cands)}] {eid}: {printable(str(exc))[:160]}")
+                self.save()
+                continue
+            importer.write_all([parts], self.suite, self.classification)  # a suite fault: exit 2, row kept
+            self.rows[c.commit] = Row(c.commit, eid, PENDING)
+            progress(f"exam harvest: imported [{i}/{len(cands)}] {eid} ({printable(c.subject)[:60]})")
             self.save()
 
     def settle(self, records: Mapping[str, Mapping[str, Any]], cands: list[Candidate]) -> None:
-        """Each imported candidate's row from its record; an exam refused with a verdict leaves the suite."""
+        """Each imported candidate's row from its record; an exam refused with a verdict leaves the suite.
+        Other exams of the suite (not this harvest's) are never moved: those refused are named (``others``)."""
+        mine: set[str] = set()
         for c in cands:
             row = self.rows.get(c.commit)
-            if row is None or row.stage == "candidates" or row.exam not in records:
+            if row is None or row.stage == "candidates" or row.exam != self.exam_of(c.commit):
+                continue
+            mine.add(row.exam)
+            if row.exam not in records:
                 continue
             stage, reason, verdict = stage_of(records[row.exam])
             self.rows[c.commit] = Row(c.commit, row.exam, stage, reason, verdict)
             if verdict and stage != "certified":
                 self._set_aside(row.exam)
+        self.others = sorted(e for e in self.listed() - mine - {r.exam for r in self.rows.values()}
+                             if e in records and not records[e].get("certified"))
         self.save()
 
     def _set_aside(self, eid: str) -> None:
@@ -189,11 +242,27 @@ class Harvest:
         shutil.move(str(src), str(dst))
 
 
-def report(h: Harvest, cands: list[Candidate], env_store: str, interrupted: bool = False) -> dict[str, Any]:
+def report(h: Harvest, cands: list[Candidate], env_store: str | None, interrupted: bool = False) -> dict[str, Any]:
     """The ``--json`` document: the funnel, each candidate's row, where the suite and its images are."""
-    rows = [h.rows.get(c.commit) or Row(c.commit, exam_id(h.repo, c.commit), "candidates", "not reached")
+    rows = [h.rows.get(c.commit) or Row(c.commit, h.exam_of(c.commit), "candidates", "not reached")
             for c in cands]
     return {"funnel": funnel(rows), "candidates": [{**r.json(), "date": c.date, "subject": c.subject}
                                                     for r, c in zip(rows, cands, strict=True)],
             "suite": str(h.suite), "certifications": str(h.certs), "envStore": env_store,
-            "interrupted": interrupted}
+            "otherExamsRefused": h.others, "interrupted": interrupted}
+
+
+@contextlib.contextmanager
+def locked(certs: Path) -> Iterator[None]:
+    """One harvest at a time on ``certs`` (a second one would overwrite the first's rows): exit 2 otherwise."""
+    certs.mkdir(parents=True, exist_ok=True)
+    fd = os.open(certs / ".harvest.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"exam harvest: another harvest is running on {certs} (its lock is held); wait for "
+                             "it, or give another --out") from None
+        yield
+    finally:
+        os.close(fd)
