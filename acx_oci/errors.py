@@ -161,6 +161,10 @@ class TreeRefused(AcxError):
     code = reasons.TREE_REFUSED
 
 
+class TreeTooSlow(TreeRefused):
+    """A read of a tree (a git process) that ran out of time: on a loaded machine, worth trying again later."""
+
+
 class PathOutside(AcxError):
     """A name or link in a tree from outside (a suite, an exam, a cartridge, an image) that leads out of it."""
 

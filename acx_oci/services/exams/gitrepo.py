@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
+from acx_oci.errors import AcxError, PathOutside, TreeRefused, TreeTooSlow, UsageError
 from acx_oci.safetree import parts_of
 
 GIT_SECONDS = 30.0
@@ -242,7 +242,7 @@ def _run(argv: list[str], *, cwd: Path, what: str = "git", max_bytes: int = MAX_
                 proc.stdout.close()
             proc.wait()
         if fired.is_set():
-            raise TreeRefused(f"{what}: took over {seconds:g}s; refused")
+            raise TreeTooSlow(f"{what}: took over {seconds:g}s; refused")
         if code != 0:
             err.seek(0)
             msg = err.read(400).decode("utf-8", "replace").strip().splitlines()

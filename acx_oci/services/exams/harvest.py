@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.errors import AcxError, UsageError
+from acx_oci.errors import AcxError, TreeTooSlow, UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_inside
 from acx_oci.model import exam as mx
 from acx_oci.services.exams import importer
@@ -195,7 +195,7 @@ class Harvest:
             try:
                 parts = importer.from_repo(self.repo, c.parent, c.commit, exam_id=eid)
             except AcxError as exc:  # the exam cannot be made from this commit: its reason, named
-                again = "took over" in str(exc)  # out of time on a loaded machine: no verdict, tried again
+                again = isinstance(exc, TreeTooSlow)  # out of time on a loaded machine: no verdict, tried again
                 self.rows[c.commit] = Row(c.commit, eid, "candidates", f"import: {exc}"[:500], not again)
                 progress(f"exam harvest: not imported [{i}/{len(cands)}] {eid}: {printable(str(exc))[:160]}")
                 self.save()
