@@ -112,6 +112,9 @@ EXAMS_UNCERTIFIED = _r("exams_uncertified", "check", 1,
 CLASSIFICATION_UNSTATED = _r("classification_unstated", "check", 1,
                              "the trust file requires stated exam classifications (classification: {required: "
                              "true}); the level's exams were not all classified by their author")
+EXAMS_UNPROMOTED = _r("exams_unpromoted", "check", 1,
+                      "the level's exams were not graded in their pinned images (promotion): imported exams must "
+                      "be by default (promotion: {required: false} accepts it), every exam under {required: true}")
 EXAM_RELAXATION_REFUSED = _r("exam_relaxation_refused", "check", 1,
                              "the level's exams were certified under a relaxation the trust file refuses "
                              "(examRelaxations: {refuse: [...]}), or its credential does not say which")

@@ -94,6 +94,35 @@ def relaxations(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     return [ok("exam_relaxations", f"no exam certified under a refused relaxation ({refuse})")]
 
 
+def promotion(res: dict[str, Any], trust: Trust | None) -> list[Check]:
+    """Promotion (the reference design's stages 7-8): by default every imported exam behind a certified level was
+    graded in its pinned image; ``promotion: {required: true}`` asks it of every exam, ``{required: false}``
+    of none. A credential from before it said (no ``acx:examPromotion``) is refused only under ``true``."""
+    if simulated(res) or res.get("acx:examCertification") != "certified":
+        return []
+    rule = trust.promotion_required if trust is not None else None
+    claim = res.get("acx:examPromotion")
+    if not isinstance(claim, dict):
+        if rule:
+            return [bad("promotion", reasons.EXAMS_UNPROMOTED, "the trust file requires promoted exams "
+                        "(promotion: {required: true}); this credential does not say (issued before it did)")]
+        return []
+    exams, promoted = int(claim.get("exams") or 0), int(claim.get("promoted") or 0)
+    unpromoted_imports = int(claim.get("importedUnpromoted") or 0)
+    if rule and promoted < exams:
+        return [bad("promotion", reasons.EXAMS_UNPROMOTED, f"{exams - promoted} of the level's {exams} exams were "
+                    "not graded in a pinned image; the trust file requires every one (promotion: {required: true})")]
+    if unpromoted_imports and rule is None:
+        return [bad("promotion", reasons.EXAMS_UNPROMOTED,
+                    f"{unpromoted_imports} of the level's imported exams were not graded in their pinned images "
+                    "(certified with the host's Python); add 'promotion: {required: false}' to the trust file to "
+                    "accept such levels")]
+    if unpromoted_imports:
+        return [relaxed("promotion", f"{unpromoted_imports} imported exam(s) not promoted; accepted: {RELAXED} "
+                                     "(promotion: {required: false})")]
+    return [ok("promotion", f"{promoted} of {exams} exams promoted (graded in a pinned image)")]
+
+
 def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
     """``regression: required``: the verifier compared this version with the previous one (``acx:baseline``)."""
     if trust is None or not trust.regression_required:

@@ -101,6 +101,7 @@ def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known:
     checks += seed_rules.regression(res, ctx.trust)
     checks += seed_rules.classification(res, ctx.trust)
     checks += seed_rules.relaxations(res, ctx.trust)
+    checks += seed_rules.promotion(res, ctx.trust)
     checks += _check_model(res, ctx.trust)
     checks += _check_validity(credential, ctx.now)
     checks += check_status(credential, issuer, ctx, resolve)

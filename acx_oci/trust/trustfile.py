@@ -122,6 +122,8 @@ class Trust:
     classification_required: bool = False  # classification: {required: true}
     refused_relaxations: tuple[str, ...] = ()  # examRelaxations: {refuse: [...]}
     tamper_checks_optional: bool = False  # tamperChecks: optional (default: required for in-process grades)
+    # promotion: {required: true} every exam, {required: false} none; None: the default (imported exams)
+    promotion_required: bool | None = None
 
     @classmethod
     def empty(cls) -> Trust:
@@ -249,6 +251,8 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         classification_required=bool((data.get("classification") or {}).get("required", False)),
         refused_relaxations=tuple(str(r) for r in (data.get("examRelaxations") or {}).get("refuse") or ()),
         tamper_checks_optional=(data.get("tamperChecks") == "optional"),
+        promotion_required=(data["promotion"].get("required") if isinstance(data.get("promotion"), dict)
+                            and isinstance(data["promotion"].get("required"), bool) else None),
     )
 
 

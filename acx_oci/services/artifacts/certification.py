@@ -118,6 +118,7 @@ def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certif
     exams = {eid: {"recordDigest": rec["digest"], "freezeHash": rec["stages"]["freeze"]["freezeHash"],
                    "certified": bool(rec.get("certified")), "impossible": bool(rec.get("impossible")),
                    "promoted": bool(rec["stages"].get("promotion", {}).get("ok")),
+                   "imported": bool(rec["stages"]["freeze"].get("parentCommit")),
                    "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk")),
                    "classification": exam_model.classification_of(rec),
                    "relaxations": relaxations_of(rec)}
@@ -242,6 +243,15 @@ def relaxations_claim(predicate: dict[str, Any], exam_keys: list[str]) -> list[s
     """``acx:examRelaxations``: every relaxation these exams were certified under (none named: none)."""
     exams = as_object(predicate.get("exams"))
     return sorted({str(r) for k in exam_keys for r in as_array(as_object(exams.get(k)).get("relaxations") or [])})
+
+
+def promotion_claim(predicate: dict[str, Any], exam_keys: list[str]) -> dict[str, int]:
+    """``acx:examPromotion``: how many of these exams were promoted (graded in a pinned image), and of the
+    imported ones (from a repository's history: they always have an image) how many were not."""
+    exams = [as_object(as_object(predicate.get("exams")).get(k)) for k in exam_keys]
+    imported = [e for e in exams if e.get("imported") is True]
+    return {"exams": len(exams), "promoted": sum(e.get("promoted") is True for e in exams),
+            "imported": len(imported), "importedUnpromoted": sum(e.get("promoted") is not True for e in imported)}
 
 
 def render(cert: Certification) -> str:

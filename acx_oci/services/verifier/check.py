@@ -182,4 +182,5 @@ def _exam_certification(store: Store, remote: bm.RemoteBenchmark, unsealed: bm.U
     return {"acx:examCertification": "certified", "acx:examCertificationDigest": found.digest,
             "acx:examCertifier": found.certifier,
             "acx:examClassification": certification.classification_claim(found.predicate, keys),
-            "acx:examRelaxations": certification.relaxations_claim(found.predicate, keys)}, None
+            "acx:examRelaxations": certification.relaxations_claim(found.predicate, keys),
+            "acx:examPromotion": certification.promotion_claim(found.predicate, keys)}, None
