@@ -77,9 +77,10 @@ def env_build(ref: str, suite: str, include: str, mirror: str | None, epoch: int
     check_pushable(ref, opts)  # an unreachable registry, or one that refuses our push, too
 
     def once(sde: int | None) -> BuiltImage:
-        if spec is not None:
+        if spec is not None:  # --twice builds both from scratch: a reused Debian root would prove nothing
             return pyenv.build_env_image(ref, spec, epoch=sde, mirror=mirror, store_options=opts,
-                                         find_links=find_links, index_url=index_url, allow_build=allow_build)
+                                         find_links=find_links, index_url=index_url, allow_build=allow_build,
+                                         root_cache=not twice)
         return build_image(ref, suite=suite, include=packages, epoch=sde, mirror=mirror, store_options=opts)
 
     first = once(epoch)

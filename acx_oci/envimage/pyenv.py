@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import tarfile
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -211,6 +212,25 @@ class _Root:
 
 
 MAX_BUILDS = 8
+#: How long a Debian root made for one spec is reused by the next spec of its suite: mmdebstrap is most of a
+#: build's time, and a harvest meets a new spec at nearly every change of a repository's dependencies. A root
+#: older than this is made again, so the suite's security updates reach new images within a week.
+ROOT_MAX_AGE = 7 * 86400.0
+
+
+def cached_root(suite: str, include: Sequence[str], epoch: int, mirror: str | None) -> Path:
+    """Where the Debian root of these inputs is kept between builds (``ACX_OCI_CACHE_DIR``'s ``debian-roots``),
+    made anew when older than :data:`ROOT_MAX_AGE`: the path :class:`_Root` reuses, or builds into atomically."""
+    from acx_oci.envimage.cache import default_cache_dir
+
+    key = sha256_digest(canonical({"suite": suite, "include": sorted(include), "epoch": epoch, "mirror": mirror}))
+    folder = default_cache_dir() / "debian-roots"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / f"{suite}-{key[7:39]}.tar"
+    with contextlib.suppress(FileNotFoundError):
+        if not path.is_file() or path.is_symlink() or time.time() - path.stat().st_mtime > ROOT_MAX_AGE:
+            path.unlink()  # stale, or not a plain file we wrote: made again
+    return path
 
 
 def _resolve_building(inputs: dict[str, Any], wheels: Path, root: _Root, pip_pin: Callable[[], Pinned], *,
@@ -273,16 +293,19 @@ def root_packages(suite: str) -> tuple[str, ...]:
 def build_env_image(ref: str, spec: dict[str, Any], *, epoch: int | None = None, index_url: str | None = None,
                     find_links: Sequence[Path] = (), mirror: str | None = None, allow_build: bool = False,
                     store_options: StoreOptions | None = None, keep_tar: Path | None = None,
-                    include: Sequence[str] | None = None,
+                    include: Sequence[str] | None = None, root_cache: bool = True,
                     on_step: Callable[[str], None] = lambda step: None) -> BuiltImage:
     """Resolve, build the Debian root, install inside the sandbox, push to ``ref``; see the module docstring.
-    ``include``: the root's Debian packages (default :func:`root_packages`); ``keep_tar`` keeps or reuses its tar.
+    ``include``: the root's Debian packages (default :func:`root_packages`); ``keep_tar`` keeps or reuses its tar,
+    else (``root_cache``) the root is reused from :func:`cached_root` while it is young enough.
     ``on_step`` hears each step's name as it starts (a build takes minutes: certification shows where it is).
     What the machine lacks (mmdebstrap, bubblewrap, a route to the index) is :class:`MachineUnfit`, up front."""
     inputs = build_inputs(spec)
     digest = sha256_digest(canonical(inputs))
     sde = resolve_epoch(epoch)
     include = root_packages(inputs["suite"]) if include is None else include
+    if keep_tar is None and root_cache:
+        keep_tar = cached_root(inputs["suite"], include, sde, mirror)
     preflight.check(index_url, mmdebstrap=not (keep_tar is not None and keep_tar.exists()))
     work = staging_dir("acx-pyenv-")
     try:
