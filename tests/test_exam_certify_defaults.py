@@ -1,6 +1,6 @@
 """``exam certify`` by default: an imported exam is graded in its own environment (or refused, named, in seconds,
-when this machine cannot build it), ``--no-environments`` grades on the host, ``--executor`` is refused before
-any scheduler is contacted; and each exam's stages are reported as they start (issue 37)."""
+when this machine cannot build it), ``--no-environments`` grades on the host, ``--executor`` asks the scheduler
+before any image is built; and each exam's stages are reported as they start (issue 37)."""
 
 from __future__ import annotations
 
@@ -96,16 +96,17 @@ def test_an_unreachable_image_store_is_the_machine_s_and_tried_once(suite: Path,
     assert reasons[0].endswith("give a reachable --env-store; or grade on the host's Python with --no-environments")
 
 
-def test_an_executor_with_environment_exams_is_refused_before_the_scheduler_is_contacted(suite: Path,
-                                                                                         tmp_path: Path) -> None:
-    res = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--executor", "dask://127.0.0.1:9")
-    assert res.exit_code == 2, res.output
-    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
-    assert "2 exam(s)" in res.output and "carry env.json" in res.output and "--no-environments" in res.output
-    # with --no-environments the same command goes on to the scheduler (and fails there: nothing listens)
+def test_an_executor_is_contacted_before_any_environment_image_is_built(suite: Path, tmp_path: Path) -> None:
+    """Exams with env.json certify on a cluster too (each image pinned here, pulled by the worker: issue 43);
+    a scheduler that does not answer is named in seconds, before minutes of image builds."""
+    res = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--executor", "dask://127.0.0.1:9",
+              "--timeout", "1", "--env-store", f"oci:{tmp_path / 'images'}")
+    assert res.exit_code == 3, res.output
+    assert "no Dask scheduler answers" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "images").exists()  # nothing was built
     other = cli("exam", "certify", suite, "--out", tmp_path / "certs", "--executor", "dask://127.0.0.1:9",
                 "--no-environments", "--timeout", "1")
-    assert other.exit_code != 0 and "carry env.json" not in other.output
+    assert other.exit_code == 3 and "no Dask scheduler answers" in other.output
     assert not (tmp_path / "certs").exists()
 
 

@@ -588,4 +588,19 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     plain = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "plain", "--json", "--no-environments")
     assert plain.exit_code == 1  # on the host's Python there is no iniconfig and no venv: the gold fails
     assert json.loads(plain.stdout)["records"][0]["stages"]["freeze"]["environment"]["python"] == "host"
+    # on a Dask cluster (issue 43): the image is pinned here and pulled by the worker, which grades in it
+    from .support.dask_cluster import start_cluster
+
+    cluster = start_cluster(tmp_path / "cluster")
+    try:
+        cluster.add_worker("w1")
+        dask = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "dask", "--executor", cluster.url,
+                   "--env-store", py_env_image["store"], "--json")
+    finally:
+        cluster.stop()
+    assert dask.exit_code == 0, dask.output
+    on_worker = json.loads(dask.stdout)["records"][0]
+    assert on_worker["certified"] and on_worker["stages"]["freeze"]["imageDigest"] == rec["stages"]["freeze"][
+        "imageDigest"]
+    assert on_worker["stages"]["freeze"]["environment"] == env
 

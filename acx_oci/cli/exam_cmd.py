@@ -70,7 +70,9 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
     Each exam's verdict is printed on stderr as it finishes (JSON lines with --json-events) and appended to
     OUT/certify-events.jsonl; on a terminal a status line shows each running exam's stage (--json-events:
     a JSON line per stage). --json prints one document at the end. With --executor dask://HOST:PORT the
-    exams are certified on the cluster's workers (the canary registry and the records stay here).
+    exams are certified on the cluster's workers (the canary registry and the records stay here); an exam's
+    environment image is built or found here, pinned by digest, and pulled by the worker from --env-store
+    (a registry the workers reach; an oci:DIR only where they see that path).
 
     \b
     Example:
@@ -87,10 +89,6 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
     if environments and (promote or image_ref):
         raise UsageError("exam certify: --environments grades each exam in its own image; "
                          "not with --image or --promote")
-    if with_specs and executor_opts["executor"] != "local":  # decided before any scheduler is contacted
-        raise UsageError(f"exam certify: {len(with_specs)} exam(s) under {path} carry env.json, graded in images "
-                         "built and unpacked on this host, which --executor cannot do; add --no-environments "
-                         "(the workers' Python grades) or drop --executor")
     image = None
     if promote or image_ref:
         if executor_opts["executor"] != "local":

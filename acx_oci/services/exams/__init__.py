@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
-from acx_oci.services.exams.environments import StageReport
+from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
 from acx_oci.services.exams.stages import certify_exam, environment_record, gold_runs_for, quiet_note
@@ -114,11 +114,11 @@ def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, c
             f"({'cached' if cached else f'{seconds:.1f}s'})")
 
 
-def _cache_key(fh: str, image: tuple[Path, str] | None, spec: bool = False) -> str:
+def _cache_key(fh: str, image_digest: str | None, spec: bool = False) -> str:
     """The freeze hash, and what graded: the image's digest, or ``host`` for an exam with an environment spec
     (``spec``) graded without its image."""
-    if image:
-        return f"{fh.split(':', 1)[1]}-{image[1].split(':', 1)[1][:16]}"
+    if image_digest:
+        return f"{fh.split(':', 1)[1]}-{image_digest.split(':', 1)[1][:16]}"
     return fh.split(":", 1)[1] + ("-host" if spec else "")
 
 
@@ -162,7 +162,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                   image: tuple[Path, str] | None = None,
                   progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
                   executor: Cluster | None = None,
-                  environments: Callable[[Any], tuple[Path, str] | None] | None = None,
+                  environments: EnvImages | None = None,
                   stages: StageReport | None = None) -> list[dict[str, Any]]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel; a suite of fewer exams than
     ``jobs`` grades each exam's probes and mutants in parallel instead); records sorted by id.
@@ -175,14 +175,13 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     image (:class:`acx_oci.services.exams.environments.EnvImages`), used as ``image`` for that exam; without
     it an exam's spec is not used and its record says the host graded (``freeze.environment.python: host``).
     ``stages`` hears which stage each exam is in as it starts (from the pool's threads) and :data:`FINISHED`.
+    With both ``executor`` and ``environments``, each image is built (or found) here and pinned by digest; the
+    worker pulls it from the store and the record must name that digest.
     """
     dirs = discover(path)
     suite_root = path if not (path / mx.EXAM_FILE).is_file() else path.parent
     if _inside(out, suite_root) or _inside(out, path):
         raise UsageError(f"exam certify: --out {out} is inside the suite; records never go into the suite")
-    if executor is not None and environments is not None:
-        raise UsageError("exam certify: environment images are built and unpacked on this host; with --executor "
-                         "give --no-environments")
     if executor is not None and image is not None:
         raise UsageError("exam certify: --promote/--image runs here only (the image is unpacked on this host); "
                          "drop --executor")
@@ -198,12 +197,17 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     records: list[dict[str, Any]] = []
 
     images: dict[str, tuple[Path, str] | None] = {}
+    pinned: dict[str, str] = {}  # on a cluster: each exam's image by digest, pulled by the worker
+
+    def digest_of(exam: str) -> str | None:
+        image = images.get(exam)
+        return image[1] if image else (pinned[exam].rsplit("@", 1)[1] if exam in pinned else None)
 
     def keep(src: ExamSource, rec: dict[str, Any], fh: str | None, t0: float, cached: bool) -> None:
         _write_json(out / "records" / f"{src.exam_id}.json", rec)
         if not cached and fh is not None and lane_error(rec["stages"]) is None \
                 and rec["stages"]["freeze"].get("freezeHash") == fh:  # a lane error is no verdict
-            key = _cache_key(fh, images.get(src.exam_id), src.environment is not None)
+            key = _cache_key(fh, digest_of(src.exam_id), src.environment is not None)
             _write_json(out / "by-freeze" / f"{key}.json", rec)
         records.append(rec)
         stream(rec, time.monotonic() - t0, cached)
@@ -212,12 +216,17 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     for src in sources:
         t0 = time.monotonic()
         try:
-            images[src.exam_id] = image or (environments(src) if environments is not None else None)
+            if executor is not None and environments is not None:
+                ref = environments.pinned(src)
+                if ref is not None:
+                    pinned[src.exam_id] = ref
+            else:
+                images[src.exam_id] = image or (environments(src) if environments is not None else None)
         except EnvironmentRefused as exc:  # the exam's refusal, named; never cached (a wheel may come later)
             keep(src, environment_record(src, str(exc)), None, t0, False)
             continue
         fh = exam_freeze_hash(src, pats)
-        hit = _cached(out, src, _cache_key(fh, images[src.exam_id], src.environment is not None), gold_runs)
+        hit = _cached(out, src, _cache_key(fh, digest_of(src.exam_id), src.environment is not None), gold_runs)
         if hit is not None:
             keep(src, hit, fh, t0, True)
         else:
@@ -225,7 +234,9 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     if executor is not None:
         from acx_oci.services.exams.cluster import certify_on_cluster
 
-        for src, fh, rec, t0 in certify_on_cluster(executor, todo, pats, gold_runs, jobs, registry.register):
+        opts = environments.store_options if environments is not None else None
+        for src, fh, rec, t0 in certify_on_cluster(executor, todo, pats, gold_runs, jobs, registry.register,
+                                                   pinned, opts):
             keep(src, rec, fh, t0, False)
     else:
         stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker

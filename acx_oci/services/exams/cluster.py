@@ -6,7 +6,10 @@ as plain data (the client unpickles nothing a worker sends, see :mod:`..verifier
 record is checked (shape, digest, exam id, and the freeze hash this host computes from its own copy: a
 worker that graded other files is refused), then the canary stage is redone against the host-only
 registry, which never leaves this machine. A lost worker or a refused answer is a harness lane error,
-never cached. Promotion (an environment image unpacked here) is local only.
+never cached. ``--promote``/``--image`` (one image unpacked here) is local only; an exam's own environment
+image (``env.json``) is built or found here and pinned by digest, the worker pulls it from the store itself
+(``oci:DIR`` only where the workers see that path; a registry otherwise) and checks the digest, and the record
+that comes back must name it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from urllib.parse import urlsplit
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.model import exam as mx
+from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams.source import ExamSource, find_suite_root, load_exam
 from acx_oci.services.exams.stages import Register, certify_exam, harness_record, with_host_canary
 
@@ -85,8 +89,26 @@ def _write(base: Path, rel: str, data: bytes, executable: bool = False) -> None:
     path.chmod(0o755 if executable else 0o644)
 
 
+def _worker_image(payload: dict[str, Any]) -> tuple[Path, str] | None:
+    """The exam's image on the worker: pulled by the pinned reference, unpacked, its digest checked."""
+    image = payload.get("image")
+    if not isinstance(image, dict):
+        return None
+    from acx_oci.envimage.cache import prepare_image
+    from acx_oci.oci.store import StoreOptions
+
+    ref = str(image["ref"])
+    opts = StoreOptions(plain_http=bool(image.get("plainHttp")), insecure=bool(image.get("insecure")),
+                        timeout=float(image.get("timeout") or 30.0))
+    root, digest = prepare_image(ref, opts)
+    if digest != ref.rsplit("@", 1)[-1]:
+        raise UsageError(f"environment image {ref}: the store gave {digest}")
+    return root, digest
+
+
 def certify_packed(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run on a worker: rebuild the exam in a temporary suite and certify it; ``{record}`` or ``{error}``.
+    """Run on a worker: rebuild the exam in a temporary suite and certify it (in its environment image when the
+    payload pins one); ``{record}`` or ``{error}``.
 
     The canary registry is the host's: here every marker registers (the host redoes the stage)."""
     tmp = Path(tempfile.mkdtemp(prefix="acx-certify-"))
@@ -108,7 +130,8 @@ def certify_packed(payload: dict[str, Any]) -> dict[str, Any]:
             _write(exam_dir, rel, data, bool(executable))
         src = load_exam(exam_dir)
         pats: Patterns = tuple((str(a), str(b), str(c)) for a, b, c in payload["patterns"])
-        rec = certify_exam(src, pats, lambda _exam, _markers: [], None, (), int(payload["goldRuns"]))
+        rec = certify_exam(src, pats, lambda _exam, _markers: [], _worker_image(payload), (),
+                           int(payload["goldRuns"]))
         return {"record": rec}
     except AcxError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
@@ -116,7 +139,8 @@ def certify_packed(payload: dict[str, Any]) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def accept(src: ExamSource, fh: str, answer: Any, register: Register) -> dict[str, Any]:
+def accept(src: ExamSource, fh: str, answer: Any, register: Register, image_digest: str | None = None
+           ) -> dict[str, Any]:
     """A worker's answer as this host's record: checked, the canary stage redone here; else a lane error."""
     if not isinstance(answer, dict):
         return harness_record(src, "Dask worker answer refused: not an object")
@@ -132,14 +156,22 @@ def accept(src: ExamSource, fh: str, answer: Any, register: Register) -> dict[st
     got = rec["stages"]["freeze"].get("freezeHash")
     if got is not None and got != fh:
         return harness_record(src, f"Dask worker graded other files: freeze hash {str(got)[:80]}, here {fh}")
+    graded_in = rec["stages"]["freeze"].get("imageDigest")
+    if image_digest is not None and graded_in != image_digest:
+        return harness_record(src, f"Dask worker graded in another image: {str(graded_in)[:80]}, pinned "
+                                   f"{image_digest}")
     return with_host_canary(src, rec, register)
 
 
 def certify_on_cluster(executor: Cluster, todo: list[tuple[ExamSource, str]], patterns: Patterns,
-                       gold_runs: int, jobs: int,
-                       register: Register) -> Iterator[tuple[ExamSource, str, dict[str, Any], float]]:
+                       gold_runs: int, jobs: int, register: Register, pinned: dict[str, str] | None = None,
+                       store_options: StoreOptions | None = None
+                       ) -> Iterator[tuple[ExamSource, str, dict[str, Any], float]]:
     """Certify ``todo`` ((exam, freeze hash) pairs) on the cluster, at most ``jobs`` exams placed at once;
-    yields (exam, freeze hash, record, start time) as each finishes."""
+    yields (exam, freeze hash, record, start time) as each finishes. ``pinned``: exam id -> its environment
+    image by digest (``store_options`` reach its store)."""
+    pinned = pinned or {}
+    opts = store_options or StoreOptions()
     if not todo:
         return
     from distributed import as_completed
@@ -158,8 +190,11 @@ def certify_on_cluster(executor: Cluster, todo: list[tuple[ExamSource, str]], pa
 
     def place() -> None:
         n, (src, fh) = queue.pop()
-        fut = client.submit(certify_packed, pack_exam(src, patterns, gold_runs), key=f"acx-certify-{run}-{n}",
-                            pure=False, **restrict)
+        payload = pack_exam(src, patterns, gold_runs)
+        if src.exam_id in pinned:
+            payload["image"] = {"ref": pinned[src.exam_id], "plainHttp": opts.plain_http,
+                                "insecure": opts.insecure, "timeout": opts.timeout}
+        fut = client.submit(certify_packed, payload, key=f"acx-certify-{run}-{n}", pure=False, **restrict)
         placed[fut] = (src, fh, time.monotonic())
         waiting.add(fut)  # type: ignore[no-untyped-call]
 
@@ -168,7 +203,8 @@ def certify_on_cluster(executor: Cluster, todo: list[tuple[ExamSource, str]], pa
     for fut in waiting:
         src, fh, t0 = placed.pop(fut)
         if fut.status == "finished":
-            rec = accept(src, fh, fut.result(), register)
+            ref = pinned.get(src.exam_id)
+            rec = accept(src, fh, fut.result(), register, ref.rsplit("@", 1)[1] if ref else None)
         else:
             exc = fut.exception() if fut.status == "error" else None
             rec = harness_record(src, f"Dask worker lost the exam ({type(exc).__name__ if exc else fut.status})")

@@ -13,13 +13,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acx_oci.envimage import cache as envcache
 from acx_oci.envimage import pyenv
 from acx_oci.errors import AcxError, EnvironmentRefused, MachineUnfit
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams.source import ENV_FILE, ExamSource
+
+T = TypeVar("T")
 
 
 def default_store() -> str:
@@ -51,10 +53,20 @@ class EnvImages:
                                            "allow_build": allow_build}
         self.lock = threading.Lock()
         self.memo: dict[str, tuple[Path, str]] = {}
+        self.refs: dict[str, str] = {}  # spec digest -> its image pinned by digest (for a cluster's workers)
         self.failed: dict[str, str] = {}  # spec digest -> why its image could not be had (not tried twice)
         self.machine: MachineUnfit | None = None  # why this machine builds no image (the run's first such)
 
     def __call__(self, src: ExamSource) -> tuple[Path, str] | None:
+        """The exam's image unpacked here: ``(root, image digest)``; None without a spec."""
+        return self._once(src, self.memo, self._get)
+
+    def pinned(self, src: ExamSource) -> str | None:
+        """The exam's image as a reference pinned by digest, built and pushed when missing, not unpacked here:
+        what a cluster's workers pull (``exam certify --executor``); None without a spec."""
+        return self._once(src, self.refs, self._ref)
+
+    def _once(self, src: ExamSource, memo: dict[str, T], get: Callable[[str, dict[str, Any]], T]) -> T | None:
         spec = src.environment
         if spec is None:
             return None
@@ -65,15 +77,22 @@ class EnvImages:
                 raise EnvironmentRefused(str(exc)) from None
             if digest in self.failed:
                 raise EnvironmentRefused(self.failed[digest])
-            if digest not in self.memo:
+            if digest not in memo:
                 try:
-                    self.memo[digest] = self._get(src.exam_id, spec)
+                    memo[digest] = get(src.exam_id, spec)
                 except AcxError as exc:
                     self.failed[digest] = self._why(exc)
                     raise EnvironmentRefused(self.failed[digest]) from None
-            return self.memo[digest]
+            return memo[digest]
 
     def _get(self, exam: str, spec: dict[str, Any]) -> tuple[Path, str]:
+        ref = self._ref(exam, spec)
+        if self.stages is not None:
+            self.stages(exam, "environment: unpack", 1, 1)
+        p = envcache.prepare(ref, self.store_options)
+        return p.root, p.image_digest
+
+    def _ref(self, exam: str, spec: dict[str, Any]) -> str:
         def report(stage: str, n: int = 1, of: int = 1) -> None:
             if self.stages is not None:
                 self.stages(exam, stage, n, of)
@@ -92,9 +111,7 @@ class EnvImages:
             if self.machine is not None:  # not in the store, and this machine cannot build it
                 raise self.machine from None
             raise
-        report("environment: unpack")
-        p = envcache.prepare(ref, self.store_options)
-        return p.root, p.image_digest
+        return ref
 
     def _why(self, exc: AcxError) -> str:
         """The refusal's words; a machine's own lack is kept for the run and says the way out."""
