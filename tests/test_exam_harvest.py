@@ -262,3 +262,23 @@ def test_two_harvests_never_share_their_records(tmp_path: Path) -> None:
     with hv.locked(tmp_path / "certs"):
         res = harvest(tmp_path / "calc", tmp_path)
     assert res.exit_code == 2 and "another harvest is running" in res.output
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_harvest_on_a_dask_cluster_of_two_local_workers(tmp_path: Path) -> None:
+    from .support.dask_cluster import start_cluster
+
+    shas = two_fixes(tmp_path / "calc")
+    cluster = start_cluster(tmp_path / "cluster")
+    try:
+        cluster.add_worker("w1")
+        cluster.add_worker("w2")
+        res = harvest(tmp_path / "calc", tmp_path, "--executor", cluster.url)
+    finally:
+        cluster.stop()
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["funnel"]["certified"] == 1 and doc["funnel"]["failToPass"] == 2
+    assert {c["commit"]: c["stage"] for c in doc["candidates"]} == {shas["strong"]: "certified",
+                                                                   shas["weak"]: "failToPass"}

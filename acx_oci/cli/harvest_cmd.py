@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.executor_opts import executor_options, open_from_options
 from acx_oci.errors import UsageError
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams import candidates as cand
 
 if TYPE_CHECKING:
     from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
 
 
 def _window(f: Any) -> Any:
@@ -97,16 +99,19 @@ def exam_candidates(repo: Path, since: str | None, until: str | None, limit: int
 @click.option("--environments/--no-environments", default=True, show_default=True,
               help="Grade each exam in its own environment image (as exam certify); --no-environments grades "
                    "with the host's Python (the records say host).")
-@click.option("--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Exams certified at once.")
+@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+              help="Exams certified at once  [default: 2; with a Dask executor, the cluster's worker threads].")
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
+@executor_options
 @registry_options(deadline=0)
 @json_option
 def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, fixes_only: bool,
                  max_source_lines: int | None, self_contained: bool, suite: Path, certs: Path, classification: str,
-                 env_store: str | None, environments: bool, jobs: int, find_links: tuple[Path, ...],
-                 index_url: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool) -> None:
+                 env_store: str | None, environments: bool, jobs: int | None, find_links: tuple[Path, ...],
+                 index_url: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool,
+                 **executor_opts: Any) -> None:
     """Certified exams from REPO's history in one command: pick the candidates (as `exam candidates`), import
     each (as `exam import --repo REPO --base COMMIT^ --fix COMMIT`), certify the suite in each exam's own
     environment image (as `exam certify --env-store STORE`, FAIL_TO_PASS derived), and say where each
@@ -117,6 +122,9 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
     a verdict is moved to CERTS/harvest/refused/ (its record in CERTS/records/), so OUT holds what `benchmark
     push OUT REF --certifications CERTS --env-store STORE` takes. Interrupted (Ctrl-C, SIGTERM), it prints
     the funnel so far; run it again with the same --out and it picks up where it left.
+
+    With --executor dask://HOST:PORT the exams are certified on the cluster's workers, each pulling its exam's
+    image from --env-store by digest (a registry the workers reach).
 
     Exit 0 when the run finished and certified at least one exam; 1 when it certified none; 130/143 when
     interrupted.
@@ -136,16 +144,23 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
     stated = importer.parse_classification(classification)
     if certs.resolve() == suite.resolve() or certs.resolve().is_relative_to(suite.resolve()):
         raise UsageError(f"exam harvest: --out {certs} is inside the suite {suite}; records never go into a suite")
-    with hv.locked(certs):
-        _harvest(repo, _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained), suite, certs,
-                 stated, {"repository": str(repo.resolve()), "since": since, "until": until},
-                 (env_store or default_store()) if environments else None, jobs, find_links, index_url,
-                 StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout), as_json)
+    executor = open_from_options(executor_opts, timeout or 10.0)  # asked first: a dead scheduler, in seconds
+    try:
+        with hv.locked(certs):
+            _harvest(repo, _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained), suite,
+                     certs, stated, {"repository": str(repo.resolve()), "since": since, "until": until},
+                     (env_store or default_store()) if environments else None,
+                     executor.threads() if executor is not None and jobs is None else (jobs or 2), find_links,
+                     index_url, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout), as_json,
+                     executor, bool(executor_opts["json_events"]))
+    finally:
+        if executor is not None:
+            executor.close()
 
 
 def _harvest(repo: Path, found: cand.Scan, suite: Path, certs: Path, stated: dict[str, Any], meta: dict[str, Any],
              store: str | None, jobs: int, find_links: tuple[Path, ...], index_url: str | None,
-             opts: StoreOptions, as_json: bool) -> None:
+             opts: StoreOptions, as_json: bool, executor: DaskExecutor | None, json_events: bool) -> None:
     from acx_oci.cli.certify_progress import CertifyProgress
     from acx_oci.services import exams as ex
     from acx_oci.services.exams import harvest as hv
@@ -159,12 +174,12 @@ def _harvest(repo: Path, found: cand.Scan, suite: Path, certs: Path, stated: dic
         h.import_all(cands, _say)
         pending = [r.exam for r in h.of(cands) if r.stage != "candidates"]
         if pending:
-            shown = CertifyProgress(len(pending), json_events=False, tty=sys.stderr.isatty())
+            shown = CertifyProgress(len(pending), json_events=json_events, tty=sys.stderr.isatty())
             envs = EnvImages(store, store_options=opts, find_links=find_links, index_url=index_url,
                              stages=shown.stages) if store is not None else None
             try:
                 ex.certify_suite(suite, jobs=jobs, out=certs, progress=shown.line, environments=envs,
-                                 stages=shown.stages)
+                                 stages=shown.stages, executor=executor)
             finally:
                 shown.stop()
         h.settle(ex.load_records(certs), cands)
