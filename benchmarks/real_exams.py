@@ -9,9 +9,8 @@ repository are imported with the docs' commands, no flag they do not give:
 
 - git mode: ``exam import --repo R --base FIX^ --fix FIX`` (every test of the changed test files is run on the
   base and the fix at certification; FAIL_TO_PASS and PASS_TO_PASS are graded, the record names the rest);
-- SWE-bench form: an instance built from the same commit (``base_commit`` = the parent, ``patch`` = the
-  source diff, ``test_patch`` = the test diff, ``FAIL_TO_PASS``/``PASS_TO_PASS`` as the diff says: the tests it
-  adds, the tests it changes) — the shape SWE-bench publishes, made mechanically;
+- (the mechanical SWE-bench form, instances whose ``FAIL_TO_PASS`` this script read off the diff, is gone:
+  test ids are the product's to derive, at certification);
 - ``--lite FILE``: published SWE-bench (Lite) instances as given, with their clones under ``--lite-repos``.
 
 With ``--environments`` each exam's ``env.json`` is built with ``env build STORE:TAG --spec env.json`` (once
@@ -27,13 +26,12 @@ bare git directory); none is kept in this repository. Git runs on them only thro
 ``services.exams.gitrepo`` (the repository's own config is never read).
 
 Run: python benchmarks/real_exams.py --repo /work/.mirror/tkem+cachetools/repo [--repo ...] \\
-         [--per-repo 3] [--out /tmp/real-exams] [--jobs 1] [--mode git|swebench|both] [--lite L.jsonl]
+         [--per-repo 3] [--out /tmp/real-exams] [--jobs 1] [--lite L.jsonl]
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import re
@@ -81,78 +79,6 @@ def candidates(repo: Path, per_repo: int, max_lines: int, stdlib_only: bool = Fa
     return out
 
 
-def _added_lines(test_patch: str) -> dict[str, set[int]]:
-    """Per file of a unified diff, the line numbers (in the new file) of the lines it adds."""
-    out: dict[str, set[int]] = {}
-    path, line = "", 0
-    for text in test_patch.splitlines():
-        if text.startswith("+++ "):
-            path = text[4:].strip().removeprefix("b/")
-            out.setdefault(path, set())
-        elif text.startswith("@@"):
-            m = re.match(r"@@ -\S+ \+(\d+)", text)
-            line = int(m.group(1)) if m else 0
-        elif text.startswith("+"):
-            out[path].add(line)
-            line += 1
-        elif not text.startswith("-") and not text.startswith("\\"):
-            line += 1
-    return out
-
-
-def _tests_in(tree: ast.Module) -> list[tuple[str, int, int]]:
-    """(pytest id tail, first line, last line) of every test function pytest collects from the module: module
-    level ``test*`` functions, and ``Class::name`` for each collected class (``Test*`` or a ``TestCase``) that
-    defines or inherits (from a class of the same module, a mixin) the ``test*`` method."""
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-
-    def bases(c: ast.ClassDef) -> list[str]:
-        return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in c.bases]
-
-    def mro(name: str, seen: frozenset[str] = frozenset()) -> list[str]:
-        if name not in classes or name in seen:
-            return []
-        return [name, *(m for b in bases(classes[name]) for m in mro(b, seen | {name}))]
-
-    def collected(name: str) -> bool:
-        return name.startswith("Test") or any(b.endswith("TestCase") for m in mro(name) for b in bases(classes[m]))
-
-    def tests(node: ast.AST) -> list[tuple[str, int, int]]:
-        return [(f.name, min([f.lineno, *(d.lineno for d in f.decorator_list)]), f.end_lineno or f.lineno)
-                for f in getattr(node, "body", []) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                and f.name.startswith("test")]
-
-    out = tests(tree)
-    for name in classes:
-        if collected(name):
-            out += [(f"{name}::{t}", a, b) for m in mro(name) for t, a, b in tests(classes[m])]
-    return out
-
-
-def _test_ids(c: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """SWE-bench's FAIL_TO_PASS and PASS_TO_PASS, made without running anything: the test functions the test
-    diff adds (their ``def`` line is new) fail before the fix; those it only changes are expected to pass
-    both before and after, unless the diff adds no test, when they are the failing ones. Ids are pytest's
-    (``path::Class::name``), found in the test files as the fix leaves them."""
-    added: list[str] = []
-    changed: list[str] = []
-    for path, lines in sorted(_added_lines(c["test_patch"]).items()):
-        try:
-            tree = ast.parse(c["tests_at_fix"].get(path, ""))
-        except SyntaxError:
-            continue
-        for name, a, b in _tests_in(tree):
-            if any(a <= n <= b for n in lines):
-                (added if _def_line(c["tests_at_fix"][path], a, b) in lines else changed).append(f"{path}::{name}")
-    return (added, changed) if added else (changed, [])
-
-
-def _def_line(text: str, first: int, last: int) -> int:
-    """The line of the ``def`` itself among a function's lines (decorators come first)."""
-    lines = text.splitlines()
-    return next((n for n in range(first, last + 1) if re.match(r"\s*(async\s+)?def ", lines[n - 1])), first)
-
-
 def _acx(*args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
     proc = subprocess.run([sys.executable, "-m", "acx_oci", *map(str, args)], capture_output=True, text=True)
     try:
@@ -175,24 +101,9 @@ def import_all(cands: list[dict[str, Any]], out: Path, mode: str) -> list[dict[s
     rows: list[dict[str, Any]] = []
     for c in cands:
         eid = importer.exam_id_for(f"{c['name'].split('/')[-1]}-{c['fix'][:10]}")
-        if mode == "git":
-            code, doc, err = _acx("exam", "import", "--classification", "public",
-                                  "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
-                                  "--id", eid, "-o", suite, "--json")
-        else:
-            clones = out / "clones"
-            link = clones / c["name"].replace("/", "__")
-            if not link.exists():  # a real folder: the importer refuses a symlinked repository
-                link.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copytree(Path(c["repo"]).resolve(), link, symlinks=True, copy_function=_link_or_copy)
-            f2p, p2p = _test_ids(c)
-            inst = {"instance_id": eid, "repo": c["name"], "base_commit": c["parent"], "patch": c["patch"],
-                    "test_patch": c["test_patch"], "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
-                    "problem_statement": c["subject"] + "\n"}
-            jsonl = out / f"{eid}.jsonl"
-            jsonl.write_text(json.dumps(inst) + "\n")
-            code, doc, err = _acx("exam", "import", "--classification", "public",
-                                  "--swebench", jsonl, "--repos", clones, "-o", suite, "--json")
+        code, doc, err = _acx("exam", "import", "--classification", "public",
+                              "--repo", c["repo"], "--base", c["parent"], "--fix", c["fix"],
+                              "--id", eid, "-o", suite, "--json")
         rows.append({"repo": c["name"], "commit": c["fix"][:10], "mode": mode, "exam": eid, "imported": code == 0,
                      "why": "" if code == 0 else ((doc or {}).get("message") or err)[:160]})
     return rows
@@ -400,7 +311,7 @@ def main() -> None:
     ap.add_argument("--max-lines", type=int, default=60, help="most changed source lines a fix may have")
     ap.add_argument("--out", type=Path, default=Path("/tmp/real-exams"))
     ap.add_argument("--jobs", type=int, default=1, help="exams certified at once, per mode")
-    ap.add_argument("--mode", choices=["git", "swebench", "both"], default="git")
+    ap.add_argument("--mode", choices=["git"], default="git")
     ap.add_argument("--lite", type=Path, default=None,
                     help="a JSONL of published SWE-bench (Lite) instances to import and certify as well")
     ap.add_argument("--lite-repos", type=Path, default=None, help="their clones (owner__name folders)")
@@ -434,7 +345,7 @@ def main() -> None:
     args.out.mkdir(parents=True)
     cands = [c for repo in args.repo for c in candidates(repo, args.per_repo, args.max_lines, args.stdlib_only)]
     print(f"{len(cands)} candidate fixes from {len(args.repo)} repositories", file=sys.stderr)
-    modes = ["git", "swebench"] if args.mode == "both" else [args.mode]
+    modes = [args.mode]
     by_mode = {mode: import_all(cands, args.out, mode) for mode in modes}
     if args.environments:
         for mode in modes:
