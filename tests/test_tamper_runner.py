@@ -226,3 +226,50 @@ def test_a_relay_of_another_hook_is_seen_though_every_call_reached_the_runner(
     graded, _ = _grade(tmp_path, exam, {**exam.workspace, "calc.py": code})
     assert not graded.passed
     assert any(t.startswith("runner:") and "hook relay" in t for t in graded.tamper), graded.tamper
+
+
+#: What freezegun does in humanize's tests: ``unittest.IsolatedAsyncioTestCase`` first read after collection,
+#: which Python's unittest binds on its module then (a module ``__getattr__``).
+LAZY_ASYNC_CASE = '''import pytest
+
+
+@pytest.fixture(autouse=True)
+def _touch_async_case():
+    yield
+    import unittest
+    unittest.IsolatedAsyncioTestCase
+'''
+
+
+@needs_bwrap
+def test_unittests_lazy_async_case_leaves_an_honest_grade_a_pass(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """humanize a47a89ea91 (2026-02-22): the reference passed 383 of 383 tests and was void 3 of 3 times,
+    ``the runner changed: g:unittest|IsolatedAsyncioTestCase`` (read as "reference never passes"). A class of
+    the runner's own modules that a runner module binds later is the runner's; one of the submission's bound
+    there, or a runner class replaced, is still a change."""
+    more = _conftest(exam, LAZY_ASYNC_CASE)
+    gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference}, more)
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+    for n, plant_it in enumerate(("import unittest as _u\nclass _C:\n    pass\n_u.AcxPlanted = _C\n",
+                                  "import unittest as _u\n_u.TestCase = type('TestCase', (), {})\n")):
+        tree = {**exam.workspace, **exam.reference}
+        tree["calc.py"] += "\n" + plant_it
+        planted, _ = _grade(tmp_path / f"planted-{n}", exam, tree, more)
+        assert not planted.passed and any(t.startswith("runner:") for t in planted.tamper), (plant_it,
+                                                                                              planted.tamper)
+
+
+def test_a_void_reference_says_it_was_void_not_that_it_failed_nothing() -> None:
+    """The record said "the reference fails 0 of its 383 graded tests" for a grade the tamper checks voided."""
+    from acx_oci.sandbox.grader import GradeResult, TestOutcome
+    from acx_oci.services.exams.diagnosis import why_reference_fails
+
+    tests = (TestOutcome("tests/test_x.py::test_a", "passed"),)
+    void = GradeResult(0, False, tests, True, b"1 passed", b"", 1.0,
+                       tamper=("runner: after collection: the runner changed: g:x|y",))
+    facts = why_reference_fails(void, ["calc.py"])
+    assert "the grade was void: the tamper checks fired (runner: after collection" in facts["reason"]
+    assert facts["referenceVoid"] == ["runner: after collection: the runner changed: g:x|y"]
+    odd = why_reference_fails(GradeResult(1, False, tests, True, b"", b"", 1.0), ["calc.py"])
+    assert "pytest exited 1 though no graded test failed" in odd["reason"]

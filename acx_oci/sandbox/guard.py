@@ -237,6 +237,16 @@ def _g_xml_tag(owner, name, v):
         return ""
 
 
+def _g_runner_class(v):
+    # A class defined in the runner's own modules (read from the type's own dict: no code of v's runs). Python's
+    # unittest binds IsolatedAsyncioTestCase on first use (a module __getattr__), after collection.
+    try:
+        mod = _g_type_attr["__dict__"](v).get("__module__")
+        return type(mod) is str and mod.split(".")[0] in _G_RUNNER
+    except Exception:
+        return False
+
+
 def _g_snapshot():
     snap, classes, funcs, keep = {}, [], [], []  # keep: every object whose id the snapshot holds
     for name, mod in list(sys.modules.items()):
@@ -266,6 +276,9 @@ def _g_snapshot():
                 keep += (v, v.__code__)
             elif isinstance(v, _g_types.ModuleType):  # a submodule imported later binds itself on its package
                 snap["g:%s|%s" % (name, k)] = (id(v), 0, str(getattr(v, "__name__", "")).split(".")[0] in _G_RUNNER)
+                keep.append(v)
+            elif isinstance(v, type):  # a class the module binds later: unittest's lazy IsolatedAsyncioTestCase
+                snap["g:%s|%s" % (name, k)] = (id(v), 0, _g_runner_class(v))
                 keep.append(v)
             elif callable(v):
                 snap["g:%s|%s" % (name, k)] = (id(v), 0, False)

@@ -52,6 +52,11 @@ def why_reference_fails(gold: GradeResult, workspace: Iterable[str]) -> dict[str
         said = _SKIP_REASON.search(out)
         why.append(f"{len(skipped)} skipped here" + (f" ({said.group(1).decode('utf-8', 'replace').strip()})"
                                                       if said else ""))
+    if gold.tamper:  # every test passed, yet the tamper checks voided the run: say so, not "fails 0 of N"
+        facts["referenceVoid"] = [str(t)[:200] for t in gold.tamper[:5]]
+        why.append(f"the grade was void: the tamper checks fired ({str(gold.tamper[0])[:200]})")
+    elif gold.returncode != 0 and gold.tests and not gold.failing():
+        why.append(f"pytest exited {gold.returncode} though no graded test failed")
     first = _ERROR_LINE.search(out)
     if first:
         facts["referenceFirstError"] = first.group(1).decode("utf-8", "replace").strip()
