@@ -37,7 +37,7 @@ from acx_oci.model import exam as mx
 from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
-from acx_oci.services.exams.stages import certify_exam, environment_record, gold_runs_for, quiet_note
+from acx_oci.services.exams.stages import Note, certify_exam, environment_record, gold_runs_for, quiet_note
 
 if TYPE_CHECKING:
     from acx_oci.services.exams.cluster import Cluster
@@ -239,31 +239,42 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                                                    pinned, opts):
             keep(src, rec, fh, t0, False)
     else:
-        stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker
-        lanes = max(1, jobs // max(1, min(jobs, len(todo))))  # the cores fewer exams than --jobs leave free
+        def one(item: tuple[ExamSource, str], note: Note, lanes: int) -> dict[str, Any]:
+            return certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs,
+                                note, lanes)
 
-        def one(item: tuple[ExamSource, str]) -> None:
-            if stop.is_set():
-                return
-            t0 = time.monotonic()
-            note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
-            try:
-                rec = certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets,
-                                   gold_runs, note, lanes)
-                keep(item[0], rec, item[1], t0, False)
-            except BaseException:  # an interrupt raised in this worker (its progress line): the others stop too
-                stop.set()
-                raise
-
-        pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-        try:
-            for fut in [pool.submit(one, item) for item in todo]:
-                fut.result()
-        finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
-            stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
+        _certify_here(todo, jobs, one, keep, stages)
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
+
+
+def _certify_here(todo: list[tuple[ExamSource, str]], jobs: int,
+                  one: Callable[[tuple[ExamSource, str], Note, int], dict[str, Any]],
+                  keep: Callable[[ExamSource, dict[str, Any], str | None, float, bool], None],
+                  stages: StageReport | None) -> None:
+    """``todo`` certified on this host, ``jobs`` exams at once (``one`` grades one exam, ``keep`` keeps its
+    record); an interrupt stops the exams not yet started, not after all of them."""
+    stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker
+    lanes = max(1, jobs // max(1, min(jobs, len(todo))))  # the cores fewer exams than --jobs leave free
+
+    def run(item: tuple[ExamSource, str]) -> None:
+        if stop.is_set():
+            return
+        t0 = time.monotonic()
+        note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
+        try:
+            keep(item[0], one(item, note, lanes), item[1], t0, False)
+        except BaseException:  # an interrupt raised in this worker (its progress line): the others stop too
+            stop.set()
+            raise
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        for fut in [pool.submit(run, item) for item in todo]:
+            fut.result()
+    finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def load_records(out: Path) -> dict[str, dict[str, Any]]:
