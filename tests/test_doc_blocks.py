@@ -40,8 +40,12 @@ TAGS: dict[tuple[str, str], str] = {
     ("docs/exams-from-repositories.md", "acx-oci exam import --repo ./calc --base 1a2b3c4 --fix 9f8e7d6 "
                                         "--lookalike near-miss.patch"):
         "not run in CI: commits of the reader's own repository; tests/test_exam_import.py import real ones",
-    ("docs/exams-from-repositories.md", "acx-oci exam import --swebench instances.jsonl --repos ./clones -o "
-                                        "./suite"): "not run in CI: SWE-bench data and clones are not downloaded here",
+    ("docs/exams-from-repositories.md", "acx-oci exam import --swebench instances.jsonl --repos ./clones "
+                                        "--classification public -o ./suite"):
+        "not run in CI: SWE-bench data and clones are not downloaded here",
+    ("docs/exams-from-repositories.md", "acx-oci exam candidates --repo ./rich --since 2025-06-01 --max 20"):
+        "not run in CI: a fetched repository and minutes of image builds; tests/test_exam_harvest.py harvests real "
+        "git histories (a local cluster too)",
     ("docs/attest-a-real-agent.md", "REG=${REG:-localhost:5000}"): WALK,
     ("docs/attest-a-real-agent.md", "acx-oci cartridge init ./py-agent --id io.example/py-agent --version 1.0.0 \\"):
         WALK,

@@ -19,6 +19,7 @@ from acx_oci.services.exams import candidates as cand
 from acx_oci.services.exams import harvest as hv
 
 from .support.cli import cli
+from .support.jsondoc import check_document
 from .test_exam_import import BASE_CALC, FIXED_CALC, HIDDEN, VISIBLE, commit, git
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
@@ -89,7 +90,7 @@ def test_the_cli_lists_candidates_and_refuses_a_bad_date_in_one_line(tmp_path: P
     shas = history(tmp_path / "r")
     res = cli("exam", "candidates", "--repo", tmp_path / "r", "--json")
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
+    doc = check_document("exam candidates", res.stdout, res.exit_code)  # its shipped schema
     assert [c["commit"] for c in doc["candidates"]] == [shas["old_fix"]] and doc["scanned"] == 6
     assert doc["leftOut"][cand.TOO_MANY_FILES] == 1
     text = cli("exam", "candidates", "--repo", tmp_path / "r")
@@ -138,7 +139,7 @@ def test_a_harvest_certifies_what_it_can_says_where_the_rest_dropped_and_picks_u
     shas = two_fixes(tmp_path / "calc")
     res = harvest(tmp_path / "calc", tmp_path)
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
+    doc = check_document("exam harvest", res.stdout, res.exit_code)  # its shipped schema
     assert doc["funnel"] == {"candidates": 2, "imported": 2, "environment": 2, "referencePasses": 2,
                              "failToPass": 2, "certified": 1}
     rows = {c["commit"]: c for c in doc["candidates"]}

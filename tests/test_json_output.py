@@ -41,6 +41,8 @@ SUCCESS_ELSEWHERE = {
     "log watch": "tests/test_translog.py (a published transparency log)",
     "log export": "tests/test_translog.py (a published transparency log)",
     "state rebuild": "tests/test_state_rebuild.py (a registry, a published log and attests to rebuild from)",
+    "exam harvest": "tests/test_exam_harvest.py (git histories imported and certified in the sandbox)",
+    "exam candidates": "tests/test_exam_harvest.py (git repositories with a history of each kind)",
 }
 
 
@@ -233,6 +235,9 @@ FAILURE: dict[str, Callable[[World], tuple[list[Any], int]]] = {
     "exam verify": lambda w: ([w.bench], 1),
     "exam grade": lambda w: ([w.tmp / "agent", "--predictions", _file(w, "preds.jsonl", "[]\n")], 2),
     "exam canary scan": lambda w: ([w.trust, "--registry", _certified(w) / "canaries.json"], 1),
+    "exam candidates": lambda w: (["--repo", w.tmp], 2),
+    "exam harvest": lambda w: (["--repo", w.tmp, "-o", w.tmp / "h-suite", "--out", w.tmp / "h-certs",
+                                "--classification", "public"], 2),
     "log verify": lambda w: ([f"oci:{w.tmp / 'no-log'}"], 2),
     "log watch": lambda w: ([f"oci:{w.tmp / 'no-log'}", "--cartridge", "io.example/x"], 2),
     "log export": lambda w: ([f"oci:{w.tmp / 'no-log'}", w.tmp / "log-out"], 2),

@@ -43,7 +43,7 @@ def _window(f: Any) -> Any:
 
 
 def _scan(repo: Path, since: str | None, until: str | None, limit: int, fixes_only: bool,
-          max_source_lines: int | None, self_contained: bool) -> cand.Scan:
+          max_source_lines: int | None, self_contained: bool) -> cand.CandidateScan:
     start = cand.parse_date(since, "--since") if since else None
     end = cand.parse_date(until, "--until") if until else None
     if start and end and end <= start:
@@ -158,8 +158,8 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
             executor.close()
 
 
-def _harvest(repo: Path, found: cand.Scan, suite: Path, certs: Path, stated: dict[str, Any], meta: dict[str, Any],
-             store: str | None, jobs: int, find_links: tuple[Path, ...], index_url: str | None,
+def _harvest(repo: Path, found: cand.CandidateScan, suite: Path, certs: Path, stated: dict[str, Any],
+             meta: dict[str, Any], store: str | None, jobs: int, find_links: tuple[Path, ...], index_url: str | None,
              opts: StoreOptions, as_json: bool, executor: DaskExecutor | None, json_events: bool) -> None:
     from acx_oci.cli.certify_progress import CertifyProgress
     from acx_oci.services import exams as ex

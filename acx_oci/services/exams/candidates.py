@@ -78,7 +78,7 @@ class Candidate:
 
 
 @dataclass
-class Scan:
+class CandidateScan:
     """A walk's result: the candidates (newest first) and how many commits were left out, by reason."""
 
     candidates: list[Candidate] = field(default_factory=list)
@@ -103,11 +103,11 @@ def parse_date(value: str, what: str) -> datetime:
 
 def scan(repo: Path, *, since: datetime | None = None, until: datetime | None = None, limit: int = 20,
          max_files: int = MAX_FILES, fixes_only: bool = False, max_source_lines: int | None = None,
-         self_contained: bool = False, progress: Callable[[str], None] | None = None) -> Scan:
+         self_contained: bool = False, progress: Callable[[str], None] | None = None) -> CandidateScan:
     """The newest ``limit`` candidates of ``repo``'s history between ``since`` and ``until`` (see the module).
     A commit git cannot read within the tool's bounds is left out by that reason; the walk goes on."""
     g = gitrepo.open_repo(repo)
-    out = Scan()
+    out = CandidateScan()
     start, end = (int(w.timestamp()) if w else None for w in (since, until))
     if end is not None and end <= 0:
         return out  # nothing was committed before 1970 (git's times are seconds since then)
