@@ -283,3 +283,16 @@ def test_a_harvest_on_a_dask_cluster_of_two_local_workers(tmp_path: Path) -> Non
     assert doc["funnel"]["certified"] == 1 and doc["funnel"]["failToPass"] == 2
     assert {c["commit"]: c["stage"] for c in doc["candidates"]} == {shas["strong"]: "certified",
                                                                    shas["weak"]: "failToPass"}
+
+
+def test_an_environment_that_could_not_be_had_is_no_verdict_on_the_exam() -> None:
+    """An unreachable --env-store refused every exam at gold; the harvest kept that as a verdict and never tried
+    those candidates again (the store's fault, not the commits')."""
+    from acx_oci.model import exam as mx
+
+    stages: dict[str, Any] = {s: {"ok": True} for s in mx.STAGES}
+    stages["gold"] = {"ok": False, "environmentBuilt": False,
+                      "reason": "environment not built: the environment image store 127.0.0.1:9/acx/env cannot be read"}
+    rec = {"certified": False, "stages": stages}
+    stage, reason, verdict = hv.stage_of(rec)
+    assert (stage, verdict) == ("imported", False) and "cannot be read" in reason

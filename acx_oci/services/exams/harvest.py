@@ -81,7 +81,9 @@ def stage_of(rec: Mapping[str, Any]) -> tuple[str, str, bool]:
         return PENDING, fault, False
     words = "; ".join(f"{s}: {f}" for s, f in mx.failures(rec) if s != "promotion")[:500]
     gold = stages.get("gold") or {}
-    if gold.get("environmentBuilt") is False or not (stages.get("seed") or {}).get("ok", True):
+    if gold.get("environmentBuilt") is False:  # the store, the index or the machine: tried again next run
+        return "imported", words, False
+    if not (stages.get("seed") or {}).get("ok", True):
         return "imported", words, True
     if gold.get("referencePasses") is not True:
         return "environment", words, True
