@@ -171,6 +171,9 @@ CHEATING_DETECTED = _r("cheating_detected", "attest", 1, "the agent touched the 
 GRADER_TAMPERING = _r("grader_tampering", "attest", 1,
                       "a submission forged its grade from inside the test process (the tamper checks fired): the "
                       "game is the agent's fail and the run is withheld from issuance, its attempt counted")
+BELOW_FLOOR = _r("below_floor", "attest", 1,
+                 "the run's gate (--sigma-max, --min-games) is looser than the floor (sigma < 1.5 over >= 30 games): "
+                 "a look; the games are played and shown, no credential, no attempt counted, nothing pushed")
 MODEL_UNAVAILABLE = _r("model_unavailable", "attest", 3, "the model provider could not be reached for this run")
 COOLDOWN = _r("cooldown", "attest", 2, "the ROM (or the cartridge's claim) was attempted within the cooldown: "
               "not played; the refusal says when the next attempt is allowed")

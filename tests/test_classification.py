@@ -105,11 +105,12 @@ def test_private_and_customer_exams_appear_in_no_published_blob(tmp_path: Path) 
     ok(cli("cartridge", "push", d, cart, "--key", tmp_path / "publisher.key"))
     did = json.loads((tmp_path / "verifier.did.json").read_text())["id"]
     out = tmp_path / "att"
-    ok(cli("attest", cart, "--benchmark", f"oci:{layout}:bench", "--key", tmp_path / "verifier.key", "--issuer",
-           did, "--state", tmp_path / "state", "-o", out, "--min-games", "1", "--sigma-max", "100", "--certifier",
-           load_identity(tmp_path / "certifier.key").did, "--json"))
-    res_ = json.loads((out / "credential.json").read_text())["credentialSubject"]["result"][0]
-    assert res_["acx:customerExams"] is True and res_["acx:examCertification"] == "certified"
+    look = ok(cli("attest", cart, "--benchmark", f"oci:{layout}:bench", "--key", tmp_path / "verifier.key",
+                  "--issuer", did, "--state", tmp_path / "state", "-o", out, "--min-games", "1", "--certifier",
+                  load_identity(tmp_path / "certifier.key").did, "--json"), 1)
+    assert look["look"] is True  # a 2-exam slice: below the gate's floor, nothing issued or pushed
+    run = json.loads((out / "result.json").read_text())  # what a credential off this run would say of its exams
+    assert run["customerExams"] is True and run["examCertification"]["acx:examCertification"] == "certified"
 
     # what must never be published in the clear: ids, prompts, hidden-test text, canary markers, the customer
     secrets = {"fx-0001", "fx-0002", CUSTOMER}

@@ -176,7 +176,8 @@ def test_each_game_plays_in_its_own_exams_image(world: dict[str, Any]) -> None:
         for exam, digest in w["digests"].items():
             assert store.resolve(f"env-{spec_digest(SPECS[exam])[7:23]}").digest == digest
     cart = _cartridge(w, "agent")
-    _attest(w, cart, f"{w['registry']}/per-exam/bench:1", "run", 0)
+    run = json.loads(_attest(w, cart, f"{w['registry']}/per-exam/bench:1", "run", 1)["stdout"])
+    assert run["look"] is True and run["reasons"][0].startswith("below_floor"), run  # 2 games: a look
     ckey = commitment_key(bytes.fromhex((w["suite"] / "seal.key").read_text().strip()))
     by_commitment = {task_commitment(ckey, e): d for e, d in w["digests"].items()}
     preds = [json.loads(base64.b64decode(json.loads(p.read_bytes())["payload"]))["predicate"]

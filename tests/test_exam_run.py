@@ -48,7 +48,7 @@ def _attest(arena: dict[str, Any], ref: str, out: str, code: int) -> dict[str, A
     tmp = arena["tmp"]
     return dict(ok(cli("attest", ref, "--benchmark", f"{arena['layout']}:bench", "--key", str(tmp / "verifier.key"),
                        "--issuer", arena["did"], "--state", str(tmp / "state"), "-o", str(tmp / "runs" / out),
-                       "--jobs", "2", "--sigma-max", "2", "--json"), code))
+                       "--jobs", "2", "--json"), code))
 
 
 def test_a_pass_on_an_impossible_exam_is_cheating(arena: dict[str, Any]) -> None:

@@ -127,7 +127,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
     original = ok(cli("attest", f"{layout}:llm-agent", "--benchmark", f"{layout}:bench", "--key",
                       str(tmp / "verifier.key"), "--issuer", verifier.did, "--state", str(tmp / "state-v"), "-o",
                       str(tmp / "att"), "--models", str(tmp / "models.yaml"), "--games", str(GAMES), "--min-games",
-                      str(MIN_GAMES), "--sigma-max", "8", "--cooldown", "0", "--jobs", "3", "--json"))
+                      str(MIN_GAMES), "--sigma-max", "8", "--cooldown", "0", "--jobs", "3", "--json"), 1)
     seen = model.requests
     res = cli("transcripts", "export", str(tmp / "att"), "--key", str(tmp / "verifier.key"), "--to",
               str(tmp / "auditor.did.json"), "-o", str(tmp / "export"), "--json")
@@ -147,7 +147,9 @@ def replay(world: Any, name: str, export: Path, *extra: str, as_json: bool = Tru
 
 def test_the_original_run_called_the_model_through_the_proxy(world: Any) -> None:
     original, tmp = world["original"], world["tmp"]
-    assert original["issued"] is True, original["reasons"]
+    # six games: below the gate's floor, a look (signed game records kept, nothing issued); the real-agent page's
+    # test replays an issued run and checks its credential's acx:modelReplay
+    assert original["look"] is True and original["reasons"][0].startswith("below_floor"), original["reasons"]
     preds = predicates(tmp / "att")
     assert len(preds) == GAMES and {p["outcome"] for p in preds} <= {"certified-pass", "model-fail"}
     assert all(p["model"]["requests"] == 2 and p["model"]["transcriptDigest"].startswith("sha256:") for p in preds)
@@ -169,7 +171,7 @@ def test_export_reseals_the_transcripts_to_the_auditor_only(world: Any) -> None:
     assert doc["cartridge"]["romDigest"] == original["romDigest"]
     assert (doc["run"]["games"], doc["run"]["sigmaMax"], doc["run"]["minGames"]) == (GAMES, 8, MIN_GAMES)
     assert (doc["run"]["mu"], doc["run"]["sigma"], doc["run"]["acxLevel"], doc["run"]["status"]) == \
-        (original["mu"], original["sigma"], original["acxLevel"], "issued")
+        (original["mu"], original["sigma"], original["acxLevel"], "not-issued")
     assert doc["model"]["trainingCutoff"] == "2025-06-01" and doc["model"]["maxRequestsPerGame"] == 4
     text = (tmp / "export" / "export.json").read_text()
     assert "baseUrl" not in text and UPSTREAM_KEY not in text and "127.0.0.1" not in text
@@ -191,7 +193,7 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     tmp, original = world["tmp"], world["original"]
     before = len(world["upstream"].requests)
     res = replay(world, "replay", tmp / "export")
-    summary = ok(res, 0)  # the original was issued, and everything reproduced
+    summary = ok(res, 1)  # the original was a look, and everything reproduced (the replay is one too)
     assert len(world["upstream"].requests) == before  # and the upstream is stopped: nothing could have reached it
     # Nothing went to a provider, so the auditor's state remembers no exposure (the verifier's does).
     assert ok(cli("benchmark", "exposures", "--state", str(tmp / "state-replay"), "--json"))["exposures"] == []
@@ -210,10 +212,9 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     # The auditor's own transcripts are sealed to it and say they were answered from the recording.
     sealed = json.loads((tmp / "replay" / "transcripts" / "game-0001.sealed.json").read_bytes())
     assert json.loads(unseal(sealed, world["auditor"], INFO))["model"]["replay"] is True
-    credential = json.loads((tmp / "replay" / "credential.json").read_text())
-    result = credential["credentialSubject"]["result"][0]
-    assert result["acx:modelReplay"] == {"originalIssuer": world["verifier"].did, "games": GAMES}
-    assert result["acx:model"] == {"id": MODEL, "api": "openai-chat"} and result["acx:trainingCutoff"] == "2025-06-01"
+    assert summary["look"] is True and not (tmp / "replay" / "credential.json").exists()
+    run = json.loads((tmp / "replay" / "result.json").read_text())
+    assert run["model"]["id"] == MODEL and run["model"]["trainingCutoff"] == "2025-06-01"
 
 
 def test_an_edited_response_makes_that_game_a_replay_divergent_lane_error(world: Any) -> None:
@@ -232,7 +233,7 @@ def test_an_edited_response_makes_that_game_a_replay_divergent_lane_error(world:
     summary = ok(replay(world, "replay-edited", edited), 1)
     assert len(world["upstream"].requests) == before
     assert summary["issued"] is False and summary["replayDiffers"] == [victim]
-    assert summary["reasons"][0].startswith(f"replay_divergent: game(s) {victim} did not reproduce")
+    assert any(r.startswith(f"replay_divergent: game(s) {victim} did not reproduce") for r in summary["reasons"])
     assert any(r.startswith(f"recording_altered: the recording of game(s) {victim} ") for r in summary["reasons"])
     row = summary["replay"]["games"][victim - 1]
     assert row["outcome"] == "lane-error" and row["detail"].startswith("replay_divergent:")

@@ -168,6 +168,7 @@ def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry
     games = json.loads((work / "att-py" / "result.json").read_text())["gameRecords"]
     assert len(games) == HELD_OUT
     assert (work / "att-py" / "credential.json").is_file()
+    _certified_by(work)
     assert "containment PROVEN" in stdout  # sandbox check: every probe held
     # The model-calling agent through the stand-in: 44 rated post-cutoff games, the level the page states; the
     # auditor's replay answers every request from the recording and reproduces the same verdict.
@@ -177,6 +178,27 @@ def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry
     assert (work / "att-llm" / "credential.json").is_file() and (work / "replay" / "credential.json").is_file()
     replayed = json.loads((work / "replay" / "credential.json").read_text())
     assert "acx:modelReplay" in json.dumps(replayed)
+
+
+def _certified_by(work: Path) -> None:
+    """The issued credential names the suite's certification, and a consumer's ``certifiedBy`` decides on it:
+    the page's certifier is accepted, another is refused (``exam_uncertified``). A small suite cannot show this
+    since the gate's floor (a 2-exam slice only plays a look), so this full-size run does."""
+    cred = json.loads((work / "att-py" / "credential.json").read_text())
+    res = cred["credentialSubject"]["result"][0]
+    certifier = json.loads((work / "keys" / "certifier.did.json").read_text())["id"]
+    assert res["acx:examCertification"] == "certified" and res["acx:examCertifier"] == certifier
+    assert res["acx:examCertificationDigest"].startswith("sha256:") and res["acx:examClassification"] == "stated"
+    for certified_by, refused in (([certifier], False), (["did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH"],
+                                                          True)):
+        trust = work / "trust-certified.yaml"
+        trust.write_text(json.dumps({
+            "verifiers": [{"id": cred["issuer"]["id"], "didDocument": str(work / "keys" / "verifier.did.json")}],
+            "solvers": ["rom"], "uncertifiedExams": "allow",
+            "benchmarks": [{"id": res["acx:benchmarkId"], "version": res["acx:benchmarkVersion"],
+                            "digest": res["acx:benchmarkDigest"], "certifiedBy": certified_by}]}))
+        out = cli("vc", "verify", str(work / "att-py" / "credential.json"), "--trust", str(trust), "--json")
+        assert ("exam_uncertified" in json.loads(out.stdout)["codes"]) is refused, (certified_by, out.output)
 
 
 def test_the_stand_in_run_the_page_states_is_decided_whatever_the_draw(tmp_path: Path) -> None:

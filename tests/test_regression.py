@@ -162,3 +162,59 @@ def test_the_roms_policy_names_the_baseline(world: RWorld) -> None:
     code, res = attest(world, f"oci:{world.tmp / 'carts'}:v3", "policy-worse", "--competence", "15",
                        "--baseline-competence", "33")
     assert code == 1 and res["reasons"][0].startswith("regression:"), res
+
+
+def _auto(w: RWorld, cart: str, out: str, competence: str) -> tuple[int, dict[str, Any]]:
+    """``attest`` as a verifier runs it, naming no baseline, on its own ledger (``state-auto``)."""
+    res = cli("attest", cart, "--benchmark", w.bench, "--key", str(w.tmp / "verifier.key"), "--issuer",
+              w.verifier_did, "--state", str(w.tmp / "state-auto"), "-o", str(w.tmp / out), "--cooldown", "0",
+              "--competence", competence, "--json")
+    return res.exit_code, json.loads(res.output)
+
+
+def test_a_later_version_is_compared_with_the_previous_one_without_naming_it(world: RWorld) -> None:
+    """Issue 44.1: the verifier's ledger names the previous version. Before, v2 at competence 20 after v1 at 33
+    (R about 30 -> 15) was ISSUED when nobody passed --baseline; a consumer's default trust accepted it."""
+    code, first = _auto(world, world.v1, "auto-v1", "33")
+    assert code == 0 and "acx:baseline" not in _cred(world, "auto-v1"), first  # the first version: no predecessor
+    code, worse = _auto(world, world.v2, "auto-worse", "20")
+    assert code == 1 and worse["issued"] is False, worse
+    (reason,) = [r for r in worse["reasons"] if r.startswith("regression:")]
+    assert "held-out R" in reason and "held-in R" in reason
+    code, same = _auto(world, world.v2, "auto-same", "33")  # the baseline replays at the skill v1's run recorded
+    assert code == 0, same["reasons"]
+    baseline = _cred(world, "auto-same")["acx:baseline"]
+    assert baseline["romDigest"] == first["romDigest"] and baseline["found"] == "ledger"
+    v1_credential = (world.tmp / "auto-v1" / "credential.json").read_bytes()
+    assert baseline["credentialDigest"] == "sha256:" + hashlib.sha256(v1_credential).hexdigest()
+    # v1 again (a new run of the older version): v2's newer level is no baseline for it
+    code, again = _auto(world, world.v1, "auto-v1-again", "33")
+    assert code == 0 and "acx:baseline" not in _cred(world, "auto-v1-again"), again
+
+
+def test_a_predecessor_whose_level_cannot_be_found_refuses_the_run(world: RWorld, tmp_path: Path) -> None:
+    """Fail closed: a registry that no longer shows the previous version's level must not dodge the check."""
+    import shutil
+
+    for name in ("publisher.key", "publisher.did.json"):
+        shutil.copy(world.tmp / name, tmp_path / name)
+
+    def run(cart: str, out: str) -> tuple[int, str]:
+        res = cli("attest", cart, "--benchmark", world.bench, "--key", str(world.tmp / "verifier.key"), "--issuer",
+                  world.verifier_did, "--state", str(tmp_path / "state"), "-o", str(tmp_path / out), "--cooldown",
+                  "0", "--competence", "33", "--json")
+        return res.exit_code, res.output
+
+    for name, version in (("v1", "1.0.0"), ("v2", "1.1.0")):
+        _push_cart(tmp_path, name, "io.example/dag-agent", version)
+    code, out = run(f"oci:{tmp_path / 'carts'}:v1", "run-v1")
+    assert code == 0, out
+    shutil.rmtree(tmp_path / "carts")  # the repository again, without v1's attestation
+    for name, version in (("v1", "1.0.0"), ("v2", "1.1.0")):
+        shutil.rmtree(tmp_path / name)
+        _push_cart(tmp_path, name, "io.example/dag-agent", version)
+    code, out = run(f"oci:{tmp_path / 'carts'}:v2", "run-v2")
+    assert code == 2, out
+    reason = json.loads(out)["reasons"][0]
+    assert reason.startswith("baseline: ") and "found in this verifier's ledger" in reason, reason
+    assert not (tmp_path / "run-v2" / "games").exists()  # refused before any game

@@ -203,7 +203,7 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     did = load_identity(tmp_path / "verifier.key").did
     summary = ok(cli("attest", cart, "--benchmark", f"{registry}/acme/bench-py:2026.07.1", "--key",
                      str(tmp_path / "verifier.key"), "--issuer", did, "--state", str(tmp_path / "state"), "-o",
-                     str(tmp_path / "att"), "--jobs", "2", "--sigma-max", "2", "--json"))
+                     str(tmp_path / "att"), "--jobs", "2", "--json"))
     # What its skill earns: it solves about half of the held-out tasks. 90 are drawn; the two impossible exams
     # among them are cheating canaries, played (and failed) but never rated: 88 rated games.
     assert summary["issued"] is True and summary["games"] == 88 and 0.4 <= summary["passRate"] <= 0.7
@@ -219,8 +219,7 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
         assert pred["runtimeDigest"] == pred["solver"]["runtimeDigest"]
     (tmp_path / "trust.yaml").write_text(
         f"verifiers: [{{id: '{did}'}}]\n"
-        f"benchmarks: [{{id: {bench['id']}, version: '{bench['version']}', digest: '{bench['benchmarkDigest']}'}}]\n"
-        "gate: {sigmaMax: 2}\n")
+        f"benchmarks: [{{id: {bench['id']}, version: '{bench['version']}', digest: '{bench['benchmarkDigest']}'}}]\n")
     # the demo suite is not in exam form: by default (issue 34) a ROM-run level on it is not VERIFIED ...
     refused = ok(cli("resolve", cart, "--trust", str(tmp_path / "trust.yaml"), "--json"))["capabilities"][0]
     assert refused["effective"] != "VERIFIED" and "exams_uncertified" in refused["rejected"][0]["codes"]

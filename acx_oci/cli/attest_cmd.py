@@ -121,7 +121,8 @@ def _render(outcome: AttestOutcome) -> None:
         render_logged(outcome.logged)
     files = outcome.files if not isinstance(outcome, Refused) else None
     if files is not None:
-        click.echo(f"  result:      {files.result_path} ({len(files.record_paths)} signed game records)")
+        look = " kept here: a look pushes nothing" if isinstance(outcome, NotIssued) and outcome.look else ""
+        click.echo(f"  result:      {files.result_path} ({len(files.record_paths)} signed game records{look})")
 
 
 def render_logged(logged: Logged) -> None:
@@ -206,10 +207,11 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
                    "Default: the CPUs here, or with --executor dask the cluster's worker threads.")
 @click.option("--games", type=int, help="Games to play (default min(90, held-out size)).")
 @click.option("--sigma-max", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_SIGMA_MAX, show_default=True,
-              help="The gate: issue only if sigma is below this (consumers check it again with their trust "
-                   "file's gate.sigmaMax, 1.5 unless they say otherwise).")
+              help="The gate: issue only if sigma is below this. It may be tightened; above 1.5 (the floor) the "
+                   "run is a look: played and shown; no credential, no attempt counted, nothing pushed (below_floor).")
 @click.option("--min-games", type=click.IntRange(min=1), default=DEFAULT_MIN_GAMES, show_default=True,
-              help="The gate: issue only after at least this many rated games.")
+              help="The gate: issue only after at least this many rated games. Below 30 (the floor): a look, "
+                   "as for --sigma-max.")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path.home() / ".acx-oci" / "verifier", show_default=True,
               help="Verifier state: the SQLite ledger of attempts, cooldowns and status lists.")

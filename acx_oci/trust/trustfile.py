@@ -35,9 +35,21 @@ from acx_oci.jsonio import validate
 from acx_oci.timeutil import parse_duration
 from acx_oci.urls import without_fragment
 
-# The gate (DESIGN.md): the one definition; the engine issues and consumers verify against it.
+# The gate (DESIGN.md): the one definition; the engine issues and consumers verify against it. It is also the
+# floor: the reference design says a credential MUST NOT issue unless sigma < 1.5 over >= 30 games, so nothing
+# looser is ever signed (a verifier's lower flags only play a look) or accepted (a trust file may only tighten).
 DEFAULT_SIGMA_MAX = 1.5
 DEFAULT_MIN_GAMES = 30
+
+
+def looser_than_floor(sigma_max: float, min_games: int, names: tuple[str, str]) -> list[str]:
+    """What of a gate is looser than the floor, each in words naming its setting (``names``); empty: none."""
+    out = []
+    if sigma_max > DEFAULT_SIGMA_MAX:
+        out.append(f"{names[0]} {sigma_max:g} is above the floor's {DEFAULT_SIGMA_MAX:g} (sigma must be below it)")
+    if min_games < DEFAULT_MIN_GAMES:
+        out.append(f"{names[1]} {min_games} is below the floor's {DEFAULT_MIN_GAMES} games")
+    return out
 DEFAULT_SOLVERS = ("rom",)
 
 
@@ -230,6 +242,11 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
     validate(data, "trust.schema.json", source)
     gate = data.get("gate") or {}
     status = data.get("status") or {}
+    looser = looser_than_floor(float(gate.get("sigmaMax", DEFAULT_SIGMA_MAX)),
+                               int(gate.get("minGames", DEFAULT_MIN_GAMES)), ("gate.sigmaMax", "gate.minGames"))
+    if looser:
+        raise UsageError(f"{source}: {'; '.join(looser)}: a trust file may tighten the gate, never loosen it "
+                         "(the reference design issues nothing below sigma < 1.5 over >= 30 games)")
     return Trust(
         publishers=[_party(p, folder, f"{source} publishers[{i}]") for i, p in enumerate(data.get("publishers") or [])],
         verifiers=[_party(p, folder, f"{source} verifiers[{i}]") for i, p in enumerate(data.get("verifiers") or [])],

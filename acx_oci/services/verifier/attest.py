@@ -18,6 +18,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from acx_oci import reasons
 from acx_oci.crypto.keys import did_key
 from acx_oci.errors import Interrupted, RegistryError
 from acx_oci.oci.open import open_store
@@ -146,6 +147,8 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
     if loaded.model_problem:  # the verifier cannot reach the ROM's model: counted as not issued, no cooldown
         attempt_id = ledger.log_refusal(subject, now=req.now(), reasons=[loaded.model_problem])
         return NotIssued((loaded.model_problem,), *ids, attempt_id)
+    if req.gate.below_floor():
+        return _look(req, loaded, plan, ledger)
     attempt_id, refusal = ledger.begin_attempt(subject, now=req.now(), cooldown=req.gate.cooldown,
                                                scope=req.gate.cooldown_scope)
     if refusal is not None:
@@ -179,6 +182,33 @@ def _attempt(req: AttestRequest, loaded: Loaded, checked: Checked, plan: Plan | 
         if req.registry.push else (None, None)
     return Issued(verdict.reasons, *ids, attempt_id, r, files, signed.credential, signed.credential_path,
                   signed.status_list_path, verdict.replay, published, error, _served(logged, vlog))
+
+
+def _look(req: AttestRequest, loaded: Loaded, plan: Plan, ledger: Ledger) -> NotIssued:
+    """A gate looser than the floor: play and show the games; no credential, status entry, attempt or referrer.
+
+    The reference design: no credential unless sigma < 1.5 over >= 30 games. Lower flags are the verifier's own
+    look at the games: its ledger counts no attempt and starts no cooldown, and nothing is pushed. The game
+    records are signed and kept in the run's folder (what this verifier played, for its own audit and a
+    replay), never published. What a model endpoint was shown is recorded (``exposures``): it saw those tasks.
+    """
+    ids = (loaded.cart.rom_digest, loaded.cart.manifest.digest)
+    floor = f"{reasons.BELOW_FLOOR}: {'; '.join(req.gate.below_floor())}: a look (played and shown; no " \
+            "credential, no attempt counted, nothing pushed)"
+    short = shortfall(plan, req.gate.min_games)
+    if short:
+        return NotIssued((floor, short), *ids, None, look=True)
+    try:
+        verdict = judge(req, play(req, loaded, plan))
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted: a look below the floor counts no attempt, run it again at any time") from None
+    verdict = replace(verdict, status=NOT_ISSUED, reasons=(floor, *verdict.reasons))
+    result, bench = verdict.played.result, plan.unsealed.bench
+    exposures.record(ledger, benchmark_digest=bench.digest, benchmark=f"{bench.id}@{bench.version}",
+                     entry=loaded.model_entry, games=((g.task_id, g.predicate) for g in result.games), now=req.now())
+    records = write_records(req.verifier, result, req.out_dir)
+    path = write_result(req.verifier.did, None, loaded, plan, verdict, records, None, req.out_dir, look=True)
+    return NotIssued(verdict.reasons, *ids, None, result, RunFiles(path, records.paths), verdict.replay, look=True)
 
 
 def _log(req: AttestRequest, vlog: VerifierLog, loaded: Loaded, verdict: IssueDecision, signed: Signed | None,

@@ -1,8 +1,9 @@
 """Step one of ``attest``: load the cartridge and benchmark (by digest) and say why the run may not play.
 
-Everything that can refuse a run is found here, before any game and before the ledger is touched: the ROM
+Everything that can refuse a run is found here, before any game and before the ledger is written: the ROM
 signature, the issuer's independence, the capability claimed, the slice unsealable and matching its
-published digests, the baseline, the exam certification. Bad input (a solver that may not sign, a missing
+published digests, the baseline (named, or the previous version the ledger has a level for), the exam
+certification. Bad input (a solver that may not sign, a missing
 model key) is a ``UsageError`` raised here too, so a typo costs no cooldown.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from acx_oci.crypto.keys import Identity
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.evaluation.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import modelapi as ma
 from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
@@ -26,7 +28,9 @@ from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.environment import benchmark_image_problems, draw_environment_problems
+from acx_oci.services.verifier.ledger import Ledger, Subject
 from acx_oci.services.verifier.request import AttestRequest
+from acx_oci.solvers.reference import ReferenceSolver
 from acx_oci.urls import without_fragment
 
 
@@ -44,6 +48,10 @@ class Loaded:
     model_problem: str | None  # the ROM calls a model the verifier has no entry for: NOT ISSUED, not refused
     setup: ModelSetup | None
     baseline_ref: str | None
+    # the baseline found in the ledger (no --baseline, no policy): the previous version, and for a simulation
+    # the skill its own run recorded
+    baseline_auto: bool = False
+    baseline_solver: Solver | None = None
 
     @property
     def runtime(self) -> dict[str, Any] | None:
@@ -111,11 +119,37 @@ def load(req: AttestRequest, cart_ref: Reference, cart_store: Store, bench_ref: 
     solver_desc = req.solver.descriptor() if req.solver is not None else \
         {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime) if runtime else None}
     baseline_ref = req.baseline.ref or regr.policy_baseline(cart.rom)
+    if baseline_ref is None:
+        found = _predecessor(req, cart, remote, solver_desc)
+        if found is not None:
+            return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem,
+                          setup, found[0], True, found[1])
     if baseline_ref and req.solver is not None and req.baseline.solver is None:
         raise UsageError("attest --baseline with the reference solver needs --baseline-competence N "
                          "(the baseline's simulated skill)")
     return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem, setup,
-                  baseline_ref)
+                  baseline_ref, False, req.baseline.solver)
+
+
+def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBenchmark,
+                 solver_desc: dict[str, Any]) -> tuple[str, Solver | None] | None:
+    """The previous version this verifier issued a level to (its ledger: same id, capability and benchmark,
+    another ROM, not revoked), and the solver that replays it: the reference solver at the skill its run
+    recorded, or None for the ROM solver (the baseline's own ROM plays)."""
+    subject = Subject(cartridge_ref="", manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
+                      benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest="",
+                      issuer=req.verifier.did, solver=solver_desc, cartridge_id=str(cart.id),
+                      capability_id=str(remote.capability["id"]))
+    with Ledger(req.state_dir) as ledger:
+        prev = ledger.predecessor(subject)
+    if prev is None:
+        return None
+    if prev.solver.get("name") != "reference":
+        return prev.cartridge_ref, None
+    competence = prev.solver.get("competence")
+    if not isinstance(competence, (int, float)) or isinstance(competence, bool):
+        return None  # a simulation whose skill was never recorded cannot be replayed
+    return prev.cartridge_ref, ReferenceSolver(float(competence))
 
 
 def _static_problems(req: AttestRequest, loaded: Loaded) -> list[str]:
@@ -152,11 +186,18 @@ def check(req: AttestRequest, loaded: Loaded, now: datetime) -> Checked:
                                          executor=req.sandbox.executor is not None)
     baseline: regr.Baseline | None = None
     if loaded.baseline_ref:
+        found = "ledger" if loaded.baseline_auto else "named"
         baseline, problems = regr.load_baseline(loaded.baseline_ref, loaded.cart_ref, loaded.cart,
-                                                req.registry.store_options, rom_solver=req.rom_solver)
+                                                req.registry.store_options, rom_solver=req.rom_solver, found=found)
+        if loaded.baseline_auto and baseline is not None and regr.later(baseline.cart.version, loaded.cart.version):
+            baseline.store.close()  # an older version attested after a newer one: that one is no baseline for it
+            baseline, problems = None, []
         if baseline is not None and not problems:
             problems = regr.find_credential(baseline, req.verifier, loaded.remote, reference=not req.rom_solver,
                                             now=now)
+        if loaded.baseline_auto:  # fail closed: a predecessor the registry no longer shows must not dodge the check
+            problems = [f"{p} (the previous version, found in this verifier's ledger: name another with --baseline, "
+                        "or revoke its credential to stop comparing with it)" for p in problems]
         reasons += problems
     exam_cert, problem = _exam_certification(loaded.bench_store, loaded.remote, unsealed, req.trusted_certifiers)
     if problem:

@@ -186,8 +186,8 @@ def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict
     return _write(out / "attempt-record.json", attempt_bytes(sign_attempt_record(record, verifier)))
 
 
-def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdict: IssueDecision, records: Records,
-                 signed: Signed | None, out: Path) -> Path:
+def write_result(issuer: str, attempt_id: int | None, loaded: Loaded, plan: Plan, verdict: IssueDecision,
+                 records: Records, signed: Signed | None, out: Path, look: bool = False) -> Path:
     """``result.json``: the run as the outcome will report it (not yet pushed), plus everything it names."""
     cart, unsealed, result = loaded.cart, plan.unsealed, verdict.played.result
     bench, model, held_in = unsealed.bench, loaded.model_entry, verdict.played.held_in
@@ -207,5 +207,8 @@ def write_result(issuer: str, attempt_id: int, loaded: Loaded, plan: Plan, verdi
         **({"regression": held_in} if held_in else {}),
         "gameRecords": list(records.games_json),
         "statusList": str(signed.status_list_path) if signed else None,
+        # what a credential off this run says of its exams, issued or not (a look shows it too)
+        "examCertification": plan.exam_cert, "customerExams": bool(_customer_exams(plan, result)),
+        **({"look": True} if look else {}),
     }
     return _write(out / "result.json", json.dumps(doc, indent=2).encode() + b"\n")

@@ -279,3 +279,20 @@ class AttemptsMixin:
         else:
             rows = self.db.execute("SELECT * FROM attempts WHERE rom_digest = ? ORDER BY id", (rom_digest,)).fetchall()
         return [attempt_row(r) for r in rows]
+
+    def predecessor(self, subject: Subject) -> Attempt | None:
+        """The newest issued attempt of this issuer on the same cartridge id, capability and benchmark, with
+        another ROM, whose credential this ledger never revoked: the previous version a new one is compared with
+        (issue 44.1). Only an attempt played with the same kind of solver counts (a simulation is no baseline
+        for a run, nor a run for a simulation)."""
+        if subject.cartridge_id is None or subject.capability_id is None:
+            return None
+        rows = self.db.execute(
+            "SELECT a.* FROM attempts a WHERE a.state = 'issued' AND a.credential_id IS NOT NULL AND a.issuer = ?"
+            " AND a.cartridge_id = ? AND a.capability_id = ? AND a.benchmark_id = ? AND a.benchmark_version = ?"
+            " AND a.rom_digest != ? AND NOT EXISTS (SELECT 1 FROM status_entries s WHERE s.credential_id ="
+            " a.credential_id AND s.revoked_at IS NOT NULL) ORDER BY a.started_at DESC, a.id DESC",
+            (subject.issuer, subject.cartridge_id, subject.capability_id, subject.benchmark_id,
+             subject.benchmark_version, subject.rom_digest)).fetchall()
+        kind = subject.solver.get("name")
+        return next((a for a in map(attempt_row, rows) if a.solver.get("name") == kind), None)

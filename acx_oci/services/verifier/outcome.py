@@ -81,6 +81,7 @@ class NotIssued:
     published: Published | None = None  # the attempt record, pushed as a referrer of the cartridge
     publication_error: str | None = None  # the registry failed the push: the record is kept in out_dir
     logged: Logged | None = None  # the attempt's entry in the verifier's log
+    look: bool = False  # a gate looser than the floor: played and shown; no credential, attempt or push
     status: ClassVar[str] = NOT_ISSUED
 
     @property
@@ -92,7 +93,7 @@ class NotIssued:
         """The ``--json`` document."""
         return {**summary_json(self.status, self.reasons, self.result, self.rom_digest, replay=self.replay,
                                published=self.published, publication_error=self.publication_error),
-                **({"log": self.logged.to_json()} if self.logged else {})}
+                **({"log": self.logged.to_json()} if self.logged else {}), **({"look": True} if self.look else {})}
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ def _held_in(req: AttestRequest, loaded: Loaded, unsealed: bm.Unsealed, baseline
     if req.solver is None and has_task_images(suite[3]):  # the held-in tasks' own images, proven like the draw's
         solver = stack.enter_context(routed_solver(req, cart, unsealed.bench.meta, suite[3], loaded.cart_store,
                                                    loaded.setup))
-    base_solver = req.baseline.solver if req.solver is not None else \
+    base_solver = loaded.baseline_solver if req.solver is not None else \
         stack.enter_context(routed_solver(req, baseline.cart, unsealed.bench.meta, suite[3], baseline.store,
                                           models_mod.setup_for(req.models.models, runtime_of(baseline.cart.rom),
                                                                req.sandbox.executor)))

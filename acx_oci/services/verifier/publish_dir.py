@@ -84,7 +84,8 @@ def verify_folder(out_dir: Path, verifier: Identity, store: Store, cart_digest: 
     credential_bytes = (out_dir / "credential.json").read_bytes() if (out_dir / "credential.json").is_file() else b""
     if not credential_bytes:
         raise UsageError(f"attest --publish: {out_dir} has neither credential.json nor {ATTEMPT_RECORD_FILE} "
-                         "(a run refused before its first game has nothing to publish)")
+                         "(a run refused before its first game, or a look below the gate's floor, has nothing to "
+                         "publish)")
     credential = parse_json(credential_bytes, f"{out_dir}/credential.json")
     if not isinstance(credential, dict):
         raise UsageError(f"{out_dir}/credential.json: expected a JSON object")

@@ -80,6 +80,7 @@ class Baseline:
     spec: Spec | None = None
     options: StoreOptions | None = None
     held_in: HeldIn | None = None  # None: this benchmark's public slice
+    found: str = "named"  # "ledger": the previous version this verifier issued a level to, found without a name
 
 
 def policy_regression(rom: dict[str, Any]) -> Spec:
@@ -114,8 +115,15 @@ def _version_key(version: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
+def later(found: str, new: str) -> bool:
+    """Whether version ``found`` comes after ``new`` (dotted numbers): an older version attested after a newer
+    one has no baseline in it. The same version string (a respin) or an unreadable one is compared."""
+    a, b = _version_key(found), _version_key(new)
+    return a is not None and b is not None and a > b
+
+
 def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, options: StoreOptions,
-                  rom_solver: bool) -> tuple[Baseline | None, list[str]]:
+                  rom_solver: bool, found: str = "named") -> tuple[Baseline | None, list[str]]:
     """Load the baseline cartridge (a reference, or a bare ``sha256:`` manifest digest in the new
     cartridge's repository) and check that it is an earlier version of the same cartridge id.
 
@@ -136,7 +144,7 @@ def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, op
     except BaseException:
         store.close()
         raise
-    problems = _baseline_problems(ref, cart, base, rom_solver)
+    problems = _baseline_problems(ref, cart, base, rom_solver, versions=found == "named")
     spec = None
     try:
         spec = policy_regression(cart.rom)
@@ -144,11 +152,13 @@ def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, op
         problems.append(f"{BASELINE_REFUSED}: the ROM's regression policy: {exc}")
     if problems:
         store.close()
-    return Baseline(str(parsed.with_digest(digest)), store, base, spec=spec, options=options), problems
+    return Baseline(str(parsed.with_digest(digest)), store, base, spec=spec, options=options, found=found), problems
 
 
-def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, rom_solver: bool) -> list[str]:
-    """Why ``base`` cannot be the baseline of ``cart`` (another id, unplayable, the same ROM, not older)."""
+def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, rom_solver: bool,
+                       versions: bool = True) -> list[str]:
+    """Why ``base`` cannot be the baseline of ``cart`` (another id, unplayable, the same ROM, not older; a
+    baseline the ledger found is compared whatever its version string says: a respin keeps it)."""
     problems = []
     if base.id != cart.id:
         problems.append(f"{BASELINE_REFUSED}: the baseline {ref} is cartridge {base.id}, not {cart.id}; "
@@ -157,7 +167,7 @@ def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, r
         problems.append(f"{BASELINE_REFUSED}: the baseline {ref} declares no runtime; the ROM solver cannot play it")
     elif base.rom_digest == cart.rom_digest:
         problems.append(f"{BASELINE_REFUSED}: the baseline {ref} is this very ROM ({cart.rom_digest})")
-    else:
+    elif versions:
         old, new = _version_key(base.version), _version_key(cart.version)
         if old is not None and new is not None and old >= new:
             problems.append(f"{BASELINE_REFUSED}: the baseline's version {base.version} is not earlier than "
@@ -283,4 +293,4 @@ def credential_field(baseline: Baseline, base_in: float, held_in_label: str | No
     spec = baseline.spec or policy_regression({})
     return {"credentialDigest": baseline.credential_digest, "romDigest": baseline.cart.rom_digest,
             "heldOutR": baseline.held_out_r, "heldInR": base_in, "acceptIf": spec.accept_if,
-            **({"heldInSuite": held_in_label} if held_in_label else {})}
+            **({"heldInSuite": held_in_label} if held_in_label else {}), "found": baseline.found}

@@ -20,7 +20,7 @@ from acx_oci.services.verifier import models as models_mod
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.log import LogOptions
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
+from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, looser_than_floor
 
 DEFAULT_COOLDOWN = timedelta(hours=24)
 Progress = Callable[[int, int, str], None]  # (done, total, text)
@@ -35,6 +35,10 @@ class GateOptions:
     min_games: int = DEFAULT_MIN_GAMES
     cooldown: timedelta = DEFAULT_COOLDOWN
     cooldown_scope: str = SCOPE_ROM_CLAIM  # "rom": per ROM digest only; "rom+claim": also per (cartridge, capability)
+
+    def below_floor(self) -> list[str]:
+        """What of this gate is looser than the floor: a run under it is a look (played, never signed)."""
+        return looser_than_floor(self.sigma_max, self.min_games, ("--sigma-max", "--min-games"))
 
 
 @dataclass(frozen=True)
