@@ -11,6 +11,7 @@ Prints, per rule: how often the equally good agent is refused (false ``regressio
 is accepted (a missed regression). The default (``no-regression``) and the default before issue 34 are marked.
 
 Run: python benchmarks/regression_sim.py [--trials 300] [--base 33] [--worse 2]
+     python benchmarks/regression_sim.py --trials 300 --drops 1,2,3,5   (the operating table, issue 44.1)
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ RULES = [("no-regression", regr.DEFAULT_TOLERANCE), (ai.FLAT_TOLERANCE, regr.DEF
          (ai.FLAT_TOLERANCE, 1.0), (ai.FLAT_TOLERANCE, 2.0), (ai.FLAT_TOLERANCE, 4.0),
          ("heldIn.R >= baseline.heldIn.R and heldOut.R >= baseline.heldOut.R", 0.0),
          ("noninferior(2, 0.05)", 0.0), ("noninferior(4, 0.05)", 0.0), ("noninferior(4, 0.2)", 0.0),
-         ("noninferior(0, 0.8)", 0.0), ("noninferior(0, 0.95)", 0.0)]
+         ("noninferior(0, 0.8)", 0.0), ("noninferior(0, 0.93)", 0.0), ("noninferior(0, 0.95)", 0.0),
+         ("noninferior(1, 0.8)", 0.0), ("noninferior(1, 0.7)", 0.0), ("noninferior(2, 0.3)", 0.0)]
 
 
 def _digest(*parts: object) -> str:
@@ -58,13 +60,34 @@ def trial(t: int, bench: bmodel.Benchmark, base_c: float, new_c: float) -> tuple
     return new, base
 
 
+def operating_table(trials: int, base: float, drops: list[float]) -> None:
+    """Issue 44.1's table: per rule, how often an equal version is refused and a version ``d`` levels worse is
+    accepted, for each ``d`` in ``drops`` (the same trials for every rule)."""
+    bench = bmodel.from_document(bmodel.demo_document())
+    runs = {d: [trial(t, bench, base, base - d) for t in range(trials)] for d in [0.0, *drops]}
+    labels = {"heldIn": "held-in", "heldOut": "held-out"}
+    print(f"{trials} trials; baseline competence {base:g}; drops in levels {', '.join(f'{d:g}' for d in drops)}")
+    print(f"| rule | tolerance | equal refused | {' | '.join(f'{d:g} worse accepted' for d in drops)} |")
+    for text, tol in RULES:
+        spec = regr.Spec(None, None, text, ai.parse(text))
+        refused = sum(bool(regr.judge(spec, n, b, tol, labels)) for n, b in runs[0.0]) / trials
+        accepted = [sum(not regr.judge(spec, n, b, tol, labels) for n, b in runs[d]) / trials for d in drops]
+        name = "flat" if text == ai.FLAT_TOLERANCE else text
+        print(f"| `{name}` | {tol:g} | {refused:.1%} | {' | '.join(f'{a:.1%}' for a in accepted)} |", flush=True)
+
+
 def main() -> None:
     """Simulate and print the error rates."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--base", type=float, default=33.0)
     ap.add_argument("--worse", type=float, default=2.0, help="levels the worse agent is below the baseline")
+    ap.add_argument("--drops", default=None, metavar="D,D,...",
+                    help="the operating table instead: acceptance of versions D levels worse, e.g. 1,2,3,5")
     args = ap.parse_args()
+    if args.drops:
+        operating_table(args.trials, args.base, [float(d) for d in args.drops.split(",")])
+        return
     bench = bmodel.from_document(bmodel.demo_document())
     same = [trial(t, bench, args.base, args.base) for t in range(args.trials)]
     worse = [trial(t, bench, args.base, args.base - args.worse) for t in range(args.trials)]
