@@ -125,8 +125,12 @@ def test_one_byte_respin_shares_the_cooldown(registry: str, tmp_path: Path) -> N
     assert respin.exit_code == 2, respin.output
     reason = json.loads(respin.output)["reasons"][0]
     assert reason.startswith("cooldown: ") and "io.example/dag" in reason and "next attempt allowed after" in reason
-    rom_only = _attest(w, registry, "1.0.1", "run3", "--cooldown-scope", "rom")
+    # (the respin is compared with 1.0.0's level, the previous version the ledger knows: a clearly better skill
+    # keeps this test about the cooldown, whatever the draw)
+    rom_only = _attest(w, registry, "1.0.1", "run3", "--cooldown-scope", "rom", competence="40")
     assert rom_only.exit_code == 0, rom_only.output
+    assert (level_result(json.loads((tmp_path / "run3" / "credential.json").read_text())) or {})[
+        "acx:baseline"]["found"] == "ledger"
     old = json.loads((tmp_path / "run1" / "credential.json").read_text())
     new = json.loads((tmp_path / "run3" / "credential.json").read_text())
     assert (level_result(old) or {})["acx:cooldownScope"] == "rom+claim"

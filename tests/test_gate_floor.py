@@ -72,12 +72,22 @@ def test_a_tighter_gate_is_a_run_not_a_look(world: World) -> None:
         assert [a.state for a in led.attempts()] == ["not-issued"]
 
 
-def test_publishing_a_look_is_refused(world: World) -> None:
+def test_publishing_or_exporting_a_look_is_refused(world: World) -> None:
     _attest(world, "look2", "state-look2", "--competence", "33", "--games", "3", "--min-games", "1",
             "--sigma-max", "100")
     res = cli("attest", "--publish", str(world.tmp / "look2"), "--key", f"{world.verifier}.key",
               "--state", str(world.tmp / "state-look2"))
     assert res.exit_code == 2 and "a look below the gate's floor" in res.output, res.output
+    # nor exported for a replay elsewhere: one lucky look replayed would launder the tries nobody saw
+    res = cli("transcripts", "export", str(world.tmp / "look2"), "--key", f"{world.verifier}.key", "--to",
+              f"{world.verifier}.did.json", "-o", str(world.tmp / "look2-export"))
+    assert res.exit_code == 2 and "only a counted run is exported" in res.output, res.output
+
+
+def test_a_sigma_max_that_is_no_number_is_a_look(world: World) -> None:
+    code, doc = _attest(world, "nan", "state-nan", "--competence", "33", "--games", "3", "--sigma-max", "nan")
+    assert code == 1 and doc.get("look") is True, doc
+    assert doc["reasons"][0].startswith("below_floor: --sigma-max nan is above the floor's 1.5"), doc["reasons"]
 
 
 @pytest.mark.parametrize(("gate", "said"), [({"sigmaMax": 100}, "gate.sigmaMax 100 is above the floor's 1.5"),

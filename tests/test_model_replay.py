@@ -34,8 +34,7 @@ CAP = "implement-feature[python+pytest]@software-engineering"
 MODEL = "acme-fake-2026-06"
 UPSTREAM_KEY = "sk-upstream-REAL-KEY-7d1c0e"
 INFO = b"acx-oci/game-transcript/v1"
-GAMES = 6
-MIN_GAMES = 2  # an impossible exam (a canary: played, never rated) may be among the drawn six
+GAMES = 30  # the gate's floor: fewer would be a look, which counts no attempt and cannot be exported
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
 
@@ -126,8 +125,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
     verifier, auditor = load_identity(tmp / "verifier.key"), load_identity(tmp / "auditor.key")
     original = ok(cli("attest", f"{layout}:llm-agent", "--benchmark", f"{layout}:bench", "--key",
                       str(tmp / "verifier.key"), "--issuer", verifier.did, "--state", str(tmp / "state-v"), "-o",
-                      str(tmp / "att"), "--models", str(tmp / "models.yaml"), "--games", str(GAMES), "--min-games",
-                      str(MIN_GAMES), "--sigma-max", "8", "--cooldown", "0", "--jobs", "3", "--json"), 1)
+                      str(tmp / "att"), "--models", str(tmp / "models.yaml"), "--games", str(GAMES), "--cooldown",
+                      "0", "--jobs", "3", "--json"), 1)
     seen = model.requests
     res = cli("transcripts", "export", str(tmp / "att"), "--key", str(tmp / "verifier.key"), "--to",
               str(tmp / "auditor.did.json"), "-o", str(tmp / "export"), "--json")
@@ -147,9 +146,10 @@ def replay(world: Any, name: str, export: Path, *extra: str, as_json: bool = Tru
 
 def test_the_original_run_called_the_model_through_the_proxy(world: Any) -> None:
     original, tmp = world["original"], world["tmp"]
-    # six games: below the gate's floor, a look (signed game records kept, nothing issued); the real-agent page's
-    # test replays an issued run and checks its credential's acx:modelReplay
-    assert original["look"] is True and original["reasons"][0].startswith("below_floor"), original["reasons"]
+    # 30 games leave sigma above the gate: NOT ISSUED, a counted attempt with a signed record (the real-agent
+    # page's test replays an issued run and checks its credential's acx:modelReplay)
+    assert original["status"] == "not-issued" and "look" not in original, original["reasons"]
+    assert (tmp / "att" / "attempt-record.json").is_file()
     preds = predicates(tmp / "att")
     assert len(preds) == GAMES and {p["outcome"] for p in preds} <= {"certified-pass", "model-fail"}
     assert all(p["model"]["requests"] == 2 and p["model"]["transcriptDigest"].startswith("sha256:") for p in preds)
@@ -169,7 +169,7 @@ def test_export_reseals_the_transcripts_to_the_auditor_only(world: Any) -> None:
     assert exported["games"] == exported["transcripts"] == GAMES
     assert doc["schema"] == "acx.model-replay/1" and doc["issuer"] == world["verifier"].did
     assert doc["cartridge"]["romDigest"] == original["romDigest"]
-    assert (doc["run"]["games"], doc["run"]["sigmaMax"], doc["run"]["minGames"]) == (GAMES, 8, MIN_GAMES)
+    assert (doc["run"]["games"], doc["run"]["sigmaMax"], doc["run"]["minGames"]) == (GAMES, 1.5, 30)
     assert (doc["run"]["mu"], doc["run"]["sigma"], doc["run"]["acxLevel"], doc["run"]["status"]) == \
         (original["mu"], original["sigma"], original["acxLevel"], "not-issued")
     assert doc["model"]["trainingCutoff"] == "2025-06-01" and doc["model"]["maxRequestsPerGame"] == 4
@@ -193,7 +193,7 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     tmp, original = world["tmp"], world["original"]
     before = len(world["upstream"].requests)
     res = replay(world, "replay", tmp / "export")
-    summary = ok(res, 1)  # the original was a look, and everything reproduced (the replay is one too)
+    summary = ok(res, 1)  # the original was not issued, and everything reproduced
     assert len(world["upstream"].requests) == before  # and the upstream is stopped: nothing could have reached it
     # Nothing went to a provider, so the auditor's state remembers no exposure (the verifier's does).
     assert ok(cli("benchmark", "exposures", "--state", str(tmp / "state-replay"), "--json"))["exposures"] == []
@@ -212,7 +212,7 @@ def test_replay_reproduces_the_run_with_zero_upstream_requests(world: Any) -> No
     # The auditor's own transcripts are sealed to it and say they were answered from the recording.
     sealed = json.loads((tmp / "replay" / "transcripts" / "game-0001.sealed.json").read_bytes())
     assert json.loads(unseal(sealed, world["auditor"], INFO))["model"]["replay"] is True
-    assert summary["look"] is True and not (tmp / "replay" / "credential.json").exists()
+    assert summary["status"] == "not-issued" and (tmp / "replay" / "attempt-record.json").is_file()
     run = json.loads((tmp / "replay" / "result.json").read_text())
     assert run["model"]["id"] == MODEL and run["model"]["trainingCutoff"] == "2025-06-01"
 
@@ -283,7 +283,7 @@ def test_replay_refusals_are_one_line(world: Any) -> None:
     assert not (tmp / "other-run" / "games").exists()
     # The original's parameters are the replay's: another --games is a usage error.
     res = replay(world, "replay-games", tmp / "export", "--games", "5")
-    assert res.exit_code == 2 and "--games 5 differs from the original run's 6" in res.output
+    assert res.exit_code == 2 and f"--games 5 differs from the original run's {GAMES}" in res.output
     # --models is optional, but must agree with the export's model.
     (tmp / "other-models.yaml").write_text(
         "models:\n- {id: another-model, api: openai-chat, baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: NOPE, "

@@ -218,3 +218,31 @@ def test_a_predecessor_whose_level_cannot_be_found_refuses_the_run(world: RWorld
     reason = json.loads(out)["reasons"][0]
     assert reason.startswith("baseline: ") and "found in this verifier's ledger" in reason, reason
     assert not (tmp_path / "run-v2" / "games").exists()  # refused before any game
+
+
+def test_a_version_string_chooses_no_easier_baseline(world: RWorld, tmp_path: Path) -> None:
+    """Found by an attack review: the baseline is the highest version not above the new one, not the newest
+    issuance, and a new ROM's version string below every level's is compared with the highest. Before, a worse ROM
+    declaring version 0.0.1 skipped the check, and re-attesting a weak old version made it the bar."""
+    import shutil
+
+    for name in ("publisher.key", "publisher.did.json"):
+        shutil.copy(world.tmp / name, tmp_path / name)
+
+    def run(name: str, version: str, competence: str) -> tuple[int, dict[str, Any]]:
+        if not (tmp_path / name).exists():
+            _push_cart(tmp_path, name, "io.example/dag-agent", version)
+        res = cli("attest", f"oci:{tmp_path / 'carts'}:{name}", "--benchmark", world.bench, "--key",
+                  str(world.tmp / "verifier.key"), "--issuer", world.verifier_did, "--state", str(tmp_path / "state"),
+                  "-o", str(tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"), "--cooldown", "0", "--competence",
+                  competence, "--json")
+        return res.exit_code, json.loads(res.output)
+
+    assert run("a", "1.0.0", "20")[0] == 0  # a weak first version
+    assert run("b", "1.1.0", "33")[0] == 0  # then a strong one (compared with 1.0.0: better)
+    code, low = run("low", "0.0.1", "20")  # a worse ROM declaring a version below every level's
+    assert code == 1 and any(r.startswith("regression:") for r in low["reasons"]), low
+    code, again = run("a", "1.0.0", "20")  # the old version attested again: its own ROM has a level, no baseline
+    assert code == 0, again["reasons"]
+    code, worse = run("c", "1.2.0", "20")  # compared with 1.1.0 (the highest below), not the newest issuance
+    assert code == 1 and any(r.startswith("regression:") for r in worse["reasons"]), worse

@@ -13,6 +13,7 @@ and "valid" needs the signer to be a publisher in the caller's trust file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -51,6 +52,12 @@ STATUS_UNSIGNED = "unsigned"
 # The runtime contract's limits: defaults when the ROM names none, and the schema's maxima.
 RUNTIME_DEFAULTS = {"timeSeconds": 60.0, "memoryMiB": 1024, "pids": 128, "diskMiB": 512}
 RUNTIME_MAXIMA = {"timeSeconds": 3600.0, "memoryMiB": 16384, "pids": 4096, "diskMiB": 65536}
+
+
+def version_key(version: str | None) -> tuple[int, ...] | None:
+    """A cartridge version's order (its leading dotted numbers, an optional ``v``); None when it has none."""
+    m = re.match(r"^v?(\d+(?:\.\d+)*)", version or "")
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
 def runtime_of(rom: dict[str, Any]) -> dict[str, Any] | None:

@@ -45,8 +45,9 @@ DEFAULT_MIN_GAMES = 30
 def looser_than_floor(sigma_max: float, min_games: int, names: tuple[str, str]) -> list[str]:
     """What of a gate is looser than the floor, each in words naming its setting (``names``); empty: none."""
     out = []
-    if sigma_max > DEFAULT_SIGMA_MAX:
-        out.append(f"{names[0]} {sigma_max:g} is above the floor's {DEFAULT_SIGMA_MAX:g} (sigma must be below it)")
+    if not sigma_max <= DEFAULT_SIGMA_MAX:  # NaN too: no number, no credential
+        shown = f"{sigma_max:g}" if f"{sigma_max:g}" != f"{DEFAULT_SIGMA_MAX:g}" else repr(sigma_max)
+        out.append(f"{names[0]} {shown} is above the floor's {DEFAULT_SIGMA_MAX:g} (sigma must be below it)")
     if min_games < DEFAULT_MIN_GAMES:
         out.append(f"{names[1]} {min_games} is below the floor's {DEFAULT_MIN_GAMES} games")
     return out

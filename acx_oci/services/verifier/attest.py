@@ -104,7 +104,8 @@ def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
                    benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest=loaded.benchmark_digest,
                    issuer=req.verifier.did, solver=loaded.solver_desc, cartridge_id=str(cart.id),
                    capability_id=str(remote.capability["id"]),
-                   publisher_key=did_key(cart.signature.key) if cart.signature.key else None)
+                   publisher_key=did_key(cart.signature.key) if cart.signature.key else None,
+                   cartridge_version=str(cart.version))
 
 
 def _counting(req: AttestRequest) -> tuple[AttestRequest, list[bool]]:

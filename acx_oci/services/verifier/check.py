@@ -119,7 +119,7 @@ def load(req: AttestRequest, cart_ref: Reference, cart_store: Store, bench_ref: 
     solver_desc = req.solver.descriptor() if req.solver is not None else \
         {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime) if runtime else None}
     baseline_ref = req.baseline.ref or regr.policy_baseline(cart.rom)
-    if baseline_ref is None:
+    if baseline_ref is None and replay is None:  # a replay reproduces a run; it decides no new version
         found = _predecessor(req, cart, remote, solver_desc)
         if found is not None:
             return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem,
@@ -139,7 +139,7 @@ def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBen
     subject = Subject(cartridge_ref="", manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
                       benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest="",
                       issuer=req.verifier.did, solver=solver_desc, cartridge_id=str(cart.id),
-                      capability_id=str(remote.capability["id"]))
+                      capability_id=str(remote.capability["id"]), cartridge_version=str(cart.version))
     with Ledger(req.state_dir) as ledger:
         prev = ledger.predecessor(subject)
     if prev is None:
@@ -189,15 +189,13 @@ def check(req: AttestRequest, loaded: Loaded, now: datetime) -> Checked:
         found = "ledger" if loaded.baseline_auto else "named"
         baseline, problems = regr.load_baseline(loaded.baseline_ref, loaded.cart_ref, loaded.cart,
                                                 req.registry.store_options, rom_solver=req.rom_solver, found=found)
-        if loaded.baseline_auto and baseline is not None and regr.later(baseline.cart.version, loaded.cart.version):
-            baseline.store.close()  # an older version attested after a newer one: that one is no baseline for it
-            baseline, problems = None, []
         if baseline is not None and not problems:
             problems = regr.find_credential(baseline, req.verifier, loaded.remote, reference=not req.rom_solver,
                                             now=now)
         if loaded.baseline_auto:  # fail closed: a predecessor the registry no longer shows must not dodge the check
-            problems = [f"{p} (the previous version, found in this verifier's ledger: name another with --baseline, "
-                        "or revoke its credential to stop comparing with it)" for p in problems]
+            problems = [f"{p} (the previous version, found in this verifier's ledger: if its status list expired, "
+                        "run acx-oci status-refresh; else name another with --baseline, or revoke its credential to "
+                        "stop comparing with it)" for p in problems]
         reasons += problems
     exam_cert, problem = _exam_certification(loaded.bench_store, loaded.remote, unsealed, req.trusted_certifiers)
     if problem:

@@ -18,10 +18,12 @@ from typing import Any
 from acx_oci import reasons as rc
 from acx_oci.errors import UsageError
 from acx_oci.model.attempt import SCOPE_PUBLISHER, SCOPE_ROM, AttemptCount, new_attempt_id
+from acx_oci.model.rom import version_key
 
 # Columns added after the first ledgers were written: an old state is migrated in place.
 NEW_COLUMNS = (("publication", "TEXT"), ("cartridge_id", "TEXT"), ("capability_id", "TEXT"),
-               ("cooldown_scope", "TEXT"), ("run_dir", "TEXT"), ("publisher_key", "TEXT"), ("attempt_uid", "TEXT"))
+               ("cooldown_scope", "TEXT"), ("run_dir", "TEXT"), ("publisher_key", "TEXT"), ("attempt_uid", "TEXT"),
+               ("cartridge_version", "TEXT"))
 # States that played (or were stopped after their first game): they count in the history.
 _PLAYED = "(state IN ('issued', 'not-issued') OR (state = 'aborted' AND starts_cooldown = 1))"
 
@@ -77,6 +79,7 @@ class Attempt:
     run_dir: str | None = None  # the folder with the signed result (attest --publish DIR)
     publisher_key: str | None = None  # did:key of the ROM's signing key (None: a row from before it was kept)
     attempt_uid: str | None = None  # random 128-bit id signed into the record: unique whatever state issued it
+    cartridge_version: str | None = None  # the cartridge's own version (None: a row from before it was kept)
 
     def to_json(self) -> dict[str, Any]:
         """The row as ``ledger --json`` style JSON."""
@@ -98,7 +101,7 @@ def attempt_row(row: sqlite3.Row) -> Attempt:
     """An :class:`Attempt` from a ``SELECT *`` row."""
     keys = set(row.keys())
     opt = {k: row[k] for k in ("publication", "cartridge_id", "capability_id", "cooldown_scope", "run_dir",
-                                          "publisher_key", "attempt_uid")
+                                          "publisher_key", "attempt_uid", "cartridge_version")
            if k in keys}
     return Attempt(
         id=row["id"], started_at=datetime.fromisoformat(row["started_at"]),
@@ -151,6 +154,7 @@ class Subject:
     cartridge_id: str | None = None
     capability_id: str | None = None
     publisher_key: str | None = None  # did:key of the key the ROM signature verified with
+    cartridge_version: str | None = None
 
 
 class AttemptsMixin:
@@ -201,12 +205,12 @@ class AttemptsMixin:
         cur = self.db.execute(
             "INSERT INTO attempts (started_at, finished_at, cartridge_ref, cartridge_manifest_digest, rom_digest,"
             " benchmark_id, benchmark_version, benchmark_digest, issuer, solver, state, starts_cooldown, reasons,"
-            " cartridge_id, capability_id, cooldown_scope, publisher_key, attempt_uid)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " cartridge_id, capability_id, cooldown_scope, publisher_key, attempt_uid, cartridge_version)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (ts(now), ts(now) if state == "refused" else None, s.cartridge_ref, s.manifest_digest, s.rom_digest,
              s.benchmark_id, s.benchmark_version, s.benchmark_digest, s.issuer, json.dumps(s.solver, sort_keys=True),
              state, 1 if cooldown else 0, json.dumps(reasons), s.cartridge_id, s.capability_id, scope,
-             s.publisher_key, new_attempt_id()))
+             s.publisher_key, new_attempt_id(), s.cartridge_version))
         return int(cur.lastrowid or 0)
 
     def finish_attempt(self, attempt_id: int, *, now: datetime, issued: bool, reasons: list[str],
@@ -281,10 +285,13 @@ class AttemptsMixin:
         return [attempt_row(r) for r in rows]
 
     def predecessor(self, subject: Subject) -> Attempt | None:
-        """The newest issued attempt of this issuer on the same cartridge id, capability and benchmark, with
-        another ROM, whose credential this ledger never revoked: the previous version a new one is compared with
-        (issue 44.1). Only an attempt played with the same kind of solver counts (a simulation is no baseline
-        for a run, nor a run for a simulation)."""
+        """The level a new version is compared with (issue 44.1): of this issuer's issued, unrevoked levels on
+        the same cartridge id, capability and benchmark, on another ROM and played by the same kind of solver,
+        the one with the highest version not above the new one (the newest of equal versions: a respin is
+        compared). A new ROM whose version string is below every level's is compared with the highest of them
+        (declaring a low version dodges nothing); a ROM that has a level of its own (an older version attested
+        again) has no baseline.
+        Versions the ledger does not know (rows from before it kept them) go by issuance, newest first."""
         if subject.cartridge_id is None or subject.capability_id is None:
             return None
         rows = self.db.execute(
@@ -295,4 +302,23 @@ class AttemptsMixin:
             (subject.issuer, subject.cartridge_id, subject.capability_id, subject.benchmark_id,
              subject.benchmark_version, subject.rom_digest)).fetchall()
         kind = subject.solver.get("name")
-        return next((a for a in map(attempt_row, rows) if a.solver.get("name") == kind), None)
+        found = [a for a in map(attempt_row, rows) if a.solver.get("name") == kind]
+        new = version_key(subject.cartridge_version)
+        known = [(version_key(a.cartridge_version), a) for a in found]
+        if new is None or any(k is None for k, _ in known):
+            return found[0] if found else None
+        below = [(k, a) for k, a in known if k is not None and k <= new]
+        if below:  # rows are newest first: max() keeps the first of equal versions
+            return max(below, key=lambda ka: ka[0])[1]
+        if not known or self._rom_has_level(subject):
+            return None
+        return max(known, key=lambda ka: ka[0] or ())[1]
+
+    def _rom_has_level(self, subject: Subject) -> bool:
+        """Whether this issuer issued this very ROM an unrevoked level on this benchmark before."""
+        return self.db.execute(
+            "SELECT 1 FROM attempts a WHERE a.state = 'issued' AND a.issuer = ? AND a.rom_digest = ? AND"
+            " a.benchmark_id = ? AND a.benchmark_version = ? AND NOT EXISTS (SELECT 1 FROM status_entries s WHERE"
+            " s.credential_id = a.credential_id AND s.revoked_at IS NOT NULL) LIMIT 1",
+            (subject.issuer, subject.rom_digest, subject.benchmark_id, subject.benchmark_version)).fetchone() \
+            is not None

@@ -20,7 +20,6 @@ The tolerance, ``DEFAULT_TOLERANCE`` (3.0 levels of R = mu - 3 sigma), is what a
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -32,7 +31,7 @@ from acx_oci.evaluation import engine
 from acx_oci.evaluation.solver import Solver
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import level_result
-from acx_oci.model.rom import runtime_of
+from acx_oci.model.rom import runtime_of, version_key
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
 from acx_oci.oci.store import Store, StoreOptions
@@ -110,18 +109,6 @@ def policy_baseline(rom: dict[str, Any]) -> str | None:
     return node if isinstance(node, str) and node else None
 
 
-def _version_key(version: str) -> tuple[int, ...] | None:
-    m = re.match(r"^v?(\d+(?:\.\d+)*)", version)
-    return tuple(int(p) for p in m.group(1).split(".")) if m else None
-
-
-def later(found: str, new: str) -> bool:
-    """Whether version ``found`` comes after ``new`` (dotted numbers): an older version attested after a newer
-    one has no baseline in it. The same version string (a respin) or an unreadable one is compared."""
-    a, b = _version_key(found), _version_key(new)
-    return a is not None and b is not None and a > b
-
-
 def load_baseline(ref: str, cart_reference: Reference, cart: LoadedCartridge, options: StoreOptions,
                   rom_solver: bool, found: str = "named") -> tuple[Baseline | None, list[str]]:
     """Load the baseline cartridge (a reference, or a bare ``sha256:`` manifest digest in the new
@@ -168,7 +155,7 @@ def _baseline_problems(ref: str, cart: LoadedCartridge, base: LoadedCartridge, r
     elif base.rom_digest == cart.rom_digest:
         problems.append(f"{BASELINE_REFUSED}: the baseline {ref} is this very ROM ({cart.rom_digest})")
     elif versions:
-        old, new = _version_key(base.version), _version_key(cart.version)
+        old, new = version_key(base.version), version_key(cart.version)
         if old is not None and new is not None and old >= new:
             problems.append(f"{BASELINE_REFUSED}: the baseline's version {base.version} is not earlier than "
                             f"{cart.version}")

@@ -79,6 +79,11 @@ def _attest_result(out_dir: Path) -> dict[str, Any]:
         raise _not_attest(out_dir, "result.json lacks the issuer, cartridge, benchmark or run of a played run")
     if not as_array(doc.get("gameRecords")):
         raise _not_attest(out_dir, "result.json lists no game records")
+    if not any((out_dir / name).is_file() for name in ("credential.json", "attempt-record.json")):
+        # a look below the gate's floor signed no verdict and counted no attempt: replaying its one lucky
+        # recording elsewhere would launder the tries nobody saw
+        raise _not_attest(out_dir, "it holds neither credential.json nor attempt-record.json (a look below the "
+                                   "gate's floor counted no attempt: only a counted run is exported)")
     return doc
 
 
