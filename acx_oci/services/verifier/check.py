@@ -147,8 +147,11 @@ def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBen
     if prev.solver.get("name") != "reference":
         return prev.cartridge_ref, None
     competence = prev.solver.get("competence")
+    if req.baseline.solver is not None:  # --baseline-competence: the verifier's word wins
+        return prev.cartridge_ref, req.baseline.solver
     if not isinstance(competence, (int, float)) or isinstance(competence, bool):
-        return None  # a simulation whose skill was never recorded cannot be replayed
+        raise UsageError(f"attest: the previous version {prev.cartridge_ref} (found in the ledger) is a simulation "
+                         "whose skill the ledger does not record (a rebuilt state?): give --baseline-competence N")
     return prev.cartridge_ref, ReferenceSolver(float(competence))
 
 
