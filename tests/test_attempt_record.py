@@ -63,7 +63,7 @@ def test_attempt_record_refuses_what_it_must_not_say() -> None:
 
 def test_credential_carries_attempt_and_cooldown_scope() -> None:
     w = make_world()
-    claim = credential.LevelClaim(
+    claim = credential.LevelClaim(previous_version="none",
         issuer_did="did:web:v.example", subject_id="urn:x", capability_id="c", rating_mu=30.0, rating_sigma=1.0,
         games_played=90, acx_level=27, career_tier="principal", pass_rate=0.5, rom_digest="sha256:" + "1" * 64,
         manifest_digest="sha256:" + "2" * 64, benchmark_id="b", benchmark_version="1",

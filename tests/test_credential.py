@@ -79,11 +79,11 @@ def test_builder_refuses_bad_input() -> None:
         "held_out_slice_digest": "sha256:" + "4" * 64, "evidence": [w.signed["evidence"][1]],
         "status_entry": w.signed["credentialStatus"], "valid_from": ISSUED,
         "valid_until": ISSUED + timedelta(days=1), "achievement_name": "x"}
-    credential.build_level_credential(credential.LevelClaim(**base))
+    credential.build_level_credential(credential.LevelClaim(previous_version="none", **base))
     for override in ({"rom_digest": "sha256:abc"}, {"valid_until": ISSUED}, {"status_entry": {"type": "x"}},
                      {"evidence": [{"type": ["Evidence"]}]}):
         with pytest.raises(UsageError):
-            credential.build_level_credential(credential.LevelClaim(**{**base, **override}))
+            credential.build_level_credential(credential.LevelClaim(previous_version="none", **{**base, **override}))
 
 
 def test_inline_evidence_must_match_its_bytes() -> None:

@@ -381,8 +381,9 @@ def test_credential_names_the_images_its_games_ran_in() -> None:
         "benchmark_digest": D1, "held_out_slice_digest": D1, "evidence": [w.signed["evidence"][1]],
         "status_entry": w.signed["credentialStatus"], "valid_from": now, "valid_until": now + timedelta(days=1),
         "achievement_name": "x"}
-    with_images = credential.build_level_credential(credential.LevelClaim(**base, image_digests=image_digests(preds)))
-    without = credential.build_level_credential(credential.LevelClaim(**base))
+    with_images = credential.build_level_credential(credential.LevelClaim(previous_version="none", **base,
+                                                                            image_digests=image_digests(preds)))
+    without = credential.build_level_credential(credential.LevelClaim(previous_version="none", **base))
     assert credential.level_result(with_images)["acx:imageDigests"] == [D0, D1]  # type: ignore[index]
     assert "acx:imageDigests" not in credential.level_result(without)  # type: ignore[operator]
     signed = credential.sign_credential(with_images, w.verifier, w.verifier.verification_method, now)

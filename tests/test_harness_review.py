@@ -103,7 +103,7 @@ def _credential(preds: list[dict[str, Any]], signer: Any, review: hr.Review | No
     rating = gamerecords.rerate(preds)
     rated = [p for p in preds if gamerecords.is_rated(p)]
     level = ts.acx_level(ts.conservative(rating))
-    claim = LevelClaim(
+    claim = LevelClaim(previous_version="none",
         issuer_did=signer.did, subject_id="urn:acx:cartridge:io.example/agent@1.0.0", capability_id="build-dag",
         rating_mu=rating.mu, rating_sigma=rating.sigma, games_played=len(rated), acx_level=level,
         career_tier=ts.career_tier(level),

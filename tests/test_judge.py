@@ -53,7 +53,8 @@ class Bytes:
         self.credential = canonical(self.issue(self.verifier))
 
     def issue(self, signer: Identity) -> dict[str, Any]:
-        return issue(LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=CAP.id,
+        return issue(LevelClaim(previous_version="none",
+                                issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=CAP.id,
                                 **self.played.claims(), rom_digest=ROM, manifest_digest=MANIFEST, benchmark_id="bench",
                                 benchmark_version="1", benchmark_digest=BENCH, held_out_slice_digest=HELD,
                                 evidence=self.played.evidence(), status_entry=statuslist.status_entry(URL, INDEX),

@@ -59,7 +59,7 @@ class Issuers:
         played = self.played[key]
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
-        return canonical(issue(LevelClaim(
+        return canonical(issue(LevelClaim(previous_version="none",
             issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=CAP.id, **played.claims(),
             rom_digest=ROM, manifest_digest=MANIFEST, benchmark_id="bench", benchmark_version="1",
             benchmark_digest=BENCH, held_out_slice_digest=HELD, evidence=played.evidence(),

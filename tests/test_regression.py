@@ -177,6 +177,7 @@ def test_a_later_version_is_compared_with_the_previous_one_without_naming_it(wor
     (R about 30 -> 15) was ISSUED when nobody passed --baseline; a consumer's default trust accepted it."""
     code, first = _auto(world, world.v1, "auto-v1", "33")
     assert code == 0 and "acx:baseline" not in _cred(world, "auto-v1"), first  # the first version: no predecessor
+    assert _cred(world, "auto-v1")["acx:previousVersion"] == "none"  # and it says so
     code, worse = _auto(world, world.v2, "auto-worse", "20")
     assert code == 1 and worse["issued"] is False, worse
     (reason,) = [r for r in worse["reasons"] if r.startswith("regression:")]
@@ -185,6 +186,7 @@ def test_a_later_version_is_compared_with_the_previous_one_without_naming_it(wor
     assert code == 0, same["reasons"]
     baseline = _cred(world, "auto-same")["acx:baseline"]
     assert baseline["romDigest"] == first["romDigest"] and baseline["found"] == "ledger"
+    assert _cred(world, "auto-same")["acx:previousVersion"] == "ledger"
     v1_credential = (world.tmp / "auto-v1" / "credential.json").read_bytes()
     assert baseline["credentialDigest"] == "sha256:" + hashlib.sha256(v1_credential).hexdigest()
     # v1 again (a new run of the older version): v2's newer level is no baseline for it
@@ -246,3 +248,23 @@ def test_a_version_string_chooses_no_easier_baseline(world: RWorld, tmp_path: Pa
     assert code == 0, again["reasons"]
     code, worse = run("c", "1.2.0", "20")  # compared with 1.1.0 (the highest below), not the newest issuance
     assert code == 1 and any(r.startswith("regression:") for r in worse["reasons"]), worse
+
+
+@pytest.mark.parametrize(("said", "trust", "code"), [
+    ({"acx:previousVersion": "none"}, {}, "ok"),
+    ({"acx:previousVersion": "ledger", "acx:baseline": {"credentialDigest": "sha256:" + "a" * 64}}, {}, "ok"),
+    ({"acx:previousVersion": "ledger"}, {}, "regression_unchecked"),  # says compared, shows nothing
+    ({}, {}, "regression_unchecked"),  # a level from before 44.1: says nothing
+    ({}, {"regression": "optional"}, "relaxed"),  # ... accepted with the one-line relaxation, shown relaxed
+    ({"acx:previousVersion": "none"}, {"regression": "required"}, "regression_unchecked"),
+])
+def test_a_consumer_requires_the_previous_version_settled_by_default(said: dict[str, Any], trust: dict[str, Any],
+                                                                      code: str, tmp_path: Path) -> None:
+    """Issue 44.1, the consumer's side: before, a level that never looked at the previous version counted."""
+    from acx_oci.evaluation import seed_rules
+    from acx_oci.trust.trustfile import trust_from_dict
+
+    (check,) = seed_rules.regression(said, trust_from_dict(trust, tmp_path))
+    assert check.code == code and check.ok is (code != "regression_unchecked"), check
+    if code != "ok":
+        assert "regression" in check.message or "acx:baseline" in check.message, check

@@ -94,7 +94,7 @@ class World:
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
         claims = {**played.claims(), **override}
-        return build_level_credential(LevelClaim(
+        return build_level_credential(LevelClaim(previous_version="none",
             issuer_did=self.verifier.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id, **claims,
             rom_digest=self.pushed.rom_digest, manifest_digest=self.pushed.manifest_digest, benchmark_id="bench",
             benchmark_version="1", benchmark_digest=BENCH, held_out_slice_digest=HELD,

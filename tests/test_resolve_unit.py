@@ -53,7 +53,8 @@ class World:
         played = play_level(signer, self.pushed.rom_digest, bench, level)
         self.index += 1
         when = NOW - timedelta(hours=age_hours)
-        cred = issue(LevelClaim(issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
+        cred = issue(LevelClaim(previous_version="none",
+                                 issuer_did=signer.did, subject_id="urn:acx:cartridge:x", capability_id=cap.id,
                      **played.claims(), rom_digest=self.pushed.rom_digest,
                      manifest_digest=self.pushed.manifest_digest, benchmark_id="bench", benchmark_version=version,
                      benchmark_digest=bench, held_out_slice_digest=HELD, evidence=played.evidence(),

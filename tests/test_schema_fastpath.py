@@ -24,7 +24,7 @@ def level_credential() -> dict[str, Any]:
     v = generate_identity()
     now = datetime(2026, 11, 30, tzinfo=UTC)
     url = "https://status.example/lists/00000000-0000-4000-8000-000000000000"
-    return credential.issue(credential.LevelClaim(
+    return credential.issue(credential.LevelClaim(previous_version="none",
         issuer_did=v.did, subject_id="urn:acx:cartridge:x", capability_id="acx-cap:sha256:" + "e" * 64,
         rating_mu=33.0, rating_sigma=1.2, games_played=90, acx_level=29, career_tier="principal", pass_rate=0.5,
         rom_digest="sha256:" + "a" * 64, manifest_digest="sha256:" + "b" * 64, benchmark_id="b",

@@ -124,15 +124,35 @@ def promotion(res: dict[str, Any], trust: Trust | None) -> list[Check]:
 
 
 def regression(res: dict[str, Any], trust: Trust | None) -> list[Check]:
-    """``regression: required``: the verifier compared this version with the previous one (``acx:baseline``)."""
-    if trust is None or not trust.regression_required:
+    """No regression between versions (issue 44.1). By default a level says how its verifier settled the previous
+    version (``acx:previousVersion``), and one that had a previous version carries the comparison
+    (``acx:baseline``); ``regression: required`` asks the comparison of every level, ``regression: optional``
+    accepts a level that says nothing (issued before the verifier looked for the previous version)."""
+    if trust is None:
         return []
     base = res.get("acx:baseline")
-    if not isinstance(base, dict) or not base.get("credentialDigest"):
+    digest = base.get("credentialDigest") if isinstance(base, dict) else None
+    compared = bool(digest)
+    said = res.get("acx:previousVersion")
+    if trust.regression_required and not compared:
         return [bad("regression", reasons.REGRESSION_UNCHECKED,
                     "the trust file requires a regression check against the previous version (regression: "
                     "required); this credential carries none (no acx:baseline)")]
-    return [ok("regression", f"checked against the previous version's credential {base['credentialDigest']}")]
+    if compared:
+        return [ok("regression", f"checked against the previous version's credential {digest}")]
+    if said in ("none", "own-level", "replay"):
+        why = {"none": "the verifier had no level of an earlier version",
+               "own-level": "this ROM's own level was attested again", "replay": "a replay of another run"}[said]
+        return [ok("regression", f"no previous version to compare with: {why}")]
+    if said in ("named", "ledger"):
+        return [bad("regression", reasons.REGRESSION_UNCHECKED,
+                    f"the credential says its previous version was {said} but carries no comparison (acx:baseline)")]
+    if trust.regression_optional:
+        return [relaxed("regression", f"no word on the previous version; accepted: {RELAXED} (regression: optional)")]
+    return [bad("regression", reasons.REGRESSION_UNCHECKED,
+                "the credential does not say whether its verifier compared this version with the previous one "
+                "(issued before that check was the default); add 'regression: optional' to the trust file to "
+                "accept such levels")]
 
 
 def tamper_checks(res: dict[str, Any], trust: Trust) -> list[Check]:

@@ -128,6 +128,10 @@ class LevelClaim:
     # cooldown rule the verifier applied (acx:cooldownScope: "rom" or "rom+claim"); None: not said (older states).
     attempt: AttemptCount | None = None
     cooldown_scope: str | None = None
+    # How the verifier settled the previous version (acx:previousVersion, issue 44.1): "named" or "ledger" (it
+    # was compared: acx:baseline), "none" (no level of another version), "own-level" (this ROM had one), "replay"
+    # (a model replay decides no version); None: not said (issued before 44.1).
+    previous_version: str | None = None
 
 
 def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
@@ -181,6 +185,7 @@ def build_level_credential(claim: LevelClaim) -> dict[str, Any]:
         **({"acx:imageDigests": sorted(set(c.image_digests))} if c.image_digests else {}),
         **({"acx:attempt": c.attempt.to_json()} if c.attempt else {}),
         **({"acx:cooldownScope": c.cooldown_scope} if c.cooldown_scope else {}),
+        **({"acx:previousVersion": c.previous_version} if c.previous_version else {}),
         # Further acx: fields (attest --baseline: acx:heldInR and acx:baseline).
         **{k: v for k, v in (c.extra or {}).items() if k.startswith("acx:")},
     }

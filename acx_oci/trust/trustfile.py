@@ -132,6 +132,9 @@ class Trust:
     uncertified_exams: bool = False  # uncertifiedExams: allow
     post_cutoff: PostCutoff | None = None  # top-level postCutoff (a benchmark's own wins); None: the default rule
     regression_required: bool = False  # regression: required
+    # regression: optional accepts a level that does not say how the previous version was settled (issued before
+    # issue 44.1); by default it must say (acx:previousVersion) and, when there was one, carry the comparison
+    regression_optional: bool = False
     classification_required: bool = False  # classification: {required: true}
     refused_relaxations: tuple[str, ...] = ()  # examRelaxations: {refuse: [...]}
     tamper_checks_optional: bool = False  # tamperChecks: optional (default: required for in-process grades)
@@ -266,6 +269,7 @@ def trust_from_dict(data: Any, folder: Path, source: str = "trust file") -> Trus
         uncertified_exams=(data.get("uncertifiedExams") == "allow"),
         post_cutoff=post_cutoff_from(data.get("postCutoff")),
         regression_required=(data.get("regression") == "required"),
+        regression_optional=(data.get("regression") == "optional"),
         classification_required=bool((data.get("classification") or {}).get("required", False)),
         refused_relaxations=tuple(str(r) for r in (data.get("examRelaxations") or {}).get("refuse") or ()),
         tamper_checks_optional=(data.get("tamperChecks") == "optional"),

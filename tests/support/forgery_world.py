@@ -96,7 +96,7 @@ def make_world() -> World:
     evidence += [credential.evidence_item(canonical(e), game=i + 2) for i, e in enumerate(envelopes[1:])]
     mu, sigma = 33.0312, 1.2321
     level, tier = credential.level_for(mu, sigma)
-    unsigned = credential.build_level_credential(credential.LevelClaim(
+    unsigned = credential.build_level_credential(credential.LevelClaim(previous_version="none",
         issuer_did=VERIFIER_DID, subject_id=SUBJECT, capability_id="build-dag-0123abcd", rating_mu=mu,
         rating_sigma=sigma, games_played=90, acx_level=level, career_tier=tier, pass_rate=0.6, rom_digest=ROM,
         manifest_digest=MANIFEST, benchmark_id="acx-bench-dag-de", benchmark_version="2026.07.1",

@@ -52,6 +52,7 @@ class Loaded:
     # the skill its own run recorded
     baseline_auto: bool = False
     baseline_solver: Solver | None = None
+    previous_version: str = "named"  # acx:previousVersion: named, ledger, none, own-level or replay
 
     @property
     def runtime(self) -> dict[str, Any] | None:
@@ -119,12 +120,11 @@ def load(req: AttestRequest, cart_ref: Reference, cart_store: Store, bench_ref: 
     solver_desc = req.solver.descriptor() if req.solver is not None else \
         {"name": "rom", "version": 1, "runtimeDigest": runtime_digest(runtime) if runtime else None}
     baseline_ref = req.baseline.ref or regr.policy_baseline(cart.rom)
-    if baseline_ref is None and replay is None:  # a replay reproduces a run; it decides no new version
-        found = _predecessor(req, cart, remote, solver_desc)
-        if found is not None:
-            return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem,
-                          setup, found[0], True, found[1])
-    if baseline_ref and req.solver is not None and req.baseline.solver is None:
+    if baseline_ref is None:
+        ref, solver, why = _predecessor(req, cart, remote, solver_desc) if replay is None else (None, None, "replay")
+        return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem,
+                      setup, ref, ref is not None, solver, why)
+    if req.solver is not None and req.baseline.solver is None:
         raise UsageError("attest --baseline with the reference solver needs --baseline-competence N "
                          "(the baseline's simulated skill)")
     return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem, setup,
@@ -132,7 +132,7 @@ def load(req: AttestRequest, cart_ref: Reference, cart_store: Store, bench_ref: 
 
 
 def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBenchmark,
-                 solver_desc: dict[str, Any]) -> tuple[str, Solver | None] | None:
+                 solver_desc: dict[str, Any]) -> tuple[str | None, Solver | None, str]:
     """The previous version this verifier issued a level to (its ledger: same id, capability and benchmark,
     another ROM, not revoked), and the solver that replays it: the reference solver at the skill its run
     recorded, or None for the ROM solver (the baseline's own ROM plays)."""
@@ -141,18 +141,18 @@ def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBen
                       issuer=req.verifier.did, solver=solver_desc, cartridge_id=str(cart.id),
                       capability_id=str(remote.capability["id"]), cartridge_version=str(cart.version))
     with Ledger(req.state_dir) as ledger:
-        prev = ledger.predecessor(subject)
+        prev, why = ledger.predecessor(subject)
     if prev is None:
-        return None
+        return None, None, why
     if prev.solver.get("name") != "reference":
-        return prev.cartridge_ref, None
+        return prev.cartridge_ref, None, why
     competence = prev.solver.get("competence")
     if req.baseline.solver is not None:  # --baseline-competence: the verifier's word wins
-        return prev.cartridge_ref, req.baseline.solver
+        return prev.cartridge_ref, req.baseline.solver, why
     if not isinstance(competence, (int, float)) or isinstance(competence, bool):
         raise UsageError(f"attest: the previous version {prev.cartridge_ref} (found in the ledger) is a simulation "
                          "whose skill the ledger does not record (a rebuilt state?): give --baseline-competence N")
-    return prev.cartridge_ref, ReferenceSolver(float(competence))
+    return prev.cartridge_ref, ReferenceSolver(float(competence)), why
 
 
 def _static_problems(req: AttestRequest, loaded: Loaded) -> list[str]:

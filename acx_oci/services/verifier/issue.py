@@ -125,7 +125,7 @@ def _claim(loaded: Loaded, plan: Plan, verdict: IssueDecision, evidence: list[di
         extra={**verdict.played.held_in, **tx.credential_fields(model, result.games, verdict.replay),
                "acx:harnessReview": result.review.to_json(), **_customer_exams(plan, result),
                **_grading(result)},
-        attempt=count, cooldown_scope=scope)
+        attempt=count, cooldown_scope=scope, previous_version=loaded.previous_version)
 
 
 def _grading(result: engine.Result) -> dict[str, Any]:

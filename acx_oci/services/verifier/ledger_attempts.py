@@ -284,16 +284,17 @@ class AttemptsMixin:
             rows = self.db.execute("SELECT * FROM attempts WHERE rom_digest = ? ORDER BY id", (rom_digest,)).fetchall()
         return [attempt_row(r) for r in rows]
 
-    def predecessor(self, subject: Subject) -> Attempt | None:
+    def predecessor(self, subject: Subject) -> tuple[Attempt | None, str]:
         """The level a new version is compared with (issue 44.1): of this issuer's issued, unrevoked levels on
         the same cartridge id, capability and benchmark, on another ROM and played by the same kind of solver,
         the one with the highest version not above the new one (the newest of equal versions: a respin is
         compared). A new ROM whose version string is below every level's is compared with the highest of them
         (declaring a low version dodges nothing); a ROM that has a level of its own (an older version attested
         again) has no baseline.
-        Versions the ledger does not know (rows from before it kept them) go by issuance, newest first."""
+        Versions the ledger does not know (rows from before it kept them) go by issuance, newest first.
+        The second value says which: ``ledger`` (found), ``none`` or ``own-level`` (acx:previousVersion)."""
         if subject.cartridge_id is None or subject.capability_id is None:
-            return None
+            return None, "none"
         rows = self.db.execute(
             "SELECT a.* FROM attempts a WHERE a.state = 'issued' AND a.credential_id IS NOT NULL AND a.issuer = ?"
             " AND a.cartridge_id = ? AND a.capability_id = ? AND a.benchmark_id = ? AND a.benchmark_version = ?"
@@ -305,14 +306,16 @@ class AttemptsMixin:
         found = [a for a in map(attempt_row, rows) if a.solver.get("name") == kind]
         new = version_key(subject.cartridge_version)
         known = [(version_key(a.cartridge_version), a) for a in found]
+        if not found:
+            return None, "none"
         if new is None or any(k is None for k, _ in known):
-            return found[0] if found else None
+            return found[0], "ledger"
         below = [(k, a) for k, a in known if k is not None and k <= new]
         if below:  # rows are newest first: max() keeps the first of equal versions
-            return max(below, key=lambda ka: ka[0])[1]
-        if not known or self._rom_has_level(subject):
-            return None
-        return max(known, key=lambda ka: ka[0] or ())[1]
+            return max(below, key=lambda ka: ka[0])[1], "ledger"
+        if self._rom_has_level(subject):
+            return None, "own-level"
+        return max(known, key=lambda ka: ka[0] or ())[1], "ledger"
 
     def _rom_has_level(self, subject: Subject) -> bool:
         """Whether this issuer issued this very ROM an unrevoked level on this benchmark before."""
