@@ -242,9 +242,8 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
                    "issuer. Default: the ROM's policy.verification.regression.baseline, else the previous version "
                    "this verifier's ledger has a level for (none for a first version).")
 @click.option("--baseline-competence", type=float,
-              help="Reference solver with --baseline: the baseline's simulated skill (required with --competence). "
-                   "Without --baseline, the previous version the ledger finds replays at the skill its run "
-                   "recorded; this overrides it.")
+              help="Reference solver: the baseline's simulated skill (required with --baseline; a baseline the "
+                   "ledger finds replays at the skill its run recorded, unless this is given).")
 @click.option("--regression-tolerance", type=click.FloatRange(min=0), default=DEFAULT_TOLERANCE, show_default=True,
               help="With --baseline: what a ROM's acceptIf reads as 'tolerance' (levels of R). The default rule "
                    "(no-regression) reads none: NOT ISSUED regression when the new version is worse with "
@@ -281,7 +280,7 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     Pulls both by digest, requires an intact ROM signature and an issuer
     independent of the cartridge, draws the held-out tasks in the order fixed
     by the ROM digest, rates every game with TrueSkill and issues a signed
-    level credential only if sigma < 1.5 over at least 30 games.
+    level credential only if sigma < 1.5 over >= 30 games (looser: a look).
 
     The ROM solver (default) runs the ROM's own runtime.command for every
     task inside bubblewrap (no network, unprivileged, read-only /rom, a fresh
@@ -290,15 +289,9 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
     NOT ISSUED containment_unproven. `acx-oci sandbox check` runs the probes
     alone.
 
-    Regression acceptance: with a baseline (--baseline, the ROM's policy, or by
-    default the previous version this verifier's ledger has a level for) the
-    new and the baseline ROM also play the public slice, compared with the
-    baseline's credential from this issuer: a drop the default rule (or the
-    ROM's acceptIf) refuses -> NOT ISSUED regression.
-
-    The gate's floor: sigma < 1.5 over >= 30 games. --sigma-max above 1.5 or
-    --min-games below 30 makes the run a look (below_floor): played and shown,
-    no credential, no attempt counted, nothing pushed.
+    With a baseline (--baseline, the ROM's policy, else the previous version
+    this verifier's ledger has a level for) both ROMs also play the public
+    slice: a drop the ROM's acceptIf refuses -> NOT ISSUED regression.
 
     With --model-replay DIR an auditor (a second verifier the benchmark was
     also sealed to) replays a model-calling run from the transcripts the first
