@@ -146,7 +146,7 @@ def populate(host: str, repo: str, n: int, workdir: Path, per_record: bool = Fal
                      benchmark_id="acx-bench-dag-de", benchmark_version="2026.07.1", benchmark_digest=BENCH_DIGEST,
                      held_out_slice_digest=HELD_OUT, evidence=evidence, status_entry=statuslist.status_entry(url, idx),
                      valid_from=now - timedelta(seconds=i), valid_until=now + timedelta(days=365),
-                     achievement_name="ACX Level — build-dag"), verifier)
+                     achievement_name="ACX Level — build-dag", previous_version="none"), verifier)
         creds[i] = cred
 
     def manifest(i: int) -> None:
