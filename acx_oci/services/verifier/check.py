@@ -48,11 +48,16 @@ class Loaded:
     model_problem: str | None  # the ROM calls a model the verifier has no entry for: NOT ISSUED, not refused
     setup: ModelSetup | None
     baseline_ref: str | None
-    # the baseline found in the ledger (no --baseline, no policy): the previous version, and for a simulation
-    # the skill its own run recorded
-    baseline_auto: bool = False
+    # the baseline's simulation (--baseline-competence, or for a baseline the ledger found the skill its own run
+    # recorded), and how the previous version was settled (acx:previousVersion: named, ledger, none, own-level
+    # or replay)
     baseline_solver: Solver | None = None
-    previous_version: str = "named"  # acx:previousVersion: named, ledger, none, own-level or replay
+    previous_version: str = "named"
+
+    @property
+    def baseline_auto(self) -> bool:
+        """The baseline is the previous version the ledger found (no --baseline, no policy named one)."""
+        return self.previous_version == "ledger"
 
     @property
     def runtime(self) -> dict[str, Any] | None:
@@ -123,12 +128,12 @@ def load(req: AttestRequest, cart_ref: Reference, cart_store: Store, bench_ref: 
     if baseline_ref is None:
         ref, solver, why = _predecessor(req, cart, remote, solver_desc) if replay is None else (None, None, "replay")
         return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem,
-                      setup, ref, ref is not None, solver, why)
+                      setup, ref, solver, why)
     if req.solver is not None and req.baseline.solver is None:
         raise UsageError("attest --baseline with the reference solver needs --baseline-competence N "
                          "(the baseline's simulated skill)")
     return Loaded(cart_ref, cart_store, bench_store, cart, remote, solver_desc, model_entry, model_problem, setup,
-                  baseline_ref, False, req.baseline.solver)
+                  baseline_ref, req.baseline.solver)
 
 
 def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBenchmark,
