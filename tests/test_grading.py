@@ -278,3 +278,33 @@ def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path
         assert not strict and len(cases) == 2  # tests="5", two testcases
         cases, ok = parse_junit(tmp_path / "r.xml", summary_total(res.stdout))
         assert ok and {c.outcome for c in cases} == want, res.stdout[-400:]
+
+
+
+def test_pytests_summary_survives_the_capture_of_a_long_run(tmp_path: Path) -> None:
+    """pyparsing 51560caba5's untouched tree (1928 tests, 2008 subtests) printed over 64 KiB of tracebacks; the
+    sandbox kept the head only, pytest's summary line was lost, the report's subtest count could not be
+    checked, and certification called it a harness lane error ("the report contradicts pytest's exit
+    status"). The sandbox keeps the tail too (:class:`Capture`): the same run's report is sound."""
+    import subprocess
+    import sys
+
+    from acx_oci.sandbox.capture import MAX_CAPTURE, Capture
+    from acx_oci.sandbox.grader import parse_junit, summary_total
+
+    if int(pytest.__version__.split(".")[0]) < 9:
+        pytest.skip("needs pytest 9+ (subtests in the core)")
+    (tmp_path / "test_long.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(4):\n"
+        "            with self.subTest(i=i):\n                self.assertNotEqual(i, 2, 'x' * 100_000)\n\n"
+        "    def test_ok(self):\n        pass\n")
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml",
+                          str(tmp_path / "r.xml"), str(tmp_path / "test_long.py")], capture_output=True,
+                         cwd=tmp_path, timeout=120, check=False)
+    assert res.returncode == 1 and len(res.stdout) > MAX_CAPTURE
+    assert not parse_junit(tmp_path / "r.xml", summary_total(res.stdout[:MAX_CAPTURE]))[1]  # the head alone
+    kept = Capture()
+    for at in range(0, len(res.stdout), 65536):
+        kept.add(res.stdout[at:at + 65536])
+    cases, ok = parse_junit(tmp_path / "r.xml", summary_total(kept.value()))
+    assert ok and len(cases) == 2 and len(kept.value()) < MAX_CAPTURE + 20 * 1024

@@ -17,7 +17,6 @@ anything a hostile program does to a process of the same sandbox uid (see :mod:`
 from acx_oci.errors import SandboxError, SandboxUnavailable
 from acx_oci.sandbox.bwrap import (
     INSIDE_UID,
-    MAX_CAPTURE,
     SandboxResult,
     SandboxSpec,
     build_argv,
@@ -29,6 +28,7 @@ from acx_oci.sandbox.bwrap import (
     run,
     staging_dir,
 )
+from acx_oci.sandbox.capture import MAX_CAPTURE
 from acx_oci.sandbox.grader import (
     GameOutcome,
     GradeResult,

@@ -39,10 +39,10 @@ from types import MappingProxyType
 from typing import IO, Literal
 
 from acx_oci.errors import SandboxError, SandboxUnavailable
+from acx_oci.sandbox.capture import Capture
 
 INSIDE_UID = 10000
 NOBODY = 65534
-MAX_CAPTURE = 64 * 1024
 #: Host /etc entries a dynamically linked python needs; nothing secret (no passwd, shadow, ssh, ssl keys).
 ETC_ALLOW = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "python3", "python3.11",
              "nsswitch.conf", "mime.types")
@@ -95,7 +95,7 @@ class SandboxSpec:
 
 @dataclass(frozen=True)
 class SandboxResult:
-    """What came back; stdout/stderr keep at most :data:`MAX_CAPTURE` bytes each (the head)."""
+    """What came back; stdout/stderr keep their head and tail (:class:`~acx_oci.sandbox.capture.Capture`)."""
 
     returncode: int
     stdout: bytes
@@ -391,13 +391,13 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
         if not isinstance(stdin, int):
             stdin.close()
     deadline = t0 + limit
-    bufs: dict[int, bytearray] = {}
+    bufs: dict[int, Capture] = {}
     timed_out = False
     assert proc.stdout is not None and proc.stderr is not None
     with selectors.DefaultSelector() as sel:
         for stream in (proc.stdout, proc.stderr):
             sel.register(stream, selectors.EVENT_READ)
-            bufs[stream.fileno()] = bytearray()
+            bufs[stream.fileno()] = Capture()
         while sel.get_map():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -409,9 +409,7 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue
-                buf = bufs[fd]
-                if len(buf) < MAX_CAPTURE:  # keep the head, keep draining so the child never blocks
-                    buf.extend(chunk[: MAX_CAPTURE - len(buf)])
+                bufs[fd].add(chunk)  # drained to the end, so the child never blocks; head and tail kept
     if not timed_out:
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -421,7 +419,7 @@ def run(spec: SandboxSpec, argv: Sequence[str], *, time_seconds: float | None = 
     _kill_group(proc.pid)  # on timeout: the sandbox; otherwise: leftovers in bwrap's group, if any
     proc.wait()
     _await_namespace_end(info_r)
-    out, err = bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()])
+    out, err = bufs[proc.stdout.fileno()].value(), bufs[proc.stderr.fileno()].value()
     proc.stdout.close()
     proc.stderr.close()
     return SandboxResult(proc.returncode, out, err, timed_out, time.monotonic() - t0, *usage)

@@ -156,6 +156,10 @@ class GradeResult:
             return f"the grader collected no test (pytest exit {self.returncode}): {said}"
         if self.returncode in (0, 1) and not self.report_ok:
             bad = len(self.failing())
+            if _consistent(self.returncode, self.tests):  # the outcomes agree with the exit: a count does not
+                summary = summary_total(self.stdout)
+                return (f"the report's test count does not add up: {len(self.tests)} test cases, and pytest's "
+                        f"summary {'counts ' + str(summary) if summary is not None else 'line was not found'}")
             return (f"the report contradicts pytest's exit status (exit {self.returncode}, {bad} of "
                     f"{len(self.tests)} tests failed or errored in the report)")
         return None
