@@ -6,8 +6,9 @@ Pipeline (nothing large is held in memory; the layer streams through two hashers
     no ./dev, no pax/xattr records -> sha256 (diff_id) -> gzip (mtime 0, no name) -> sha256 (layer digest)
 
 The image is an ordinary OCI image manifest (``application/vnd.oci.image.manifest.v1+json``, no
-``artifactType``): one ``tar+gzip`` layer and an image config with ``rootfs.diff_ids``, so ``skopeo inspect``
-and ``skopeo copy`` treat it like any container image. The installed-package list (dpkg status, ``name=version``
+``artifactType``): one ``tar+gzip`` layer (three with a Python environment: :mod:`acx_oci.envimage.layers`) and
+an image config with ``rootfs.diff_ids``, so ``skopeo inspect`` and ``skopeo copy`` treat it like any container
+image. The installed-package list (dpkg status, ``name=version``
 lines) travels as the manifest annotation :data:`ANN_PACKAGES`; the build writes ``/etc/acx-oci-image`` (suite
 and requested packages), a file only such images contain.
 """
@@ -54,7 +55,8 @@ _ARCH = {"amd64": "amd64", "arm64": "arm64", "i386": "386", "armhf": "arm", "arm
 
 @dataclass
 class BuiltImage:
-    """What a build pushed (or would push): digests, sizes, the package list and timings."""
+    """What a build pushed (or would push): digests, sizes, the package list and timings; the ``layer*`` fields
+    describe the Debian root's layer (an image with a Python environment has two more, :attr:`layers`)."""
 
     reference: str
     manifest_digest: str
@@ -71,6 +73,8 @@ class BuiltImage:
     seconds: dict[str, float] = field(default_factory=dict)
     #: With ``--spec``: what the Python environment left out (the package under test), its date and notes.
     python_env: dict[str, Any] = field(default_factory=dict)
+    #: Every layer, the Debian root's first (the ``layer*`` fields above describe it): digest, size, diffId.
+    layers: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The ``env build --json`` document: digests, sizes and timings (the package count, not the list)."""
@@ -80,7 +84,7 @@ class BuiltImage:
                 "diffId": self.diff_id,
                 "uncompressedSize": self.uncompressed_size, "entries": self.entries, "suite": self.suite,
                 "include": self.include, "sourceDateEpoch": self.epoch, "packages": len(self.packages),
-                "seconds": self.seconds}
+                "layers": self.layers, "seconds": self.seconds}
 
 
 def resolve_epoch(epoch: int | None) -> int:
@@ -288,65 +292,80 @@ def repack(src_tar: Path, out_gz: Path, *, epoch: int) -> Layer:
     return Layer(out_gz, outer.digest, outer.size, inner.digest, inner.size, len(order), packages)
 
 
-def image_config(layer: Layer, *, epoch: int, suite: str, include: Sequence[str],
-                 created_by: str | None = None) -> bytes:
-    """The OCI image config: architecture/os, ``rootfs.diff_ids``, a fixed ``created`` and history."""
+def image_config(layers: Sequence[Layer], *, epoch: int, suite: str, include: Sequence[str],
+                 created_by: Sequence[str] = ()) -> bytes:
+    """The OCI image config: architecture/os, ``rootfs.diff_ids`` (one per layer), a fixed ``created`` and
+    history (``created_by``: one line per layer; default: the Debian root's)."""
     created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    said = list(created_by) or [f"mmdebstrap --variant=apt --include={','.join(include)} --skip=output/dev {suite} "
+                                "(acx-oci env build)"]
     doc = {
         "architecture": oci_arch(), "os": "linux", "created": created,
         "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"], "Cmd": ["/bin/sh"]},
-        "rootfs": {"type": "layers", "diff_ids": [layer.diff_id]},
-        "history": [{"created": created, "created_by": created_by or f"mmdebstrap --variant=apt --include="
-                                                                   f"{','.join(include)} --skip=output/dev {suite} "
-                                                                   "(acx-oci env build)"}],
+        "rootfs": {"type": "layers", "diff_ids": [layer.diff_id for layer in layers]},
+        "history": [{"created": created, "created_by": line} for line in said],
     }
     return dump(doc)
 
 
-def image_manifest(config: Descriptor, layer: Descriptor, annotations: dict[str, str]) -> bytes:
+def image_manifest(config: Descriptor, layers: Sequence[Descriptor], annotations: dict[str, str]) -> bytes:
     """A plain OCI image manifest (no ``artifactType``): what any container tool expects."""
     return dump({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "config": config.to_json(),
-                 "layers": [layer.to_json()], "annotations": annotations})
+                 "layers": [layer.to_json() for layer in layers], "annotations": annotations})
 
 
-def push_image(store: Store, layer: Layer, config: bytes, annotations: dict[str, str],
+def push_image(store: Store, layers: Sequence[Layer], config: bytes, annotations: dict[str, str],
                tag: str | None) -> tuple[str, str]:
-    """Push layer (streamed from disk), config and manifest; returns (manifest digest, config digest)."""
-    layer_desc = store.push_blob_file(layer.path, MEDIA_LAYER_GZIP)
-    if layer_desc.digest != layer.digest:
-        raise UsageError(f"layer changed while pushing: {layer.digest} became {layer_desc.digest}")
+    """Push the layers (streamed from disk), config and manifest; returns (manifest digest, config digest)."""
+    descs = []
+    for layer in layers:
+        desc = store.push_blob_file(layer.path, MEDIA_LAYER_GZIP)
+        if desc.digest != layer.digest:
+            raise UsageError(f"layer changed while pushing: {layer.digest} became {desc.digest}")
+        descs.append(desc)
     config_desc = store.push_blob(config, MEDIA_CONFIG)
-    raw = image_manifest(config_desc, layer_desc, annotations)
+    raw = image_manifest(config_desc, descs, annotations)
     desc = store.push_manifest(raw, MEDIA_MANIFEST, tag)
     return desc.digest, config_desc.digest
 
 
 def image_from_tar(src_tar: Path, ref: str, *, suite: str, include: Sequence[str], epoch: int,
-                   store_options: StoreOptions | None = None, workdir: Path | None = None,
-                   annotations: dict[str, str] | None = None, created_by: str | None = None,
-                   also: str | None = None) -> BuiltImage:
-    """Repack an mmdebstrap tar and push it to ``ref`` (registry or ``oci:`` layout); ``annotations`` join the
-    manifest's (the Python environment's, :mod:`acx_oci.envimage.pyenv`); ``also``: a second tag (:func:`also_tag`)."""
-    reference = parse_reference(ref)
-    if reference.digest:
-        raise UsageError(f"{ref}: push to a tag or a bare repository, not a digest")
+                   store_options: StoreOptions | None = None, workdir: Path | None = None) -> BuiltImage:
+    """Repack an mmdebstrap tar and push it to ``ref`` (registry or ``oci:`` layout) as a one-layer image."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="acx-envimg-", dir=workdir) as tmp:
         layer = repack(src_tar, Path(tmp) / "layer.tar.gz", epoch=epoch)
-        t1 = time.monotonic()
-        config = image_config(layer, epoch=epoch, suite=suite, include=include, created_by=created_by)
-        created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        notes = {ANN_SUITE: suite, ANN_INCLUDE: ",".join(include), ANN_CREATED: created,
-                 ANN_PACKAGES: "\n".join(layer.packages), **(annotations or {})}
-        with open_store(reference, store_options) as store:
-            digest, config_digest = push_image(store, layer, config, notes, reference.tag)
-        t2 = time.monotonic()
+        built = image_from_layers([layer], ref, suite=suite, include=include, epoch=epoch,
+                                  store_options=store_options)
+    built.seconds = {"repack": round(time.monotonic() - t0 - built.seconds["push"], 2), **built.seconds}
+    return built
+
+
+def image_from_layers(layers: Sequence[Layer], ref: str, *, suite: str, include: Sequence[str], epoch: int,
+                      store_options: StoreOptions | None = None, annotations: dict[str, str] | None = None,
+                      created_by: Sequence[str] = (), also: str | None = None) -> BuiltImage:
+    """Push ``layers`` (the first the Debian root, whose package list is annotated) as one image to ``ref``;
+    ``annotations`` join the manifest's (the Python environment's, :mod:`acx_oci.envimage.pyenv`); ``also``: a
+    second tag (:func:`also_tag`)."""
+    reference = parse_reference(ref)
+    if reference.digest:
+        raise UsageError(f"{ref}: push to a tag or a bare repository, not a digest")
+    t1 = time.monotonic()
+    base = layers[0]
+    config = image_config(layers, epoch=epoch, suite=suite, include=include, created_by=created_by)
+    created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    notes = {ANN_SUITE: suite, ANN_INCLUDE: ",".join(include), ANN_CREATED: created,
+             ANN_PACKAGES: "\n".join(base.packages), **(annotations or {})}
+    with open_store(reference, store_options) as store:
+        digest, config_digest = push_image(store, layers, config, notes, reference.tag)
+    t2 = time.monotonic()
     if also:
         also_tag(ref, also, digest, store_options)
     pinned = str(reference.with_digest(digest)) if not reference.tag else f"{reference}@{digest}"
-    return BuiltImage(pinned, digest, config_digest, layer.digest, layer.size, layer.diff_id,
-                      layer.uncompressed_size, layer.entries, layer.packages, suite, list(include), epoch,
-                      {"repack": round(t1 - t0, 2), "push": round(t2 - t1, 2)})
+    return BuiltImage(pinned, digest, config_digest, base.digest, base.size, base.diff_id,
+                      base.uncompressed_size, base.entries, base.packages, suite, list(include), epoch,
+                      {"push": round(t2 - t1, 2)},
+                      layers=[{"digest": x.digest, "size": x.size, "diffId": x.diff_id} for x in layers])
 
 
 def build_image(ref: str, *, suite: str, include: Sequence[str], epoch: int | None = None,

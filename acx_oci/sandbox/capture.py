@@ -23,6 +23,7 @@ class Capture:
         self.dropped = 0
 
     def add(self, chunk: bytes) -> None:
+        """Take the next bytes read from the stream."""
         room = MAX_CAPTURE - len(self.head)
         if room > 0:
             self.head.extend(chunk[:room])
@@ -36,6 +37,7 @@ class Capture:
             self.dropped += over
 
     def value(self) -> bytes:
+        """What is kept: the head, the marker line (when bytes fell between) and the tail."""
         if not self.dropped:
             return bytes(self.head + self.tail)
         return bytes(self.head) + f"\n[acx-oci: {self.dropped} bytes of output left out]\n".encode() + bytes(self.tail)
