@@ -585,11 +585,20 @@ def test_a_plugin_that_imports_the_package_under_test_does_not_refuse_the_enviro
                                   keep_tar=root_tar(tmp_path_factory, PACKAGES), include=PACKAGES,
                                   find_links=[tmp / "links"])
     assert built.python_env["pytestImports"] == "attr"
-    _plugin_importing(tmp / "links", "yaml")  # anything else the plugin lacks still refuses the image
+
+
+def test_a_runner_that_misses_anything_but_the_package_under_test_still_refuses_the_image() -> None:
+    """The other side of the rule above: a plugin that misses some other module is a harness that cannot run."""
+    from acx_oci.envimage.lock import Pinned
+
+    pins = [Pinned("pytest", "9.2.0", "pytest-9.2.0-py3-none-any.whl", "0" * 64)]
+    said = {"python": "3.11.2", "runs": "exit 3: E   ModuleNotFoundError: No module named 'yaml'",
+            "runsMissing": "yaml"}
+    assert pyenv.runner_needs(said, {"attr", "attrs"}) == said
     with pytest.raises(UsageError, match=r"cannot run a one-line test .*No module named 'yaml'"):
-        pyenv.build_env_image(f"oci:{tmp / 'layout'}:y", {**spec, "resolvedAsOf": None}, epoch=1_700_000_000,
-                              keep_tar=root_tar(tmp_path_factory, PACKAGES), include=PACKAGES,
-                              find_links=[tmp / "links"])
+        pyenv.pytest_check(pyenv.runner_needs(said, {"attr", "attrs"}), pins, ["attr", "attrs"])
+    needs = pyenv.runner_needs({**said, "runsMissing": "attr._make"}, {"attr", "attrs"})
+    assert needs["runs"] is None and pyenv.pytest_check(needs, pins, ["attr", "attrs"]) == "attr"
 
 
 @pytest.mark.slow
