@@ -229,3 +229,29 @@ def test_out_inside_the_suite_is_refused(tmp_path: Path) -> None:
 
 
 # Certifying all of bench-py (150 exams) is tests/test_real_agent_page.py's job: the page it runs does it once.
+
+
+def test_a_grader_that_names_the_fixs_new_api_publishes_no_solution() -> None:
+    """attrs 112dd1d498 (a repository nobody here had used): its tests import and name what the fix adds
+    (``ClassProps.Hashability``), as the fix's one-line alias does, and the exam was refused at publication.
+    A grader file leaks when it holds most of one long run of the fix's new code or most of all of it."""
+    from pathlib import Path
+
+    from acx_oci.services.exams.exposure import grader_leaks, reference_new
+    from acx_oci.services.exams.source import ExamSource
+
+    base = "class ClassProps:\n    pass\n\n\nWEIGHT = 1\n"
+    body = "".join(f"def rule_{i}(self, other):\n    return self.weight_{i} * other.weight_{i} + {i}\n"
+                   for i in range(6))
+    fix = "class ClassProps:\n    pass\n\n\nHashability = ClassProps.Hashability\nWEIGHT = 1\n" + body
+    src = ExamSource(Path("."), "x", {}, None, {}, {"m.py": base}, "", {}, {}, {"m.py": fix})
+    test = "def test_h():\n    p = ClassProps(hashability=ClassProps.Hashability.UNHASHABLE)\n"
+    assert mx.leaks(reference_new(src, code=True), {"grader/tests/test_m.py": test})  # the check before: a leak
+    assert grader_leaks(src, {"grader/tests/test_m.py": test}) == []  # the new API, named
+    (found,) = grader_leaks(src, {"grader/tests/test_m.py": test + fix})  # the fix's body in the test: a leak
+    assert found["rule"] == "reference-new-content" and found["file"] == "grader/tests/test_m.py"
+    small = ExamSource(Path("."), "y", {}, None, {}, {"m.py": "def f(x):\n    pass\n"}, "", {}, {},
+                       {"m.py": "def f(x):\n    return max(0, min(10, x)) + 1\n"})
+    assert grader_leaks(small, {"grader/t.py": "assert f(3) == max(0, min(10, 3)) + 1\n"}) == []  # not verbatim
+    (whole,) = grader_leaks(small, {"grader/t.py": "def g(x):\n    return max(0, min(10, x)) + 1\n"})
+    assert whole["file"] == "grader/t.py"  # a small fix quoted whole by its test

@@ -6,6 +6,9 @@ not already say. Used by the gold stage (``referenceNotLeaked``, ``graderHidden`
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 from acx_oci.model import exam as mx
 from acx_oci.services.exams.source import ExamSource
 
@@ -36,6 +39,27 @@ def reference_new(src: ExamSource, *, code: bool = False) -> dict[bytes, int]:
         context = mx.held(mx.windows(runs), public)
         runs = [r for n, r in enumerate(runs) if n not in context]
     return mx.windows(runs)
+
+
+#: A run of the fix's new code this long (in windows: some 95 bytes of tokens, two or three lines) is a solution
+#: on its own in a grader file; a shorter one counts only with the rest of the fix's new code.
+ALONE = 64
+
+
+def grader_leaks(src: ExamSource, grader: dict[str, str]) -> list[dict[str, Any]]:
+    """The publication scan's findings for grader files: the fix's new code in tests that are published.
+
+    Upstream's tests name the API the fix adds: attrs 112dd1d498's test imports ``from attr._make import
+    ClassProps`` and writes ``hashability=ClassProps.Hashability.UNHASHABLE``, what the fix's one-line alias
+    ``Hashability = ClassProps.Hashability`` says too, and the exam was refused as publishing its solution. A
+    grader file leaks when it holds most of one long run (a function body) or most of the fix's new code in
+    all (a small fix, such as a one-line ``return``, quoted whole by its test)."""
+    wins = reference_new(src, code=True)
+    size = Counter(wins.values())
+    found = mx.leaks({w: n for w, n in wins.items() if size[n] >= ALONE}, grader)
+    named = {f["file"] for f in found}
+    whole = mx.leaks(dict.fromkeys(wins, 0), {p: t for p, t in grader.items() if p not in named})
+    return found + whole
 
 
 def as_imported(src: ExamSource) -> bool:

@@ -30,7 +30,7 @@ from acx_oci.services.exams.diagnosis import short_ids as _short
 from acx_oci.services.exams.diagnosis import why_reference_fails
 from acx_oci.services.exams.environments import environment_facts
 from acx_oci.services.exams.evaluation import evaluate
-from acx_oci.services.exams.exposure import as_imported, grader_visible, reference_new
+from acx_oci.services.exams.exposure import as_imported, grader_leaks, grader_visible, reference_new
 from acx_oci.services.exams.harness import LANE, graded_all, retried
 from acx_oci.services.exams.inprocess_probes import attack_inprocess
 from acx_oci.services.exams.probes import HOOK_CONFTEST, REWARD_FILES, attack_suite
@@ -412,8 +412,9 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     findings += mx.scan_patterns(grader, patterns, model_facing=False)
     findings += mx.leaks(wins, model)
     # The grader is upstream's tests: one that says what the fix's docstring example says (the same input,
-    # the same expected value) publishes no solution. The fix's new code in a grader file still does.
-    findings += mx.leaks(reference_new(src, code=True), grader)
+    # the same expected value), or names the API the fix adds, publishes no solution. The fix's new code in a
+    # grader file still does.
+    findings += grader_leaks(src, grader)
     facts = {"ok": not findings, "findings": findings, "scanned": {"modelFacing": len(model), "grader": len(grader)},
              "patterns": len(patterns)}
     if upstream:
