@@ -135,6 +135,25 @@ def test_setup_cfg_requirement_files_and_swebench_fields() -> None:
     assert spec["swebench"] == {"version": "8.0", "environment_setup_commit": "a" * 40}
 
 
+def test_a_requirements_file_beside_the_tests_is_read() -> None:
+    """parse (r1chardj0n3s/parse) keeps its test requirements in ``tests/requirements.txt``, which its CI installs;
+    the spec said ``sources: []`` (a new user's finding)."""
+    spec = envspec.derive({"pyproject.toml": '[project]\nname = "parse"\n', "tests/requirements.txt": "pytest\n"
+                           "pytest-cov\n"}, own=["parse"])
+    assert spec["requirements"] == ["pytest", "pytest-cov"] and spec["sources"] == ["tests/requirements.txt"]
+
+
+def test_a_test_dependency_the_fix_declares_joins_the_environment() -> None:
+    """jsonschema b5572c9 (a new user's finding): the fix's noxfile installs ``jsonpath-ng`` and its new test
+    imports it; the spec, derived at the base only, left it out without a word and the reference would fail."""
+    nox = "import nox\n\n@nox.session\ndef tests(session):\n    session.install({})\n"
+    base = {"pyproject.toml": '[project]\nname = "jsonschema"\n', "noxfile.py": nox.format('"pytest", "virtue"')}
+    fixed = {"noxfile.py": nox.format('"pytest", "virtue", "jsonpath-ng"'), "jsonschema/x.py": "X = 1\n"}
+    spec = envspec.derive_with_fix(base, fixed, own=["jsonschema"])
+    assert spec["requirements"] == ["pytest", "virtue", "jsonpath-ng"] and spec["addedByFix"] == ["jsonpath-ng"]
+    assert "addedByFix" not in envspec.derive_with_fix(base, {"jsonschema/x.py": "X = 1\n"}, own=["jsonschema"])
+
+
 def test_dependency_groups_expand_their_include_group_entries() -> None:
     # PEP 735 (attrs, tenacity): a group names another with {include-group = ...}; its requirements count
     pyproject = ('[project]\nname = "calc"\n[dependency-groups]\nbase = ["hypothesis"]\n'

@@ -76,6 +76,26 @@ def test_candidates_follow_the_filter_and_count_what_they_leave_out(tmp_path: Pa
     assert cand.scan(tmp_path / "r", max_source_lines=2).candidates == []
 
 
+def test_a_fix_that_deletes_a_file_outside_its_tests_is_left_out_not_offered(tmp_path: Path) -> None:
+    """glom d285e73 moved ``requirements-rtd.txt`` into ``docs/``: ``exam candidates`` offered it and ``exam
+    import`` refused it (an exam overlay cannot delete a file), so a harvest lost it at import (a new user's
+    finding). It is left out by that reason; a test file the fix deletes is still fine."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"calc.py": BASE_CALC, "tests/test_visible.py": VISIBLE, "docs-reqs.txt": "sphinx\n"}, "initial",
+           "2026-01-01T10:00:00Z")
+    (repo / "docs-reqs.txt").rename(repo / "reqs-docs.txt")
+    moved = commit(repo, {"calc.py": FIXED_CALC, "tests/test_calc.py": HIDDEN}, "Fix clamp", "2026-01-05T10:00:00Z")
+    (repo / "tests" / "test_visible.py").unlink()
+    kept = commit(repo, {"calc.py": FIXED_CALC + "\n\ndef two():\n    return 2\n",
+                         "tests/test_two.py": "from calc import two\n\n\ndef test_two():\n    assert two() == 2\n"},
+                  "Fix two", "2026-01-06T10:00:00Z")
+    found = cand.scan(repo)
+    assert [c.commit for c in found.candidates] == [kept] and found.left_out == {cand.DELETES: 1}
+    assert moved not in [c.commit for c in found.candidates]
+
+
 def test_a_pull_request_merge_is_a_candidate_read_against_its_first_parent(tmp_path: Path) -> None:
     shas = history(tmp_path / "r")
     git(tmp_path / "r", "commit", "-q", "--amend", "-m", "Merge pull request #12 from someone/side",

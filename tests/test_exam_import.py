@@ -387,6 +387,17 @@ def _import_two_commits(tmp_path: Path, base_files: dict[str, str], fix_files: d
     return Path(e["dir"])
 
 
+def test_an_exam_from_a_fetched_mirror_is_named_for_its_repository(tmp_path: Path) -> None:
+    """A mirror kept as ``owner+name/repo`` (as fetched) gave every exam the id ``repo-<commit>``: a suite mixing
+    repositories could not tell them apart (a new user's finding). The id is the repository's name."""
+    repo = tmp_path / "acme+calc" / "repo"
+    shas = make_repo(repo)
+    res = cli("exam", "import", "--classification", "public", "--repo", repo, "--base", shas["base"],
+              "--fix", shas["fix"], "-o", tmp_path / "suite", "--json")
+    (e,) = check_document("exam import", res.stdout, res.exit_code)["exams"]
+    assert e["exam"] == f"calc-{shas['fix'][:12]}"
+
+
 def _base_and_fixed_outcomes(tmp_path: Path, exam: Path) -> list[dict[str, str]]:
     """Each test's outcome on the exam's base workspace and on it with the reference's calc.py."""
     from acx_oci.sandbox import grade

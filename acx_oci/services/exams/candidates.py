@@ -41,6 +41,7 @@ MERGE = "a merge commit that is not a pull request's"
 TOO_MANY_FILES = f"more than {MAX_FILES} files changed"
 NO_TESTS = "no test module changed"
 NO_SOURCE = "no non-test Python file changed"
+DELETES = "it deletes a file outside the tests (an exam overlay cannot delete one)"
 NOT_A_FIX = "the subject does not read like a fix (--fixes-only)"
 TOO_LONG = "the source change is longer than --max-source-lines"
 NO_NEW_TEST = "the test change adds no test and no assertion"
@@ -161,6 +162,8 @@ def _judge(g: gitrepo.Repo, commit: str, parent: str, merge: bool, when: int, *,
         return NO_TESTS
     if not sources:
         return NO_SOURCE
+    if any(p not in present and not importer.is_test_path(p) for p in paths):  # exam import refuses it
+        return DELETES
     if fixes_only and not FIXLIKE.search(subject):
         return NOT_A_FIX
     if max_source_lines is not None and _changed_lines(_diff(g, parent, commit, list(sources))) > max_source_lines:

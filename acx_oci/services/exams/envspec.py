@@ -32,7 +32,8 @@ _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TEST_EXTRAS = ("test", "tests", "testing")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 _REQ_FILE = re.compile(r"^(requirements[^/]*test[^/]*\.txt|requirements[-_]dev\.txt|dev[-_]requirements\.txt|"
-                       r"test[-_]?requirements\.txt|requirements/[^/]*(test|dev)[^/]*\.txt)$")
+                       r"test[-_]?requirements\.txt|requirements/[^/]*(test|dev)[^/]*\.txt|"
+                       r"tests?/requirements[^/]*\.txt)$")  # parse's tests/requirements.txt (a new user's finding)
 _HASH = re.compile(r"[ \t]+--hash[= ][ \t]*sha256:[0-9a-fA-F]+")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (3\.\d+)$")
 MAX_INCLUDES = 16
@@ -336,6 +337,21 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
     if found.version_file and found.version_file not in tree and _VERSION_PATH.match(found.version_file) \
             and ".." not in found.version_file.split("/"):
         spec["versionFile"] = found.version_file
+    return spec
+
+
+def derive_with_fix(base: dict[str, str], fixed: dict[str, str], **args: Any) -> dict[str, Any]:
+    """:func:`derive` of the base tree, plus the requirements the fix's own files add (``addedByFix``): the hidden
+    tests are the fix's, and a fix may declare what they need (jsonschema b5572c9's noxfile installs
+    ``jsonpath-ng``, which its new test imports; derived at the base alone, the image lacked it)."""
+    spec = derive(base, **args)
+    if not fixed:
+        return spec
+    have = {name_of(r) for r in spec["requirements"]}
+    added = [r for r in derive({**base, **fixed}, **args)["requirements"] if name_of(r) not in have]
+    if added:
+        spec["requirements"] = [*spec["requirements"], *added]
+        spec["addedByFix"] = added
     return spec
 
 

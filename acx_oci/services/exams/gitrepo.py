@@ -415,3 +415,11 @@ def tree_files(repo: Repo, commit: str, skipped: list[str] | None = None) -> dic
     """``{path: text}`` of every file of ``commit``, under the refusals above; given ``skipped``, links, submodules,
     large and binary files are left out and named there instead."""
     return read_blobs(repo, ls_tree(repo, commit, skipped), skipped)
+
+
+def repo_name(repo: Path) -> str:
+    """The repository's name for exam ids: its folder's, or for a bare mirror kept as ``owner+name/repo`` (or a
+    ``.git`` folder) the folder above's, without the owner (``attrs``, not ``repo``)."""
+    path = repo.resolve()
+    folder = path.parent.name if path.name in ("repo", ".git") else path.name
+    return folder.split("+")[-1]

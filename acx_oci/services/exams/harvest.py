@@ -28,7 +28,7 @@ from acx_oci import safetree
 from acx_oci.errors import AcxError, TreeTooSlow, UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_inside
 from acx_oci.model import exam as mx
-from acx_oci.services.exams import importer
+from acx_oci.services.exams import gitrepo, importer
 from acx_oci.services.exams.candidates import Candidate, printable
 from acx_oci.services.exams.harness import lane_error
 
@@ -64,9 +64,7 @@ class Row:
 def exam_ids(repo: Path, commit: str) -> tuple[str, str]:
     """The ids a harvest may give a commit: the repository's folder name (cut to 60 characters, never the
     commit's digits) and the commit's first 10 digits, or its first 16 when another commit took the first."""
-    path = repo.resolve()
-    folder = path.parent.name if path.name in ("repo", ".git") else path.name
-    stem = importer.exam_id_for(folder.split("+")[-1])[:60].rstrip("-._") or "exam"
+    stem = importer.exam_id_for(gitrepo.repo_name(repo))[:60].rstrip("-._") or "exam"
     return importer.exam_id_for(f"{stem}-{commit[:10]}"), importer.exam_id_for(f"{stem}-{commit[:16]}")
 
 

@@ -357,8 +357,8 @@ def _blob(entries: dict[str, gitrepo.TreeBlob], path: str) -> str | None:
 
 def environment(base: dict[str, str], fixed: dict[str, str], *, requirements: str | None = None,
                 python: str | None = None, swebench: dict[str, str] | None = None, date: str = "") -> dict[str, Any]:
-    """The exam's environment spec: from the base tree (:mod:`envspec`) as of the fix's ``date``, then overrides."""
-    spec = envspec.derive(base, own=packages_of(fixed), swebench=swebench, date=date or None)
+    """The exam's environment spec: the base tree's and the fix's additions as of its ``date``, then overrides."""
+    spec = envspec.derive_with_fix(base, fixed, own=packages_of(fixed), swebench=swebench, date=date or None)
     return envspec.override(spec, requirements=requirements, python=python, what="--requirements")
 
 
@@ -407,7 +407,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in needed if p not in test_paths}, binary)
     support |= imported_tests(hidden, fix_entries, is_test_name,
                               lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
-    eid = exam_id or exam_id_for(f"{repo.resolve().name}-{fix_sha[:12]}")
+    eid = exam_id or exam_id_for(f"{gitrepo.repo_name(repo)}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,
                                             lookalike_patch=lookalike_patch, what=f"exam {eid}")
     source = {"kind": "git", "repository": str(repo.resolve()), "baseCommit": base_sha, "fixCommit": fix_sha,
