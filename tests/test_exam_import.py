@@ -420,6 +420,21 @@ def test_a_test_module_the_hidden_tests_import_goes_to_the_grader_uncollected(tm
 
 
 @needs_bwrap
+def test_a_helper_module_a_parent_folder_holds_goes_to_the_grader(tmp_path: Path) -> None:
+    """structlog ba1a17857a (a repository nobody here had used): ``tests/processors/test_processors.py`` says
+    ``from ..additional_frame import additional_frame``, a helper (not a test module) one folder up. It was left
+    out of the grader, every hidden test failed to import on the base and the fix alike, and the exam was
+    refused as "the reference fails 1 of its 1 graded tests"."""
+    helper = "from calc import sign\n\n\ndef frame(x):\n    return sign(x)\n"
+    test = "from ..frames import frame\n\n\ndef test_sign_zero():\n    assert frame(0) == 0\n"
+    exam = _import_two_commits(tmp_path, {"tests/__init__.py": "", "tests/frames.py": helper,
+                                          "tests/sub/__init__.py": ""}, {"tests/sub/test_calc.py": test})
+    assert (exam / "hidden" / "tests" / "frames.py").exists() and (exam / "hidden" / "tests" / "__init__.py").exists()
+    assert _base_and_fixed_outcomes(tmp_path, exam) == [{"tests.tests.sub.test_calc::test_sign_zero": "failed"},
+                                                        {"tests.tests.sub.test_calc::test_sign_zero": "passed"}]
+
+
+@needs_bwrap
 def test_a_conftest_the_fix_changes_is_hidden_and_still_loaded(tmp_path: Path) -> None:
     """filelock bb16d39: the fix adds a fixture to ``tests/conftest.py`` that its new tests use. The changed
     conftest goes with the hidden tests, but ``conftest`` was set from the support files alone (false), so the

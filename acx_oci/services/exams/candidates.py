@@ -213,7 +213,7 @@ def foreign_imports(g: gitrepo.Repo, commit: str, tests: list[str]) -> list[str]
         return found
 
     texts = read(tests)
-    texts.update(testimports.imported_tests(texts, names, importer.is_test_name, read))
+    texts.update(testimports.imported_tests(texts, names, importer.is_test_path, read))
     for t in tests:
         parts = t.split("/")[:-1]
         texts.update(read(["/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1)]))

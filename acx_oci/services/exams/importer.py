@@ -405,7 +405,7 @@ def from_repo(repo: Path, base: str, fix: str, *, tests: list[str] | None = None
     hidden = gitrepo.read_blobs(git, {p: fix_entries[p] for p in test_paths})
     needed = [*support_paths(fix_entries, test_paths), *pytestconf.path_files(fix_entries, base_ini)]
     support = gitrepo.read_blobs(git, {p: fix_entries[p] for p in needed if p not in test_paths}, binary)
-    support |= imported_tests(hidden, fix_entries, is_test_name,
+    support |= imported_tests(hidden, fix_entries, is_test_path,
                               lambda ps: gitrepo.read_blobs(git, {p: fix_entries[p] for p in ps}))
     eid = exam_id or exam_id_for(f"{gitrepo.repo_name(repo)}-{fix_sha[:12]}")
     incomplete, lookalike, notes = controls(base_tree, parent, fixed, incomplete_patch=incomplete_patch,

@@ -29,7 +29,7 @@ from acx_oci.services.exams.importer import (
     environment,
     exam_id_for,
     hand_controls,
-    is_test_name,
+    is_test_path,
     overlay,
     support_paths,
 )
@@ -134,7 +134,7 @@ def instance_parts(inst: dict[str, Any], repos: Path, *, requirements: str | Non
     tested = {**base, **hidden}
     needed = [*support_paths(tested, hidden), *pytestconf.path_files(tested, pytestconf.settings(base)[0])]
     support = {p: tested[p] for p in needed if p not in hidden}
-    support |= imported_tests(hidden, tested, is_test_name, lambda ps: {p: tested[p] for p in ps})
+    support |= imported_tests(hidden, tested, is_test_path, lambda ps: {p: tested[p] for p in ps})
     parent = {p: base.get(p, "") for p in fixed}
     given_patches = {r: _patch(inst, f"{r}_patch", what) for r in ("incomplete", "lookalike")}
     incomplete, lookalike, notes = controls(base, parent, fixed, what=what,
