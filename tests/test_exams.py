@@ -255,3 +255,46 @@ def test_a_grader_that_names_the_fixs_new_api_publishes_no_solution() -> None:
     assert grader_leaks(small, {"grader/t.py": "assert f(3) == max(0, min(10, 3)) + 1\n"}) == []  # not verbatim
     (whole,) = grader_leaks(small, {"grader/t.py": "def g(x):\n    return max(0, min(10, x)) + 1\n"})
     assert whole["file"] == "grader/t.py"  # a small fix quoted whole by its test
+
+
+def test_a_reference_flaky_after_the_attack_suite_is_run_again_and_a_broken_one_refused() -> None:
+    """tenacity 4213bad956 (a repository nobody here had used): its reference passed 3 of 3 runs, then its
+    timed retries failed the one run after the attack suite on a loaded machine, and the exam was refused at
+    attack. Every grade runs in a sandbox and a copy of its own, so what the suite left behind would fail every
+    run: the reference is run again (at most :data:`AFTER_SUITE_RUNS` in all) and the runs are recorded."""
+    from pathlib import Path
+    from typing import Any
+
+    from acx_oci.sandbox import GradeResult, TestOutcome
+    from acx_oci.services.exams import stages
+    from acx_oci.services.exams.source import ExamSource
+
+    def result(ok: bool) -> GradeResult:
+        return GradeResult(0 if ok else 1, False, (TestOutcome("t::a", "passed" if ok else "failed", ""),), True,
+                           b"", b"", 0.1, "sha256:x")
+
+    class Grader:
+        lanes = 1
+
+        def __init__(self, golds: list[bool]) -> None:
+            self.golds = golds
+
+        def each(self, stage: str, runs: dict[str, Any], of: int) -> dict[str, GradeResult]:
+            return {k: run() for k, run in runs.items()}
+
+        def run(self, tree: dict[str, str], **_: Any) -> GradeResult:
+            return result(False)
+
+        def note(self, *_: Any) -> None:
+            pass
+
+        def gold(self) -> GradeResult:
+            return result(self.golds.pop(0))
+
+    src = ExamSource(Path("."), "x", {}, None, {}, {"calc.py": "X = 1\n"}, "", {"tests/test_a.py": "import calc\n"},
+                     {}, {"calc.py": "X = 2\n"})
+    flaky = stages._attack(src, Grader([False, True]), {})  # type: ignore[arg-type]
+    assert flaky["ok"] and flaky["goldStillPassesAfterSuite"] and flaky["goldAfterSuiteRuns"] == 2
+    broken = stages._attack(src, Grader([False] * stages.AFTER_SUITE_RUNS), {})  # type: ignore[arg-type]
+    assert not broken["ok"] and broken["goldStillPassesAfterSuite"] is False
+    assert broken["goldAfterSuiteRuns"] == stages.AFTER_SUITE_RUNS

@@ -359,6 +359,11 @@ def _controls(src: ExamSource, g: _Grader, base: dict[str, GradeResult],
     return {"ok": bool(ok and facts.get("goldAfterTamperUnchanged", True)), **facts}
 
 
+#: Runs of the reference after the attack suite, at most, until one passes: a grade runs in a sandbox and a copy
+#: of its own, so what the suite left behind fails every run, and a reference flaky under load passes the next.
+AFTER_SUITE_RUNS = 3
+
+
 def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[str, Any]:
     suite = attack_suite(src.workspace)
     graded = g.each("attack", {name: functools.partial(g.run, tree, probe=True) for name, tree in suite.items()},
@@ -369,8 +374,10 @@ def _attack(src: ExamSource, g: _Grader, base: dict[str, GradeResult]) -> dict[s
                               lanes=g.lanes)
     exploits += inproc.get("inProcessExploits", [])
     g.note("attack", len(suite) + 1, len(suite) + 1)
-    after = g.gold()
-    facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits, **inproc}
+    after, runs = g.gold(), 1
+    while not src.impossible and not after.passed and runs < AFTER_SUITE_RUNS:  # tenacity 4213bad956's timed
+        after, runs = g.gold(), runs + 1  # retries failed once under load: the suite left nothing behind
+    facts: dict[str, Any] = {"probes": verdicts, "trivialExploits": exploits, **inproc, "goldAfterSuiteRuns": runs}
     if src.impossible:
         facts["goldStillPassesAfterSuite"] = None
         facts["goldUnchangedAfterSuite"] = (not after.passed) and after.failing() == base["gold"].failing()
