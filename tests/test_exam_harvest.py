@@ -316,3 +316,19 @@ def test_an_environment_that_could_not_be_had_is_no_verdict_on_the_exam() -> Non
     rec = {"certified": False, "stages": stages}
     stage, reason, verdict = hv.stage_of(rec)
     assert (stage, verdict) == ("imported", False) and "cannot be read" in reason
+
+
+def test_a_harvest_can_state_every_exams_python_and_a_wrong_one_is_said_once(tmp_path: Path) -> None:
+    """attrs f53fc5440d's new tests skip on the derived 3.11 ("requires Python 3.13+"), so it had nothing to
+    solve; ``exam import --python`` was the way out, and ``exam harvest`` now takes it too. A Python we do not
+    offer stops the run in one line before any candidate, not as every candidate's refusal."""
+    shas = two_fixes(tmp_path / "calc")
+    (c,) = [c for c in cand.scan(tmp_path / "calc").candidates if c.commit == shas["strong"]]
+    h = hv.Harvest(tmp_path / "calc", tmp_path / "suite", tmp_path / "certs",
+                   {"publiclyListable": True, "customerOwned": False}, {}, {}, python="3.13")
+    h.import_all([c], lambda line: None)
+    spec = json.loads((tmp_path / "suite" / "tasks" / h.exam_of(c.commit) / "env.json").read_text())
+    assert spec["python"] == "3.13" and spec["overridden"] == ["python"]
+    res = harvest(tmp_path / "calc", tmp_path / "other", "--python", "2.7")
+    assert res.exit_code == 2 and "--python 2.7: expected one of 3.9, 3.11, 3.13" in res.output
+    assert not (tmp_path / "other" / "certs" / "harvest.json").exists()

@@ -104,14 +104,17 @@ def exam_candidates(repo: Path, since: str | None, until: str | None, limit: int
 @click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
 @click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
+@click.option("--python", "python", default=None, metavar="X.Y",
+              help="Every exam's environment Python instead of the derived one (3.9, 3.11 or 3.13): for a "
+                   "project whose newest tests need 3.13 (attrs: 'requires Python 3.13+', skipped on 3.11).")
 @executor_options
 @registry_options(deadline=0)
 @json_option
 def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, fixes_only: bool,
                  max_source_lines: int | None, self_contained: bool, suite: Path, certs: Path, classification: str,
                  env_store: str | None, environments: bool, jobs: int | None, find_links: tuple[Path, ...],
-                 index_url: str | None, plain_http: bool, insecure: bool, timeout: float, as_json: bool,
-                 **executor_opts: Any) -> None:
+                 index_url: str | None, python: str | None, plain_http: bool, insecure: bool, timeout: float,
+                 as_json: bool, **executor_opts: Any) -> None:
     """Certified exams from REPO's history in one command: pick the candidates (as `exam candidates`), import
     each (as `exam import --repo REPO --base COMMIT^ --fix COMMIT`), certify the suite in each exam's own
     environment image (as `exam certify --env-store STORE`, FAIL_TO_PASS derived), and say where each
@@ -136,19 +139,23 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
       acx-oci benchmark push ./suite oci:./bench:1 --seal-to verifier.did.json --certifications ./certs \\
           --env-store oci:./env-images --certifier-key certifier.key
     """
+    from acx_oci.envimage.pyenv import PYTHONS
     from acx_oci.oci.store import StoreOptions
     from acx_oci.services.exams import harvest as hv
     from acx_oci.services.exams import importer
     from acx_oci.services.exams.environments import default_store
 
     stated = importer.parse_classification(classification)
+    if python is not None and python not in PYTHONS:  # said once, not as every candidate's refusal
+        raise UsageError(f"--python {python}: expected one of {', '.join(PYTHONS)} (a Debian suite's python3)")
     if certs.resolve() == suite.resolve() or certs.resolve().is_relative_to(suite.resolve()):
         raise UsageError(f"exam harvest: --out {certs} is inside the suite {suite}; records never go into a suite")
     executor = open_from_options(executor_opts, timeout or 10.0)  # asked first: a dead scheduler, in seconds
     try:
         with hv.locked(certs):
             _harvest(repo, _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained), suite,
-                     certs, stated, {"repository": str(repo.resolve()), "since": since, "until": until},
+                     certs, stated, {"repository": str(repo.resolve()), "since": since, "until": until,
+                                     "python": python},
                      (env_store or default_store()) if environments else None,
                      executor.threads() if executor is not None and jobs is None else (jobs or 2), find_links,
                      index_url, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout), as_json,
@@ -167,7 +174,7 @@ def _harvest(repo: Path, found: cand.CandidateScan, suite: Path, certs: Path, st
     from acx_oci.services.exams.environments import EnvImages
 
     _say(f"exam harvest: {len(found.candidates)} candidate(s) of {found.scanned} commit(s) read")
-    h = hv.Harvest(repo, suite, certs, stated, hv.load_state(certs), meta)
+    h = hv.Harvest(repo, suite, certs, stated, hv.load_state(certs), meta, python=meta.get("python"))
     h.check_suite()
     cands = found.candidates
     try:

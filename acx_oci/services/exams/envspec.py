@@ -344,15 +344,18 @@ def derive(tree: dict[str, str], *, own: Iterable[str] = (), swebench: dict[str,
     return spec
 
 
-def derive_with_fix(base: dict[str, str], fixed: dict[str, str], **args: Any) -> dict[str, Any]:
+def derive_with_fix(base: dict[str, str], fixed: dict[str, str], *, own: Iterable[str] = (),
+                    swebench: dict[str, str] | None = None, date: str | None = None) -> dict[str, Any]:
     """:func:`derive` of the base tree, plus the requirements the fix's own files add (``addedByFix``): the hidden
     tests are the fix's, and a fix may declare what they need (jsonschema b5572c9's noxfile installs
     ``jsonpath-ng``, which its new test imports; derived at the base alone, the image lacked it)."""
-    spec = derive(base, **args)
+    own = list(own)  # read twice
+    spec = derive(base, own=own, swebench=swebench, date=date)
     if not fixed:
         return spec
     have = {name_of(r) for r in spec["requirements"]}
-    added = [r for r in derive({**base, **fixed}, **args)["requirements"] if name_of(r) not in have]
+    after = derive({**base, **fixed}, own=own, swebench=swebench, date=date)
+    added = [r for r in after["requirements"] if name_of(r) not in have]
     if added:
         spec["requirements"] = [*spec["requirements"], *added]
         spec["addedByFix"] = added

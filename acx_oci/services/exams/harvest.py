@@ -139,6 +139,7 @@ class Harvest:
     rows: dict[str, Row]
     meta: dict[str, Any]
     others: list[str] = field(default_factory=list)  # the suite's other exams that stand refused
+    python: str | None = None  # every exam's environment Python (exam import --python), else derived
 
     def save(self) -> None:
         """The rows to ``CERTS/harvest.json`` (after every step: an interrupt loses at most the step)."""
@@ -193,7 +194,7 @@ class Harvest:
             self.rows[c.commit] = Row(c.commit, eid, "candidates", IMPORTING)
             self.save()
             try:
-                parts = importer.from_repo(self.repo, c.parent, c.commit, exam_id=eid)
+                parts = importer.from_repo(self.repo, c.parent, c.commit, exam_id=eid, python=self.python)
             except AcxError as exc:  # the exam cannot be made from this commit: its reason, named
                 again = isinstance(exc, TreeTooSlow)  # out of time on a loaded machine: no verdict, tried again
                 self.rows[c.commit] = Row(c.commit, eid, "candidates", f"import: {exc}"[:500], not again)
