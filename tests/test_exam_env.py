@@ -513,17 +513,38 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"store": store, "ref": ref, "spec": spec}
 
 
-def _fake_pytest(links: Path) -> None:
-    """A ``pytest`` that imports and cannot run a test: what pytest 2.9 is on CPython 3.9 (INTERNALERROR)."""
+def _wheel(links: Path, name: str, files: dict[str, str], entry_points: str = "") -> None:
+    """A pure wheel ``name``-0.0.1 of ``files`` in ``links`` (nothing of it runs here)."""
     import zipfile
 
-    info = "pytest-0.0.1.dist-info"
-    with zipfile.ZipFile(links / "pytest-0.0.1-py3-none-any.whl", "w") as zf:
-        zf.writestr("pytest/__init__.py", "")
-        zf.writestr("pytest/__main__.py", "print('INTERNALERROR> AssertionError')\nraise SystemExit(3)\n")
-        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: pytest\nVersion: 0.0.1\n")
+    info = f"{name}-0.0.1.dist-info"
+    with zipfile.ZipFile(links / f"{name}-0.0.1-py3-none-any.whl", "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.1\n")
         zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        if entry_points:
+            zf.writestr(f"{info}/entry_points.txt", entry_points)
         zf.writestr(f"{info}/RECORD", "")
+
+
+def _fake_pytest(links: Path) -> None:
+    """A ``pytest`` that imports and cannot run a test: what pytest 2.9 is on CPython 3.9 (INTERNALERROR)."""
+    _wheel(links, "pytest", {"pytest/__init__.py": "",
+                             "pytest/__main__.py": "print('INTERNALERROR> AssertionError')\nraise SystemExit(3)\n"})
+
+
+def _needs_builds() -> None:
+    """Skip without mmdebstrap, bubblewrap or a route to PyPI (pip's own wheel comes from there)."""
+    from acx_oci.envimage.preflight import probe_index
+    from acx_oci.errors import MachineUnfit
+
+    if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
+        pytest.skip("mmdebstrap or bubblewrap not installed")
+    try:
+        probe_index(None, timeout=5)
+    except MachineUnfit:
+        pytest.skip("PyPI is not reachable from this machine")
 
 
 @pytest.mark.slow
@@ -533,15 +554,7 @@ def test_an_environment_whose_pytest_imports_but_cannot_run_a_test_is_refused(
     with an INTERNALERROR: ``env build`` said ok and certification read a harness lane error. The build runs a
     one-line test with the image's pytest; one that cannot is refused (with a date, the build first tries the
     index a year later at a time, while that gives another lock)."""
-    from acx_oci.envimage.preflight import probe_index
-    from acx_oci.errors import MachineUnfit
-
-    if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
-        pytest.skip("mmdebstrap or bubblewrap not installed")
-    try:
-        probe_index(None, timeout=5)
-    except MachineUnfit:
-        pytest.skip("PyPI is not reachable from this machine (pip's own wheel comes from there)")
+    _needs_builds()
     tmp = tmp_path_factory.mktemp("fakepytest")
     (tmp / "links").mkdir()
     _fake_pytest(tmp / "links")
@@ -581,15 +594,7 @@ def test_a_new_spec_whose_lock_was_installed_before_adds_only_its_report(
 
 def _plugin_importing(links: Path, module: str) -> None:
     """A pytest plugin (entry point ``pytest11``) that imports ``module`` when pytest loads it."""
-    import zipfile
-
-    info = "acxplugdemo-1.0.dist-info"
-    with zipfile.ZipFile(links / "acxplugdemo-1.0-py3-none-any.whl", "w") as zf:
-        zf.writestr("acxplugdemo.py", f"import {module}\n")
-        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: acxplugdemo\nVersion: 1.0\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        zf.writestr(f"{info}/entry_points.txt", "[pytest11]\nacxplugdemo = acxplugdemo\n")
-        zf.writestr(f"{info}/RECORD", "")
+    _wheel(links, "acxplugdemo", {"acxplugdemo.py": f"import {module}\n"}, "[pytest11]\nacxplugdemo = acxplugdemo\n")
 
 
 @pytest.mark.slow
@@ -599,15 +604,7 @@ def test_a_plugin_that_imports_the_package_under_test_does_not_refuse_the_enviro
     image leaves out as the package under test, so the build's one-line test failed and every attrs exam was
     refused with "the image's pytest 9.2.0 cannot run a one-line test". The grader gives the submission's
     package from the start in that case; the build now says so (``pytestImports``) instead of refusing."""
-    from acx_oci.envimage.preflight import probe_index
-    from acx_oci.errors import MachineUnfit
-
-    if shutil.which("mmdebstrap") is None or shutil.which("bwrap") is None:
-        pytest.skip("mmdebstrap or bubblewrap not installed")
-    try:
-        probe_index(None, timeout=5)
-    except MachineUnfit:
-        pytest.skip("PyPI is not reachable from this machine")
+    _needs_builds()
     tmp = tmp_path_factory.mktemp("plugin")
     (tmp / "links").mkdir()
     _plugin_importing(tmp / "links", "attr")

@@ -7,6 +7,8 @@ production (tests/test_rom_solver.py and tests/test_rom_attacks.py play it end t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,12 +256,20 @@ def test_a_test_id_without_parameters_grades_every_case_of_a_parametrized_test(t
     assert graded.outcome("tests/test_calc.py::test_other") is None  # not graded
 
 
+def _pytest_with_junit(tmp_path: Path, test_file: str) -> subprocess.CompletedProcess[bytes]:
+    """This run's own pytest (9+: subtests in the core) on ``tmp_path/test_file``, its junit in ``r.xml``."""
+
+    if int(pytest.__version__.split(".")[0]) < 9:
+        pytest.skip("needs pytest 9+ (subtests in the core)")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml",
+                           str(tmp_path / "r.xml"), str(tmp_path / test_file)], capture_output=True, cwd=tmp_path,
+                          timeout=120, check=False)
+
+
 def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path) -> None:
     """pytest 9 counts unittest subtests in the junit report's ``tests`` with no testcase of their own:
     more-itertools' 202 graded tests (67 subtests) read as an inconsistent report, so its reference "failed 0
     of its 202 graded tests" in an environment image. This run's own pytest writes the report here."""
-    import subprocess
-    import sys
 
     from acx_oci.sandbox.grader import parse_junit, summary_total
 
@@ -271,9 +281,7 @@ def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path
         "\n\ndef test_b():\n    pass\n")
     for fail, want in ((-1, {"passed"}), (1, {"failed", "passed"}), ("i", {"failed", "passed"})):
         (tmp_path / "conftest.py").write_text(f"import builtins\nbuiltins.FAIL = {fail!r}\n")
-        res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml",
-                              str(tmp_path / "r.xml"), str(tmp_path / "test_sub.py")], capture_output=True,
-                             cwd=tmp_path, timeout=120, check=False)
+        res = _pytest_with_junit(tmp_path, "test_sub.py")
         cases, strict = parse_junit(tmp_path / "r.xml")
         assert not strict and len(cases) == 2  # tests="5", two testcases
         cases, ok = parse_junit(tmp_path / "r.xml", summary_total(res.stdout))
@@ -286,8 +294,6 @@ def test_pytests_summary_survives_the_capture_of_a_long_run(tmp_path: Path) -> N
     sandbox kept the head only, pytest's summary line was lost, the report's subtest count could not be
     checked, and certification called it a harness lane error ("the report contradicts pytest's exit
     status"). The sandbox keeps the tail too (:class:`Capture`): the same run's report is sound."""
-    import subprocess
-    import sys
 
     from acx_oci.sandbox.capture import MAX_CAPTURE, Capture
     from acx_oci.sandbox.grader import parse_junit, summary_total
@@ -298,9 +304,7 @@ def test_pytests_summary_survives_the_capture_of_a_long_run(tmp_path: Path) -> N
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(4):\n"
         "            with self.subTest(i=i):\n                self.assertNotEqual(i, 2, 'x' * 100_000)\n\n"
         "    def test_ok(self):\n        pass\n")
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml",
-                          str(tmp_path / "r.xml"), str(tmp_path / "test_long.py")], capture_output=True,
-                         cwd=tmp_path, timeout=120, check=False)
+    res = _pytest_with_junit(tmp_path, "test_long.py")
     assert res.returncode == 1 and len(res.stdout) > MAX_CAPTURE
     assert not parse_junit(tmp_path / "r.xml", summary_total(res.stdout[:MAX_CAPTURE]))[1]  # the head alone
     kept = Capture()
