@@ -357,16 +357,21 @@ def test_the_built_wheel_is_taken_without_following_a_link_and_only_for_the_sdis
     assert taken.stat().st_mode & 0o777 == 0o644
 
 
-def _wheel(links: Path, name: str, requires: list[str]) -> None:
+def _wheel(links: Path, name: str, requires: list[str], *, files: dict[str, str] | None = None,
+           entry_points: str = "", version: str = "1.0") -> None:
     """A minimal pure-Python wheel (what pip download takes; nothing in it runs)."""
     import zipfile
 
-    info = f"{name}-1.0.dist-info"
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
-    with zipfile.ZipFile(links / f"{name}-1.0-py3-none-any.whl", "w") as zf:
-        zf.writestr(f"{name}.py", "")
+    info = f"{name}-{version}.dist-info"
+    meta = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    with zipfile.ZipFile(links / f"{name}-{version}-py3-none-any.whl", "w") as zf:
+        for path, text in ({f"{name}.py": ""} if files is None else files).items():
+            zf.writestr(path, text)
         zf.writestr(f"{info}/METADATA", meta)
         zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        if entry_points:
+            zf.writestr(f"{info}/entry_points.txt", entry_points)
         zf.writestr(f"{info}/RECORD", "")
 
 
@@ -513,25 +518,10 @@ def py_env_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"store": store, "ref": ref, "spec": spec}
 
 
-def _wheel(links: Path, name: str, files: dict[str, str], entry_points: str = "") -> None:
-    """A pure wheel ``name``-0.0.1 of ``files`` in ``links`` (nothing of it runs here)."""
-    import zipfile
-
-    info = f"{name}-0.0.1.dist-info"
-    with zipfile.ZipFile(links / f"{name}-0.0.1-py3-none-any.whl", "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.1\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        if entry_points:
-            zf.writestr(f"{info}/entry_points.txt", entry_points)
-        zf.writestr(f"{info}/RECORD", "")
-
-
 def _fake_pytest(links: Path) -> None:
     """A ``pytest`` that imports and cannot run a test: what pytest 2.9 is on CPython 3.9 (INTERNALERROR)."""
-    _wheel(links, "pytest", {"pytest/__init__.py": "",
-                             "pytest/__main__.py": "print('INTERNALERROR> AssertionError')\nraise SystemExit(3)\n"})
+    main = "print('INTERNALERROR> AssertionError')\nraise SystemExit(3)\n"
+    _wheel(links, "pytest", [], files={"pytest/__init__.py": "", "pytest/__main__.py": main}, version="0.0.1")
 
 
 def _needs_builds() -> None:
@@ -594,7 +584,8 @@ def test_a_new_spec_whose_lock_was_installed_before_adds_only_its_report(
 
 def _plugin_importing(links: Path, module: str) -> None:
     """A pytest plugin (entry point ``pytest11``) that imports ``module`` when pytest loads it."""
-    _wheel(links, "acxplugdemo", {"acxplugdemo.py": f"import {module}\n"}, "[pytest11]\nacxplugdemo = acxplugdemo\n")
+    _wheel(links, "acxplugdemo", [], files={"acxplugdemo.py": f"import {module}\n"},
+           entry_points="[pytest11]\nacxplugdemo = acxplugdemo\n")
 
 
 @pytest.mark.slow

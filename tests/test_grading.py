@@ -270,11 +270,8 @@ def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path
     """pytest 9 counts unittest subtests in the junit report's ``tests`` with no testcase of their own:
     more-itertools' 202 graded tests (67 subtests) read as an inconsistent report, so its reference "failed 0
     of its 202 graded tests" in an environment image. This run's own pytest writes the report here."""
-
     from acx_oci.sandbox.grader import parse_junit, summary_total
 
-    if int(pytest.__version__.split(".")[0]) < 9:
-        pytest.skip("needs pytest 9+ (subtests in the core)")
     (tmp_path / "test_sub.py").write_text(
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        for i in range(3):\n"
         "            with self.subTest(i=i):\n                self.assertTrue(i != FAIL and FAIL != 'i')\n"
@@ -288,18 +285,14 @@ def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path
         assert ok and {c.outcome for c in cases} == want, res.stdout[-400:]
 
 
-
 def test_pytests_summary_survives_the_capture_of_a_long_run(tmp_path: Path) -> None:
     """pyparsing 51560caba5's untouched tree (1928 tests, 2008 subtests) printed over 64 KiB of tracebacks; the
     sandbox kept the head only, pytest's summary line was lost, the report's subtest count could not be
     checked, and certification called it a harness lane error ("the report contradicts pytest's exit
     status"). The sandbox keeps the tail too (:class:`Capture`): the same run's report is sound."""
-
     from acx_oci.sandbox.capture import MAX_CAPTURE, Capture
     from acx_oci.sandbox.grader import parse_junit, summary_total
 
-    if int(pytest.__version__.split(".")[0]) < 9:
-        pytest.skip("needs pytest 9+ (subtests in the core)")
     (tmp_path / "test_long.py").write_text(
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(4):\n"
         "            with self.subTest(i=i):\n                self.assertNotEqual(i, 2, 'x' * 100_000)\n\n"
