@@ -13,7 +13,8 @@ An exam's environment spec (``env.json``: a Python ``X.Y`` and requirement lines
 2. **Debian root** for the Python's suite (:data:`PYTHONS`) with mmdebstrap, as ``env build`` makes it.
 3. **Install inside the sandbox**: the root unpacked into a scratch dir is ``/`` of a bubblewrap sandbox with
    no network; there ``python3 -m venv --without-pip`` makes :data:`VENV` and pip, run from its own (hashed)
-   wheel, installs the lock with ``--require-hashes --no-index --only-binary :all: --no-deps --no-compile``.
+   wheel, installs the lock with ``--require-hashes --no-index --only-binary :all: --no-deps --no-compile``, then
+   byte-compiles the venv reproducibly (:data:`COMPILE`).
    The venv's own Python then lists what is installed; a package under test found there fails the build.
 4. **Image**, three reproducible layers (:mod:`acx_oci.envimage.layers`): the Debian root's (packed once per
    root), the venv's (owned by root, mtimes clamped, with ``acx-lock.txt``; packed and installed once per lock
@@ -126,6 +127,15 @@ REPORT = ("import importlib.metadata as m, json, os, re, subprocess, sys, tempfi
           "'packages': sorted({'%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()})}))\n")
 
 
+#: The venv's modules byte-compiled once, at build, as the root's are (:data:`build.PYC_RECOMPILE`): in one
+#: process, in sorted order, PYTHONHASHSEED=0, the header holding the source's hash (the layer clamps mtimes).
+#: pip's ``--no-compile`` left none, and every grade compiled pytest and its plugins again: 0.25 s of each
+#: pytest start on the attrs image. A file this Python cannot compile is left without (Python does the same).
+COMPILE = ("import compileall, py_compile\n"
+           f"compileall.compile_dir({VENV + '/lib'!r}, quiet=2, workers=1,"
+           " invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)\n")
+
+
 def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, Any]:
     """Make the venv and install the lock inside a sandbox whose ``/`` is ``root`` (no network, no host
     Python); returns what the venv's own Python says is installed."""
@@ -137,8 +147,9 @@ def install(root: Path, wheels: Path, venv: Path, pip_wheel: str) -> dict[str, A
               f"{VENV_PYTHON} /tmp/acx-wheels/tools/{pip_wheel}/pip install --no-index --find-links "
               "/tmp/acx-wheels/dist --require-hashes --only-binary :all: --no-deps --no-compile --no-cache-dir "
               "--disable-pip-version-check --no-input -q -r /tmp/acx-wheels/" + LOCK_FILE + "; "
+              f"PYTHONHASHSEED=0 {VENV_PYTHON} -S -c \"$ACX_COMPILE\"; "  # -S: no package's .pth runs
               f"exec {VENV_PYTHON} -I -B -c \"$ACX_REPORT\"")  # -I ignores PYTHONDONTWRITEBYTECODE
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "ACX_REPORT": REPORT,
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "ACX_REPORT": REPORT, "ACX_COMPILE": COMPILE,
            "PIP_CONFIG_FILE": "/dev/null", "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"}
     res = run(SandboxSpec(**{**spec.__dict__, "env": env}), ["/bin/sh", "-c", script])
     if res.returncode != 0 or res.timed_out:
@@ -236,7 +247,7 @@ def _resolve_building(inputs: dict[str, Any], wheels: Path, root: DebianRoot, pi
     raise AssertionError("unreachable")
 
 
-RECIPE = 6  # raised when builds change: a fixed builder never serves what an older one made (6: pytest must run)
+RECIPE = 7  # raised when builds change: a fixed builder never serves what an older one made (7: .pyc kept)
 _ROOT_EXTRA = {"bullseye": ("python3-distutils",)}  # pip reads its locations through distutils below 3.10
 
 

@@ -31,7 +31,8 @@ def cached_root(suite: str, include: Sequence[str], epoch: int, mirror: str | No
     """Where the Debian root of these inputs is kept between builds (``ACX_OCI_CACHE_DIR``'s ``debian-roots``),
     made anew when older than :data:`ROOT_MAX_AGE`: the path :class:`DebianRoot` reuses, or builds into
     atomically."""
-    key = sha256_digest(canonical({"suite": suite, "include": sorted(include), "epoch": epoch, "mirror": mirror}))
+    key = sha256_digest(canonical({"suite": suite, "include": sorted(include), "epoch": epoch, "mirror": mirror,
+                                   "pyc": "checked-hash"}))  # a root kept with timestamp .pyc is not reused
     folder = default_cache_dir() / "debian-roots"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / f"{suite}-{key[7:39]}.tar"
