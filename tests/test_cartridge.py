@@ -160,8 +160,9 @@ def test_registry_down_fails_fast() -> None:
     res = cli("inspect", "127.0.0.1:1/acx/nothing:1")
     elapsed = time.monotonic() - start
     assert res.exit_code == 3, res.output
-    assert elapsed < 5
-    assert res.output.count("\n") == 1 and "unreachable" in res.output
+    # the mechanism: the refused connection is the answer (no retry loop, no wait); wall time only a backstop
+    assert res.output.count("\n") == 1 and "unreachable: connection refused" in res.output
+    assert elapsed < 30
     assert "Traceback" not in res.output
 
 

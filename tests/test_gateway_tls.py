@@ -232,8 +232,8 @@ def test_a_client_that_never_handshakes_is_closed_by_the_header_deadline(
     try:
         with socket.create_connection((running.host, running.port), timeout=10) as sock:
             started = time.monotonic()
-            assert sock.recv(1) == b""  # closed by the server, no byte sent by us
-            assert time.monotonic() - started < 5
+            assert sock.recv(1) == b""  # closed by the server (the 10 s socket timeout would raise), no byte sent
+            assert time.monotonic() - started < 9  # a backstop, under the socket's own timeout
     finally:
         running.stop()
 

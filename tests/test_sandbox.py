@@ -207,7 +207,7 @@ def test_attacking_agent_is_contained(host_plants: dict[str, object]) -> None:
     assert report["file_size"] == "OSError"  # RLIMIT_FSIZE: EFBIG
     assert isinstance(report["forked"], int) and report["forked"] < 32  # RLIMIT_NPROC
     assert b"MemoryError" in out  # RLIMIT_AS
-    assert time.monotonic() - t0 < 10
+    assert b"timed_out=False" in out and time.monotonic() - t0 < 30  # it ended by itself; wall time a backstop
     assert _marker_alive(marker) == []  # the daemon died with the sandbox
     assert (_tree_hash(site), hashlib.sha256(key.read_bytes()).hexdigest()) == before
 
@@ -216,8 +216,8 @@ def test_wall_clock_kills_everything(host_plants: dict[str, object]) -> None:
     marker = "acx-test-hang-" + os.urandom(6).hex()
     t0 = time.monotonic()
     report, out = _agent_run(host_plants, "hang", marker, time_seconds=2)
-    assert time.monotonic() - t0 < 6
-    assert b"timed_out=True" in out and b"rc=-9" in out
+    assert b"timed_out=True" in out and b"rc=-9" in out  # the mechanism: the wall clock fired and killed it
+    assert time.monotonic() - t0 < 30  # a backstop only
     assert report["canary"] == "FileNotFoundError"
     assert _marker_alive(marker) == []
 
