@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation import accept_if as ai
+from acx_oci.rating import accept_if as ai
 
 SAME = ai.SuiteRating(30.0, 1.0)  # R 27
 

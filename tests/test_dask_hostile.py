@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import WorkerAnswerRefused
-from acx_oci.evaluation.solver import SolverResult
+from acx_oci.rating.solver import SolverResult
 from acx_oci.services.verifier.executors.dask_cluster import _checked
 from acx_oci.services.verifier.executors.wire import load_exception, result_from_wire, safe_loads
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from acx_oci.crypto.keys import generate_identity
-from acx_oci.evaluation import engine
-from acx_oci.evaluation import harness_review as hr
+from acx_oci.rating import engine
+from acx_oci.rating import harness_review as hr
 from acx_oci.evaluation.replay import replay_credential
-from acx_oci.evaluation.solver import SolverResult
+from acx_oci.rating.solver import SolverResult
 from acx_oci.jsonio import first_error
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import gamerecords, statuslist

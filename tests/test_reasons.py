@@ -71,7 +71,7 @@ def test_the_issues_six_codes_live_in_one_file() -> None:
 
 def test_attest_and_verify_name_the_gate_with_the_same_codes() -> None:
     """One spelling per concept: a run refused at the gate and a credential refused at it say the same code."""
-    from acx_oci.evaluation.engine import gate
+    from acx_oci.rating.engine import gate
     from acx_oci.model.rating import Rating
 
     said = gate(Rating(mu=25.0, sigma=3.0), rated=4, sigma_max=1.5, min_games=30)

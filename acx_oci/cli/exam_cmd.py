@@ -294,7 +294,7 @@ def exam_report(records_dir: Path | None, runs_dir: Path | None, cartridges: tup
       acx-oci exam report --records ./certs --runs ./attest-runs
     """
     from acx_oci.oci.ref import parse_reference
-    from acx_oci.services.exams import runs as exam_runs
+    from acx_oci.services.tools import runs as exam_runs
 
     if records_dir is None and runs_dir is None and not cartridges and rollouts is None:
         raise UsageError("exam report: give --records, --runs, --attestations or --rollouts")

@@ -41,7 +41,7 @@ from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.dsse import envelope_payload, verify_envelope
 from acx_oci.errors import AcxError
-from acx_oci.evaluation import harness_review as hr
+from acx_oci.rating import harness_review as hr
 from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.evaluation.evidence_check import _statement_binding
 from acx_oci.jsonio import loads_ijson

@@ -14,7 +14,7 @@ from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.solver import SolverResult
+from acx_oci.rating.solver import SolverResult
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from acx_oci.evaluation import engine
+from acx_oci.rating import engine
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model.gamerecords import RATED
 from acx_oci.model.rom import training_cutoff

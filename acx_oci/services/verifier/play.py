@@ -17,9 +17,9 @@ from typing import Any
 from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import UsageError
-from acx_oci.evaluation import accept_if as ai
-from acx_oci.evaluation import engine
-from acx_oci.evaluation.solver import Solver
+from acx_oci.rating import accept_if as ai
+from acx_oci.rating import engine
+from acx_oci.rating.solver import Solver
 from acx_oci.model.rom import runtime_of
 from acx_oci.oci.store import Store
 from acx_oci.services.artifacts import benchmark as bm

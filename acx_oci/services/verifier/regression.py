@@ -8,7 +8,7 @@ the same attest, with the same kind of solver. The new ROM's signed
 ``policy.verification.regression {heldInSuite, heldOutSuite, acceptIf}`` says what is compared:
 ``heldInSuite`` names the benchmark whose public slice is the held-in suite (default: this benchmark's),
 ``heldOutSuite`` the benchmark the credential must be earned on (default: any), and ``acceptIf`` the rule,
-in the language of :mod:`acx_oci.evaluation.accept_if` (default ``no-regression``: refused when the new version
+in the language of :mod:`acx_oci.rating.accept_if` (default ``no-regression``: refused when the new version
 is worse with probability >= 0.9 on either suite, from both ratings' mu and sigma; issue 34). A false rule is NOT
 ISSUED ``regression`` naming the suites that failed it.
 
@@ -26,9 +26,9 @@ from typing import Any
 
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, UsageError
-from acx_oci.evaluation import accept_if as ai
-from acx_oci.evaluation import engine
-from acx_oci.evaluation.solver import Solver
+from acx_oci.rating import accept_if as ai
+from acx_oci.rating import engine
+from acx_oci.rating.solver import Solver
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import level_result
 from acx_oci.model.rom import runtime_of, version_key

@@ -32,7 +32,7 @@ from distributed.security import Security
 
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
-from acx_oci.evaluation.solver import SolverResult
+from acx_oci.rating.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of

@@ -19,8 +19,8 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
-from acx_oci.evaluation import harness_review as hr
-from acx_oci.evaluation.solver import Solver, SolverResult
+from acx_oci.rating import harness_review as hr
+from acx_oci.rating.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import (
     CERTIFIED_PASS,
