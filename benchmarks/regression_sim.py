@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from acx_oci.model import benchmark as bmodel
 from acx_oci.rating import accept_if as ai
 from acx_oci.rating import engine
-from acx_oci.model import benchmark as bmodel
 from acx_oci.services.verifier import regression as regr
 from acx_oci.solvers.reference import ReferenceSolver
 

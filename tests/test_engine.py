@@ -9,11 +9,11 @@ import pytest
 
 from acx_oci.crypto.keys import generate_identity
 from acx_oci.errors import UsageError, VerificationError
-from acx_oci.rating import engine
-from acx_oci.rating.solver import SolverResult
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import gamerecords
 from acx_oci.model import rating as ts
+from acx_oci.rating import engine
+from acx_oci.rating.solver import SolverResult
 from acx_oci.solvers.reference import ReferenceSolver
 
 SEAL_KEY = bytes(range(32))

@@ -71,8 +71,8 @@ def test_the_issues_six_codes_live_in_one_file() -> None:
 
 def test_attest_and_verify_name_the_gate_with_the_same_codes() -> None:
     """One spelling per concept: a run refused at the gate and a credential refused at it say the same code."""
-    from acx_oci.rating.engine import gate
     from acx_oci.model.rating import Rating
+    from acx_oci.rating.engine import gate
 
     said = gate(Rating(mu=25.0, sigma=3.0), rated=4, sigma_max=1.5, min_games=30)
     assert [r.split(":")[0] for r in said] == [reasons.SIGMA_GATE, reasons.GAMES_GATE]

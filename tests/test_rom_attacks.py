@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from acx_oci import sandbox
-from acx_oci.rating import engine
-from acx_oci.rating.solver import SolverResult
 from acx_oci.files import read_text_tree
 from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, MODEL_FAIL
+from acx_oci.rating import engine
+from acx_oci.rating.solver import SolverResult
 from acx_oci.services.artifacts.benchmark import _expand_task
 from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
 

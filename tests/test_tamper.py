@@ -232,9 +232,9 @@ def test_a_consumer_can_refuse_a_level_certified_under_the_runner_relaxation() -
 def test_a_run_with_a_forged_game_is_withheld_from_issuance_and_the_game_is_the_agents_fail() -> None:
     """One game's tamper checks fired: it is rated a fail (it counts against the agent), its record says how it
     was graded, and the run issues nothing (``grader_tampering`` first among its reasons)."""
+    from acx_oci.model import benchmark as bmodel
     from acx_oci.rating import engine
     from acx_oci.rating.solver import SolverResult
-    from acx_oci.model import benchmark as bmodel
 
     bench = bmodel.from_document(bmodel.demo_document())
     _, held = bmodel.split(bench, b"s" * 32)

@@ -18,8 +18,8 @@ from acx_oci.cli.log_opts import log_from_options, producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
-from acx_oci.rating.solver import Solver
 from acx_oci.oci.store import StoreOptions
+from acx_oci.rating.solver import Solver
 from acx_oci.services.verifier.attest import (
     AttestOutcome,
     AttestRequest,

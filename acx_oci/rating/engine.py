@@ -19,8 +19,6 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
-from acx_oci.rating import harness_review as hr
-from acx_oci.rating.solver import Solver, SolverResult
 from acx_oci.model import rating as ts
 from acx_oci.model.gamerecords import (
     CERTIFIED_PASS,
@@ -30,6 +28,8 @@ from acx_oci.model.gamerecords import (
     predicate,
     task_commitment,
 )
+from acx_oci.rating import harness_review as hr
+from acx_oci.rating.solver import Solver, SolverResult
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90

@@ -30,11 +30,11 @@ from typing import Any
 from acx_oci import safetree
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
-from acx_oci.rating.harness_review import failure_text
-from acx_oci.rating.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_limits
+from acx_oci.rating.harness_review import failure_text
+from acx_oci.rating.solver import SolverResult
 from acx_oci.sandbox import SandboxSpec, check, game_outcome, give_to_sandbox, grade, own_uid, run, staging_dir
 from acx_oci.sandbox.bwrap import drops_privilege
 from acx_oci.sandbox.relay import relay_argv

@@ -16,12 +16,12 @@ from typing import Any
 from acx_oci.crypto.keys import Identity
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, UsageError
-from acx_oci.rating.solver import Solver
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import modelapi as ma
 from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
 from acx_oci.oci.ref import Reference
 from acx_oci.oci.store import Store
+from acx_oci.rating.solver import Solver
 from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.artifacts import certification
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge

@@ -19,7 +19,6 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import Identity
 from acx_oci.crypto.seal import recipient_from_identity, seal
-from acx_oci.rating import engine
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import gamerecords, grading, statuslist
@@ -32,6 +31,7 @@ from acx_oci.model.attempt import (
     sign_attempt_record,
 )
 from acx_oci.model.attempt import record_bytes as attempt_bytes
+from acx_oci.rating import engine
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.check import Loaded
 from acx_oci.services.verifier.environment import image_digests

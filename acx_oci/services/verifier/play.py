@@ -17,11 +17,11 @@ from typing import Any
 from acx_oci.egress.session import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import UsageError
+from acx_oci.model.rom import runtime_of
+from acx_oci.oci.store import Store
 from acx_oci.rating import accept_if as ai
 from acx_oci.rating import engine
 from acx_oci.rating.solver import Solver
-from acx_oci.model.rom import runtime_of
-from acx_oci.oci.store import Store
 from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, rom_files
 from acx_oci.services.verifier import models as models_mod

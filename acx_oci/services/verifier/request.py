@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto.keys import Identity
-from acx_oci.rating.solver import Solver
 from acx_oci.model.attempt import SCOPE_ROM_CLAIM
 from acx_oci.oci.store import StoreOptions
+from acx_oci.rating.solver import Solver
 from acx_oci.services.verifier import models as models_mod
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx

@@ -31,12 +31,12 @@ from acx_oci.crypto.keys import Identity, public_from_did_key
 from acx_oci.crypto.seal import Recipient, seal, unseal
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
-from acx_oci.rating import engine
 from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import as_array, as_object, parse_json, validate
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import game_predicate, verify_game
 from acx_oci.model.rom import runtime_of
+from acx_oci.rating import engine
 from acx_oci.services.artifacts.cartridge import LoadedCartridge
 from acx_oci.services.verifier import models as models_mod
 

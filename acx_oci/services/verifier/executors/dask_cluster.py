@@ -32,11 +32,11 @@ from distributed.security import Security
 
 from acx_oci.egress.session import ModelSetup
 from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
-from acx_oci.rating.solver import SolverResult
 from acx_oci.model import modelapi as ma
 from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
 from acx_oci.model.rom import runtime_digest, runtime_of
 from acx_oci.oci.store import StoreOptions
+from acx_oci.rating.solver import SolverResult
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, rom_files
 from acx_oci.services.verifier.executors.spec import ExecutorSpec, loopback_worker
 from acx_oci.services.verifier.executors.wire import CLIENT_DESERIALIZERS, install_safe_exceptions, result_from_wire
