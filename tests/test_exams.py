@@ -296,3 +296,33 @@ def test_a_reference_flaky_after_the_attack_suite_is_run_again_and_a_broken_one_
     broken = stages._attack(src, Grader([False] * stages.AFTER_SUITE_RUNS), {})  # type: ignore[arg-type]
     assert not broken["ok"] and broken["goldStillPassesAfterSuite"] is False
     assert broken["goldAfterSuiteRuns"] == stages.AFTER_SUITE_RUNS
+
+
+def test_the_next_exams_image_is_made_while_this_one_is_graded() -> None:
+    """Issue 43: a harvest of 88 candidates made every image first, one after another, and graded nothing for
+    the ten minutes that took. Now each worker has its own exam's image made (one build at a time) and grades
+    it, so the next exam's image is made while this one is graded."""
+    import threading
+    from typing import Any
+
+    from acx_oci.services.exams import _certify_here
+
+    made: dict[str, threading.Event] = {n: threading.Event() for n in "abc"}
+    order: list[str] = []
+    sources: list[Any] = [type("Src", (), {"exam_id": n})() for n in "abc"]
+
+    def prepared(src: Any) -> tuple[Any, str]:
+        order.append(f"image {src.exam_id}")
+        made[src.exam_id].set()
+        return src, "fh"
+
+    def one(item: tuple[Any, str], _note: Any, _lanes: int) -> dict[str, Any]:
+        if item[0].exam_id == "a":  # graded only once b's image is made beside it (old code: never)
+            assert made["b"].wait(10), "b's image was not made while a was graded"
+        order.append(f"graded {item[0].exam_id}")
+        return {"exam": item[0].exam_id}
+
+    kept: list[str] = []
+    _certify_here(sources, prepared, 2, one, lambda src, rec, fh, t0, cached: kept.append(rec["exam"]), None)
+    assert sorted(kept) == ["a", "b", "c"]
+    assert order.index("image b") < order.index("graded a")

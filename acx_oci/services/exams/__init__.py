@@ -212,8 +212,8 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         records.append(rec)
         stream(rec, time.monotonic() - t0, cached)
 
-    todo: list[tuple[ExamSource, str]] = []
-    for src in sources:
+    def prepared(src: ExamSource) -> tuple[ExamSource, str] | None:
+        """The exam's image had (found, pulled or built) and its cache looked up; None: its record is kept."""
         t0 = time.monotonic()
         try:
             if executor is not None and environments is not None:
@@ -224,16 +224,18 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                 images[src.exam_id] = image or (environments(src) if environments is not None else None)
         except EnvironmentRefused as exc:  # the exam's refusal, named; never cached (a wheel may come later)
             keep(src, environment_record(src, str(exc)), None, t0, False)
-            continue
+            return None
         fh = exam_freeze_hash(src, pats)
         hit = _cached(out, src, _cache_key(fh, digest_of(src.exam_id), src.environment is not None), gold_runs)
         if hit is not None:
             keep(src, hit, fh, t0, True)
-        else:
-            todo.append((src, fh))
+            return None
+        return src, fh
+
     if executor is not None:
         from acx_oci.services.exams.cluster import certify_on_cluster
 
+        todo = [item for item in map(prepared, sources) if item is not None]  # every image pinned first
         opts = environments.store_options if environments is not None else None
         for src, fh, rec, t0 in certify_on_cluster(executor, todo, pats, gold_runs, jobs, registry.register,
                                                    pinned, opts):
@@ -243,34 +245,38 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
             return certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs,
                                 note, lanes)
 
-        _certify_here(todo, jobs, one, keep, stages)
+        _certify_here(sources, prepared, jobs, one, keep, stages)
     _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
     return sorted(records, key=lambda r: str(r["exam"]))
 
 
-def _certify_here(todo: list[tuple[ExamSource, str]], jobs: int,
-                  one: Callable[[tuple[ExamSource, str], Note, int], dict[str, Any]],
+def _certify_here(sources: list[ExamSource], prepared: Callable[[ExamSource], tuple[ExamSource, str] | None],
+                  jobs: int, one: Callable[[tuple[ExamSource, str], Note, int], dict[str, Any]],
                   keep: Callable[[ExamSource, dict[str, Any], str | None, float, bool], None],
                   stages: StageReport | None) -> None:
-    """``todo`` certified on this host, ``jobs`` exams at once (``one`` grades one exam, ``keep`` keeps its
-    record); an interrupt stops the exams not yet started, not after all of them."""
+    """``sources`` certified on this host, ``jobs`` exams at once: each worker has its exam's image ready
+    (``prepared``: one build at a time, so the next exam's image is made while this one is graded) and then
+    grades it (``one``; ``keep`` keeps its record). An interrupt stops the exams not yet started."""
     stop = threading.Event()  # set by an interrupt: no exam starts after it, in any worker
-    lanes = max(1, jobs // max(1, min(jobs, len(todo))))  # the cores fewer exams than --jobs leave free
+    lanes = max(1, jobs // max(1, min(jobs, len(sources))))  # the cores fewer exams than --jobs leave free
 
-    def run(item: tuple[ExamSource, str]) -> None:
+    def run(src: ExamSource) -> None:
         if stop.is_set():
             return
-        t0 = time.monotonic()
-        note = functools.partial(stages, item[0].exam_id) if stages is not None else quiet_note
         try:
-            keep(item[0], one(item, note, lanes), item[1], t0, False)
+            item = prepared(src)
+            if item is None or stop.is_set():
+                return
+            t0 = time.monotonic()  # the exam's certification alone, its image apart (the build says its own)
+            note = functools.partial(stages, src.exam_id) if stages is not None else quiet_note
+            keep(src, one(item, note, lanes), item[1], t0, False)
         except BaseException:  # an interrupt raised in this worker (its progress line): the others stop too
             stop.set()
             raise
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        for fut in [pool.submit(run, item) for item in todo]:
+        for fut in [pool.submit(run, src) for src in sources]:
             fut.result()
     finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
         stop.set()
