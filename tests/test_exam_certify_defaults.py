@@ -62,11 +62,12 @@ def test_an_imported_exam_tries_its_environment_without_any_flag(suite: Path, tm
     assert probes == [UNREACHABLE]  # the machine's failure is remembered: the second spec tries nothing
     assert not list((tmp_path / "certs").glob("by-freeze/*"))  # never cached: the network may come back
     events = [json.loads(line) for line in res.stderr.splitlines() if line.startswith("{")]
-    assert [(e["event"], e.get("exam"), e.get("stage")) for e in events] == [
-        ("stage", "calc-311", "environment: image store"), ("exam", None, None),
-        ("stage", "calc-313", "environment: image store"), ("exam", None, None)]
-    assert events[1]["line"].startswith("exam certify [1/2] calc-311: refused at gold: environment not built: the "
-                                        "package index")
+    # each worker has its own exam's image looked for, so the two exams' events may interleave
+    assert sorted((e["event"], e.get("exam"), e.get("stage")) for e in events) == [
+        ("exam", None, None), ("exam", None, None),
+        ("stage", "calc-311", "environment: image store"), ("stage", "calc-313", "environment: image store")]
+    lines = sorted(e["line"] for e in events if e["event"] == "exam")
+    assert any(" calc-311: refused at gold: environment not built: the package index" in ln for ln in lines), lines
 
 
 @needs_bwrap

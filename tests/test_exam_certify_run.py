@@ -18,7 +18,7 @@ from acx_oci.model import exam as mx
 from acx_oci.sandbox import GradeResult, SandboxSpec, give_to_sandbox, own_uid, run, staging_dir
 from acx_oci.sandbox.uids import UID_POOL_BASE, UID_POOL_SIZE
 from acx_oci.services import exams as ex
-from acx_oci.services.exams import stages
+from acx_oci.services.exams import certify, stages
 from acx_oci.services.exams.source import load_exam
 
 from .conftest import TESTDATA
@@ -74,8 +74,8 @@ def test_a_flaky_reference_is_refused_with_its_count_and_results_stream_as_they_
     assert event["exam"] == "fx-0001" and event["certified"] is False and event["cached"] is False
     # the refusal is a verdict (cached), but not for a run that asks for more gold runs than it had
     src = load_exam(suite / "tasks" / "fx-0001")
-    key = ex._cache_key(rec["stages"]["freeze"]["freezeHash"], None)
-    assert ex._cached(out, src, key, 2) == rec and ex._cached(out, src, key, 3) is None
+    key = certify._cache_key(rec["stages"]["freeze"]["freezeHash"], None)
+    assert certify._cached(out, src, key, 2) == rec and certify._cached(out, src, key, 3) is None
 
 
 def _run_owned(spec: SandboxSpec, script: str, seen: dict[str, Any], name: str) -> None:

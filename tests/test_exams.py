@@ -305,7 +305,7 @@ def test_the_next_exams_image_is_made_while_this_one_is_graded() -> None:
     import threading
     from typing import Any
 
-    from acx_oci.services.exams import _certify_here
+    from acx_oci.services.exams.certify import _certify_here
 
     made: dict[str, threading.Event] = {n: threading.Event() for n in "abc"}
     order: list[str] = []

@@ -42,6 +42,8 @@ FAMILIES_SCHEMA_FILE = "exam-families.schema.json"
 #: The certification procedure; part of every freeze hash, so changing the procedure re-certifies.
 CERTIFIER = "acx-oci-exam-certify/2"
 EXAM_FILE = "exam.yaml"
+ENV_FILE = "env.json"  # the exam's environment spec, beside exam.yaml (read by the wing and by artifacts)
+SOURCE_FILE = "source.json"  # where an imported exam came from
 FAMILIES_FILE = "families.yaml"
 
 STAGES = ("seed", "gold", "grader", "attack", "eval", "canary", "publication", "freeze", "promotion")

@@ -20,12 +20,12 @@ from acx_oci.errors import AcxError, IntegrityError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_bytes_in
 from acx_oci.jsonio import parse_json
 from acx_oci.model.benchmark import SUITE_FILE, Benchmark, from_document
+from acx_oci.model.exam import ENV_FILE
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store, StoreOptions
 from acx_oci.oci.transfer import CopyPlan, copy_blobs, plan_tree, push_manifests
 from acx_oci.safetree import parts_of
-from acx_oci.services.exams.source import ENV_FILE
 
 TAG_PREFIX = "env-"
 MAX_PUSHED_IMAGES = 16  # what one attest reads at most (services.verifier.environment.MAX_IMAGES)

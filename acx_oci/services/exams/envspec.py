@@ -25,7 +25,6 @@ from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
 from acx_oci.errors import UsageError
 from acx_oci.services.exams import envlocks, poetryspec
 from acx_oci.services.exams.pythons import choose_python, version_key
-from acx_oci.services.exams.source import ENV_FILE
 
 SCHEMA = "acx.exam-env/1"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -431,4 +430,4 @@ def override(spec: dict[str, Any], *, requirements: str | None, python: str | No
     return out
 
 
-__all__ = ["ENV_FILE", "derive", "override", "spec_digest"]
+__all__ = ["derive", "override", "spec_digest"]

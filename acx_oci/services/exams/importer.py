@@ -26,11 +26,11 @@ from acx_oci import safetree
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
+from acx_oci.model.exam import ENV_FILE, SOURCE_FILE
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import envspec, gitrepo, pytestconf
 from acx_oci.services.exams.mutants import hunks, mutants
-from acx_oci.services.exams.source import SOURCE_FILE
 from acx_oci.services.exams.testimports import imported_tests
 
 FAMILY = "imported"
@@ -293,7 +293,7 @@ def write_exam(parts: ExamParts, out: Path, classification: dict[str, Any]) -> P
         _write_tree(out, f"{rel}/controls/{name}", tree)
     safetree.write_inside(out, f"{rel}/prompt.md", parts.prompt.encode("utf-8"))
     if parts.environment is not None:
-        safetree.write_inside(out, f"{rel}/{envspec.ENV_FILE}",
+        safetree.write_inside(out, f"{rel}/{ENV_FILE}",
                               json.dumps(parts.environment, indent=2, sort_keys=True).encode("utf-8") + b"\n")
     safetree.write_inside(out, f"{rel}/exam.yaml", json.dumps(contract, indent=2).encode("utf-8") + b"\n")
     # The workspace as imported is upstream's own base: what it holds is context to the leak check (issue 37).

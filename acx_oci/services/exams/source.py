@@ -33,8 +33,6 @@ CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
 #: Derived controls (``exam import`` without a human's lookalike): ``controls/mutant-01`` ... in order.
 MUTANT_DIR = re.compile(r"^mutant-\d{2}$")
 MAX_MUTANT_DIRS = 32
-SOURCE_FILE = "source.json"
-ENV_FILE = "env.json"
 
 
 def read_tree(base: Path, rel: str, what: str = "exam tree") -> dict[str, str]:
@@ -169,12 +167,12 @@ def load_exam(exam_dir: Path) -> ExamSource:
     names = [*CONTROL_DIRS, *_mutant_dirs(exam_dir)]
     trees = {c: read_tree(exam_dir, f"controls/{c}", f"control {c}") for c in names}  # links refused here
     controls = {c: t for c, t in trees.items() if (exam_dir / "controls" / c).is_dir()}
-    source = load_yaml_or_json_inside(exam_dir, SOURCE_FILE, "exam source")
+    source = load_yaml_or_json_inside(exam_dir, mx.SOURCE_FILE, "exam source")
     if source is not None and not isinstance(source, dict):
-        raise UsageError(f"{exam_dir / SOURCE_FILE}: expected an object")
-    env = load_yaml_or_json_inside(exam_dir, ENV_FILE, "exam environment spec")
+        raise UsageError(f"{exam_dir / mx.SOURCE_FILE}: expected an object")
+    env = load_yaml_or_json_inside(exam_dir, mx.ENV_FILE, "exam environment spec")
     if env is not None and not isinstance(env, dict):
-        raise UsageError(f"{exam_dir / ENV_FILE}: expected an object")
+        raise UsageError(f"{exam_dir / mx.ENV_FILE}: expected an object")
     return ExamSource(exam_dir, exam_id, contract, error, families, read_tree(exam_dir, "workspace", "workspace"),
                       prompt, read_tree(exam_dir, "hidden", "hidden grader"), common,
                       read_tree(exam_dir, "reference", "reference"), controls, source, env)
