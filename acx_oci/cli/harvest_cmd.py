@@ -15,8 +15,7 @@ from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams import candidates as cand
 
 if TYPE_CHECKING:
-    from acx_oci.oci.store import StoreOptions
-    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
+    from acx_oci.services.exams.harvest import Grading
 
 
 def _window(f: Any) -> Any:
@@ -140,7 +139,6 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
           --env-store oci:./env-images --certifier-key certifier.key
     """
     from acx_oci.envimage.pyenv import PYTHONS
-    from acx_oci.oci.store import StoreOptions
     from acx_oci.services.exams import harvest as hv
     from acx_oci.services.exams import importer
     from acx_oci.services.exams.environments import default_store
@@ -153,52 +151,28 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
     executor = open_from_options(executor_opts, timeout or 10.0)  # asked first: a dead scheduler, in seconds
     try:
         with hv.locked(certs):
+            grading = hv.Grading((env_store or default_store()) if environments else None,
+                                 executor.threads() if executor is not None and jobs is None else (jobs or 2),
+                                 find_links, index_url, StoreOptions(plain_http=plain_http, insecure=insecure,
+                                                                     timeout=timeout), executor)
             _harvest(repo, _scan(repo, since, until, limit, fixes_only, max_source_lines, self_contained), suite,
                      certs, stated, {"repository": str(repo.resolve()), "since": since, "until": until,
-                                     "python": python},
-                     (env_store or default_store()) if environments else None,
-                     executor.threads() if executor is not None and jobs is None else (jobs or 2), find_links,
-                     index_url, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout), as_json,
-                     executor, bool(executor_opts["json_events"]))
+                                     "python": python}, grading, as_json, bool(executor_opts["json_events"]))
     finally:
         if executor is not None:
             executor.close()
 
 
 def _harvest(repo: Path, found: cand.CandidateScan, suite: Path, certs: Path, stated: dict[str, Any],
-             meta: dict[str, Any], store: str | None, jobs: int, find_links: tuple[Path, ...], index_url: str | None,
-             opts: StoreOptions, as_json: bool, executor: DaskExecutor | None, json_events: bool) -> None:
+             meta: dict[str, Any], grading: Grading, as_json: bool, json_events: bool) -> None:
     from acx_oci.cli.certify_progress import CertifyProgress
-    from acx_oci.services import exams as ex
     from acx_oci.services.exams import harvest as hv
-    from acx_oci.services.exams.environments import EnvImages
 
     _say(f"exam harvest: {len(found.candidates)} candidate(s) of {found.scanned} commit(s) read")
     h = hv.Harvest(repo, suite, certs, stated, hv.load_state(certs), meta, python=meta.get("python"))
-    h.check_suite()
-    cands = found.candidates
-    try:
-        h.import_all(cands, _say)
-        pending = [r.exam for r in h.of(cands) if r.stage != "candidates"]
-        if pending:
-            shown = CertifyProgress(len(pending), json_events=json_events, tty=sys.stderr.isatty())
-            envs = EnvImages(store, store_options=opts, find_links=find_links, index_url=index_url,
-                             stages=shown.stages) if store is not None else None
-            try:
-                ex.certify_suite(suite, jobs=jobs, out=certs, progress=shown.line, environments=envs,
-                                 stages=shown.stages, executor=executor)
-            finally:
-                shown.stop()
-        h.settle(ex.load_records(certs), cands)
-    except BaseException as exc:
-        if isinstance(exc, Exception):
-            raise
-        # an interrupt (Ctrl-C, SIGTERM): what was done is kept, and the funnel so far is said
-        if (certs / "records").is_dir():
-            h.settle(ex.load_records(certs), cands)
-        _show(hv.report(h, cands, store, interrupted=True), as_json)
-        raise
-    doc = hv.report(h, cands, store)
+    doc = hv.run(h, found.candidates, grading, _say,
+                 lambda n: CertifyProgress(n, json_events=json_events, tty=sys.stderr.isatty()),
+                 lambda so_far: _show(so_far, as_json))
     _show(doc, as_json)
     sys.exit(0 if doc["funnel"]["certified"] else 1)
 

@@ -22,7 +22,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acx_oci import safetree
 from acx_oci.errors import AcxError, TreeTooSlow, UsageError
@@ -30,7 +30,13 @@ from acx_oci.files import load_json_file, load_yaml_or_json_inside
 from acx_oci.model import exam as mx
 from acx_oci.services.exams import gitrepo, importer
 from acx_oci.services.exams.candidates import Candidate, printable
+from acx_oci.services.exams.certify import certify_suite, load_records
+from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
+
+if TYPE_CHECKING:
+    from acx_oci.oci.store import StoreOptions
+    from acx_oci.services.exams.cluster import Cluster
 
 STATE_FILE = "harvest.json"
 REFUSED_DIR = "harvest/refused"
@@ -251,6 +257,59 @@ def report(h: Harvest, cands: list[Candidate], env_store: str | None, interrupte
                                                     for r, c in zip(rows, cands, strict=True)],
             "suite": str(h.suite), "certifications": str(h.certs), "envStore": env_store,
             "otherExamsRefused": h.others, "interrupted": interrupted}
+
+
+class Shown(Protocol):
+    """What the caller shows while a harvest's exams certify (the CLI's verdict lines and stage reports)."""
+
+    @property
+    def stages(self) -> StageReport | None: ...
+
+    def line(self, text: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How a harvest certifies: the image store (None: the host's Python grades), its options and where wheels
+    come from, exams at once, and a cluster (each exam's image reaching the workers by digest)."""
+
+    store: str | None
+    jobs: int
+    find_links: tuple[Path, ...] = ()
+    index_url: str | None = None
+    options: StoreOptions | None = None
+    executor: Cluster | None = None
+
+
+def run(h: Harvest, cands: list[Candidate], grading: Grading, say: Callable[[str], None],
+        shown: Callable[[int], Shown], interrupted: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """The harvest after its scan: every candidate imported (``say`` hears each), the suite certified (``shown``
+    made for the exams pending) and each candidate's stage settled from the records; the funnel report. An
+    interrupt keeps what was done: the rows are settled, ``interrupted`` gets the report so far, and it raises on."""
+    h.check_suite()
+    try:
+        h.import_all(cands, say)
+        pending = [r.exam for r in h.of(cands) if r.stage != "candidates"]
+        if pending:
+            show = shown(len(pending))
+            envs = EnvImages(grading.store, store_options=grading.options, find_links=grading.find_links,
+                             index_url=grading.index_url, stages=show.stages) if grading.store is not None else None
+            try:
+                certify_suite(h.suite, jobs=grading.jobs, out=h.certs, progress=show.line, environments=envs,
+                              stages=show.stages, executor=grading.executor)
+            finally:
+                show.stop()
+        h.settle(load_records(h.certs), cands)
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise
+        if (h.certs / "records").is_dir():  # an interrupt (Ctrl-C, SIGTERM): the funnel so far is said
+            h.settle(load_records(h.certs), cands)
+        interrupted(report(h, cands, grading.store, interrupted=True))
+        raise
+    return report(h, cands, grading.store)
 
 
 @contextlib.contextmanager
