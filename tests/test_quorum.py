@@ -9,10 +9,9 @@ import pytest
 from acx_oci.crypto.keys import generate_identity, identity_from_seed
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.policy import evaluate, policy_from_dict
-from acx_oci.evaluation.require_text import parse_require
+from acx_oci.evaluation.require_text import parse_require, unmet
 from acx_oci.evaluation.requirements import CapabilityRequirement
 from acx_oci.model.resolution import CapabilityResolution, Resolution
-from acx_oci.services.consumer.resolve import requirement_failures
 
 from .test_judge_supersede import MANIFEST, NOW, ROM, Issuers
 
@@ -69,11 +68,11 @@ def test_the_require_grammar_and_its_failures() -> None:
     v = generate_identity()
     w = Issuers(v)
     one = resolution(w.resolve(w.credential(v, 32, age_hours=3)))
-    (failure,) = requirement_failures(one, ["build-dag>=20@minVerifiers=2"], NOW)
+    (failure,) = unmet(one, [parse_require("build-dag>=20@minVerifiers=2")], NOW)
     assert failure.startswith("build-dag>=20@minVerifiers=2: quorum_unmet: ")
     _, two = two_verifiers()
-    assert requirement_failures(two, ["build-dag>=20@minVerifiers=2", "build-dag>=20"], NOW) == []
-    assert "level_below" in requirement_failures(two, ["build-dag>=25@minVerifiers=2"], NOW)[0]
+    assert unmet(two, [parse_require(t) for t in ("build-dag>=20@minVerifiers=2", "build-dag>=20")], NOW) == []
+    assert "level_below" in unmet(two, [parse_require("build-dag>=25@minVerifiers=2")], NOW)[0]
 
 
 def test_a_policy_file_can_ask_for_a_quorum() -> None:

@@ -19,7 +19,6 @@ from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
 from acx_oci.oci.ref import parse_reference
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
 from acx_oci.services.consumer.pull import check_output_dir, check_pullable, write_pull
-from acx_oci.services.consumer.resolve import requirement_failures
 from acx_oci.trust.keyfiles import load_identity
 from acx_oci.trust.trustfile import Trust, load_trust
 
@@ -247,10 +246,11 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
           flags: ResolveFlags, plain_http: bool, insecure: bool, timeout: float,
           failed: dict[str, Any]) -> tuple[LoadedCartridge, Any, list[Path]]:
     """Everything ``pull`` checks, then the write; what is known so far goes into ``failed`` for --json."""
-    from acx_oci.evaluation.require_text import parse_require
+    from datetime import UTC, datetime
 
-    for text in requirements:
-        parse_require(text)
+    from acx_oci.evaluation.require_text import parse_require, unmet
+
+    required = [parse_require(text) for text in requirements]  # parsed once, before any network
     if requirements and trust_path is None:
         raise UsageError("pull: --require needs --trust (whose verifiers and benchmarks count)")
     trust = load_trust(trust_path) if trust_path else Trust.empty()
@@ -261,7 +261,7 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
     check_pullable(loaded, ref, allow_unsigned)
     resolution = resolve_loaded_cli(store, loaded, ref, trust, flags)
     check_deadline(resolution, "pull: nothing written")
-    failures = requirement_failures(resolution, list(requirements))
+    failures = unmet(resolution, required, datetime.now(UTC))
     if failures:
         failed.update(requirements={"required": list(requirements), "unmet": failures},
                       resolution=resolution.to_json())

@@ -272,15 +272,13 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], flags: Re
     Exit codes: 0 resolved (every --require met), 1 a --require unmet or the
     ROM tampered, 2 bad input, 3 registry failure.
     """
-    from acx_oci.evaluation.require_text import parse_require
-    from acx_oci.services.consumer.resolve import requirement_failures
+    from acx_oci.evaluation.require_text import parse_require, unmet
 
-    for text in requirements:
-        parse_require(text)  # a malformed requirement is bad input before any network
+    required = [parse_require(text) for text in requirements]  # parsed once: bad input before any network
     trust = load_trust(trust_path)
     store = store_for(ref, plain_http, insecure, timeout)
     resolution, _ = run_resolution(store, ref, trust, flags)
-    failures = requirement_failures(resolution, list(requirements))
+    failures = unmet(resolution, required, datetime.now(UTC))
     if as_json:
         emit_json({**resolution.to_json(), **({"requirements": {"required": list(requirements),
                                                                 "unmet": failures}} if requirements else {})})

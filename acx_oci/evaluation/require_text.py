@@ -15,12 +15,15 @@ Options may come in any order, e.g. ``build-dag>=senior@minVerifiers=2@maxAttemp
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempts import SCOPE_CARTRIDGE, SCOPE_PUBLISHER, MaxAttempts
 from acx_oci.evaluation.requirements import CapabilityRequirement
 from acx_oci.model.capability import LevelFloor, parse_requirement
+from acx_oci.model.resolution import VERIFIED, Resolution
 from acx_oci.timeutil import parse_duration
 
 _OPTION = re.compile(r"@(minVerifiers|maxAttempts)=([^@]*)")
@@ -83,3 +86,38 @@ def parse_require(text: str) -> ParsedRequire:
         bound = parse_max_attempts(int(count), window.strip(), f"requirement {text!r}",
                                    scope.strip() or SCOPE_CARTRIDGE)
     return ParsedRequire(text, base, min_verifiers, bound)
+
+
+def unmet(resolution: Resolution, required: Sequence[ParsedRequire], now: datetime) -> list[str]:
+    """A sentence for each ``--require`` the resolution does not meet, decided by the one evaluator every policy
+    uses (:meth:`CapabilityRequirement.evaluate`), so ``resolve``, ``pull``, ``policy check`` and a gateway agree.
+
+    One with options says its codes first (``quorum_unmet``, ``too_many_attempts``); a plain floor says what was
+    found instead (the best verified level, why none verified, or that nothing claims it)."""
+    failures = []
+    for req in required:
+        result = req.as_requirement().evaluate(resolution, now)
+        if result.met:
+            continue
+        if req.has_options:
+            failures.append(f"{req.text}: {', '.join(result.codes)}: {'; '.join(result.reasons[:3])}")
+        else:
+            failures.append(f"{req.text}: {_found(resolution, req.base)}")
+    return failures
+
+
+def _found(resolution: Resolution, floor: LevelFloor) -> str:
+    """What a plain floor found instead, in the words ``resolve`` has always used (decided above, said here)."""
+    caps = [c for c in resolution.capabilities if c.capability.task_type == floor.task_type]
+    verified = [c for c in caps if c.effective == VERIFIED]
+    best = [c.best for c in verified if c.best]
+    if floor.model is not None:
+        best = [a for c in verified for a in c.accepted if (a.model or {}).get("id") == floor.model]
+        if not best:
+            return f"no verified level earned with model {floor.model}"
+    if best:
+        return f"best verified is {best[0].career_tier} (level {best[0].acx_level})"
+    if not caps:
+        return "no such claim"
+    codes = sorted({c for cap in caps for r in cap.rejected for c in r.codes})  # say *why* (e.g. revoked)
+    return f"no verified claim ({'rejected: ' + ', '.join(codes) if codes else 'no attestation'})"

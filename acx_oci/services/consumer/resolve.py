@@ -20,7 +20,7 @@ those is the effective one. The attempt history (attempt-record referrers and th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypedDict, Unpack
 
 from acx_oci.evaluation.attempt_history import FetchedRecord, with_attempts
@@ -32,12 +32,10 @@ from acx_oci.evaluation.log_check import (
     pinned_keys,
     with_log_attempts,
 )
-from acx_oci.evaluation.require_text import parse_require
 from acx_oci.evaluation.status_choice import sequence as list_sequence
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.credential import issuer_id
-from acx_oci.model.rating import TIER_FLOOR
-from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
+from acx_oci.model.resolution import AcceptedCredential, Resolution
 from acx_oci.oci.store import Store
 from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.consumer.answers import answer_needs
@@ -288,53 +286,4 @@ def resolve_cartridge(store: Store, target: str, trust: Trust, *, now: datetime,
     return resolve_loaded(store, cart, trust, now=now, limits=limits, **options)
 
 
-def meets(cap: CapabilityResolution, min_tier_floor: int | None, min_level: int | None,
-          model: str | None = None) -> bool:
-    """Whether a resolved claim satisfies a level/tier floor (only VERIFIED claims can); with ``model``, only a
-    credential earned with that model counts (a level is a level of this ROM *with this model*)."""
-    if cap.effective != VERIFIED or cap.best is None:
-        return False
-    pool = [cap.best] if model is None else [a for a in cap.accepted if (a.model or {}).get("id") == model]
-    floor = max(min_level or 0, min_tier_floor or 0)
-    return any(a.acx_level >= floor for a in pool)
-
-
-def claims_for(resolution: Resolution, task_type: str) -> list[CapabilityResolution]:
-    """The resolved claims of one task type (a requirement names a task type, a cartridge may claim several)."""
-    return [c for c in resolution.capabilities if c.capability.task_type == task_type]
-
-
-__all__ = ["CapabilityRecord", "ResolveLimits", "claims_for", "meets", "resolve_cartridge", "resolve_loaded"]
-
-
-def requirement_failures(resolution: Resolution, requirements: list[str], now: datetime | None = None) -> list[str]:
-    """Human sentences for each ``--require`` the resolution does not meet.
-
-    One with ``@minVerifiers=`` or ``@maxAttempts=`` is judged as the same policy requirement (its codes lead
-    the sentence: ``quorum_unmet``, ``too_many_attempts``), so ``pull --require`` and a gateway agree.
-    """
-    failures = []
-    for text in requirements:
-        parsed = parse_require(text)
-        if parsed.has_options:
-            result = parsed.as_requirement().evaluate(resolution, now or datetime.now(UTC))
-            if not result.met:
-                failures.append(f"{text}: {', '.join(result.codes)}: {'; '.join(result.reasons[:3])}")
-            continue
-        req = parsed.base
-        floor = TIER_FLOOR[req.min_tier] if req.min_tier else None
-        caps = claims_for(resolution, req.task_type)
-        if not any(meets(c, floor, req.min_level, req.model) for c in caps):
-            best = [c.best for c in caps if c.effective == VERIFIED and c.best]
-            if req.model is not None:
-                best = [a for c in caps if c.effective == VERIFIED for a in c.accepted
-                        if (a.model or {}).get("id") == req.model]
-                if not best:
-                    failures.append(f"{text}: no verified level earned with model {req.model}")
-                    continue
-            codes = sorted({c for cap in caps for r in cap.rejected for c in r.codes})  # say *why* (e.g. revoked)
-            found = (f"best verified is {best[0].career_tier} (level {best[0].acx_level})" if best
-                     else f"no verified claim ({'rejected: ' + ', '.join(codes) if codes else 'no attestation'})"
-                     if caps else "no such claim")
-            failures.append(f"{text}: {found}")
-    return failures
+__all__ = ["CapabilityRecord", "ResolveLimits", "resolve_cartridge", "resolve_loaded"]

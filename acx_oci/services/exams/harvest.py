@@ -263,11 +263,14 @@ class Shown(Protocol):
     """What the caller shows while a harvest's exams certify (the CLI's verdict lines and stage reports)."""
 
     @property
-    def stages(self) -> StageReport | None: ...
+    def stages(self) -> StageReport | None:
+        """Hears which stage each exam is in (None: nobody shows stages)."""
 
-    def line(self, text: str) -> None: ...
+    def line(self, text: str) -> None:
+        """One exam's verdict line, as it finishes."""
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """The certification ended: anything drawn live is put away."""
 
 
 @dataclass(frozen=True)
