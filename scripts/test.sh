@@ -26,7 +26,7 @@ command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v jq >/dev/null 2>&1 || need+=(jq)        # the walk-through, docs/getting-started.md (tests/test_readme_walkthrough.py)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
-# an environment plugin in the grading sandbox, as real repositories' environments have (tests/test_tamper_runner.py)
+# an environment plugin in the grading sandbox, as real repositories' environments have (tests/exams/test_tamper_runner.py)
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pytest_mock' >/dev/null 2>&1 || need+=(python3-pytest-mock)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} with apt"

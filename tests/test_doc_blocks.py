@@ -26,26 +26,28 @@ TAGS: dict[tuple[str, str], str] = {
         f"not run in CI: the README's short form of getting-started's walk-through, which {GETTING_STARTED} runs",
     ("docs/operations.md", "acx-oci gateway --upstream https://registry.internal --listen 0.0.0.0:5443 \\"):
         "not run in CI: a production deployment (a registry.internal and its certificates); the TLS gateway is "
-        "tests/test_gateway_tls.py's",
+        "tests/gateway/test_gateway_tls.py's",
     ("docs/operations.md", "acx-oci log verify localhost:5000/verifier/log --key log.vkey --since seen.cp --save "
-                           "seen.cp"): "not run in CI: a monitor's cron job on an operator's log; tests/test_tlog.py",
+                           "seen.cp"):
+        "not run in CI: a monitor's cron job on an operator's log; tests/verifier/test_tlog.py",
     ("docs/operations.md", "acx-oci attest CART --benchmark BENCH --key keys/verifier.key --issuer DID --state "
                            "./state"): "not run in CI: placeholders (CART, BENCH, DID) for an operator's own",
     ("docs/operations.md", "# on the scheduler host: TLS, every party with a certificate from your own CA"):
-        "not run in CI: several hosts of a Dask cluster; tests/test_dask*.py run the executor on loopback",
+        "not run in CI: several hosts of a Dask cluster; tests/verifier/test_dask*.py run the executor on loopback",
     ("docs/operations.md", "ACME_API_KEY=... dask worker tls://10.0.0.2:8786 --name w1 ...      # apiKeyEnv: "
                            "ACME_API_KEY"): "not run in CI: a worker host of a cluster, with a real provider's key",
     ("docs/security.md", "python3 -m pytest tests/test_fuzz.py                          # profile \"ci\": "
                          "derandomized"): "ci: tests/test_fuzz.py (the first line is CI's own profile)",
     ("docs/exams-from-repositories.md", "acx-oci exam import --repo ./calc --base 1a2b3c4 --fix 9f8e7d6 "
                                         "--lookalike near-miss.patch"):
-        "not run in CI: commits of the reader's own repository; tests/test_exam_import.py import real ones",
+        "not run in CI: commits of the reader's own repository; tests/exams/test_exam_import.py import real "
+        "ones",
     ("docs/exams-from-repositories.md", "acx-oci exam import --swebench instances.jsonl --repos ./clones "
                                         "--classification public -o ./suite"):
         "not run in CI: SWE-bench data and clones are not downloaded here",
     ("docs/exams-from-repositories.md", "acx-oci exam candidates --repo ./rich --since 2025-06-01 --max 20"):
-        "not run in CI: a fetched repository and minutes of image builds; tests/test_exam_harvest.py harvests real "
-        "git histories (a local cluster too)",
+        "not run in CI: a fetched repository and minutes of image builds; tests/exams/test_exam_harvest.py "
+        "harvests real git histories (a local cluster too)",
     ("docs/attest-a-real-agent.md", "REG=${REG:-localhost:5000}"): WALK,
     ("docs/attest-a-real-agent.md", "acx-oci cartridge init ./py-agent --id io.example/py-agent --version 1.0.0 \\"):
         WALK,
@@ -61,15 +63,16 @@ TAGS: dict[tuple[str, str], str] = {
                                     "exams: ~13 min"): TOO_LONG,
     ("docs/attest-a-real-agent.md", "acx-oci env build localhost:5000/acme/env:bookworm-py --suite bookworm "
                                     "--include python3,python3-pytest --json"):
-        "not run in CI: mmdebstrap downloads Debian packages (minutes); tests/test_envimage.py build small images",
+        "not run in CI: mmdebstrap downloads Debian packages (minutes); tests/envimage/test_envimage.py build "
+        "small images",
     ("docs/getting-started.md", "$ sudo apt-get install docker-registry"):
         "not run in CI: installs a system package and serves :5000; tests/support/registry.py starts the same "
         "registry from the same config on 127.0.0.1:0 for every test",
     ("docs/concepts.md", "acx-oci doctor registry.example"):
         "not run in CI: registry.example is the reader's registry; tests/test_doctor.py probes both test registries",
     ("docs/operations.md", "# a verified mirror: cartridge, attestations"):
-        "not run in CI: registry.example, mirror.internal and registry.airgap are the operator's; tests/test_copy.py "
-        "copies registry to registry, to an oci: bundle and back",
+        "not run in CI: registry.example, mirror.internal and registry.airgap are the operator's; "
+        "tests/oci/test_copy.py copies registry to registry, to an oci: bundle and back",
 }
 BLOCK = re.compile(r"^ *```(?:sh|bash|shell|console)\n(.*?)^ *```$", flags=re.S | re.M)
 IN_PAGE_TAG = re.compile(r"<!-- (ci: \S.*|not run in CI: \S.*) -->\s*$")

@@ -21,9 +21,9 @@ from acx_oci.oci.registry import client as registry_client
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.tools.doctor import CAPABILITIES, run_doctor
 
+from .oci.test_store_registry import auth_registry  # noqa: F401  (the htpasswd registry fixture)
 from .support.cli import cli, ok
 from .support.httpserver import QuietHTTPServer
-from .test_store_registry import auth_registry  # noqa: F401  (the htpasswd registry fixture)
 
 
 def test_doctor_tells_distribution_from_ggcr(registry: str, ggcr: str) -> None:

@@ -32,17 +32,17 @@ ROOT = Path(__file__).resolve().parent.parent
 CAP = "build-dag[snowflake+airflow+dbt]@data-engineering"
 #: Commands whose success is validated in the test that can afford it (the run takes minutes here).
 SUCCESS_ELSEWHERE = {
-    "env build": "tests/test_envimage.py (builds a Debian image from packages)",
-    "exam verify": "tests/test_exam_certification_push.py (certifies a whole suite: ~40 s)",
-    "exam import": "tests/test_exam_import.py (builds git repositories with history)",
-    "exam grade": "tests/test_exam_grade.py (imports exams from git repositories, grades in the sandbox)",
-    "transcripts export": "tests/test_model_replay.py (needs a run of an agent that calls a model)",
-    "log verify": "tests/test_translog.py (a published transparency log)",
-    "log watch": "tests/test_translog.py (a published transparency log)",
-    "log export": "tests/test_translog.py (a published transparency log)",
-    "state rebuild": "tests/test_state_rebuild.py (a registry, a published log and attests to rebuild from)",
-    "exam harvest": "tests/test_exam_harvest.py (git histories imported and certified in the sandbox)",
-    "exam candidates": "tests/test_exam_harvest.py (git repositories with a history of each kind)",
+    "env build": "tests/envimage/test_envimage.py (builds a Debian image from packages)",
+    "exam verify": "tests/exams/test_exam_certification_push.py (certifies a whole suite: ~40 s)",
+    "exam import": "tests/exams/test_exam_import.py (builds git repositories with history)",
+    "exam grade": "tests/exams/test_exam_grade.py (imports exams from git repositories, grades in the sandbox)",
+    "transcripts export": "tests/sandbox/test_model_replay.py (needs a run of an agent that calls a model)",
+    "log verify": "tests/verifier/test_translog.py (a published transparency log)",
+    "log watch": "tests/verifier/test_translog.py (a published transparency log)",
+    "log export": "tests/verifier/test_translog.py (a published transparency log)",
+    "state rebuild": "tests/verifier/test_state_rebuild.py (a registry, a published log and attests to rebuild from)",
+    "exam harvest": "tests/exams/test_exam_harvest.py (git histories imported and certified in the sandbox)",
+    "exam candidates": "tests/exams/test_exam_harvest.py (git repositories with a history of each kind)",
 }
 
 

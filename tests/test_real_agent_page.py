@@ -153,7 +153,7 @@ def test_the_page_runs_as_written_and_issues_what_it_says(own_registry: Registry
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
     assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout\n{stdout[-3000:]}\n--- stderr\n{stderr[-3000:]}"
-    # Every exam certified (what tests/test_exams.py checked before): controls distinguished, canaries sealed.
+    # Every exam certified (what tests/exams/test_exams.py checked before): controls distinguished, canaries sealed.
     recs = {r["exam"]: r for r in (json.loads(p.read_text()) for p in (work / "certs" / "records").glob("*.json"))}
     assert len(recs) == EXAMS and all(r["certified"] for r in recs.values())
     assert sum(r["impossible"] for r in recs.values()) == 2

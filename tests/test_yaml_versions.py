@@ -52,7 +52,7 @@ def test_policy_file_benchmark_version_1_10_and_default(tmp_path: Path) -> None:
 
 
 def test_deny_default_verdict_names_the_default(tmp_path: Path) -> None:
-    from .test_policy import NOW, resolution
+    from .gateway.test_policy import NOW, resolution
 
     p = tmp_path / "policy.yaml"
     p.write_text("apiVersion: acx.dev/policy/v1\ndefault: deny\nrules:\n  - repositories: [acx/*]\n"

@@ -7,7 +7,7 @@ is ASCII (Python sorts by code point, JCS by UTF-16 unit: the same for ASCII), e
 within 2^53 or a float whose ``repr`` is its ES6 form (finite, not integral, 1e-4 <= |x| < 1e16: fixed
 notation with the shortest round-trip digits in both), and the output encodes as UTF-8 (no lone
 surrogate). Integral floats become the ints ES6 prints. Anything else goes to ``rfc8785``; the RFC's
-vectors and the 20,000 ES6 number lines run through both paths in tests/test_jcs.py.
+vectors and the 20,000 ES6 number lines run through both paths in tests/core/test_jcs.py.
 """
 
 from __future__ import annotations
