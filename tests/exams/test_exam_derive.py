@@ -94,7 +94,7 @@ HIDDEN_RENDER = '''from pathlib import Path
 
 from calc import clamp, render, sign
 
-HERE = Path(__file__).parent.parent
+HERE = Path(__file__).parent
 
 
 def test_render_matches_the_template():
