@@ -91,6 +91,15 @@ while todo and len(need) < 400:
             todo.append(m.group(1))
 whole = bool({norm(d) for d in conf.get("distributions") or ()} & need)  # the project's distribution itself
 early = sorted(p for p in packages if whole or norm(p) in need)
+if whole:  # every top-level package of the project the image leaves out, not only those the fix changed (attrs:
+    # jsonschema, under pytest-mypy-plugins, imports `attrs`; the fix changed `attr`). The image's own report says
+    # which (ours, read-only); a host grade has none.
+    try:
+        with open(os.path.join(sys.prefix, "acx-env.json"), encoding="utf-8") as fh:
+            left = json.load(fh)["inputs"]["excludePackages"]
+        early = sorted(set(early) | {str(p) for p in left if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", str(p))})
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
 if early:
     links = os.path.join("/tmp", "acx-early")
     os.mkdir(links, 0o700)

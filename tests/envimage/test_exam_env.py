@@ -607,6 +607,54 @@ def test_a_plugin_that_imports_the_package_under_test_does_not_refuse_the_enviro
     assert built.python_env["pytestImports"] == "attr"
 
 
+@pytest.mark.slow
+def test_a_plugin_needing_a_project_package_the_fix_did_not_change_is_given_the_submissions(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A harvest of attrs (2017-2025): 21 exams in a row were lane errors, "the test runner cannot start: ... No
+    module named 'attrs'". Their environment has pytest-mypy-plugins, whose jsonschema imports ``attrs``; the fix
+    changed only ``attr``, and the boot gave the submission's from the start for the packages the fix changed.
+    When the runner needs the project's distribution, every package the image leaves out is now the
+    submission's from the start (the image's own report names them)."""
+    from acx_oci.envimage.cache import prepare
+    from acx_oci.sandbox.bwrap import staging_dir
+
+    _needs_builds()
+    tmp = tmp_path_factory.mktemp("plugin-other")
+    (tmp / "links").mkdir()
+    _wheel(tmp / "links", "acxplugcalc", ["calcx"], files={"acxplugcalc.py": "import calcx\n"},
+           entry_points="[pytest11]\nacxplugcalc = acxplugcalc\n")
+    spec = {"python": "3.11", "requirements": ["pytest", "acxplugcalc"], "package": ["calc", "calcx"],
+            "resolvedAsOf": "2026-03-05"}
+    built = pyenv.build_env_image(f"oci:{tmp / 'layout'}:x", spec, epoch=1_700_000_000,
+                                  keep_tar=root_tar(tmp_path_factory, PACKAGES), include=PACKAGES,
+                                  find_links=[tmp / "links"])
+    assert built.python_env["pytestImports"] == "calcx"
+    cache = staging_dir("acx-test-pyenv-")  # 0755 under /tmp: the sandbox's uid must reach the root
+    try:
+        root = prepare(f"oci:{tmp / 'layout'}@{built.manifest_digest}", cache_dir=cache).root
+        got = _grade_calc(tmp, root)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert got.passed, got.stderr.decode()[-800:]
+    assert b"from the start: calc, calcx" in got.stderr
+
+
+def _grade_calc(tmp: Path, root: Path) -> Any:
+    """The calc tree (``calc`` and ``calcx`` under ``src/``), the fix having changed ``calc``, graded in ``root``."""
+    from acx_oci.sandbox import SandboxSpec
+    from acx_oci.sandbox.grader import grade
+
+    ws, tests = tmp / "ws", tmp / "tests"
+    for rel, text in {"src/calc/__init__.py": "def two():\n    return 2\n",
+                      "src/calcx/__init__.py": "X = 1\n"}.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    tests.mkdir()
+    (tests / "test_calc.py").write_text("from calc import two\n\n\ndef test_two():\n    assert two() == 2\n")
+    (tests / "acx-grader.json").write_text(json.dumps({"packages": ["calc"], "distributions": {"calcx": "1.0"}}))
+    return grade(ws, tests, spec=SandboxSpec(rootfs=root, time_seconds=60, memory_mib=2048, pids=256))
+
+
 def test_a_runner_that_misses_anything_but_the_package_under_test_still_refuses_the_image() -> None:
     """The other side of the rule above: a plugin that misses some other module is a harness that cannot run."""
     from acx_oci.envimage.lock import Pinned
