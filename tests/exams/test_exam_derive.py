@@ -295,6 +295,23 @@ def test_nothing_collected_or_a_report_against_the_exit_status_is_a_fault_of_ups
                                                                           "0): no output")
 
 
+def test_a_tree_that_stops_a_runner_loading_its_package_has_failed_when_the_reference_started_it() -> None:
+    """attrs 62bdbf234f (a harvest): its mutant broke ``attr``, which pytest-mypy-plugins' jsonschema imports while
+    the runner loads, and every grade of the mutant said "the test runner cannot start ... NoSuchResource": a lane
+    error, the exam not certified. The reference started the runner in the same image, so a mutant or a control
+    that stops it has failed; the reference itself, and the base's run that derives the tests, stay faults."""
+    from acx_oci.sandbox.graderboot import NO_RUNNER_EXIT
+
+    stopped = GradeResult(NO_RUNNER_EXIT, False, (), False, b"", b"grader: the package under test is the "
+                          b"submission's from the start: attr, attrs\ngrader: the test runner cannot start: import "
+                          b"pytest and the environment's plugins: NoSuchResource: 'http://json-schema.org/'\n", 0.1)
+    assert stopped.no_runner and stopped.package_before_runner
+    assert harness.fault_of(stopped, expect_pass=False, upstream=True) is None  # a mutant, a control: failed
+    assert harness.fault_of(stopped, expect_pass=False) is None  # an attack probe that stops the runner: failed
+    assert harness.fault_of(stopped, expect_pass=True, upstream=True) is not None  # the reference: the harness's
+    assert harness.fault_of(stopped, expect_pass=False, upstream=True, whole=True) is not None  # deriving: data
+
+
 @needs_bwrap
 def test_an_xfail_that_fails_is_what_upstream_asks_not_a_skip(tmp_path: Path) -> None:
     """Rule 2: junit's ``<skipped type="pytest.xfail">`` is an ``xfailed`` outcome, and a run whose other tests

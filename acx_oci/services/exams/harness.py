@@ -43,13 +43,18 @@ def fault_of(result: GradeResult, *, expect_pass: bool, upstream: bool = False, 
     and so is a test runner that cannot start. For a run of ``upstream``'s own code (the base, the fix, a
     control, a mutant; not an attack probe built to wreck the report) a collection that finds nothing or a
     report that contradicts the exit status is one too (:meth:`GradeResult.harness_broken`), unless pytest
-    itself imports the package under test and the run should fail (then the tree broke its runner)."""
+    itself imports the package under test and the run should fail (then the tree broke its runner). That holds
+    for a runner that cannot start at all, too: the reference started it in the same image, so a mutant or a
+    control that stops it has failed (attrs 62bdbf234f's mutant broke ``attr``, and jsonschema, loaded with
+    pytest-mypy-plugins, raised ``NoSuchResource``); not for the base's run that derives the tests
+    (``whole``), whose every outcome is data."""
     if result.timed_out:  # ``whole``: a run whose every outcome is data (the base's, deriving FAIL_TO_PASS)
         return "grade past its deadline" if expect_pass or whole else None
     broken = result.harness_broken()
     if broken is not None and (upstream or result.no_runner):
         # pytest runs the tree's own package (iniconfig's mutant): a tree that breaks the runner has failed
-        return None if result.package_before_runner and not expect_pass and not result.no_runner else broken
+        tree_broke_it = result.package_before_runner and not expect_pass and not (result.no_runner and whole)
+        return None if tree_broke_it else broken
     if result.tests:
         return None
     line = _SANDBOX_FAILED.search(result.stderr)
