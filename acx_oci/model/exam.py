@@ -39,8 +39,9 @@ CONTRACT_SCHEMA_FILE = "exam.schema.json"
 #: default the author did not choose. The certification record and the credential carry it.
 NOT_STATED = "not stated"
 FAMILIES_SCHEMA_FILE = "exam-families.schema.json"
-#: The certification procedure; part of every freeze hash, so changing the procedure re-certifies.
-CERTIFIER = "acx-oci-exam-certify/2"
+#: The certification procedure; part of every freeze hash, so changing the procedure re-certifies (/3: honeypots
+#: despite classes pytest never collects; a tree that stops the runner loading its package fails).
+CERTIFIER = "acx-oci-exam-certify/3"
 EXAM_FILE = "exam.yaml"
 ENV_FILE = "env.json"  # the exam's environment spec, beside exam.yaml (read by the wing and by artifacts)
 SOURCE_FILE = "source.json"  # where an imported exam came from

@@ -29,7 +29,7 @@ import os
 import secrets
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -123,6 +123,39 @@ _Fn = ast.FunctionDef | ast.AsyncFunctionDef
 _Candidate = tuple[ast.Module | ast.ClassDef, _Fn, tuple[ast.expr, str]]
 
 
+def _reachable_classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
+    """The classes of a module pytest could collect: at module level or nested in one, never in a function."""
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            yield node
+            yield from _reachable_classes(node.body)
+
+
+def _foreign_names(reachable: list[ast.ClassDef], run: set[str] | None) -> bool:
+    """Whether a class whose tests run (those ``run`` names, when the graded ids say; else ``Test*`` and
+    ``TestCase``s) is built, itself or through the module's classes it extends, on a class from elsewhere,
+    which may bring any test name. A helper no such class extends does not count (attrs' ``class Meta(type)``),
+    nor one made inside a test (``class E(Exception)``, ``class A(Generic[T])``): pytest never collects those."""
+    by_name: dict[str, list[ast.ClassDef]] = {}
+    for n in reachable:
+        by_name.setdefault(n.name, []).append(n)
+    todo = [n for n in reachable if n.name in run] if run is not None else [
+        n for n in reachable if n.name.startswith("Test") or any("TestCase" in ast.unparse(b) for b in n.bases)]
+    seen: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for b in n.bases:
+            name = ast.unparse(b).split(".")[-1]
+            if name in by_name:
+                todo += by_name[name]
+            elif name not in ("TestCase", "object", "IsolatedAsyncioTestCase"):
+                return True
+    return False
+
+
 def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidate]:
     """(container, function, target) for each graded test of ``path`` that can carry a honeypot."""
     try:
@@ -137,9 +170,8 @@ def _candidates(path: str, text: str, graded: set[str] | None) -> list[_Candidat
     # is one junit name ``module::name``: the other, unchanged, passes in the honeypot run and reads as a
     # honeypot that passed. A class built on one from elsewhere may bring any name: such a module gets none.
     defs = Counter(f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    local = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    if any(ast.unparse(b).split(".")[-1] not in local | {"TestCase", "object", "IsolatedAsyncioTestCase"}
-           for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
+    run = None if graded is None else {c for g in graded if g.startswith(path + "::") for c in g.split("::")[1:-1]}
+    if _foreign_names(list(_reachable_classes(tree.body)), run):
         return []
     for box, prefix in containers:
         for fn in box.body:

@@ -452,3 +452,24 @@ def test_the_honeypot_run_is_skipped_only_when_the_first_run_is_forged_already(t
         assert needs_decoy(prep, red, every_layer=every_layer) is False
     assert needs_decoy(prep, Run(forged, green, 0, False), every_layer=False) is False
     assert needs_decoy(prep, Run(forged, green, 0, False)) is True  # a game's record names every layer
+
+
+def test_a_class_pytest_never_collects_does_not_cost_a_module_its_honeypots() -> None:
+    """attrs' tests make classes inside tests (``class E(Exception)``, ``class A(Generic[T])``) and keep a
+    ``class Meta(type)`` no test class extends: none of them can bring a test name, so the module's graded
+    tests still carry honeypots (9 attrs exams were refused at attack for want of one). A graded class built
+    on one from elsewhere may bring any name: its module still gets none."""
+    text = ("from typing import Generic, TypeVar\n\nT = TypeVar('T')\n\n\nclass Meta(type):\n    pass\n\n\n"
+            "class TestX:\n    def test_a(self):\n        class E(Exception):\n            pass\n\n"
+            "        class A(Generic[T]):\n            pass\n\n        assert len('ab') == 2\n\n"
+            "    def test_b(self):\n        assert abs(-3) == 3\n")
+    ids = ["tests/test_x.py::TestX::test_a", "tests/test_x.py::TestX::test_b"]
+    assert set(plant({"tests/test_x.py": text}, {"tests": ids}).honeypots) == set(ids)
+    assert set(plant({"tests/test_x.py": text}, {}).honeypots) == set(ids)
+    foreign = text + "\n\nclass TestY(Meta, Base):\n    def test_c(self):\n        assert abs(-4) == 4\n"
+    both = [*ids, "tests/test_x.py::TestY::test_c"]
+    assert plant({"tests/test_x.py": foreign}, {"tests": both}).honeypots == ()
+    assert plant({"tests/test_x.py": foreign}, {}).honeypots == ()
+    # a helper on a foreign base that a graded class extends counts as the graded class's own
+    extended = text.replace("class TestX:", "class Helper(Base):\n    pass\n\n\nclass TestX(Helper):")
+    assert plant({"tests/test_x.py": extended}, {"tests": ids}).honeypots == ()
