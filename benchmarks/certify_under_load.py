@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from acx_oci.model import exam as mx  # noqa: E402
+from acx_oci.model.exam_record import failures  # noqa: E402
 
 BUSY = "while True:\n    pass\n"
 
@@ -66,7 +66,7 @@ def certify(suite: Path, out: Path, jobs: int, gold_runs: int) -> dict[str, Any]
 
 def verdicts(doc: dict[str, Any]) -> dict[str, Any]:
     """exam -> (certified, the refusing (stage, fact) pairs): what must not change with load."""
-    return {r["exam"]: (r["certified"], sorted(mx.failures(r))) for r in doc["records"]}
+    return {r["exam"]: (r["certified"], sorted(failures(r))) for r in doc["records"]}
 
 
 def lane_errors(doc: dict[str, Any]) -> list[str]:

@@ -45,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from acx_oci.model import exam as mx
+from acx_oci.model.exam_record import failures
 from acx_oci.services.exams import candidates as cand
 from acx_oci.services.exams import gitrepo, importer
 
@@ -150,7 +150,7 @@ def why_refused(rec: dict[str, Any]) -> tuple[str, str]:
     for st in stages.values():  # a skipped stage carries it: check before the failures, which skip those
         if st.get("laneError"):
             return "harness lane error", str(st.get("reason"))
-    fails = [(s, f) for s, f in mx.failures(rec) if s != "promotion"]
+    fails = [(s, f) for s, f in failures(rec) if s != "promotion"]
     if not fails:
         return "", ""
     gold, grader = stages.get("gold", {}), stages.get("grader", {})

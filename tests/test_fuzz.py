@@ -33,7 +33,7 @@ from acx_oci.jsonio import MAX_DEPTH, nesting_depth, parse_json, parse_yaml
 from acx_oci.model import statuslist
 from acx_oci.model.agentcard import verify_agent_card
 from acx_oci.model.capability import parse_capability, parse_requirement, record_from_json
-from acx_oci.model.exam import check_record
+from acx_oci.model.exam_record import check_record
 from acx_oci.model.gamerecords import game_predicate, verify_game
 from acx_oci.model.rom import check_signature, sign_rom
 from acx_oci.oci.model import MEDIA_EMPTY, Descriptor, build_index, build_manifest, parse_index, parse_manifest

@@ -116,14 +116,14 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
         shown.stop()
         if executor is not None:
             executor.close()
-    bad = [(r["exam"], stage, fact) for r in records for stage, fact in mx.failures(r)]
+    bad = [(r.exam, stage, fact) for r in records for stage, fact in r.failures()]
     if as_json:
-        emit_json({"certified": not bad, "records": records})
+        emit_json({"certified": not bad, "records": [r.to_json() for r in records]})
     else:
         for r in records:
-            tag = "certified" + (" (impossible: canary)" if r["impossible"] else "") if r["certified"] else "REFUSED"
-            click.echo(f"{r['exam']}: {tag} freeze {r['stages']['freeze'].get('freezeHash')}")
-        click.echo(f"{sum(r['certified'] for r in records)}/{len(records)} exams certified")
+            tag = "certified" + (" (impossible: canary)" if r.impossible else "") if r.certified else "REFUSED"
+            click.echo(f"{r.exam}: {tag} freeze {r.freeze_hash}")
+        click.echo(f"{sum(r.certified for r in records)}/{len(records)} exams certified")
     for exam_id, stage, fact in bad:
         click.echo(f"{exam_id}: {stage}: {fact}", err=True)
     sys.exit(1 if bad else 0)

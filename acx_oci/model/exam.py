@@ -7,14 +7,11 @@ and flags (``promotionEligible``, ``isolated``, ``controlsDistinguished``, ``tri
 (``acx.exam-certification/1``: ``contract``, no ``eval``) is still read and checked, see :func:`stages_of`.
 The services side (:mod:`acx_oci.services.exams`) runs the sandboxed grades and hands the facts to the functions here.
 
-Stable interface (for ``benchmark push`` gating, the certification referrer and ``attest``):
-
-* :func:`record_digest` ``(record) -> "sha256:..."`` - sha256 over the JCS of the record without ``digest``;
-* :func:`check_record` ``(record) -> list[str]`` - problems (schema, digest, allOk/certified consistency,
-  control verdicts); empty means the record is sound (not that the exam is certified: read ``certified``);
-* :func:`freeze_hash` ``(contract=..., tree_hash=..., inputs=...) -> "sha256:..."`` - the freeze over every
-  certifying input (see :func:`acx_oci.services.exams.suite_freeze_hashes` for how a suite's are computed);
-* :func:`failures` ``(record) -> list[(stage, fact)]`` and :func:`summarize` ``(records) -> dict``.
+The record itself is a type, :class:`acx_oci.model.exam_record.CertificationRecord` (sealed by the stages,
+loaded and checked once where it is read). Here: its constants, :func:`freeze_hash` ``(contract=...,
+tree_hash=..., inputs=...) -> "sha256:..."`` (the freeze over every certifying input; see
+:func:`acx_oci.services.exams.suite_freeze_hashes` for how a suite's are computed), the contract's facts and the
+publication scan.
 """
 
 from __future__ import annotations
@@ -88,119 +85,7 @@ DEFAULT_PATTERNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-# --- the record -------------------------------------------------------------------------------------------
-
-
-def record_digest(record: Mapping[str, Any]) -> str:
-    """sha256 over the JCS of the record without its ``digest``."""
-    return sha256_digest(canonical({k: v for k, v in record.items() if k != "digest"}))
-
-
-def stages_of(record: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(stages, certifying stages) of a record's shape: the first shape had ``contract`` and no ``eval``."""
-    if record.get("schema") == RECORD_SCHEMA_V1:
-        return STAGES_V1, STAGES_V1[:7]
-    return STAGES, CERTIFYING
-
-
-def seed_stages(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The record's stages under today's names (a first-shape ``contract`` read as ``seed``); no eval there."""
-    return {("seed" if k == "contract" else k): v for k, v in record["stages"].items()}
-
-
-def classification_of(record: Mapping[str, Any]) -> Any:
-    """The classification the exam's author stated, as its record's seed stage saw it (``not stated`` when the
-    author stated none, and in records from before it was recorded)."""
-    seed = seed_stages(record).get("seed") or {}
-    value = seed.get("classification", NOT_STATED)
-    return value if isinstance(value, dict) else NOT_STATED
-
-
-def skipped(stage: str, reason: str) -> dict[str, Any]:
-    """A stage that did not run: not ok, the reason, and its seed flags all false."""
-    return {"ok": False, "skipped": reason, **{k: (list(v) if isinstance(v, list) else v)
-                                               for k, v in FLAGS.get(stage, {}).items()}}
-
-
-def build_record(exam: str, version: str | None, stages: Mapping[str, Mapping[str, Any]], *,
-                 impossible: bool) -> dict[str, Any]:
-    """The sealed record: ``allOk`` = every stage ok (promotion too), ``certified`` = all but promotion ok."""
-    rec: dict[str, Any] = {"schema": RECORD_SCHEMA, "exam": exam, "version": version, "impossible": impossible,
-                           "certifier": CERTIFIER, "stages": {s: dict(stages[s]) for s in STAGES}}
-    rec["allOk"] = all(bool(stages[s].get("ok")) for s in STAGES)
-    rec["certified"] = all(bool(stages[s].get("ok")) for s in CERTIFYING)
-    rec["digest"] = record_digest(rec)
-    return rec
-
-
-def check_record(record: Any) -> list[str]:
-    """Problems with a stored record; [] when its schema, digest and derived fields are consistent."""
-    err = first_error(record, RECORD_SCHEMA_FILE)
-    if err is not None:
-        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        return [f"schema: invalid at {where}: {err.message[:200]}"]
-    problems: list[str] = []
-    if record["digest"] != record_digest(record):
-        problems.append(f"digest: record hashes to {record_digest(record)}, it says {record['digest']}")
-    stages = record["stages"]
-    names, certifying = stages_of(record)
-    if record["allOk"] != all(stages[s]["ok"] for s in names):
-        problems.append("allOk does not match the stages")
-    if record["certified"] != all(stages[s]["ok"] for s in certifying):
-        problems.append("certified does not match its certifying stages")
-    if record["schema"] == RECORD_SCHEMA:
-        problems += _flag_problems(stages)
-    grader = stages["grader"]
-    if grader["ok"]:
-        want = EXPECTED_IMPOSSIBLE if record["impossible"] else EXPECTED
-        # Derived controls (mutants of the fix) stand on the mutation score instead of a distinguishing pair.
-        strong = (grader.get("testsKillMutants", "mutantsMade" not in grader) is True
-                  and (grader.get("distinguished") is True or "distinguishedBy" not in grader
-                       or "controlsNotDistinguished" in (grader.get("relaxations") or ()))
-                  if grader.get("controlsDerived") is True else grader.get("distinguished") is True)
-        if grader.get("controls") != want or not strong:
-            problems.append("grader stage ok but its controls are not the expected verdicts and distinguished "
-                            "(or, derived, killing enough mutants)")
-    if stages["attack"]["ok"] and stages["attack"].get("trivialExploits"):
-        problems.append("attack stage ok with trivial exploits")
-    if stages["publication"]["ok"] and stages["publication"].get("findings"):
-        problems.append("publication stage ok with findings")
-    if stages["promotion"]["ok"] and not stages["freeze"].get("imageDigest"):
-        problems.append("promotion ok without an image digest")
-    return problems
-
-
-def _flag_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The seed flags must agree with the facts they summarise: no stage is promotion-eligible unless ok."""
-    problems = [f"{s}.promotionEligible without {s}.ok" for s in FLAGS
-                if stages[s].get("promotionEligible") and not stages[s]["ok"]]
-    grader, attack = stages["grader"], stages["attack"]
-    if grader.get("controlsDistinguished") != bool(grader.get("distinguished", grader.get("controlsDistinguished"))):
-        problems.append("grader.controlsDistinguished disagrees with grader.distinguished")
-    if attack.get("passedForPromotion") and not (attack["ok"] and stages["freeze"].get("imageDigest")):
-        problems.append("attack.passedForPromotion without an ok attack stage inside an image")
-    if attack["ok"] and attack.get("goldStillPassesAfterSuite") is False:
-        problems.append("attack stage ok although the gold no longer passes after the suite")
-    return problems
-
-
-def failures(record: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(stage, fact) for every certifying stage that is not ok: the false facts, non-empty lists, or reason."""
-    out: list[tuple[str, str]] = []
-    stages = seed_stages(record)
-    for stage in (("seed" if s == "contract" else s) for s in stages_of(record)[1]):
-        st = stages[stage]
-        if st.get("ok") or st.get("skipped"):
-            continue
-        facts = [k for k, v in st.items() if k != "ok" and v is False and k not in FLAGS.get(stage, {})]
-        facts += [f"{k}={v}" for k, v in st.items() if k in ("trivialExploits", "findings", "problems") and v]
-        if stage == "grader":
-            facts += [f"{c}={v} (want {w})" for c, v in (st.get("controls") or {}).items()
-                      if v != (w := (EXPECTED_IMPOSSIBLE if record.get("impossible") else EXPECTED)[c])]
-        if st.get("reason"):
-            facts.append(str(st["reason"]))
-        out += [(stage, f) for f in facts] or [(stage, "not ok")]
-    return out
+# --- the freeze (the record itself: acx_oci.model.exam_record) -------------------------------------------
 
 
 def freeze_hash(*, contract: Mapping[str, Any], tree_hash: str, inputs: Mapping[str, str]) -> str:
@@ -394,18 +279,6 @@ def scan_patterns(files: Mapping[str, str], patterns: Iterable[tuple[str, str, s
 
 
 # --- reports from records only ---------------------------------------------------------------------------
-
-
-def summarize(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The suite summary, a pure function of the sealed records."""
-    stages = {s: {"ok": 0, "failed": 0} for s in STAGES}
-    for rec in records.values():
-        for s, st in seed_stages(rec).items():  # a first-shape record has no eval: counted in neither
-            stages[s]["ok" if st["ok"] else "failed"] += 1
-    return {"schema": SUMMARY_SCHEMA, "exams": len(records),
-            "certified": sum(1 for r in records.values() if r["certified"]),
-            "impossible": sum(1 for r in records.values() if r.get("impossible")),
-            "stages": stages, "records": {k: records[k]["digest"] for k in sorted(records)}}
 
 
 MIN_ROLLOUTS_FOR_RATES = 10

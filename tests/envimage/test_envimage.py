@@ -36,6 +36,7 @@ from acx_oci.envimage.build import (
 )
 from acx_oci.envimage.unpack import symlink_escapes
 from acx_oci.errors import ImageUnsafe, IntegrityError
+from acx_oci.model import exam_record as xr
 from acx_oci.oci.model import MEDIA_MANIFEST
 from acx_oci.oci.open import open_store
 from acx_oci.sandbox import staging_dir
@@ -399,7 +400,6 @@ def test_credential_names_the_images_its_games_ran_in() -> None:
 def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Stage 8: the whole chain re-run inside the pinned image; the records name exactly that image."""
-    from acx_oci.model import exam as mx
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
@@ -416,5 +416,5 @@ def test_exam_certification_promoted_inside_the_image(env_image: dict[str, Any],
         # the evaluation re-ran in the image too: the reference and controls played through the ROM solver
         assert rec["stages"]["eval"]["ok"] is True and rec["stages"]["eval"]["solver"] == "rom"
         assert rec["stages"]["attack"]["passedForPromotion"] is True
-        assert mx.check_record(rec) == []
+        assert xr.check_record(rec) == []
     # the same suite certified without --image: no image, promotion not ok (tests/exams/test_exams.py, the good fixture)

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from acx_oci.errors import AcxError
 from acx_oci.jsonio import first_error
 from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.services import exams as ex
 from acx_oci.services.exams.evaluation import evaluate
 from acx_oci.services.exams.source import load_exam
@@ -26,7 +28,7 @@ SEED_FLAGS = {"gold": {"promotionEligible", "isolated"},
 
 
 @pytest.fixture(scope="module")
-def one(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def one(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, xr.CertificationRecord]:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
     out = tmp_path_factory.mktemp("cert-one")
@@ -46,15 +48,15 @@ def _v1_record() -> dict[str, Any]:
     rec: dict[str, Any] = {"schema": mx.RECORD_SCHEMA_V1, "exam": "old-1", "version": "1", "impossible": False,
                            "certifier": "acx-oci-exam-certify/1", "stages": stages, "allOk": False,
                            "certified": True}
-    rec["digest"] = mx.record_digest(rec)
+    rec["digest"] = xr.record_digest(rec)
     return rec
 
 
 @needs_bwrap
-def test_record_carries_the_seed_stages_and_flags_and_validates(one: tuple[Path, dict[str, Any]]) -> None:
+def test_record_carries_the_seed_stages_and_flags_and_validates(one: tuple[Path, xr.CertificationRecord]) -> None:
     _, rec = one
-    assert rec["schema"] == mx.RECORD_SCHEMA and first_error(rec, mx.RECORD_SCHEMA_FILE) is None
-    assert mx.check_record(rec) == []
+    assert rec["schema"] == mx.RECORD_SCHEMA and first_error(rec.to_json(), mx.RECORD_SCHEMA_FILE) is None
+    assert xr.check_record(rec) == []
     assert {"seed", "gold", "grader", "attack", "eval"} <= set(rec["stages"]) and "contract" not in rec["stages"]
     for stage, flags in SEED_FLAGS.items():
         assert flags <= set(rec["stages"][stage]), stage
@@ -71,7 +73,7 @@ def test_record_carries_the_seed_stages_and_flags_and_validates(one: tuple[Path,
 
 @needs_bwrap
 @needs_bwrap
-def test_each_stage_is_reported_as_it_starts_in_order(one: tuple[Path, dict[str, Any]]) -> None:
+def test_each_stage_is_reported_as_it_starts_in_order(one: tuple[Path, xr.CertificationRecord]) -> None:
     """What the status line and ``--json-events`` show: (exam, stage, step, of), then ``finished`` (issue 37)."""
     out, _ = one
     events = [tuple(e) for e in json.loads((out / "stage-events.json").read_text())]
@@ -86,25 +88,25 @@ def test_each_stage_is_reported_as_it_starts_in_order(one: tuple[Path, dict[str,
     assert attack == [(i, len(attack)) for i in range(1, len(attack) + 1)] and len(attack) > 1
 
 
-def test_schema_refuses_a_record_missing_a_flag(one: tuple[Path, dict[str, Any]]) -> None:
+def test_schema_refuses_a_record_missing_a_flag(one: tuple[Path, xr.CertificationRecord]) -> None:
     _, rec = one
     for stage, flags in SEED_FLAGS.items():
         for flag in flags:
-            bad = json.loads(json.dumps(rec))
+            bad = rec.to_json()
             del bad["stages"][stage][flag]
-            bad["digest"] = mx.record_digest(bad)
+            bad["digest"] = xr.record_digest(bad)
             err = first_error(bad, mx.RECORD_SCHEMA_FILE)
             assert err is not None and flag in err.message, (stage, flag)
-    lying = json.loads(json.dumps(rec))
+    lying = rec.to_json()
     lying["stages"]["eval"] = {**lying["stages"]["eval"], "ok": False}
     lying["allOk"], lying["certified"] = False, False
-    lying["digest"] = mx.record_digest(lying)
-    assert mx.check_record(lying) == ["eval.promotionEligible without eval.ok"]
+    lying["digest"] = xr.record_digest(lying)
+    assert xr.check_record(lying) == ["eval.promotionEligible without eval.ok"]
 
 
 def test_a_record_in_the_old_shape_is_still_read(tmp_path: Path) -> None:
     old = _v1_record()
-    assert mx.check_record(old) == []
+    assert xr.check_record(old) == []
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / "old-1.json").write_text(json.dumps(old))
     assert ex.load_records(tmp_path) == {"old-1": old}
@@ -113,10 +115,10 @@ def test_a_record_in_the_old_shape_is_still_read(tmp_path: Path) -> None:
     assert summary["stages"]["eval"] == {"ok": 0, "failed": 0}  # the old shape had no evaluation
     failed = {**old, "stages": {**old["stages"], "contract": {"ok": False, "familyActive": False}},
               "certified": False}
-    failed["digest"] = mx.record_digest(failed)
-    assert mx.check_record(failed) == [] and mx.failures(failed) == [("seed", "familyActive")]
+    failed["digest"] = xr.record_digest(failed)
+    assert xr.check_record(failed) == [] and xr.failures(failed) == [("seed", "familyActive")]
     tampered = {**old, "certified": False}
-    assert any("digest" in p for p in mx.check_record(tampered))
+    assert any("digest" in p for p in xr.check_record(tampered))
 
 
 @needs_bwrap
@@ -129,11 +131,34 @@ def test_eval_plays_through_the_rom_solver_and_catches_a_wrong_reference() -> No
 
 
 @needs_bwrap
-def test_the_signed_summary_says_which_exams_were_evaluated(one: tuple[Path, dict[str, Any]]) -> None:
+def test_the_signed_summary_says_which_exams_were_evaluated(one: tuple[Path, xr.CertificationRecord]) -> None:
     from acx_oci.services.artifacts.certification import summary_predicate
 
     _, rec = one
     old = _v1_record()
-    pred = summary_predicate("b", "1", "sha256:" + "1" * 64, "did:web:c.example", {rec["exam"]: rec, "old-1": old})
+    pred = summary_predicate("b", "1", "sha256:" + "1" * 64, "did:web:c.example", {rec.exam: rec.to_json(), "old-1": old})
     assert pred["exams"][rec["exam"]]["evaluated"] is True and pred["exams"]["old-1"]["evaluated"] is False
     assert pred["exams"][rec["exam"]]["allOk"] is False and pred["summary"]["stages"]["eval"]["ok"] == 1
+
+
+def test_a_record_is_a_type_made_once_checked_once_and_never_changed_after() -> None:
+    """The stages seal a record and a reader loads one; nothing else makes one, nothing reached through it
+    changes it, and what is written is the JSON it was sealed as (the digest still holds)."""
+    stages: dict[str, Any] = {s: xr.skipped(s, "seed (contract) failed") for s in mx.STAGES}
+    stages["seed"] = {"ok": False, "familyActive": False}
+    stages["promotion"] = dict(mx.NO_IMAGE)
+    rec = xr.CertificationRecord.seal("x-1", "1", stages, impossible=False)
+    assert not rec.certified and rec.exam == "x-1" and rec.failures() == [("seed", "familyActive")]
+    doc = rec.to_json()
+    assert doc["digest"] == xr.record_digest(doc) == rec.digest and xr.check_record(doc) == []
+    assert xr.CertificationRecord.load(json.loads(json.dumps(doc))).to_json() == doc
+    rec["stages"]["seed"]["ok"] = True  # a copy: the record is as it was sealed
+    rec.stage("seed")["ok"] = True
+    assert rec.failures() == [("seed", "familyActive")] and rec.to_json() == doc
+    with pytest.raises(AttributeError):
+        rec._doc = {}
+    with pytest.raises(TypeError):
+        xr.CertificationRecord(doc)  # taken on its word: never
+    forged = {**doc, "certified": True}
+    with pytest.raises(AcxError, match=r"where it was: .*certified does not match"):
+        xr.CertificationRecord.load(forged, "where it was")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.sandbox import GradeResult, SandboxSpec, give_to_sandbox, own_uid, run, staging_dir
 from acx_oci.sandbox.uids import UID_POOL_BASE, UID_POOL_SIZE
 from acx_oci.services import exams as ex
@@ -67,7 +67,7 @@ def test_a_flaky_reference_is_refused_with_its_count_and_results_stream_as_they_
     gold = rec["stages"]["gold"]
     assert gold["goldRuns"] == 2 and gold["goldPasses"] == 1 and gold["referenceStable"] is False
     assert gold["reason"] == "flaky: the reference passed 1 of 2 runs" and rec["certified"] is False
-    assert ("gold", "referenceStable") in mx.failures(rec)
+    assert ("gold", "referenceStable") in xr.failures(rec)
     (line,) = lines
     assert line.startswith("exam certify [1/1] fx-0001: refused at gold: referenceStable")
     (event,) = [json.loads(x) for x in (out / ex.STREAM_FILE).read_text().splitlines()]
@@ -143,11 +143,11 @@ def test_exams_certify_on_a_dask_cluster_with_the_canaries_registered_here(tmp_p
     assert {"certified", "records"} <= set(doc) and isinstance(doc["records"], list)  # the --json surface
     recs = {r["exam"]: r for r in doc["records"]}
     derived, impossible = recs["fx-0001"], recs["fx-0003"]
-    assert derived["certified"] is True, mx.failures(derived)
+    assert derived["certified"] is True, xr.failures(derived)
     assert derived["stages"]["gold"]["goldRuns"] == 3 and derived["stages"]["gold"]["goldPasses"] == 3
     assert derived["stages"]["grader"]["controlsDerived"] is True
     assert impossible["certified"] is True and impossible["stages"]["gold"].get("goldRuns", 1) == 1
-    assert not mx.check_record(derived) and derived == ex.load_records(out)["fx-0001"]
+    assert not xr.check_record(derived) and derived == ex.load_records(out)["fx-0001"]
     registry = json.loads((out / ex.REGISTRY_FILE).read_text())  # the canary stage ran here, on the host
     assert {v["exam"] for v in registry.values()} >= {"fx-0001", "fx-0003"}
     assert res.exit_code == (0 if doc["certified"] else 1)

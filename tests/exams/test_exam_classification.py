@@ -20,6 +20,7 @@ from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.services.artifacts.certification import classification_claim
 from acx_oci.trust.trustfile import load_trust
 
@@ -55,7 +56,7 @@ def test_an_import_without_a_classification_is_refused_and_an_unstated_contract_
     assert stated["contract"]["classification"] == want == stated["facts"]["classification"]
     assert stated["facts"]["ok"] and stated["facts"]["classificationStated"]
     predicate = {"exams": {"stated": {"certified": True,
-                                      "classification": mx.classification_of({"stages": {"seed": stated["facts"]}})}}}
+                                      "classification": xr.classification_of({"stages": {"seed": stated["facts"]}})}}}
     assert classification_claim(predicate, ["stated"]) == "stated"
     # older certifications (before classifications were stated) still read, as not stated
     predicate["exams"]["old"] = {"certified": True, "classification": mx.NOT_STATED}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.model.gamerecords import LANE_ERROR
 from acx_oci.sandbox import GradeResult, TestOutcome, game_outcome, parse_junit
 from acx_oci.services.exams import diagnosis, harness, pytestconf
@@ -161,7 +161,7 @@ def test_the_tool_derives_fail_to_pass_and_pass_to_pass_and_names_the_rest(certi
     and an xfail certifies, grading exactly FAIL_TO_PASS + PASS_TO_PASS. On 8c6af49 every test of the file
     was graded: the reference "fails 1 of its 8 graded tests; 1 skipped here" and the exam was refused."""
     rec = certified["records"]["real"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     tests = rec["stages"]["gold"]["tests"]
     f = "tests/test_calc.py::"
     assert tests["failToPass"] == [f + t for t in ("test_clamp_high", "test_clamp_low", "test_sign_negative",
@@ -191,7 +191,7 @@ def test_the_repositorys_pytest_settings_are_the_graders(certified: dict[str, An
     conf = json.loads((exam / "hidden" / "acx-grader.json").read_text())
     assert conf["ini"] == {"markers": "slow: slow tests", "python_functions": "check_*"}
     rec = certified["records"]["cfg"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert rec["stages"]["gold"]["tests"]["failToPass"] == ["tests/test_checks.py::check_clamp",
                                                             "tests/test_checks.py::check_sign"]
 
@@ -204,7 +204,7 @@ def test_test_data_beside_the_tests_is_there_while_they_run(certified: dict[str,
     exam = Path(certified["exams"]["data"]["dir"])
     assert (exam / "hidden" / "tests" / "templates" / "hello.html").is_file()
     rec = certified["records"]["data"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert "tests/test_render.py::test_render_matches_the_template" in rec["stages"]["gold"]["tests"]["failToPass"]
 
 
@@ -215,7 +215,7 @@ def test_a_package_pytest_itself_imports_is_the_submissions_from_the_start(certi
     graded. On 8c6af49 pytest had imported Debian's copy first and every grade was "the package under test
     resolved outside the submission" (a lane error): the exam could never certify."""
     rec = certified["records"]["iniconfig"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     gold = rec["stages"]["gold"]
     assert gold["packageBeforeRunner"] is True
     assert gold["tests"]["failToPass"] == ["testing/test_sections.py::test_no_sections",

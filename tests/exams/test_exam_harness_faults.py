@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import HarnessFault
+from acx_oci.model import exam_record as xr
 from acx_oci.sandbox import GradeResult, TestOutcome
 from acx_oci.services import exams as ex
 from acx_oci.services.exams import diagnosis, harness, stages
@@ -178,11 +179,10 @@ def test_an_eval_play_that_should_fail_and_hangs_has_failed() -> None:
 def test_a_lane_error_after_the_grader_stage_ran_is_still_a_valid_record() -> None:
     """A fault in the eval stage (pyparsing 51560ca) left the grader stage without its promotion flags: the
     record failed the schema and ``exam certify`` could not write its summary (issue 37)."""
-    from acx_oci.model import exam as mx
     from acx_oci.services.exams.source import load_exam
 
     src = load_exam(TESTDATA / "exams-good" / "tasks" / "fx-0001")
     ran = {"seed": {"ok": True}, "gold": {"ok": True}, "grader": {"ok": False, "distinguished": True},
            "attack": {"ok": False, "trivialExploits": [], "goldStillPassesAfterSuite": False}}
     rec = stages._harness_record(src, ran, "eval play untouched: grader timed out (3 attempts)")
-    assert mx.check_record(rec) == [] and rec["stages"]["eval"]["laneError"] == "harness"
+    assert xr.check_record(rec) == [] and rec["stages"]["eval"]["laneError"] == "harness"

@@ -309,11 +309,12 @@ def test_an_environment_that_could_not_be_had_is_no_verdict_on_the_exam() -> Non
     """An unreachable --env-store refused every exam at gold; the harvest kept that as a verdict and never tried
     those candidates again (the store's fault, not the commits')."""
     from acx_oci.model import exam as mx
+    from acx_oci.model.exam_record import CertificationRecord
 
     stages: dict[str, Any] = {s: {"ok": True} for s in mx.STAGES}
     stages["gold"] = {"ok": False, "environmentBuilt": False,
                       "reason": "environment not built: the environment image store 127.0.0.1:9/acx/env cannot be read"}
-    rec = {"certified": False, "stages": stages}
+    rec = CertificationRecord.seal("x", None, stages, impossible=False)
     stage, reason, verdict = hv.stage_of(rec)
     assert (stage, verdict) == ("imported", False) and "cannot be read" in reason
 

@@ -15,6 +15,7 @@ import pytest
 
 from acx_oci.jsonio import first_error
 from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.services.exams import importer
 from acx_oci.services.exams.inprocess_probes import PROBES
 
@@ -140,9 +141,9 @@ def test_an_exam_from_a_repository_with_a_lookalike_certifies(imported: dict[str
     assert summary["publishedAt"] == "2026-03-05"
     # mutants are written beside a human's lookalike: one stands in for a derived incomplete the tests pass
     assert summary["controls"] == {"incomplete": True, "lookalike": True, "mutants": 8}
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     stated = {"publiclyListable": True, "customerOwned": False}  # --classification public, as the import said
-    assert mx.classification_of(rec) == stated == rec["stages"]["seed"]["classification"]
+    assert xr.classification_of(rec) == stated == rec["stages"]["seed"]["classification"]
     assert rec["stages"]["freeze"]["parentCommit"] == shas["between"] == git(imported["tmp"] / "calc", "rev-parse",
                                                                             f"{shas['fix']}^")
     assert rec["stages"]["eval"]["plays"]["gold"] == "certified-pass"
@@ -175,7 +176,7 @@ def test_without_a_lookalike_mutants_of_the_fix_are_the_controls(imported: dict[
     assert "mutants: 8 of the fix's added lines" in imported["text"]
     assert len(list((imported["suite"] / "tasks" / "calc-nolook" / "controls").glob("mutant-*"))) == 8
     grader = rec["stages"]["grader"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert grader["controlsDerived"] is True and grader["mutantsMade"] == 8
     assert grader["mutantsKilled"] >= 4 and grader["testsKillMutants"] is True
     # the incomplete is the fix without its last hunk; the lookalike the first killed mutant failing other tests
@@ -208,7 +209,7 @@ def test_a_one_hunk_fix_certifies_on_its_mutants_and_weak_tests_are_refused(tmp_
     assert "records" in json.loads(cert.stdout), cert.stdout
     records = {r["exam"]: r for r in json.loads(cert.stdout)["records"]}
     good, bad = records["one-strong"], records["one-weak"]
-    assert good["certified"] is True, mx.failures(good)
+    assert good["certified"] is True, xr.failures(good)
     assert set(good["stages"]["grader"]["chosen"]) == {"lookalike", "incomplete"}
     assert bad["certified"] is False and bad["stages"]["gold"]["ok"] is True
     assert bad["stages"]["grader"]["reason"].startswith("weak tests: they kill 0 of 1 mutants")

@@ -13,6 +13,7 @@ from acx_oci.cli import main
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.sandbox import find_bwrap
 from acx_oci.services import exams as ex
 from acx_oci.services.artifacts import benchmark as bm
@@ -68,7 +69,7 @@ def test_good_fixture_certifies_with_seven_controls_and_distinguished(good: tupl
     out, recs = good
     assert sorted(recs) == ["fx-0001", "fx-0002", "fx-0003"]
     rec = recs["fx-0001"]
-    assert mx.check_record(rec) == [] and rec["digest"] == mx.record_digest(rec)
+    assert xr.check_record(rec) == [] and rec["digest"] == xr.record_digest(rec)
     assert rec["certified"] is True and rec["allOk"] is False  # promotion is recorded, never gating
     g = rec["stages"]["grader"]
     assert g["controls"] == {"untouched": "F", "gold": "P", "incomplete": "F", "lookalike": "F",
@@ -111,11 +112,11 @@ def test_refusal_fixtures_name_stage_and_fact(broken: tuple[int, str, dict[str, 
     assert code == 1 and sorted(recs) == sorted(REFUSALS)
     for exam_id, (stage, fact) in REFUSALS.items():
         rec = recs[exam_id]
-        assert rec["certified"] is False and mx.check_record(rec) == []
+        assert rec["certified"] is False and xr.check_record(rec) == []
         assert rec["stages"][stage]["ok"] is False and rec["stages"][stage][fact] is False, exam_id
         assert f"{exam_id}: {stage}: {fact}" in stderr.splitlines(), exam_id
     # the contract is validated before anything else runs
-    assert recs["family-retired"]["stages"]["gold"] == mx.skipped("gold", "seed (contract) failed")
+    assert recs["family-retired"]["stages"]["gold"] == xr.skipped("gold", "seed (contract) failed")
     # a grader inside the model-facing tree is an answer key the attack suite finds
     assert "answerKey" in recs["grader-in-tree"]["stages"]["attack"]["trivialExploits"]
     assert recs["reference-leak"]["stages"]["gold"]["leaks"][0]["file"] == "workspace/NOTES.md"
@@ -180,12 +181,12 @@ def test_record_digest_and_checks_are_pure() -> None:
     stages["grader"] = {**stages["grader"], "controls": dict(mx.EXPECTED), "distinguished": True,
                         "controlsDistinguished": True}
     stages["promotion"] = dict(mx.NO_IMAGE)
-    rec = mx.build_record("x", "1", stages, impossible=False)
-    assert rec["certified"] and not rec["allOk"] and mx.check_record(rec) == []
-    assert mx.check_record({**rec, "certified": False})  # digest and derived field both wrong
+    rec = xr.CertificationRecord.seal("x", "1", stages, impossible=False)
+    assert rec["certified"] and not rec["allOk"] and xr.check_record(rec) == []
+    assert xr.check_record({**rec, "certified": False})  # digest and derived field both wrong
     forged = {**rec, "stages": {**rec["stages"], "grader": {**rec["stages"]["grader"], "controls": {}}}}
-    forged["digest"] = mx.record_digest(forged)
-    assert any("controls" in p for p in mx.check_record(forged))
+    forged["digest"] = xr.record_digest(forged)
+    assert any("controls" in p for p in xr.check_record(forged))
 
 
 def test_reference_windows_ignore_short_shared_bytes() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.model import exam as mx
+from acx_oci.model import exam_record as xr
 from acx_oci.sandbox.failures import failed_at
 from acx_oci.sandbox.grader import GradeResult, TestOutcome
 from acx_oci.services.artifacts.certification import relaxations_of
@@ -118,7 +118,7 @@ def test_a_single_hidden_test_tells_probes_apart_by_the_failing_assertion(certif
     took the first two killed mutants whatever they failed at."""
     rec = certified["records"]["one-test"]
     grader = rec["stages"]["grader"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert grader["distinguishedBy"] == BY_ASSERTION and grader["controlsDistinguished"] is True
     assert "relaxations" not in grader
     assert grader["failing"]["incomplete"] == grader["failing"]["lookalike"] == ["test_sign"]
@@ -130,10 +130,10 @@ def test_tests_that_tell_nothing_apart_certify_under_a_named_relaxation(certifie
     """Fails on 8c6af49: the exam certified with one mutant as both probes and nothing in its record said so."""
     rec = certified["records"]["one-assert"]
     grader = rec["stages"]["grader"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert grader["controlsDistinguished"] is False and grader["distinguishedBy"] is None
     assert grader["relaxations"] == [NOT_DISTINGUISHED]
-    assert mx.check_record(rec) == [] and relaxations_of(rec) == [NOT_DISTINGUISHED]  # the certification says so
+    assert xr.check_record(rec) == [] and relaxations_of(rec) == [NOT_DISTINGUISHED]  # the certification says so
 
 
 @needs_bwrap
@@ -143,7 +143,7 @@ def test_a_hand_made_lookalike_takes_its_incomplete_from_the_mutants(certified: 
     assert certified["imports"]["look-one-hunk"].exit_code == 0, certified["imports"]["look-one-hunk"].output
     rec = certified["records"]["look-one-hunk"]
     grader = rec["stages"]["grader"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert list(grader["chosen"]) == ["incomplete"] and grader["chosen"]["incomplete"].startswith("mutant-")
     assert grader["distinguishedBy"] == BY_TESTS and grader["failing"]["lookalike"] == ["test_sign"]
     source = json.loads((certified["suite"] / "tasks" / "look-one-hunk" / "source.json").read_text())
@@ -156,7 +156,7 @@ def test_a_derived_incomplete_the_tests_pass_gives_its_place_to_a_killed_mutant(
     comment) stood as the incomplete probe, passed the hidden tests, and the exam was refused."""
     rec = certified["records"]["look-redundant"]
     grader = rec["stages"]["grader"]
-    assert rec["certified"] is True, mx.failures(rec)
+    assert rec["certified"] is True, xr.failures(rec)
     assert grader["incompleteReplaced"] == "the fix without its last hunk passes the hidden tests"
     assert grader["chosen"]["incomplete"].startswith("mutant-") and grader["controls"]["incomplete"] == "F"
     assert grader["distinguishedBy"] == BY_TESTS

@@ -6,6 +6,7 @@ The suite itself (digests, the split, the demo suite) is :mod:`acx_oci.model.ben
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from acx_oci.model.benchmark import (
     is_private,
     split,
 )
+from acx_oci.model.exam_record import CertificationRecord
 from acx_oci.model.gamerecords import task_commitment
 from acx_oci.oci.model import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, build_manifest
 from acx_oci.oci.store import Store
@@ -147,7 +149,7 @@ def exam_key(task: dict[str, Any], ckey: bytes) -> str:
     return task_commitment(ckey, str(task["id"])) if is_private(task) else str(task["id"])
 
 
-def publishable_records(records: dict[str, dict[str, Any]], bench: Benchmark, seal_key: bytes
+def publishable_records(records: Mapping[str, CertificationRecord], bench: Benchmark, seal_key: bytes
                         ) -> dict[str, dict[str, Any]]:
     """Certification records as they may be published: a private exam's keyed by its commitment and cut to
     what the summary reads (verdicts and the freeze hash; no id, test names or canary markers)."""
@@ -157,14 +159,15 @@ def publishable_records(records: dict[str, dict[str, Any]], bench: Benchmark, se
     for eid, rec in records.items():
         task = tasks.get(eid)
         if task is None or not is_private(task):
-            out[eid] = rec
+            out[eid] = rec.to_json()  # serialised once, as published
             continue
         key = exam_key(task, ckey)
-        stages = {s: {"ok": bool(v.get("ok"))} for s, v in (rec.get("stages") or {}).items() if isinstance(v, dict)}
+        stages: dict[str, dict[str, Any]] = {s: {"ok": bool(v.get("ok"))} for s, v in rec["stages"].items()
+                                             if isinstance(v, dict)}
         if "freeze" in stages:
-            stages["freeze"]["freezeHash"] = rec["stages"]["freeze"].get("freezeHash")
-        out[key] = {"exam": key, "redacted": True, "digest": rec.get("digest"), "certified": rec.get("certified"),
-                    "impossible": rec.get("impossible"), "stages": stages}
+            stages["freeze"]["freezeHash"] = rec.freeze_hash
+        out[key] = {"exam": key, "redacted": True, "digest": rec.digest, "certified": rec.certified,
+                    "impossible": rec.impossible, "stages": stages}
     return out
 
 

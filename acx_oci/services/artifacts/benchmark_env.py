@@ -11,9 +11,9 @@ its images.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from acx_oci.envimage import pyenv
 from acx_oci.errors import AcxError, IntegrityError, UsageError
@@ -21,6 +21,7 @@ from acx_oci.files import load_yaml_or_json_inside, read_bytes_in
 from acx_oci.jsonio import parse_json
 from acx_oci.model.benchmark import SUITE_FILE, Benchmark, from_document
 from acx_oci.model.exam import ENV_FILE
+from acx_oci.model.exam_record import CertificationRecord
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.store import Store, StoreOptions
@@ -70,12 +71,13 @@ def exam_specs(directory: Path) -> dict[str, str]:
     return out
 
 
-def plan_pins(directory: Path, records: dict[str, dict[str, Any]]) -> EnvPins:
+def plan_pins(directory: Path, records: Mapping[str, CertificationRecord]) -> EnvPins:
     """Which exams get their certified image pinned: a spec and a record naming an image built from that spec."""
     pins: dict[str, tuple[str, str]] = {}
     unpinned: list[str] = []
     for eid, spec in sorted(exam_specs(directory).items()):
-        freeze = ((records.get(eid) or {}).get("stages") or {}).get("freeze") or {}
+        rec = records.get(eid)
+        freeze = rec.stage("freeze") if rec is not None else {}
         image = freeze.get("imageDigest")
         env = freeze.get("environment") if isinstance(freeze.get("environment"), dict) else {}
         built_for = env.get("specDigest") if env else None

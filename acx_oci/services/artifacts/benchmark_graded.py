@@ -8,13 +8,14 @@ the derived ids, and the benchmark digest (and the sealed slice) commit to them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from acx_oci.model.benchmark import Benchmark, from_document, grader_digest
+from acx_oci.model.exam_record import CertificationRecord
 from acx_oci.services.exams.derivation import derived_ids, explicit_ids, with_ids
 
 
-def with_graded_tests(bench: Benchmark, records: dict[str, dict[str, Any]]) -> Benchmark:
+def with_graded_tests(bench: Benchmark, records: Mapping[str, CertificationRecord]) -> Benchmark:
     """The suite with each certified exam's grader naming the ids its certification graded (explicit ids,
     ``--tests`` or a SWE-bench instance's lists, are kept as they are)."""
     tasks, changed = [], False

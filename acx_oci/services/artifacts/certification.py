@@ -18,7 +18,7 @@ trusts count (the verifier's own key and ``attest --certifier``; ``exam verify``
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.jsonio import as_array, as_object, parse_json
 from acx_oci.model import exam as exam_model
+from acx_oci.model.exam_record import CertificationRecord, classification_of, summarize
 from acx_oci.oci.model import (
     ANNOTATION_TITLE,
     EMPTY_JSON,
@@ -60,7 +61,7 @@ class SuiteCheck:
     """Which exams of a suite are certified now; ``exam_form`` False for suites not in exam form."""
 
     exam_form: bool
-    records: dict[str, dict[str, Any]]
+    records: dict[str, CertificationRecord]
     problems: list[str]
 
     @property
@@ -83,27 +84,24 @@ def check_suite(directory: Path, records_dir: Path) -> SuiteCheck:
     except AcxError as exc:
         return SuiteCheck(True, {}, [f"certification records in {records_dir}: {exc}"])
     problems: list[str] = []
-    chosen: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, CertificationRecord] = {}
     for exam_id, freeze in sorted(hashes.items()):
         rec = records.get(exam_id)
         if rec is None:
             problems.append(f"exam {exam_id}: {NO_RECORD}")
             continue
-        if exam_model.check_record(rec):
-            problems.append(f"exam {exam_id}: record is malformed ({'; '.join(exam_model.check_record(rec))})")
-            continue
-        if rec["stages"]["freeze"].get("freezeHash") != freeze:
+        if rec.freeze_hash != freeze:
             problems.append(f"exam {exam_id}: its files changed since it was certified (freeze hash differs)")
             continue
-        if not rec.get("certified"):
-            failed = ", ".join(f"{stage}.{fact}" for stage, fact in exam_model.failures(rec)) or "not certified"
+        if not rec.certified:
+            failed = ", ".join(f"{stage}.{fact}" for stage, fact in rec.failures()) or "not certified"
             problems.append(f"exam {exam_id}: not certified ({failed})")
             continue
         chosen[exam_id] = rec
     return SuiteCheck(True, chosen, problems)
 
 
-def relaxations_of(record: dict[str, Any]) -> list[str]:
+def relaxations_of(record: Mapping[str, Any]) -> list[str]:
     """The relaxations an exam certified under, as its stages name them (``relaxations``, e.g. the grader
     stage's ``controlsNotDistinguished``): the certification and credentials carry them, a consumer may refuse."""
     stages = record.get("stages")
@@ -120,12 +118,12 @@ def summary_predicate(bench_id: str, version: str, benchmark_digest: str, certif
                    "promoted": bool(rec["stages"].get("promotion", {}).get("ok")),
                    "imported": bool(rec["stages"]["freeze"].get("parentCommit")),
                    "evaluated": bool(rec["stages"].get("eval", {}).get("ok")), "allOk": bool(rec.get("allOk")),
-                   "classification": exam_model.classification_of(rec),
+                   "classification": classification_of(rec),
                    "relaxations": relaxations_of(rec)}
              for eid, rec in sorted(records.items())}
     return {"certifier": certifier, "benchmark": {"id": bench_id, "version": version,
                                                   "benchmarkDigest": benchmark_digest},
-            "exams": exams, "summary": exam_model.summarize(records)}
+            "exams": exams, "summary": summarize(records)}
 
 
 def push_certification(store: Store, bench_manifest: Descriptor, predicate: dict[str, Any],

@@ -1,27 +1,30 @@
 """Exams: made from a repository's history (``importer``, ``candidates``, ``harvest``, ``swebench``) and
 certified (``acx-oci exam certify|canary scan|report``). This face is what other wings and the CLI use:
 
-* ``certify_suite(path, *, jobs, out, patterns=None, gold_runs=3, executor=None) -> list[dict]`` - certify
+* ``certify_suite(path, *, jobs, out, patterns=None, gold_runs=3, executor=None) -> list[CertificationRecord]`` -
+  certify
   a suite dir (or one exam dir); one sealed record per exam, written to ``out/records/<exam>.json``
   (never into the suite) and cached by freeze hash (``out/by-freeze/<hex>.json``): an exam whose freeze
   hash has a stored, sound record is not re-run. Also writes ``out/summary.json`` and the host-only canary
   registry ``out/canaries.json``. Optional: ``environments`` (each exam's image,
   :class:`environments.EnvImages`; None: the host's Python grades and a spec'd exam's record says ``host``)
   and ``stages`` (which stage each exam is in).
-* ``load_records(out) -> dict[exam_id, record]`` - every stored record, each checked with
-  :func:`acx_oci.model.exam.check_record` (a record with problems raises :class:`IntegrityError`).
+* ``load_records(out) -> dict[exam_id, CertificationRecord]`` - every stored record, each checked once as it
+  is read (:meth:`acx_oci.model.exam_record.CertificationRecord.load`: a record with problems raises
+  :class:`IntegrityError`).
 * ``suite_freeze_hashes(path) -> dict[exam_id, freeze hash]`` - recomputed from the suite's files, nothing
-  run; compare with ``record["stages"]["freeze"]["freezeHash"]`` (a mismatch = uncertified).
+  run; compare with ``record.freeze_hash`` (a mismatch = uncertified).
 * ``scan_for_canaries(files, registry) -> list[dict]`` and ``suite_canaries(path)``.
 * ``report(out) -> dict`` - the summary regenerated from the records; raises when ``summary.json`` disagrees.
 
-Pure pieces (digest, checks, freeze hash, summary) live in :mod:`acx_oci.model.exam`. Example::
+Pure pieces live in the model: the record type, its checks and the summary in :mod:`acx_oci.model.exam_record`,
+the freeze hash in :mod:`acx_oci.model.exam`. Example::
 
     from pathlib import Path
     from acx_oci.services import exams
 
     records = exams.certify_suite(Path("suite"), jobs=2, out=Path("certs"))
-    assert set(exams.load_records(Path("certs"))) == {r["exam"] for r in records}
+    assert set(exams.load_records(Path("certs"))) == {r.exam for r in records}
 """
 
 from acx_oci.services.exams.certify import (

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
+from acx_oci.model.exam_record import CertificationRecord, summarize
 from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
@@ -77,20 +78,21 @@ def stderr_progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _verdict(rec: dict[str, Any]) -> str:
+def _verdict(rec: CertificationRecord) -> str:
     fault = lane_error(rec["stages"])
     if fault is not None:
         return f"harness lane error, not cached ({fault})"
-    if rec["certified"]:
+    if rec.certified:
         return "certified"
-    stage, fact = (mx.failures(rec) or [("?", "not certified")])[0]
-    if rec["stages"]["gold"].get("environmentBuilt") is False:  # the reason is the news (and the way out)
-        fact = str(rec["stages"]["gold"].get("reason") or fact)
+    stage, fact = (rec.failures() or [("?", "not certified")])[0]
+    gold = rec.stage("gold")
+    if gold.get("environmentBuilt") is False:  # the reason is the news (and the way out)
+        fact = str(gold.get("reason") or fact)
     return f"refused at {stage}: {fact}"
 
 
-def _progress_line(done: int, total: int, rec: dict[str, Any], seconds: float, cached: bool) -> str:
-    return (f"exam certify [{done}/{total}] {rec['exam']}: {_verdict(rec)} "
+def _progress_line(done: int, total: int, rec: CertificationRecord, seconds: float, cached: bool) -> str:
+    return (f"exam certify [{done}/{total}] {rec.exam}: {_verdict(rec)} "
             f"({'cached' if cached else f'{seconds:.1f}s'})")
 
 
@@ -102,17 +104,20 @@ def _cache_key(fh: str, image_digest: str | None, spec: bool = False) -> str:
     return fh.split(":", 1)[1] + ("-host" if spec else "")
 
 
-def _cached(out: Path, src: ExamSource, key: str, gold_runs: int) -> dict[str, Any] | None:
+def _cached(out: Path, src: ExamSource, key: str, gold_runs: int) -> CertificationRecord | None:
     """A stored, sound record for this freeze hash whose gold was run as often as this run asks, else None."""
     path = out / "by-freeze" / f"{key}.json"
     if not path.is_file():
         return None
-    rec = load_json_file(path, "cached certification record")
-    if mx.check_record(rec) or rec["exam"] != src.exam_id:
+    try:
+        rec = CertificationRecord.load(load_json_file(path, "cached certification record"))
+    except IntegrityError:
         return None
-    if int(rec["stages"]["gold"].get("goldRuns", 1)) < gold_runs_for(src, gold_runs):
+    if rec.exam != src.exam_id:
+        return None
+    if int(rec.stage("gold").get("goldRuns", 1)) < gold_runs_for(src, gold_runs):
         return None  # certified with fewer gold runs than asked: run again
-    return dict(rec)
+    return rec
 
 
 class _Stream:
@@ -124,11 +129,11 @@ class _Stream:
         self.lock, self.done = threading.Lock(), 0
         self.path.write_text("", "utf-8")
 
-    def __call__(self, rec: dict[str, Any], seconds: float, cached: bool) -> None:
+    def __call__(self, rec: CertificationRecord, seconds: float, cached: bool) -> None:
         with self.lock:
             self.done += 1
-            event = {"event": "exam", "done": self.done, "total": self.total, "exam": rec["exam"],
-                     "certified": rec["certified"], "verdict": _verdict(rec), "cached": cached,
+            event = {"event": "exam", "done": self.done, "total": self.total, "exam": rec.exam,
+                     "certified": rec.certified, "verdict": _verdict(rec), "cached": cached,
                      "laneError": lane_error(rec["stages"]) is not None, "seconds": round(seconds, 3)}
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(event, sort_keys=True) + "\n")
@@ -143,7 +148,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                   progress: Callable[[str], None] | None = stderr_progress, gold_runs: int = GOLD_RUNS,
                   executor: Cluster | None = None,
                   environments: EnvImages | None = None,
-                  stages: StageReport | None = None) -> list[dict[str, Any]]:
+                  stages: StageReport | None = None) -> list[CertificationRecord]:
     """Certify every exam under ``path`` (stages in order per exam, exams in parallel; a suite of fewer exams than
     ``jobs`` grades each exam's probes and mutants in parallel instead); records sorted by id.
 
@@ -174,7 +179,7 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
     out.mkdir(parents=True, exist_ok=True)
     secrets = (out.resolve(),)  # the records and the host-only canary registry: proven out of every sandbox
     stream = _Stream(out, len(sources), progress, stages)
-    records: list[dict[str, Any]] = []
+    records: list[CertificationRecord] = []
 
     images: dict[str, tuple[Path, str] | None] = {}
     pinned: dict[str, str] = {}  # on a cluster: each exam's image by digest, pulled by the worker
@@ -183,12 +188,13 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
         image = images.get(exam)
         return image[1] if image else (pinned[exam].rsplit("@", 1)[1] if exam in pinned else None)
 
-    def keep(src: ExamSource, rec: dict[str, Any], fh: str | None, t0: float, cached: bool) -> None:
-        _write_json(out / "records" / f"{src.exam_id}.json", rec)
+    def keep(src: ExamSource, rec: CertificationRecord, fh: str | None, t0: float, cached: bool) -> None:
+        doc = rec.to_json()  # serialised once, written twice
+        _write_json(out / "records" / f"{src.exam_id}.json", doc)
         if not cached and fh is not None and lane_error(rec["stages"]) is None \
-                and rec["stages"]["freeze"].get("freezeHash") == fh:  # a lane error is no verdict
+                and rec.freeze_hash == fh:  # a lane error is no verdict
             key = _cache_key(fh, digest_of(src.exam_id), src.environment is not None)
-            _write_json(out / "by-freeze" / f"{key}.json", rec)
+            _write_json(out / "by-freeze" / f"{key}.json", doc)
         records.append(rec)
         stream(rec, time.monotonic() - t0, cached)
 
@@ -221,18 +227,18 @@ def certify_suite(path: Path, *, jobs: int, out: Path, patterns: Path | None = N
                                                    pinned, opts):
             keep(src, rec, fh, t0, False)
     else:
-        def one(item: tuple[ExamSource, str], note: Note, lanes: int) -> dict[str, Any]:
+        def one(item: tuple[ExamSource, str], note: Note, lanes: int) -> CertificationRecord:
             return certify_exam(item[0], pats, registry.register, images.get(item[0].exam_id), secrets, gold_runs,
                                 note, lanes)
 
         _certify_here(sources, prepared, jobs, one, keep, stages)
-    _write_json(out / SUMMARY_FILE, mx.summarize(load_records(out)))
-    return sorted(records, key=lambda r: str(r["exam"]))
+    _write_json(out / SUMMARY_FILE, summarize(load_records(out)))
+    return sorted(records, key=lambda r: r.exam)
 
 
 def _certify_here(sources: list[ExamSource], prepared: Callable[[ExamSource], tuple[ExamSource, str] | None],
-                  jobs: int, one: Callable[[tuple[ExamSource, str], Note, int], dict[str, Any]],
-                  keep: Callable[[ExamSource, dict[str, Any], str | None, float, bool], None],
+                  jobs: int, one: Callable[[tuple[ExamSource, str], Note, int], CertificationRecord],
+                  keep: Callable[[ExamSource, CertificationRecord, str | None, float, bool], None],
                   stages: StageReport | None) -> None:
     """``sources`` certified on this host, ``jobs`` exams at once: each worker has its exam's image ready
     (``prepared``: one build at a time, so the next exam's image is made while this one is graded) and then
@@ -263,15 +269,12 @@ def _certify_here(sources: list[ExamSource], prepared: Callable[[ExamSource], tu
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def load_records(out: Path) -> dict[str, dict[str, Any]]:
+def load_records(out: Path) -> dict[str, CertificationRecord]:
     """Every record under ``out/records``; a record whose digest or shape is wrong raises IntegrityError."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, CertificationRecord] = {}
     for p in sorted((out / "records").glob("*.json")):
-        rec = load_json_file(p, "certification record")
-        problems = mx.check_record(rec)
-        if problems:
-            raise IntegrityError(f"certification record {p}: {'; '.join(problems)}")
-        found[str(rec["exam"])] = rec
+        rec = CertificationRecord.load(load_json_file(p, "certification record"), f"certification record {p}")
+        found[rec.exam] = rec
     return found
 
 
@@ -313,7 +316,7 @@ def scan_for_canaries(files: Iterable[Path], registry: dict[str, dict[str, str]]
 
 def report(out: Path) -> dict[str, Any]:
     """Regenerate the summary from the sealed records; a stored summary that disagrees raises IntegrityError."""
-    summary = mx.summarize(load_records(out))
+    summary = summarize(load_records(out))
     stored_path = out / SUMMARY_FILE
     if stored_path.is_file():
         stored = load_json_file(stored_path, "stored certification summary")

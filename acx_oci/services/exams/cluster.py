@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.model import exam as mx
+from acx_oci.model.exam_record import CertificationRecord, check_record
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.exams.source import ExamSource, find_suite_root, load_exam
 from acx_oci.services.exams.stages import Register, certify_exam, harness_record, with_host_canary
@@ -132,7 +133,7 @@ def certify_packed(payload: dict[str, Any]) -> dict[str, Any]:
         pats: Patterns = tuple((str(a), str(b), str(c)) for a, b, c in payload["patterns"])
         rec = certify_exam(src, pats, lambda _exam, _markers: [], _worker_image(payload), (),
                            int(payload["goldRuns"]))
-        return {"record": rec}
+        return {"record": rec.to_json()}  # serialised once, for the wire
     except AcxError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
     finally:
@@ -140,23 +141,23 @@ def certify_packed(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def accept(src: ExamSource, fh: str, answer: Any, register: Register, image_digest: str | None = None
-           ) -> dict[str, Any]:
+           ) -> CertificationRecord:
     """A worker's answer as this host's record: checked, the canary stage redone here; else a lane error."""
     if not isinstance(answer, dict):
         return harness_record(src, "Dask worker answer refused: not an object")
     if "error" in answer:
         return harness_record(src, f"Dask worker could not certify: {str(answer['error'])[:300]}")
-    rec = answer.get("record")
-    problems = mx.check_record(rec) if isinstance(rec, dict) else ["not an object"]
-    if not problems and rec["exam"] != src.exam_id:  # type: ignore[index]
-        problems = [f"record names exam {str(rec['exam'])[:80]!r}"]  # type: ignore[index]
+    doc = answer.get("record")
+    problems = check_record(doc) if isinstance(doc, dict) else ["not an object"]
     if problems:
         return harness_record(src, f"Dask worker answer refused: {problems[0][:200]}")
-    assert isinstance(rec, dict)
-    got = rec["stages"]["freeze"].get("freezeHash")
+    rec = CertificationRecord.load(doc, "Dask worker's record")
+    if rec.exam != src.exam_id:
+        return harness_record(src, f"Dask worker answer refused: record names exam {rec.exam[:80]!r}")
+    got = rec.freeze_hash
     if got is not None and got != fh:
         return harness_record(src, f"Dask worker graded other files: freeze hash {str(got)[:80]}, here {fh}")
-    graded_in = rec["stages"]["freeze"].get("imageDigest")
+    graded_in = rec.image_digest
     if image_digest is not None and graded_in != image_digest:
         return harness_record(src, f"Dask worker graded in another image: {str(graded_in)[:80]}, pinned "
                                    f"{image_digest}")
@@ -166,7 +167,7 @@ def accept(src: ExamSource, fh: str, answer: Any, register: Register, image_dige
 def certify_on_cluster(executor: Cluster, todo: list[tuple[ExamSource, str]], patterns: Patterns,
                        gold_runs: int, jobs: int, register: Register, pinned: dict[str, str] | None = None,
                        store_options: StoreOptions | None = None
-                       ) -> Iterator[tuple[ExamSource, str, dict[str, Any], float]]:
+                       ) -> Iterator[tuple[ExamSource, str, CertificationRecord, float]]:
     """Certify ``todo`` ((exam, freeze hash) pairs) on the cluster, at most ``jobs`` exams placed at once;
     yields (exam, freeze hash, record, start time) as each finishes. ``pinned``: exam id -> its environment
     image by digest (``store_options`` reach its store)."""

@@ -140,7 +140,7 @@ def selected(src: ExamSource, overlay: Callable[[dict[str, str], str], GradeResu
     return select(facts["failToPass"] + facts["passToPass"]), facts, None
 
 
-def derived_ids(record: dict[str, Any] | None) -> list[str] | None:
+def derived_ids(record: Mapping[str, Any] | None) -> list[str] | None:
     """The ids an exam's certification derived at its gold stage (FAIL_TO_PASS first), or None."""
     stages = (record or {}).get("stages")
     gold = stages.get("gold") if isinstance(stages, dict) else None

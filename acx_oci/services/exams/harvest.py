@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acx_oci import safetree
 from acx_oci.errors import AcxError, TreeTooSlow, UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_inside
-from acx_oci.model import exam as mx
+from acx_oci.model.exam_record import CertificationRecord
 from acx_oci.services.exams import gitrepo, importer
 from acx_oci.services.exams.candidates import Candidate, printable
 from acx_oci.services.exams.certify import certify_suite, load_records
@@ -74,20 +74,19 @@ def exam_ids(repo: Path, commit: str) -> tuple[str, str]:
     return importer.exam_id_for(f"{stem}-{commit[:10]}"), importer.exam_id_for(f"{stem}-{commit[:16]}")
 
 
-def stage_of(rec: Mapping[str, Any]) -> tuple[str, str, bool]:
+def stage_of(rec: CertificationRecord) -> tuple[str, str, bool]:
     """(the last funnel stage the record's exam reached, the record's words for the drop, whether it is a
     verdict): a lane error is the harness's fault, no verdict on the exam."""
-    stages = rec.get("stages") or {}
-    if rec.get("certified"):
+    if rec.certified:
         return "certified", "", True
-    fault = lane_error(stages)
+    fault = lane_error(rec["stages"])
     if fault is not None:
         return PENDING, fault, False
-    words = "; ".join(f"{s}: {f}" for s, f in mx.failures(rec) if s != "promotion")[:500]
-    gold = stages.get("gold") or {}
+    words = "; ".join(f"{s}: {f}" for s, f in rec.failures() if s != "promotion")[:500]
+    gold = rec.stage("gold")
     if gold.get("environmentBuilt") is False:  # the store, the index or the machine: tried again next run
         return "imported", words, False
-    if not (stages.get("seed") or {}).get("ok", True):
+    if not rec.stage("seed").get("ok", True):
         return "imported", words, True
     if gold.get("referencePasses") is not True:
         return "environment", words, True
@@ -212,7 +211,7 @@ class Harvest:
             progress(f"exam harvest: imported [{i}/{len(cands)}] {eid} ({printable(c.subject)[:60]})")
             self.save()
 
-    def settle(self, records: Mapping[str, Mapping[str, Any]], cands: list[Candidate]) -> None:
+    def settle(self, records: Mapping[str, CertificationRecord], cands: list[Candidate]) -> None:
         """Each imported candidate's row from its record; an exam refused with a verdict leaves the suite.
         Other exams of the suite (not this harvest's) are never moved: those refused are named (``others``)."""
         mine: set[str] = set()
@@ -228,7 +227,7 @@ class Harvest:
             if verdict and stage != "certified":
                 self._set_aside(row.exam)
         self.others = sorted(e for e in self.listed() - mine - {r.exam for r in self.rows.values()}
-                             if e in records and not records[e].get("certified"))
+                             if e in records and not records[e].certified)
         self.save()
 
     def _set_aside(self, eid: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from acx_oci.errors import AcxError, EnvironmentRefused, UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json
+from acx_oci.model.exam_record import CertificationRecord
 from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
 from acx_oci.sandbox import SandboxSpec, game_outcome, grade
 from acx_oci.sandbox.tree import tree_digest, write_files
@@ -114,14 +115,14 @@ def _result(outcome: str, reason: str, failing: list[str] | None = None,
     return {"outcome": outcome, "reason": reason, "failingTests": failing or [], **(facts or {})}
 
 
-def graded_files(src: ExamSource, record: dict[str, Any] | None) -> tuple[dict[str, str], str]:
+def graded_files(src: ExamSource, record: CertificationRecord | None) -> tuple[dict[str, str], str]:
     """The exam's grader files and which tests they grade: the ids its certification derived (FAIL_TO_PASS and
     PASS_TO_PASS, as ``benchmark push`` pins them) when a record of the exam as it is now names them, else the
     exam's own (explicit ids, or every hidden test of an exam never certified)."""
     files = src.grader_files()
     if derivation.explicit_ids(files) is not None:
         return files, "the exam's ids"
-    freeze = (((record or {}).get("stages") or {}).get("freeze") or {}).get("freezeHash")
+    freeze = record.freeze_hash if record is not None else None
     ids = derivation.derived_ids(record) if freeze == exam_freeze_hash(src) else None
     if ids is None:
         return files, "every hidden test (no current certification record derives ids)"
@@ -129,7 +130,7 @@ def graded_files(src: ExamSource, record: dict[str, Any] | None) -> tuple[dict[s
 
 
 def grade_prediction(src: ExamSource, pred: Prediction, image: tuple[Path, str] | None,
-                     record: dict[str, Any] | None = None) -> dict[str, Any]:
+                     record: CertificationRecord | None = None) -> dict[str, Any]:
     """One prediction: applied to the exam's base workspace, graded in the sandbox, judged as ``attest`` judges."""
     if not pred.patch.strip():
         return _result(EMPTY, "empty patch: not graded")
@@ -178,7 +179,7 @@ def report(preds: list[Prediction], results: dict[str, dict[str, Any]], total: i
 
 def grade_predictions(suite: Path, predictions: Path, *, jobs: int, images: Images,
                       progress: Progress | None = None,
-                      records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                      records: Mapping[str, CertificationRecord] | None = None) -> dict[str, Any]:
     """Grade every prediction of the file on the suite's exams, ``jobs`` at a time; the report.
 
     An instance id no exam answers to is refused before anything is graded (UsageError, one line)."""

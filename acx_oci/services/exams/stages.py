@@ -21,6 +21,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import HarnessFault
 from acx_oci.model import exam as mx
+from acx_oci.model.exam_record import CertificationRecord, skipped
 from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
 from acx_oci.sandbox.grader import GRADER_CONFIG
 from acx_oci.sandbox.tree import write_files
@@ -122,7 +123,7 @@ def _verdict(r: GradeResult) -> str:
 
 def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], register: Register,
                  image: tuple[Path, str] | None = None, secrets: tuple[Path, ...] = (),
-                 gold_runs: int = 1, note: Note = quiet_note, lanes: int = 1) -> dict[str, Any]:
+                 gold_runs: int = 1, note: Note = quiet_note, lanes: int = 1) -> CertificationRecord:
     """Run the stages in order and return the sealed record.
 
     ``image`` (unpacked root, manifest digest) is promotion: the whole chain, the evaluation included, runs
@@ -137,9 +138,9 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
     if not stages["seed"]["ok"]:
         for s in mx.STAGES[1:]:
-            stages[s] = mx.skipped(s, "seed (contract) failed")
+            stages[s] = skipped(s, "seed (contract) failed")
         stages["promotion"] = dict(mx.NO_IMAGE)
-        return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+        return CertificationRecord.seal(src.exam_id, src.version, stages, impossible=src.impossible)
     frozen = exam_freeze_hash(src, patterns)  # of the exam as it is on disk, before controls are chosen for it
     work = Path(tempfile.mkdtemp(prefix="acx-exam-"))
     try:
@@ -183,35 +184,35 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         chain_ok = all(stages[s].get("ok") for s in mx.STAGES if s != "promotion")
         stages["promotion"] = {"ok": bool(chain_ok), "imageDigest": image[1],
                                "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    return CertificationRecord.seal(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
-def environment_record(src: ExamSource, why: str) -> dict[str, Any]:
+def environment_record(src: ExamSource, why: str) -> CertificationRecord:
     """The record of an exam whose environment image could not be built or pulled: refused at gold (nothing
     could be graded), the reason named; :func:`certify_suite` does not cache it."""
     stages: dict[str, dict[str, Any]] = {"seed": _contract(src)}
     for s in mx.STAGES[1:-1]:
-        stages[s] = mx.skipped(s, "gold (the exam's environment) failed")
+        stages[s] = skipped(s, "gold (the exam's environment) failed")
     stages["gold"].pop("skipped")  # gold did not pass: it is the stage that refuses, and says why
     stages["gold"].update(environmentBuilt=False, reason=f"environment not built: {why}")
     stages["promotion"] = dict(mx.NO_IMAGE)
-    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    return CertificationRecord.seal(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
-def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str) -> dict[str, Any]:
+def _harness_record(src: ExamSource, stages: dict[str, dict[str, Any]], why: str) -> CertificationRecord:
     """The record of a run the harness could not finish: the stages that did not run say so, the first of
     them carries ``laneError: harness`` (no verdict on the exam; :func:`certify_suite` never caches it)."""
     first = next(s for s in mx.STAGES[1:] if s not in stages)
     for s in mx.STAGES[1:-1]:
         if s not in stages:
-            stages[s] = mx.skipped(s, f"harness lane error: {why}")
+            stages[s] = skipped(s, f"harness lane error: {why}")
     stages[first].update(laneError=LANE, reason=f"harness lane error: {why}")
     for s, flags in mx.FLAGS.items():  # a stage that ran before the fault still carries the record's flags
         for k, v in flags.items():
             stages[s].setdefault(k, list(v) if isinstance(v, list) else v)
     stages["grader"]["controlsDistinguished"] = bool(stages["grader"].get("distinguished", False))
     stages["promotion"] = dict(mx.NO_IMAGE)
-    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    return CertificationRecord.seal(src.exam_id, src.version, stages, impossible=src.impossible)
 
 
 def _contract(src: ExamSource) -> dict[str, Any]:
@@ -429,16 +430,16 @@ def _publication(src: ExamSource, patterns: tuple[tuple[str, str, str], ...],
     return facts
 
 
-def harness_record(src: ExamSource, why: str) -> dict[str, Any]:
+def harness_record(src: ExamSource, why: str) -> CertificationRecord:
     """The record of an exam the harness lost before any stage after the contract ran (a Dask worker lost,
     its answer refused): a harness lane error, never cached, never the exam's failure."""
     return _harness_record(src, {"seed": _contract(src)}, why)
 
 
-def with_host_canary(src: ExamSource, rec: dict[str, Any], register: Register) -> dict[str, Any]:
+def with_host_canary(src: ExamSource, rec: CertificationRecord, register: Register) -> CertificationRecord:
     """A record certified elsewhere (a Dask worker) resealed with its canary stage taken here, against the
     host-only registry the worker never sees (a stage that did not run stays as it was)."""
     stages = {s: dict(v) for s, v in rec["stages"].items()}
     if not stages["canary"].get("skipped"):
         stages["canary"] = _canary(src, register)
-    return mx.build_record(src.exam_id, src.version, stages, impossible=src.impossible)
+    return CertificationRecord.seal(src.exam_id, src.version, stages, impossible=src.impossible)
