@@ -136,7 +136,8 @@ def test_the_signed_summary_says_which_exams_were_evaluated(one: tuple[Path, xr.
 
     _, rec = one
     old = _v1_record()
-    pred = summary_predicate("b", "1", "sha256:" + "1" * 64, "did:web:c.example", {rec.exam: rec.to_json(), "old-1": old})
+    pred = summary_predicate("b", "1", "sha256:" + "1" * 64, "did:web:c.example",
+                             {rec.exam: rec.to_json(), "old-1": old})
     assert pred["exams"][rec["exam"]]["evaluated"] is True and pred["exams"]["old-1"]["evaluated"] is False
     assert pred["exams"][rec["exam"]]["allOk"] is False and pred["summary"]["stages"]["eval"]["ok"] == 1
 

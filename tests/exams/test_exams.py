@@ -120,6 +120,13 @@ def test_refusal_fixtures_name_stage_and_fact(broken: tuple[int, str, dict[str, 
     # a grader inside the model-facing tree is an answer key the attack suite finds
     assert "answerKey" in recs["grader-in-tree"]["stages"]["attack"]["trivialExploits"]
     assert recs["reference-leak"]["stages"]["gold"]["leaks"][0]["file"] == "workspace/NOTES.md"
+    # a reference that fails, or a base that passes, refuses the exam whatever follows: nothing more is graded
+    # (attrs: 550 s of mutants, probes and plays for a refusal); a leak still runs the rest, for its author
+    for exam_id, why in (("reference-fails", "the reference does not pass"),
+                         ("untouched-passes", "no graded test fails without the fix")):
+        assert all(recs[exam_id]["stages"][s]["skipped"] == f"gold failed: {why}" and not recs[exam_id]["stages"][s][
+            "ok"] and "controls" not in recs[exam_id]["stages"][s] for s in ("grader", "attack", "eval")), exam_id
+    assert "controls" in recs["reference-leak"]["stages"]["grader"]
 
 
 @needs_bwrap

@@ -151,3 +151,25 @@ def derived_ids(record: Mapping[str, Any] | None) -> list[str] | None:
     if not isinstance(f2p, list) or not f2p or not isinstance(p2p, list):
         return None
     return [str(t) for t in (*f2p, *p2p)]
+
+
+def nothing_to_grade(gold: Mapping[str, Any], *, impossible: bool) -> str | None:
+    """Why the stages after gold need not run: the reference does not pass (or not every time), or no graded
+    test fails without it. No control, probe or play can then say anything of the exam (attrs: a refused exam
+    ran 550 s of mutants, probes and plays). A leak or a visible grader still runs them: the author learns
+    the rest."""
+    if impossible or gold["ok"]:
+        return None
+    if gold.get("referencePasses") is False or gold.get("referenceStable") is False:
+        return "gold failed: the reference does not pass"
+    if gold.get("nothingToSolve") or gold.get("untouchedFails") is False:
+        return "gold failed: no graded test fails without the fix"
+    return None
+
+
+def fail_to_pass(source: Mapping[str, Any] | None) -> list[str]:
+    """The graded ``FAIL_TO_PASS`` ids of an exam from a SWE-bench instance (its ``source.json``; none for
+    other exams)."""
+    src = source or {}
+    graded = set(src.get("testIds") or ())
+    return sorted(t for t in src.get("failToPass") or () if isinstance(t, str) and t in graded)

@@ -150,12 +150,17 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
         src, graded_ids, first = derivation.selected(src, lambda over, what: g.overlay(over, what, whole=True), g.gold,
                                                           g.select, g.note)
         stages["gold"], base = _gold(src, g, wins, gold_runs_for(src, gold_runs), graded_ids, first)
-        src, derived = _derive_controls(src, g)
-        stages["grader"] = _controls(src, g, base, derived)
-        stages["attack"] = _attack(src, g, base)
-        stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
-        stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
-        stages["eval"] = evaluate(src, image[0] if image else None, secrets, note)
+        nothing = derivation.nothing_to_grade(stages["gold"], impossible=src.impossible)
+        if nothing:  # the exam is refused at gold whatever the rest says: grading it further is time lost
+            for s in ("grader", "attack", "eval"):
+                stages[s] = skipped(s, nothing)
+        else:
+            src, derived = _derive_controls(src, g)
+            stages["grader"] = _controls(src, g, base, derived)
+            stages["attack"] = _attack(src, g, base)
+            stages["grader"]["hostGraderUnchanged"] = g.host_digest() == g.host_before
+            stages["grader"]["ok"] = stages["grader"]["ok"] and stages["grader"]["hostGraderUnchanged"]
+            stages["eval"] = evaluate(src, image[0] if image else None, secrets, note)
     except HarnessFault as exc:  # the harness failed, not the exam: said as such, and never cached
         return _harness_record(src, stages, str(exc))
     finally:
@@ -163,7 +168,7 @@ def certify_exam(src: ExamSource, patterns: tuple[tuple[str, str, str], ...], re
     for s in ("gold", "grader", "attack"):
         stages[s]["promotionEligible"] = bool(stages[s]["ok"] and isolated)
     stages["gold"]["isolated"] = stages["grader"]["isolated"] = isolated
-    stages["grader"]["controlsDistinguished"] = stages["grader"]["distinguished"]
+    stages["grader"]["controlsDistinguished"] = bool(stages["grader"].get("distinguished", False))
     stages["attack"]["passedForPromotion"] = bool(stages["attack"]["ok"] and isolated and image is not None)
     stages["eval"]["promotionEligible"] = bool(stages["eval"]["ok"] and isolated)
     note("canary", 1, 1)
@@ -288,7 +293,7 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int], runs: int = 1, de
                 ok = False
                 facts["nothingToSolve"] = True
                 facts["reason"] = "; ".join(filter(None, (derivation.nothing_to_solve(derived), facts.get("reason"))))
-        f2p = _fail_to_pass(src)
+        f2p = derivation.fail_to_pass(src.source)
         if f2p:  # SWE-bench's rule: the base fails every FAIL_TO_PASS test (one it cannot even import fails)
             facts["failToPassPassingOnBase"] = sorted(t for t in f2p if untouched.outcome(t) == "passed")
             facts["untouchedFails"] = facts["untouchedFails"] and not facts["failToPassPassingOnBase"]
@@ -298,13 +303,6 @@ def _gold(src: ExamSource, g: _Grader, wins: dict[bytes, int], runs: int = 1, de
         facts["leaks"] = leaked
     facts["ok"] = bool(ok and facts["untouchedFails"] and facts["graderHidden"] and facts["referenceNotLeaked"])
     return {"ok": facts.pop("ok"), **facts}, base
-
-
-def _fail_to_pass(src: ExamSource) -> list[str]:
-    """The graded ``FAIL_TO_PASS`` ids of an exam from a SWE-bench instance (none for other exams)."""
-    source = src.source or {}
-    graded = set(source.get("testIds") or ())
-    return sorted(t for t in source.get("failToPass") or () if isinstance(t, str) and t in graded)
 
 
 def _derive_controls(src: ExamSource, g: _Grader) -> tuple[ExamSource, dict[str, Any]]:
