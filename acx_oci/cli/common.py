@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import click
@@ -112,6 +113,31 @@ def json_option(func: F) -> F:
                              "(ok, exitCode, code, message beside the result).")(run)  # type: ignore[return-value]
 
 
+def verifier_state_options(key_help: str, state_help: str) -> Callable[[F], F]:
+    """``--key`` / ``--issuer`` / ``--state``: the verifier identity and state that a state-changing command
+    needs. Only the help for ``--key`` and ``--state`` differs, so the option names and defaults stay the same
+    everywhere."""
+
+    def decorate(f: F) -> F:
+        f = click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+                         default=Path.home() / ".acx-oci" / "verifier", show_default=True, help=state_help)(f)
+        f = click.option("--issuer", metavar="DID",
+                         help="The verifier's DID (default: from PREFIX.did.json or did:key).")(f)
+        return click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
+                            help=key_help)(f)
+
+    return decorate
+
+
+def env_source_options(func: F) -> F:
+    """``--find-links`` / ``--index-url``: where a command that builds exam environments gets the wheels."""
+    func = click.option("--index-url", default=None,
+                        help="Building an environment: the package index (default: PyPI).")(func)
+    return click.option("--find-links", "find_links", multiple=True,
+                        type=click.Path(exists=True, file_okay=False, path_type=Path),
+                        help="Building an environment: also take wheels from this directory (repeatable).")(func)
+
+
 def store_for(ref: str, plain_http: bool = False, insecure: bool = False, timeout: float = 10.0) -> Store:
     """The store a command works on, closed when the command's click context ends (however it ends),
     so a command body needs no ``with`` of its own. Outside a click context the caller closes it."""
@@ -131,4 +157,5 @@ def level_state(solver: str) -> str:
     return level_word(solver)
 
 
-__all__ = ["ca_file_option", "emit_json", "json_option", "level_state", "partial_json", "registry_options", "store_for"]
+__all__ = ["ca_file_option", "emit_json", "env_source_options", "json_option", "level_state", "partial_json",
+           "registry_options", "store_for", "verifier_state_options"]

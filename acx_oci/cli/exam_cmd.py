@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
+from acx_oci.cli.common import emit_json, env_source_options, json_option, registry_options, store_for
 from acx_oci.cli.executor_opts import executor_options, open_from_options
 from acx_oci.cli.main import main
 from acx_oci.errors import UsageError
@@ -46,9 +46,7 @@ def exam() -> None:
                    "Exams without env.json are graded as always.")
 @click.option("--env-store", default=None, metavar="oci:DIR|REGISTRY/REPO",
               help="Where environment images are kept by spec digest (default: an OCI layout beside the image cache).")
-@click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
-              path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
-@click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
+@env_source_options
 @click.option("--allow-build/--wheels-only", "allow_build", default=True, show_default=True,
               help="Building an environment: a requirement that has only a source distribution is built inside "
                    "the sandbox; --wheels-only refuses it.")

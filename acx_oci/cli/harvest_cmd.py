@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.common import emit_json, env_source_options, json_option, registry_options
 from acx_oci.cli.executor_opts import executor_options, open_from_options
 from acx_oci.errors import UsageError
 from acx_oci.oci.store import StoreOptions
@@ -100,9 +100,7 @@ def exam_candidates(repo: Path, since: str | None, until: str | None, limit: int
                    "with the host's Python (the records say host).")
 @click.option("--jobs", type=click.IntRange(1, 256), default=None,
               help="Exams certified at once  [default: 2; with a Dask executor, the cluster's worker threads].")
-@click.option("--find-links", "find_links", multiple=True, type=click.Path(exists=True, file_okay=False,
-              path_type=Path), help="Building an environment: also take wheels from this directory (repeatable).")
-@click.option("--index-url", default=None, help="Building an environment: the package index (default: PyPI).")
+@env_source_options
 @click.option("--python", "python", default=None, metavar="X.Y",
               help="Every exam's environment Python instead of the derived one (3.9, 3.11 or 3.13): for a "
                    "project whose newest tests need 3.13 (attrs: 'requires Python 3.13+', skipped on 3.11).")

@@ -10,7 +10,7 @@ import click
 
 from acx_oci import reasons
 from acx_oci.cli.attest_cmd import render_logged
-from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.common import emit_json, json_option, registry_options, verifier_state_options
 from acx_oci.cli.log_opts import log_from_options, producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.oci.store import StoreOptions
@@ -20,12 +20,7 @@ from acx_oci.trust.keyfiles import load_identity
 
 @main.command("revoke")
 @click.argument("name", metavar="CREDENTIAL_OR_ATTESTATION_DIGEST")
-@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The verifier's key: re-signs the status list.")
-@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path.home() / ".acx-oci" / "verifier", show_default=True,
-              help="Verifier state that issued the credential.")
+@verifier_state_options("The verifier's key: re-signs the status list.", "Verifier state that issued the credential.")
 @click.option("--reason", default=reasons.REVOKED, show_default=True, help="Recorded in the ledger.")
 @producer_log_options
 @registry_options
@@ -69,11 +64,7 @@ def revoke_command(name: str, key: Path, issuer: str | None, state_dir: Path, re
 
 
 @main.command("status-refresh")
-@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The verifier's key: re-signs the status lists.")
-@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path.home() / ".acx-oci" / "verifier", show_default=True, help="Verifier state.")
+@verifier_state_options("The verifier's key: re-signs the status lists.", "Verifier state.")
 @producer_log_options
 @registry_options
 @json_option

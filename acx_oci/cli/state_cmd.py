@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from acx_oci.cli.common import emit_json, json_option, registry_options
+from acx_oci.cli.common import emit_json, json_option, registry_options, verifier_state_options
 from acx_oci.cli.main import main
 from acx_oci.oci.store import StoreOptions
 from acx_oci.services.verifier.log import parse_witness
@@ -19,12 +19,8 @@ def state_group() -> None:
 
 
 @state_group.command("rebuild")
-@click.option("--key", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The verifier's key: only what it signed is believed, and the log's checkpoint must be its.")
-@click.option("--issuer", metavar="DID", help="The verifier's DID (default: from PREFIX.did.json or did:key).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path.home() / ".acx-oci" / "verifier", show_default=True,
-              help="The state directory to rebuild: new or empty (else --force).")
+@verifier_state_options("The verifier's key: only what it signed is believed, and the log's checkpoint must be its.",
+                        "The state directory to rebuild: new or empty (else --force).")
 @click.option("--log", "log_repo", metavar="REGISTRY/REPO",
               help="The verifier's transparency log: the attempt history (copied into STATE/log and named in "
                    "STATE/config.json).")

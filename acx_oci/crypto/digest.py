@@ -20,6 +20,24 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class StreamDigest:
+    """The sha256 and byte count of a stream fed in pieces, so a large blob is never held whole to name it."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def update(self, chunk: bytes) -> None:
+        """Count and hash the next piece."""
+        self._hash.update(chunk)
+        self.size += len(chunk)
+
+    @property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of everything fed so far."""
+        return "sha256:" + self._hash.hexdigest()
+
+
 def is_digest(value: str) -> bool:
     """Only ``sha256:`` and 64 lower-case hex passes: check before a digest names a path or a URL."""
     return bool(_DIGEST_RE.match(value))

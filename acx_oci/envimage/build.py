@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import hashlib
 import io
 import os
 import shutil
@@ -31,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from acx_oci.crypto.digest import StreamDigest
 from acx_oci.errors import UsageError
 from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor, dump
 from acx_oci.oci.open import open_store
@@ -166,26 +166,20 @@ def run_mmdebstrap(suite: str, include: Sequence[str], out_tar: Path, *, epoch: 
         raise UsageError(f"mmdebstrap failed (exit {res.returncode}): {' | '.join(tail)}")
 
 
-class _Tee:
+class _Tee(StreamDigest):
     """A write-only stream that hashes and counts what passes through to ``out``."""
 
     def __init__(self, out: IO[bytes]) -> None:
+        super().__init__()
         self.out = out
-        self.hash = hashlib.sha256()
-        self.size = 0
 
     def write(self, data: bytes) -> int:
-        self.hash.update(data)
-        self.size += len(data)
+        self.update(data)
         self.out.write(data)
         return len(data)
 
     def flush(self) -> None:
         self.out.flush()
-
-    @property
-    def digest(self) -> str:
-        return "sha256:" + self.hash.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ checked against the lock. The package under test is dropped from the lock before
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import os
 import re
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from acx_oci.crypto.digest import StreamDigest
 from acx_oci.envimage import sdist
 from acx_oci.envimage.build import oci_arch
 from acx_oci.envimage.requirement import admit, normalize, shown
@@ -210,39 +210,38 @@ def fetch(item: Locked, dist: Path, roots: Sequence[Path], index_url: str | None
     if m is None or normalize(m.group(1)) != item.name or "/" in name:
         raise UsageError(f"env build: {shown(item.url)} is not a wheel of {item.name}; only wheels are installed")
     limit = min(item.size + 1 if item.size is not None else MAX_WHEEL_BYTES, MAX_WHEEL_BYTES)
-    out, h = dist / name, hashlib.sha256()
+    out, seen = dist / name, StreamDigest()
     if parsed.scheme == "file":
         src = Path(unquote(parsed.path))
         if not _allowed(src, roots) or src.is_symlink() or not src.is_file() or src.stat().st_size > limit:
             raise UsageError(f"env build: {shown(str(src))} is no regular file in a --find-links directory or a "
                              "file: index; not fetched")
         shutil.copyfile(src, out)
-        h.update(out.read_bytes())
+        seen.update(out.read_bytes())
     elif parsed.scheme == "https" or (parsed.scheme == "http" and (index_url or "").startswith("http://")):
-        _download(item.url, out, h, limit)
+        _download(item.url, out, seen, limit)
     else:
         raise UsageError(f"env build: {shown(item.url)}: only https: (or the index's own http:) and file: wheels")
-    if h.hexdigest() != item.sha256:
+    if seen.digest != "sha256:" + item.sha256:
         out.unlink(missing_ok=True)
-        raise UsageError(f"env build: {name} hashes to sha256:{h.hexdigest()}, the lock says {item.sha256}")
+        raise UsageError(f"env build: {name} hashes to {seen.digest}, the lock says {item.sha256}")
     out.chmod(0o644)
     return Pinned(item.name, m.group(2), name, item.sha256)
 
 
-def _download(url: str, out: Path, h: Any, limit: int) -> None:
+def _download(url: str, out: Path, seen: StreamDigest, limit: int) -> None:
     import requests
 
-    start, size = time.monotonic(), 0
+    start = time.monotonic()
     try:
         with requests.get(url, stream=True, timeout=(30, 60), allow_redirects=True) as res, out.open("wb") as fh:
             res.raise_for_status()
             for chunk in res.iter_content(1 << 20):
-                size += len(chunk)
-                if size > limit:
+                if seen.size + len(chunk) > limit:
                     raise UsageError(f"env build: {out.name} is larger than its index says ({limit - 1} bytes)")
                 if time.monotonic() - start > FETCH_SECONDS:
                     raise UsageError(f"env build: {out.name} took over {FETCH_SECONDS:g} s to fetch")
-                h.update(chunk)
+                seen.update(chunk)
                 fh.write(chunk)
     except requests.RequestException as exc:
         raise MachineUnfit(f"env build: fetching {out.name} failed ({shown(type(exc).__name__)}); the index or "

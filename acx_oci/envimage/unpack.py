@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import hashlib
 import os
 import posixpath
 import stat
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from acx_oci import safetree
+from acx_oci.crypto.digest import StreamDigest
 from acx_oci.errors import ImageUnsafe, PathOutside
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024 * 1024
@@ -78,11 +78,11 @@ class _Counted:
 
     def __init__(self, src: IO[bytes], stats: Stats, limits: Limits, where: str) -> None:
         self.src, self.stats, self.limits, self.where = src, stats, limits, where
-        self.hash = hashlib.sha256()
+        self.seen = StreamDigest()
 
     def read(self, n: int = -1) -> bytes:
         data = self.src.read(n)
-        self.hash.update(data)
+        self.seen.update(data)
         self.stats.decompressed += len(data)
         if self.stats.decompressed > self.limits.max_bytes:
             raise ImageUnsafe(f"{self.where}: decompresses past the {self.limits.max_bytes}-byte bound")
@@ -166,8 +166,8 @@ class Unpacker:
             if isinstance(exc, ImageUnsafe):
                 raise
             raise ImageUnsafe(f"{where}: not a readable tar layer ({type(exc).__name__}: {exc})") from None
-        if diff_id is not None and "sha256:" + counted.hash.hexdigest() != diff_id:
-            raise ImageUnsafe(f"{where}: uncompressed digest sha256:{counted.hash.hexdigest()} is not the "
+        if diff_id is not None and counted.seen.digest != diff_id:
+            raise ImageUnsafe(f"{where}: uncompressed digest {counted.seen.digest} is not the "
                               f"config's diff_id {diff_id}")
 
     def _forget_dirs(self, name: str) -> None:

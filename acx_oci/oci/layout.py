@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import stat
 import tempfile
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto.digest import StreamDigest, check_digest, sha256_digest
 from acx_oci.errors import IntegrityError, LocalNotFoundError, UsageError
 from acx_oci.jsonio import loads, loads_ijson
 from acx_oci.oci.model import (
@@ -47,8 +46,7 @@ from acx_oci.oci.store import (
     ManifestReads,
     ReferrerListing,
     blob_limit,
-    check_complete,
-    check_received,
+    read_verified,
 )
 
 REF_NAME = "org.opencontainers.image.ref.name"
@@ -217,16 +215,14 @@ class LayoutStore(ManifestReads, Closing):
     def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         """Stream a file into the layout, hashing as it copies, so a large layer is never held in memory."""
         self._init()
-        h = hashlib.sha256()
-        size = 0
+        seen = StreamDigest()
         fd, tmp = tempfile.mkstemp(prefix=".acx-", dir=self.root / "blobs" / "sha256")
         try:
             with Path(path).open("rb") as src, os.fdopen(fd, "wb") as out:
                 while chunk := src.read(CHUNK):
-                    h.update(chunk)
-                    size += len(chunk)
+                    seen.update(chunk)
                     out.write(chunk)
-            digest = "sha256:" + h.hexdigest()
+            digest = seen.digest
             if self._has_blob(digest):
                 os.unlink(tmp)
             else:
@@ -235,7 +231,7 @@ class LayoutStore(ManifestReads, Closing):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise UsageError(f"{path}: cannot copy into {self.root} ({exc.strerror})") from None
-        return Descriptor(media_type, digest, size, dict(annotations or {}))
+        return Descriptor(media_type, digest, seen.size, dict(annotations or {}))
 
     def _open_blob(self, digest: str) -> Any:
         """Open a blob file that is a regular file, never through a symlink (a FIFO does not block the open).
@@ -284,19 +280,11 @@ class LayoutStore(ManifestReads, Closing):
         """Stream a blob to ``dest`` via a temporary in its directory, verified before it is renamed into place."""
         dest = Path(dest)
         limit = blob_limit(digest, size, max_bytes)
-        h = hashlib.sha256()
         fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
         try:
             with self._open_blob(digest) as src, os.fdopen(fd, "wb") as out:
-                written = 0
-                while chunk := src.read(CHUNK):
-                    written += len(chunk)
-                    check_received(digest, written, size, limit)
-                    h.update(chunk)
-                    out.write(chunk)
-                check_complete(digest, written, size)
-            if "sha256:" + h.hexdigest() != digest:
-                raise IntegrityError(f"{self.root}: blob {digest}: digest mismatch, found sha256:{h.hexdigest()}")
+                read_verified(iter(lambda: src.read(CHUNK), b""), digest, size, limit, out.write,
+                              f"{self.root}: blob {digest}")
             os.replace(tmp, dest)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -7,10 +7,12 @@ blob read is checked against the digest that names it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Self
 
+from acx_oci.crypto.digest import StreamDigest
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.net.tls import default_ca_file
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
@@ -40,6 +42,23 @@ def check_complete(digest: str, received: int, size: int | None) -> None:
     """After a read ends: fewer bytes than the descriptor promised is an IntegrityError, like a wrong digest."""
     if size is not None and received != size:
         raise IntegrityError(f"blob {digest}: {received} bytes, its descriptor gives {size} (digest mismatch)")
+
+
+def read_verified(chunks: Iterable[bytes], digest: str, size: int | None, limit: int,
+                  sink: Callable[[bytes], object], where: str) -> None:
+    """Pass a blob's pieces to ``sink``, stopping the moment they pass ``limit``, then check count and digest.
+
+    One loop for every store's streamed read, so each refuses excess bytes and a wrong digest alike;
+    ``where`` names the blob and its source in the mismatch error.
+    """
+    seen = StreamDigest()
+    for chunk in chunks:
+        check_received(digest, seen.size + len(chunk), size, limit)
+        seen.update(chunk)
+        sink(chunk)
+    check_complete(digest, seen.size, size)
+    if seen.digest != digest:
+        raise IntegrityError(f"{where}: digest mismatch, found {seen.digest}")
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ def test_failed_push_never_frees_the_cooldown(tmp_path: Path) -> None:
     now = datetime.now(UTC)
     with Ledger(tmp_path / "state") as led:
         attempt_id, refusal = led.begin_attempt(Subject(
-            cartridge_ref="r/c@sha256:" + "0" * 64, manifest_digest="sha256:" + "0" * 64,
+            cartridge_ref="r/c@sha256:" + "0" * 64, cartridge_manifest_digest="sha256:" + "0" * 64,
             rom_digest="sha256:" + "1" * 64, benchmark_id="b", benchmark_version="1",
             benchmark_digest="sha256:" + "2" * 64, issuer="did:key:z", solver={}), now=now,
             cooldown=timedelta(hours=24))

@@ -17,8 +17,8 @@ BENCH = "sha256:" + "b" * 64
 
 
 def _subject(rom: str = ROM, cartridge_id: str | None = None) -> Subject:
-    return Subject(cartridge_ref="oci:x@sha256:" + "c" * 64, manifest_digest="sha256:" + "c" * 64, rom_digest=rom,
-                   benchmark_id="b", benchmark_version="1", benchmark_digest=BENCH, issuer="did:web:v",
+    return Subject(cartridge_ref="oci:x@sha256:" + "c" * 64, cartridge_manifest_digest="sha256:" + "c" * 64,
+                   rom_digest=rom, benchmark_id="b", benchmark_version="1", benchmark_digest=BENCH, issuer="did:web:v",
                    solver={"name": "reference", "competence": 14}, cartridge_id=cartridge_id,
                    capability_id="build-dag" if cartridge_id else None)
 

@@ -13,7 +13,6 @@ re-serializes manifests and retries for minutes when a registry is down.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import random
 import tempfile
@@ -26,7 +25,7 @@ from urllib.parse import urljoin
 import requests
 from requests.adapters import BaseAdapter
 
-from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto.digest import StreamDigest, check_digest, sha256_digest
 from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
 from acx_oci.jsonio import loads
 from acx_oci.oci.model import (
@@ -54,8 +53,8 @@ from acx_oci.oci.store import (
     ReferrerListing,
     StoreOptions,
     blob_limit,
-    check_complete,
     check_received,
+    read_verified,
 )
 from acx_oci.timeutil import current_deadline
 
@@ -187,19 +186,16 @@ class RegistryStore(ManifestReads):
     def push_blob_file(self, path: Path, media_type: str, annotations: dict[str, str] | None = None) -> Descriptor:
         """Hash the file first, then upload it streamed unless the registry already has the blob."""
         path = Path(path)
-        h = hashlib.sha256()
-        size = 0
+        seen = StreamDigest()
         try:
             with path.open("rb") as f:
                 while chunk := f.read(CHUNK):
-                    h.update(chunk)
-                    size += len(chunk)
+                    seen.update(chunk)
         except OSError as exc:
             raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
-        digest = "sha256:" + h.hexdigest()
-        if not self.blob_exists(digest):
-            self._upload(digest, size, lambda: path.open("rb"))
-        return Descriptor(media_type, digest, size, dict(annotations or {}))
+        if not self.blob_exists(seen.digest):
+            self._upload(seen.digest, seen.size, lambda: path.open("rb"))
+        return Descriptor(media_type, seen.digest, seen.size, dict(annotations or {}))
 
     def _get_blob(self, digest: str, size: int = 0) -> requests.Response:
         resp = self.transport.request("GET", self._blob_url(digest), size=size)
@@ -221,17 +217,11 @@ class RegistryStore(ManifestReads):
         """GET a blob, stopping the moment it passes ``size`` or ``max_bytes``; the digest is verified."""
         resp, limit = self._open_limited(digest, size, max_bytes)
         buf = bytearray()
-        h = hashlib.sha256()
         try:
-            for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
-                check_received(digest, len(buf) + len(chunk), size, limit)
-                buf += chunk
-                h.update(chunk)
+            read_verified(self.transport.chunks(resp, f"GET blob {digest}"), digest, size, limit, buf.extend,
+                          f"blob {digest} from {self.host}")
         finally:
             resp.close()
-        check_complete(digest, len(buf), size)
-        if "sha256:" + h.hexdigest() != digest:
-            raise IntegrityError(f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}")
         return bytes(buf)
 
     def fetch_blob_to_file(self, digest: str, dest: Path, size: int | None = None,
@@ -240,21 +230,11 @@ class RegistryStore(ManifestReads):
         (a signal that raises, as the CLI's SIGTERM handler does, is a failure too)."""
         dest = Path(dest)
         resp, limit = self._open_limited(digest, size, max_bytes)
-        h = hashlib.sha256()
-        written = 0
         fd, tmp = tempfile.mkstemp(prefix=".acx-blob-", dir=dest.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                for chunk in self.transport.chunks(resp, f"GET blob {digest}"):
-                    written += len(chunk)
-                    check_received(digest, written, size, limit)
-                    h.update(chunk)
-                    out.write(chunk)
-            check_complete(digest, written, size)
-            if "sha256:" + h.hexdigest() != digest:
-                raise IntegrityError(
-                    f"blob {digest} from {self.host}: digest mismatch, found sha256:{h.hexdigest()}"
-                )
+                read_verified(self.transport.chunks(resp, f"GET blob {digest}"), digest, size, limit, out.write,
+                              f"blob {digest} from {self.host}")
             os.replace(tmp, dest)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -8,7 +8,7 @@ cache directory, ``--status-cache DIR``) and is raised only with a head that ver
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from acx_oci.services.consumer.statuscache import SqliteCache
 
@@ -37,11 +37,7 @@ class LogHistory(SqliteCache):
 
     def remember(self, origin: str, size: int, note: bytes, now: datetime | None = None) -> None:
         """Keep ``note`` unless one at least as large is kept (the caller checked it extends the kept one)."""
-        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
-        self._run("INSERT INTO log_checkpoints (origin, size, note, seen_at) VALUES (?, ?, ?, ?) "
-                  "ON CONFLICT (origin) DO UPDATE SET size = excluded.size, note = excluded.note, "
-                  "seen_at = excluded.seen_at WHERE excluded.size > log_checkpoints.size",
-                  (origin, size, note, when))
+        self._raise_mark("log_checkpoints", {"origin": origin}, "size", {"size": size, "note": note}, now)
 
     def forget(self, origin: str) -> None:
         """Drop what is remembered of ``origin`` (after a verifier's announced restart of its log)."""

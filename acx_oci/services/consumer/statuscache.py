@@ -106,6 +106,16 @@ class SqliteCache:
         except sqlite3.Error as exc:
             raise UsageError(f"{self.what} {self.path}: {exc}") from None
 
+    def _raise_mark(self, table: str, keys: dict[str, Any], mark: str, values: dict[str, Any],
+                    now: datetime | None, *, replace_equal: bool = False) -> None:
+        """Upsert the row ``keys`` name with ``values`` and a ``seen_at`` stamp, unless the kept row's ``mark``
+        is higher (or equal, without ``replace_equal``): every cache table's "never lower the mark" write."""
+        row = {**keys, **values, "seen_at": (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")}
+        updates = ", ".join(f"{c} = excluded.{c}" for c in row if c not in keys)
+        self._run(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}) "
+                  f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates} "
+                  f"WHERE excluded.{mark} {'>=' if replace_equal else '>'} {table}.{mark}", tuple(row.values()))
+
 
 class StatusHistory(SqliteCache):
     """The highest sequence seen per (list URL, issuer), persisted in ``DIR/status.sqlite``."""
@@ -117,11 +127,8 @@ class StatusHistory(SqliteCache):
 
     def remember(self, list_url: str, issuer: str, sequence: int, now: datetime | None = None) -> None:
         """Record ``sequence`` unless a higher one is already known (never lowers the mark)."""
-        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
-        self._run("INSERT INTO status_sequences (list_url, issuer, sequence, seen_at) VALUES (?, ?, ?, ?) "
-                  "ON CONFLICT (list_url, issuer) DO UPDATE SET sequence = excluded.sequence, "
-                  "seen_at = excluded.seen_at WHERE excluded.sequence > status_sequences.sequence",
-                  (list_url, issuer, sequence, when))
+        self._raise_mark("status_sequences", {"list_url": list_url, "issuer": issuer}, "sequence",
+                         {"sequence": sequence}, now)
 
     def newest(self, list_url: str, issuer: str) -> dict[str, Any] | None:
         """The newest list of this URL that verified as ``issuer``'s here; None when none is kept (or unreadable)."""
@@ -137,11 +144,7 @@ class StatusHistory(SqliteCache):
     def keep(self, list_url: str, issuer: str, sequence: int, document: dict[str, Any],
              now: datetime | None = None) -> None:
         """Keep ``document`` (a list that verified as ``issuer``'s) unless a newer one is kept; raise the mark."""
-        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
         text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-        self._run("INSERT INTO status_lists (list_url, issuer, sequence, document, seen_at) "
-                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (list_url, issuer) DO UPDATE SET "
-                  "sequence = excluded.sequence, document = excluded.document, seen_at = excluded.seen_at "
-                  "WHERE excluded.sequence >= status_lists.sequence",
-                  (list_url, issuer, sequence, text, when))
+        self._raise_mark("status_lists", {"list_url": list_url, "issuer": issuer}, "sequence",
+                         {"sequence": sequence, "document": text}, now, replace_equal=True)
         self.remember(list_url, issuer, sequence, now)

@@ -100,10 +100,10 @@ def attest(req: AttestRequest) -> AttestOutcome:
 def _subject(req: AttestRequest, loaded: Loaded) -> Subject:
     """What the ledger files an attempt under: the pinned cartridge and its claim, the benchmark, the issuer."""
     cart, remote = loaded.cart, loaded.remote
-    return Subject(cartridge_ref=loaded.pinned, manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
-                   benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest=loaded.benchmark_digest,
-                   issuer=req.verifier.did, solver=loaded.solver_desc, cartridge_id=str(cart.id),
-                   capability_id=str(remote.capability["id"]),
+    return Subject(cartridge_ref=loaded.pinned, cartridge_manifest_digest=cart.manifest.digest,
+                   rom_digest=cart.rom_digest, benchmark_id=remote.id, benchmark_version=remote.version,
+                   benchmark_digest=loaded.benchmark_digest, issuer=req.verifier.did, solver=loaded.solver_desc,
+                   cartridge_id=str(cart.id), capability_id=str(remote.capability["id"]),
                    publisher_key=did_key(cart.signature.key) if cart.signature.key else None,
                    cartridge_version=str(cart.version))
 

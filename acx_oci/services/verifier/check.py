@@ -141,7 +141,7 @@ def _predecessor(req: AttestRequest, cart: LoadedCartridge, remote: bm.RemoteBen
     """The previous version this verifier issued a level to (its ledger: same id, capability and benchmark,
     another ROM, not revoked), and the solver that replays it: the reference solver at the skill its run
     recorded, or None for the ROM solver (the baseline's own ROM plays)."""
-    subject = Subject(cartridge_ref="", manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
+    subject = Subject(cartridge_ref="", cartridge_manifest_digest=cart.manifest.digest, rom_digest=cart.rom_digest,
                       benchmark_id=remote.id, benchmark_version=remote.version, benchmark_digest="",
                       issuer=req.verifier.did, solver=solver_desc, cartridge_id=str(cart.id),
                       capability_id=str(remote.capability["id"]), cartridge_version=str(cart.version))

@@ -48,12 +48,9 @@ def migrate(db: sqlite3.Connection) -> None:
 
 
 @dataclass(frozen=True)
-class Attempt:
-    """One row of the attempts table."""
+class Subject:
+    """What an attempt is filed under."""
 
-    id: int
-    started_at: datetime
-    finished_at: datetime | None
     cartridge_ref: str
     cartridge_manifest_digest: str
     rom_digest: str
@@ -62,6 +59,19 @@ class Attempt:
     benchmark_digest: str
     issuer: str
     solver: dict[str, Any]
+    cartridge_id: str | None = None  # None in a ledger row from before the claim cooldown
+    capability_id: str | None = None
+    publisher_key: str | None = None  # did:key of the key the ROM signature verified with (None: not kept then)
+    cartridge_version: str | None = None  # the cartridge's own version (None in a row from before it was kept)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attempt(Subject):
+    """One row of the attempts table: the subject it was filed under, and how it went."""
+
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
     state: str
     starts_cooldown: bool
     reasons: list[str]
@@ -73,13 +83,9 @@ class Attempt:
     # None: nothing to publish; "pending": signed, not yet (fully) pushed - the attempt counts all the same;
     # "published": pushed.
     publication: str | None = None
-    cartridge_id: str | None = None  # None: a row from before the claim cooldown
-    capability_id: str | None = None
     cooldown_scope: str | None = None
     run_dir: str | None = None  # the folder with the signed result (attest --publish DIR)
-    publisher_key: str | None = None  # did:key of the ROM's signing key (None: a row from before it was kept)
     attempt_uid: str | None = None  # random 128-bit id signed into the record: unique whatever state issued it
-    cartridge_version: str | None = None  # the cartridge's own version (None: a row from before it was kept)
 
     def to_json(self) -> dict[str, Any]:
         """The row as ``ledger --json`` style JSON."""
@@ -139,24 +145,6 @@ class CooldownRefusal:
                 f"{self.until.isoformat(timespec='seconds')}")
 
 
-@dataclass(frozen=True)
-class Subject:
-    """What an attempt is filed under."""
-
-    cartridge_ref: str
-    manifest_digest: str
-    rom_digest: str
-    benchmark_id: str
-    benchmark_version: str
-    benchmark_digest: str
-    issuer: str
-    solver: dict[str, Any]
-    cartridge_id: str | None = None
-    capability_id: str | None = None
-    publisher_key: str | None = None  # did:key of the key the ROM signature verified with
-    cartridge_version: str | None = None
-
-
 class AttemptsMixin:
     """The attempt methods of the ledger."""
 
@@ -207,10 +195,10 @@ class AttemptsMixin:
             " benchmark_id, benchmark_version, benchmark_digest, issuer, solver, state, starts_cooldown, reasons,"
             " cartridge_id, capability_id, cooldown_scope, publisher_key, attempt_uid, cartridge_version)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (ts(now), ts(now) if state == "refused" else None, s.cartridge_ref, s.manifest_digest, s.rom_digest,
-             s.benchmark_id, s.benchmark_version, s.benchmark_digest, s.issuer, json.dumps(s.solver, sort_keys=True),
-             state, 1 if cooldown else 0, json.dumps(reasons), s.cartridge_id, s.capability_id, scope,
-             s.publisher_key, new_attempt_id(), s.cartridge_version))
+            (ts(now), ts(now) if state == "refused" else None, s.cartridge_ref, s.cartridge_manifest_digest,
+             s.rom_digest, s.benchmark_id, s.benchmark_version, s.benchmark_digest, s.issuer,
+             json.dumps(s.solver, sort_keys=True), state, 1 if cooldown else 0, json.dumps(reasons), s.cartridge_id,
+             s.capability_id, scope, s.publisher_key, new_attempt_id(), s.cartridge_version))
         return int(cur.lastrowid or 0)
 
     def finish_attempt(self, attempt_id: int, *, now: datetime, issued: bool, reasons: list[str],
