@@ -12,9 +12,10 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from acx_oci.cli.attest_opts import AttestFlags, OutputFlags, VerifierFlags, attest_flags
 from acx_oci.cli.common import emit_json, json_option, registry_options
-from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, open_from_options, progress_text
-from acx_oci.cli.log_opts import log_from_options, producer_log_options
+from acx_oci.cli.executor_opts import emit_event, executor_options, local_snapshot, progress_text
+from acx_oci.cli.log_opts import producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
@@ -268,13 +269,8 @@ def _progress(events: bool, executor: Any, jobs: int, as_json: bool
 @producer_log_options
 @registry_options(deadline=0)
 @json_option
-def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Path, issuer: str | None,
-                   solver_kind: str | None, competence: float | None, jobs: int | None, games: int | None,
-                   sigma_max: float, min_games: int, state_dir: Path, cooldown: str, cooldown_scope: str,
-                   out_dir: Path | None, publish_dir: Path | None, publish_to: str | None, no_push: bool,
-                   baseline_ref: str | None, baseline_competence: float | None, regression_tolerance: float,
-                   certifiers: tuple[str, ...], models_path: Path | None, model_replay: Path | None,
-                   plain_http: bool, insecure: bool, timeout: float, as_json: bool, **executor_opts: Any) -> None:
+@attest_flags
+def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, flags: AttestFlags) -> None:
     """Independently re-run CARTRIDGE_REF on the sealed held-out slice of BENCH_REF.
 
     Pulls both by digest, requires an intact ROM signature and an issuer
@@ -323,69 +319,76 @@ def attest_command(cartridge_ref: str | None, benchmark_ref: str | None, key: Pa
           --key keys/auditor.key --issuer did:web:auditor.example.com --state ./audit -o ./replay \\
           --model-replay ./export
     """
-    options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)
-    log = log_from_options(state_dir, executor_opts, options)
-    if publish_dir is not None:
-        if cartridge_ref or benchmark_ref or out_dir:
+    verifier, play, gate, output = flags.verifier, flags.play, flags.gate, flags.output
+    options = flags.registry.store_options()
+    log = flags.log.resolve(verifier.state_dir, options)
+    if output.publish_dir is not None:
+        if cartridge_ref or benchmark_ref or output.out_dir:
             raise UsageError("attest --publish OUT_DIR takes no CARTRIDGE_REF, --benchmark or -o: the folder names "
                              "its cartridge")
-        return _publish_command(publish_dir, key, issuer, state_dir, options, as_json, publish_to, log)
-    if publish_to is not None:
+        return _publish_command(output.publish_dir, verifier, options, output, log)
+    if output.publish_to is not None:
         raise UsageError("attest --to REPO goes with --publish OUT_DIR")
-    if not cartridge_ref or not benchmark_ref or not issuer:
+    if not cartridge_ref or not benchmark_ref or not verifier.issuer:
         raise UsageError("attest: expected CARTRIDGE_REF, --benchmark BENCH_REF and --issuer DID "
                          "(or --publish OUT_DIR)")
-    ident = load_identity(key, did=issuer)  # before -o is made: a missing key leaves nothing behind
-    out_dir = _empty_out_dir(out_dir, state_dir, as_json)
-    solver, baseline_solver = _solvers(solver_kind, competence, model_replay, baseline_competence)
-    seconds = parse_duration(cooldown, "--cooldown") or 0.0
-    replay = load_export(model_replay, ident) if model_replay is not None else None
+    ident = load_identity(verifier.key, did=verifier.issuer)  # before -o is made: a missing key leaves nothing behind
+    out_dir = _empty_out_dir(output.out_dir, verifier.state_dir, output.as_json)
+    solver, baseline_solver = _solvers(play.solver_kind, play.competence, play.model_replay,
+                                       flags.baseline.baseline_competence)
+    seconds = parse_duration(gate.cooldown, "--cooldown") or 0.0
+    replay = load_export(play.model_replay, ident) if play.model_replay is not None else None
+    games, sigma_max, min_games = gate.games, gate.sigma_max, gate.min_games
     if replay is not None:
         games, sigma_max, min_games = _model_replay_params(replay, games, sigma_max, min_games)
-    if solver is not None and executor_opts["executor"] != "local":
+    if solver is not None and flags.executor.executor != "local":
         raise UsageError("--executor: only the ROM solver plays on a cluster (a simulation is computed here)")
-    executor = open_from_options(executor_opts, timeout) if solver is None else None
-    jobs = jobs or (executor.threads() if executor is not None else os.cpu_count() or 1)
-    display, progress = _progress(bool(executor_opts["json_events"]), executor, jobs, as_json)
+    executor = flags.executor.open(flags.registry.timeout) if solver is None else None
+    jobs = play.jobs or (executor.threads() if executor is not None else os.cpu_count() or 1)
+    display, progress = _progress(bool(flags.executor.json_events), executor, jobs, output.as_json)
     req = AttestRequest(
         cartridge_ref=cartridge_ref, benchmark_ref=benchmark_ref, verifier=ident, out_dir=out_dir,
-        state_dir=state_dir, solver=solver,
+        state_dir=verifier.state_dir, solver=solver,
         gate=GateOptions(games=games, sigma_max=sigma_max, min_games=min_games, cooldown=timedelta(seconds=seconds),
-                        cooldown_scope=cooldown_scope),
-        sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(key,)),
-        baseline=BaselineOptions(ref=baseline_ref, solver=baseline_solver, tolerance=regression_tolerance),
-        models=ModelOptions(models=load_models(models_path) if models_path is not None else None, replay=replay),
-        registry=RegistryOptions(store_options=options, push=not no_push, log=log),
-        progress=progress, certifiers=_certifiers(certifiers))
+                         cooldown_scope=gate.cooldown_scope),
+        sandbox=SandboxOptions(jobs=jobs, executor=executor, secret_paths=(verifier.key,)),
+        baseline=BaselineOptions(ref=flags.baseline.baseline_ref, solver=baseline_solver,
+                                 tolerance=flags.baseline.regression_tolerance),
+        models=ModelOptions(models=load_models(play.models_path) if play.models_path is not None else None,
+                            replay=replay),
+        registry=RegistryOptions(store_options=options, push=not output.no_push, log=log),
+        progress=progress, certifiers=_certifiers(verifier.certifiers))
     try:
         outcome = attest(req)
     finally:
         display.stop()
         if executor is not None:
             executor.close()
-    if as_json:
+    if output.as_json:
         emit_json({**outcome.to_json(), "outDir": str(out_dir)})
     else:
         _render(outcome)
     sys.exit(outcome.exit_code)
 
 
-def _publish_command(out_dir: Path, key: Path, issuer: str | None, state_dir: Path, options: StoreOptions,
-                     as_json: bool, to: str | None, log: LogOptions | None) -> None:
+def _publish_command(out_dir: Path, verifier: VerifierFlags, options: StoreOptions, output: OutputFlags,
+                     log: LogOptions | None) -> None:
     from datetime import UTC, datetime
 
     from acx_oci.services.verifier.publish_dir import publish_folder
 
+    issuer = verifier.issuer
     if issuer is None:  # the run's issuer, as result.json recorded it
         issuer = run_issuer(out_dir)
-    ident = load_identity(key, did=issuer)
+    ident = load_identity(verifier.key, did=issuer)
     progress = ProgressDisplay()
     try:
-        published = publish_folder(out_dir, ident, state_dir, datetime.now(UTC), options,
-                                   progress if not as_json and sys.stderr.isatty() else None, to, log)
+        published = publish_folder(out_dir, ident, verifier.state_dir, datetime.now(UTC), options,
+                                   progress if not output.as_json and sys.stderr.isatty() else None,
+                                   output.publish_to, log)
     finally:
         progress.stop()
-    if as_json:
+    if output.as_json:
         emit_json(published.to_json())
         return
     click.echo(f"PUBLISHED {published.credential_id}")

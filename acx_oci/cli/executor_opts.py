@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,12 +43,33 @@ def executor_options(func: F) -> F:
     return func
 
 
+@dataclass(frozen=True)
+class ExecutorFlags:
+    """The ``--executor`` family (``executor_options``) as one typed value."""
+
+    executor: str
+    executor_ca: Path | None
+    executor_cert: Path | None
+    executor_key: Path | None
+    allow_plaintext_executor: bool
+    json_events: bool
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> ExecutorFlags:
+        """The family's values out of a command's keyword arguments (others are left there)."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)})
+
+    def open(self, timeout: float) -> DaskExecutor | None:
+        """Parse and connect before anything is attempted: a bad address or a missing extra costs no cooldown."""
+        spec = parse_executor(str(self.executor), allow_plaintext=bool(self.allow_plaintext_executor),
+                              ca_file=_s(self.executor_ca), cert_file=_s(self.executor_cert),
+                              key_file=_s(self.executor_key))
+        return open_executor(spec, timeout)
+
+
 def open_from_options(kw: dict[str, Any], timeout: float) -> DaskExecutor | None:
     """Parse and connect before anything is attempted: a bad address or a missing extra costs no cooldown."""
-    spec = parse_executor(str(kw["executor"]), allow_plaintext=bool(kw["allow_plaintext_executor"]),
-                          ca_file=_s(kw["executor_ca"]), cert_file=_s(kw["executor_cert"]),
-                          key_file=_s(kw["executor_key"]))
-    return open_executor(spec, timeout)
+    return ExecutorFlags.from_params(kw).open(timeout)
 
 
 def _s(p: Path | None) -> str | None:

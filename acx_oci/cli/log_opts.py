@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +31,25 @@ def producer_log_options(f: F) -> F:
     return f
 
 
+@dataclass(frozen=True)
+class LogFlags:
+    """The three options (``producer_log_options``) as one typed value, before the state's config is read."""
+
+    log_repo: str | None
+    log_origin: str | None
+    log_witness: tuple[str, ...]
+
+    @classmethod
+    def pop_from(cls, kwargs: dict[str, Any]) -> LogFlags:
+        """Pop the three options from a command's keyword arguments."""
+        return cls(kwargs.pop("log_repo", None), kwargs.pop("log_origin", None),
+                   tuple(kwargs.pop("log_witness", ()) or ()))
+
+    def resolve(self, state_dir: Path, store_options: StoreOptions) -> LogOptions | None:
+        """Each option given overrides the same field of the state's config; None when neither names a log."""
+        return log_options(state_dir, self.log_repo, self.log_origin, self.log_witness, store_options)
+
+
 def log_from_options(state_dir: Path, kwargs: dict[str, Any], store_options: StoreOptions) -> LogOptions | None:
     """Pop the three options from a command's keyword arguments and resolve them against the state's config."""
-    return log_options(state_dir, kwargs.pop("log_repo", None), kwargs.pop("log_origin", None),
-                       tuple(kwargs.pop("log_witness", ()) or ()), store_options)
+    return LogFlags.pop_from(kwargs).resolve(state_dir, store_options)
