@@ -91,22 +91,27 @@ class CertificationRecord(Mapping[str, Any]):
 
     @property
     def exam(self) -> str:
+        """The exam's id."""
         return str(self._doc["exam"])
 
     @property
     def certified(self) -> bool:
+        """Every certifying stage ok (promotion is recorded, never gating)."""
         return self._doc["certified"] is True
 
     @property
     def all_ok(self) -> bool:
+        """Every stage ok, promotion too."""
         return self._doc["allOk"] is True
 
     @property
     def impossible(self) -> bool:
+        """An exam no reference can pass (its canary: a pass of it is forged)."""
         return self._doc["impossible"] is True
 
     @property
     def digest(self) -> str:
+        """``sha256:`` over the JCS of the record as sealed, without its digest."""
         return str(self._doc["digest"])
 
     def stage(self, name: str) -> dict[str, Any]:
@@ -116,19 +121,23 @@ class CertificationRecord(Mapping[str, Any]):
 
     @property
     def freeze_hash(self) -> str | None:
+        """The freeze over every certifying input: a suite whose exam hashes otherwise is not this record's."""
         value = seed_stages(self._doc)["freeze"].get("freezeHash")
         return value if isinstance(value, str) else None
 
     @property
     def image_digest(self) -> str | None:
+        """The environment image it was certified in (None: the host's Python graded)."""
         value = seed_stages(self._doc)["freeze"].get("imageDigest")
         return value if isinstance(value, str) else None
 
     @property
     def classification(self) -> Any:
+        """The classification its author stated, or ``not stated``."""
         return classification_of(self._doc)
 
     def failures(self) -> list[tuple[str, str]]:
+        """(stage, fact) for every certifying stage that is not ok."""
         return failures(self._doc)
 
 
