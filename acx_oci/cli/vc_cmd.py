@@ -19,6 +19,7 @@ from acx_oci.errors import RegistryError, UsageError, VerificationError
 from acx_oci.evaluation.accept import accepting, one_attestation
 from acx_oci.evaluation.checks import VerifyResult, base, ok, skip
 from acx_oci.evaluation.judge import LOG_CHECK, Expected
+from acx_oci.evaluation.log_check import pinned_keys
 from acx_oci.evaluation.verify import proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
@@ -142,6 +143,7 @@ def _judge_file(raw: bytes, expected: Expected, trust: Trust, now: datetime, *, 
     material = one_attestation(item, status, floor, kept, None if no_log else {})
     logs = None
     if pinned and not no_log:
+        material = replace(material, log_keys=pinned_keys(trust))
         logs = gather_logs(material, trust, LogHistory(history.directory))
         material = replace(material, logs=logs.views)
     # the judge asks for a did:web document beyond the trust file (with --allow-network we fetch it)

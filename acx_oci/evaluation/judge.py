@@ -235,7 +235,7 @@ class _Run:
             extra = [(c, c, m) for c, m in zip(codes, messages, strict=False)]
             vcodes, vmsgs = yield from self.verify(item, issuer)
             logged = None if self.material.logs is None else log_failure(
-                self.trust, self.material.logs, cred, item.credential_digest, item.log_proof,
+                self.trust, self.material.log_keys, self.material.logs, cred, item.credential_digest, item.log_proof,
                 int(self.now.timestamp()))
             if logged is not None and logged.code is not None:
                 extra.append((LOG_CHECK, logged.code, logged.message))

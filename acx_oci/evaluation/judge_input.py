@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.did_documents import DidAnswer
-from acx_oci.evaluation.log_check import LogView
+from acx_oci.evaluation.log_check import LogKeys, LogView
 from acx_oci.model.capability import CapabilityRecord
 from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.model.rom import STATUS_TAMPERED
@@ -90,6 +90,8 @@ class Material:
     kept_lists: Mapping[StatusKey, dict[str, Any]] = field(default_factory=dict)
     # per log origin, what was fetched of it (acx_oci.evaluation.log_check); None: log checking is off (--no-log)
     logs: Mapping[str, LogView] | None = None
+    # per log origin, the trust file's pinned keys, parsed once at the door (log_check.pinned_keys)
+    log_keys: Mapping[str, LogKeys] = field(default_factory=dict)
     # per credential digest, the keys its proof verified with before (the consumer's proof cache, read beforehand):
     # the same bytes naming the same keys need no signature check (every other rule still runs)
     known_proofs: Mapping[str, frozenset[bytes]] = field(default_factory=dict)

@@ -183,14 +183,19 @@ def check_logged(proof_bytes: bytes | None, credential: Mapping[str, Any], crede
     return LogVerdict(None, "", proof.index, proof.entry)
 
 
-def log_failure(trust: Trust, views: Mapping[str, LogView], credential: Mapping[str, Any] | None,
-                credential_digest: str | None, proof_bytes: bytes | None, now: int | None) -> LogVerdict | None:
-    """The failed log check of one fetched credential; None when it passes or its verifier is not log-pinned."""
+def log_failure(trust: Trust, pinned_logs: Mapping[str, LogKeys], views: Mapping[str, LogView],
+                credential: Mapping[str, Any] | None, credential_digest: str | None, proof_bytes: bytes | None,
+                now: int | None) -> LogVerdict | None:
+    """The failed log check of one fetched credential; None when it passes or its verifier is not log-pinned.
+    ``pinned_logs``: :func:`pinned_keys` of the trust file, parsed once at the door (a log missing there was
+    never fetched: the check fails closed)."""
     issuer = issuer_id(credential) if credential is not None else None
     pinned = trust.log_for(issuer) if issuer else None
     if pinned is None or credential is None or credential_digest is None:
         return None
-    keys = log_keys(pinned, trust.source or "trust file")
+    keys = pinned_logs.get(pinned.origin)
+    if keys is None:
+        return LogVerdict(reasons.NOT_LOGGED, f"the log {pinned.origin} of {issuer} was not fetched")
     view = views.get(keys.origin, LogView(error="it was not fetched"))
     verdict = check_logged(proof_bytes, credential, credential_digest, keys, view, now)
     return None if verdict.code is None else verdict

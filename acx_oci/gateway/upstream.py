@@ -252,7 +252,9 @@ class Upstream:
         trust, now = self.config.trust, self.config.clock()
         fetched = fetch_layers(st, manifest, manifest.digest, cart.manifest.digest, True, memo)
         material = material_of(st, [fetched], StatusSources(history=self.history))
-        if self.config.log and pinned_keys(trust):
+        pinned = pinned_keys(trust) if self.config.log else {}
+        if pinned:
+            material = replace(material, log_keys=pinned)
             logs = gather_logs(material, trust, LogHistory(self.history.directory))
             material = replace(material, logs=logs.views)
         elif self.config.log:

@@ -224,13 +224,13 @@ def _logged_pair(order: tuple[int, int]) -> tuple[Issuers, dict[str, Any], list[
 
 
 def _judge_logged(w: Issuers, creds: list[bytes], proofs: dict[int, bytes], log: Any, pinned: bool) -> Any:
-    from acx_oci.evaluation.log_check import LogView
+    from acx_oci.evaluation.log_check import LogView, pinned_keys
 
     trust = Trust(verifiers=[Party(w.verifiers[0].did, log=log.trust() if pinned else None)],
                   benchmarks=w.trust.benchmarks, solvers=w.trust.solvers)
     items = tuple(replace(attestation(raw), log_proof=proofs[k]) for k, raw in enumerate(creds))
     view = LogView(head=log.note(), entries=tuple(enumerate(log.entries)), entries_from=0)
-    m = Material(items, w.lists(), logs={log.origin: view} if pinned else None)
+    m = Material(items, w.lists(), logs={log.origin: view} if pinned else None, log_keys=pinned_keys(trust))
     judgement = judge_credentials(m, w.facts, trust, NOW)
     (cap,) = capability_verdicts(w.facts, judgement.accepted, judgement.rejected)
     return cap

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from acx_oci.crypto.digest import sha256_digest
+from acx_oci.evaluation import log_check
 from acx_oci.evaluation.policy import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.oci.model import MANIFEST_ACCEPT
@@ -107,7 +108,8 @@ def codes(doc: dict[str, Any]) -> set[str]:
     return {c for cap in doc["capabilities"] for r in cap["rejected"] for c in r["codes"]}
 
 
-def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_path: Path) -> None:
+def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     log = open_log(logged.state, world.dir / "ver.key")
     trust = write_trust(world.trust, tmp_path / "trust.json", world.verifier_did, pin(log, logged.log_ref))
     # only the attestation without a proof so far: not logged, exit 1; --no-log believes it and says so
@@ -125,9 +127,14 @@ def test_not_logged_then_logged_then_no_log(world: World, logged: Logged, tmp_pa
     proof_file = tmp_path / "proof.json"
     proof_file.write_bytes(logged.proof.to_bytes())
     assert _vc_log_check(logged, trust, tmp_path, "--log-proof", proof_file) == (True, "ok", False)
+    parsed: list[str] = []  # the pinned log key is parsed once, at the door, for every credential judged
+    real = log_check.verifier_from_vkey
+    monkeypatch.setattr(log_check, "verifier_from_vkey", lambda vkey: parsed.append(vkey) or real(vkey))
     code, doc = resolve(logged.ref, trust, tmp_path / "c1")
+    monkeypatch.undo()
     cap = doc["capabilities"][0]
     assert code == 0 and cap["effective"] == "VERIFIED", doc
+    assert len(parsed) == 1 and len(cap["rejected"]) + 1 >= 2, (parsed, cap)
     assert [r["codes"] for r in cap["rejected"] if r["digest"] == logged.unlogged] == [["not_logged"]]
     human = cli("resolve", logged.ref, "--trust", trust, "--status-cache", tmp_path / "c1").output
     assert "level=" in human and "unproven" not in human and "not_logged" in human, human

@@ -21,7 +21,7 @@ from typing import Any
 
 from acx_oci.errors import AcxError, LogError
 from acx_oci.evaluation.judge import Material
-from acx_oci.evaluation.log_check import LogKeys, LogView, head_status, log_keys
+from acx_oci.evaluation.log_check import LogKeys, LogView, head_status
 from acx_oci.model.credential import issuer_id
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import Store
@@ -67,7 +67,9 @@ def _wanted(material: Material, trust: Trust) -> dict[str, _Wanted]:
         pinned = trust.log_for(issuer) if issuer else None
         if pinned is None:
             continue
-        keys = log_keys(pinned, trust.source or "trust file")
+        keys = material.log_keys.get(pinned.origin)  # parsed once, at the door
+        if keys is None:
+            continue  # never fetched: the judge's log check fails closed
         want = out.setdefault(keys.origin, _Wanted(keys))
         if item.log_proof is None:
             continue

@@ -132,6 +132,7 @@ def _resolve(
         sources = StatusSources(supplied_lists(status_lists), fetch_remote_status, status_history)
         gathered = gather(store, listed.refs, facts.manifest_digest, check_evidence, lim, deadline, sources, phases)
         log_history = LogHistory(status_history.directory) if pinned and status_history is not None else None
+        gathered = replace(gathered, material=replace(gathered.material, log_keys=pinned))
         logs = gather_logs(gathered.material, trust, log_history, deadline, open_log) if log else None
     cache = VerifiedCredentialCache(status_history.directory).view(trust) if status_history is not None else None
     gathered = replace(gathered, material=replace(gathered.material, logs=logs.views if logs else None,
