@@ -21,6 +21,7 @@ The tree (as httpx draws its own)::
     │   └── SandboxError            exit 2  sandbox_invalid
     │       └── SandboxUnavailable  exit 2  containment_unproven (no bwrap here)
     │           └── HarnessFault    exit 2  containment_unproven (certification: retried, recorded, never raised)
+│               └── Abandoned   exit 2  containment_unproven (an interrupted certification's runs in flight)
     ├── TreeRefused                 exit 2  tree_refused   (an agent's workspace the host will not walk)
     ├── PathOutside                 exit 2  path_outside   (an input file or link that leaves its directory)
     ├── NotFoundError               exit 2  not_found      (the reference names nothing)
@@ -128,6 +129,11 @@ class SandboxUnavailable(SandboxError):
 class HarnessFault(SandboxUnavailable):
     """Certification's harness, not the exam, failed a run after every retry (EAGAIN, a lost sandbox, a grade past
     its deadline under load): recorded as a lane error of the harness, never raised to a user."""
+
+
+class Abandoned(HarnessFault):
+    """A sandbox run stopped because the certification around it was interrupted (Ctrl-C, SIGTERM): the exams in
+    flight end in seconds as harness lane errors (no verdict, never cached), not after their last grade."""
 
 
 class EnvironmentRefused(UsageError):

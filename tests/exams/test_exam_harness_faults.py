@@ -186,3 +186,33 @@ def test_a_lane_error_after_the_grader_stage_ran_is_still_a_valid_record() -> No
            "attack": {"ok": False, "trivialExploits": [], "goldStillPassesAfterSuite": False}}
     rec = stages._harness_record(src, ran, "eval play untouched: grader timed out (3 attempts)")
     assert xr.check_record(rec) == [] and rec["stages"]["eval"]["laneError"] == "harness"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_an_interrupt_stops_the_exams_in_flight_as_lane_errors(tmp_path: Path) -> None:
+    """SIGTERM or Ctrl-C waited for every exam in flight to finish its last grade (attrs: 40 minutes for one
+    whose runner loads the package). Now each stops at once, as a harness lane error: no verdict, never cached,
+    graded again by the next run."""
+    suite = tmp_path / "suite"
+    shutil.copytree(TESTDATA / "exams-good", suite)
+    doc = json.loads((suite / "benchmark.json").read_text())
+    shutil.copytree(suite / "tasks" / "fx-0001", suite / "tasks" / "aa-retired")  # sorts first: refused at once
+    yaml = suite / "tasks" / "aa-retired" / "exam.yaml"
+    yaml.write_text(yaml.read_text().replace("fx-0001", "aa-retired").replace("fx-functions", "fx-old"))
+    doc["tasks"] = [{"id": "aa-retired", "difficulty": 15, "dir": "tasks/aa-retired"}, doc["tasks"][0]]
+    (suite / "benchmark.json").write_text(json.dumps(doc))
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "certs"
+    with pytest.raises(KeyboardInterrupt):
+        ex.certify_suite(suite, jobs=2, out=out, progress=interrupt)
+    recs = {p.stem: json.loads(p.read_text()) for p in (out / "records").glob("*.json")}
+    assert recs["aa-retired"]["stages"]["seed"]["familyActive"] is False
+    fault = harness.lane_error(recs["fx-0001"]["stages"])  # stopped in flight, not graded to its end
+    assert fault is not None and "interrupted" in fault, recs["fx-0001"]["stages"]
+    assert not list((out / "by-freeze").glob("*.json"))  # a lane error is no verdict: never cached
+    from acx_oci.sandbox import SandboxSpec, run
+
+    assert run(SandboxSpec(), ["true"]).returncode == 0  # the next run of this process runs sandboxes again

@@ -18,6 +18,7 @@ from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import exam as mx
 from acx_oci.model.exam_record import CertificationRecord, summarize
+from acx_oci.sandbox import abandon_runs
 from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
 from acx_oci.services.exams.source import ExamSource, discover, exam_freeze_hash, load_exam, load_patterns
@@ -264,9 +265,14 @@ def _certify_here(sources: list[ExamSource], prepared: Callable[[ExamSource], tu
     try:
         for fut in [pool.submit(run, src) for src in sources]:
             fut.result()
-    finally:  # an interrupt (Ctrl-C, SIGTERM) stops the exams not yet started, not after all of them
+    except BaseException:  # an interrupt (Ctrl-C, SIGTERM): the exams in flight stop at once, as lane errors
+        stop.set()
+        abandon_runs(True)
+        raise
+    finally:  # and the exams not yet started never start
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
+        abandon_runs(False)
 
 
 def load_records(out: Path) -> dict[str, CertificationRecord]:
