@@ -131,7 +131,7 @@ def _records(suite: Path, out: Path, digests: dict[str, str]) -> None:
         rec = xr.CertificationRecord.seal(exam, None, stages, impossible=False)
         assert xr.check_record(rec) == [], xr.check_record(rec)
         (out / "records").mkdir(parents=True, exist_ok=True)
-        (out / "records" / f"{exam}.json").write_text(json.dumps(rec))
+        (out / "records" / f"{exam}.json").write_text(json.dumps(rec.to_json()))
 
 
 def _cartridge(w: dict[str, Any], name: str, pin: str | None = None) -> str:

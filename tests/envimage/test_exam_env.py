@@ -745,9 +745,10 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     assert "acxsdistdemo==1.0" in env["packages"] and env["builtFromSource"] == ["acxsdistdemo-1.0.tar.gz"]
     assert not any(p.lower().startswith("calc==") for p in env["packages"])
     assert rec["stages"]["freeze"]["imageDigest"] == py_env_image["ref"].rsplit("@", 1)[1]
+    from acx_oci.model.exam_record import CertificationRecord
     from acx_oci.services.artifacts.benchmark_env import plan_pins  # what benchmark push pins the exam's task to
 
-    assert plan_pins(tmp_path / "suite", {rec["exam"]: rec}).pins == {
+    assert plan_pins(tmp_path / "suite", {rec["exam"]: CertificationRecord.load(rec)}).pins == {
         "calc-env": (rec["stages"]["freeze"]["imageDigest"], pyenv.spec_digest(spec))}
     plain = cli("exam", "certify", tmp_path / "suite", "--out", tmp_path / "plain", "--json", "--no-environments")
     assert plain.exit_code == 1  # on the host's Python there is no iniconfig and no venv: the gold fails

@@ -236,10 +236,16 @@ def test_an_exam_is_graded_on_the_ids_its_current_certification_derived(suite: P
     src = pr.index_exams(suite)["calc"]
     assert load_exam(src.dir).exam_id == "calc"
     tests = {"derived": True, "failToPass": ["tests/test_calc.py::test_sign_zero"], "passToPass": []}
-    record = {"stages": {"freeze": {"freezeHash": exam_freeze_hash(src)}, "gold": {"tests": tests}}}
+    from acx_oci.model.exam import STAGES
+    from acx_oci.model.exam_record import CertificationRecord
+
+    stages: dict[str, dict[str, Any]] = {s: {"ok": True} for s in STAGES}
+    stages.update(freeze={"ok": True, "freezeHash": exam_freeze_hash(src)}, gold={"ok": True, "tests": tests})
+    record = CertificationRecord.seal("calc", "1", stages, impossible=False)
     files, how = pr.graded_files(src, record)
     assert json.loads(files["acx-grader.json"])["tests"] == ["tests/test_calc.py::test_sign_zero"]
     assert how == "the ids its certification derived"
-    stale = {"stages": {**record["stages"], "freeze": {"freezeHash": "sha256:" + "0" * 64}}}
+    stages["freeze"] = {"ok": True, "freezeHash": "sha256:" + "0" * 64}
+    stale = CertificationRecord.seal("calc", "1", stages, impossible=False)
     assert pr.graded_files(src, stale) == (src.grader_files(), pr.graded_files(src, None)[1])
     assert "tests" not in json.loads(pr.graded_files(src, None)[0]["acx-grader.json"])

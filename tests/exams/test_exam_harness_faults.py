@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -202,12 +203,21 @@ def test_an_interrupt_stops_the_exams_in_flight_as_lane_errors(tmp_path: Path) -
     doc["tasks"] = [{"id": "aa-retired", "difficulty": 15, "dir": "tasks/aa-retired"}, doc["tasks"][0]]
     (suite / "benchmark.json").write_text(json.dumps(doc))
 
+    grading = threading.Event()  # fx-0001 is past its contract: grading in its sandboxes
+
+    def heard(exam: str, stage: str, step: int, of: int) -> None:
+        if exam == "fx-0001" and stage != "contract":
+            grading.set()
+
     def interrupt(line: str) -> None:
+        if "aa-retired" in line:  # its refusal comes first; the interrupt, once fx-0001 is in flight
+            grading.wait(300)
         raise KeyboardInterrupt
 
     out = tmp_path / "certs"
     with pytest.raises(KeyboardInterrupt):
-        ex.certify_suite(suite, jobs=2, out=out, progress=interrupt)
+        ex.certify_suite(suite, jobs=2, out=out, progress=interrupt, stages=heard)
+    assert grading.is_set()
     recs = {p.stem: json.loads(p.read_text()) for p in (out / "records").glob("*.json")}
     assert recs["aa-retired"]["stages"]["seed"]["familyActive"] is False
     fault = harness.lane_error(recs["fx-0001"]["stages"])  # stopped in flight, not graded to its end
