@@ -24,6 +24,7 @@ from acx_oci.evaluation.verify import proof_only
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.model import statuslist
 from acx_oci.model.capability import parse_capability
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.level_view import LevelView
 from acx_oci.services.artifacts.attestation import fetch_status_list_https
 from acx_oci.services.consumer.answers import answer_needs
@@ -134,7 +135,7 @@ def _judge_file(raw: bytes, expected: Expected, trust: Trust, now: datetime, *, 
     a credential of a verifier whose log the trust file pins must be in that log (unless ``--no-log``).
     """
     item = credential_file(raw, evidence, proof)
-    view = LevelView.of(item.credential)
+    view = item.credential.view if item.credential is not None else LevelView.of(None)
     history = StatusHistory(status_cache_dir)
     url, issuer = view.status_url, view.issuer
     floor = history.highest(url, issuer) if url and issuer else 0
@@ -202,7 +203,7 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
       acx-oci vc verify credential.json
       acx-oci vc verify credential.json --trust trust.yaml --rom-digest sha256:<hex> --status-list list.json --json
     """
-    credential = _json_object(file, "credential")
+    credential = LevelCredential.document(_json_object(file, "credential"))  # the door: a file
     for value, what in ((rom_digest, "--rom-digest"), (manifest_digest, "--manifest-digest")):
         if value is not None:
             check_digest(value, what)
@@ -211,15 +212,13 @@ def vc_verify(file: Path, trust_file: Path | None, rom_digest: str | None, manif
     now = _now(now_value)
     dids = DidFetcher(trust, did_web_base_url) if allow_network else None
     if trust is None:  # the proof's did:web documents fetched beforehand (with --allow-network): a pure check
-        proofs = credential.get("proof")
-        methods = [p.get("verificationMethod") for p in (proofs if isinstance(proofs, list) else [proofs])
-                   if isinstance(p, dict)]
+        methods = [p.get("verificationMethod") for p in credential.proofs if isinstance(p, dict)]
         documents = dids.documents(b for b in map(base, methods) if b) if dids is not None else None
         result, mode = proof_only(credential, now, documents.keys if documents else None), "proof-only"
     else:
         evidence = {sha256_digest(b): b for b in (read_bytes(p, "evidence") for p in evidence_files)} or None
         proof = read_bytes(log_proof_file, "log proof") if log_proof_file is not None else None
-        status = _status_copies(LevelView.of(credential), status_file, allow_network)
+        status = _status_copies(credential.view, status_file, allow_network)
         result = _judge_file(read_bytes(file, "credential"), Expected(manifest_digest, rom_digest, controller,
                                                                       rom_signer, None, claims),
                              trust, now, status=status, evidence=evidence, proof=proof,

@@ -30,8 +30,6 @@ from acx_oci.evaluation.judge import (
     settled,
 )
 from acx_oci.evaluation.log_check import LogView
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_view import LevelView
 from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.trust.trustfile import Trust
 
@@ -68,7 +66,8 @@ def one_attestation(item: FetchedAttestation, status_copies: tuple[dict[str, Any
                     kept: dict[str, Any] | None = None, logs: Mapping[str, LogView] | None = None) -> Material:
     """The judge's input for one credential: the copies of its status list found, the sequence this consumer
     remembers for that list (and the list it kept), and the logs fetched (None: the log rule is off)."""
-    url, issuer = LevelView.of(item.credential).status_url, issuer_id(item.credential)
+    cred = item.credential
+    url, issuer = (cred.view.status_url, cred.issuer) if cred is not None else (None, None)
     key = (url, issuer) if url and issuer else None
     return Material((item,), {url: status_copies} if url else {}, {key: min_sequence} if key else {},
                     {key: kept} if key and kept is not None else {}, logs)
@@ -88,7 +87,7 @@ def accepting(material: Material, expected: Expected | CartridgeFacts, trust: Tr
     if len(material.attestations) != 1:
         raise ValueError(f"accept_credential judges one attestation, given {len(material.attestations)}")
     item = material.attestations[0]
-    issuer = issuer_id(item.credential)
+    issuer = item.credential.issuer if item.credential is not None else None
     judgement = yield from judging(material, expected, trust, now, allow_unknown_status=allow_unknown_status,
                                    replay=replay, ask_dids=ask_dids)
     accepted = next((a for group in judgement.accepted.values() for a in group), None)

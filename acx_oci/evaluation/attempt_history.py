@@ -24,6 +24,7 @@ from acx_oci.evaluation.did_documents import DidDocuments
 from acx_oci.evaluation.judge import CartridgeFacts, Material
 from acx_oci.model.attempt import VERDICT_ISSUED, AttemptCount, parse_attempt_record
 from acx_oci.model.credential import credential_attempt, issuer_id, level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import AttemptEntry, AttemptHistory, CapabilityResolution
 from acx_oci.model.statuslist import rfc3339
 from acx_oci.timeutil import parse_datetime
@@ -84,7 +85,7 @@ def _ids(count: AttemptCount | None) -> dict[str, Any]:
             "publisher_sequence": count.publisher_sequence, "publisher_first_attempt": count.publisher_first_attempt_at}
 
 
-def credential_entry(cred: dict[str, Any], digest: str) -> AttemptEntry:
+def credential_entry(cred: LevelCredential, digest: str) -> AttemptEntry:
     """The issued attempt a verified credential records (its ``acx:attempt`` counter when it has one)."""
     res = level_result(cred) or {}
     count = credential_attempt(cred)
@@ -98,7 +99,7 @@ def credential_entry(cred: dict[str, Any], digest: str) -> AttemptEntry:
         instant=when, first_attempt=count.first_attempt_at if count else None, **_ids(count))
 
 
-def _issued(cap: CapabilityResolution, credentials: Mapping[str, dict[str, Any]]) -> dict[str, AttemptEntry]:
+def _issued(cap: CapabilityResolution, credentials: Mapping[str, LevelCredential]) -> dict[str, AttemptEntry]:
     """Per credential digest, the issued attempt of every credential of this claim that verified."""
     out: dict[str, AttemptEntry] = {}
     for acc in cap.accepted:

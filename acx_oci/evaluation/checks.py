@@ -112,15 +112,6 @@ def base(did_url: Any) -> str | None:
     return without_fragment(did_url) if isinstance(did_url, str) else None
 
 
-def subject_id(credential: dict[str, Any]) -> str | None:
-    """The (first) credential subject's id, when it is a string."""
-    subject = credential.get("credentialSubject")
-    if isinstance(subject, list):
-        subject = subject[0] if subject else None
-    value = subject.get("id") if isinstance(subject, dict) else None
-    return value if isinstance(value, str) else None
-
-
 def resolver(ctx: VerifyContext) -> KeyResolver:
     """The context's injected key resolver, else an offline one (trust file documents and did:key)."""
     if ctx.resolve_keys is not None:

@@ -12,9 +12,10 @@ from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, ok, skip
 from acx_oci.jsonio import loads_ijson
 from acx_oci.model.credential import evidence_digest
+from acx_oci.model.level_credential import LevelCredential
 
 
-def check_evidence(credential: dict[str, Any], res: dict[str, Any], issuer: str | None, ctx: VerifyContext,
+def check_evidence(credential: LevelCredential, res: dict[str, Any], issuer: str | None, ctx: VerifyContext,
                     resolve: KeyResolver, *, signatures_known: bool = False) -> list[Check]:
     """Checks that the cited game-record evidence was supplied, hashes as cited and is signed by the issuer.
 

@@ -47,19 +47,18 @@ from acx_oci.evaluation.status_choice import choose_status_list as choose_status
 from acx_oci.evaluation.status_choice import sequence as sequence
 from acx_oci.evaluation.status_choice import status_url as status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
-from acx_oci.jsonio import as_array, parse_json
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest, issuer_id
-from acx_oci.model.level_view import LevelView
+from acx_oci.model.credential import evidence_digest
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import Trust
 
 
-def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:
+def _evidence_bound(credential: LevelCredential, present: frozenset[str]) -> list[str]:
     """Evidence the credential names that is neither inline nor a layer of its attestation."""
     missing = []
-    for item in as_array(credential.get("evidence")):  # (any shape: the schema is checked with the other rules)
+    for item in credential.evidence:  # (any shape: the schema is checked with the other rules)
         digest = evidence_digest(item)
         if digest and digest not in present and not (isinstance(item, dict) and "acx:dsseEnvelope" in item):
             missing.append(digest)
@@ -79,7 +78,7 @@ def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str],
     The claim is the one the signed ``acx:capabilityId`` names, never the (unsigned) annotation.
     """
     cred = item.credential
-    cap_id = LevelView.of(cred).capability_id if cred else ""
+    cap_id = cred.view.capability_id if cred is not None else ""
     codes, messages = list(item.codes), list(item.messages)
     if claims is not None and cap_id not in claims and item.offered in claims:
         if cred is not None:  # (a malformed one was rejected for that already)
@@ -90,11 +89,10 @@ def _claim_of(item: FetchedAttestation, claims: Claims) -> tuple[str, list[str],
     return cap_id, codes, messages
 
 
-def proof_keys(credential: dict[str, Any], documents: DidDocuments) -> frozenset[bytes]:
+def proof_keys(credential: LevelCredential, documents: DidDocuments) -> frozenset[bytes]:
     """The public keys of the credential's proofs' verification methods (what makes two DIDs one verifier)."""
-    proofs = credential.get("proof")
     out: set[bytes] = set()
-    for proof in proofs if isinstance(proofs, list) else [proofs]:
+    for proof in credential.proofs:
         vm = proof.get("verificationMethod") if isinstance(proof, dict) else None
         if isinstance(vm, str):
             try:
@@ -107,7 +105,7 @@ def proof_keys(credential: dict[str, Any], documents: DidDocuments) -> frozenset
 def _accepted(item: FetchedAttestation, cap_id: str, issuer: str | None, keys: frozenset[bytes]) -> AcceptedCredential:
     cred, digest = item.credential, item.credential_digest
     assert cred is not None and digest is not None
-    view = LevelView.of(cred)  # (the schema verified: every field below is there, typed)
+    view = cred.view  # (the schema verified: every field below is there, typed)
     res = view.result
     return AcceptedCredential(
         attestation_digest=item.digest, credential_digest=digest, issuer=issuer or "", capability_id=cap_id,
@@ -217,15 +215,15 @@ class _Run:
     def judge_one(self, item: FetchedAttestation, cap_id: str, codes: list[str],
                   messages: list[str]) -> Generator[Need, Answer, AcceptedCredential | Rejection]:
         """One attestation's verdict: every rule (verified once) and the evidence bound."""
-        if item.credential_raw is not None:  # claims read laxly to order the walk: now the document itself
+        if item.credential is not None and not item.credential.strict:  # claims read laxly to order the walk
             try:
-                strict = parse_json(item.credential_raw, f"credential {item.credential_digest}")
+                strict = item.credential.strictly(f"credential {item.credential_digest}")
             except AcxError as exc:
                 return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
-                                 (*item.messages, str(exc)), item.credential_digest, issuer_id(item.credential))
-            item = replace(item, credential=strict if isinstance(strict, dict) else None, credential_raw=None)
+                                 (*item.messages, str(exc)), item.credential_digest, item.credential.issuer)
+            item = replace(item, credential=strict)
         cred = item.credential
-        issuer = issuer_id(cred) if cred is not None else None
+        issuer = cred.issuer if cred is not None else None
         schema = check_schema(cred) if cred is not None else None
         if schema is not None and not schema.ok:  # not a level credential: judged no further, the schema says why
             return Rejection(item.digest, tuple(dict.fromkeys((*item.codes, reasons.SCHEMA_INVALID))),
@@ -262,12 +260,12 @@ LOG_CHECK = "transparency_log"  # the name of the log rule's check
 GroupKey = tuple[str, str, str, str]
 
 
-def group_key(credential: dict[str, Any], cap_id: str) -> GroupKey:
+def group_key(credential: LevelCredential, cap_id: str) -> GroupKey:
     """The superseding key a credential *claims* (issuer, ROM, benchmark digest, capability), before it verifies.
 
     A forger can claim any key; it then fails its own verification, which costs one verification, no more.
     """
-    return LevelView.of(credential).supersede_key(cap_id)
+    return credential.view.supersede_key(cap_id)
 
 
 def _claimed_order(item: FetchedAttestation, positions: Mapping[str, tuple[str, int]]) -> tuple[bool, int, datetime,
@@ -275,9 +273,10 @@ def _claimed_order(item: FetchedAttestation, positions: Mapping[str, tuple[str, 
     """:func:`newer_key` on the unverified credential: the log position its proof claims (only for an issuer
     whose log the trust file pins, so the claim is checked when it is tried), then its claimed ``validFrom``,
     then its digest. The log orders what a clock cannot (two attempts in one second, a backdated validFrom)."""
-    cred = item.credential or {}
+    cred = item.credential
     pos = positions.get(item.digest)
-    return (pos is not None, pos[1] if pos else 0, parse_datetime(cred.get("validFrom")) or FLOOR,
+    valid_from = cred.valid_from if cred is not None else None
+    return (pos is not None, pos[1] if pos else 0, parse_datetime(valid_from) or FLOOR,
             item.credential_digest or "")
 
 
@@ -287,11 +286,11 @@ def _pinned_positions(material: Material, trust: Trust) -> dict[str, tuple[str, 
     if material.logs is None:
         return {}
     return log_positions({a.digest: a.log_proof for a in material.attestations
-                          if a.credential is not None and trust.log_for(issuer_id(a.credential) or "") is not None})
+                          if a.credential is not None and trust.log_for(a.credential.issuer or "") is not None})
 
 
 def _superseded(item: FetchedAttestation, by: AcceptedCredential | Rejection) -> Rejection:
-    issuer = issuer_id(item.credential) if item.credential is not None else None
+    issuer = item.credential.issuer if item.credential is not None else None
     if isinstance(by, Rejection):  # the log holds a later issued attempt of this key
         return Rejection(item.digest, (reasons.SUPERSEDED,), (f"{by.messages[0]}; not verified",),
                          item.credential_digest, issuer)

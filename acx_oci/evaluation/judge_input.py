@@ -14,6 +14,7 @@ from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.did_documents import DidAnswer
 from acx_oci.evaluation.log_check import LogKeys, LogView
 from acx_oci.model.capability import CapabilityRecord
+from acx_oci.model.level_credential import LevelCredential, level_credential
 from acx_oci.model.resolution import AcceptedCredential, Rejection
 from acx_oci.model.rom import STATUS_TAMPERED
 
@@ -62,19 +63,20 @@ class FetchedAttestation:
 
     digest: str  # the attestation manifest's
     offered: str = ""  # the (unsigned) capability annotation: which claim the pusher offered it for
-    credential: dict[str, Any] | None = None
+    credential: LevelCredential | None = None  # read at the door (a plain dict is refused: TypeError)
     credential_digest: str | None = None
     evidence_present: frozenset[str] = frozenset()  # every evidence layer's digest
     evidence: Mapping[str, bytes] | None = None  # the record bytes, when fetched (--check-evidence)
     codes: tuple[str, ...] = ()  # found while fetching (subject_mismatch, schema_invalid, fetch_failed, ...)
     messages: tuple[str, ...] = ()
     log_proof: bytes | None = None  # the attestation's log-proof layer (acx_oci.tlog.proof), when it has one
-    # the credential's bytes when ``credential`` is only a lax parse (:func:`acx_oci.jsonio.loads_claims`) of
-    # what it claims: the judge parses them strictly before it verifies or accepts anything
-    credential_raw: bytes | None = None
     # the game records travel in one layer that was not fetched: every record the credential names counts as
     # present (replay fetches the layer and finds out)
     records_bundled: bool = False
+
+    def __post_init__(self) -> None:
+        if self.credential is not None:  # only a credential read at the door reaches the judge
+            level_credential(self.credential, f"attestation {self.digest}")
 
 
 @dataclass(frozen=True)

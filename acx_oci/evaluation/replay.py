@@ -45,8 +45,9 @@ from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.evaluation.evidence_check import _statement_binding
 from acx_oci.jsonio import loads_ijson
 from acx_oci.model import rating as ts
-from acx_oci.model.credential import evidence_digest, level_result
+from acx_oci.model.credential import evidence_digest
 from acx_oci.model.gamerecords import CERTIFIED_PASS, WITHHELD, game_predicate, is_rated
+from acx_oci.model.level_credential import LevelCredential, level_credential
 from acx_oci.rating import harness_review as hr
 
 MISMATCH = reasons.EVIDENCE_MISMATCH
@@ -54,10 +55,9 @@ SIGNATURE = reasons.EVIDENCE_SIGNATURE
 NAME = "replay"
 
 
-def record_digests(credential: dict[str, Any]) -> list[str | None]:
+def record_digests(credential: LevelCredential) -> list[str | None]:
     """The digest each ``evidence[]`` item names, in order (None where an item names none)."""
-    items = credential.get("evidence")
-    return [evidence_digest(item) for item in items] if isinstance(items, list) else []
+    return [evidence_digest(item) for item in credential.evidence]
 
 
 def inline_record(item: Any) -> dict[str, Any] | None:
@@ -74,13 +74,14 @@ def _field(name: str, claimed: Any, replayed: Any) -> str:
     return f"{name}: the credential says {_fmt(claimed)}, the replayed game records give {_fmt(replayed)}"
 
 
-def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None], issuer_keys: Sequence[bytes],
+def replay_credential(credential: LevelCredential, records: Sequence[bytes | None], issuer_keys: Sequence[bytes],
                       *, layer_digests: Sequence[str] | None = None, model: ts.Model = ts.DEFAULT_MODEL) -> Check:
     """Replay ``credential`` from ``records`` (one per evidence item, in order; None = not available).
 
     ``layer_digests`` are the attestation's game-record layers: each must be one the credential names.
     """
-    res = level_result(credential) or {}
+    credential = level_credential(credential, "replay")  # (a plain dict never reaches past the door)
+    res = credential.result
     digests = record_digests(credential)
     if not digests:
         return bad(NAME, MISMATCH, "evidence: the credential references no game records, so nothing replays")
@@ -95,7 +96,7 @@ def replay_credential(credential: dict[str, Any], records: Sequence[bytes | None
     keys = list(issuer_keys)
     if not keys:
         return bad(NAME, SIGNATURE, "evidence: the issuer has no assertion key to check game records with")
-    items = credential.get("evidence") or []
+    items = credential.evidence
     rating = model.initial()
     rated = passes = 0
     preds: list[dict[str, Any]] = []

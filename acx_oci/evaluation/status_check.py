@@ -17,7 +17,8 @@ from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, check_proofs, ok, skip
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.model.credential import issuer_id
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.timeutil import parse_datetime
 
 STALE = reasons.STATUS_STALE
@@ -73,10 +74,10 @@ def check_status_list(status_list: Any, list_url: str | None, issuer: str | None
     return problems
 
 
-def check_status(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext,
+def check_status(credential: LevelCredential, issuer: str | None, ctx: VerifyContext,
                   resolve: KeyResolver) -> list[Check]:
     """Checks the status list entry and revocation; fails closed unless unknown status is allowed."""
-    entries = status_entries(credential)
+    entries = credential.status_entries
     if not entries:
         return [bad("status_list", reasons.STATUS_INVALID, "the credential has no BitstringStatusListEntry"),
                 bad("revocation", reasons.STATUS_UNKNOWN, "revocation status cannot be known")]

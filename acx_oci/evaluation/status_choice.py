@@ -11,19 +11,15 @@ from typing import Any
 from acx_oci.errors import AcxError
 from acx_oci.model import statuslist
 from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_view import LevelView
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.timeutil import parse_datetime
 
 FLOOR = datetime.min.replace(tzinfo=UTC)
 
 
-def status_url(credential: dict[str, Any]) -> str | None:
+def status_url(credential: LevelCredential) -> str | None:
     """The first status entry's list URL (the one a resolver fetches)."""
-    return LevelView.of(credential).status_url
-
-
-def _status_index(credential: dict[str, Any]) -> int | None:
-    return LevelView.of(credential).status_index
+    return credential.view.status_url
 
 
 def sequence(status_list: dict[str, Any]) -> int:
@@ -44,7 +40,7 @@ def _bit_is_set(doc: dict[str, Any], index: int | None, bits_memo: dict[int, byt
     return bits is not None and index is not None and 0 <= index < len(bits) * 8 and statuslist.get_bit(bits, index)
 
 
-def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], ...],
+def choose_status_list(credential: LevelCredential, found: tuple[dict[str, Any], ...],
                        bits_memo: dict[int, bytes | None] | None = None) -> dict[str, Any] | None:
     """The list to judge ``credential`` by: one with its bit set if any source has one, else the newest.
 
@@ -62,7 +58,7 @@ def choose_status_list(credential: dict[str, Any], found: tuple[dict[str, Any], 
     list). With none but those, the newest is still judged, and fails as not the issuer's.
     """
     memo: dict[int, bytes | None] = {} if bits_memo is None else bits_memo
-    view = LevelView.of(credential)
+    view = credential.view
     index = view.status_index
     own = [c for c in found if view.issuer is not None and issuer_id(c) == view.issuer]
     found = tuple(own) or found

@@ -21,7 +21,8 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
 from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.model.credential import issuer_id
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.trust.trustfile import Trust
 
 
@@ -83,7 +84,7 @@ class Replacement:
         return not self.code
 
 
-def list_owners(credentials: list[dict[str, Any]], names_place: Callable[[str], bool], trust: Trust | None,
+def list_owners(credentials: list[LevelCredential], names_place: Callable[[str], bool], trust: Trust | None,
                 now: datetime) -> frozenset[str]:
     """The issuers a status list's place belongs to: those whose credentials name a list there (``names_place``
     of a ``statusListCredential`` URL: its tag is the place's) and verify as theirs (Data Integrity, as
@@ -94,13 +95,13 @@ def list_owners(credentials: list[dict[str, Any]], names_place: Callable[[str], 
     named: set[str] = set()
     unknown = False  # a credential naming the place whose issuer's keys are not known here: cannot be told apart
     for cred in credentials:
-        issuer = issuer_id(cred)
-        urls = [e.get("statusListCredential") for e in status_entries(cred)]
+        issuer = cred.issuer
+        urls = [e.get("statusListCredential") for e in cred.status_entries]
         if issuer is None or not any(isinstance(u, str) and names_place(u) for u in urls):
             continue
         if not keys_known(issuer, trust):
             unknown = True
-        elif proof_problem(cred, trust, now, timed=False) is None:
+        elif proof_problem(cred.to_json(), trust, now, timed=False) is None:
             named.add(issuer)
     trusted = {i for i in named if trust is not None and trust.is_trusted_verifier(i)}
     if trusted:

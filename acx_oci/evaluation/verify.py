@@ -40,22 +40,30 @@ from acx_oci.evaluation.checks import (
     ok,
     resolver,
     skip,
-    subject_id,
 )
 from acx_oci.evaluation.evidence_check import check_evidence
 from acx_oci.evaluation.status_check import check_status
 from acx_oci.jsonio import first_error
 from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import issuer_id, level_for, level_result
+from acx_oci.model.credential import level_for, level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.timeutil import parse_datetime
 from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, AcceptedBenchmark, Trust
 
 
+def _door(credential: Any) -> LevelCredential | None:
+    """A door for documents already parsed (a fuzzer's, a test's): the credential, or None when not an object."""
+    if isinstance(credential, LevelCredential):
+        return credential
+    return LevelCredential.document(credential) if isinstance(credential, dict) else None
+
+
 def verify_proof_only(credential: Any, ctx: VerifyContext) -> VerifyResult:
     """Proof alone (no trust file): every level rule is reported as skipped, not passed silently."""
-    if not isinstance(credential, dict):
+    cred = _door(credential)
+    if cred is None:
         return VerifyResult([bad("schema", reasons.SCHEMA_INVALID, "the credential is not a JSON object")])
-    checks = check_proofs(credential, resolver(ctx), ctx.now)
+    checks = check_proofs(cred.to_json(), resolver(ctx), ctx.now)
     for name in ("issuer_trusted", "self_issuance", "gates", "bindings", "benchmark_accepted",
                  "validity", "status", "evidence"):
         checks.append(skip(name, "not checked without a trust file"))
@@ -77,23 +85,24 @@ def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known:
     before, with the keys the proof names now (the consumer's verdict cache): no signature is checked again.
     Every other rule runs, since they depend on ``now``, the status list and the cartridge.
     """
-    if not isinstance(credential, dict):
+    cred = _door(credential)
+    if cred is None:
         return VerifyResult([bad("schema", reasons.SCHEMA_INVALID, "the credential is not a JSON object")])
-    schema = check_schema(credential)
+    doc = cred.to_json()  # (one copy: the schema and the proofs' JCS are over the document as parsed)
+    schema = _schema_check(doc)
     resolve = resolver(ctx)
     if not schema.ok:
         # Not a level credential: the level rules would only restate the schema's complaint (fourteen
         # codes quoting None). The schema's message is the verdict; the proof alone still says whether
         # the document is intact (proof_missing / proof_invalid), integrity before content.
-        return VerifyResult([schema, *check_proofs(credential, resolve, ctx.now)])
+        return VerifyResult([schema, *check_proofs(doc, resolve, ctx.now)])
     checks: list[Check] = [schema]
-    issuer = issuer_id(credential)
-    proof_known = proof_known and not _expiring(credential)
-    checks += known_proof_checks(credential, issuer) if proof_known else check_proofs(credential, resolve, ctx.now,
-                                                                                     issuer=issuer)
+    issuer = cred.issuer
+    proof_known = proof_known and not _expiring(cred)
+    checks += known_proof_checks(cred, issuer) if proof_known else check_proofs(doc, resolve, ctx.now, issuer=issuer)
     checks.append(_check_issuer_trusted(issuer, ctx.trust))
-    checks.append(_check_self_issuance(credential, issuer, ctx, resolve))
-    res = level_result(credential) or {}
+    checks.append(_check_self_issuance(cred, issuer, ctx, resolve))
+    res = level_result(doc) or {}
     checks += _check_gates(res, ctx.trust)
     checks += _check_bindings(res, ctx)
     checks += _check_benchmark(res, ctx.trust)
@@ -103,25 +112,22 @@ def verify_level_credential(credential: Any, ctx: VerifyContext, *, proof_known:
     checks += seed_rules.relaxations(res, ctx.trust)
     checks += seed_rules.promotion(res, ctx.trust)
     checks += _check_model(res, ctx.trust)
-    checks += _check_validity(credential, ctx.now)
-    checks += check_status(credential, issuer, ctx, resolve)
+    checks += _check_validity(cred, ctx.now)
+    checks += check_status(cred, issuer, ctx, resolve)
     # inline records are part of the credential's bytes; supplied ones (--check-evidence) are verified every time
     inline_known = proof_known and ctx.evidence is None
-    checks += check_evidence(credential, res, issuer, ctx, resolve, signatures_known=inline_known)
+    checks += check_evidence(cred, res, issuer, ctx, resolve, signatures_known=inline_known)
     return VerifyResult(checks)
 
 
-def _expiring(credential: dict[str, Any]) -> bool:
+def _expiring(credential: LevelCredential) -> bool:
     """A proof with ``expires`` depends on ``now``: its verdict is never taken from a cache."""
-    proofs = credential.get("proof")
-    return any(not isinstance(p, dict) or "expires" in p for p in (proofs if isinstance(proofs, list) else [proofs]))
+    return any(not isinstance(p, dict) or "expires" in p for p in credential.proofs)
 
 
-def known_proof_checks(credential: dict[str, Any], issuer: str | None) -> list[Check]:
+def known_proof_checks(credential: LevelCredential, issuer: str | None) -> list[Check]:
     """The proof checks of a credential whose proof verified before (same bytes, same keys): no crypto."""
-    proofs = credential.get("proof")
-    methods = [p.get("verificationMethod") for p in (proofs if isinstance(proofs, list) else [proofs])
-               if isinstance(p, dict)]
+    methods = [p.get("verificationMethod") for p in credential.proofs if isinstance(p, dict)]
     foreign = [m for m in methods if not isinstance(m, str) or base(m) != issuer]
     checks = [ok("proof", f"proof by {', '.join(map(str, methods))} verified before with the same keys "
                           "(consumer verdict cache)")]
@@ -134,9 +140,13 @@ def known_proof_checks(credential: dict[str, Any], issuer: str | None) -> list[C
     return checks
 
 
-def check_schema(credential: dict[str, Any]) -> Check:
+def check_schema(credential: LevelCredential) -> Check:
     """The level-credential schema, as one check (``schema_invalid`` names where and why)."""
-    error = first_error(credential, "level-credential.schema.json")
+    return _schema_check(credential.to_json())
+
+
+def _schema_check(document: dict[str, Any]) -> Check:
+    error = first_error(document, "level-credential.schema.json")
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return bad("schema", reasons.SCHEMA_INVALID, f"not a level credential: at {where}: {error.message[:200]}")
@@ -161,10 +171,10 @@ def _party_keys(did_value: str | None, resolve: KeyResolver) -> set[bytes]:
         return set()
 
 
-def _check_self_issuance(credential: dict[str, Any], issuer: str | None, ctx: VerifyContext,
+def _check_self_issuance(credential: LevelCredential, issuer: str | None, ctx: VerifyContext,
                          resolve: KeyResolver) -> Check:
     """Independence by name *and* by key: did:web:V and did:key:K are one party when V signs with K."""
-    subject = subject_id(credential)
+    subject = credential.subject_id
     parties = {"the credential subject": base(subject), "the cartridge controller": base(ctx.cartridge_controller),
                "the ROM signer": base(ctx.rom_signer)}
     hits = [what for what, value in parties.items() if value is not None and value == issuer]
@@ -343,9 +353,9 @@ def _check_benchmark_capability(res: dict[str, Any], accepted: AcceptedBenchmark
     return ok("benchmark_capability", f"benchmark {accepted.id}@{accepted.version} measures {accepted.capability}")
 
 
-def _check_validity(credential: dict[str, Any], now: datetime) -> list[Check]:
+def _check_validity(credential: LevelCredential, now: datetime) -> list[Check]:
     out = []
-    vf, vu = credential.get("validFrom"), credential.get("validUntil")
+    vf, vu = credential.valid_from, credential.valid_until
     start = parse_datetime(vf)
     if start is None:
         out.append(bad("valid_from", reasons.NOT_YET_VALID, f"validFrom {str(vf)[:40]!r} is missing or not a dateTime"))

@@ -12,6 +12,7 @@ validate against the OB 3.0 AchievementCredential JSON Schema (``proof`` and
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -233,7 +234,7 @@ def issue(claim: LevelClaim, signer: Identity, verification_method: str | None =
 
 def level_result(credential: Any) -> dict[str, Any] | None:
     """The ``result[]`` entry carrying the acx level fields, if any."""
-    if not isinstance(credential, dict):
+    if not isinstance(credential, Mapping):
         return None
     subject = credential.get("credentialSubject")
     if isinstance(subject, list):
@@ -249,7 +250,7 @@ def level_result(credential: Any) -> dict[str, Any] | None:
 
 def issuer_id(credential: Any) -> str | None:
     """The issuer's id, whether ``issuer`` is a string or an object."""
-    issuer = credential.get("issuer") if isinstance(credential, dict) else None
+    issuer = credential.get("issuer") if isinstance(credential, Mapping) else None
     if isinstance(issuer, dict):
         issuer = issuer.get("id")
     return issuer if isinstance(issuer, str) else None
@@ -257,7 +258,7 @@ def issuer_id(credential: Any) -> str | None:
 
 def status_entries(credential: Any) -> list[dict[str, Any]]:
     """Every ``BitstringStatusListEntry`` in ``credentialStatus`` (object or array)."""
-    status = credential.get("credentialStatus") if isinstance(credential, dict) else None
+    status = credential.get("credentialStatus") if isinstance(credential, Mapping) else None
     items = status if isinstance(status, list) else [status] if status is not None else []
     return [s for s in items if isinstance(s, dict) and s.get("type") == "BitstringStatusListEntry"]
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.level_view import supersede_key
 from acx_oci.model.rom import STATUS_TAMPERED
 
@@ -50,7 +50,7 @@ class AcceptedCredential:
     acx_level: int
     career_tier: str
     valid_from: str  # RFC 3339 as issued
-    credential: dict[str, Any] = field(repr=False, default_factory=dict)
+    credential: LevelCredential = field(repr=False, default_factory=LevelCredential.empty)
     solver: str = "reference"  # what played: "rom" (the signed ROM, sandboxed) or "reference" (a simulation)
     rom_digest: str = ""
     benchmark_digest: str = ""
@@ -67,7 +67,7 @@ class AcceptedCredential:
     @property
     def model(self) -> dict[str, Any] | None:
         """``{id, api, dataUse}`` of the model the agent called, from the verified credential; None if none."""
-        res = level_result(self.credential) or {}
+        res = self.credential.result
         m = res.get("acx:model")
         if not isinstance(m, dict):
             return None

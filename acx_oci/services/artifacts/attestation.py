@@ -23,7 +23,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.jsonio import parse_json, validate
 from acx_oci.model import rom
-from acx_oci.model.credential import issuer_id, level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.net import https
 from acx_oci.oci.model import (
     ANNOTATION_CREATED,
@@ -59,14 +59,14 @@ MAX_STATUS_LIST_BYTES = 4 * 1024 * 1024
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 
 
-def attestation_annotations(credential: dict[str, Any]) -> dict[str, str]:
+def attestation_annotations(credential: LevelCredential) -> dict[str, str]:
     """Annotations summarising the credential, so a referrers listing can be filtered without fetching it."""
-    res = level_result(credential) or {}
+    res = credential.result
     return {
         ANN_CAPABILITY: str(res.get("acx:capabilityId", "")),
         ANN_TIER: str(res.get("acx:careerTier", "")),
         ANN_LEVEL: str(res.get("acx:acxLevel", "")),
-        ANN_ISSUER: issuer_id(credential) or "",
+        ANN_ISSUER: credential.issuer or "",
         ANN_BENCHMARK: f"{res.get('acx:benchmarkId', '')}@{res.get('acx:benchmarkVersion', '')}",
         ANN_ROM: str(res.get("acx:cartridgeRomDigest", "")),
         ANNOTATION_CREATED: str(credential.get("validFrom", "")),
@@ -134,9 +134,7 @@ def build_attestation(store: Store, subject: Descriptor, credential_bytes: bytes
 
     ``on_blob(done, title)`` after each layer.
     """
-    credential = parse_json(credential_bytes, "credential")
-    if not isinstance(credential, dict):
-        raise UsageError("credential: expected a JSON object")
+    credential = LevelCredential.read(credential_bytes, "credential")  # (not an object: a SchemaError)
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
     layers = [store.push_blob(credential_bytes, MEDIA_VC, {ANNOTATION_TITLE: "credential.json"})]
     if on_blob:

@@ -22,8 +22,8 @@ from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, sign_envelope
 from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import UsageError
-from acx_oci.jsonio import parse_json
-from acx_oci.model.credential import issuer_id, level_result, status_entries
+from acx_oci.model.credential import level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.statuslist import rfc3339
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.store import Store
@@ -47,7 +47,7 @@ def cosign_tag(digest: str, suffix: str) -> str:
 ACHIEVEMENT_PREFIX = "ACX Level — "
 
 
-def capability_name(credential: dict[str, Any]) -> str | None:
+def capability_name(credential: LevelCredential) -> str | None:
     """The capability as people read it (``build-dag[...]@domain``), from the achievement's name."""
     subject = credential.get("credentialSubject")
     achievement = subject.get("achievement") if isinstance(subject, dict) else None
@@ -57,9 +57,9 @@ def capability_name(credential: dict[str, Any]) -> str | None:
     return name[len(ACHIEVEMENT_PREFIX):] if name.startswith(ACHIEVEMENT_PREFIX) else name
 
 
-def _until(credential: dict[str, Any], list_valid_until: datetime) -> str:
+def _until(credential: LevelCredential, list_valid_until: datetime) -> str:
     """``validUntil``: the status list's next update, or the credential's own end when that comes first."""
-    own = credential.get("validUntil")
+    own = credential.valid_until
     if isinstance(own, str):
         end = parse_datetime(own)
         if end is not None and end < list_valid_until:
@@ -67,7 +67,7 @@ def _until(credential: dict[str, Any], list_valid_until: datetime) -> str:
     return rfc3339(list_valid_until)
 
 
-def level_predicate(credential: dict[str, Any], credential_digest: str,
+def level_predicate(credential: LevelCredential, credential_digest: str,
                     list_valid_until: datetime | None = None) -> dict[str, Any]:
     """The level fields of a credential, flat, under the names the predicate type defines.
 
@@ -85,11 +85,11 @@ def level_predicate(credential: dict[str, Any], credential_digest: str,
         "benchmark": f"{result.get('acx:benchmarkId')}@{result.get('acx:benchmarkVersion')}",
         "benchmarkDigest": result.get("acx:benchmarkDigest"), "romDigest": result.get("acx:cartridgeRomDigest"),
         "credentialDigest": credential_digest, "credentialId": credential.get("id"),
-        "issuer": issuer_id(credential), "issuedAt": credential.get("validFrom"),
+        "issuer": credential.issuer, "issuedAt": credential.valid_from,
     }
     if list_valid_until is not None:
         pred["validUntil"] = _until(credential, list_valid_until)
-    entries = status_entries(credential)
+    entries = credential.status_entries
     if entries:
         pred["status"] = {k: entries[0].get(k) for k in ("statusPurpose", "statusListIndex", "statusListCredential")}
     model = result.get("acx:model")
@@ -122,9 +122,7 @@ def _push_layout(store: Store, subject_digest: str, suffix: str, layers: list[De
 def attestation_envelope(cartridge_manifest_digest: str, name: str, credential_bytes: bytes,
                          signer: Identity, list_valid_until: datetime | None = None) -> bytes:
     """The DSSE envelope (JSON bytes) over the in-toto Statement of the credential's level."""
-    credential = parse_json(credential_bytes, "credential")
-    if not isinstance(credential, dict):
-        raise UsageError("cosign projection: the credential is not a JSON object")
+    credential = LevelCredential.read(credential_bytes, "cosign projection")  # (not an object: SchemaError)
     predicate = level_predicate(credential, sha256_digest(credential_bytes), list_valid_until)
     st = statement([subject_for_digest(name, cartridge_manifest_digest)], PREDICATE_LEVEL, predicate)
     envelope = sign_envelope(statement_bytes(st), PAYLOAD_TYPE_INTOTO, signer)

@@ -11,13 +11,13 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from acx_oci import reasons
 from acx_oci.crypto.digest import sha256_digest
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError, ShapeError
 from acx_oci.evaluation.judge import FetchedAttestation
-from acx_oci.jsonio import loads_claims, parse_json, too_many_containers
+from acx_oci.jsonio import too_many_containers
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_VC, Descriptor, Manifest
 from acx_oci.oci.store import Store
 from acx_oci.services.artifacts.attestation import (
@@ -43,7 +43,7 @@ class Fetched:
     """One attestation as fetched on a worker thread, judged later on the caller's."""
 
     descriptor: Descriptor
-    credential: dict[str, Any] | None = None
+    credential: LevelCredential | None = None  # read at the door (:meth:`LevelCredential.claims`)
     credential_digest: str | None = None
     evidence_present: set[str] = field(default_factory=set)
     evidence_order: tuple[str, ...] = ()  # the game-record layers, in layer order (the old layout)
@@ -55,7 +55,6 @@ class Fetched:
     cut: bool = False  # the deadline passed mid-fetch: not judged, the result is partial
     over: bool = False  # the byte bound was reached mid-fetch: not judged, the result is partial
     log_proof: bytes | None = None  # the log-proof layer (judged by acx_oci.evaluation.log_check)
-    credential_raw: bytes | None = None  # set when ``credential`` is only the lax parse of its claims
     records_bundled: bool = False  # one game-records layer, not fetched (see FetchedAttestation)
 
 
@@ -185,12 +184,9 @@ def _read_credential(raw: bytes, digest: str, out: Fetched) -> None:
     if too_many_containers(raw, MAX_CREDENTIAL_CONTAINERS):
         raise ShapeError(f"credential {digest}: schema_invalid: more than {MAX_CREDENTIAL_CONTAINERS} "
                          "objects and arrays")
-    doc = loads_claims(raw)  # what it claims, to order the judge's walk; the judge parses strictly what it tries
-    if doc is None:
-        doc = parse_json(raw, f"credential {digest}")  # not JSON: the strict parser's error, and code
-    else:
-        out.credential_raw = raw
-    out.credential = doc if isinstance(doc, dict) else None
+    # what it claims, to order the judge's walk; the judge parses strictly what it tries (not JSON: the strict
+    # parser's error, and code)
+    out.credential = LevelCredential.claims(raw, f"credential {digest}")
     out.credential_digest = digest
     if out.credential is None:  # judged no further
         out.codes.append(reasons.SCHEMA_INVALID)
@@ -230,7 +226,7 @@ def attestation_of(item: Fetched) -> FetchedAttestation:
         credential=item.credential, credential_digest=item.credential_digest,
         evidence_present=frozenset(item.evidence_present), evidence=item.evidence,
         codes=tuple(item.codes), messages=tuple(item.messages), log_proof=item.log_proof,
-        credential_raw=item.credential_raw, records_bundled=item.records_bundled)
+        records_bundled=item.records_bundled)
 
 
 def credential_file(raw: bytes, evidence: dict[str, bytes] | None, log_proof: bytes | None) -> FetchedAttestation:

@@ -26,8 +26,8 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
 from acx_oci.evaluation.status_replace import list_owners
-from acx_oci.jsonio import parse_json
 from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import Resolution
 from acx_oci.model.rom import STATUS_TAMPERED
 from acx_oci.oci.classify import CONFIG_MEDIA_TYPES
@@ -185,15 +185,14 @@ def _resolve(store: Store, target: str, req: CopyRequest, trust: Trust) -> Resol
                           reference=str(store.reference))
 
 
-def _credential(src: Store, item: PlannedManifest) -> dict[str, Any] | None:
+def _credential(src: Store, item: PlannedManifest) -> LevelCredential | None:
     """An attestation's credential (read from the source, digest-verified); None without one."""
     if item.manifest is None:
         return None
     layer = credential_layer(item.manifest)
     if layer is None:
         return None
-    doc = parse_json(src.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES), f"credential {layer.digest}")
-    return doc if isinstance(doc, dict) else None
+    return LevelCredential.read_object(src.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES), f"credential {layer.digest}")
 
 
 class _Planner:
@@ -204,7 +203,7 @@ class _Planner:
         self.src, self.req, self.outcome, self.judged, self.cosign = src, req, outcome, judged, cosign
         self.plan = CopyPlan()
         self.status_urls: dict[str, None] = {}
-        self.credentials: list[dict[str, Any]] = []  # every carried attestation's: whose status lists are whose
+        self.credentials: list[LevelCredential] = []  # every carried attestation's: whose status lists are whose
         self.attestations: list[str] = []
         self.unverified: dict[str, str] = {}  # attestation digest (copied or skipped) -> why_not code
         self.seen: set[str] = set()

@@ -46,7 +46,7 @@ def write_pull(store: Store, loaded: LoadedCartridge, resolution: Resolution, ou
             (staging / "credentials").mkdir(exist_ok=True)
         for acc in relied:
             dest = staging / "credentials" / (acc.credential_digest.replace(":", "-") + ".json")
-            dest.write_text(json.dumps(acc.credential, indent=2) + "\n", "utf-8")
+            dest.write_text(json.dumps(acc.credential.to_json(), indent=2) + "\n", "utf-8")
         if out.exists():
             out.rmdir()  # checked empty before anything was downloaded
         staging.rename(out)

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import AcxError, IntegrityError, SchemaError
@@ -25,7 +24,7 @@ from acx_oci.evaluation.checks import Check, KeyResolver, bad, offline_keys
 from acx_oci.evaluation.judge import instant as instant
 from acx_oci.evaluation.judge import order_key as order_key
 from acx_oci.evaluation.replay import NAME, inline_record, record_digests, replay_credential
-from acx_oci.model.credential import issuer_id
+from acx_oci.model.level_credential import LevelCredential, level_credential
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.store import Store
 from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, MAX_RECORDS_BYTES, split_records
@@ -43,11 +42,14 @@ class ReplayJob:
     """One credential to replay: its digest, the attestation's record layers, any bytes already fetched."""
 
     key: str  # the caller's handle (e.g. the attestation digest)
-    credential: dict[str, Any]
+    credential: LevelCredential  # read at the door (a plain dict is refused: TypeError)
     credential_digest: str
     layer_digests: tuple[str, ...]
     evidence: dict[str, bytes] | None = None
     bundle: Descriptor | None = None  # the one game-records layer (the current layout), fetched when needed
+
+    def __post_init__(self) -> None:
+        level_credential(self.credential, f"replay job {self.key}")
 
 
 def clear_cache() -> None:
@@ -78,9 +80,9 @@ def _cache_put(key: _CacheKey, verdict: Check) -> None:
             _cache.popitem(last=False)
 
 
-def issuer_keys(credential: dict[str, Any], resolve_keys: KeyResolver) -> list[bytes]:
+def issuer_keys(credential: LevelCredential, resolve_keys: KeyResolver) -> list[bytes]:
     """The issuer's assertion keys as ``resolve_keys`` gives them (offline: the trust file; online: did:web too)."""
-    issuer = issuer_id(credential)
+    issuer = credential.issuer
     if issuer is None:
         return []
     try:
@@ -114,7 +116,7 @@ def _fetch_bundles(store: Store, jobs: Sequence[ReplayJob], tally: Callable[[int
 
 def _planned(job: ReplayJob, bundles: Bundles) -> list[tuple[str | None, bytes | None, bool]]:
     """Per evidence item: (digest, bytes in hand, must fetch from the store)."""
-    items = job.credential.get("evidence") or []
+    items = job.credential.evidence
     layers = set(job.layer_digests)
     got = bundles.get(job.bundle.digest) if job.bundle is not None else None
     in_bundle = got if isinstance(got, dict) else {}
@@ -151,7 +153,7 @@ def replay_jobs(store: Store, jobs: Sequence[ReplayJob], trust: Trust, now: date
     todo: list[tuple[ReplayJob, _CacheKey, list[bytes]]] = []
     keys_by_issuer: dict[str | None, list[bytes]] = {}
     for job in jobs:
-        issuer = issuer_id(job.credential)
+        issuer = job.credential.issuer
         if issuer not in keys_by_issuer:
             keys_by_issuer[issuer] = issuer_keys(job.credential, keys_of)
         keys = keys_by_issuer[issuer]

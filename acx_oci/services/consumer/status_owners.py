@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from acx_oci.errors import AcxError
-from acx_oci.jsonio import parse_json
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.oci.model import ARTIFACT_ATTESTATION
 from acx_oci.oci.referrers import REFERRER_TAG_PREFIX
 from acx_oci.oci.store import Store
@@ -29,11 +28,11 @@ class CredentialMemo:
     """Credentials read before, by attestation digest (content-addressed: a digest's credential never changes);
     shared by the gateway's worker threads."""
 
-    docs: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    docs: dict[str, LevelCredential | None] = field(default_factory=dict)
     limit: int = 20_000
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def remember(self, digest: str, doc: dict[str, Any] | None) -> None:
+    def remember(self, digest: str, doc: LevelCredential | None) -> None:
         """Keep ``doc`` (None: no credential in that attestation), the oldest dropped past ``limit``."""
         with self.lock:
             if len(self.docs) >= self.limit:
@@ -42,7 +41,7 @@ class CredentialMemo:
 
 
 def repository_credentials(store: Store, memo: CredentialMemo | None = None,
-                           max_reads: int = MAX_OWNER_READS) -> tuple[list[dict[str, Any]], bool]:
+                           max_reads: int = MAX_OWNER_READS) -> tuple[list[LevelCredential], bool]:
     """The level credentials attached to the repository's tagged manifests, and whether the search was whole
     (False: a bound or an unreadable document cut it short; what was found still counts)."""
     memo = memo if memo is not None else CredentialMemo()
@@ -62,7 +61,7 @@ def repository_credentials(store: Store, memo: CredentialMemo | None = None,
             continue
         if digest not in subjects:
             subjects.append(digest)
-    out: list[dict[str, Any]] = []
+    out: list[LevelCredential] = []
     for subject in subjects:
         reads += 1
         try:
@@ -88,12 +87,12 @@ def repository_credentials(store: Store, memo: CredentialMemo | None = None,
     return out, whole
 
 
-def _read(store: Store, digest: str) -> dict[str, Any] | None:
+def _read(store: Store, digest: str) -> LevelCredential | None:
     layer = credential_layer(store.fetch_manifest(digest))
     if layer is None:
         return None
-    doc = parse_json(store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES, size=layer.size), "credential")
-    return doc if isinstance(doc, dict) else None
+    return LevelCredential.read_object(store.fetch_blob(layer.digest, MAX_CREDENTIAL_BYTES, size=layer.size),
+                                       "credential")
 
 
 __all__ = ["MAX_OWNER_READS", "CredentialMemo", "repository_credentials"]

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from acx_oci import reasons
 from acx_oci.crypto.dataintegrity import without_proof
@@ -30,6 +29,7 @@ from acx_oci.evaluation.judge import FetchedAttestation
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
 from acx_oci.model.capability import parse_capability
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import CapabilityResolution, Resolution
 from acx_oci.oci.open import open_store
 from acx_oci.oci.store import StoreOptions
@@ -212,7 +212,7 @@ def _cartridges(demo: _Demo, publisher: Identity) -> dict[str, str]:
     return refs
 
 
-def _verify_and_resolve(demo: _Demo, credential: dict[str, Any], strong_ref: str, trust: Trust) -> LoadedCartridge:
+def _verify_and_resolve(demo: _Demo, credential: LevelCredential, strong_ref: str, trust: Trust) -> LoadedCartridge:
     """The issued credential verifies on its own, and resolution turns the claim into VERIFIED."""
     with open_store(strong_ref, demo.options) as sstore:
         cart = load_cartridge(sstore, "1.0.0", trust)
@@ -235,11 +235,11 @@ def _verify_and_resolve(demo: _Demo, credential: dict[str, Any], strong_ref: str
     return cart
 
 
-def _gauntlet(demo: _Demo, credential: dict[str, Any], attestation_digest: str, cart: LoadedCartridge,
+def _gauntlet(demo: _Demo, credential: LevelCredential, attestation_digest: str, cart: LoadedCartridge,
               strong_ref: str, publisher: Identity, verifier: Identity, trust: Trust) -> None:
     """Three ways to fake a level, each of which must be rejected with its reason code."""
     # 1: the publisher grades its own cartridge
-    forged = without_proof(credential)
+    forged = without_proof(credential.to_json())
     forged["issuer"] = {"id": publisher.did, "type": ["Profile"]}
     forged = cred_mod.sign_credential(forged, publisher, publisher.verification_method, demo.clock())
     with open_store(strong_ref, demo.options) as sstore:

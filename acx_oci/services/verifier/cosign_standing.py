@@ -22,7 +22,7 @@ from acx_oci.crypto.digest import sha256_digest
 from acx_oci.crypto.keys import Identity
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import parse_json
-from acx_oci.model.credential import issuer_id, level_result
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.statuslist import rfc3339
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
@@ -76,10 +76,10 @@ def _rows(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list[_Ro
     return [_Row(r[0], r[1], r[2], int(r[3]), r[4], r[5], bytes(r[6]), bytes(r[7]), r[8], int(r[9])) for r in cur]
 
 
-def _key(credential: dict[str, Any]) -> str:
+def _key(credential: LevelCredential) -> str:
     """The superseding key (issuer, ROM, benchmark digest, capability), as the judge draws it."""
-    result = level_result(credential) or {}
-    return json.dumps([issuer_id(credential), result.get("acx:cartridgeRomDigest"),
+    result = credential.result
+    return json.dumps([credential.issuer, result.get("acx:cartridgeRomDigest"),
                        result.get("acx:benchmarkDigest"), result.get("acx:capabilityId")])
 
 
@@ -144,9 +144,8 @@ def publish_projection(store: Store, subject: Descriptor, credential_bytes: byte
                        ledger: Ledger, now: datetime, list_valid_until: datetime) -> list[str]:
     """Publish the level in both layouts and take down what it supersedes; (failed removals). A failed push
     raises (the publication fails like any other push)."""
-    credential = parse_json(credential_bytes, "credential")
-    if not isinstance(credential, dict):
-        credential = {}
+    doc = parse_json(credential_bytes, "credential")
+    credential = LevelCredential.document(doc) if isinstance(doc, dict) else LevelCredential.empty()
     location = str(store.reference.with_digest(subject.digest))
     issued = str(credential.get("validFrom") or rfc3339(now))
     envelope = attestation_envelope(subject.digest, store.reference.repository, credential_bytes, verifier,

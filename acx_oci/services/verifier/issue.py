@@ -31,6 +31,7 @@ from acx_oci.model.attempt import (
     sign_attempt_record,
 )
 from acx_oci.model.attempt import record_bytes as attempt_bytes
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.rating import engine
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.check import Loaded
@@ -58,7 +59,7 @@ class Records:
 class Signed:
     """An issued credential and the status list that can revoke it, both signed and written to the folder."""
 
-    credential: dict[str, Any]
+    credential: LevelCredential  # read back from the bytes written: what a consumer reads
     credential_bytes: bytes
     credential_id: str
     credential_path: Path
@@ -168,7 +169,8 @@ def issue_credential(verifier: Identity, loaded: Loaded, plan: Plan, verdict: Is
     list_path = _write(out / "status-list.json", list_bytes)
     ledger.record_publication(sl.uuid, list_path.resolve().as_uri(), sha256_digest(list_bytes), now)
     ledger.record_credential(cred_id, sha256_digest(credential_bytes), now)
-    return Signed(credential, credential_bytes, cred_id, credential_path, sl, signed_list, list_path, now, superseded)
+    return Signed(LevelCredential.read(credential_bytes, str(credential_path)), credential_bytes, cred_id,
+                  credential_path, sl, signed_list, list_path, now, superseded)
 
 
 def write_attempt_record(verifier: Identity, loaded: Loaded, plan: Plan, verdict: IssueDecision, ledger: Ledger,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.rating import engine
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.log import Logged
@@ -106,7 +107,7 @@ class Issued:
     attempt_id: int
     result: engine.Result
     files: RunFiles
-    credential: dict[str, Any]
+    credential: LevelCredential
     credential_path: Path
     status_list_path: Path
     replay: tx.ModelReplayReport | None = None

@@ -13,6 +13,7 @@ again when a log is configured (the first publication may be what failed).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from acx_oci.evaluation.verify import proof_only
 from acx_oci.jsonio import parse_json
 from acx_oci.model import attempt as am
 from acx_oci.model import gamerecords
-from acx_oci.model.credential import evidence_digest, issuer_id, level_result
+from acx_oci.model.credential import evidence_digest
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.oci.model import Descriptor
 from acx_oci.oci.open import open_store
 from acx_oci.oci.ref import Reference, parse_reference
@@ -63,7 +65,7 @@ def _records(out_dir: Path, result: dict[str, Any]) -> list[bytes]:
     return out
 
 
-def _binding_problems(doc: dict[str, Any], issuer: str | None, digests: dict[str, str | None],
+def _binding_problems(doc: Mapping[str, Any], issuer: str | None, digests: dict[str, str | None],
                       verifier: Identity, cart: LoadedCartridge, now: datetime) -> list[str]:
     """Issuer, proof, and the cartridge digests the document names."""
     problems: list[str] = []
@@ -79,24 +81,22 @@ def _binding_problems(doc: dict[str, Any], issuer: str | None, digests: dict[str
 
 
 def verify_folder(out_dir: Path, verifier: Identity, store: Store, cart_digest: str, now: datetime
-                  ) -> tuple[bytes, dict[str, Any], list[bytes], Descriptor]:
+                  ) -> tuple[bytes, LevelCredential, list[bytes], Descriptor]:
     """Everything in OUT_DIR holds against the cartridge and the verifier's key, or VerificationError."""
     credential_bytes = (out_dir / "credential.json").read_bytes() if (out_dir / "credential.json").is_file() else b""
     if not credential_bytes:
         raise UsageError(f"attest --publish: {out_dir} has neither credential.json nor {ATTEMPT_RECORD_FILE} "
                          "(a run refused before its first game, or a look below the gate's floor, has nothing to "
                          "publish)")
-    credential = parse_json(credential_bytes, f"{out_dir}/credential.json")
-    if not isinstance(credential, dict):
-        raise UsageError(f"{out_dir}/credential.json: expected a JSON object")
+    credential = LevelCredential.read(credential_bytes, f"{out_dir}/credential.json")  # the door: the folder
     cart = load_cartridge(store, cart_digest, None)
-    res = level_result(credential) or {}
-    problems = _binding_problems(credential, issuer_id(credential), {
+    res = credential.result
+    problems = _binding_problems(credential, credential.issuer, {
         "acx:cartridgeManifestDigest": res.get("acx:cartridgeManifestDigest"),
         "acx:cartridgeRomDigest": res.get("acx:cartridgeRomDigest")}, verifier, cart, now)
     result = _read_json(out_dir / "result.json", "result.json")
     records = _records(out_dir, result if isinstance(result, dict) else {})
-    named = [evidence_digest(e) for e in credential.get("evidence") or []]
+    named = [evidence_digest(e) for e in credential.evidence]
     if named != [sha256_digest(r) for r in records]:
         problems.append("evidence: the game records in the folder are not the ones the credential names")
     for i, raw in enumerate(records, 1):
