@@ -48,6 +48,7 @@ from acx_oci.model import gamerecords, statuslist  # noqa: E402
 from acx_oci.model import rating as ts  # noqa: E402
 from acx_oci.model.capability import parse_capability  # noqa: E402
 from acx_oci.model.credential import LevelClaim, evidence_item, issue  # noqa: E402
+from acx_oci.model.level_credential import LevelCredential  # noqa: E402
 from acx_oci.model.resolution import Resolution  # noqa: E402
 from acx_oci.oci.model import (  # noqa: E402
     ARTIFACT_ATTESTATION,
@@ -152,7 +153,7 @@ def populate(host: str, repo: str, n: int, workdir: Path, per_record: bool = Fal
     def manifest(i: int) -> None:
         cred = creds[i]
         cred_layer = store.push_blob(canonical(cred), MEDIA_VC)
-        annotations = attestation_annotations(cred)
+        annotations = attestation_annotations(LevelCredential.document(cred))
         extra = [store.push_blob(proofs[i], MEDIA_LOG_PROOF)] if i in proofs else []
         raw = build_manifest(ARTIFACT_ATTESTATION, [cred_layer, *record_layers, *extra], subject=subj,
                              annotations=annotations)

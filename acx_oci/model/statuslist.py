@@ -153,7 +153,7 @@ def new_status_list(*, list_url: str, issuer: str, valid_from: datetime, size: i
     data = bytes(bits) if bits is not None else bytes(empty_bits(size))
     if len(data) * 8 < MIN_ENTRIES:
         raise StatusListError(f"a status list needs at least {MIN_ENTRIES} entries")
-    cred: dict[str, Any] = {
+    doc: dict[str, Any] = {
         "@context": [VC_V2_CONTEXT],
         "id": list_url,
         "type": ["VerifiableCredential", LIST_TYPE],
@@ -161,16 +161,16 @@ def new_status_list(*, list_url: str, issuer: str, valid_from: datetime, size: i
         "validFrom": rfc3339(valid_from),
     }
     if valid_until is not None:
-        cred["validUntil"] = rfc3339(valid_until)
-    cred["credentialSubject"] = {
+        doc["validUntil"] = rfc3339(valid_until)
+    doc["credentialSubject"] = {
         "id": f"{list_url}#list",
         "type": "BitstringStatusList",
         "statusPurpose": purpose,
         "encodedList": encode_bits(data),
     }
     if sequence is not None:
-        cred["credentialSubject"][SEQUENCE] = _check_sequence(sequence)
-    return cred
+        doc["credentialSubject"][SEQUENCE] = _check_sequence(sequence)
+    return doc
 
 
 def _check_sequence(value: Any) -> int:
@@ -215,17 +215,17 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def with_bit(credential: dict[str, Any], index: int, value: bool = True,
+def with_bit(status_list: dict[str, Any], index: int, value: bool = True,
              valid_from: datetime | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """A copy with bit ``index`` set (revoke), its sequence one higher and the old proof removed, ready to re-sign.
 
     ``valid_from`` (pass ``now``) refreshes the list's freshness, which
     verifiers compare against their maximum status age.
     """
-    bits = bytearray(list_bits(credential, max_bytes))
+    bits = bytearray(list_bits(status_list, max_bytes))
     set_bit(bits, index, value)
-    sequence = list_sequence(credential) + 1
-    out = dataintegrity.without_proof(credential)
+    sequence = list_sequence(status_list) + 1
+    out = dataintegrity.without_proof(status_list)
     out["credentialSubject"] = {**out["credentialSubject"], "encodedList": encode_bits(bits),
                                 SEQUENCE: _check_sequence(sequence)}
     if valid_from is not None:
@@ -233,11 +233,11 @@ def with_bit(credential: dict[str, Any], index: int, value: bool = True,
     return out
 
 
-def sign_status_list(credential: dict[str, Any], signer: Identity, verification_method: str,
+def sign_status_list(status_list: dict[str, Any], signer: Identity, verification_method: str,
                      created: datetime | str) -> dict[str, Any]:
     """Secure a list credential with eddsa-jcs-2022 (proof array, like our level credentials)."""
     when = created if isinstance(created, str) else rfc3339(created)
-    return dataintegrity.sign(dataintegrity.without_proof(credential), signer, verification_method, when,
+    return dataintegrity.sign(dataintegrity.without_proof(status_list), signer, verification_method, when,
                               as_array=True)
 
 

@@ -25,6 +25,7 @@ from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.credential import LevelClaim, evidence_digest, issue
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import UNPROVEN, VERIFIED
 from acx_oci.model.rom import STATUS_TAMPERED, STATUS_VALID
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
@@ -78,9 +79,8 @@ def world() -> Bytes:
 
 def attestation(raw: bytes) -> FetchedAttestation:
     """What the fetcher hands the judge for one attestation whose layers are the credential and its records."""
-    cred = parse_json(raw, "credential")
-    assert isinstance(cred, dict)
-    layers = frozenset(d for d in (evidence_digest(e) for e in cred.get("evidence") or []) if d)
+    cred = LevelCredential.read(raw)  # the door
+    layers = frozenset(d for d in (evidence_digest(e) for e in cred.evidence) if d)
     return FetchedAttestation(digest=sha256_digest(b"attestation" + raw), offered=CAP.id, credential=cred,
                               credential_digest=sha256_digest(raw), evidence_present=layers)
 
@@ -125,8 +125,8 @@ def test_a_revoked_credential_is_revoked(world: Bytes) -> None:
 def test_a_revoking_copy_wins_over_a_fresher_clear_one(world: Bytes) -> None:
     clear, revoking = (parse_json(b, "list") for b in (world.status_list(sequence=9),
                                                        world.status_list(revoked=True, sequence=2)))
-    cred = parse_json(world.credential, "credential")
-    assert isinstance(cred, dict) and isinstance(clear, dict) and isinstance(revoking, dict)
+    cred = LevelCredential.read(world.credential)
+    assert isinstance(clear, dict) and isinstance(revoking, dict)
     assert choose_status_list(cred, (clear, revoking)) is revoking
 
 

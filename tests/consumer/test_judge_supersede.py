@@ -19,11 +19,12 @@ from acx_oci.evaluation.judge import (
     capability_verdicts,
     judge_credentials,
 )
-from acx_oci.jsonio import loads_claims, parse_json
+from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
 from acx_oci.model.attempt import AttemptCount
 from acx_oci.model.capability import parse_capability
 from acx_oci.model.credential import LevelClaim, evidence_digest, issue
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, CapabilityResolution
 from acx_oci.model.rom import STATUS_VALID
 from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
@@ -83,9 +84,8 @@ class Issuers:
 
 
 def attestation(raw: bytes) -> FetchedAttestation:
-    cred = parse_json(raw, "credential")
-    assert isinstance(cred, dict)
-    layers = frozenset(d for d in (evidence_digest(e) for e in cred.get("evidence") or []) if d)
+    cred = LevelCredential.read(raw)  # the door
+    layers = frozenset(d for d in (evidence_digest(e) for e in cred.evidence) if d)
     return FetchedAttestation(digest=sha256_digest(b"attestation" + raw), offered=CAP.id, credential=cred,
                               credential_digest=sha256_digest(raw), evidence_present=layers)
 
@@ -181,10 +181,10 @@ def test_with_only_the_older_one_left_it_decides_unless_revoked() -> None:
 
 def lax_attestation(raw: bytes) -> FetchedAttestation:
     """As the fetcher hands it over: only a lax parse of the claims, with the bytes for the strict one."""
-    cred = loads_claims(raw)
-    assert isinstance(cred, dict)
-    return replace(attestation(canonical(cred)), digest=sha256_digest(b"attestation" + raw), credential=cred,
-                   credential_digest=sha256_digest(raw), credential_raw=raw)
+    cred = LevelCredential.claims(raw)
+    assert cred is not None and not cred.strict
+    return replace(attestation(canonical(cred.to_json())), digest=sha256_digest(b"attestation" + raw),
+                   credential=cred, credential_digest=sha256_digest(raw))
 
 
 def test_claims_read_laxly_are_parsed_strictly_before_they_decide() -> None:

@@ -34,6 +34,7 @@ from acx_oci.model.credential import (
     level_result,
     sign_credential,
 )
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import Resolution
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
@@ -114,7 +115,7 @@ class World:
         layers = [self.store.push_blob(raw, MEDIA_VC)] + [self.store.push_blob(r, MEDIA_DSSE) for r in records]
         manifest = build_manifest(ARTIFACT_ATTESTATION, layers,
                                   subject=Descriptor(MEDIA_MANIFEST, subject.digest, subject.size),
-                                  annotations=attestation_annotations(cred))
+                                  annotations=attestation_annotations(LevelCredential.document(cred)))
         return self.store.push_referrer(manifest, subject.digest,
                                         referrer_tag(sha256_digest(manifest), subject.digest)).digest
 
@@ -252,7 +253,7 @@ def test_stored_ratings_are_not_trusted(tmp_path: Path) -> None:
     fake = Played(records, played.rating, played.rated, played.passes)
     level, tier = level_for(40.0, 1.0)
     cred = w.sign(w.credential(fake, rating_mu=40.0, rating_sigma=1.0, acx_level=level, career_tier=tier))
-    check = replay_credential(cred, fake.raws, [w.verifier.public_bytes])
+    check = replay_credential(LevelCredential.document(cred), fake.raws, [w.verifier.public_bytes])
     assert not check.ok and check.code == "evidence_mismatch" and "ratingAfter" in check.message
 
 

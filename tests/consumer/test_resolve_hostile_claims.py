@@ -21,6 +21,7 @@ from acx_oci.evaluation.attempts import attempts_in_window
 from acx_oci.evaluation.judge import Material, capability_verdicts, judge_credentials
 from acx_oci.jsonio import loads_claims, parse_json
 from acx_oci.model.attempt import AttemptCount
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import VERIFIED
 from acx_oci.oci.model import Descriptor, build_manifest
 from acx_oci.oci.open import open_store
@@ -64,7 +65,7 @@ def _push_raw(w: Any, raw: bytes, annotations_from: dict[str, Any]) -> None:
     layer = store.push_blob(raw, att.MEDIA_VC, {})
     subj = Descriptor(subject.media_type or att.MEDIA_MANIFEST, subject.digest, subject.size)
     manifest = build_manifest(att.ARTIFACT_ATTESTATION, [layer], subject=subj,
-                              annotations=att.attestation_annotations(annotations_from))
+                              annotations=att.attestation_annotations(LevelCredential.document(annotations_from)))
     store.push_referrer(manifest, subject.digest, referrer_tag(sha256_digest(manifest), subject.digest))
 
 

@@ -14,6 +14,7 @@ from acx_oci.crypto.jcs import canonical
 from acx_oci.crypto.keys import counting_verifications, generate_identity
 from acx_oci.evaluation.judge import Judgement, Material, capability_verdicts, judge_credentials
 from acx_oci.jsonio import parse_json
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.oci.model import (
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
@@ -133,7 +134,7 @@ def test_an_old_attestation_with_one_layer_per_record_still_resolves_and_replays
     w.store.push_blob(EMPTY_JSON, MEDIA_EMPTY)
     layers = [w.store.push_blob(canonical(cred), MEDIA_VC)] + [w.store.push_blob(r, MEDIA_DSSE) for r in played.raws]
     raw = build_manifest(ARTIFACT_ATTESTATION, layers, subject=Descriptor(MEDIA_MANIFEST, subject.digest, subject.size),
-                         annotations=attestation_annotations(cred))
+                         annotations=attestation_annotations(LevelCredential.document(cred)))
     w.store.push_referrer(raw, subject.digest, referrer_tag(sha256_digest(raw), subject.digest))
     res = w.resolve()
     assert res.capabilities[0].effective == "VERIFIED", res.capabilities[0].rejected

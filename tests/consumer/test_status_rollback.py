@@ -21,6 +21,7 @@ from acx_oci.errors import StatusListError
 from acx_oci.evaluation.status_check import check_status
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import statuslist
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.services.consumer.statuscache import CACHE_ENV, StatusHistory, default_cache_dir
 from acx_oci.services.verifier.attest import STATUS_LIST_VALIDITY, signed_status_list
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
@@ -59,7 +60,7 @@ def test_malformed_sequence_is_status_invalid(bad: object) -> None:
     with pytest.raises(StatusListError, match="acx:sequence"):
         statuslist.list_sequence(lst)
     signed = statuslist.sign_status_list(lst, w.verifier, w.verifier.verification_method, ISSUED)
-    checks = check_status(w.signed, VERIFIER_DID, w.ctx(status_list=signed),
+    checks = check_status(LevelCredential.document(w.signed), VERIFIER_DID, w.ctx(status_list=signed),
                           lambda vm: [("k", w.verifier.public_bytes)])
     assert checks[0].code == "status_invalid"
 

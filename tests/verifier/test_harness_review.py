@@ -23,6 +23,7 @@ from acx_oci.model import benchmark as bmodel
 from acx_oci.model import gamerecords, statuslist
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import LevelClaim, build_level_credential, evidence_item, sign_credential
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.rating import engine
 from acx_oci.rating import harness_review as hr
 from acx_oci.rating.solver import SolverResult
@@ -155,7 +156,7 @@ def test_one_grader_text_over_eight_unrelated_tasks_withholds_those_games_and_re
     cred, raws = _credential(_preds(faulty), signer, faulty.review)
     review = cred["credentialSubject"]["result"][0]["acx:harnessReview"]
     assert review["findings"][0]["rule"] == "identical-failure-text" and len(review["withheld"]) == 8
-    check = replay_credential(cred, raws, [signer.public_bytes])
+    check = replay_credential(LevelCredential.document(cred), raws, [signer.public_bytes])
     assert check.ok, check.message
     assert cred["credentialSubject"]["result"][0]["acx:gamesPlayed"] == 82
     signed = sign_credential(cred, signer, signer.verification_method, str(cred["validFrom"]))
@@ -173,7 +174,8 @@ def test_replay_refuses_a_withheld_set_the_rules_do_not_give(
     # The verifier drops a game it lost, calling it the examiner's fault: the rules do not withhold it.
     p = next(q for q in preds if q["outcome"] == "model-fail")
     p["outcome"], p["review"] = "withheld", {**p.get("review", {}), "played": "model-fail", "withheldBy": "starvation"}
-    check = replay_credential(*_credential(_rerate(preds), signer), [signer.public_bytes])
+    cred, raws = _credential(_rerate(preds), signer)
+    check = replay_credential(LevelCredential.document(cred), raws, [signer.public_bytes])
     assert not check.ok and check.code == "evidence_mismatch"
     assert "games withheld by the harness review" in check.message
 
@@ -182,7 +184,8 @@ def test_replay_refuses_a_withheld_set_the_rules_do_not_give(
     for q in kept:
         if q.get("review", {}).pop("withheldBy", None):
             q["outcome"] = q["review"].pop("played")
-    check = replay_credential(*_credential(_rerate(kept), signer), [signer.public_bytes])
+    cred, raws = _credential(_rerate(kept), signer)
+    check = replay_credential(LevelCredential.document(cred), raws, [signer.public_bytes])
     assert not check.ok and "games withheld by the harness review" in check.message
 
 
