@@ -201,6 +201,7 @@ def test_the_judge_takes_a_newer_credential_of_any_shape(member: str, value: Any
 def judge_any_shape(cred: dict[str, Any], newer: bool) -> Any:
     """Judge ``cred`` (made newer than everything with ``newer``) next to the world's valid credential."""
     from acx_oci.evaluation.judge import CartridgeFacts, FetchedAttestation, Material, judge_credentials
+    from acx_oci.model.level_credential import LevelCredential
     from acx_oci.model.rom import STATUS_VALID
 
     class Claim:  # the world's credential names this id; no (taskType, stack) hashes to it
@@ -214,8 +215,9 @@ def judge_any_shape(cred: dict[str, Any], newer: bool) -> Any:
                            None, STATUS_VALID, (cap,))  # type: ignore[arg-type]
     if newer:
         cred["validFrom"] = "2999-01-01T00:00:00Z"
-    items = tuple(FetchedAttestation(digest="sha256:" + c * 64, offered=cap.id, credential=doc,
-                                     credential_digest="sha256:" + d * 64, evidence_present=frozenset())
+    items = tuple(FetchedAttestation(digest="sha256:" + c * 64, offered=cap.id,
+                                     credential=LevelCredential.document(doc), credential_digest="sha256:" + d * 64,
+                                     evidence_present=frozenset())
                   for c, d, doc in (("a", "b", cred), ("c", "e", WORLD.signed)))
     judgement = judge_credentials(Material(items, {LIST_URL: (WORLD.status_list,)}, {}), facts, WORLD.trust,
                                   forgery_world.NOW)

@@ -80,9 +80,8 @@ def replay_credential(credential: LevelCredential, records: Sequence[bytes | Non
 
     ``layer_digests`` are the attestation's game-record layers: each must be one the credential names.
     """
-    credential = level_credential(credential, "replay")  # (a plain dict never reaches past the door)
+    digests = record_digests(level_credential(credential, "replay"))  # (a plain dict is refused: TypeError)
     res = credential.result
-    digests = record_digests(credential)
     if not digests:
         return bad(NAME, MISMATCH, "evidence: the credential references no game records, so nothing replays")
     if len(records) != len(digests):
