@@ -41,10 +41,16 @@ class LevelCredential(Mapping[str, Any]):
         object.__setattr__(self, "_doc", doc)
         object.__setattr__(self, "_raw", raw)
         object.__setattr__(self, "_strict", _strict)
-        object.__setattr__(self, "_view", LevelView.of(doc, raw, sha256_digest(raw) if raw is not None else None))
+        object.__setattr__(self, "_view", LevelView.of(doc, raw))  # (no digest: the fetcher has one)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a level credential is frozen")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (pickled and copied through its door, never attribute by attribute)
+        return _rebuilt, (self._doc, self._raw, self._strict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LevelCredential:
+        return self  # (frozen: a copy would be the same value)
 
     # --- the doors -----------------------------------------------------------------------------------------
 
@@ -116,8 +122,8 @@ class LevelCredential(Mapping[str, Any]):
 
     @property
     def digest(self) -> str | None:
-        """sha256 over :attr:`raw` (None without bytes)."""
-        return self._view.digest
+        """sha256 over :attr:`raw`, computed when asked (None without bytes)."""
+        return sha256_digest(self._raw) if self._raw is not None else None
 
     @property
     def strict(self) -> bool:
@@ -173,6 +179,10 @@ class LevelCredential(Mapping[str, Any]):
     def valid_until(self) -> Any:
         """``validUntil`` as written (None when absent)."""
         return self._doc.get("validUntil")
+
+
+def _rebuilt(doc: dict[str, Any], raw: bytes | None, strict: bool) -> LevelCredential:
+    return LevelCredential(doc, raw, _door=True, _strict=strict)
 
 
 def level_credential(value: Any, where: str = "credential") -> LevelCredential:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model.level_credential import LevelCredential, level_credential
 from acx_oci.model.level_view import supersede_key
 from acx_oci.model.rom import STATUS_TAMPERED
 
@@ -58,6 +58,9 @@ class AcceptedCredential:
     proof_keys: frozenset[bytes] = field(repr=False, default_factory=frozenset)
     # the checks that passed only because the trust file relaxed a default (issue 34): one line each
     relaxed: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        level_credential(self.credential, f"accepted credential {self.credential_digest}")
 
     @property
     def supersede_key(self) -> tuple[str, str, str, str]:

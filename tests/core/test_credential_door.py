@@ -13,6 +13,7 @@ from acx_oci.errors import SchemaError
 from acx_oci.evaluation.judge import FetchedAttestation
 from acx_oci.evaluation.replay import replay_credential
 from acx_oci.model.level_credential import LevelCredential, level_credential
+from acx_oci.model.resolution import AcceptedCredential
 from acx_oci.services.consumer.replay import ReplayJob
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acx_oci"
@@ -27,8 +28,8 @@ DOORS = {
 
 
 def _credential_name(name: str) -> bool:
-    return name in ("cred", "credentials") or name.startswith("credential") and not name.startswith(
-        ("credential_digest", "credential_id", "credential_path", "credential_bytes"))
+    return name in ("cred", "credentials") or (name.startswith("credential") and not name.startswith(
+        ("credential_digest", "credential_id", "credential_path", "credential_bytes")))
 
 
 def _is_dict(annotation: ast.expr | None) -> bool:
@@ -43,7 +44,8 @@ def credential_dicts(root: Path = PACKAGE) -> set[str]:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
-                found |= {f"{rel}:{node.name}({a.arg})" for a in args if _credential_name(a.arg) and _is_dict(a.annotation)}
+                found |= {f"{rel}:{node.name}({a.arg})" for a in args
+                          if _credential_name(a.arg) and _is_dict(a.annotation)}
                 if node.name.endswith("credential") and _is_dict(node.returns):
                     found.add(f"{rel}:{node.name} -> return")
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name | ast.Attribute):
@@ -73,6 +75,9 @@ DOC = {"@context": [], "issuer": {"id": "did:key:z6Mk"}, "validFrom": "2026-01-0
 
 def test_the_judge_and_replay_refuse_a_plain_dict() -> None:
     with pytest.raises(TypeError, match="LevelCredential"):
+        AcceptedCredential("sha256:00", "sha256:01", "did:key:z", "c", "b", "1", 0.0, 1.0, 1, 1, "t", "",
+                           credential=DOC)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="LevelCredential"):
         FetchedAttestation("sha256:00", credential=DOC)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="LevelCredential"):
         ReplayJob("k", DOC, "sha256:00", ())  # type: ignore[arg-type]
@@ -80,7 +85,7 @@ def test_the_judge_and_replay_refuse_a_plain_dict() -> None:
         replay_credential(DOC, [None], [b"k"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="LevelCredential"):
         level_credential(DOC)
-    with pytest.raises(TypeError, match="LevelCredential.read"):
+    with pytest.raises(TypeError, match=r"LevelCredential\.read"):
         LevelCredential(DOC)
 
 

@@ -12,6 +12,7 @@ from acx_oci.errors import UsageError
 from acx_oci.evaluation.policy import evaluate, load_policy, policy_from_dict
 from acx_oci.evaluation.requirements import AllOf
 from acx_oci.model.capability import make_record
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 
 NOW = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
@@ -230,7 +231,7 @@ def with_model(acc: AcceptedCredential, model: str | None) -> AcceptedCredential
     result: dict[str, Any] = {"acx:cartridgeRomDigest": "sha256:" + "0" * 64}
     if model is not None:
         result.update({"acx:model": {"id": model, "api": "openai-chat"}, "acx:modelDataUse": "no-training"})
-    return replace(acc, credential={"credentialSubject": {"result": [result]}})
+    return replace(acc, credential=LevelCredential.document({"credentialSubject": {"result": [result]}}))
 
 
 @pytest.mark.parametrize(("model", "allowed"), [("acme-large-2026-06", True), ("acme-small-2026-06", False),
