@@ -19,6 +19,7 @@ from acx_oci import reasons
 from acx_oci.crypto.jcs import canonical
 from acx_oci.errors import LogError, UsageError
 from acx_oci.evaluation.log_check import LogView, check_logged, log_keys, log_superseded
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.model.resolution import AcceptedCredential
 from acx_oci.oci.open import open_store
 from acx_oci.services.artifacts.log_reader import LogReader
@@ -171,7 +172,8 @@ def _accepted(digest: str, cap: str = "acx-cap:sha256:" + "a" * 64) -> AcceptedC
     return AcceptedCredential(attestation_digest=digest, credential_digest=CRED_DIGEST, issuer=ISSUER,
                               capability_id=cap, benchmark_id="b", benchmark_version="1", mu=30.0, sigma=1.0,
                               games=30, acx_level=27, career_tier="senior", valid_from="2026-12-01T00:00:00Z",
-                              credential=credential(cap), solver="rom", rom_digest=D, benchmark_digest=D)
+                              credential=LevelCredential.document(credential(cap)), solver="rom", rom_digest=D,
+                              benchmark_digest=D)
 
 
 def test_a_later_issued_entry_of_the_same_key_supersedes(log: Log) -> None:

@@ -17,6 +17,7 @@ import pytest
 from acx_oci import reasons
 from acx_oci.evaluation import contamination
 from acx_oci.model import benchmark as bmodel
+from acx_oci.model.level_credential import LevelCredential
 from acx_oci.trust.trustfile import PostCutoff
 
 from ..support.attest_world import CAP
@@ -192,7 +193,7 @@ def test_a_policy_capability_can_require_post_cutoff_games(post: dict[str, Any] 
     result: dict[str, Any] = {"acx:cartridgeRomDigest": "sha256:" + "0" * 64}
     if post is not None:
         result["acx:postCutoff"] = post
-    acc = replace(accepted(), credential={"credentialSubject": {"result": [result]}})
+    acc = replace(accepted(), credential=LevelCredential.document({"credentialSubject": {"result": [result]}}))
     verdict = evaluate(policy({"capabilities": [{**CAPREQ, "postCutoff": rule}]}), "acx/agent", resolution([acc]), NOW)
     assert verdict.allowed is allowed
     if not allowed:
