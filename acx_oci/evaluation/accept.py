@@ -18,7 +18,8 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.evaluation.checks import Check, VerifyResult, bad
-from acx_oci.evaluation.judge import (
+from acx_oci.evaluation.judge import judging
+from acx_oci.evaluation.judge_input import (
     Answer,
     CartridgeFacts,
     Expected,
@@ -26,14 +27,11 @@ from acx_oci.evaluation.judge import (
     Judgement,
     Material,
     Need,
-    judging,
     settled,
 )
 from acx_oci.evaluation.log_check import LogView
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_view import LevelView
-from acx_oci.model.resolution import AcceptedCredential, Rejection
-from acx_oci.trust.trustfile import Trust
+from acx_oci.model import AcceptedCredential, LevelView, Rejection, issuer_id
+from acx_oci.trust import Trust
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,17 @@
 """The judge: bytes already fetched in, verdicts out (no I/O, like python-tuf's trusted metadata set).
 
-:mod:`acx_oci.services.consumer.resolve_fetch` gathers every byte a decision needs (the
-attestations, their credentials and game records, every copy of each status list
-and the sequence this consumer remembers for it) into a :class:`Material`;
-:func:`judging` runs every verification rule on it and says, per
-attestation, accepted or rejected with reasons — per superseding key newest first, stopping
-at the first credential that verifies (and replays), so
-the older ones are ``superseded`` unverified and a forged "newer" one costs one failed
-verification; :func:`capability_verdicts` picks,
-per claim, the newest valid credential per superseding key (issuer, ROM, benchmark
-digest, capability) and the highest level among those. Replay (re-deriving a credential
-from its records, which may need records the listing did not carry) and a did:web document beyond the
-trust file are asked of the caller: the judge yields :class:`NeedReplay` / :class:`NeedDidDocument` and goes
-on with the answer (:func:`acx_oci.services.consumer.answers.answer_needs` drives it; :func:`judge_credentials`
-asks nothing). The consumer's proof cache is data both ways (``Material.known_proofs`` in,
-``Judgement.proofs_verified`` out): nothing here is handed a callable that does I/O.
+:mod:`acx_oci.services.consumer.resolve_fetch` gathers every byte a decision needs (the attestations, their
+credentials and game records, every copy of each status list and the sequence this consumer remembers for it) into a
+:class:`Material`; :func:`judging` runs every verification rule on it and says, per attestation, accepted or
+rejected with reasons — per superseding key newest first, stopping at the first credential that verifies (and
+replays), so the older ones are ``superseded`` unverified and a forged "newer" one costs one failed verification;
+:func:`capability_verdicts` picks, per claim, the newest valid credential per superseding key (issuer, ROM,
+benchmark digest, capability) and the highest level among those. Replay (re-deriving a credential from its records,
+which may need records the listing did not carry) and a did:web document beyond the trust file are asked of the
+caller: the judge yields :class:`NeedReplay` / :class:`NeedDidDocument` and goes on with the answer
+(:func:`acx_oci.services.consumer.answers.answer_needs` drives it; :func:`judge_credentials` asks nothing). The
+consumer's proof cache is data both ways (``Material.known_proofs`` in, ``Judgement.proofs_verified`` out): nothing
+here is handed a callable that does I/O.
 """
 
 from __future__ import annotations
@@ -28,32 +25,38 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad
 from acx_oci.evaluation.did_documents import MAX_DID_ROUNDS, DidDocuments
-from acx_oci.evaluation.judge_input import Answer as Answer
-from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
-from acx_oci.evaluation.judge_input import Expected as Expected
-from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
-from acx_oci.evaluation.judge_input import Judgement as Judgement
-from acx_oci.evaluation.judge_input import JudgeSteps as JudgeSteps
-from acx_oci.evaluation.judge_input import Material as Material
-from acx_oci.evaluation.judge_input import Need as Need
-from acx_oci.evaluation.judge_input import NeedDidDocument as NeedDidDocument
-from acx_oci.evaluation.judge_input import NeedReplay as NeedReplay
-from acx_oci.evaluation.judge_input import StatusKey as StatusKey
-from acx_oci.evaluation.judge_input import settled as settled
+from acx_oci.evaluation.judge_input import (
+    Answer,
+    CartridgeFacts,
+    Expected,
+    FetchedAttestation,
+    Judgement,
+    JudgeSteps,
+    Material,
+    Need,
+    NeedDidDocument,
+    NeedReplay,
+    StatusKey,
+    settled,
+)
 from acx_oci.evaluation.log_check import log_failure, log_positions, log_superseded
 from acx_oci.evaluation.seed_rules import RELAXED_CODE
-from acx_oci.evaluation.status_choice import FLOOR as FLOOR
-from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
-from acx_oci.evaluation.status_choice import sequence as sequence
-from acx_oci.evaluation.status_choice import status_url as status_url
+from acx_oci.evaluation.status_choice import FLOOR, choose_status_list, sequence, status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
 from acx_oci.jsonio import as_array, parse_json
-from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest, issuer_id
-from acx_oci.model.level_view import LevelView
-from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
+from acx_oci.model import (
+    UNPROVEN,
+    VERIFIED,
+    AcceptedCredential,
+    CapabilityRecord,
+    CapabilityResolution,
+    LevelView,
+    Rejection,
+    evidence_digest,
+    issuer_id,
+)
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 
 def _evidence_bound(credential: dict[str, Any], present: frozenset[str]) -> list[str]:

@@ -16,8 +16,7 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, check_proofs, ok, skip
-from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id, status_entries
+from acx_oci.model import issuer_id, status_entries, statuslist
 from acx_oci.timeutil import parse_datetime
 
 STALE = reasons.STATUS_STALE

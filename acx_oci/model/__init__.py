@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acx_oci.faces import lazy_face
+
+if TYPE_CHECKING:
+    from acx_oci.model.agentcard import (
+        build_agent_card,
+        card_signers,
+        level_phrase,
+        level_word,
+        sig_of,
+        sign_agent_card,
+        verify_signed_by,
+    )
+    from acx_oci.model.attempt import (
+        SCOPE_PUBLISHER,
+        SCOPE_ROM,
+        SCOPE_ROM_CLAIM,
+        VERDICT_ISSUED,
+        VERDICT_NOT_ISSUED,
+        AttemptCount,
+        AttemptRecord,
+        new_attempt_id,
+        parse_attempt_record,
+        reason_pairs,
+        record_bytes,
+        sign_attempt_record,
+    )
+    from acx_oci.model.benchmark import (
+        ANN_CAPABILITY,
+        ANN_CERTIFICATION,
+        ANN_DIGEST,
+        ANN_HELD_OUT,
+        DESCRIPTOR_SCHEMA,
+        HELD_OUT_SCHEMA,
+        MAX_SLICE_BYTES,
+        MEDIA_DESCRIPTOR,
+        MEDIA_PUBLIC,
+        MEDIA_SEALED,
+        PUBLIC_SCHEMA,
+        SCHEMA_FILE,
+        SEAL_INFO,
+        SEAL_KEY_FILE,
+        SUITE_FILE,
+        Benchmark,
+        commitment_key,
+        customer_of,
+        from_document,
+        grader_digest,
+        held_out_slice_digest,
+        is_private,
+        split,
+    )
+    from acx_oci.model.capability import (
+        CapabilityRecord,
+        LevelFloor,
+        check_task_type,
+        parse_capability,
+        parse_requirement,
+        record_from_json,
+        to_purl,
+    )
+    from acx_oci.model.credential import (
+        credential_attempt,
+        evidence_digest,
+        issuer_id,
+        level_for,
+        level_result,
+        status_entries,
+    )
+    from acx_oci.model.exam import ENV_FILE, SOURCE_FILE
+    from acx_oci.model.exam_record import CertificationRecord, check_record, classification_of, skipped, summarize
+    from acx_oci.model.gamerecords import (
+        CERTIFIED_PASS,
+        INVALID,
+        LANE_ERROR,
+        MODEL_FAIL,
+        OUTCOMES,
+        RATED,
+        WITHHELD,
+        game_predicate,
+        is_rated,
+        predicate,
+        task_commitment,
+        verify_game,
+    )
+    from acx_oci.model.level_view import LevelView
+    from acx_oci.model.modelapi import MODEL_PORT, SOCKET_INSIDE, parse_model_flag
+    from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
+    from acx_oci.model.resolution import (
+        UNPROVEN,
+        VERIFIED,
+        AcceptedCredential,
+        AttemptEntry,
+        AttemptHistory,
+        CapabilityResolution,
+        Rejection,
+        Resolution,
+    )
+    from acx_oci.model.rom import (
+        ANN_ROM,
+        MAX_ROM_BYTES,
+        MAX_ROM_FILES,
+        MAX_ROM_FILES_TOTAL,
+        MAX_SAVE_BYTES,
+        MEDIA_ROM,
+        MEDIA_ROM_FILE,
+        MEDIA_SAVE,
+        STATUS_TAMPERED,
+        STATUS_UNSIGNED,
+        STATUS_VALID,
+        STATUS_WARNING,
+        CartridgeSource,
+        SignatureCheck,
+        build_rom,
+        check_signature,
+        runtime_digest,
+        runtime_limits,
+        runtime_of,
+        sign_rom,
+        status_display,
+        training_cutoff,
+        version_key,
+    )
+    from acx_oci.model.statuslist import MIN_ENTRIES, SEQUENCE, allocate_index, list_subject, rfc3339
+else:
+    __getattr__, __dir__ = lazy_face(__name__, {
+        "agentcard": ("build_agent_card", "card_signers", "level_phrase", "level_word", "sig_of", "sign_agent_card",
+            "verify_signed_by"),
+        "attempt": ("AttemptCount", "AttemptRecord", "SCOPE_PUBLISHER", "SCOPE_ROM", "SCOPE_ROM_CLAIM",
+            "VERDICT_ISSUED", "VERDICT_NOT_ISSUED", "new_attempt_id", "parse_attempt_record", "reason_pairs",
+            "record_bytes", "sign_attempt_record"),
+        "benchmark": ("ANN_CAPABILITY", "ANN_CERTIFICATION", "ANN_DIGEST", "ANN_HELD_OUT", "Benchmark",
+            "DESCRIPTOR_SCHEMA", "HELD_OUT_SCHEMA", "MAX_SLICE_BYTES", "MEDIA_DESCRIPTOR", "MEDIA_PUBLIC",
+            "MEDIA_SEALED", "PUBLIC_SCHEMA", "SCHEMA_FILE", "SEAL_INFO", "SEAL_KEY_FILE", "SUITE_FILE",
+            "commitment_key", "customer_of", "from_document", "grader_digest", "held_out_slice_digest", "is_private",
+            "split"),
+        "capability": ("CapabilityRecord", "LevelFloor", "check_task_type", "parse_capability", "parse_requirement",
+            "record_from_json", "to_purl"),
+        "credential": ("credential_attempt", "evidence_digest", "issuer_id", "level_for", "level_result",
+            "status_entries"),
+        "exam": ("ENV_FILE", "SOURCE_FILE"),
+        "exam_record": ("CertificationRecord", "check_record", "classification_of", "skipped", "summarize"),
+        "gamerecords": ("CERTIFIED_PASS", "INVALID", "LANE_ERROR", "MODEL_FAIL", "OUTCOMES", "RATED", "WITHHELD",
+            "game_predicate", "is_rated", "predicate", "task_commitment", "verify_game"),
+        "level_view": ("LevelView",),
+        "modelapi": ("MODEL_PORT", "SOCKET_INSIDE", "parse_model_flag"),
+        "rating": ("TIER_FLOOR", "TIER_NAMES"),
+        "resolution": ("AcceptedCredential", "AttemptEntry", "AttemptHistory", "CapabilityResolution", "Rejection",
+            "Resolution", "UNPROVEN", "VERIFIED"),
+        "rom": ("ANN_ROM", "CartridgeSource", "MAX_ROM_BYTES", "MAX_ROM_FILES", "MAX_ROM_FILES_TOTAL", "MAX_SAVE_BYTES",
+            "MEDIA_ROM", "MEDIA_ROM_FILE", "MEDIA_SAVE", "STATUS_TAMPERED", "STATUS_UNSIGNED", "STATUS_VALID",
+            "STATUS_WARNING", "SignatureCheck", "build_rom", "check_signature", "runtime_digest", "runtime_limits",
+            "runtime_of", "sign_rom", "status_display", "training_cutoff", "version_key"),
+        "statuslist": ("MIN_ENTRIES", "SEQUENCE", "allocate_index", "list_subject", "rfc3339"),
+    })
+
+__all__ = ["ANN_CAPABILITY", "ANN_CERTIFICATION", "ANN_DIGEST", "ANN_HELD_OUT", "ANN_ROM", "CERTIFIED_PASS",
+           "DESCRIPTOR_SCHEMA", "ENV_FILE", "HELD_OUT_SCHEMA", "INVALID", "LANE_ERROR", "MAX_ROM_BYTES",
+           "MAX_ROM_FILES", "MAX_ROM_FILES_TOTAL", "MAX_SAVE_BYTES", "MAX_SLICE_BYTES", "MEDIA_DESCRIPTOR",
+           "MEDIA_PUBLIC", "MEDIA_ROM", "MEDIA_ROM_FILE", "MEDIA_SAVE", "MEDIA_SEALED", "MIN_ENTRIES", "MODEL_FAIL",
+           "MODEL_PORT", "OUTCOMES", "PUBLIC_SCHEMA", "RATED", "SCHEMA_FILE", "SCOPE_PUBLISHER", "SCOPE_ROM",
+           "SCOPE_ROM_CLAIM", "SEAL_INFO", "SEAL_KEY_FILE", "SEQUENCE", "SOCKET_INSIDE", "SOURCE_FILE",
+           "STATUS_TAMPERED", "STATUS_UNSIGNED", "STATUS_VALID", "STATUS_WARNING", "SUITE_FILE", "TIER_FLOOR",
+           "TIER_NAMES", "UNPROVEN", "VERDICT_ISSUED", "VERDICT_NOT_ISSUED", "VERIFIED", "WITHHELD",
+           "AcceptedCredential", "AttemptCount", "AttemptEntry", "AttemptHistory", "AttemptRecord", "Benchmark",
+           "CapabilityRecord", "CapabilityResolution", "CartridgeSource", "CertificationRecord", "LevelFloor",
+           "LevelView", "Rejection", "Resolution", "SignatureCheck", "allocate_index", "build_agent_card", "build_rom",
+           "card_signers", "check_record", "check_signature", "check_task_type", "classification_of", "commitment_key",
+           "credential_attempt", "customer_of", "evidence_digest", "from_document", "game_predicate", "grader_digest",
+           "held_out_slice_digest", "is_private", "is_rated", "issuer_id", "level_for", "level_phrase", "level_result",
+           "level_word", "list_subject", "new_attempt_id", "parse_attempt_record", "parse_capability",
+           "parse_model_flag", "parse_requirement", "predicate", "reason_pairs", "record_bytes", "record_from_json",
+           "rfc3339", "runtime_digest", "runtime_limits", "runtime_of", "sig_of", "sign_agent_card",
+           "sign_attempt_record", "sign_rom", "skipped", "split", "status_display", "status_entries", "summarize",
+           "task_commitment", "to_purl", "training_cutoff", "verify_game", "verify_signed_by", "version_key"]

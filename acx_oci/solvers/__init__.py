@@ -1,1 +1,31 @@
 """Concrete solvers: the reference stand-in and the ones that run an agent (the edge: processes, files)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acx_oci.faces import lazy_face
+
+if TYPE_CHECKING:
+    from acx_oci.solvers.reference import ReferenceSolver
+    from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
+    from acx_oci.solvers.rom import (
+        RomSolver,
+        game_spec,
+        materialize_rom,
+        new_rom_dir,
+        prove,
+        prove_game,
+        rom_descriptor,
+    )
+    from acx_oci.solvers.routing import RoutingSolver
+else:
+    __getattr__, __dir__ = lazy_face(__name__, {
+        "reference": ("ReferenceSolver",),
+        "remote": ("EVENT_TOPIC", "RomBundle", "UNPROVEN", "play_game", "sandbox_version"),
+        "rom": ("RomSolver", "game_spec", "materialize_rom", "new_rom_dir", "prove", "prove_game", "rom_descriptor"),
+        "routing": ("RoutingSolver",),
+    })
+
+__all__ = ["EVENT_TOPIC", "UNPROVEN", "ReferenceSolver", "RomBundle", "RomSolver", "RoutingSolver", "game_spec",
+           "materialize_rom", "new_rom_dir", "play_game", "prove", "prove_game", "rom_descriptor", "sandbox_version"]

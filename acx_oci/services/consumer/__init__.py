@@ -4,3 +4,46 @@ the log monitor (``log_audit``).
 
 Never imports ``verifier`` (an import contract): the gateway runs this code, not the verifier's.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acx_oci.faces import lazy_face
+
+if TYPE_CHECKING:
+    from acx_oci.services.consumer.answers import answer_needs
+    from acx_oci.services.consumer.attestation_fetch import BlobMemo, credential_file, fetch_layers, fetch_one
+    from acx_oci.services.consumer.copy import CopyOutcome, CopyRequest, copy_artifact
+    from acx_oci.services.consumer.did_keys import DidFetcher
+    from acx_oci.services.consumer.log_audit import LogReport, export_log, verify_log
+    from acx_oci.services.consumer.log_fetch import gather_logs, remember_logs
+    from acx_oci.services.consumer.logcache import LogHistory
+    from acx_oci.services.consumer.pull import check_output_dir, check_pullable, write_pull
+    from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
+    from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_cartridge, resolve_loaded
+    from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
+    from acx_oci.services.consumer.status_owners import MAX_OWNER_READS, CredentialMemo, repository_credentials
+    from acx_oci.services.consumer.statuscache import StatusHistory
+else:
+    __getattr__, __dir__ = lazy_face(__name__, {
+        "answers": ("answer_needs",),
+        "attestation_fetch": ("BlobMemo", "credential_file", "fetch_layers", "fetch_one"),
+        "copy": ("CopyOutcome", "CopyRequest", "copy_artifact"),
+        "did_keys": ("DidFetcher",),
+        "log_audit": ("LogReport", "export_log", "verify_log"),
+        "log_fetch": ("gather_logs", "remember_logs"),
+        "logcache": ("LogHistory",),
+        "pull": ("check_output_dir", "check_pullable", "write_pull"),
+        "replay": ("ReplayJob", "replay_jobs"),
+        "resolve": ("ResolveLimits", "cartridge_facts", "resolve_cartridge", "resolve_loaded"),
+        "resolve_fetch": ("StatusSources", "material_of"),
+        "status_owners": ("CredentialMemo", "MAX_OWNER_READS", "repository_credentials"),
+        "statuscache": ("StatusHistory",),
+    })
+
+__all__ = ["MAX_OWNER_READS", "BlobMemo", "CopyOutcome", "CopyRequest", "CredentialMemo", "DidFetcher", "LogHistory",
+           "LogReport", "ReplayJob", "ResolveLimits", "StatusHistory", "StatusSources", "answer_needs",
+           "cartridge_facts", "check_output_dir", "check_pullable", "copy_artifact", "credential_file", "export_log",
+           "fetch_layers", "fetch_one", "gather_logs", "material_of", "remember_logs", "replay_jobs",
+           "repository_credentials", "resolve_cartridge", "resolve_loaded", "verify_log", "write_pull"]

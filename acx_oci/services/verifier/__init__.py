@@ -3,3 +3,52 @@
 file, exposures, environment images, regression, executors, and the transparency log writer
 (``log_tree`` on disk, ``log_publish`` to a registry).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acx_oci.faces import lazy_face
+
+if TYPE_CHECKING:
+    from acx_oci.services.verifier.attest import (
+        AttestOutcome,
+        AttestRequest,
+        BaselineOptions,
+        GateOptions,
+        Issued,
+        ModelOptions,
+        NotIssued,
+        Refused,
+        RegistryOptions,
+        SandboxOptions,
+    )
+    from acx_oci.services.verifier.executors import open_executor, parse_executor
+    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
+    from acx_oci.services.verifier.exposures import listing
+    from acx_oci.services.verifier.log import Logged, LogOptions, VerifierLog, log_options, parse_witness
+    from acx_oci.services.verifier.models import load_models
+    from acx_oci.services.verifier.publish_dir import new_run_dir, publish_folder, run_issuer
+    from acx_oci.services.verifier.regression import DEFAULT_TOLERANCE
+    from acx_oci.services.verifier.revoke import refresh
+    from acx_oci.services.verifier.transcripts import ModelReplayExport, ModelReplayReport, export, load_export
+else:
+    __getattr__, __dir__ = lazy_face(__name__, {
+        "attest": ("AttestOutcome", "AttestRequest", "BaselineOptions", "GateOptions", "Issued", "ModelOptions",
+            "NotIssued", "Refused", "RegistryOptions", "SandboxOptions"),
+        "executors": ("open_executor", "parse_executor"),
+        "executors.dask_cluster": ("DaskExecutor",),
+        "exposures": ("listing",),
+        "log": ("LogOptions", "Logged", "VerifierLog", "log_options", "parse_witness"),
+        "models": ("load_models",),
+        "publish_dir": ("new_run_dir", "publish_folder", "run_issuer"),
+        "regression": ("DEFAULT_TOLERANCE",),
+        "revoke": ("refresh",),
+        "transcripts": ("ModelReplayExport", "ModelReplayReport", "export", "load_export"),
+    })
+
+__all__ = ["DEFAULT_TOLERANCE", "AttestOutcome", "AttestRequest", "BaselineOptions", "DaskExecutor", "GateOptions",
+           "Issued", "LogOptions", "Logged", "ModelOptions", "ModelReplayExport", "ModelReplayReport", "NotIssued",
+           "Refused", "RegistryOptions", "SandboxOptions", "VerifierLog", "export", "listing", "load_export",
+           "load_models", "log_options", "new_run_dir", "open_executor", "parse_executor", "parse_witness",
+           "publish_folder", "refresh", "run_issuer"]
