@@ -3,6 +3,13 @@
 ``build`` makes a minimal Debian root with mmdebstrap and pushes it as a reproducible one-layer OCI image;
 ``unpack`` holds the safety rules for applying layers; ``cache`` pulls by digest, unpacks once per manifest
 digest and hands the sandbox a read-only root (:func:`prepare_image`).
+
+Example::
+
+    from acx_oci.envimage import prepare
+
+    prepared = prepare("registry.example/envs/bookworm@sha256:...")  # pulled and unpacked once per digest
+    print(prepared.root, prepared.cache_hit)
 """
 
 from __future__ import annotations

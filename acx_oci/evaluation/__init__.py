@@ -1,3 +1,32 @@
+"""The consumer's judgement, pure: credentials and their evidence in, verdicts out. The judge runs every
+verification rule on fetched bytes (:class:`Material`) and yields what it needs from outside (:class:`NeedReplay`,
+a DID document) as data; the policy turns a :class:`~acx_oci.model.resolution.Resolution` into a :class:`Verdict`.
+This face is what other wings use:
+
+* the judge: ``judging(material, cart, trust, now)`` (a generator of needs, ending in a :class:`Judgement`),
+  ``capability_verdicts``, ``accepting`` / ``accept_credential`` / ``one_attestation`` (the gateway's and
+  ``copy``'s one-credential checks); its inputs :class:`Material`, :class:`FetchedAttestation`,
+  :class:`CartridgeFacts`, :class:`Expected`
+* checks: :class:`Check` (``ok``, ``bad``, ``skip``), ``proof_only``, ``offline_keys`` (a :data:`KeyResolver`
+  from the trust file)
+* replay: ``replay_credential``, ``record_digests``, ``inline_record``; attempts: ``with_attempts``,
+  ``with_log_attempts``; logs: ``pinned_keys`` -> :class:`LogKeys`, :class:`LogView`, ``head_status``
+* status lists: ``sequence``, ``sequence_of``, ``may_replace``, ``list_owners``, ``status_url``
+* policy: ``load_policy(path)`` -> :class:`Policy`, ``evaluate(policy, repository, resolution, now)`` ->
+  :class:`Verdict`; ``--require`` text: ``parse_require``, ``unmet``
+
+Example::
+
+    from datetime import UTC, datetime
+
+    from acx_oci.evaluation import evaluate, load_policy
+    from acx_oci.services.consumer import resolve_cartridge
+
+    resolution = resolve_cartridge(store, "agent:1.0", trust, now=datetime.now(UTC))
+    verdict = evaluate(load_policy("policy.yaml"), "registry.example/acme/agent", resolution, datetime.now(UTC))
+    print(verdict.allowed, verdict.notes)
+"""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -14,6 +14,17 @@ The package is split by concern; this module re-exports the names callers use:
 * :mod:`~acx_oci.gateway.limits` — :class:`ServerLimits`: receipt deadline, idle timeouts, connection limit
 * :mod:`~acx_oci.gateway.bodies` — the 4 MiB manifest body cap; :mod:`~acx_oci.gateway.pool` — the upstream transport
 * :mod:`~acx_oci.gateway.tls` — TLS and mutual TLS on the listener; :mod:`~acx_oci.gateway.metrics` — ``/metrics``
+
+Example::
+
+    from acx_oci.evaluation import load_policy
+    from acx_oci.gateway import GatewayConfig, start_in_thread
+    from acx_oci.trust import load_trust
+
+    config = GatewayConfig(upstream="https://registry.example", policy=load_policy("policy.yaml"),
+                           trust=load_trust("trust.yaml"))
+    running = start_in_thread(config)
+    print(running.url)  # pull through it; running.stop() when done
 """
 
 from __future__ import annotations

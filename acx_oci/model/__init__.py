@@ -1,3 +1,34 @@
+"""The domain model, pure: what a credential, a capability, a ROM, a benchmark, an attempt record, a game record,
+an exam certification record, a status list and a resolution are, how they are parsed and checked, and what they
+derive (levels, digests, commitments). No network, no files. This face is what other wings use:
+
+* capabilities: ``parse_capability(text)`` -> :class:`CapabilityRecord`, ``parse_requirement`` ->
+  :class:`LevelFloor`, ``record_from_json``, ``to_purl``, ``check_task_type``
+* credentials: ``level_result``, ``level_for(mu, sigma)``, ``issuer_id``, ``status_entries``, ``evidence_digest``,
+  ``credential_attempt``; a verified one read as :class:`LevelView`
+* resolutions: :class:`Resolution` of :class:`CapabilityResolution` (``VERIFIED`` / ``UNPROVEN``), each with its
+  :class:`AcceptedCredential` and :class:`Rejection` entries and :class:`AttemptHistory`
+* ROMs: :class:`CartridgeSource`, ``build_rom``, ``sign_rom``, ``check_signature`` -> :class:`SignatureCheck`,
+  ``runtime_of`` / ``runtime_digest`` / ``runtime_limits``
+* benchmarks: :class:`Benchmark`, ``from_document``, ``split`` (the public and the sealed slice),
+  ``commitment_key``, ``grader_digest``
+* attempts and games: :class:`AttemptRecord` (``parse_attempt_record``, ``sign_attempt_record``), game outcomes
+  (``CERTIFIED_PASS``, ``MODEL_FAIL``, ``LANE_ERROR``, ``WITHHELD``), ``verify_game``, ``predicate``
+* exam certification: :class:`CertificationRecord`, ``check_record``, ``summarize``
+* status lists (``allocate_index``, ``list_subject``), agent cards (``build_agent_card``, ``sign_agent_card``),
+  the model API's constants (``MODEL_PORT``, ``SOCKET_INSIDE``, ``parse_model_flag``), tiers (``TIER_NAMES``)
+
+Some callers take a whole module as a namespace (``from acx_oci.model import modelapi as ma``,
+``statuslist``, ``rating as ts``); the names above are the face. ``ANN_ID`` and ``ANN_VERSION`` are two modules'
+(benchmark's, ROM's) and are imported from them. Example::
+
+    from acx_oci.model import level_for, parse_capability, to_purl
+
+    cap = parse_capability("review[python]")
+    assert to_purl("python") in cap.display()
+    level, name = level_for(mu=30.0, sigma=1.2)  # (26, "principal")
+"""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,19 @@
-"""Network edges that are not an OCI registry: one bounded HTTPS fetcher."""
+"""Network edges that are not an OCI registry: one bounded HTTPS fetcher, TLS settings, the deadline guard and
+the witness client. This face is what other wings use:
+
+* :class:`PlainSession` - the HTTPS session the fetcher uses (no netrc, no cookie jar)
+* TLS: ``client_context(host, insecure=..., ca_file=...)``, ``verify_setting``, ``ca_for``, ``default_ca_file`` /
+  ``set_default_ca_file``, ``speaks_tls``, ``split_host_port``
+* ``arm(until)`` -> :class:`Guard` and :class:`GuardedAdapter` - a deadline (monotonic) over a request and its body
+* ``add_checkpoint`` - ask a witness to cosign a checkpoint (the tlog-witness protocol)
+
+Example::
+
+    from acx_oci.net import client_context, split_host_port
+
+    host, port = split_host_port("registry.example", 443)
+    context = client_context(f"{host}:{port}", insecure=False, ca_file=None)
+"""
 
 from __future__ import annotations
 

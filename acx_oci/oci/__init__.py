@@ -1,3 +1,27 @@
+"""OCI, both sides of the wire: references, manifests and indexes, the stores (an image layout on disk or a
+registry over HTTP(S), one :class:`Store` protocol), the Referrers API and its tag-schema fallback, and the copy
+engine. This face is what other wings use:
+
+* ``parse_reference(text)`` -> :class:`Reference` (``HOST[:PORT]/REPO[:TAG|@DIGEST]`` or ``oci:PATH[...]``)
+* ``open_store(ref, options=None)`` -> :class:`Store` (:class:`StoreOptions`: TLS, credentials, limits);
+  :class:`RegistryStore` is the registry one; ``check_pushable``
+* documents: :class:`Descriptor`, :class:`Manifest`, ``build_manifest``, ``parse_manifest``, ``build_index``,
+  ``parse_index``, ``dump``, and the media and artifact types (``MEDIA_*``, ``ARTIFACT_*``, ``EMPTY_*``)
+* referrers: ``referrer_tag``, ``fallback_tag``, ``repair_referrers``, ``referrers_api``, ``api_support``,
+  ``classify_referrers``, :class:`ReferrerListing`
+* copying: ``plan_tree`` / ``read_referrer`` -> :class:`CopyPlan`, ``copy_blobs``, ``push_manifests``
+
+Example::
+
+    from acx_oci.oci import (ARTIFACT_CARTRIDGE, EMPTY_DESCRIPTOR, MEDIA_MANIFEST, build_manifest, open_store,
+                             parse_manifest)
+
+    store = open_store("oci:./layout")
+    raw = build_manifest(ARTIFACT_CARTRIDGE, [EMPTY_DESCRIPTOR])
+    assert parse_manifest(raw).artifact_type == ARTIFACT_CARTRIDGE
+    store.push_manifest(raw, MEDIA_MANIFEST, tag="v1")
+"""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

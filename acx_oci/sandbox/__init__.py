@@ -12,6 +12,13 @@ seccomp filter is installed); CPU and cache side channels; denial of service the
 rw workspace is bounded per file, not in total; RLIMIT_NPROC is per host uid: a root verifier gives each grade,
 game and proof its own (:func:`own_uid`), an unprivileged one shares its own uid's budget with them);
 anything a hostile program does to a process of the same sandbox uid (see :mod:`.grader`).
+
+Example::
+
+    from acx_oci.sandbox import SandboxSpec, run
+
+    result = run(SandboxSpec(time_seconds=10), ["/bin/echo", "hi"])
+    assert result.returncode == 0 and result.stdout.strip() == b"hi"
 """
 
 from __future__ import annotations

@@ -1,4 +1,19 @@
-"""Concrete solvers: the reference stand-in and the ones that run an agent (the edge: processes, files)."""
+"""Concrete solvers: the reference stand-in and the ones that run an agent (the edge: processes, files).
+This face is what other wings use:
+
+* :class:`RomSolver` (the cartridge's ROM, played in the sandbox), :class:`ReferenceSolver` (the deterministic
+  stand-in), :class:`RoutingSolver` (each task to its solver)
+* the ROM on disk: ``new_rom_dir``, ``materialize_rom``, ``game_spec``, ``rom_descriptor``, ``sandbox_version``;
+  the containment proofs ``prove`` and ``prove_game``
+* remote play (a worker of a cluster): :class:`RomBundle` (what travels to a worker once per run), ``play_game``,
+  ``EVENT_TOPIC``
+
+Example::
+
+    from acx_oci.solvers import materialize_rom, new_rom_dir
+
+    rom_dir = materialize_rom(files, into=new_rom_dir())  # files: the ROM's {path: bytes}
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,26 @@
 """A transparency log, pure: RFC 6962 Merkle trees and the C2SP formats (signed-note, tlog-checkpoint,
-tlog-cosignature, tlog-tiles), with no network and no files; fetching is a function the caller injects."""
+tlog-cosignature, tlog-tiles), with no network and no files; fetching is a function the caller injects. This face is
+what other wings use:
+
+* Merkle: ``leaf_hash``, :class:`MemoryTree`, ``inclusion_proof`` / ``verify_inclusion``, ``consistency_proof`` /
+  ``verify_consistency``
+* notes and checkpoints: ``parse`` (a signed note), :class:`Verifier` (``verifier_from_vkey``,
+  ``ed25519_verifier``), ``with_signatures``; :class:`Checkpoint`, ``sign_checkpoint``, ``open_checkpoint``;
+  witnesses as :class:`Cosigner`, ``verify_cosigned`` -> :class:`Cosigned`
+* tiles: :class:`Tile`, ``tiles_for_size``, ``tile_data``, ``verify_tiles``, ``prove_inclusion`` (from tiles a
+  :class:`TileReader` fetches), entry bundles
+* the log proof carried with a credential: ``parse_proof`` -> :class:`LogProof`, ``check_proof``
+* the witness protocol's bodies: ``encode_add_checkpoint``, ``parse_cosignatures``, ``parse_conflict``
+
+Example::
+
+    from acx_oci.tlog import MemoryTree, inclusion_proof, leaf_hash, verify_inclusion
+
+    entries = [b"a", b"b", b"c"]
+    tree = MemoryTree([leaf_hash(e) for e in entries])
+    proof = inclusion_proof(1, tree.size, tree.hash_at)
+    verify_inclusion(1, tree.size, leaf_hash(b"b"), proof, tree.root())  # raises when it does not hold
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,29 @@
 """Our artifacts on OCI, both ways: cartridges, benchmarks, attestations and status lists, exam
 certifications, the cosign projection, and the transparency log's OCI layout and reader.
 
-Imports neither ``consumer`` nor ``verifier`` (an import contract): both sides build on it.
+Imports neither ``consumer`` nor ``verifier`` (an import contract): both sides build on it. This face is what other
+wings use:
+
+* cartridges: ``init_directory``, ``push_directory``, ``load_cartridge`` -> :class:`LoadedCartridge`,
+  ``rom_files``, ``write_directory``
+* attestations: ``push_attestation``, ``push_attempt_record``, their layers (``credential_layer``,
+  ``evidence_layers``, ``records_layer``, ``split_records``); status lists: ``publish_status_list``,
+  ``fetch_status_list``, ``status_tag``
+* the cosign projection and Sigstore bundles: ``attestation_envelope``, ``push_attestation_envelopes``,
+  ``push_projection_layers``, ``push_bundle``, ``remove_bundle``
+* the log on OCI: :class:`LogReader`, ``entry_bytes`` / ``parse_entry``; benchmarks: ``with_graded_tests``
+  (the benchmark module itself is taken whole: ``from acx_oci.services.artifacts import benchmark``)
+
+Example::
+
+    from pathlib import Path
+
+    from acx_oci.oci import open_store
+    from acx_oci.services.artifacts import load_cartridge, push_directory
+
+    store = open_store("oci:./layout")
+    push_directory(store, Path("my-agent"), signer, tag="1.0")
+    assert load_cartridge(store, "1.0", trust=None).rom_digest
 """
 
 from __future__ import annotations

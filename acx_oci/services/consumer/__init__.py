@@ -2,7 +2,29 @@
 and remembers (status lists, verdicts, log heads), ``copy`` (the verified mirror), ``pull``, and
 the log monitor (``log_audit``).
 
-Never imports ``verifier`` (an import contract): the gateway runs this code, not the verifier's.
+Never imports ``verifier`` (an import contract): the gateway runs this code, not the verifier's. This face is what
+other wings use:
+
+* ``resolve_cartridge(store, target, trust, *, now, limits=None, ...)`` -> :class:`~acx_oci.model.Resolution`
+  (and ``resolve_loaded`` for a cartridge already loaded; :class:`ResolveLimits` bounds the work)
+* what it remembers across runs: :class:`StatusHistory`, :class:`LogHistory`
+* ``copy_artifact(CopyRequest(...))`` -> :class:`CopyOutcome`; ``write_pull`` (with ``check_pullable``)
+* the log monitor: ``verify_log``, ``export_log`` -> :class:`LogReport`
+* pieces the gateway reuses: ``fetch_one``, ``material_of``, ``answer_needs``, ``repository_credentials``,
+  :class:`DidFetcher`, ``replay_jobs``
+
+Example::
+
+    from datetime import UTC, datetime
+
+    from acx_oci.oci import open_store
+    from acx_oci.services.consumer import resolve_cartridge
+    from acx_oci.trust import load_trust
+
+    resolution = resolve_cartridge(open_store("localhost:5000/acme/agent"), "1.0", load_trust("trust.yaml"),
+                                   now=datetime.now(UTC))
+    for cap in resolution.capabilities:
+        print(cap.capability.display(), cap.effective)
 """
 
 from __future__ import annotations

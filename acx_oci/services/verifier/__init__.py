@@ -1,7 +1,27 @@
 """The verifier's side: the attest pipeline (``attest`` and its steps ``request``, ``check``, ``plan``,
 ``play``, ``outcome``, ``issue``, ``log``), the ledger, publish, revoke, transcripts, the models
 file, exposures, environment images, regression, executors, and the transparency log writer
-(``log_tree`` on disk, ``log_publish`` to a registry).
+(``log_tree`` on disk, ``log_publish`` to a registry). This face is what other wings use:
+
+* attest's request and outcome: :class:`AttestRequest` with :class:`RegistryOptions`, :class:`SandboxOptions`,
+  :class:`ModelOptions`, :class:`GateOptions`, :class:`BaselineOptions`; the outcome is :class:`Issued`,
+  :class:`NotIssued` or :class:`Refused` (``AttestOutcome``). ``attest``, ``revoke`` and ``rebuild`` themselves are
+  imported from their modules (``acx_oci.services.verifier.attest`` ...): a face name would hide the module
+* publish: ``new_run_dir``, ``publish_folder``, ``run_issuer``; status: ``refresh``
+* the log: :class:`VerifierLog`, ``log_options`` -> :class:`LogOptions`, :class:`Logged`, ``parse_witness``
+* executors: ``parse_executor``, ``open_executor`` -> :class:`DaskExecutor`
+* ``load_models``, ``listing`` (exposures), transcripts (``export``, ``load_export``), ``DEFAULT_TOLERANCE``
+
+Example::
+
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from acx_oci.services.verifier import new_run_dir, publish_folder
+
+    out = new_run_dir(Path("state"))
+    # ... acx_oci.services.verifier.attest.attest(request) fills it ...
+    publish_folder(out, verifier, Path("state"), datetime.now(UTC))
 """
 
 from __future__ import annotations
