@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from acx_oci.sandbox.bwrap import SandboxSpec, run
-from acx_oci.sandbox.grader import grade
+from acx_oci.sandbox import SandboxSpec, grade, run
 
 SIZES = (4, 200)
 

@@ -27,7 +27,7 @@ from acx_oci.model import benchmark as bmodel
 from acx_oci.rating import accept_if as ai
 from acx_oci.rating import engine
 from acx_oci.services.verifier import regression as regr
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.solvers import ReferenceSolver
 
 # The first is the default (no-regression: noninferior(0, 0.9) since issue 34); the second the default before it.
 RULES = [("no-regression", regr.DEFAULT_TOLERANCE), (ai.FLAT_TOLERANCE, regr.DEFAULT_TOLERANCE),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from acx_oci.services.tools.demo import run_demo
+from acx_oci.services.tools import run_demo
 
 from .support.cli import cli
 
@@ -113,14 +113,15 @@ def test_gateway_bad_listen_is_usage_error(demo: Path, tmp_path: Path) -> None:
 
 
 def test_key_pair_json_cannot_claim_a_controller_it_cannot_show(tmp_path: Path) -> None:
-    from acx_oci.crypto.keys import ED25519_PRIV_PREFIX, b58encode, generate_identity
+    from acx_oci.crypto import ED25519_PRIV_PREFIX, generate_identity
+    from acx_oci.crypto.keys import b58encode
 
     ident = generate_identity()
     doc = {"publicKeyMultibase": ident.multikey, "secretKeyMultibase": b58encode(ED25519_PRIV_PREFIX + ident.seed),
            "controller": "did:web:verifier.acx.example"}
     (tmp_path / "forged.json").write_text(json.dumps(doc))
     from acx_oci.errors import UsageError
-    from acx_oci.trust.keyfiles import load_identity
+    from acx_oci.trust import load_identity
 
     with pytest.raises(UsageError, match="cannot show"):
         load_identity(tmp_path / "forged.json")
@@ -132,8 +133,8 @@ def test_key_pair_json_cannot_claim_a_controller_it_cannot_show(tmp_path: Path) 
 
 def test_did_web_document_with_relative_refs_and_rotated_key(tmp_path: Path) -> None:
     """A DID document may reference methods relatively; the key signs under the method id it is listed as."""
-    from acx_oci.crypto.keys import generate_identity
-    from acx_oci.trust.keyfiles import load_identity, write_identity
+    from acx_oci.crypto import generate_identity
+    from acx_oci.trust import load_identity, write_identity
 
     ident = generate_identity("did:web:verifier.example")
     write_identity(tmp_path / "v", ident)
@@ -147,7 +148,7 @@ def test_did_web_document_with_relative_refs_and_rotated_key(tmp_path: Path) -> 
 
 def test_one_state_two_issuers_keeps_two_lists(demo: Path, tmp_path: Path) -> None:
     """Attesting from the same state under a second DID must not re-sign the first DID's list."""
-    from acx_oci.trust.keyfiles import load_identity
+    from acx_oci.trust import load_identity
 
     state = tmp_path / "state"
     shutil.copytree(demo / "verifier-state", state)

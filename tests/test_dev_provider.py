@@ -76,7 +76,7 @@ def test_with_a_maximum_difficulty_it_knows_only_the_easier_tasks(tmp_path: Path
     ``max_difficulty`` the tasks above it get an answer with no files (the untouched tree then fails)."""
     import json
 
-    from acx_oci.egress.standin import SuiteReferenceSolver
+    from acx_oci.egress import SuiteReferenceSolver
 
     suite = _suite(tmp_path / "suite")
     with pytest.raises(ValueError, match=r"expected benchmark\.json listing each task's id and difficulty"):

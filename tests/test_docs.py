@@ -206,7 +206,7 @@ def test_cli_reference_does_not_depend_on_what_ran_first() -> None:
     """click caches a command's help option once built: after real ``-h`` invocations the reference is the same."""
     from click.testing import CliRunner
 
-    from acx_oci.cli.main import main
+    from acx_oci.cli import main
 
     for args in (["--help"], ["resolve", "-h"], ["attest", "--help"]):
         assert CliRunner().invoke(main, args).exit_code == 0

@@ -14,12 +14,18 @@ from pathlib import Path
 import pytest
 import requests
 
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, MEDIA_MANIFEST, Descriptor, build_manifest
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci import (
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_CARTRIDGE,
+    MEDIA_MANIFEST,
+    Descriptor,
+    RegistryStore,
+    StoreOptions,
+    build_manifest,
+    parse_reference,
+)
 from acx_oci.oci.registry import client as registry_client
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.tools.doctor import CAPABILITIES, run_doctor
+from acx_oci.services.tools import CAPABILITIES, run_doctor
 
 from .oci.test_store_registry import auth_registry  # noqa: F401  (the htpasswd registry fixture)
 from .support.cli import cli, ok

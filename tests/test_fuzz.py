@@ -23,23 +23,30 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import AcxError
-from acx_oci.evaluation.policy import load_policy, policy_from_dict
+from acx_oci.evaluation import load_policy
+from acx_oci.evaluation.policy import policy_from_dict
 from acx_oci.evaluation.status_check import check_status_list
 from acx_oci.evaluation.verify import verify_level_credential, verify_proof_only
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.jsonio import MAX_DEPTH, nesting_depth, parse_json, parse_yaml
-from acx_oci.model import statuslist
+from acx_oci.model import (
+    check_record,
+    check_signature,
+    game_predicate,
+    parse_capability,
+    parse_requirement,
+    record_from_json,
+    sign_rom,
+    statuslist,
+    verify_game,
+)
 from acx_oci.model.agentcard import verify_agent_card
-from acx_oci.model.capability import parse_capability, parse_requirement, record_from_json
-from acx_oci.model.exam_record import check_record
-from acx_oci.model.gamerecords import game_predicate, verify_game
-from acx_oci.model.rom import check_signature, sign_rom
-from acx_oci.oci.model import MEDIA_EMPTY, Descriptor, build_index, build_manifest, parse_index, parse_manifest
+from acx_oci.oci import MEDIA_EMPTY, Descriptor, build_index, build_manifest, parse_index, parse_manifest
 from acx_oci.services.artifacts.certification import PREDICATE_EXAM_CERTIFICATION, verify_envelope_for
-from acx_oci.trust import did
-from acx_oci.trust.trustfile import load_trust, trust_from_dict
+from acx_oci.trust import did, load_trust
+from acx_oci.trust.trustfile import trust_from_dict
 
 from .support import forgery_world
 from .support.cli import cli
@@ -200,9 +207,9 @@ def test_the_judge_takes_a_newer_credential_of_any_shape(member: str, value: Any
 
 def judge_any_shape(cred: dict[str, Any], newer: bool) -> Any:
     """Judge ``cred`` (made newer than everything with ``newer``) next to the world's valid credential."""
-    from acx_oci.evaluation.judge import CartridgeFacts, FetchedAttestation, Material, judge_credentials
-    from acx_oci.model.level_credential import LevelCredential
-    from acx_oci.model.rom import STATUS_VALID
+    from acx_oci.evaluation import CartridgeFacts, FetchedAttestation, Material
+    from acx_oci.evaluation.judge import judge_credentials
+    from acx_oci.model import STATUS_VALID, LevelCredential
 
     class Claim:  # the world's credential names this id; no (taskType, stack) hashes to it
         id = "build-dag-0123abcd"

@@ -116,7 +116,7 @@ def test_the_model_sections_models_file_leaves_the_gate_enough_post_cutoff_exams
     at least the 30 rated held-out exams the gate needs (2026-06-30 left 17: every run refused, then a cooldown)."""
     from acx_oci.model import benchmark as bmodel
     from acx_oci.services.artifacts.benchmark import load_suite_dir
-    from acx_oci.services.verifier.models import load_models
+    from acx_oci.services.verifier import load_models
 
     page = PAGE.read_text("utf-8")
     body = re.search(r"^cat > models\.yaml <<'EOF'\n(.*?)^EOF$", page, flags=re.S | re.M)

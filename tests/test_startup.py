@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from acx_oci.cli.main import COMMANDS, load_all, summary_line
+from acx_oci.cli import load_all
+from acx_oci.cli.main import COMMANDS, summary_line
 from acx_oci.cli.reference import render
 
 from .support.env import ROOT

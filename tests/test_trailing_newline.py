@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from acx_oci.crypto.digest import check_digest, is_digest
+from acx_oci.crypto import check_digest
+from acx_oci.crypto.digest import is_digest
 from acx_oci.errors import AcxError, UsageError
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import parse_own_tag
-from acx_oci.services.artifacts.attestation import status_tag
+from acx_oci.oci import parse_own_tag, parse_reference
+from acx_oci.services.artifacts import status_tag
 from acx_oci.trust.did import DID_SYNTAX
 
 HEX = "ab" * 32

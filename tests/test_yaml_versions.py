@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import DuplicateMemberError, UsageError
-from acx_oci.evaluation.policy import DENY, CapabilityRequirement, evaluate, load_policy
+from acx_oci.evaluation import evaluate, load_policy
+from acx_oci.evaluation.policy import DENY, CapabilityRequirement
 from acx_oci.files import load_yaml
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from .support.cli import cli
 

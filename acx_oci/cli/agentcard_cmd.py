@@ -15,9 +15,8 @@ from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import ResolveFlags, resolve_options, run_resolution
 from acx_oci.errors import DidError, UsageError
 from acx_oci.files import load_json_file
-from acx_oci.model.agentcard import build_agent_card, card_signers, sign_agent_card, verify_signed_by
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.model import build_agent_card, card_signers, sign_agent_card, verify_signed_by
+from acx_oci.trust import Trust, load_identity, load_trust
 from acx_oci.urls import without_fragment
 
 WELL_KNOWN = Path(".well-known") / "agent-card.json"  # A2A's discovery path

@@ -19,30 +19,33 @@ from acx_oci.cli.log_opts import producer_log_options
 from acx_oci.cli.main import main
 from acx_oci.cli.progress import ProgressDisplay
 from acx_oci.errors import UsageError
-from acx_oci.oci.store import StoreOptions
-from acx_oci.rating.solver import Solver
-from acx_oci.services.verifier.attest import (
+from acx_oci.oci import StoreOptions
+from acx_oci.rating import Solver
+from acx_oci.services.verifier import (
+    DEFAULT_TOLERANCE,
     AttestOutcome,
     AttestRequest,
     BaselineOptions,
     GateOptions,
     Issued,
+    Logged,
+    LogOptions,
     ModelOptions,
+    ModelReplayExport,
+    ModelReplayReport,
     NotIssued,
     Refused,
     RegistryOptions,
     SandboxOptions,
-    attest,
+    load_export,
+    load_models,
+    new_run_dir,
+    run_issuer,
 )
-from acx_oci.services.verifier.log import Logged, LogOptions
-from acx_oci.services.verifier.models import load_models
-from acx_oci.services.verifier.publish_dir import new_run_dir, run_issuer
-from acx_oci.services.verifier.regression import DEFAULT_TOLERANCE
-from acx_oci.services.verifier.transcripts import ModelReplayExport, ModelReplayReport, load_export
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.services.verifier.attest import attest
+from acx_oci.solvers import ReferenceSolver
 from acx_oci.timeutil import parse_duration
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
+from acx_oci.trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, load_identity
 
 
 def _solver(kind: str | None, competence: float | None) -> Solver | None:
@@ -375,7 +378,7 @@ def _publish_command(out_dir: Path, verifier: VerifierFlags, options: StoreOptio
                      log: LogOptions | None) -> None:
     from datetime import UTC, datetime
 
-    from acx_oci.services.verifier.publish_dir import publish_folder
+    from acx_oci.services.verifier import publish_folder
 
     issuer = verifier.issuer
     if issuer is None:  # the run's issuer, as result.json recorded it

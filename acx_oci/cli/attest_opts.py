@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from acx_oci.cli.executor_opts import ExecutorFlags
 from acx_oci.cli.log_opts import LogFlags
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

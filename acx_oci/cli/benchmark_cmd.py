@@ -10,14 +10,14 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
-from acx_oci.crypto.seal import recipient_from_did_document
+from acx_oci.crypto import recipient_from_did_document
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file
 from acx_oci.model import benchmark as bmodel
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci import parse_reference
 from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.tools import examples as ex
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 
 @main.group()
@@ -119,12 +119,12 @@ def benchmark_push(directory: Path, ref: str, seal_to: tuple[Path, ...], records
           --seal-to keys/verifier.did.json --certifications ./certs --certifier-key keys/certifier.key
     """
     from acx_oci.errors import VerificationError
-    from acx_oci.oci.store import StoreOptions
+    from acx_oci.oci import StoreOptions
     from acx_oci.services.artifacts import benchmark_env as benv
     from acx_oci.services.artifacts import certification as cert
-    from acx_oci.services.artifacts.benchmark_graded import with_graded_tests
+    from acx_oci.services.artifacts import with_graded_tests
     from acx_oci.services.exams import default_out
-    from acx_oci.services.exams.environments import default_store as default_env_store
+    from acx_oci.services.exams import default_store as default_env_store
 
     looked_in = records_dir or default_out()
     check = cert.check_suite(directory, looked_in)
@@ -255,7 +255,7 @@ def benchmark_exposures(state_dir: Path, benchmark_digest: str | None, as_json: 
     Example:
       acx-oci benchmark exposures --state ~/.acx-oci/verifier --json
     """
-    from acx_oci.services.verifier.exposures import listing
+    from acx_oci.services.verifier import listing
 
     rows = listing(state_dir, benchmark_digest)
     if as_json:
@@ -274,7 +274,7 @@ def benchmark_exposures(state_dir: Path, benchmark_digest: str | None, as_json: 
 def _uncertified(problems: list[str], directory: Path, records: Path) -> str:
     """The problems in one line: the exams with no record at all as one list with the command that makes them
     (a suite never certified, or --certifications forgotten, named 150 times), then the first others."""
-    from acx_oci.services.artifacts.certification import NO_RECORD as cert_missing
+    from acx_oci.services.artifacts import NO_RECORD as cert_missing
 
     missing = [p.split(":", 1)[0].removeprefix("exam ") for p in problems if p.endswith(cert_missing)]
     others = [p for p in problems if not p.endswith(cert_missing)]

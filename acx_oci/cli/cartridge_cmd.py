@@ -13,14 +13,11 @@ from acx_oci.cli.common import emit_json, json_option, level_state, partial_json
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import ResolveFlags, check_deadline, resolve_loaded_cli, resolve_options
 from acx_oci.errors import AcxError, UsageError, VerificationError
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.modelapi import parse_model_flag
-from acx_oci.model.rom import runtime_digest, runtime_limits, runtime_of
-from acx_oci.oci.ref import parse_reference
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
-from acx_oci.services.consumer.pull import check_output_dir, check_pullable, write_pull
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.model import parse_capability, parse_model_flag, runtime_digest, runtime_limits, runtime_of
+from acx_oci.oci import parse_reference
+from acx_oci.services.artifacts import LoadedCartridge, init_directory, load_cartridge, push_directory
+from acx_oci.services.consumer import check_output_dir, check_pullable, write_pull
+from acx_oci.trust import Trust, load_identity, load_trust
 
 
 @main.group()
@@ -248,7 +245,7 @@ def _pull(ref: str, out: Path, trust_path: Path | None, requirements: tuple[str,
     """Everything ``pull`` checks, then the write; what is known so far goes into ``failed`` for --json."""
     from datetime import UTC, datetime
 
-    from acx_oci.evaluation.require_text import parse_require, unmet
+    from acx_oci.evaluation import parse_require, unmet
 
     required = [parse_require(text) for text in requirements]  # parsed once, before any network
     if requirements and trust_path is None:

@@ -14,8 +14,7 @@ import sys
 import threading
 
 from acx_oci.cli.progress import ProgressDisplay
-from acx_oci.services.exams import FINISHED
-from acx_oci.services.exams.environments import StageReport
+from acx_oci.services.exams import FINISHED, StageReport
 
 #: Running exams named on the status line; the rest are counted (a terminal line is short).
 SHOWN = 3

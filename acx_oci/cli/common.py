@@ -10,10 +10,9 @@ from typing import Any, TypeVar, overload
 import click
 
 from acx_oci.cli.jsonout import emit_json, partial_json, want_json
-from acx_oci.model.agentcard import level_word
-from acx_oci.net.tls import set_default_ca_file
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.model import level_word
+from acx_oci.net import set_default_ca_file
+from acx_oci.oci import Store, StoreOptions, open_store
 from acx_oci.timeutil import WORK_BASE_SECONDS, WORK_PER_MIB, WORK_PER_REFERRER, Deadline, deadline_scope
 
 F = TypeVar("F", bound=Callable[..., Any])

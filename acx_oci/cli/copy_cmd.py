@@ -12,11 +12,9 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import status_cache_option
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.consumer.copy import CopyOutcome, CopyRequest, copy_artifact
-from acx_oci.services.consumer.resolve import ResolveLimits
-from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import StoreOptions
+from acx_oci.services.consumer import CopyOutcome, CopyRequest, ResolveLimits, StatusHistory, copy_artifact
+from acx_oci.trust import load_trust
 
 
 class _Bar:

@@ -41,8 +41,8 @@ def demo(registry: str | None, workdir: Path | None, plain_http: bool, insecure:
     import shutil
     import tempfile
 
-    from acx_oci.oci.store import StoreOptions
-    from acx_oci.services.tools.demo import run_demo
+    from acx_oci.oci import StoreOptions
+    from acx_oci.services.tools import run_demo
 
     base = workdir or Path(tempfile.mkdtemp(prefix="acx-demo-"))
     if base.exists() and any(base.iterdir()):

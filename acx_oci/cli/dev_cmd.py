@@ -43,7 +43,7 @@ def provider(suite_dir: Path, listen: str, api_key_env: str | None, models: tupl
     Example:
       acx-oci dev provider --suite ./bench-py --max-difficulty 35 --api-key-env ACME_API_KEY &
     """
-    from acx_oci.egress.standin import StandinProvider, SuiteReferenceSolver
+    from acx_oci.egress import StandinProvider, SuiteReferenceSolver
     from acx_oci.gateway import parse_listen
 
     host, port = parse_listen(listen)

@@ -6,8 +6,8 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.tools.doctor import CAPABILITIES, run_doctor
+from acx_oci.oci import StoreOptions
+from acx_oci.services.tools import CAPABILITIES, run_doctor
 
 _LABELS = {
     "referrersApi": "OCI 1.1 Referrers API",

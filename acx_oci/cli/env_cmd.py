@@ -9,14 +9,11 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options
 from acx_oci.cli.main import main
+from acx_oci.envimage import BuiltImage, build_image, pyenv
 from acx_oci.envimage import cache as envcache
-from acx_oci.envimage import pyenv
-from acx_oci.envimage.build import BuiltImage, build_image
 from acx_oci.errors import UsageError
 from acx_oci.files import load_json_file, read_bytes
-from acx_oci.oci.open import check_pushable
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions, check_pushable, parse_reference
 
 
 @main.group("env")

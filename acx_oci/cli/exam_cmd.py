@@ -79,8 +79,7 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
       acx-oci exam certify ./corpus --out ./certs --executor dask://127.0.0.1:8786
     """
     from acx_oci.cli.certify_progress import CertifyProgress
-    from acx_oci.services.exams.environments import carrying_specs
-    from acx_oci.services.exams.source import discover
+    from acx_oci.services.exams import carrying_specs, discover
 
     dirs = discover(path)
     with_specs = carrying_specs(dirs) if environments is not False and not (promote or image_ref) else []
@@ -92,15 +91,15 @@ def exam_certify(path: Path, jobs: int | None, out: Path | None, patterns: Path 
         if executor_opts["executor"] != "local":
             raise UsageError("exam certify: --promote/--image runs on this host only; drop --executor")
         from acx_oci.envimage import prepare_image
-        from acx_oci.oci.store import StoreOptions
+        from acx_oci.oci import StoreOptions
 
         ref = image_ref or _declared_image(path)
         image = prepare_image(ref, StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout))
     shown = CertifyProgress(len(dirs), json_events=executor_opts["json_events"], tty=sys.stderr.isatty())
     envs = None
     if with_specs:
-        from acx_oci.oci.store import StoreOptions
-        from acx_oci.services.exams.environments import EnvImages
+        from acx_oci.oci import StoreOptions
+        from acx_oci.services.exams import EnvImages
 
         envs = EnvImages(env_store, store_options=StoreOptions(plain_http=plain_http, insecure=insecure,
                                                                timeout=timeout), find_links=find_links,
@@ -291,7 +290,7 @@ def exam_report(records_dir: Path | None, runs_dir: Path | None, cartridges: tup
     Example:
       acx-oci exam report --records ./certs --runs ./attest-runs
     """
-    from acx_oci.oci.ref import parse_reference
+    from acx_oci.oci import parse_reference
     from acx_oci.services.tools import runs as exam_runs
 
     if records_dir is None and runs_dir is None and not cartridges and rollouts is None:
@@ -357,10 +356,10 @@ def exam_verify(bench_ref: str, trust_path: Path | None, plain_http: bool, insec
     """
     from acx_oci.errors import VerificationError
     from acx_oci.model import benchmark as bmodel
-    from acx_oci.oci.ref import parse_reference
+    from acx_oci.oci import parse_reference
     from acx_oci.services.artifacts import benchmark as bm
     from acx_oci.services.artifacts import certification as cert
-    from acx_oci.trust.trustfile import load_trust
+    from acx_oci.trust import load_trust
 
     trust = load_trust(trust_path) if trust_path else None
     store = store_for(bench_ref, plain_http, insecure, timeout)

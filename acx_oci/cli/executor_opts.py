@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from acx_oci.services.verifier.executors import open_executor, parse_executor
+from acx_oci.services.verifier import open_executor, parse_executor
 
 if TYPE_CHECKING:
-    from acx_oci.services.verifier.executors.dask_cluster import DaskExecutor
+    from acx_oci.services.verifier import DaskExecutor
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,8 +9,7 @@ import click
 
 from acx_oci.cli.certify_progress import CertifyProgress
 from acx_oci.cli.common import emit_json, json_option, registry_options
-from acx_oci.services.exams import FINISHED
-from acx_oci.services.exams.predictions import Images
+from acx_oci.services.exams import FINISHED, Images
 
 
 @click.command("grade")
@@ -82,8 +81,8 @@ def _images(env_store: str | None, environments: bool, plain_http: bool, insecur
     """Each exam's environment image, as exam certify has it (pulled by spec digest, else built); none without."""
     if not environments:
         return lambda src: None
-    from acx_oci.oci.store import StoreOptions
-    from acx_oci.services.exams.environments import EnvImages
+    from acx_oci.oci import StoreOptions
+    from acx_oci.services.exams import EnvImages
 
     return EnvImages(env_store, store_options=StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout),
                      stages=shown.stages)

@@ -11,11 +11,11 @@ import click
 from acx_oci.cli.common import emit_json, env_source_options, json_option, registry_options
 from acx_oci.cli.executor_opts import executor_options, open_from_options
 from acx_oci.errors import UsageError
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions
 from acx_oci.services.exams import candidates as cand
 
 if TYPE_CHECKING:
-    from acx_oci.services.exams.harvest import Grading
+    from acx_oci.services.exams import Grading
 
 
 def _window(f: Any) -> Any:
@@ -136,10 +136,9 @@ def exam_harvest(repo: Path, since: str | None, until: str | None, limit: int, f
       acx-oci benchmark push ./suite oci:./bench:1 --seal-to verifier.did.json --certifications ./certs \\
           --env-store oci:./env-images --certifier-key certifier.key
     """
-    from acx_oci.envimage.pyenv import PYTHONS
+    from acx_oci.envimage import PYTHONS
+    from acx_oci.services.exams import default_store, importer
     from acx_oci.services.exams import harvest as hv
-    from acx_oci.services.exams import importer
-    from acx_oci.services.exams.environments import default_store
 
     stated = importer.parse_classification(classification)
     if python is not None and python not in PYTHONS:  # said once, not as every candidate's refusal

@@ -10,10 +10,9 @@ from cryptography.hazmat.primitives import serialization
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import generate_identity
 from acx_oci.errors import UsageError
-from acx_oci.trust.did import check_did
-from acx_oci.trust.keyfiles import load_identity, write_identity
+from acx_oci.trust import check_did, load_identity, write_identity
 
 
 @main.command()

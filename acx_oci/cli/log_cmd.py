@@ -9,10 +9,9 @@ import click
 from acx_oci.cli.common import emit_json, json_option, registry_options, store_for
 from acx_oci.cli.main import main
 from acx_oci.files import read_bytes
-from acx_oci.services.artifacts.log_reader import LogReader
-from acx_oci.services.consumer.log_audit import LogReport, export_log, verify_log
-from acx_oci.tlog.checkpoint import Cosigner, cosigner_from_vkey
-from acx_oci.tlog.note import Verifier, verifier_from_vkey
+from acx_oci.services.artifacts import LogReader
+from acx_oci.services.consumer import LogReport, export_log, verify_log
+from acx_oci.tlog import Cosigner, Verifier, cosigner_from_vkey, verifier_from_vkey
 
 
 def _vkey(value: str) -> str:

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.verifier.log import LogOptions, log_options
+from acx_oci.oci import StoreOptions
+from acx_oci.services.verifier import LogOptions, log_options
 
 F = TypeVar("F", bound=Any)
 

@@ -17,11 +17,10 @@ from acx_oci.cli.referrers_cmd import (
     resolve_loaded_cli,
     status_cache_option,
 )
-from acx_oci.evaluation.policy import evaluate, load_policy
-from acx_oci.evaluation.requirements import RequirementResult, Verdict
-from acx_oci.oci.ref import parse_reference
-from acx_oci.services.artifacts.cartridge import load_cartridge
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.evaluation import RequirementResult, Verdict, evaluate, load_policy
+from acx_oci.oci import parse_reference
+from acx_oci.services.artifacts import load_cartridge
+from acx_oci.trust import load_trust
 
 
 @main.group()
@@ -206,10 +205,8 @@ def gateway(upstream: str, listen: str, policy_path: Path, trust_path: Path, fre
       acx-oci gateway --upstream https://registry.internal:5443 --ca-file internal-ca.pem --policy policy.yaml \\
           --trust trust.yaml
     """
-    from acx_oci.gateway import GatewayConfig, parse_listen, serve
-    from acx_oci.gateway.limits import ServerLimits
-    from acx_oci.gateway.tls import check_options, server_context
-    from acx_oci.net.tls import client_context
+    from acx_oci.gateway import GatewayConfig, ServerLimits, check_options, parse_listen, serve, server_context
+    from acx_oci.net import client_context
 
     parse_listen(listen)  # a bad --listen is a usage error before anything starts
     tls_files = check_options(tls_cert, tls_key, tls_client_ca)

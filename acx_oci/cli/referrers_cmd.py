@@ -15,17 +15,12 @@ from acx_oci.cli.common import emit_json, json_option, level_state, registry_opt
 from acx_oci.cli.main import main
 from acx_oci.errors import DeadlineExceeded, UsageError
 from acx_oci.files import load_json_file
-from acx_oci.model.resolution import Resolution
-from acx_oci.model.rom import status_display
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import repair_changes, repair_referrers
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import fetch_status_list_https
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
-from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.model import Resolution, status_display
+from acx_oci.oci import Store, parse_reference, repair_changes, repair_referrers
+from acx_oci.services.artifacts import LoadedCartridge, fetch_status_list_https, load_cartridge
+from acx_oci.services.consumer import ResolveLimits, StatusHistory, resolve_loaded
 from acx_oci.timeutil import current_deadline
-from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.trust import Trust, load_trust
 
 
 def _short(digest: str | None) -> str:
@@ -153,7 +148,7 @@ def resolve_options(command: Any) -> Any:
 
 def load_status_list_files(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
     """``--status-list`` files, each checked to be a BitstringStatusListCredential."""
-    from acx_oci.model.statuslist import list_subject
+    from acx_oci.model import list_subject
 
     lists = []
     for p in paths:
@@ -272,7 +267,7 @@ def resolve(ref: str, trust_path: Path, requirements: tuple[str, ...], flags: Re
     Exit codes: 0 resolved (every --require met), 1 a --require unmet or the
     ROM tampered, 2 bad input, 3 registry failure.
     """
-    from acx_oci.evaluation.require_text import parse_require, unmet
+    from acx_oci.evaluation import parse_require, unmet
 
     required = [parse_require(text) for text in requirements]  # parsed once: bad input before any network
     trust = load_trust(trust_path)

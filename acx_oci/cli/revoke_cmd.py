@@ -13,9 +13,9 @@ from acx_oci.cli.attest_cmd import render_logged
 from acx_oci.cli.common import emit_json, json_option, registry_options, verifier_state_options
 from acx_oci.cli.log_opts import log_from_options, producer_log_options
 from acx_oci.cli.main import main
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.verifier.log import VerifierLog
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import StoreOptions
+from acx_oci.services.verifier import VerifierLog
+from acx_oci.trust import load_identity
 
 
 @main.command("revoke")
@@ -85,7 +85,7 @@ def status_refresh_command(key: Path, issuer: str | None, state_dir: Path, plain
     """
     from datetime import UTC, datetime
 
-    from acx_oci.services.verifier.revoke import refresh
+    from acx_oci.services.verifier import refresh
 
     ident = load_identity(key, did=issuer)
     options = StoreOptions(plain_http=plain_http, insecure=insecure, timeout=timeout)

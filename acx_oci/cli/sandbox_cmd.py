@@ -10,11 +10,11 @@ import click
 from acx_oci import sandbox
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress import ModelSetup, model_key
 from acx_oci.errors import UsageError
 from acx_oci.model import modelapi as ma
-from acx_oci.services.verifier.models import load_models, model_key
-from acx_oci.solvers.rom import game_spec, prove_game
+from acx_oci.services.verifier import load_models
+from acx_oci.solvers import game_spec, prove_game
 
 
 @main.group("sandbox")

@@ -8,9 +8,9 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option, registry_options, verifier_state_options
 from acx_oci.cli.main import main
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.verifier.log import parse_witness
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import StoreOptions
+from acx_oci.services.verifier import parse_witness
+from acx_oci.trust import load_identity
 
 
 @main.group("state")

@@ -8,10 +8,10 @@ import click
 
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
-from acx_oci.crypto.seal import recipient_from_did_document
+from acx_oci.crypto import recipient_from_did_document
 from acx_oci.files import load_json_file
-from acx_oci.services.verifier.transcripts import export
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.services.verifier import export
+from acx_oci.trust import load_identity
 
 
 @main.group()

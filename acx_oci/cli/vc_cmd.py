@@ -13,30 +13,34 @@ import click
 from acx_oci.cli.common import emit_json, json_option
 from acx_oci.cli.main import main
 from acx_oci.cli.referrers_cmd import no_log_option, status_cache_option
-from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, check_digest, sha256_digest
 from acx_oci.errors import RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.accept import accepting, one_attestation
-from acx_oci.evaluation.checks import VerifyResult, base, ok, skip
-from acx_oci.evaluation.judge import LOG_CHECK, Expected
-from acx_oci.evaluation.log_check import pinned_keys
-from acx_oci.evaluation.verify import proof_only
+from acx_oci.evaluation import (
+    LOG_CHECK,
+    Expected,
+    VerifyResult,
+    accepting,
+    base,
+    ok,
+    one_attestation,
+    pinned_keys,
+    proof_only,
+    skip,
+)
 from acx_oci.files import load_json_file, read_bytes
-from acx_oci.model import statuslist
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.level_view import LevelView
-from acx_oci.services.artifacts.attestation import fetch_status_list_https
-from acx_oci.services.consumer.answers import answer_needs
-from acx_oci.services.consumer.attestation_fetch import credential_file
-from acx_oci.services.consumer.did_keys import DidFetcher
-from acx_oci.services.consumer.log_fetch import gather_logs, remember_logs
-from acx_oci.services.consumer.logcache import LogHistory
-from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.model import LevelCredential, LevelView, parse_capability, statuslist
+from acx_oci.services.artifacts import fetch_status_list_https
+from acx_oci.services.consumer import (
+    DidFetcher,
+    LogHistory,
+    StatusHistory,
+    answer_needs,
+    credential_file,
+    gather_logs,
+    remember_logs,
+)
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.did import check_did, controller_of
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import Trust, load_trust
+from acx_oci.trust import Trust, check_did, controller_of, load_identity, load_trust
 from acx_oci.urls import without_fragment
 
 
@@ -82,7 +86,7 @@ def vc_sign(file: Path, key: Path, method: str | None, created: str | None, proo
     Example:
       acx-oci vc sign unsigned.json --key keys/verifier.key > signed.json
     """
-    from acx_oci.crypto.dataintegrity import sign
+    from acx_oci.crypto import sign
 
     doc = _json_object(file, "document")
     ident = load_identity(key)

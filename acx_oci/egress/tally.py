@@ -10,8 +10,7 @@ import time
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.egress.recording import ModelRun, b64
 from acx_oci.model import modelapi as ma
 

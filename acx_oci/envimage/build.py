@@ -30,12 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from acx_oci.crypto.digest import StreamDigest
+from acx_oci.crypto import StreamDigest
 from acx_oci.errors import UsageError
-from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor, dump
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci import MEDIA_MANIFEST, Descriptor, Store, StoreOptions, dump, open_store, parse_reference
 
 MEDIA_LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
 MEDIA_CONFIG = "application/vnd.oci.image.config.v1+json"

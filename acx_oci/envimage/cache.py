@@ -21,15 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.crypto.digest import check_digest
+from acx_oci.crypto import check_digest
 from acx_oci.envimage.build import ANN_PACKAGES
 from acx_oci.envimage.unpack import Limits, Unpacker, remove_tree
 from acx_oci.errors import ImageUnsafe, UsageError
 from acx_oci.jsonio import as_array, as_object, loads
-from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST, MEDIA_INDEX, MEDIA_MANIFEST
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci import (
+    MAX_MANIFEST_BYTES,
+    MEDIA_DOCKER_LIST,
+    MEDIA_DOCKER_MANIFEST,
+    MEDIA_INDEX,
+    MEDIA_MANIFEST,
+    Store,
+    StoreOptions,
+    open_store,
+    parse_reference,
+)
 
 GZIP_LAYERS = ("application/vnd.oci.image.layer.v1.tar+gzip", "application/vnd.docker.image.rootfs.diff.tar.gzip")
 TAR_LAYERS = ("application/vnd.oci.image.layer.v1.tar",)

@@ -25,8 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.envimage.build import Layer, repack
 
 #: What the cache keeps of a layer besides its file (the file's own path is where it is found again).

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acx_oci.crypto.digest import StreamDigest
+from acx_oci.crypto import StreamDigest
 from acx_oci.envimage import sdist
 from acx_oci.envimage.build import oci_arch
 from acx_oci.envimage.requirement import admit, normalize, shown

@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.envimage import layers, preflight
 from acx_oci.envimage.build import BuiltImage, Layer, image_from_layers, resolve_epoch
 from acx_oci.envimage.cache import default_cache_dir
@@ -47,8 +46,8 @@ from acx_oci.envimage.requirement import admit, name_of, normalize
 from acx_oci.envimage.root import DebianRoot, cached_root
 from acx_oci.envimage.unpack import remove_tree
 from acx_oci.errors import AcxError, MachineUnfit, NoWheel, RegistryError, UsageError
-from acx_oci.oci.store import StoreOptions
-from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run, staging_dir
+from acx_oci.oci import StoreOptions
+from acx_oci.sandbox import SandboxSpec, give_to_sandbox, run, staging_dir
 
 VENV = "/opt/acx-venv"
 VENV_PYTHON = f"{VENV}/bin/python"
@@ -399,8 +398,7 @@ def ensure_image(spec: dict[str, Any], store: str, *, build: bool = True,
                  store_options: StoreOptions | None = None, **build_args: Any) -> str:
     """The pinned reference of the spec's image in ``store`` (``oci:DIR`` or ``registry/repo``): the tag
     :func:`spec_tag` if it is there, else built and pushed under it (``build=False``: refused instead)."""
-    from acx_oci.oci.open import open_store
-    from acx_oci.oci.ref import parse_reference
+    from acx_oci.oci import open_store, parse_reference
 
     ref = f"{store}:{spec_tag(spec)}"
     reference = parse_reference(ref)

@@ -14,13 +14,12 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.envimage.build import run_mmdebstrap
 from acx_oci.envimage.cache import default_cache_dir
 from acx_oci.envimage.unpack import Unpacker
 from acx_oci.errors import MachineUnfit, UsageError
-from acx_oci.sandbox.bwrap import staging_dir
+from acx_oci.sandbox import staging_dir
 
 #: How long a Debian root made for one spec is reused by the next spec of its suite. A root older than this is
 #: made again, so the suite's security updates reach new images within a week.

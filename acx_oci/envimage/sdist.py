@@ -33,7 +33,7 @@ from urllib.parse import unquote, urljoin, urlparse
 from acx_oci.envimage.bounded import read_toml
 from acx_oci.envimage.requirement import normalize, shown, sort_out
 from acx_oci.errors import MachineUnfit, NoWheel, UsageError
-from acx_oci.sandbox.bwrap import SandboxSpec, give_to_sandbox, run
+from acx_oci.sandbox import SandboxSpec, give_to_sandbox, run
 from acx_oci.urls import without_fragment
 
 MAX_SDIST_BYTES = 256 * 1024 * 1024

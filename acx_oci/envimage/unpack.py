@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from acx_oci import safetree
-from acx_oci.crypto.digest import StreamDigest
+from acx_oci.crypto import StreamDigest
 from acx_oci.errors import ImageUnsafe, PathOutside
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024 * 1024

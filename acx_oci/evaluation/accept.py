@@ -18,7 +18,8 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.evaluation.checks import Check, VerifyResult, bad
-from acx_oci.evaluation.judge import (
+from acx_oci.evaluation.judge import judging
+from acx_oci.evaluation.judge_input import (
     Answer,
     CartridgeFacts,
     Expected,
@@ -26,12 +27,11 @@ from acx_oci.evaluation.judge import (
     Judgement,
     Material,
     Need,
-    judging,
     settled,
 )
 from acx_oci.evaluation.log_check import LogView
-from acx_oci.model.resolution import AcceptedCredential, Rejection
-from acx_oci.trust.trustfile import Trust
+from acx_oci.model import AcceptedCredential, Rejection
+from acx_oci.trust import Trust
 
 
 @dataclass(frozen=True)

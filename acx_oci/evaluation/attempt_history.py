@@ -21,14 +21,22 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import check_proofs
 from acx_oci.evaluation.did_documents import DidDocuments
-from acx_oci.evaluation.judge import CartridgeFacts, Material
-from acx_oci.model.attempt import VERDICT_ISSUED, AttemptCount, parse_attempt_record
-from acx_oci.model.credential import credential_attempt, issuer_id, level_result
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import AttemptEntry, AttemptHistory, CapabilityResolution
-from acx_oci.model.statuslist import rfc3339
+from acx_oci.evaluation.judge_input import CartridgeFacts, Material
+from acx_oci.model import (
+    VERDICT_ISSUED,
+    AttemptCount,
+    AttemptEntry,
+    AttemptHistory,
+    CapabilityResolution,
+    LevelCredential,
+    credential_attempt,
+    issuer_id,
+    level_result,
+    parse_attempt_record,
+    rfc3339,
+)
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 # A credential rejected only for these still records an attempt the verifier made (it was issued): its proof was
 # verified with the other rules. Not ``superseded``: the walk lists older credentials so without verifying them,

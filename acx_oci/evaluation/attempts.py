@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from acx_oci.model.resolution import AttemptHistory
+from acx_oci.model import AttemptHistory
 
 SCOPE_CARTRIDGE, SCOPE_PUBLISHER = "cartridge", "publisher"  # maxAttempts.scope
 

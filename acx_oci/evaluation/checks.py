@@ -17,8 +17,7 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.crypto import dataintegrity
 from acx_oci.model import statuslist
-from acx_oci.trust import did
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust, did
 from acx_oci.urls import without_fragment
 
 KeyResolver = Callable[[str], list[tuple[str, bytes]]]

@@ -12,7 +12,7 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.evaluation.checks import Check, bad, ok
-from acx_oci.trust.trustfile import PostCutoff
+from acx_oci.trust import PostCutoff
 
 CHECK = "post_cutoff"
 

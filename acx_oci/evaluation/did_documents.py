@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import AcxError, DidError
-from acx_oci.trust import did
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust, did
 
 MAX_DID_DOCUMENTS = 32  # did:web documents one judgement may ask for (an honest one needs a verifier or two)
 MAX_DID_ROUNDS = 3  # verifications of one credential: verify, ask for what was missing, verify again (+1 spare)

@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload, verify_envelope
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, envelope_payload, sha256_digest, verify_envelope
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, ok, skip
 from acx_oci.jsonio import loads_ijson
-from acx_oci.model.credential import evidence_digest
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential, evidence_digest
 
 
 def check_evidence(credential: LevelCredential, res: dict[str, Any], issuer: str | None, ctx: VerifyContext,

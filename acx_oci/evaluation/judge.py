@@ -28,31 +28,36 @@ from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, KeyResolver, StatusCache, VerifyContext, bad
 from acx_oci.evaluation.did_documents import MAX_DID_ROUNDS, DidDocuments
-from acx_oci.evaluation.judge_input import Answer as Answer
-from acx_oci.evaluation.judge_input import CartridgeFacts as CartridgeFacts
-from acx_oci.evaluation.judge_input import Expected as Expected
-from acx_oci.evaluation.judge_input import FetchedAttestation as FetchedAttestation
-from acx_oci.evaluation.judge_input import Judgement as Judgement
-from acx_oci.evaluation.judge_input import JudgeSteps as JudgeSteps
-from acx_oci.evaluation.judge_input import Material as Material
-from acx_oci.evaluation.judge_input import Need as Need
-from acx_oci.evaluation.judge_input import NeedDidDocument as NeedDidDocument
-from acx_oci.evaluation.judge_input import NeedReplay as NeedReplay
-from acx_oci.evaluation.judge_input import StatusKey as StatusKey
-from acx_oci.evaluation.judge_input import settled as settled
+from acx_oci.evaluation.judge_input import (
+    Answer,
+    CartridgeFacts,
+    Expected,
+    FetchedAttestation,
+    Judgement,
+    JudgeSteps,
+    Material,
+    Need,
+    NeedDidDocument,
+    NeedReplay,
+    StatusKey,
+    settled,
+)
 from acx_oci.evaluation.log_check import log_failure, log_positions, log_superseded
 from acx_oci.evaluation.seed_rules import RELAXED_CODE
-from acx_oci.evaluation.status_choice import FLOOR as FLOOR
-from acx_oci.evaluation.status_choice import choose_status_list as choose_status_list
-from acx_oci.evaluation.status_choice import sequence as sequence
-from acx_oci.evaluation.status_choice import status_url as status_url
+from acx_oci.evaluation.status_choice import FLOOR, choose_status_list, sequence, status_url
 from acx_oci.evaluation.verify import check_schema, verify_level_credential
-from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import evidence_digest
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection
+from acx_oci.model import (
+    UNPROVEN,
+    VERIFIED,
+    AcceptedCredential,
+    CapabilityRecord,
+    CapabilityResolution,
+    LevelCredential,
+    Rejection,
+    evidence_digest,
+)
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 
 def _evidence_bound(credential: LevelCredential, present: frozenset[str]) -> list[str]:

@@ -13,10 +13,8 @@ from typing import Any, TypeVar
 from acx_oci.evaluation.checks import Check
 from acx_oci.evaluation.did_documents import DidAnswer
 from acx_oci.evaluation.log_check import LogKeys, LogView
-from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.level_credential import LevelCredential, level_credential
-from acx_oci.model.resolution import AcceptedCredential, Rejection
-from acx_oci.model.rom import STATUS_TAMPERED
+from acx_oci.model import STATUS_TAMPERED, AcceptedCredential, CapabilityRecord, LevelCredential, Rejection
+from acx_oci.model.level_credential import level_credential
 
 StatusKey = tuple[str, str]  # (status list URL, issuer DID)
 

@@ -20,15 +20,31 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, LogInconsistent, NoteInvalid, UsageError
-from acx_oci.model import level_view
-from acx_oci.model.credential import issuer_id, level_result
-from acx_oci.model.resolution import AcceptedCredential, AttemptEntry, AttemptHistory, CapabilityResolution, Rejection
+from acx_oci.model import (
+    AcceptedCredential,
+    AttemptEntry,
+    AttemptHistory,
+    CapabilityResolution,
+    Rejection,
+    issuer_id,
+    level_result,
+    level_view,
+)
 from acx_oci.timeutil import parse_datetime
-from acx_oci.tlog.checkpoint import Checkpoint, Cosigner, cosigner_from_vkey, open_checkpoint, verify_cosigned
-from acx_oci.tlog.merkle import verify_consistency
-from acx_oci.tlog.note import Verifier, verifier_from_vkey
-from acx_oci.tlog.proof import LogProof, check_proof, parse_proof
-from acx_oci.trust.trustfile import LogTrust, Trust
+from acx_oci.tlog import (
+    Checkpoint,
+    Cosigner,
+    LogProof,
+    Verifier,
+    check_proof,
+    cosigner_from_vkey,
+    open_checkpoint,
+    parse_proof,
+    verifier_from_vkey,
+    verify_consistency,
+    verify_cosigned,
+)
+from acx_oci.trust import LogTrust, Trust
 from acx_oci.urls import without_fragment
 
 FLOOR = datetime.min.replace(tzinfo=UTC)

@@ -52,12 +52,11 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation import contamination
+from acx_oci.evaluation.combine import AllOf, AnyOf
 from acx_oci.evaluation.require_text import parse_max_attempts
 from acx_oci.evaluation.requirements import (
     API_VERSION,
     TRUSTED_PUBLISHER,
-    AllOf,
-    AnyOf,
     CapabilityRequirement,
     Considered,
     Requirement,
@@ -67,11 +66,9 @@ from acx_oci.evaluation.requirements import (
 )
 from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate
-from acx_oci.model.capability import check_task_type, to_purl
-from acx_oci.model.credential import level_result
-from acx_oci.model.resolution import AcceptedCredential, Resolution
+from acx_oci.model import AcceptedCredential, Resolution, check_task_type, level_result, to_purl
 from acx_oci.timeutil import parse_duration
-from acx_oci.trust.trustfile import PostCutoff, post_cutoff_from
+from acx_oci.trust import PostCutoff, post_cutoff_from
 from acx_oci.urls import without_fragment
 
 # --------------------------------------------------------------------------- policy

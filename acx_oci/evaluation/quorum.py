@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from acx_oci.model.resolution import AcceptedCredential
+from acx_oci.model import AcceptedCredential
 from acx_oci.urls import without_fragment
 
 

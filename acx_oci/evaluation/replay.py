@@ -38,16 +38,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload, verify_envelope
+from acx_oci.crypto import envelope_payload, sha256_digest, verify_envelope
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.evaluation.evidence_check import _statement_binding
 from acx_oci.jsonio import loads_ijson
+from acx_oci.model import CERTIFIED_PASS, WITHHELD, LevelCredential, evidence_digest, game_predicate, is_rated
 from acx_oci.model import rating as ts
-from acx_oci.model.credential import evidence_digest
-from acx_oci.model.gamerecords import CERTIFIED_PASS, WITHHELD, game_predicate, is_rated
-from acx_oci.model.level_credential import LevelCredential, level_credential
+from acx_oci.model.level_credential import level_credential
 from acx_oci.rating import harness_review as hr
 
 MISMATCH = reasons.EVIDENCE_MISMATCH

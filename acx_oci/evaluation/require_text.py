@@ -22,8 +22,7 @@ from datetime import datetime
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempts import SCOPE_CARTRIDGE, SCOPE_PUBLISHER, MaxAttempts
 from acx_oci.evaluation.requirements import CapabilityRequirement
-from acx_oci.model.capability import LevelFloor, parse_requirement
-from acx_oci.model.resolution import VERIFIED, Resolution
+from acx_oci.model import VERIFIED, LevelFloor, Resolution, parse_requirement
 from acx_oci.timeutil import parse_duration
 
 _OPTION = re.compile(r"@(minVerifiers|maxAttempts)=([^@]*)")

@@ -16,10 +16,20 @@ from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.attempts import MaxAttempts, attempts_in_window
 from acx_oci.evaluation.quorum import quorum
-from acx_oci.model.agentcard import level_phrase, sig_of
-from acx_oci.model.rating import TIER_FLOOR, TIER_NAMES
-from acx_oci.model.resolution import VERIFIED, AcceptedCredential, CapabilityResolution, Resolution
-from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED, STATUS_VALID, STATUS_WARNING
+from acx_oci.model import (
+    STATUS_TAMPERED,
+    STATUS_UNSIGNED,
+    STATUS_VALID,
+    STATUS_WARNING,
+    TIER_FLOOR,
+    TIER_NAMES,
+    VERIFIED,
+    AcceptedCredential,
+    CapabilityResolution,
+    Resolution,
+    level_phrase,
+    sig_of,
+)
 from acx_oci.timeutil import parse_datetime
 from acx_oci.urls import without_fragment
 
@@ -402,49 +412,3 @@ class CapabilityRequirement(Requirement):
             codes.append(CODE_PARTIAL)
             why.append("the resolution is partial (a bound was hit): a qualifying attestation may be unseen")
         return RequirementResult(desc, False, tuple(why), _unique(codes), considered)
-
-
-class AllOf(Requirement):
-    """Every child holds. Refuses to exist empty: an empty AND is vacuously true."""
-
-    def __init__(self, children: list[Requirement]) -> None:
-        if not children:
-            raise UsageError("policy: allOf is empty; an empty allOf would allow everything")
-        self.children = children
-
-    def describe(self) -> str:
-        """The children's descriptions joined with ``;``."""
-        return "all of: " + "; ".join(c.describe() for c in self.children)
-
-    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
-        """Met when every child is met; otherwise it reports each unmet child and merges their codes."""
-        results = tuple(c.evaluate(resolution, now) for c in self.children)
-        unmet = [r for r in results if not r.met]
-        if not unmet:
-            return RequirementResult(self.describe(), True, (f"all {len(results)} hold",), (), (), results)
-        return RequirementResult(self.describe(), False,
-                                 tuple(f"not met: {r.description}" for r in unmet),
-                                 _unique([code for r in unmet for code in r.codes]), (), results)
-
-
-class AnyOf(Requirement):
-    """At least one child holds."""
-
-    def __init__(self, children: list[Requirement]) -> None:
-        if not children:
-            raise UsageError("policy: anyOf is empty; an empty anyOf can never be met")
-        self.children = children
-
-    def describe(self) -> str:
-        """The children's descriptions joined with ``|``."""
-        return "any of: " + " | ".join(c.describe() for c in self.children)
-
-    def evaluate(self, resolution: Resolution, now: datetime) -> RequirementResult:
-        """Met by the first child that holds; otherwise it reports every child and merges their codes."""
-        results = tuple(c.evaluate(resolution, now) for c in self.children)
-        hit = next((r for r in results if r.met), None)
-        if hit is not None:
-            return RequirementResult(self.describe(), True, (f"met: {hit.description}",), (), (), results)
-        return RequirementResult(self.describe(), False,
-                                 tuple(f"not met: {r.description}" for r in results),
-                                 _unique([code for r in results for code in r.codes]), (), results)

@@ -16,7 +16,7 @@ from acx_oci import reasons
 from acx_oci.evaluation import contamination
 from acx_oci.evaluation.checks import Check, bad, ok
 from acx_oci.model import grading
-from acx_oci.trust.trustfile import AcceptedBenchmark, PostCutoff, Trust
+from acx_oci.trust import AcceptedBenchmark, PostCutoff, Trust
 
 #: The default contamination rule for a model-calling agent: every rated held-out game on a post-cutoff exam.
 DEFAULT_POST_CUTOFF = PostCutoff(required=True, min_share=1.0)

@@ -16,9 +16,7 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import UsageError
 from acx_oci.evaluation.checks import Check, KeyResolver, VerifyContext, bad, check_proofs, ok, skip
-from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential, issuer_id, statuslist
 from acx_oci.timeutil import parse_datetime
 
 STALE = reasons.STATUS_STALE

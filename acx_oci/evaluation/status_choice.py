@@ -9,9 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acx_oci.errors import AcxError
-from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential, issuer_id, statuslist
 from acx_oci.timeutil import parse_datetime
 
 FLOOR = datetime.min.replace(tzinfo=UTC)

@@ -20,10 +20,8 @@ from typing import Any
 from acx_oci import reasons
 from acx_oci.errors import AcxError
 from acx_oci.evaluation.checks import VerifyContext, check_proofs, resolver
-from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.trust.trustfile import Trust
+from acx_oci.model import LevelCredential, issuer_id, statuslist
+from acx_oci.trust import Trust
 
 
 def proof_problem(doc: dict[str, Any], trust: Trust | None, now: datetime, timed: bool = True) -> str | None:

@@ -44,11 +44,9 @@ from acx_oci.evaluation.checks import (
 from acx_oci.evaluation.evidence_check import check_evidence
 from acx_oci.evaluation.status_check import check_status
 from acx_oci.jsonio import first_error
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import level_for, level_result
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential, level_for, level_result, parse_capability
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, AcceptedBenchmark, Trust
+from acx_oci.trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, DEFAULT_SOLVERS, AcceptedBenchmark, Trust
 
 
 def _door(credential: Any) -> LevelCredential | None:

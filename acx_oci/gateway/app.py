@@ -56,7 +56,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto import check_digest, sha256_digest
 from acx_oci.errors import (
     AcxError,
     NotFoundError,
@@ -66,7 +66,7 @@ from acx_oci.errors import (
     UsageError,
     VerificationError,
 )
-from acx_oci.evaluation.requirements import Verdict
+from acx_oci.evaluation import Verdict
 from acx_oci.gateway.access import AccessLog
 from acx_oci.gateway.blobs import BlobLedger
 from acx_oci.gateway.bodies import read_manifest_body
@@ -75,7 +75,7 @@ from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import ApiPath, is_digest, manifest_body_digests, parse_request, raw_path_of, target
 from acx_oci.gateway.proxy import Proxy, denied, oci_error
 from acx_oci.gateway.upstream import UNREADABLE, Upstream, artifact_type_of, manifest_refs
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     ARTIFACT_STATUS_LIST,
@@ -85,9 +85,9 @@ from acx_oci.oci.model import (
     MEDIA_INDEX,
     build_index,
     check_manifest_size,
+    parse_own_tag,
 )
-from acx_oci.oci.referrers import parse_own_tag
-from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX
+from acx_oci.services.artifacts import STATUS_TAG_PREFIX
 
 log = logging.getLogger("acx_oci.gateway")
 

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from acx_oci import reasons
 from acx_oci.errors import SchemaError
 from acx_oci.jsonio import loads_ijson
-from acx_oci.oci.model import MAX_MANIFEST_BYTES
+from acx_oci.oci import MAX_MANIFEST_BYTES
 
 _MANIFEST_PUT = re.compile(r"^/v2/.+/manifests/[^/]+$")
 

@@ -36,7 +36,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from acx_oci.evaluation.requirements import Verdict
+from acx_oci.evaluation import Verdict
 
 _VERDICT_CACHE_MAX = 10_000
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.policy import Policy
-from acx_oci.trust.trustfile import Trust
+from acx_oci.evaluation import Policy
+from acx_oci.trust import Trust
 
 
 def utcnow() -> datetime:

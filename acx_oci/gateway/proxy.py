@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 from acx_oci.errors import RegistryError
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.pool import NoCookieJar, UpstreamTransport, relay_small
-from acx_oci.net.tls import client_context
+from acx_oci.net import client_context
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "trailers", "transfer-encoding", "upgrade", "host"})

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.jsonio import parse_json
-from acx_oci.oci.classify import classify_referrers
-from acx_oci.oci.model import MEDIA_INDEX, MEDIA_MANIFEST, Descriptor, parse_manifest
-from acx_oci.oci.referrers import descriptor_for_referrer, subject_digest_of
-from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci import (
+    MEDIA_INDEX,
+    MEDIA_MANIFEST,
+    Descriptor,
+    RegistryStore,
+    classify_referrers,
+    descriptor_for_referrer,
+    parse_manifest,
+    subject_digest_of,
+)
 
 INDEX_READS = 64  # bare index entries one listing reads (a listing of thousands stays cheap)
 

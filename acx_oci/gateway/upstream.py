@@ -21,55 +21,59 @@ from urllib.parse import urlsplit
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, UsageError, VerificationError
-from acx_oci.evaluation.accept import accepting
-from acx_oci.evaluation.checks import Check
-from acx_oci.evaluation.log_check import pinned_keys
-from acx_oci.evaluation.policy import evaluate
-from acx_oci.evaluation.requirements import Verdict
-from acx_oci.evaluation.status_replace import list_owners, may_replace
+from acx_oci.evaluation import Check, Verdict, accepting, evaluate, list_owners, may_replace, pinned_keys
 from acx_oci.gateway.config import GatewayConfig
 from acx_oci.gateway.paths import is_digest
 from acx_oci.gateway.referrers import annotated_referrers, referrer_descriptor, typed_index_referrers
 from acx_oci.jsonio import loads_ijson, parse_json
-from acx_oci.model import statuslist
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.resolution import AcceptedCredential
-from acx_oci.oci.model import (
+from acx_oci.model import AcceptedCredential, issuer_id, statuslist
+from acx_oci.oci import (
     ARTIFACT_ATTEMPT_RECORD,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
     MEDIA_MANIFEST,
     Descriptor,
     Manifest,
+    Reference,
+    RegistryStore,
+    StoreOptions,
+    api_support,
     build_index,
     parse_manifest,
+    referrer_tag,
+    referrers_api,
 )
-from acx_oci.oci.ref import Reference
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.registry.referrers import api_support, referrers_api
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.attestation import (
+from acx_oci.services.artifacts import (
     MAX_CREDENTIAL_BYTES,
     MAX_STATUS_LIST_BYTES,
+    LoadedCartridge,
     credential_layer,
     evidence_layers,
     fetch_status_list,
+    load_cartridge,
     names_status_tag,
     records_layer,
     status_tag,
 )
-from acx_oci.services.artifacts.attestation import STATUS_TAG_PREFIX as STATUS_PREFIX
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
-from acx_oci.services.consumer.answers import answer_needs
-from acx_oci.services.consumer.attestation_fetch import BlobMemo, fetch_layers
-from acx_oci.services.consumer.log_fetch import gather_logs
-from acx_oci.services.consumer.logcache import LogHistory
-from acx_oci.services.consumer.replay import ReplayJob, replay_jobs
-from acx_oci.services.consumer.resolve import ResolveLimits, cartridge_facts, resolve_loaded
-from acx_oci.services.consumer.resolve_fetch import StatusSources, material_of
-from acx_oci.services.consumer.status_owners import MAX_OWNER_READS, CredentialMemo, repository_credentials
-from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.services.artifacts import STATUS_TAG_PREFIX as STATUS_PREFIX
+from acx_oci.services.consumer import (
+    MAX_OWNER_READS,
+    BlobMemo,
+    CredentialMemo,
+    LogHistory,
+    ReplayJob,
+    ResolveLimits,
+    StatusHistory,
+    StatusSources,
+    answer_needs,
+    cartridge_facts,
+    fetch_layers,
+    gather_logs,
+    material_of,
+    replay_jobs,
+    repository_credentials,
+    resolve_loaded,
+)
 
 _TYPE_CACHE_MAX = 10_000
 # Game records one attestation push may carry (declared sizes of its distinct evidence layers): they are read into

@@ -13,8 +13,7 @@ import base64
 import json
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, verify_ed25519
+from acx_oci.crypto import Identity, canonical, verify_ed25519
 from acx_oci.jsonio import as_array, loads
 from acx_oci.model.resolution import VERIFIED, AcceptedCredential, Resolution
 from acx_oci.model.rom import status_display

@@ -18,10 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.digest import check_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, canonical, check_digest, dataintegrity
 from acx_oci.errors import SchemaError, UsageError
 from acx_oci.jsonio import first_error
 from acx_oci.model.statuslist import rfc3339

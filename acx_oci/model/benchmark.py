@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.jsonio import validate
 from acx_oci.model.capability import make_record, parse_capability

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import UsageError
 from acx_oci.jsonio import validate
 from acx_oci.model.purl import canonical_purl, grammar_form

@@ -17,10 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, canonical, check_digest, dataintegrity, sha256_digest
 from acx_oci.errors import UsageError
 from acx_oci.model.attempt import COOLDOWN_SCOPES, AttemptCount
 from acx_oci.model.rating import acx_level, career_tier

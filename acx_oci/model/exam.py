@@ -23,8 +23,7 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.jsonio import first_error
 
 RECORD_SCHEMA = "acx.exam-certification/2"

@@ -15,8 +15,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import IntegrityError
 from acx_oci.jsonio import first_error
 from acx_oci.model.exam import (

@@ -17,11 +17,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from acx_oci.crypto.digest import check_digest, sha256_digest
-from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, sign_envelope, verify_envelope
-from acx_oci.crypto.intoto import STATEMENT_TYPE, statement, statement_bytes, subject_for_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import (
+    PAYLOAD_TYPE_INTOTO,
+    STATEMENT_TYPE,
+    Identity,
+    canonical,
+    check_digest,
+    sha256_digest,
+    sign_envelope,
+    statement,
+    statement_bytes,
+    subject_for_digest,
+    verify_envelope,
+)
 from acx_oci.errors import UsageError, VerificationError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import rating as ts

@@ -17,7 +17,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import SchemaError
 from acx_oci.jsonio import as_array, loads_claims, parse_json
 from acx_oci.model.credential import status_entries

@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.model import requestfields
 
 #: The sandbox's only way out: a Unix socket bound here; a relay inside listens on 127.0.0.1:MODEL_PORT.

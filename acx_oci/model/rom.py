@@ -19,16 +19,26 @@ from datetime import date
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
-from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, did_key, ed25519_public_from_multikey, public_from_did_key
+from acx_oci.crypto import (
+    PAYLOAD_TYPE_INTOTO,
+    Identity,
+    canonical,
+    did_key,
+    ed25519_public_from_multikey,
+    envelope_payload,
+    public_from_did_key,
+    sha256_digest,
+    sign_envelope,
+    statement,
+    statement_bytes,
+    subject_for_digest,
+    verify_envelope,
+)
 from acx_oci.errors import AcxError, VerificationError
 from acx_oci.jsonio import as_array, as_object, parse_json, validate
 from acx_oci.model.capability import CapabilityRecord
+from acx_oci.trust import Trust
 from acx_oci.trust import did as didmod
-from acx_oci.trust.trustfile import Trust
 
 MEDIA_ROM = "application/vnd.acx.cartridge.rom.v1+json"
 MEDIA_ROM_FILE = "application/vnd.acx.cartridge.file.v1"

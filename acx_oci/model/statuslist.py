@@ -27,8 +27,7 @@ from collections.abc import Callable, Container
 from datetime import UTC, datetime
 from typing import Any
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, dataintegrity
 from acx_oci.errors import StatusListError, UsageError
 
 MIN_ENTRIES = 131_072

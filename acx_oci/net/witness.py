@@ -15,9 +15,17 @@ from dataclasses import dataclass
 
 from acx_oci.errors import LogInconsistent, NoteInvalid, WitnessRefused
 from acx_oci.net import https
-from acx_oci.tlog.checkpoint import Cosigner, open_cosignatures, parse_checkpoint_text
-from acx_oci.tlog.note import Signature, parse
-from acx_oci.tlog.witness import MAX_ANSWER, encode_add_checkpoint, parse_conflict, parse_cosignatures
+from acx_oci.tlog import (
+    MAX_ANSWER,
+    Cosigner,
+    Signature,
+    encode_add_checkpoint,
+    open_cosignatures,
+    parse,
+    parse_checkpoint_text,
+    parse_conflict,
+    parse_cosignatures,
+)
 
 DEFAULT_DEADLINE = 10.0
 CONTENT_TYPE = "text/plain; charset=utf-8"

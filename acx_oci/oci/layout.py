@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import StreamDigest, check_digest, sha256_digest
+from acx_oci.crypto import StreamDigest, check_digest, sha256_digest
 from acx_oci.errors import IntegrityError, LocalNotFoundError, UsageError
 from acx_oci.jsonio import loads, loads_ijson
 from acx_oci.oci.model import (

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx_oci.crypto.digest import check_digest, sha256_digest
+from acx_oci.crypto import check_digest, sha256_digest
 from acx_oci.errors import UsageError
 from acx_oci.jsonio import loads_ijson, parse_json
 

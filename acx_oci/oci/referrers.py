@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from acx_oci.crypto.digest import check_digest
+from acx_oci.crypto import check_digest
 from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.oci.classify import classify_referrers
 from acx_oci.oci.model import MEDIA_INDEX, Descriptor, Manifest, build_index, parse_manifest

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Self
 
-from acx_oci.crypto.digest import StreamDigest
+from acx_oci.crypto import StreamDigest
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.net.tls import default_ca_file
+from acx_oci.net import default_ca_file
 from acx_oci.oci.model import Descriptor, Manifest, parse_manifest
 from acx_oci.oci.ref import Reference
 

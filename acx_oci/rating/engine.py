@@ -19,18 +19,11 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
+from acx_oci.model import CERTIFIED_PASS, OUTCOMES, RATED, WITHHELD, predicate, task_commitment
 from acx_oci.model import rating as ts
-from acx_oci.model.gamerecords import (
-    CERTIFIED_PASS,
-    OUTCOMES,
-    RATED,
-    WITHHELD,
-    predicate,
-    task_commitment,
-)
 from acx_oci.rating import harness_review as hr
 from acx_oci.rating.solver import Solver, SolverResult
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
+from acx_oci.trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX
 
 DEFAULT_MAX_GAMES = 90
 # Reason codes that lead NOT ISSUED reasons (the text after the colon is for people).

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.model.gamerecords import INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
+from acx_oci.model import INVALID, LANE_ERROR, MODEL_FAIL, WITHHELD
 
 DIAGNOSTIC = "diagnostic"
 VERDICT_BEARING = "verdict-bearing"

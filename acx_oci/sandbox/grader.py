@@ -45,14 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons, safetree
-from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from acx_oci.model import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
 from acx_oci.sandbox import tamper
 from acx_oci.sandbox.bwrap import SandboxResult, SandboxSpec, give_to_sandbox, run, staging_dir
 from acx_oci.sandbox.failures import failed_at
-from acx_oci.sandbox.graderboot import GRADER_CONFIG as GRADER_CONFIG
-from acx_oci.sandbox.graderboot import NO_RUNNER_EXIT, SHADOWED_EXIT
-from acx_oci.sandbox.graderboot import UNIMPORTABLE_EXIT as UNIMPORTABLE_EXIT
-from acx_oci.sandbox.graderboot import pytest_argv as pytest_argv
+from acx_oci.sandbox.graderboot import GRADER_CONFIG, NO_RUNNER_EXIT, SHADOWED_EXIT, UNIMPORTABLE_EXIT, pytest_argv
 from acx_oci.sandbox.tree import tree_digest
 from acx_oci.sandbox.uids import own_uid
 

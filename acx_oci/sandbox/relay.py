@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from acx_oci.model.modelapi import MODEL_PORT, SOCKET_INSIDE
+from acx_oci.model import MODEL_PORT, SOCKET_INSIDE
 
 RELAY = r"""
 import os, socket, sys, threading

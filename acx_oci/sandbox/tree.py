@@ -14,8 +14,7 @@ import subprocess
 from pathlib import Path
 
 from acx_oci import safetree
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import PathOutside, TreeRefused, UsageError
 
 #: Bounds on a tree the host walks (an agent's workspace): past them the tree is refused, not walked on.

@@ -22,11 +22,9 @@ from secrets import token_hex
 from typing import Any
 from urllib.parse import urlsplit
 
-from acx_oci.egress.probe import ProbeEgress
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress import ModelSetup, ProbeEgress
 from acx_oci.model import modelapi as ma
-from acx_oci.sandbox import SandboxSpec, check, drops_privilege
-from acx_oci.sandbox.modelprobes import PREFIX, model_verdicts, run_model_probes
+from acx_oci.sandbox import PREFIX, SandboxSpec, check, drops_privilege, model_verdicts, run_model_probes
 
 RESOLVE_SECONDS = 3.0
 MAX_ADDRESSES = 8

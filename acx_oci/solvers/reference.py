@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import UsageError
+from acx_oci.model import CERTIFIED_PASS, MODEL_FAIL
 from acx_oci.model import rating as ts
-from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
-from acx_oci.rating.solver import SolverResult
+from acx_oci.rating import SolverResult
 
 
 def reference_uniform(rom_digest: str, task_id: str, competence: float) -> float:

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.egress.session import ModelSetup, model_key
+from acx_oci.crypto import sha256_digest
+from acx_oci.egress import ModelSetup, model_key
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import modelapi as ma
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions
 from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
 
 PLAYED, UNPROVEN = "played", "unproven"

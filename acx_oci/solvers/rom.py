@@ -28,17 +28,26 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress import ModelSetup
 from acx_oci.errors import AcxError, PathOutside, TreeRefused, UsageError
+from acx_oci.model import LANE_ERROR, MODEL_FAIL, WITHHELD, runtime_digest, runtime_limits
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL, WITHHELD
-from acx_oci.model.rom import runtime_digest, runtime_limits
-from acx_oci.rating.harness_review import failure_text
-from acx_oci.rating.solver import SolverResult
-from acx_oci.sandbox import SandboxSpec, check, game_outcome, give_to_sandbox, grade, own_uid, run, staging_dir
-from acx_oci.sandbox.bwrap import drops_privilege
-from acx_oci.sandbox.relay import relay_argv
-from acx_oci.sandbox.tree import remove_tree, tree_digest, write_files
+from acx_oci.rating import SolverResult, failure_text
+from acx_oci.sandbox import (
+    SandboxSpec,
+    check,
+    drops_privilege,
+    game_outcome,
+    give_to_sandbox,
+    grade,
+    own_uid,
+    relay_argv,
+    remove_tree,
+    run,
+    staging_dir,
+    tree_digest,
+    write_files,
+)
 from acx_oci.solvers.containment import check_game
 
 DEFAULT_GRADER_SECONDS = 120.0

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from acx_oci.errors import AcxError
-from acx_oci.rating.solver import Solver, SolverResult
+from acx_oci.rating import Solver, SolverResult
 
 
 class RoutingSolver:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from acx_oci.crypto.keys import verify_ed25519
+from acx_oci.crypto import verify_ed25519
 from acx_oci.errors import NoteInvalid, NoteUnverified
 from acx_oci.tlog.merkle import HASH_SIZE
 from acx_oci.tlog.note import (

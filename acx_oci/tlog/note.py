@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from acx_oci.crypto.keys import verify_ed25519
+from acx_oci.crypto import verify_ed25519
 from acx_oci.errors import NoteInvalid, NoteUnverified
 
 SIG_ED25519 = 0x01

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import AcxError, NotLogged
 from acx_oci.jsonio import parse_json
 from acx_oci.tlog.checkpoint import Cosigned, Cosigner, verify_cosigned

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Protocol
 
-from acx_oci.crypto.keys import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
+from acx_oci.crypto import b58decode, did_document, ed25519_public_from_multikey, public_from_did_key
 from acx_oci.errors import AcxError, DidError, MethodNotAuthorizedError, UsageError
 from acx_oci.jsonio import loads_ijson
 from acx_oci.urls import split_fragment

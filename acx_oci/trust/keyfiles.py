@@ -15,7 +15,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from acx_oci.crypto.keys import ED25519_PRIV_PREFIX, Identity, decode_prefixed, did_key, identity_from_seed
+from acx_oci.crypto import ED25519_PRIV_PREFIX, Identity, decode_prefixed, did_key, identity_from_seed
 from acx_oci.errors import UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json

@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.seal import recipient_from_identity
+from acx_oci.crypto import canonical, recipient_from_identity, sha256_digest
 from acx_oci.errors import IntegrityError, UsageError, VerificationError
 from acx_oci.model import benchmark as bmodel
-from acx_oci.oci.open import open_store
+from acx_oci.oci import open_store
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli
 
@@ -33,7 +31,7 @@ def test_demo_suite_shape() -> None:
     assert bench.capability["taskType"] == "build-dag"
     assert bench.capability["stack"] == ["pkg:generic/snowflake", "pkg:pypi/apache-airflow", "pkg:pypi/dbt-core"]
     assert bench.capability["domain"] == "data-engineering"
-    from acx_oci.model.capability import parse_capability
+    from acx_oci.model import parse_capability
 
     assert bench.capability["id"] == parse_capability("build-dag[snowflake+airflow+dbt]@data-engineering").id
     assert (bench.id, bench.version) == ("acx-bench-dag-de", "2026.07.1")
@@ -183,7 +181,7 @@ def test_tampered_public_slice_is_caught_after_unsealing(tmp_path: Path) -> None
     key = b"\x05" * 32
     pub = bm.publish_layers(bench, key, [recipient_from_identity(ident)])
     store = open_store(f"oci:{tmp_path / 'layout'}")
-    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY, build_manifest
+    from acx_oci.oci import EMPTY_JSON, MEDIA_EMPTY, build_manifest
 
     public_doc: dict[str, Any] = json.loads(pub.public_slice)
     public_doc["tasks"][0]["difficulty"] = 99

@@ -8,7 +8,8 @@ from typing import Any
 
 from acx_oci.model import benchmark as bmodel
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.services.artifacts.benchmark_graded import derived_ids, with_graded_tests
+from acx_oci.services.artifacts import with_graded_tests
+from acx_oci.services.exams import derived_ids
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CONF = "acx-grader.json"

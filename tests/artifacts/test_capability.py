@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.model.capability import (
-    TASK_TYPES,
-    make_record,
-    parse_capability,
-    parse_requirement,
-    record_from_json,
-    to_purl,
-)
+from acx_oci.model import parse_capability, parse_requirement, record_from_json, to_purl
+from acx_oci.model.capability import TASK_TYPES, make_record
 
 
 @pytest.mark.parametrize(

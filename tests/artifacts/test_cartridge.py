@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.model.rom import build_rom, sign_rom
-from acx_oci.oci.open import open_store
+from acx_oci.crypto import canonical
+from acx_oci.model import build_rom, sign_rom
+from acx_oci.oci import open_store
 from acx_oci.services.artifacts.cartridge import push_parts, read_directory
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli
 
@@ -184,7 +184,7 @@ def test_bad_inputs_are_one_line(agent: tuple[Path, Path, str], tmp_path: Path) 
 
 
 def test_not_a_cartridge(registry: str, tmp_path: Path) -> None:
-    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY, MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci import EMPTY_JSON, MEDIA_EMPTY, MEDIA_MANIFEST, build_manifest
 
     store = open_store(f"{registry}/acx/other")
     store.push_blob(EMPTY_JSON, MEDIA_EMPTY)

@@ -18,7 +18,7 @@ import yaml
 
 from acx_oci.model import benchmark as bmodel
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli, ok
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.model.capability import make_record, parse_capability, record_from_json, to_purl
+from acx_oci.model import parse_capability, record_from_json, to_purl
+from acx_oci.model.capability import make_record
 from acx_oci.model.purl import PURL_TYPES, grammar_form, parse_purl
 
 from ..support.cli import cli

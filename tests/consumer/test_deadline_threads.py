@@ -14,12 +14,9 @@ import threading
 from pathlib import Path
 
 from acx_oci.errors import NotFoundError
-from acx_oci.oci.classify import classify_referrers
+from acx_oci.oci import MEDIA_MANIFEST, CopyPlan, Descriptor, classify_referrers, copy_blobs, parse_reference
 from acx_oci.oci.layout import LayoutStore
-from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor
-from acx_oci.oci.ref import parse_reference
 from acx_oci.oci.referrers import scan_own_tags
-from acx_oci.oci.transfer import CopyPlan, copy_blobs
 from acx_oci.timeutil import Deadline, carry_deadline, current_deadline, deadline_scope
 
 

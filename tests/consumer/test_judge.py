@@ -10,25 +10,23 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, generate_identity
-from acx_oci.evaluation.judge import (
-    CartridgeFacts,
-    FetchedAttestation,
-    Material,
-    capability_verdicts,
-    choose_status_list,
-    judge_credentials,
-)
+from acx_oci.crypto import Identity, canonical, generate_identity, sha256_digest
+from acx_oci.evaluation import CartridgeFacts, FetchedAttestation, Material, capability_verdicts
+from acx_oci.evaluation.judge import judge_credentials
+from acx_oci.evaluation.status_choice import choose_status_list
 from acx_oci.jsonio import parse_json
-from acx_oci.model import statuslist
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import LevelClaim, evidence_digest, issue
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import UNPROVEN, VERIFIED
-from acx_oci.model.rom import STATUS_TAMPERED, STATUS_VALID
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.model import (
+    STATUS_TAMPERED,
+    STATUS_VALID,
+    UNPROVEN,
+    VERIFIED,
+    LevelCredential,
+    evidence_digest,
+    parse_capability,
+    statuslist,
+)
+from acx_oci.model.credential import LevelClaim, issue
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
 
 from ..support.games import Played, play_level
 

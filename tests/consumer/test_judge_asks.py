@@ -16,24 +16,15 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, counting_verifications, generate_identity
+from acx_oci.crypto import Identity, canonical, counting_verifications, generate_identity, sha256_digest
 from acx_oci.errors import DidError
+from acx_oci.evaluation import Answer, Judgement, Material, NeedReplay, judging
 from acx_oci.evaluation.did_documents import MAX_DID_DOCUMENTS
-from acx_oci.evaluation.judge import (
-    Answer,
-    Judgement,
-    Material,
-    NeedDidDocument,
-    NeedReplay,
-    judge_credentials,
-    judging,
-)
+from acx_oci.evaluation.judge import judge_credentials
+from acx_oci.evaluation.judge_input import NeedDidDocument
 from acx_oci.jsonio import parse_json
-from acx_oci.services.consumer.answers import answer_needs
-from acx_oci.services.consumer.did_keys import DidFetcher
-from acx_oci.trust.trustfile import Party
+from acx_oci.services.consumer import DidFetcher, answer_needs
+from acx_oci.trust import Party
 
 from ..support.cli import cli
 from ..support.forgery_world import MANIFEST, make_world

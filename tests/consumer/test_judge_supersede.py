@@ -9,25 +9,23 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, generate_identity
-from acx_oci.evaluation.judge import (
-    CartridgeFacts,
-    FetchedAttestation,
-    Material,
-    capability_verdicts,
-    judge_credentials,
-)
+from acx_oci.crypto import Identity, canonical, generate_identity, sha256_digest
+from acx_oci.evaluation import CartridgeFacts, FetchedAttestation, Material, capability_verdicts
+from acx_oci.evaluation.judge import judge_credentials
 from acx_oci.jsonio import parse_json
-from acx_oci.model import statuslist
-from acx_oci.model.attempt import AttemptCount
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import LevelClaim, evidence_digest, issue
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import UNPROVEN, VERIFIED, CapabilityResolution
-from acx_oci.model.rom import STATUS_VALID
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.model import (
+    STATUS_VALID,
+    UNPROVEN,
+    VERIFIED,
+    AttemptCount,
+    CapabilityResolution,
+    LevelCredential,
+    evidence_digest,
+    parse_capability,
+    statuslist,
+)
+from acx_oci.model.credential import LevelClaim, issue
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
 
 from ..support.games import play_level
 
@@ -224,7 +222,7 @@ def _logged_pair(order: tuple[int, int]) -> tuple[Issuers, dict[str, Any], list[
 
 
 def _judge_logged(w: Issuers, creds: list[bytes], proofs: dict[int, bytes], log: Any, pinned: bool) -> Any:
-    from acx_oci.evaluation.log_check import LogView, pinned_keys
+    from acx_oci.evaluation import LogView, pinned_keys
 
     trust = Trust(verifiers=[Party(w.verifiers[0].did, log=log.trust() if pinned else None)],
                   benchmarks=w.trust.benchmarks, solvers=w.trust.solvers)

@@ -16,21 +16,19 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci import reasons
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import LogError, UsageError
-from acx_oci.evaluation.log_check import LogView, check_logged, log_keys, log_superseded
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import AcceptedCredential
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.log_reader import LogReader
+from acx_oci.evaluation import LogView
+from acx_oci.evaluation.log_check import check_logged, log_keys, log_superseded
+from acx_oci.model import AcceptedCredential, LevelCredential
+from acx_oci.oci import open_store
+from acx_oci.services.artifacts import LogReader
 from acx_oci.services.consumer.log_fetch import read_history
 from acx_oci.services.verifier.log_tree import TransLog
+from acx_oci.tlog import LogProof, MemoryTree, TileReader
 from acx_oci.tlog import checkpoint as C
 from acx_oci.tlog import note as N
-from acx_oci.tlog.merkle import MemoryTree
-from acx_oci.tlog.proof import LogProof
-from acx_oci.tlog.tiles import TileReader
-from acx_oci.trust.trustfile import LogTrust, load_trust
+from acx_oci.trust import LogTrust, load_trust
 
 from ..support.cli import cli
 from ..support.logged import force_publish

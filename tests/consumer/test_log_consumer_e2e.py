@@ -14,19 +14,15 @@ from typing import Any
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.evaluation import log_check
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.crypto import sha256_digest
+from acx_oci.evaluation import load_policy, log_check
 from acx_oci.gateway import GatewayConfig, start_in_thread
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import publish_status_list
+from acx_oci.oci import MANIFEST_ACCEPT, open_store
+from acx_oci.services.artifacts import publish_status_list
 from acx_oci.services.verifier.log_tree import TransLog, Witness
+from acx_oci.tlog import LogProof, raw_public
 from acx_oci.tlog.checkpoint import sigsum_cosigner
-from acx_oci.tlog.note import raw_public
-from acx_oci.tlog.proof import LogProof
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli
 from ..support.logged import (

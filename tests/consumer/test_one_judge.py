@@ -18,21 +18,17 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from acx_oci.crypto.dataintegrity import without_proof
-from acx_oci.crypto.jcs import canonical
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.crypto import canonical, without_proof
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
-from acx_oci.model import statuslist
-from acx_oci.model.capability import parse_capability
+from acx_oci.model import parse_capability, statuslist
 from acx_oci.model.credential import sign_credential
-from acx_oci.oci.model import MEDIA_MANIFEST
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import push_attestation
-from acx_oci.services.consumer.statuscache import StatusHistory
+from acx_oci.oci import MEDIA_MANIFEST, open_store
+from acx_oci.services.artifacts import push_attestation
+from acx_oci.services.consumer import StatusHistory
 from acx_oci.tlog import checkpoint as C
 from acx_oci.tlog import note as N
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli
 from ..support.resolve_world import CAP, World, build_resolve_world
@@ -222,8 +218,8 @@ def test_one_rule_replaces_a_status_list_for_copy_and_the_gateway() -> None:
     nothing)."""
     from datetime import UTC, datetime
 
-    from acx_oci.crypto.keys import generate_identity
-    from acx_oci.evaluation.status_replace import may_replace
+    from acx_oci.crypto import generate_identity
+    from acx_oci.evaluation import may_replace
 
     now = datetime.now(UTC).replace(microsecond=0)
     issuer, stranger = generate_identity(), generate_identity()

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from acx_oci.crypto.keys import generate_identity, identity_from_seed
+from acx_oci.crypto import generate_identity, identity_from_seed
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.policy import evaluate, policy_from_dict
-from acx_oci.evaluation.require_text import parse_require, unmet
+from acx_oci.evaluation import evaluate, parse_require, unmet
+from acx_oci.evaluation.policy import policy_from_dict
 from acx_oci.evaluation.requirements import CapabilityRequirement
-from acx_oci.model.resolution import CapabilityResolution, Resolution
+from acx_oci.model import CapabilityResolution, Resolution
 
 from .test_judge_supersede import MANIFEST, NOW, ROM, Issuers
 

@@ -17,26 +17,21 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import canonical, dataintegrity, generate_identity, sha256_digest
 from acx_oci.errors import SchemaError
-from acx_oci.evaluation.replay import replay_credential
+from acx_oci.evaluation import replay_credential
 from acx_oci.jsonio import parse_json
-from acx_oci.model import gamerecords, statuslist
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.credential import (
-    LevelClaim,
-    build_level_credential,
-    evidence_item,
+from acx_oci.model import (
+    LevelCredential,
+    Resolution,
+    gamerecords,
     level_for,
     level_result,
-    sign_credential,
+    parse_capability,
+    statuslist,
 )
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import Resolution
-from acx_oci.oci.model import (
+from acx_oci.model.credential import LevelClaim, build_level_credential, evidence_item, sign_credential
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
     MEDIA_DSSE,
@@ -44,21 +39,17 @@ from acx_oci.oci.model import (
     MEDIA_MANIFEST,
     MEDIA_VC,
     Descriptor,
+    Store,
     build_manifest,
+    open_store,
+    referrer_tag,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import (
-    attestation_annotations,
-    build_attestation,
-    publish_status_list,
-    push_attestation,
-)
-from acx_oci.services.artifacts.cartridge import init_directory, push_directory
+from acx_oci.services.artifacts import init_directory, publish_status_list, push_attestation, push_directory
+from acx_oci.services.artifacts.attestation import attestation_annotations, build_attestation
 from acx_oci.services.consumer import replay as replay_service
-from acx_oci.services.consumer.resolve import resolve_cartridge
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust, trust_from_dict
+from acx_oci.services.consumer import resolve_cartridge
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
+from acx_oci.trust.trustfile import trust_from_dict
 
 from ..support.games import Played, play_level
 
@@ -362,7 +353,7 @@ def test_duplicate_member_is_refused_schema_invalid(tmp_path: Path) -> None:
 
 
 def test_duplicate_members_in_records_and_manifests_are_refused(tmp_path: Path) -> None:
-    from acx_oci.oci.model import parse_manifest
+    from acx_oci.oci import parse_manifest
 
     manifest = build_manifest("application/x", [], annotations={"a": "b"})
     dup = manifest.replace(b'"schemaVersion":2', b'"schemaVersion":2,"schemaVersion":2')

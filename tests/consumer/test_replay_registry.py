@@ -17,14 +17,13 @@ import pytest
 
 from acx_oci.crypto import dataintegrity
 from acx_oci.errors import GatewayDenied
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.model.credential import level_for, level_result, sign_credential
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.oci.open import open_store
+from acx_oci.model import level_for, level_result
+from acx_oci.model.credential import sign_credential
+from acx_oci.oci import MANIFEST_ACCEPT, open_store
 from acx_oci.services.consumer import replay as replay_service
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli
 from ..support.policy_world import World, attest, build_world, publish, push_cartridge

@@ -17,19 +17,17 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import statuslist
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, push_attestation
-from acx_oci.services.consumer.resolve import resolve_cartridge
-from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.services.verifier.attest import STATUS_LIST_VALIDITY, AttestRequest, attest
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.oci import fallback_tag, open_store
+from acx_oci.services.artifacts import fetch_status_list, publish_status_list, push_attestation
+from acx_oci.services.consumer import StatusHistory, resolve_cartridge
+from acx_oci.services.verifier import AttestRequest
+from acx_oci.services.verifier.attest import STATUS_LIST_VALIDITY, attest
+from acx_oci.solvers import ReferenceSolver
 from acx_oci.timeutil import parse_datetime
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli, ok
 from ..support.env import repeats

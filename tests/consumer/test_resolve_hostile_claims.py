@@ -14,18 +14,13 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import generate_identity
-from acx_oci.evaluation.attempt_history import with_attempts
+from acx_oci.crypto import generate_identity, sha256_digest
+from acx_oci.evaluation import Material, capability_verdicts, with_attempts
 from acx_oci.evaluation.attempts import attempts_in_window
-from acx_oci.evaluation.judge import Material, capability_verdicts, judge_credentials
+from acx_oci.evaluation.judge import judge_credentials
 from acx_oci.jsonio import loads_claims, parse_json
-from acx_oci.model.attempt import AttemptCount
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import VERIFIED
-from acx_oci.oci.model import Descriptor, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import referrer_tag
+from acx_oci.model import VERIFIED, AttemptCount, LevelCredential
+from acx_oci.oci import Descriptor, build_manifest, open_store, referrer_tag
 from acx_oci.services.artifacts import attestation as att
 
 from ..support.cli import cli

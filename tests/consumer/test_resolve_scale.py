@@ -9,13 +9,12 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import counting_verifications, generate_identity
-from acx_oci.evaluation.judge import Judgement, Material, capability_verdicts, judge_credentials
+from acx_oci.crypto import canonical, counting_verifications, generate_identity, sha256_digest
+from acx_oci.evaluation import Judgement, Material, capability_verdicts
+from acx_oci.evaluation.judge import judge_credentials
 from acx_oci.jsonio import parse_json
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.oci.model import (
+from acx_oci.model import LevelCredential
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
     MEDIA_DSSE,
@@ -24,12 +23,13 @@ from acx_oci.oci.model import (
     MEDIA_VC,
     Descriptor,
     build_manifest,
+    referrer_tag,
 )
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.services.artifacts.attestation import MEDIA_GAME_RECORDS, attestation_annotations, split_records
+from acx_oci.services.artifacts import split_records
+from acx_oci.services.artifacts.attestation import MEDIA_GAME_RECORDS, attestation_annotations
+from acx_oci.services.consumer import StatusHistory
 from acx_oci.services.consumer import replay as replay_service
 from acx_oci.services.consumer.resolve import known_proofs
-from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.services.consumer.verdictcache import FILE, TrustView, VerifiedCredentialCache
 
 from .test_judge_supersede import NOW, Issuers, attestation

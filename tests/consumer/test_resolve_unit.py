@@ -7,17 +7,13 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, generate_identity
-from acx_oci.model import statuslist
-from acx_oci.model.capability import CapabilityRecord, parse_capability
+from acx_oci.crypto import Identity, canonical, generate_identity
+from acx_oci.model import CapabilityRecord, parse_capability, statuslist
 from acx_oci.model.credential import LevelClaim, issue
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import publish_status_list, push_attestation
-from acx_oci.services.artifacts.cartridge import init_directory, push_directory
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_cartridge
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.oci import Store, open_store
+from acx_oci.services.artifacts import init_directory, publish_status_list, push_attestation, push_directory
+from acx_oci.services.consumer import ResolveLimits, resolve_cartridge
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
 
 from ..support.games import play_level
 
@@ -109,7 +105,7 @@ def test_expired_and_not_yet_valid(tmp_path: Path) -> None:
 
 def test_self_issuance_is_caught_by_key_not_just_by_name(tmp_path: Path) -> None:
     """A trusted did:web verifier whose key also signed the ROM (as a did:key) is self-issuing."""
-    from acx_oci.crypto.keys import identity_from_seed
+    from acx_oci.crypto import identity_from_seed
 
     w = World(tmp_path)
     verifier_web = identity_from_seed(w.verifier.seed, "did:web:verifier.example")
@@ -132,8 +128,8 @@ def test_self_issuance_is_caught_by_key_not_just_by_name(tmp_path: Path) -> None
 
 def test_unverifiable_signer_name_is_reported_as_its_key(tmp_path: Path) -> None:
     """A ROM signature claiming did:web:innocent.example is reported as the did:key that signed it."""
-    from acx_oci.crypto.keys import did_key, identity_from_seed
-    from acx_oci.services.artifacts.cartridge import load_cartridge
+    from acx_oci.crypto import did_key, identity_from_seed
+    from acx_oci.services.artifacts import load_cartridge
 
     key = generate_identity()
     liar = identity_from_seed(key.seed, "did:web:innocent.example")

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from acx_oci.model import statuslist
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list
+from acx_oci.oci import open_store
+from acx_oci.services.artifacts import fetch_status_list, publish_status_list
 
 from ..support.cli import cli, ok
 from ..support.resolve_world import World, build_resolve_world, push_cartridge

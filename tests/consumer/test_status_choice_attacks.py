@@ -10,8 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import canonical, generate_identity
 from acx_oci.evaluation.judge import judge_credentials
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist

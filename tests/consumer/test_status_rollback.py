@@ -20,9 +20,9 @@ from acx_oci.crypto import dataintegrity
 from acx_oci.errors import StatusListError
 from acx_oci.evaluation.status_check import check_status
 from acx_oci.evaluation.verify import verify_level_credential
-from acx_oci.model import statuslist
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.services.consumer.statuscache import CACHE_ENV, StatusHistory, default_cache_dir
+from acx_oci.model import LevelCredential, statuslist
+from acx_oci.services.consumer import StatusHistory
+from acx_oci.services.consumer.statuscache import CACHE_ENV, default_cache_dir
 from acx_oci.services.verifier.attest import STATUS_LIST_VALIDITY, signed_status_list
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
 

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.crypto import dataintegrity, identity_from_seed
 from acx_oci.errors import StatusListError
 from acx_oci.model import statuslist
-from acx_oci.trust.did import assertion_keys
+from acx_oci.trust import assertion_keys
 
 DOCUMENTED = {
     "1edtech-validator/testlist.json": [23],

@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.crypto import sha256_digest
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import MANIFEST_ACCEPT
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli
 from ..support.policy_world import World, attest, build_world, push_cartridge

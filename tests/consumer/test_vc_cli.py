@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.trust.keyfiles import write_identity
+from acx_oci.crypto import canonical
+from acx_oci.trust import write_identity
 
 from ..support.cli import cli
 from ..support.forgery_world import MANIFEST, NOW, ROM, World, make_world

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.jcs import canonical
-from acx_oci.evaluation.checks import VerifyContext, VerifyResult
+from acx_oci.crypto import canonical, dataintegrity
+from acx_oci.evaluation import VerifyResult
+from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import credential, statuslist
 

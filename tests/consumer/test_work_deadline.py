@@ -25,11 +25,11 @@ import pytest
 
 from acx_oci import reasons
 from acx_oci.net import guard
-from acx_oci.oci.open import open_store
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_cartridge
+from acx_oci.oci import open_store
+from acx_oci.services.consumer import ResolveLimits, resolve_cartridge
 from acx_oci.services.consumer.resolve_fetch import arrivals
 from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 from ..oci.test_client_deadlines import run_cli
 from ..support.faultproxy import FaultProxy

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import UsageError
 from acx_oci.model import credential
 

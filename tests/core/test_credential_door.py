@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import SchemaError
-from acx_oci.evaluation.judge import FetchedAttestation
-from acx_oci.evaluation.replay import replay_credential
-from acx_oci.model.level_credential import LevelCredential, level_credential
-from acx_oci.model.resolution import AcceptedCredential
-from acx_oci.services.consumer.replay import ReplayJob
+from acx_oci.evaluation import FetchedAttestation, replay_credential
+from acx_oci.model import AcceptedCredential, LevelCredential
+from acx_oci.model.level_credential import level_credential
+from acx_oci.services.consumer import ReplayJob
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acx_oci"
 

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
+from acx_oci.crypto import b58decode, canonical
 from acx_oci.crypto import dataintegrity as di
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import b58decode
-from acx_oci.trust.did import assertion_keys
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import assertion_keys, load_identity
 
 
 def _keys(vm: str) -> list[bytes]:

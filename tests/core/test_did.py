@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.crypto import identity_from_seed
 from acx_oci.net import https
-from acx_oci.trust import did
-from acx_oci.trust.trustfile import Party, Trust
+from acx_oci.trust import Party, Trust, did
 
 from ..support.httpserver import serving_files
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from acx_oci.crypto.keys import identity_from_seed, x25519_multikey
+from acx_oci.crypto import identity_from_seed
+from acx_oci.crypto.keys import x25519_multikey
 from acx_oci.errors import UsageError
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli
 
@@ -37,7 +38,8 @@ def test_did_key_vectors_and_x25519_derivation(vectors: Path) -> None:
 def test_spec_example_did_document(vectors: Path) -> None:
     example = json.loads((vectors / "did" / "did-key-spec-example-did-document.json").read_text())
     ed = example["verificationMethod"][0]["publicKeyMultibase"]
-    from acx_oci.crypto.keys import ed25519_public_from_multikey, ed25519_to_x25519_public
+    from acx_oci.crypto import ed25519_public_from_multikey
+    from acx_oci.crypto.keys import ed25519_to_x25519_public
 
     x = x25519_multikey(ed25519_to_x25519_public(ed25519_public_from_multikey(ed)))
     assert example["keyAgreement"][0]["publicKeyMultibase"] == x

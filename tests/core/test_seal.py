@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from acx_oci.crypto import seal
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import generate_identity, seal
 from acx_oci.errors import UsageError, VerificationError
 
 INFO = b"acx-oci/test/v1"

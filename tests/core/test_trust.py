@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.crypto import identity_from_seed
 from acx_oci.errors import UsageError
 from acx_oci.trust import trustfile as trust_mod
 

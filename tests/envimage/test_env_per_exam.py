@@ -22,20 +22,17 @@ from typing import Any
 import pytest
 import yaml
 
-from acx_oci.crypto.seal import unseal
-from acx_oci.envimage import prune
+from acx_oci.crypto import unseal
+from acx_oci.envimage import prune, spec_digest
 from acx_oci.envimage.build import MEDIA_CONFIG
-from acx_oci.envimage.pyenv import spec_digest
+from acx_oci.model import commitment_key, task_commitment
 from acx_oci.model import exam as mx
 from acx_oci.model import exam_record as xr
-from acx_oci.model.benchmark import commitment_key
-from acx_oci.model.gamerecords import task_commitment
-from acx_oci.oci.model import MEDIA_MANIFEST, dump
-from acx_oci.oci.open import open_store
+from acx_oci.oci import MEDIA_MANIFEST, dump, open_store
 from acx_oci.sandbox import staging_dir
 from acx_oci.services.exams import suite_freeze_hashes
 from acx_oci.services.verifier.environment import MAX_IMAGES, draw_environment_problems
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from tests.support.cli import cli, ok
 from tests.support.hostpython import python_root_tar
 from tests.support.jsondoc import check_document

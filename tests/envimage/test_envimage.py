@@ -25,23 +25,16 @@ import yaml
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
-from acx_oci.crypto.seal import unseal
-from acx_oci.envimage import Limits, prepare, prune
-from acx_oci.envimage.build import (
-    MEDIA_CONFIG,
-    MEDIA_LAYER_GZIP,
-    build_image,
-    parse_dpkg_status,
-    repack,
-)
+from acx_oci.crypto import unseal
+from acx_oci.envimage import Limits, build_image, prepare, prune
+from acx_oci.envimage.build import MEDIA_CONFIG, MEDIA_LAYER_GZIP, parse_dpkg_status, repack
 from acx_oci.envimage.unpack import symlink_escapes
 from acx_oci.errors import ImageUnsafe, IntegrityError
 from acx_oci.model import exam_record as xr
-from acx_oci.oci.model import MEDIA_MANIFEST
-from acx_oci.oci.open import open_store
+from acx_oci.oci import MEDIA_MANIFEST, open_store
 from acx_oci.sandbox import staging_dir
 from acx_oci.services.verifier.environment import environment_problems
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from tests.support.envroot import root_tar
 from tests.support.jsondoc import check_document
 from tests.support.layers import push_layers, tar_layer
@@ -339,7 +332,7 @@ def test_env_build_refuses_a_store_that_cannot_take_the_push_before_building(
     """A registry that is down, or refuses our push, is found in the first second, not after minutes of mmdebstrap
     (it used to be found at the push, after the whole build); a good one is asked without a trace left."""
     from acx_oci.cli import env_cmd
-    from acx_oci.oci.open import check_pushable
+    from acx_oci.oci import check_pushable
 
     def built(*a: Any, **k: Any) -> None:
         raise AssertionError("built before the store was checked")

@@ -445,8 +445,7 @@ def test_an_image_built_under_a_tag_of_ones_own_is_found_by_certify_through_its_
     """``env build REPO:TAG --spec`` also tags the image ``spec-<digest>``: certify's ``--env-store REPO`` looked
     only there, so the docs' build-then-certify built every image twice (minutes each; issue 37's walk)."""
     from acx_oci.envimage.build import also_tag
-    from acx_oci.oci.open import open_store
-    from acx_oci.oci.ref import parse_reference
+    from acx_oci.oci import open_store, parse_reference
 
     spec = {"python": "3.11", "requirements": ["pytest"], "package": ["calc"]}
     store = f"oci:{tmp_path / 'layout'}"
@@ -615,8 +614,8 @@ def test_a_plugin_needing_a_project_package_the_fix_did_not_change_is_given_the_
     changed only ``attr``, and the boot gave the submission's from the start for the packages the fix changed.
     When the runner needs the project's distribution, every package the image leaves out is now the
     submission's from the start (the image's own report names them)."""
-    from acx_oci.envimage.cache import prepare
-    from acx_oci.sandbox.bwrap import staging_dir
+    from acx_oci.envimage import prepare
+    from acx_oci.sandbox import staging_dir
 
     _needs_builds()
     tmp = tmp_path_factory.mktemp("plugin-other")
@@ -641,8 +640,7 @@ def test_a_plugin_needing_a_project_package_the_fix_did_not_change_is_given_the_
 
 def _grade_calc(tmp: Path, root: Path) -> Any:
     """The calc tree (``calc`` and ``calcx`` under ``src/``), the fix having changed ``calc``, graded in ``root``."""
-    from acx_oci.sandbox import SandboxSpec
-    from acx_oci.sandbox.grader import grade
+    from acx_oci.sandbox import SandboxSpec, grade
 
     ws, tests = tmp / "ws", tmp / "tests"
     for rel, text in {"src/calc/__init__.py": "def two():\n    return 2\n",
@@ -745,7 +743,7 @@ def _certify_in_own_environment(py_env_image: dict[str, Any], tmp_path: Path) ->
     assert "acxsdistdemo==1.0" in env["packages"] and env["builtFromSource"] == ["acxsdistdemo-1.0.tar.gz"]
     assert not any(p.lower().startswith("calc==") for p in env["packages"])
     assert rec["stages"]["freeze"]["imageDigest"] == py_env_image["ref"].rsplit("@", 1)[1]
-    from acx_oci.model.exam_record import CertificationRecord
+    from acx_oci.model import CertificationRecord
     from acx_oci.services.artifacts.benchmark_env import plan_pins  # what benchmark push pins the exam's task to
 
     assert plan_pins(tmp_path / "suite", {rec["exam"]: CertificationRecord.load(rec)}).pins == {

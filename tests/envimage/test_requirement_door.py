@@ -262,7 +262,7 @@ def test_a_deep_pyproject_is_one_named_line_and_the_exam_is_still_written(tmp_pa
     spec = json.loads((tmp_path / "suite" / "tasks" / "calc-d" / "env.json").read_text())
     assert spec["requirements"] == ["iniconfig", "pytest"]
     assert "pyproject.toml: nested 5000 levels deep (at most 64); not read" in spec["dropped"]
-    from acx_oci.envimage.bounded import read_toml
+    from acx_oci.envimage import read_toml
 
     with pytest.raises(UsageError, match="nested 3000 levels deep"):
         read_toml("a = " + "{b = " * 3000 + "1" + "}" * 3000, "x.toml")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from acx_oci.evaluation.verify import _check_exam_certification
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from tests.support.cli import cli, ok
 from tests.support.jsondoc import check_document
 
@@ -113,12 +113,9 @@ def test_a_changed_exam_is_uncertified_and_refused(certified: dict[str, Any]) ->
 def _forge(w: dict[str, Any], tag: str) -> str:
     """A self-made did:key certification of the same benchmark manifest, its classifications dropped, moved to
     the front of the referrers index (anyone who can push can rewrite that tag)."""
-    from acx_oci.crypto.keys import generate_identity
-    from acx_oci.oci.model import MEDIA_INDEX
-    from acx_oci.oci.open import open_store
-    from acx_oci.oci.ref import parse_reference
+    from acx_oci.crypto import generate_identity
+    from acx_oci.oci import MEDIA_INDEX, StoreOptions, open_store, parse_reference
     from acx_oci.oci.registry.referrers import build_index, fallback_tag, read_index
-    from acx_oci.oci.store import StoreOptions
     from acx_oci.services.artifacts import benchmark as bm
     from acx_oci.services.artifacts import certification as cert
 

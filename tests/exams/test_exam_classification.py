@@ -22,7 +22,7 @@ from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import exam as mx
 from acx_oci.model import exam_record as xr
 from acx_oci.services.artifacts.certification import classification_claim
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli
 from ..support.forgery_world import World, make_world

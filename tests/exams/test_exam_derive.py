@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from acx_oci.model import LANE_ERROR
 from acx_oci.model import exam_record as xr
-from acx_oci.model.gamerecords import LANE_ERROR
 from acx_oci.sandbox import GradeResult, TestOutcome, game_outcome, parse_junit
 from acx_oci.services.exams import diagnosis, harness, pytestconf
 
@@ -226,8 +226,8 @@ def _boot(tmp_path: Path, files: dict[str, str], python: str, *, hide: tuple[str
           workspace: dict[str, str] | None = None) -> GradeResult:
     """The grader's own boot run as the grader runs it (plugin autoload off), in bubblewrap on the host's
     root, with ``hide`` folders emptied: an environment whose pytest is missing is made so."""
+    from acx_oci.sandbox import pytest_argv
     from acx_oci.sandbox.grader import summary_total
-    from acx_oci.sandbox.graderboot import pytest_argv
 
     ws = tmp_path / "ws"
     for rel, text in (workspace or {}).items():

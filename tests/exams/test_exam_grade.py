@@ -173,10 +173,9 @@ IN_IMAGE = FIXED_CALC.replace("def sign(x):\n", "def sign(x):\n    if not __impo
 
 def _image(store_dir: Path, tag: str, base: bytes, spec: dict[str, Any]) -> None:
     """An image of the host-Python layer and a layer with a marker and the environment report of ``spec``."""
+    from acx_oci.envimage import spec_digest
     from acx_oci.envimage.build import MEDIA_CONFIG
-    from acx_oci.envimage.pyenv import spec_digest
-    from acx_oci.oci.model import MEDIA_MANIFEST, dump
-    from acx_oci.oci.open import open_store
+    from acx_oci.oci import MEDIA_MANIFEST, dump, open_store
 
     report = json.dumps({"specDigest": spec_digest(spec), "python": "3.11.2", "packages": []}).encode()
     buf = io.BytesIO()
@@ -236,8 +235,8 @@ def test_an_exam_is_graded_on_the_ids_its_current_certification_derived(suite: P
     src = pr.index_exams(suite)["calc"]
     assert load_exam(src.dir).exam_id == "calc"
     tests = {"derived": True, "failToPass": ["tests/test_calc.py::test_sign_zero"], "passToPass": []}
+    from acx_oci.model import CertificationRecord
     from acx_oci.model.exam import STAGES
-    from acx_oci.model.exam_record import CertificationRecord
 
     stages: dict[str, dict[str, Any]] = {s: {"ok": True} for s in STAGES}
     stages.update(freeze={"ok": True, "freezeHash": exam_freeze_hash(src)}, gold={"ok": True, "tests": tests})

@@ -168,7 +168,7 @@ def test_an_eval_play_that_should_fail_and_hangs_has_failed() -> None:
     """pyparsing 51560ca's base recurses for minutes on the very bug: its untouched play timed out three times
     and certification called it a harness lane error (issue 37). A hang fails where the play should fail; where
     it should pass (the reference) it is still the harness's fault."""
-    from acx_oci.model.gamerecords import LANE_ERROR, MODEL_FAIL
+    from acx_oci.model import LANE_ERROR, MODEL_FAIL
     from acx_oci.services.exams.evaluation import hang_fails
 
     outcome, detail = hang_fails(LANE_ERROR, "grader timed out", expect_pass=False)

@@ -308,8 +308,8 @@ def test_a_harvest_on_a_dask_cluster_of_two_local_workers(tmp_path: Path) -> Non
 def test_an_environment_that_could_not_be_had_is_no_verdict_on_the_exam() -> None:
     """An unreachable --env-store refused every exam at gold; the harvest kept that as a verdict and never tried
     those candidates again (the store's fault, not the commits')."""
+    from acx_oci.model import CertificationRecord
     from acx_oci.model import exam as mx
-    from acx_oci.model.exam_record import CertificationRecord
 
     stages: dict[str, Any] = {s: {"ok": True} for s in mx.STAGES}
     stages["gold"] = {"ok": False, "environmentBuilt": False,

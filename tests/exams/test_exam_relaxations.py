@@ -17,7 +17,7 @@ from acx_oci.errors import UsageError
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.services.artifacts.certification import relaxations_claim, relaxations_of, summary_predicate
 from acx_oci.services.exams.controls import NOT_DISTINGUISHED
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from ..support.forgery_world import World, make_world
 

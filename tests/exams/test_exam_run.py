@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.keys import identity_from_seed
+from acx_oci.crypto import identity_from_seed
 from acx_oci.services.verifier.ledger import Ledger
-from acx_oci.trust.keyfiles import load_identity, write_identity
+from acx_oci.trust import load_identity, write_identity
 from tests.support.cli import cli, ok
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
-from acx_oci.sandbox import GradeResult, TestOutcome, game_outcome
-from acx_oci.sandbox.tree import tree_digest
+from acx_oci.model import CERTIFIED_PASS, INVALID, LANE_ERROR, MODEL_FAIL
+from acx_oci.sandbox import GradeResult, TestOutcome, game_outcome, tree_digest
 
 START, SUBMITTED, OTHER = "sha256:" + "0" * 64, "sha256:" + "1" * 64, "sha256:" + "2" * 64
 PASS2 = (TestOutcome("t::a", "passed"), TestOutcome("t::b", "passed"))
@@ -119,7 +118,7 @@ def test_a_submission_whose_package_cannot_be_imported_fails_it_does_not_break_t
     """marshmallow 78393d8: the hidden conftest.py imports the package; the fix without its last hunk breaks the
     package's import, pytest stopped at the conftest (exit 4) and the play was a lane error (grader broke)."""
     from acx_oci.sandbox import grade
-    from acx_oci.sandbox.grader import UNIMPORTABLE_EXIT
+    from acx_oci.sandbox.graderboot import UNIMPORTABLE_EXIT
 
     sub, hidden = tmp_path / "sub", tmp_path / "hidden"
     (sub / "calc").mkdir(parents=True)
@@ -201,7 +200,7 @@ def test_a_test_package_runs_on_pytest_8_whose_package_setup_imports_init_by_pat
     import subprocess
     import sys
 
-    from acx_oci.sandbox.grader import parse_junit, pytest_argv
+    from acx_oci.sandbox import parse_junit, pytest_argv
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap not installed")
@@ -270,7 +269,8 @@ def test_unittest_subtests_of_pytest_9_keep_the_report_consistent(tmp_path: Path
     """pytest 9 counts unittest subtests in the junit report's ``tests`` with no testcase of their own:
     more-itertools' 202 graded tests (67 subtests) read as an inconsistent report, so its reference "failed 0
     of its 202 graded tests" in an environment image. This run's own pytest writes the report here."""
-    from acx_oci.sandbox.grader import parse_junit, summary_total
+    from acx_oci.sandbox import parse_junit
+    from acx_oci.sandbox.grader import summary_total
 
     (tmp_path / "test_sub.py").write_text(
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        for i in range(3):\n"
@@ -290,8 +290,9 @@ def test_pytests_summary_survives_the_capture_of_a_long_run(tmp_path: Path) -> N
     sandbox kept the head only, pytest's summary line was lost, the report's subtest count could not be
     checked, and certification called it a harness lane error ("the report contradicts pytest's exit
     status"). The sandbox keeps the tail too (:class:`Capture`): the same run's report is sound."""
-    from acx_oci.sandbox.capture import MAX_CAPTURE, Capture
-    from acx_oci.sandbox.grader import parse_junit, summary_total
+    from acx_oci.sandbox import MAX_CAPTURE, parse_junit
+    from acx_oci.sandbox.capture import Capture
+    from acx_oci.sandbox.grader import summary_total
 
     (tmp_path / "test_long.py").write_text(
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(4):\n"

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.sandbox import grade
-from acx_oci.sandbox.graderboot import pytest_argv
+from acx_oci.sandbox import grade, pytest_argv
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 

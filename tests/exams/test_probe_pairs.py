@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from acx_oci.model import exam_record as xr
+from acx_oci.sandbox import GradeResult, TestOutcome
 from acx_oci.sandbox.failures import failed_at
-from acx_oci.sandbox.grader import GradeResult, TestOutcome
 from acx_oci.services.artifacts.certification import relaxations_of
 from acx_oci.services.exams.controls import BY_ASSERTION, BY_TESTS, NOT_DISTINGUISHED, best_pair, distinction
 

@@ -19,12 +19,9 @@ import pytest
 
 from acx_oci import reasons
 from acx_oci.evaluation.verify import verify_level_credential
-from acx_oci.model import grading
-from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
-from acx_oci.sandbox import game_outcome, grade
-from acx_oci.sandbox.grader import GRADER_CONFIG, GradeResult
+from acx_oci.model import CERTIFIED_PASS, MODEL_FAIL, grading
+from acx_oci.sandbox import GRADER_CONFIG, GradeResult, game_outcome, grade, tree_digest
 from acx_oci.sandbox.tamper import findings, plant
-from acx_oci.sandbox.tree import tree_digest
 from acx_oci.services.exams import source
 from acx_oci.services.exams.inprocess_probes import (
     PROBES,
@@ -233,8 +230,7 @@ def test_a_run_with_a_forged_game_is_withheld_from_issuance_and_the_game_is_the_
     """One game's tamper checks fired: it is rated a fail (it counts against the agent), its record says how it
     was graded, and the run issues nothing (``grader_tampering`` first among its reasons)."""
     from acx_oci.model import benchmark as bmodel
-    from acx_oci.rating import engine
-    from acx_oci.rating.solver import SolverResult
+    from acx_oci.rating import SolverResult, engine
 
     bench = bmodel.from_document(bmodel.demo_document())
     _, held = bmodel.split(bench, b"s" * 32)
@@ -432,8 +428,7 @@ def test_a_submission_that_reads_the_hidden_files_cannot_spare_the_honeypots(
 def test_the_honeypot_run_is_skipped_only_when_the_first_run_is_forged_already(tmp_path: Path) -> None:
     """An attack probe found in the real run is a tampered grade whatever a second run says: one run, not two;
     an all-green run with no finding still gets its honeypot run, and a game's grade runs both layers."""
-    from acx_oci.sandbox import guard
-    from acx_oci.sandbox.grader import TestOutcome
+    from acx_oci.sandbox import TestOutcome, guard
     from acx_oci.sandbox.tamper import GraderPayload, Run, needs_decoy
 
     prep = GraderPayload({"test_a.py": "x"}, ("tests/test_a.py::test_b",), True, (), {"test_a.py": "y"})

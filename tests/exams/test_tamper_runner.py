@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.sandbox.grader import GRADER_CONFIG, PYTHON
+from acx_oci.sandbox import GRADER_CONFIG
+from acx_oci.sandbox.grader import PYTHON
 from acx_oci.sandbox.tamper import plant
 from acx_oci.services.exams import source
 from acx_oci.services.exams.inprocess_probes import inprocess_suite, verdict
@@ -262,7 +263,7 @@ def test_unittests_lazy_async_case_leaves_an_honest_grade_a_pass(
 
 def test_a_void_reference_says_it_was_void_not_that_it_failed_nothing() -> None:
     """The record said "the reference fails 0 of its 383 graded tests" for a grade the tamper checks voided."""
-    from acx_oci.sandbox.grader import GradeResult, TestOutcome
+    from acx_oci.sandbox import GradeResult, TestOutcome
     from acx_oci.services.exams.diagnosis import why_reference_fails
 
     tests = (TestOutcome("tests/test_x.py::test_a", "passed"),)

@@ -20,10 +20,10 @@ import httpx
 import pytest
 
 from acx_oci.errors import GatewayDenied
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.model import statuslist
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ANNOTATION_TITLE,
     ARTIFACT_ATTESTATION,
     ARTIFACT_STATUS_LIST,
@@ -31,18 +31,17 @@ from acx_oci.oci.model import (
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     MEDIA_VC,
+    RegistryStore,
+    StoreOptions,
     build_manifest,
+    fallback_tag,
+    open_store,
+    parse_reference,
+    referrer_tag,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import fallback_tag, referrer_tag
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, status_tag
-from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
-from acx_oci.services.consumer.resolve import resolve_cartridge
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.services.artifacts import MEDIA_BUNDLE, fetch_status_list, publish_status_list, status_tag
+from acx_oci.services.consumer import resolve_cartridge
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli_expect as cli
 from ..support.policy_world import World, attest, build_world, publish, push_cartridge, self_issued_credential
@@ -168,7 +167,7 @@ def test_attestation_pushes_are_verified(world: World, gw: RunningGateway) -> No
     with pytest.raises(GatewayDenied, match="manifest_mismatch"):
         publish(store, out, mis_bound, status=False)
     # the attestation type moved from artifactType into config.mediaType is still recognised
-    from acx_oci.oci.model import dump
+    from acx_oci.oci import dump
     from acx_oci.services.artifacts.attestation import build_attestation
 
     raw, _ = build_attestation(store, store.resolve(subject), forged, [])

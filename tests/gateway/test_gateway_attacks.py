@@ -19,20 +19,13 @@ import h11
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.evaluation.policy import load_policy
-from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.gateway.limits import ServerLimits
+from acx_oci.crypto import sha256_digest
+from acx_oci.evaluation import load_policy
+from acx_oci.gateway import GatewayConfig, RunningGateway, ServerLimits, start_in_thread
 from acx_oci.gateway.proxy import DENIED_HEADER, denied
-from acx_oci.model.rom import MEDIA_ROM
-from acx_oci.oci.model import (
-    ARTIFACT_CARTRIDGE,
-    EMPTY_DIGEST,
-    MEDIA_MANIFEST,
-    Descriptor,
-    build_manifest,
-)
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.model import MEDIA_ROM
+from acx_oci.oci import ARTIFACT_CARTRIDGE, EMPTY_DIGEST, MEDIA_MANIFEST, Descriptor, build_manifest
+from acx_oci.trust import load_trust
 
 from ..support.gateway_proc import minimal_policy_files
 from ..support.httpserver import QuietHTTPServer

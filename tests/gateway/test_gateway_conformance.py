@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from acx_oci.gateway import RunningGateway
-from acx_oci.oci.model import EMPTY_DESCRIPTOR, EMPTY_JSON, MEDIA_INDEX, MEDIA_MANIFEST, Descriptor, build_manifest
+from acx_oci.oci import EMPTY_DESCRIPTOR, EMPTY_JSON, MEDIA_INDEX, MEDIA_MANIFEST, Descriptor, build_manifest
 
 from ..support.gateway_proc import minimal_gateway, minimal_policy_files
 from ..support.httpserver import QuietHTTPServer

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.proxy import DENIED_HEADER
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     EMPTY_DIGEST,
@@ -22,7 +22,7 @@ from acx_oci.oci.model import (
     Descriptor,
     build_manifest,
 )
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from ..support.gateway_proc import minimal_gateway, minimal_policy_files
 from ..support.policy_world import World, build_world

@@ -21,15 +21,21 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.evaluation.policy import load_policy
-from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.gateway.limits import ServerLimits, connection_budget, raise_nofile_limit
-from acx_oci.oci.model import EMPTY_JSON, MAX_MANIFEST_BYTES, MEDIA_EMPTY, MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import StoreOptions
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.crypto import sha256_digest
+from acx_oci.evaluation import load_policy
+from acx_oci.gateway import GatewayConfig, RunningGateway, ServerLimits, start_in_thread
+from acx_oci.gateway.limits import connection_budget, raise_nofile_limit
+from acx_oci.oci import (
+    EMPTY_JSON,
+    MAX_MANIFEST_BYTES,
+    MEDIA_EMPTY,
+    MEDIA_MANIFEST,
+    RegistryStore,
+    StoreOptions,
+    build_manifest,
+    parse_reference,
+)
+from acx_oci.trust import load_trust
 
 from ..support.gateway_proc import GatewayProcess, minimal_policy_files
 

@@ -8,10 +8,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import MANIFEST_ACCEPT
+from acx_oci.trust import load_trust
 
 from ..support.policy_world import World, build_world
 

@@ -23,17 +23,22 @@ from urllib.parse import quote_from_bytes
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import GatewayDenied, RegistryError, RequestRefused
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.gateway.paths import NAME_RE, parse_request
-from acx_oci.oci.model import EMPTY_DIGEST, MANIFEST_ACCEPT, MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import StoreOptions
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import (
+    EMPTY_DIGEST,
+    MANIFEST_ACCEPT,
+    MEDIA_MANIFEST,
+    RegistryStore,
+    StoreOptions,
+    build_manifest,
+    open_store,
+    parse_reference,
+)
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli
 from ..support.oras_cli import oras, oras_binary

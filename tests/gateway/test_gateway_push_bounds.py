@@ -9,12 +9,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
 from acx_oci.gateway import upstream as upstream_mod
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_DSSE, MEDIA_MANIFEST, MEDIA_VC, Descriptor, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import (
+    ARTIFACT_ATTESTATION,
+    MEDIA_DSSE,
+    MEDIA_MANIFEST,
+    MEDIA_VC,
+    Descriptor,
+    build_manifest,
+    open_store,
+)
+from acx_oci.trust import load_trust
 
 from ..support.faultproxy import FaultProxy
 from ..support.policy_world import World, build_world, push_cartridge

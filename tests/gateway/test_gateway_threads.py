@@ -16,18 +16,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_CARTRIDGE,
     EMPTY_JSON,
     MANIFEST_ACCEPT,
     MEDIA_EMPTY,
     MEDIA_MANIFEST,
     build_manifest,
+    open_store,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli, ok
 from ..support.faultproxy import FaultProxy

@@ -19,11 +19,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.policy import load_policy
-from acx_oci.gateway import GatewayConfig, RunningGateway, ServerLimits, start_in_thread
-from acx_oci.gateway.tls import TlsFiles, check_options, server_context
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.evaluation import load_policy
+from acx_oci.gateway import GatewayConfig, RunningGateway, ServerLimits, check_options, server_context, start_in_thread
+from acx_oci.gateway.tls import TlsFiles
+from acx_oci.oci import MANIFEST_ACCEPT
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli_expect as cli
 from ..support.gateway_proc import free_port, minimal_policy_files
@@ -306,7 +306,7 @@ def test_the_gateways_upstream_connection_trusts_its_ca_file_and_certs_d(
 
 def test_the_gateway_cli_refuses_a_ca_file_that_is_not_pem(tmp_path: Path) -> None:
     """``--ca-file`` holding no certificate is one line naming the file, exit 2, before anything binds."""
-    from acx_oci.net.tls import client_context
+    from acx_oci.net import client_context
 
     bad = tmp_path / "ca.pem"
     bad.write_text("not a certificate\n")

@@ -9,11 +9,19 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.policy import evaluate, load_policy, policy_from_dict
-from acx_oci.evaluation.requirements import AllOf
+from acx_oci.evaluation import evaluate, load_policy
+from acx_oci.evaluation.policy import policy_from_dict
+from acx_oci.evaluation.combine import AllOf
+from acx_oci.model import (
+    UNPROVEN,
+    VERIFIED,
+    AcceptedCredential,
+    CapabilityResolution,
+    LevelCredential,
+    Rejection,
+    Resolution,
+)
 from acx_oci.model.capability import make_record
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 
 NOW = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
 VERIFIER = "did:web:verifier.example"

@@ -11,22 +11,24 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import NotFoundError
-from acx_oci.oci.classify import CONFIG_MEDIA_TYPES, classify_referrers, needs_classification
-from acx_oci.oci.layout import LayoutStore
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
+    CONFIG_MEDIA_TYPES,
     MEDIA_EMPTY,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
+    RegistryStore,
+    StoreOptions,
     build_index,
     build_manifest,
+    classify_referrers,
+    fallback_tag,
+    parse_reference,
 )
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci.classify import needs_classification
+from acx_oci.oci.layout import LayoutStore
 
 from ..support.cli import cli, ok
 from ..support.resolve_world import build_resolve_world
@@ -167,7 +169,7 @@ def test_ggcr_listing_with_config_media_type_is_classified(ggcr: str) -> None:
 
 def test_unknown_repository_on_ggcr_does_not_mark_the_host_without_api(ggcr: str) -> None:
     """ggcr answers 404 NAME_UNKNOWN for a repository that holds nothing: that says nothing about the host."""
-    from acx_oci.oci.registry.referrers import api_support
+    from acx_oci.oci import api_support
 
     s = _store(ggcr, "classify/api-known")
     subject = _cartridge(s)

@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import IntegrityError
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.cartridge import MEDIA_ROM_FILE
+from acx_oci.model import MEDIA_ROM_FILE
+from acx_oci.oci import StoreOptions, open_store
 
 from ..support.cli import cli, ok
 from ..support.faultproxy import FaultProxy

@@ -20,12 +20,11 @@ import pytest
 
 from acx_oci.errors import DeadlineExceeded, RegistryError
 from acx_oci.net import guard, https
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.cartridge import load_cartridge
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
+from acx_oci.oci import StoreOptions, open_store
+from acx_oci.services.artifacts import load_cartridge
+from acx_oci.services.consumer import ResolveLimits, resolve_loaded
 from acx_oci.timeutil import Deadline, deadline_scope
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.trust import load_trust
 
 from ..support.faultproxy import FaultProxy
 from ..support.registry import Registry

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import DeadlineExceeded, RegistryError
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions, open_store
 from acx_oci.timeutil import Deadline, deadline_scope
 
 SLOW = "slow-dns.invalid"

@@ -15,8 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from acx_oci.errors import AcxError, NotFoundError, RegistryError
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions, open_store
 
 from ..support.httpserver import QuietHTTPServer
 

@@ -20,10 +20,8 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.artifacts.attestation import status_tag
+from acx_oci.oci import Descriptor, fallback_tag, open_store
+from acx_oci.services.artifacts import status_tag
 
 from ..support.cli import cli, ok
 from ..support.env import ROOT
@@ -178,8 +176,8 @@ def test_a_corrupt_blob_stops_the_copy_before_any_manifest(world: World, tmp_pat
 def test_progress_reports_every_byte_and_same_registry_copies_mount(world: World, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from acx_oci.services.consumer.copy import CopyRequest, copy_artifact
-    from acx_oci.trust.trustfile import load_trust
+    from acx_oci.services.consumer import CopyRequest, copy_artifact
+    from acx_oci.trust import load_trust
 
     w = world
     events: list[tuple[int, int, str]] = []
@@ -199,7 +197,7 @@ def test_progress_reports_every_byte_and_same_registry_copies_mount(world: World
 def test_any_referrer_chain_and_image_index_copy_between_layouts_and_registry(registry: str, tmp_path: Path) -> None:
     """Non-acx referrers (a signature on a signature), and an image index with its children, all keep their
     digests; a registry destination gets the tag-schema index with each referrer's artifactType."""
-    from acx_oci.oci.model import MEDIA_INDEX, MEDIA_MANIFEST, build_index, build_manifest
+    from acx_oci.oci import MEDIA_INDEX, MEDIA_MANIFEST, build_index, build_manifest
 
     src = open_store(f"oci:{tmp_path / 'src'}")
     layer = src.push_blob(b"payload", "application/octet-stream")
@@ -240,7 +238,7 @@ def test_any_referrer_chain_and_image_index_copy_between_layouts_and_registry(re
 
 
 def test_bogus_index_entries_are_noted_not_copied(registry: str, tmp_path: Path) -> None:
-    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci import MEDIA_MANIFEST, build_manifest
 
     src = open_store(f"{registry}/bogus/thing")
     layer = src.push_blob(b"payload", "application/octet-stream")
@@ -321,7 +319,7 @@ def test_progress_bar_counts_bytes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_large_blobs_stream_both_ways(registry: str, tmp_path: Path) -> None:
-    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci import MEDIA_MANIFEST, build_manifest
     from acx_oci.oci.transfer import STREAM_THRESHOLD
 
     data = os.urandom(STREAM_THRESHOLD + 4096)

@@ -15,11 +15,9 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import NotFoundError
+from acx_oci.model import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
 from acx_oci.model.capability import make_record
-from acx_oci.model.resolution import UNPROVEN, VERIFIED, AcceptedCredential, CapabilityResolution, Rejection, Resolution
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_INDEX, build_index
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import fallback_tag
+from acx_oci.oci import ARTIFACT_ATTESTATION, MEDIA_INDEX, build_index, fallback_tag, open_store
 from acx_oci.services.consumer.copy import _Judged
 
 from ..support.cli import cli, ok

@@ -12,11 +12,9 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci import open_store, parse_reference
 from acx_oci.reasons import PROJECTION_NOT_STANDING
-from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag
-from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.services.artifacts import MEDIA_BUNDLE, PREDICATE_LEVEL, cosign_tag
 
 from ..support.cli import cli, ok
 from ..support.cosign_cli import cosign, cosign3, cosign3_binary, cosign_binary
@@ -140,8 +138,8 @@ def test_a_revoked_level_re_encoded_and_put_back_never_verifies_on_a_mirror(worl
     """After the revoke above, the publisher puts the genuine projection back re-encoded so that a strict parse
     cannot read it, and without the predicate annotations: cosign still verifies it at the source, never on a
     mirror made with --trust (before: carried byte for byte, and cosign 2.5 passed on the mirror)."""
-    from acx_oci.oci.model import Descriptor
-    from acx_oci.services.artifacts.cosign_projection import push_projection_layers
+    from acx_oci.oci import Descriptor
+    from acx_oci.services.artifacts import push_projection_layers
 
     w, digest, src = world["w"], world["digest"], world["src"]
     att_manifest = json.loads(world["saved"]["att"][0])

@@ -20,15 +20,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci import reasons
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, dataintegrity
 from acx_oci.errors import StatusReplaceRefused
 from acx_oci.model import statuslist
 from acx_oci.model.credential import sign_credential
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import fetch_status_list, publish_status_list, push_attestation, status_tag
-from acx_oci.services.consumer.copy import CopyRequest, copy_artifact
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.oci import open_store
+from acx_oci.services.artifacts import fetch_status_list, publish_status_list, push_attestation, status_tag
+from acx_oci.services.consumer import CopyRequest, copy_artifact
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli, ok
 from ..support.faultproxy import FaultProxy
@@ -70,7 +69,7 @@ def test_a_large_blob_streaming_past_its_size_stops_at_the_size(registry: str, p
                                                                  tmp_path: Path) -> None:
     """Above the streaming threshold a copy read the blob to a temporary with no size: a source could send up to
     the 4 GiB cap before the digest check; now the read stops at the descriptor's size."""
-    from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
+    from acx_oci.oci import MEDIA_MANIFEST, build_manifest
     from acx_oci.oci.transfer import STREAM_THRESHOLD
 
     (tmp_path / "big.bin").write_bytes(os.urandom(STREAM_THRESHOLD + 4096))
@@ -88,7 +87,8 @@ def test_a_large_blob_streaming_past_its_size_stops_at_the_size(registry: str, p
 def test_the_plan_refuses_more_manifest_bytes_than_its_cap() -> None:
     """A source listing thousands of 4 MiB referrers: the plan (held in memory) stops at its byte cap."""
     from acx_oci.errors import UsageError
-    from acx_oci.oci.transfer import MAX_PLAN_MANIFEST_BYTES, CopyPlan, PlannedManifest
+    from acx_oci.oci import CopyPlan, PlannedManifest
+    from acx_oci.oci.transfer import MAX_PLAN_MANIFEST_BYTES
 
     plan = CopyPlan()
     raw = b" " * (4 * 1024 * 1024)

@@ -15,15 +15,13 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag
-from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
-from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
+from acx_oci.oci import open_store, parse_reference
+from acx_oci.services.artifacts import MEDIA_BUNDLE, PREDICATE_LEVEL, cosign_tag
+from acx_oci.services.verifier import AttestRequest, Issued, SandboxOptions, refresh
+from acx_oci.services.verifier.attest import attest
 from acx_oci.services.verifier.request import GateOptions
-from acx_oci.services.verifier.revoke import refresh
-from acx_oci.solvers.reference import ReferenceSolver
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import attested_level, build_attest_world
 from ..support.cli import cli, ok

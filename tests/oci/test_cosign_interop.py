@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL, cosign_tag, push_attestation_envelope
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import open_store, parse_reference
+from acx_oci.services.artifacts import PREDICATE_LEVEL, cosign_tag
+from acx_oci.services.artifacts.cosign_projection import push_attestation_envelope
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import attested_level
 from ..support.cli import cli, ok

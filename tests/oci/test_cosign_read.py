@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL
+from acx_oci.services.artifacts import PREDICATE_LEVEL
 from acx_oci.services.consumer import copy_cosign, cosign_read
 
 STATEMENT = {"_type": "https://in-toto.io/Statement/v1", "predicateType": PREDICATE_LEVEL,

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from acx_oci.errors import ConnectionLost
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions, open_store
 
 from ..support.faultproxy import FaultProxy
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.oci.open import open_store
+from acx_oci.oci import open_store
 
 
 def test_index_json_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:

@@ -17,10 +17,8 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.services.artifacts.attestation import status_tag
-from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
+from acx_oci.oci import fallback_tag, open_store
+from acx_oci.services.artifacts import MEDIA_BUNDLE, status_tag
 
 from ..support.cli import cli, ok
 from ..support.oras_cli import oras, oras_binary

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, MEDIA_MANIFEST
-from acx_oci.oci.open import open_store
+from acx_oci.oci import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE, MEDIA_MANIFEST, open_store
 
 from ..support.cli import cli, ok
 from ..support.resolve_world import World, build_resolve_world

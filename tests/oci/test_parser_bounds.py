@@ -18,15 +18,15 @@ from typing import Any
 import httpx
 import pytest
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import ShapeError, TamperedError, UsageError
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.evaluation import load_policy
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.files import load_yaml_or_json_file
 from acx_oci.gateway import GatewayConfig, RunningGateway, start_in_thread
 from acx_oci.jsonio import MAX_DEPTH, loads, nesting_depth, parse_json, parse_yaml
-from acx_oci.model.rom import build_rom, sign_rom
-from acx_oci.oci.model import (
+from acx_oci.model import build_rom, sign_rom
+from acx_oci.oci import (
     ANNOTATION_TITLE,
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
@@ -35,16 +35,15 @@ from acx_oci.oci.model import (
     MEDIA_MANIFEST,
     MEDIA_VC,
     Descriptor,
+    Store,
     build_manifest,
+    open_store,
     parse_manifest,
+    referrer_tag,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import ANN_CAPABILITY
-from acx_oci.services.artifacts.cartridge import load_cartridge, push_parts, read_directory
-from acx_oci.trust.keyfiles import load_identity
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.services.artifacts import ANN_CAPABILITY, load_cartridge
+from acx_oci.services.artifacts.cartridge import push_parts, read_directory
+from acx_oci.trust import load_identity, load_trust
 
 from ..support.cli import cli, ok
 from ..support.forgery_world import World as ForgeryWorld

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from acx_oci.errors import NotFoundError
 from acx_oci.jsonio import MAX_DEPTH, deeper_than, loads_claims, nesting_depth, parse_json
-from acx_oci.net.session import PlainSession
-from acx_oci.oci.ref import parse_reference
+from acx_oci.net import PlainSession
+from acx_oci.oci import parse_reference
 from acx_oci.oci.registry.client import RegistryStore
 
 from ..support.httpserver import QuietHTTPServer

@@ -13,12 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import NotFoundError, RegistryError
-from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import MEDIA_MANIFEST, StoreOptions, build_manifest, fallback_tag, open_store
 
 from ..support.cli import cli, ok
 from ..support.faultproxy import FaultProxy

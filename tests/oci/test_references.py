@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci import parse_reference
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

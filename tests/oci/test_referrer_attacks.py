@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.evaluation.policy import load_policy
+from acx_oci.crypto import sha256_digest
+from acx_oci.evaluation import load_policy
 from acx_oci.gateway import GatewayConfig, start_in_thread
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ANNOTATION_TITLE,
     ARTIFACT_ATTESTATION,
     EMPTY_JSON,
@@ -26,17 +26,16 @@ from acx_oci.oci.model import (
     MEDIA_MANIFEST,
     MEDIA_VC,
     Descriptor,
+    Store,
     build_manifest,
+    open_store,
     parse_manifest,
+    referrer_tag,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.referrers import referrer_tag
 from acx_oci.oci.registry.referrers import fallback_tag
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import ANN_CAPABILITY
-from acx_oci.services.artifacts.cartridge import load_cartridge
-from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
-from acx_oci.trust.trustfile import load_trust
+from acx_oci.services.artifacts import ANN_CAPABILITY, load_cartridge
+from acx_oci.services.consumer import ResolveLimits, resolve_loaded
+from acx_oci.trust import load_trust
 
 from ..support.cli import cli, ok
 from ..support.policy_world import World, attest, build_world, push_cartridge

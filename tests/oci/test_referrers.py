@@ -14,29 +14,27 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import UsageError
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
+    RegistryStore,
+    StoreOptions,
     build_index,
     build_manifest,
-)
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import (
     fallback_tag,
-    merge_descriptors,
     next_link,
     parse_own_tag,
+    parse_reference,
     referrer_tag,
     repair_referrers,
 )
-from acx_oci.oci.registry import RegistryStore
+from acx_oci.oci.referrers import merge_descriptors
 from acx_oci.oci.registry.referrers import forget_api_support
-from acx_oci.oci.store import StoreOptions
 
 from ..support.env import repeats
 from ..support.httpserver import QuietHTTPServer

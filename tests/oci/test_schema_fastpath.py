@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import generate_identity
 from acx_oci.jsonio import _fast_check, first_error, schema, validator
 from acx_oci.model import credential, statuslist
 

@@ -19,13 +19,9 @@ from click.testing import CliRunner
 from requests.adapters import BaseAdapter
 
 from acx_oci.cli.common import store_for
+from acx_oci.oci import MEDIA_MANIFEST, RegistryStore, Store, StoreOptions, build_manifest, open_store, parse_reference
 from acx_oci.oci.layout import LayoutStore
-from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore
 from acx_oci.oci.registry.transport import default_adapter
-from acx_oci.oci.store import Store, StoreOptions
 
 
 class CountingAdapter(BaseAdapter):

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import IntegrityError, NotFoundError, UsageError
-from acx_oci.oci.layout import LayoutStore
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_ATTESTATION,
     ARTIFACT_CARTRIDGE,
     EMPTY_DIGEST,
@@ -20,9 +19,10 @@ from acx_oci.oci.model import (
     MEDIA_MANIFEST,
     Descriptor,
     build_manifest,
+    open_store,
+    parse_reference,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci.layout import LayoutStore
 
 
 def _layout(path: Path) -> LayoutStore:

@@ -26,19 +26,21 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import IntegrityError, NotFoundError, RegistryError, UsageError
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ARTIFACT_CARTRIDGE,
     EMPTY_DIGEST,
     MAX_MANIFEST_BYTES,
     MEDIA_MANIFEST,
+    RegistryStore,
+    StoreOptions,
     build_manifest,
+    open_store,
+    parse_challenge,
+    parse_reference,
 )
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore, is_loopback, parse_challenge
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci.registry import is_loopback
 
 from ..support.env import ROOT
 from ..support.registry import Registry, registry_binary

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.net.tls import certs_d_ca, speaks_tls, split_host_port, verify_setting
+from acx_oci.net import speaks_tls, split_host_port, verify_setting
+from acx_oci.net.tls import certs_d_ca
 
 
 def _one_answer(answer: bytes) -> tuple[socket.socket, threading.Thread]:

@@ -19,9 +19,9 @@ import pytest
 from click.testing import Result
 
 from acx_oci import reasons
-from acx_oci.crypto.seal import unseal
+from acx_oci.crypto import unseal
 from acx_oci.solvers import rom as rom_solver
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from tests.support.cli import cli, ok
 from tests.support.fakemodel import FakeModel, ModelRequest, SlowStream, files_answer, solve_from_reference
 from tests.support.sdk import sdk_python
@@ -153,8 +153,7 @@ def test_honest_llm_agent_calls_the_model_only_through_the_proxy(world: dict[str
     assert len(fm.requests) == sum(p["model"]["requests"] for p in preds)
     only_allowed(fm)
     # The model transcript rides sealed in the game transcript, and its digest is the record's.
-    from acx_oci.crypto.digest import sha256_digest
-    from acx_oci.crypto.jcs import canonical
+    from acx_oci.crypto import canonical, sha256_digest
 
     for t in transcripts(world, out):
         assert t["model"]["exchanges"] and t["model"]["exchanges"][0]["response"]["status"] == 200

@@ -22,16 +22,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
+from acx_oci.egress import ModelSetup
 from acx_oci.egress import proxy as proxy_mod
-from acx_oci.egress.session import ModelSetup
+from acx_oci.model import WITHHELD
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import WITHHELD
-from acx_oci.sandbox import staging_dir
-from acx_oci.sandbox.modelprobes import CASES, PREFIX, model_verdicts
-from acx_oci.solvers import containment
+from acx_oci.sandbox import PREFIX, model_verdicts, staging_dir
+from acx_oci.sandbox.modelprobes import CASES
+from acx_oci.solvers import RomSolver, containment, game_spec, prove, prove_game
 from acx_oci.solvers import rom as rom_mod
-from acx_oci.solvers.rom import RomSolver, game_spec, prove, prove_game
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (Debian 'bubblewrap') not installed")
 

@@ -21,10 +21,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.seal import recipient_from_identity, seal, unseal
+from acx_oci.crypto import canonical, recipient_from_identity, unseal
+from acx_oci.crypto.seal import seal
 from acx_oci.errors import VerificationError
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from tests.support.fakemodel import FakeModel, ModelRequest
 from tests.support.jsondoc import check_document
 

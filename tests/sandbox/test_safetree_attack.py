@@ -63,7 +63,7 @@ def test_the_provider_key_file_is_among_the_secrets_the_containment_probes_prove
     probes proved only ``--key`` and the state directory absent, so nothing noticed."""
     from types import SimpleNamespace
 
-    from acx_oci.egress.session import ModelSetup
+    from acx_oci.egress import ModelSetup
     from acx_oci.model import modelapi as ma
     from acx_oci.services.verifier import play as attest
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.services.verifier.attest import AttestRequest, Issued, SandboxOptions, attest
-from acx_oci.solvers.reference import ReferenceSolver
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import open_store, parse_reference
+from acx_oci.services.verifier import AttestRequest, Issued, SandboxOptions
+from acx_oci.services.verifier.attest import attest
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust import load_identity
 
 from .cli import cli, ok
 

@@ -51,7 +51,7 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from acx_oci.egress.standin import SuiteReferenceSolver as SuiteReferenceSolver
+from acx_oci.egress import SuiteReferenceSolver as SuiteReferenceSolver
 from acx_oci.egress.standin import files_answer as files_answer
 from tests.support.httpserver import QuietHTTPServer
 

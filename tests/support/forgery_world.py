@@ -10,13 +10,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.dsse import sign_envelope
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, identity_from_seed
+from acx_oci.crypto import Identity, canonical, dataintegrity, identity_from_seed, sign_envelope
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.model import credential, statuslist
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
 
 ISSUED = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 NOW = ISSUED + timedelta(days=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity
 from acx_oci.model import gamerecords
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import evidence_item

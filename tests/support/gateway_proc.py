@@ -43,9 +43,9 @@ def minimal_policy_files(directory: Path) -> tuple[Path, Path]:
 @contextmanager
 def minimal_gateway(upstream: str, files: tuple[Path, Path]) -> Iterator[RunningGateway]:
     """The gateway in a thread, over plain HTTP to ``upstream`` (HOST:PORT), with :func:`minimal_policy_files`."""
-    from acx_oci.evaluation.policy import load_policy
+    from acx_oci.evaluation import load_policy
     from acx_oci.gateway import GatewayConfig, start_in_thread
-    from acx_oci.trust.trustfile import load_trust
+    from acx_oci.trust import load_trust
 
     policy, trust = files
     running = start_in_thread(GatewayConfig(upstream=f"http://{upstream}", policy=load_policy(policy),

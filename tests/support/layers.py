@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.envimage.build import MEDIA_CONFIG, MEDIA_LAYER_GZIP
-from acx_oci.oci.model import MEDIA_MANIFEST, dump
-from acx_oci.oci.open import open_store
+from acx_oci.oci import MEDIA_MANIFEST, dump, open_store
 
 
 def tar_layer(entries: list[tuple[Any, ...]]) -> bytes:

@@ -16,20 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.model.credential import issuer_id, level_result
-from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store
+from acx_oci.crypto import canonical, sha256_digest
+from acx_oci.model import issuer_id, level_result
+from acx_oci.oci import MEDIA_MANIFEST, Descriptor, Store, build_manifest, open_store, parse_reference, referrer_tag
 from acx_oci.services.artifacts import log_reader as logoci
-from acx_oci.services.artifacts.attestation import build_attestation, publish_status_list
+from acx_oci.services.artifacts import publish_status_list
+from acx_oci.services.artifacts.attestation import build_attestation
 from acx_oci.services.verifier import log_publish
 from acx_oci.services.verifier.log_tree import TransLog, Witness
-from acx_oci.tlog.proof import MEDIA_TYPE, LogProof
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.tlog import MEDIA_TYPE, LogProof
+from acx_oci.trust import load_identity
 
 
 def attempt_entry(credential_bytes: bytes, cartridge_id: str) -> dict[str, Any]:

@@ -20,9 +20,7 @@ import resource
 import sys
 from pathlib import Path
 
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import RegistryStore, StoreOptions, parse_reference
 
 
 def _status_kib(field: str) -> int:

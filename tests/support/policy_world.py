@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.crypto import dataintegrity
-from acx_oci.model.credential import level_result, sign_credential
-from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import publish_status_list, push_attestation
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.model import level_result
+from acx_oci.model.credential import sign_credential
+from acx_oci.oci import MEDIA_MANIFEST, Descriptor, Store, open_store, parse_reference
+from acx_oci.services.artifacts import publish_status_list, push_attestation
+from acx_oci.trust import load_identity
 
 from .cli import cli_expect as cli
 

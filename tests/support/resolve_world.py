@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.model import credential as cred_mod
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import push_attestation
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import Descriptor, open_store
+from acx_oci.services.artifacts import push_attestation
+from acx_oci.trust import load_identity
 
 from .cli import cli, ok
 

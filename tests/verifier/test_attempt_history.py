@@ -9,16 +9,20 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity, generate_identity
+from acx_oci.crypto import Identity, generate_identity, sha256_digest
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.attempt_history import FetchedRecord, with_attempts
+from acx_oci.evaluation import FetchedRecord, evaluate, parse_require, with_attempts
 from acx_oci.evaluation.attempts import MaxAttempts
-from acx_oci.evaluation.policy import evaluate, policy_from_dict
-from acx_oci.evaluation.require_text import parse_require
+from acx_oci.evaluation.policy import policy_from_dict
 from acx_oci.evaluation.requirements import CapabilityRequirement
-from acx_oci.model.attempt import AttemptCount, AttemptRecord, record_bytes, sign_attempt_record
-from acx_oci.model.resolution import CapabilityResolution, Resolution
+from acx_oci.model import (
+    AttemptCount,
+    AttemptRecord,
+    CapabilityResolution,
+    Resolution,
+    record_bytes,
+    sign_attempt_record,
+)
 
 from ..consumer.test_judge_supersede import BENCH, CAP, MANIFEST, NOW, ROM, Issuers, attestation
 from ..consumer.test_quorum import resolution
@@ -41,7 +45,8 @@ def record(signer: Identity, sequence: int, when: datetime, *, manifest: str = M
 
 
 def history(w: Issuers, creds: tuple[bytes, ...], records: tuple[FetchedRecord, ...]) -> CapabilityResolution:
-    from acx_oci.evaluation.judge import Material, capability_verdicts, judge_credentials
+    from acx_oci.evaluation import Material, capability_verdicts
+    from acx_oci.evaluation.judge import judge_credentials
 
     m = Material(tuple(attestation(r) for r in creds), w.lists())
     judgement = judge_credentials(m, w.facts, w.trust, NOW)

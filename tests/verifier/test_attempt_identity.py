@@ -11,11 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.keys import did_key
-from acx_oci.model.attempt import parse_attempt_record
-from acx_oci.model.credential import credential_attempt
+from acx_oci.crypto import did_key
+from acx_oci.model import credential_attempt, parse_attempt_record
 from acx_oci.services.verifier.ledger import Ledger
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli, ok
 from .test_attempts import CAP, DID, World, _attest, _world

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import generate_identity
 from acx_oci.errors import SchemaError, UsageError
 from acx_oci.jsonio import first_error
 from acx_oci.model import attempt as am

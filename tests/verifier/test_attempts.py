@@ -16,15 +16,11 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.model import attempt as am
-from acx_oci.model import statuslist
-from acx_oci.model.credential import credential_attempt, level_result
-from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.attestation import fetch_status_list
+from acx_oci.model import credential_attempt, level_result, statuslist
+from acx_oci.oci import ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD, StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import fetch_status_list
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger, Subject
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli, ok
 from ..support.registry import Registry

@@ -13,9 +13,9 @@ import pytest
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model import gamerecords
-from acx_oci.oci.open import open_store
+from acx_oci.oci import open_store
 from acx_oci.services.verifier.ledger import Ledger
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import World, build_attest_world
 from ..support.cli import cli, ok
@@ -95,7 +95,7 @@ def test_strong_agent_issued_verifiable_and_replayable(world: World) -> None:
     assert not any(t["id"].encode() in published for t in held["tasks"])
 
     # The trust core's verifier accepts it, with the list the credential points to.
-    from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+    from acx_oci.trust import AcceptedBenchmark, Party, Trust
 
     trust = Trust(publishers=[Party(world.publisher_did)],
                   verifiers=[Party(world.verifier_did, ident.did_document())],

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.ref import Reference
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci import Reference, Store, StoreOptions
+from acx_oci.services.verifier import AttestRequest, GateOptions, Issued, Refused
 from acx_oci.services.verifier import attest as attest_mod
-from acx_oci.services.verifier.attest import AttestRequest, GateOptions, Issued, Refused, attest
-from acx_oci.solvers.reference import ReferenceSolver
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.services.verifier.attest import attest
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import World, build_attest_world
 

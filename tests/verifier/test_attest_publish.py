@@ -15,16 +15,14 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.attestation import credential_layer
-from acx_oci.services.verifier.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
+from acx_oci.crypto import sha256_digest
+from acx_oci.oci import StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import credential_layer
+from acx_oci.services.verifier import AttestRequest, Issued, RegistryOptions, SandboxOptions, publish_folder
+from acx_oci.services.verifier.attest import attest
 from acx_oci.services.verifier.ledger import Ledger, Subject
-from acx_oci.services.verifier.publish_dir import publish_folder
-from acx_oci.solvers.reference import ReferenceSolver
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import World, build_attest_world
 from ..support.cli import cli

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from acx_oci.model.gamerecords import PER_RUN_FIELDS
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli, ok
 from ..support.dask_cluster import Cluster, start_cluster, tls_files

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import WorkerAnswerRefused
-from acx_oci.rating.solver import SolverResult
+from acx_oci.rating import SolverResult
 from acx_oci.services.verifier.executors.dask_cluster import _checked
 from acx_oci.services.verifier.executors.wire import load_exception, result_from_wire, safe_loads
 
@@ -157,7 +157,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def test_a_hostile_worker_runs_nothing_in_the_verifier(cluster: Any, tmp_path: Path) -> None:
     from distributed import wait
 
-    from acx_oci.services.verifier.executors import open_executor, parse_executor
+    from acx_oci.services.verifier import open_executor, parse_executor
 
     executor = open_executor(parse_executor(cluster.url))
     assert executor is not None
@@ -219,7 +219,7 @@ def test_a_loopback_scheduler_with_a_remote_plaintext_worker_is_refused(tmp_path
     if ip is None:
         pytest.skip("no non-loopback interface")
     from acx_oci.errors import UsageError
-    from acx_oci.services.verifier.executors import open_executor, parse_executor
+    from acx_oci.services.verifier import open_executor, parse_executor
 
     c = start_cluster(tmp_path / "cluster")
     try:

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import WorkerAnswerRefused
 from acx_oci.model import modelapi as ma
 from acx_oci.services.verifier.executors.wire import model_record, result_from_wire
-from acx_oci.solvers.remote import RomBundle, worker_setup
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.solvers import RomBundle
+from acx_oci.solvers.remote import worker_setup
+from acx_oci.trust import load_identity
 
 from ..sandbox import test_model_egress as egress
 from ..support.dask_cluster import Cluster, start_cluster

@@ -7,14 +7,13 @@ import json
 
 import pytest
 
-from acx_oci.crypto.keys import generate_identity
+from acx_oci.crypto import generate_identity
 from acx_oci.errors import UsageError, VerificationError
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import gamerecords
 from acx_oci.model import rating as ts
-from acx_oci.rating import engine
-from acx_oci.rating.solver import SolverResult
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.rating import SolverResult, engine
+from acx_oci.solvers import ReferenceSolver
 
 SEAL_KEY = bytes(range(32))
 ROM = "sha256:" + hashlib.sha256(b"demo cartridge ROM").hexdigest()

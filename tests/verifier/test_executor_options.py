@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import IntegrityError, UsageError
-from acx_oci.services.verifier.executors import ExecutorSpec, open_executor, parse_executor
-from acx_oci.solvers.remote import RomBundle, checked_files
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.services.verifier import open_executor, parse_executor
+from acx_oci.services.verifier.executors import ExecutorSpec
+from acx_oci.solvers import RomBundle
+from acx_oci.solvers.remote import checked_files
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from acx_oci.errors import UsageError
-from acx_oci.oci.open import open_store
+from acx_oci.oci import open_store
 from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.trust.trustfile import trust_from_dict
 

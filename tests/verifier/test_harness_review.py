@@ -16,19 +16,17 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.keys import generate_identity
-from acx_oci.evaluation.replay import replay_credential
+from acx_oci.crypto import generate_identity
+from acx_oci.evaluation import replay_credential
 from acx_oci.jsonio import first_error
+from acx_oci.model import LevelCredential, gamerecords, statuslist
 from acx_oci.model import benchmark as bmodel
-from acx_oci.model import gamerecords, statuslist
 from acx_oci.model import rating as ts
 from acx_oci.model.credential import LevelClaim, build_level_credential, evidence_item, sign_credential
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.rating import engine
+from acx_oci.rating import SolverResult, engine
 from acx_oci.rating import harness_review as hr
-from acx_oci.rating.solver import SolverResult
 from acx_oci.sandbox import SandboxSpec, grade, run, staging_dir
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.solvers import ReferenceSolver
 
 SEAL_KEY = bytes(range(32))
 ROM = "sha256:" + hashlib.sha256(b"harness review ROM").hexdigest()

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
-from acx_oci.crypto.seal import unseal
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.crypto import unseal
+from acx_oci.trust import load_identity
 from tests.support.cli import cli, ok
 
 ROOT = Path(__file__).resolve().parent.parent.parent

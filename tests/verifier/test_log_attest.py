@@ -14,21 +14,19 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import NoteUnverified, UsageError
-from acx_oci.oci.model import MEDIA_ATTEMPT_RECORD, MEDIA_VC
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.log_reader import LogReader
-from acx_oci.services.consumer.log_audit import verify_log
-from acx_oci.services.verifier.attest import AttestRequest, Issued, RegistryOptions, SandboxOptions, attest
-from acx_oci.services.verifier.log import LogOptions, refuse_same_repository
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.oci import MEDIA_ATTEMPT_RECORD, MEDIA_VC, StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import LogReader
+from acx_oci.services.consumer import verify_log
+from acx_oci.services.verifier import AttestRequest, Issued, LogOptions, RegistryOptions, SandboxOptions
+from acx_oci.services.verifier.attest import attest
+from acx_oci.services.verifier.log import refuse_same_repository
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.tlog import Cosigner, Verifier, ed25519_verifier, raw_public, sigsum_origin
 from acx_oci.tlog import proof as P
-from acx_oci.tlog.checkpoint import Cosigner, sigsum_cosigner, sigsum_origin
-from acx_oci.tlog.note import Verifier, ed25519_verifier, raw_public
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.tlog.checkpoint import sigsum_cosigner
+from acx_oci.trust import load_identity
 
 from ..support.attest_world import World, build_attest_world
 from ..support.cli import cli

@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 
-from acx_oci.oci.model import MANIFEST_ACCEPT
-from acx_oci.tlog.checkpoint import sigsum_cosigner, sigsum_origin
-from acx_oci.tlog.note import ed25519_verifier, raw_public
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.oci import MANIFEST_ACCEPT
+from acx_oci.tlog import ed25519_verifier, raw_public, sigsum_origin
+from acx_oci.tlog.checkpoint import sigsum_cosigner
+from acx_oci.trust import load_identity
 
 from ..consumer.test_log_consumer_e2e import codes, resolve, world  # noqa: F401  (the module-scoped world fixture)
 from ..support.cli import cli

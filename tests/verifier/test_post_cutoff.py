@@ -16,9 +16,9 @@ import pytest
 
 from acx_oci import reasons
 from acx_oci.evaluation import contamination
+from acx_oci.model import LevelCredential
 from acx_oci.model import benchmark as bmodel
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.trust.trustfile import PostCutoff
+from acx_oci.trust import PostCutoff
 
 from ..support.attest_world import CAP
 from ..support.cli import cli, ok
@@ -186,7 +186,7 @@ def test_a_policy_capability_can_require_post_cutoff_games(post: dict[str, Any] 
                                                            allowed: bool) -> None:
     from dataclasses import replace
 
-    from acx_oci.evaluation.policy import evaluate
+    from acx_oci.evaluation import evaluate
 
     from ..gateway.test_policy import CAPREQ, NOW, accepted, policy, resolution
 

@@ -13,11 +13,10 @@ import pytest
 
 from acx_oci import sandbox
 from acx_oci.files import read_text_tree
-from acx_oci.model.gamerecords import CERTIFIED_PASS, INVALID, MODEL_FAIL
-from acx_oci.rating import engine
-from acx_oci.rating.solver import SolverResult
+from acx_oci.model import CERTIFIED_PASS, INVALID, MODEL_FAIL
+from acx_oci.rating import SolverResult, engine
 from acx_oci.services.artifacts.benchmark import _expand_task
-from acx_oci.solvers.rom import RomSolver, game_spec, materialize_rom, new_rom_dir
+from acx_oci.solvers import RomSolver, game_spec, materialize_rom, new_rom_dir
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "testdata" / "bench-py"
 ROM_DIGEST = "sha256:" + "0" * 64
@@ -184,9 +183,9 @@ def test_rom_files_are_bounded_in_total_before_any_fetch(tmp_path: Path) -> None
 
     from acx_oci.cli import main
     from acx_oci.errors import UsageError
-    from acx_oci.model.rom import MAX_ROM_BYTES
-    from acx_oci.oci.open import open_store
-    from acx_oci.services.artifacts.cartridge import load_cartridge, rom_files
+    from acx_oci.model import MAX_ROM_BYTES
+    from acx_oci.oci import open_store
+    from acx_oci.services.artifacts import load_cartridge, rom_files
 
     def cli(*args: str) -> None:
         res = CliRunner().invoke(main, list(args))
@@ -232,8 +231,7 @@ def test_a_workspace_deeper_than_the_hosts_path_limit_is_the_agents_fail_not_a_l
 
 
 def test_tree_digest_and_copy_walk_past_path_max(tmp_path: Path) -> None:
-    from acx_oci.sandbox.grader import copy_tree
-    from acx_oci.sandbox.tree import tree_digest
+    from acx_oci.sandbox import copy_tree, tree_digest
 
     root = tmp_path / "ws"
     root.mkdir()

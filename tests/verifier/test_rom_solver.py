@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acx_oci.cli import main
-from acx_oci.crypto.seal import unseal
+from acx_oci.crypto import unseal
 from acx_oci.evaluation.checks import VerifyContext
 from acx_oci.evaluation.verify import verify_level_credential
 from acx_oci.model.gamerecords import PER_RUN_FIELDS
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 from acx_oci.trust.trustfile import trust_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -187,8 +187,8 @@ def test_honest_agent_earns_its_level_on_the_registry(registry: str, tmp_path: P
     88 rated games leave sigma near 1.1, under the default gate (1.5); this verifier and its consumer still run a
     gate of sigmaMax 2 to show that the gate is a parameter on both sides.
     """
-    from acx_oci.crypto.keys import identity_from_seed
-    from acx_oci.trust.keyfiles import write_identity
+    from acx_oci.crypto import identity_from_seed
+    from acx_oci.trust import write_identity
 
     write_identity(tmp_path / "publisher", identity_from_seed(bytes([7]) * 32))
     write_identity(tmp_path / "verifier", identity_from_seed(bytes([8]) * 32))

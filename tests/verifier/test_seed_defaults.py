@@ -16,9 +16,9 @@ import pytest
 
 from acx_oci import reasons
 from acx_oci.errors import UsageError
-from acx_oci.evaluation.checks import Check
+from acx_oci.evaluation import Check
 from acx_oci.evaluation.verify import verify_level_credential
-from acx_oci.trust.trustfile import PostCutoff, Trust, load_trust
+from acx_oci.trust import PostCutoff, Trust, load_trust
 
 from ..support.forgery_world import World, make_world
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.attestation import publish_status_list
+from acx_oci.oci import open_store
+from acx_oci.services.artifacts import publish_status_list
 from acx_oci.services.verifier.ledger import Ledger
 
 from ..support.cli import cli, ok

@@ -9,29 +9,25 @@ from typing import Any
 
 import pytest
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import LogError, VerificationError
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.log_entries import entry_bytes
-from acx_oci.services.artifacts.log_reader import (
+from acx_oci.oci import ARTIFACT_ATTESTATION, MEDIA_MANIFEST, StoreOptions, build_manifest, open_store
+from acx_oci.services.artifacts import (
     ARTIFACT_LOG,
     CHECKPOINT_TAG,
     MEDIA_ENTRIES,
     MEDIA_TILE_INDEX,
     LogReader,
+    entry_bytes,
 )
 from acx_oci.services.verifier.log_publish import publish
 from acx_oci.services.verifier.log_tree import TransLog
 from acx_oci.services.verifier.rebuild import rebuild
-from acx_oci.tlog.checkpoint import parse_checkpoint_text
-from acx_oci.tlog.note import parse as parse_note
-from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
+from acx_oci.tlog import MEDIA_TYPE as MEDIA_LOG_PROOF
+from acx_oci.tlog import entry_bundle, parse_checkpoint_text
+from acx_oci.tlog import parse as parse_note
 from acx_oci.tlog.proof import SCHEMA_VERSION
-from acx_oci.tlog.tiles import entry_bundle
-from acx_oci.trust.keyfiles import load_identity
+from acx_oci.trust import load_identity
 
 from ..support.cli import cli, ok
 
@@ -107,8 +103,8 @@ def test_a_referrer_flood_is_read_within_a_bound(tmp_path: Path, registry: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Every tag of a repository flooded with attestations nobody signed: the rebuild reads at most MAX_READS
     documents and listings per repository, says so, and keeps nothing it could not verify."""
-    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY
-    from acx_oci.services.artifacts.attestation import push_attestation
+    from acx_oci.oci import EMPTY_JSON, MEDIA_EMPTY
+    from acx_oci.services.artifacts import push_attestation
     from acx_oci.services.verifier import rebuild_sources
 
     ok(cli("keygen", str(tmp_path / "verifier")))
@@ -134,8 +130,8 @@ def test_a_list_the_log_signed_but_no_repository_holds_is_refused(tmp_path: Path
 
     from acx_oci.model import statuslist
     from acx_oci.model.credential import sign_credential
-    from acx_oci.oci.model import EMPTY_JSON, MEDIA_EMPTY
-    from acx_oci.services.artifacts.attestation import push_attestation
+    from acx_oci.oci import EMPTY_JSON, MEDIA_EMPTY
+    from acx_oci.services.artifacts import push_attestation
 
     ok(cli("keygen", str(tmp_path / "verifier")))
     ident = load_identity(tmp_path / "verifier.key")
@@ -176,8 +172,8 @@ def test_an_older_genuine_checkpoint_served_again_is_refused_with_and_without_wi
     import httpx
 
     from acx_oci.services.verifier.log_tree import Witness
+    from acx_oci.tlog import raw_public
     from acx_oci.tlog.checkpoint import sigsum_cosigner
-    from acx_oci.tlog.note import raw_public
 
     from ..support.sigsum_witness import sigsum_witness
 

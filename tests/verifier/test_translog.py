@@ -12,17 +12,16 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import LogInconsistent, UsageError
-from acx_oci.oci.model import MEDIA_MANIFEST, build_manifest
-from acx_oci.oci.open import open_store
-from acx_oci.services.artifacts.log_reader import ARTIFACT_LOG, CHECKPOINT_TAG, MEDIA_TILE, MEDIA_TILE_INDEX, LogReader
-from acx_oci.services.consumer.log_audit import verify_log
+from acx_oci.oci import MEDIA_MANIFEST, build_manifest, open_store
+from acx_oci.services.artifacts import ARTIFACT_LOG, CHECKPOINT_TAG, MEDIA_TILE, MEDIA_TILE_INDEX, LogReader
+from acx_oci.services.consumer import verify_log
 from acx_oci.services.verifier.log_publish import publish
 from acx_oci.services.verifier.log_tree import TransLog, Witness
+from acx_oci.tlog import MemoryTree
 from acx_oci.tlog import checkpoint as C
 from acx_oci.tlog import note as N
-from acx_oci.tlog.merkle import MemoryTree
 
 from ..support.cli import cli, ok
 from ..support.jsondoc import check_document

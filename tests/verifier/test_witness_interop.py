@@ -15,12 +15,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci.errors import LogInconsistent, NoteUnverified, WitnessRefused
-from acx_oci.net import https
-from acx_oci.net.witness import add_checkpoint
+from acx_oci.net import add_checkpoint, https
 from acx_oci.tlog import checkpoint as C
+from acx_oci.tlog import encode_add_checkpoint
 from acx_oci.tlog import merkle as M
 from acx_oci.tlog import note as N
-from acx_oci.tlog.witness import encode_add_checkpoint
 
 from ..support.sigsum_witness import RunningWitness, sigsum_witness
 

@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 import requests
 from requests.adapters import BaseAdapter
 
-from acx_oci.crypto.digest import StreamDigest, check_digest, sha256_digest
+from acx_oci.crypto import StreamDigest, check_digest, sha256_digest
 from acx_oci.errors import ConnectionLost, IntegrityError, RegistryError, UsageError
 from acx_oci.jsonio import loads
 from acx_oci.oci.model import (

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 import requests
 
-from acx_oci.crypto.digest import check_digest
+from acx_oci.crypto import check_digest
 from acx_oci.errors import NotFoundError, RegistryError, UsageError
 from acx_oci.oci.classify import classification_note, classify_referrers
 from acx_oci.oci.model import MAX_MANIFEST_BYTES, MEDIA_INDEX, Descriptor, build_index, parse_index, parse_manifest

@@ -23,9 +23,7 @@ from urllib3.exceptions import InsecureRequestWarning, NameResolutionError, NewC
 
 from acx_oci.errors import AcxError, ConnectionLost, DeadlineExceeded, GatewayDenied, NotFoundError, RegistryError
 from acx_oci.jsonio import loads
-from acx_oci.net.guard import Guard, GuardedAdapter, arm
-from acx_oci.net.session import PlainSession
-from acx_oci.net.tls import ca_for, speaks_tls, split_host_port, verify_setting
+from acx_oci.net import Guard, GuardedAdapter, PlainSession, arm, ca_for, speaks_tls, split_host_port, verify_setting
 from acx_oci.oci.registry.auth import RegistryAuth, docker_config_path
 from acx_oci.oci.store import StoreOptions
 from acx_oci.timeutil import WORK_PER_MIB, Deadline, current_deadline

@@ -18,14 +18,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import NotFoundError, UsageError
 from acx_oci.jsonio import parse_json, validate
-from acx_oci.model import rom
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential, rom
 from acx_oci.net import https
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ANNOTATION_CREATED,
     ANNOTATION_TITLE,
     ARTIFACT_ATTEMPT_RECORD,
@@ -39,11 +37,11 @@ from acx_oci.oci.model import (
     MEDIA_VC,
     Descriptor,
     Manifest,
+    Store,
     build_manifest,
+    referrer_tag,
 )
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store
-from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
+from acx_oci.tlog import MEDIA_TYPE as MEDIA_LOG_PROOF
 from acx_oci.urls import without_fragment
 
 ANN_CAPABILITY = "dev.acx.capability.id"

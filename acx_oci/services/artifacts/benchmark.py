@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.seal import Recipient, seal, unseal
+from acx_oci.crypto import Recipient, canonical, unseal
+from acx_oci.crypto.seal import seal
 from acx_oci.errors import IntegrityError, UsageError
 from acx_oci.files import (
     load_yaml_or_json_inside,
@@ -21,13 +21,11 @@ from acx_oci.files import (
     read_text_tree,
 )
 from acx_oci.jsonio import parse_json, validate
-from acx_oci.model.benchmark import (
+from acx_oci.model import (
     ANN_CAPABILITY,
     ANN_CERTIFICATION,
     ANN_DIGEST,
     ANN_HELD_OUT,
-    ANN_ID,
-    ANN_VERSION,
     DESCRIPTOR_SCHEMA,
     HELD_OUT_SCHEMA,
     MAX_SLICE_BYTES,
@@ -40,6 +38,7 @@ from acx_oci.model.benchmark import (
     SEAL_KEY_FILE,
     SUITE_FILE,
     Benchmark,
+    CertificationRecord,
     commitment_key,
     customer_of,
     from_document,
@@ -47,11 +46,10 @@ from acx_oci.model.benchmark import (
     held_out_slice_digest,
     is_private,
     split,
+    task_commitment,
 )
-from acx_oci.model.exam_record import CertificationRecord
-from acx_oci.model.gamerecords import task_commitment
-from acx_oci.oci.model import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, build_manifest
-from acx_oci.oci.store import Store
+from acx_oci.model.benchmark import ANN_ID, ANN_VERSION
+from acx_oci.oci import ARTIFACT_BENCHMARK, EMPTY_JSON, MEDIA_EMPTY, Descriptor, Manifest, Store, build_manifest
 from acx_oci.safetree import parts_of
 
 # --- the suite directory ---------------------------------------------------------------------------------

@@ -19,13 +19,17 @@ from acx_oci.envimage import pyenv
 from acx_oci.errors import AcxError, IntegrityError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_bytes_in
 from acx_oci.jsonio import parse_json
-from acx_oci.model.benchmark import SUITE_FILE, Benchmark, from_document
-from acx_oci.model.exam import ENV_FILE
-from acx_oci.model.exam_record import CertificationRecord
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.oci.transfer import CopyPlan, copy_blobs, plan_tree, push_manifests
+from acx_oci.model import ENV_FILE, SUITE_FILE, Benchmark, CertificationRecord, from_document
+from acx_oci.oci import (
+    CopyPlan,
+    Store,
+    StoreOptions,
+    copy_blobs,
+    open_store,
+    parse_reference,
+    plan_tree,
+    push_manifests,
+)
 from acx_oci.safetree import parts_of
 
 TAG_PREFIX = "env-"

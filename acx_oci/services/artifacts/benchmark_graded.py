@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from acx_oci.model.benchmark import Benchmark, from_document, grader_digest
-from acx_oci.model.exam_record import CertificationRecord
-from acx_oci.services.exams.derivation import derived_ids, explicit_ids, with_ids
+from acx_oci.model import Benchmark, CertificationRecord, from_document, grader_digest
+from acx_oci.services.exams import derived_ids, explicit_ids, with_ids
 
 
 def with_graded_tests(bench: Benchmark, records: Mapping[str, CertificationRecord]) -> Benchmark:

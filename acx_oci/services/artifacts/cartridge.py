@@ -14,18 +14,12 @@ from typing import Any
 
 import yaml
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, canonical, envelope_payload, sha256_digest
 from acx_oci.errors import AcxError, IntegrityError, TamperedError, UsageError, VerificationError
 from acx_oci.files import load_yaml_or_json_inside, read_bytes_inside, read_file_tree
 from acx_oci.jsonio import loads, parse_json, validate
-from acx_oci.model.capability import CapabilityRecord, record_from_json
-from acx_oci.model.rom import (
-    ANN_ID,
+from acx_oci.model import (
     ANN_ROM,
-    ANN_VERSION,
     MAX_ROM_BYTES,
     MAX_ROM_FILES,
     MAX_ROM_FILES_TOTAL,
@@ -34,26 +28,28 @@ from acx_oci.model.rom import (
     MEDIA_ROM_FILE,
     MEDIA_SAVE,
     STATUS_TAMPERED,
+    CapabilityRecord,
     CartridgeSource,
     SignatureCheck,
     build_rom,
     check_signature,
+    record_from_json,
     sign_rom,
     status_display,
 )
-from acx_oci.oci.model import (
+from acx_oci.model.rom import ANN_ID, ANN_VERSION
+from acx_oci.oci import (
     ANNOTATION_TITLE,
     ARTIFACT_CARTRIDGE,
     EMPTY_JSON,
     MEDIA_DSSE,
     Descriptor,
     Manifest,
+    Store,
     build_manifest,
 )
-from acx_oci.oci.store import Store
 from acx_oci.services.artifacts.cosign_projection import sign_manifest
-from acx_oci.trust.did import check_did
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust, check_did
 
 # ---------------------------------------------------------------- directory form
 

@@ -23,29 +23,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, envelope_payload, sign_envelope, verify_envelope
-from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import (
+    PAYLOAD_TYPE_INTOTO,
+    Identity,
+    canonical,
+    envelope_payload,
+    sha256_digest,
+    sign_envelope,
+    statement,
+    statement_bytes,
+    subject_for_digest,
+    verify_envelope,
+)
 from acx_oci.errors import AcxError, UsageError, VerificationError
 from acx_oci.jsonio import as_array, as_object, parse_json
+from acx_oci.model import CertificationRecord, classification_of, summarize
 from acx_oci.model import exam as exam_model
-from acx_oci.model.exam_record import CertificationRecord, classification_of, summarize
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     ANNOTATION_TITLE,
     EMPTY_JSON,
     MEDIA_DSSE,
     MEDIA_EMPTY,
     MEDIA_MANIFEST,
     Descriptor,
+    Store,
     build_manifest,
+    referrer_tag,
 )
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store
 from acx_oci.services.exams import load_records, suite_freeze_hashes
-from acx_oci.trust.did import assertion_keys
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust, assertion_keys
 from acx_oci.urls import without_fragment
 
 ARTIFACT_EXAM_CERTIFICATION = "application/vnd.acx.exam-certification.v1"

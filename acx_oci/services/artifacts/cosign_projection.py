@@ -17,16 +17,18 @@ import json
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import PAYLOAD_TYPE_INTOTO, sign_envelope
-from acx_oci.crypto.intoto import statement, statement_bytes, subject_for_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import (
+    PAYLOAD_TYPE_INTOTO,
+    Identity,
+    sha256_digest,
+    sign_envelope,
+    statement,
+    statement_bytes,
+    subject_for_digest,
+)
 from acx_oci.errors import UsageError
-from acx_oci.model.credential import level_result
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.statuslist import rfc3339
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.store import Store
+from acx_oci.model import LevelCredential, level_result, rfc3339
+from acx_oci.oci import Descriptor, Store
 from acx_oci.timeutil import parse_datetime
 
 PREDICATE_LEVEL = "https://acx.dev/attestation/level/v1"

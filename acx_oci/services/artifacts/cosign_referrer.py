@@ -17,13 +17,10 @@ import hashlib
 import json
 from datetime import datetime
 
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity
 from acx_oci.errors import AcxError, NotFoundError
-from acx_oci.model.statuslist import rfc3339
-from acx_oci.oci.model import EMPTY_DIGEST, EMPTY_JSON, MEDIA_EMPTY, build_index
-from acx_oci.oci.referrers import fallback_tag
-from acx_oci.oci.registry import RegistryStore
-from acx_oci.oci.store import Store
+from acx_oci.model import rfc3339
+from acx_oci.oci import EMPTY_DIGEST, EMPTY_JSON, MEDIA_EMPTY, RegistryStore, Store, build_index, fallback_tag
 
 MEDIA_BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"

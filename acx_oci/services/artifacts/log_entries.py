@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import UsageError
 from acx_oci.jsonio import parse_json, validate
-from acx_oci.tlog.tiles import MAX_ENTRY
+from acx_oci.tlog import MAX_ENTRY
 
 SCHEMA = "log-entry.schema.json"
 SCHEMA_VERSION = "acx.log-entry/1"

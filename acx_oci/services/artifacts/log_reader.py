@@ -24,14 +24,21 @@ from dataclasses import dataclass
 
 from acx_oci.errors import LogError
 from acx_oci.jsonio import parse_json
-from acx_oci.oci.store import Store
-from acx_oci.tlog.checkpoint import Checkpoint, Cosigned, Cosigner, parse_checkpoint_text, verify_cosigned
-from acx_oci.tlog.merkle import HASH_SIZE, leaf_hash
-from acx_oci.tlog.note import MAX_NOTE, Verifier, parse
-from acx_oci.tlog.tiles import (
+from acx_oci.oci import Store
+from acx_oci.tlog import (
+    HASH_SIZE,
+    MAX_NOTE,
     TILE_WIDTH,
+    Checkpoint,
+    Cosigned,
+    Cosigner,
+    Verifier,
+    leaf_hash,
+    parse,
+    parse_checkpoint_text,
     parse_tile_path,
     prove_inclusion,
+    verify_cosigned,
 )
 
 ARTIFACT_LOG = "application/vnd.acx.transparency-log.v1"

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TypeVar
 
-from acx_oci.evaluation.checks import Check
-from acx_oci.evaluation.judge import Answer, Need, NeedReplay
-from acx_oci.model.resolution import AcceptedCredential
+from acx_oci.evaluation import Answer, Check, Need, NeedReplay
+from acx_oci.model import AcceptedCredential
 from acx_oci.services.consumer.did_keys import DidFetcher
 
 T = TypeVar("T")

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from acx_oci.errors import AcxError, DeadlineExceeded
-from acx_oci.evaluation.attempt_history import FetchedRecord
-from acx_oci.evaluation.judge import FLOOR
+from acx_oci.evaluation import FLOOR, FetchedRecord
 from acx_oci.jsonio import parse_json
-from acx_oci.oci.model import ANNOTATION_CREATED, ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD, Descriptor
-from acx_oci.oci.store import Store
+from acx_oci.oci import ANNOTATION_CREATED, ARTIFACT_ATTEMPT_RECORD, MEDIA_ATTEMPT_RECORD, Descriptor, Store
 from acx_oci.services.consumer.resolve_fetch import ResolveLimits, time_bound_note
 from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope, parse_datetime
 

@@ -13,14 +13,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import AcxError, ByteBoundReached, DeadlineExceeded, IntegrityError, SchemaError, ShapeError
-from acx_oci.evaluation.judge import FetchedAttestation
+from acx_oci.evaluation import FetchedAttestation
 from acx_oci.jsonio import too_many_containers
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, MEDIA_VC, Descriptor, Manifest
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import (
+from acx_oci.model import LevelCredential
+from acx_oci.oci import ARTIFACT_ATTESTATION, MEDIA_VC, Descriptor, Manifest, Store
+from acx_oci.services.artifacts import (
     ANN_CAPABILITY,
     MAX_CREDENTIAL_BYTES,
     MAX_RECORDS_BYTES,
@@ -30,8 +29,8 @@ from acx_oci.services.artifacts.attestation import (
     split_records,
 )
 from acx_oci.services.consumer.resolve_phases import Phases
-from acx_oci.tlog.proof import MAX_PROOF_DOC
-from acx_oci.tlog.proof import MEDIA_TYPE as LOG_PROOF_MEDIA_TYPE
+from acx_oci.tlog import MAX_PROOF_DOC
+from acx_oci.tlog import MEDIA_TYPE as LOG_PROOF_MEDIA_TYPE
 
 #: Objects and arrays a credential may hold (one of 90 games has about 200; 16,384 allow some 8,000 games):
 #: each one parsed is about 100 bytes of Python, kept until the resolve has judged every credential.

@@ -25,40 +25,40 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError, RegistryError, UsageError, VerificationError
-from acx_oci.evaluation.status_replace import list_owners
-from acx_oci.model.credential import issuer_id, status_entries
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import Resolution
-from acx_oci.model.rom import STATUS_TAMPERED
-from acx_oci.oci.classify import CONFIG_MEDIA_TYPES
-from acx_oci.oci.model import ARTIFACT_ATTESTATION, ARTIFACT_CARTRIDGE
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import Reference, parse_reference
-from acx_oci.oci.referrers import referrer_tag
-from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.oci.transfer import (
+from acx_oci.evaluation import list_owners
+from acx_oci.model import STATUS_TAMPERED, LevelCredential, Resolution, issuer_id, status_entries
+from acx_oci.oci import (
+    ARTIFACT_ATTESTATION,
+    ARTIFACT_CARTRIDGE,
+    CONFIG_MEDIA_TYPES,
     CopyPlan,
     PlannedManifest,
     Progress,
+    Reference,
+    Store,
+    StoreOptions,
     copy_blobs,
+    open_store,
+    parse_reference,
     plan_tree,
     push_manifests,
     read_referrer,
+    referrer_tag,
 )
-from acx_oci.services.artifacts.attestation import (
+from acx_oci.services.artifacts import (
     MAX_CREDENTIAL_BYTES,
+    MEDIA_BUNDLE,
     credential_layer,
     fetch_status_list,
+    load_cartridge,
     names_status_tag,
     status_tag,
 )
-from acx_oci.services.artifacts.cartridge import load_cartridge
-from acx_oci.services.artifacts.cosign_referrer import MEDIA_BUNDLE
 from acx_oci.services.consumer.copy_cosign import CosignCarry, looks_like_bundle, standing_credentials
 from acx_oci.services.consumer.copy_status import check_replacement
 from acx_oci.services.consumer.resolve import ResolveLimits, resolve_loaded
 from acx_oci.services.consumer.statuscache import StatusHistory
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 ACX_ARTIFACT_PREFIX = "application/vnd.acx."
 MAX_REFERRER_DEPTH = 2  # referrers of the subject, and referrers of those (e.g. a signature on an attestation)

@@ -18,17 +18,17 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import AcxError, NotFoundError
-from acx_oci.model.resolution import VERIFIED, Resolution
-from acx_oci.oci.model import Descriptor, Manifest
-from acx_oci.oci.store import Store
-from acx_oci.oci.transfer import CopyPlan, PlannedManifest, plan_tree
-from acx_oci.services.artifacts.cosign_projection import (
+from acx_oci.model import VERIFIED, Resolution
+from acx_oci.oci import CopyPlan, Descriptor, Manifest, PlannedManifest, Store, plan_tree
+from acx_oci.services.artifacts import (
+    ANN_BUNDLE_PREDICATE,
     ANN_PREDICATE_TYPE,
+    MEDIA_BUNDLE,
     PREDICATE_LEVEL,
     cosign_tag,
     push_projection_layers,
+    remove_bundle,
 )
-from acx_oci.services.artifacts.cosign_referrer import ANN_BUNDLE_PREDICATE, MEDIA_BUNDLE, remove_bundle
 from acx_oci.services.consumer import cosign_read
 
 MAX_PROJECTION_BYTES = 1 << 20  # one envelope or bundle: a credential's level fields, signed

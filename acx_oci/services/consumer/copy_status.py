@@ -15,9 +15,9 @@ from typing import Any
 
 from acx_oci import reasons
 from acx_oci.errors import StatusReplaceRefused
-from acx_oci.evaluation.status_replace import may_replace, sequence_of
+from acx_oci.evaluation import may_replace, sequence_of
 from acx_oci.model import statuslist
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 
 def check_replacement(tag: str, url: str, source: dict[str, Any], destination: dict[str, Any] | None,

@@ -17,7 +17,7 @@ import binascii
 import json
 from typing import Any
 
-from acx_oci.services.artifacts.cosign_projection import PREDICATE_LEVEL
+from acx_oci.services.artifacts import PREDICATE_LEVEL
 
 #: How deep a projection's JSON may nest (Go's decoder allows 10000; ours is far below Python's stack).
 MAX_DEPTH = 64

@@ -12,10 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from acx_oci.errors import AcxError, DidError
-from acx_oci.evaluation.did_documents import DidDocuments
+from acx_oci.evaluation import DidDocuments
 from acx_oci.net import https
-from acx_oci.trust import did
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust, did
 
 
 class DidFetcher:

@@ -12,12 +12,19 @@ from typing import Any
 
 from acx_oci.errors import LogInconsistent, NoteUnverified
 from acx_oci.safetree import write_inside
-from acx_oci.services.artifacts.log_entries import parse_entry
-from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
-from acx_oci.tlog.checkpoint import Checkpoint, Cosigner, open_checkpoint
-from acx_oci.tlog.merkle import MemoryTree, leaf_hash, verify_consistency
-from acx_oci.tlog.note import Verifier, b64, verifier_from_vkey
-from acx_oci.tlog.tiles import verify_tiles
+from acx_oci.services.artifacts import CHECKPOINT, LogReader, parse_entry
+from acx_oci.tlog import (
+    Checkpoint,
+    Cosigner,
+    MemoryTree,
+    Verifier,
+    b64,
+    leaf_hash,
+    open_checkpoint,
+    verifier_from_vkey,
+    verify_consistency,
+    verify_tiles,
+)
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,26 @@ from datetime import datetime
 from typing import Any
 
 from acx_oci.errors import AcxError, LogError
-from acx_oci.evaluation.judge import Material
-from acx_oci.evaluation.log_check import LogKeys, LogView, head_status
-from acx_oci.model.credential import issuer_id
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.log_entries import parse_entry
-from acx_oci.services.artifacts.log_reader import LogReader
+from acx_oci.evaluation import LogKeys, LogView, Material, head_status
+from acx_oci.model import issuer_id
+from acx_oci.oci import Store, open_store
+from acx_oci.services.artifacts import LogReader, parse_entry
 from acx_oci.services.consumer.logcache import LogHistory
 from acx_oci.timeutil import Deadline
-from acx_oci.tlog.checkpoint import parse_checkpoint_text
-from acx_oci.tlog.merkle import consistency_proof, inclusion_proof, leaf_hash, verify_inclusion
-from acx_oci.tlog.note import parse
-from acx_oci.tlog.proof import parse_proof
-from acx_oci.tlog.tiles import TILE_WIDTH, Tile, TileReader, parse_entry_bundle
-from acx_oci.trust.trustfile import Trust
+from acx_oci.tlog import (
+    TILE_WIDTH,
+    Tile,
+    TileReader,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    parse,
+    parse_checkpoint_text,
+    parse_entry_bundle,
+    parse_proof,
+    verify_inclusion,
+)
+from acx_oci.trust import Trust
 
 MAX_LOGS = 16
 MAX_HISTORY_BUNDLES = 256  # 65,536 entries after the oldest logged credential

@@ -13,10 +13,9 @@ import tempfile
 from pathlib import Path
 
 from acx_oci.errors import IntegrityError, NotFoundError, UsageError, VerificationError
-from acx_oci.model.resolution import Resolution
-from acx_oci.model.rom import STATUS_TAMPERED, STATUS_UNSIGNED
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, write_directory
+from acx_oci.model import STATUS_TAMPERED, STATUS_UNSIGNED, Resolution
+from acx_oci.oci import Store
+from acx_oci.services.artifacts import LoadedCartridge, write_directory
 
 
 def check_output_dir(out: Path) -> None:

@@ -18,18 +18,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import AcxError, IntegrityError, SchemaError
-from acx_oci.evaluation.checks import Check, KeyResolver, bad, offline_keys
-from acx_oci.evaluation.judge import instant as instant
-from acx_oci.evaluation.judge import order_key as order_key
-from acx_oci.evaluation.replay import NAME, inline_record, record_digests, replay_credential
-from acx_oci.model.level_credential import LevelCredential, level_credential
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, MAX_RECORDS_BYTES, split_records
+from acx_oci.evaluation import (
+    NAME,
+    Check,
+    KeyResolver,
+    bad,
+    inline_record,
+    offline_keys,
+    record_digests,
+    replay_credential,
+)
+from acx_oci.model import LevelCredential
+from acx_oci.model.level_credential import level_credential
+from acx_oci.oci import Descriptor, Store
+from acx_oci.services.artifacts import MAX_CREDENTIAL_BYTES, MAX_RECORDS_BYTES, split_records
 from acx_oci.timeutil import current_deadline, deadline_scope
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 MAX_CACHED_VERDICTS = 4096
 _CacheKey = tuple[str, tuple[bytes, ...], tuple[str, ...]]

@@ -23,21 +23,26 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict, Unpack
 
-from acx_oci.evaluation.attempt_history import FetchedRecord, with_attempts
-from acx_oci.evaluation.checks import Check, KeyResolver, offline_keys
-from acx_oci.evaluation.did_documents import DidDocuments
-from acx_oci.evaluation.judge import CartridgeFacts, Judgement, Material, capability_verdicts, judging
-from acx_oci.evaluation.log_check import (
+from acx_oci.evaluation import (
     NO_LOG_NOTE,
+    CartridgeFacts,
+    Check,
+    DidDocuments,
+    FetchedRecord,
+    Judgement,
+    KeyResolver,
+    Material,
+    capability_verdicts,
+    judging,
+    offline_keys,
     pinned_keys,
+    with_attempts,
     with_log_attempts,
 )
-from acx_oci.evaluation.status_choice import sequence as list_sequence
-from acx_oci.model.capability import CapabilityRecord
-from acx_oci.model.credential import issuer_id
-from acx_oci.model.resolution import AcceptedCredential, Resolution
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.evaluation import sequence as list_sequence
+from acx_oci.model import AcceptedCredential, CapabilityRecord, Resolution, issuer_id
+from acx_oci.oci import Store
+from acx_oci.services.artifacts import LoadedCartridge, load_cartridge
 from acx_oci.services.consumer.answers import answer_needs
 from acx_oci.services.consumer.attempt_fetch import fetch_attempt_records
 from acx_oci.services.consumer.did_keys import DidFetcher
@@ -58,7 +63,7 @@ from acx_oci.services.consumer.resolve_phases import Phases
 from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.services.consumer.verdictcache import TrustView, VerifiedCredentialCache
 from acx_oci.timeutil import Deadline, current_deadline, deadline_scope
-from acx_oci.trust.trustfile import Trust
+from acx_oci.trust import Trust
 
 
 class ResolveOptions(TypedDict, total=False):

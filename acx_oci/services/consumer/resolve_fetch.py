@@ -21,22 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx_oci.errors import AcxError, DeadlineExceeded
-from acx_oci.evaluation.judge import FLOOR, FetchedAttestation, Material, StatusKey, status_url
-from acx_oci.model.credential import issuer_id
-from acx_oci.oci.model import (
-    ANNOTATION_CREATED,
-    ARTIFACT_ATTESTATION,
-    Descriptor,
-)
-from acx_oci.oci.store import ReferrerListing, Store
-from acx_oci.services.artifacts.attestation import (
-    fetch_status_list,
-)
-from acx_oci.services.consumer.attestation_fetch import MAX_CREDENTIAL_CONTAINERS as MAX_CREDENTIAL_CONTAINERS
-from acx_oci.services.consumer.attestation_fetch import BlobMemo as BlobMemo
-from acx_oci.services.consumer.attestation_fetch import Fetched as Fetched
-from acx_oci.services.consumer.attestation_fetch import attestation_of
-from acx_oci.services.consumer.attestation_fetch import fetch_one as fetch_one
+from acx_oci.evaluation import FLOOR, FetchedAttestation, Material, StatusKey, status_url
+from acx_oci.model import issuer_id
+from acx_oci.oci import ANNOTATION_CREATED, ARTIFACT_ATTESTATION, Descriptor, ReferrerListing, Store
+from acx_oci.services.artifacts import fetch_status_list
+from acx_oci.services.consumer.attestation_fetch import BlobMemo, Fetched, attestation_of, fetch_one
 from acx_oci.services.consumer.resolve_phases import Phases
 from acx_oci.services.consumer.statuscache import StatusHistory
 from acx_oci.timeutil import WORK_PER_REFERRER, Deadline, deadline_scope, parse_datetime

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from acx_oci.crypto.keys import counting_verifications
+from acx_oci.crypto import counting_verifications
 
 NAMES = ("fetch", "parse", "verify", "replay", "status")
 

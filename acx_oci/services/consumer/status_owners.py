@@ -13,11 +13,9 @@ import threading
 from dataclasses import dataclass, field
 
 from acx_oci.errors import AcxError
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.oci.model import ARTIFACT_ATTESTATION
-from acx_oci.oci.referrers import REFERRER_TAG_PREFIX
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import MAX_CREDENTIAL_BYTES, STATUS_TAG_PREFIX, credential_layer
+from acx_oci.model import LevelCredential
+from acx_oci.oci import ARTIFACT_ATTESTATION, REFERRER_TAG_PREFIX, Store
+from acx_oci.services.artifacts import MAX_CREDENTIAL_BYTES, STATUS_TAG_PREFIX, credential_layer
 
 #: Registry reads one search may make (tags resolved, listings, manifests and credentials fetched).
 MAX_OWNER_READS = 600

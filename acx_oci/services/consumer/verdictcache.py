@@ -21,9 +21,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from acx_oci.evaluation.checks import Check, ok
-from acx_oci.evaluation.replay import NAME
-from acx_oci.trust.trustfile import Trust
+from acx_oci.evaluation import NAME, Check, ok
+from acx_oci.trust import Trust
 
 FILE = "verdicts.json"
 MAX_ENTRIES = 20000

@@ -27,23 +27,47 @@ the freeze hash in :mod:`acx_oci.model.exam`. Example::
     assert set(exams.load_records(Path("certs"))) == {r.exam for r in records}
 """
 
-from acx_oci.services.exams.certify import (
-    FINISHED,
-    GOLD_RUNS,
-    REGISTRY_FILE,
-    STREAM_FILE,
-    SUMMARY_FILE,
-    certify_suite,
-    default_out,
-    load_records,
-    load_registry,
-    report,
-    scan_for_canaries,
-    stderr_progress,
-    suite_canaries,
-    suite_freeze_hashes,
-)
+from __future__ import annotations
 
-__all__ = ["FINISHED", "GOLD_RUNS", "REGISTRY_FILE", "STREAM_FILE", "SUMMARY_FILE", "certify_suite", "default_out",
-           "load_records", "load_registry", "report", "scan_for_canaries", "stderr_progress", "suite_canaries",
-           "suite_freeze_hashes"]
+from typing import TYPE_CHECKING
+
+from acx_oci.faces import lazy_face
+
+if TYPE_CHECKING:
+    from acx_oci.services.exams.certify import (
+        FINISHED,
+        GOLD_RUNS,
+        REGISTRY_FILE,
+        STREAM_FILE,
+        SUMMARY_FILE,
+        certify_suite,
+        default_out,
+        load_records,
+        load_registry,
+        report,
+        scan_for_canaries,
+        stderr_progress,
+        suite_canaries,
+        suite_freeze_hashes,
+    )
+    from acx_oci.services.exams.derivation import derived_ids, explicit_ids, with_ids
+    from acx_oci.services.exams.environments import EnvImages, StageReport, carrying_specs, default_store
+    from acx_oci.services.exams.harvest import Grading
+    from acx_oci.services.exams.predictions import Images
+    from acx_oci.services.exams.source import discover
+else:
+    __getattr__, __dir__ = lazy_face(__name__, {
+        "certify": ("FINISHED", "GOLD_RUNS", "REGISTRY_FILE", "STREAM_FILE", "SUMMARY_FILE", "certify_suite",
+            "default_out", "load_records", "load_registry", "report", "scan_for_canaries", "stderr_progress",
+            "suite_canaries", "suite_freeze_hashes"),
+        "derivation": ("derived_ids", "explicit_ids", "with_ids"),
+        "environments": ("EnvImages", "StageReport", "carrying_specs", "default_store"),
+        "harvest": ("Grading",),
+        "predictions": ("Images",),
+        "source": ("discover",),
+    })
+
+__all__ = ["FINISHED", "GOLD_RUNS", "REGISTRY_FILE", "STREAM_FILE", "SUMMARY_FILE", "EnvImages", "Grading", "Images",
+           "StageReport", "carrying_specs", "certify_suite", "default_out", "default_store", "derived_ids", "discover",
+           "explicit_ids", "load_records", "load_registry", "report", "scan_for_canaries", "stderr_progress",
+           "suite_canaries", "suite_freeze_hashes", "with_ids"]

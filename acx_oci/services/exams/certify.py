@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from acx_oci.errors import EnvironmentRefused, IntegrityError, UsageError
 from acx_oci.files import load_json_file, read_bytes
+from acx_oci.model import CertificationRecord, summarize
 from acx_oci.model import exam as mx
-from acx_oci.model.exam_record import CertificationRecord, summarize
 from acx_oci.sandbox import abandon_runs
 from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error

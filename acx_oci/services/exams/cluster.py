@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.model import CertificationRecord, check_record
 from acx_oci.model import exam as mx
-from acx_oci.model.exam_record import CertificationRecord, check_record
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions
 from acx_oci.services.exams.source import ExamSource, find_suite_root, load_exam
 from acx_oci.services.exams.stages import Register, certify_exam, harness_record, with_host_canary
 
@@ -95,8 +95,8 @@ def _worker_image(payload: dict[str, Any]) -> tuple[Path, str] | None:
     image = payload.get("image")
     if not isinstance(image, dict):
         return None
-    from acx_oci.envimage.cache import prepare_image
-    from acx_oci.oci.store import StoreOptions
+    from acx_oci.envimage import prepare_image
+    from acx_oci.oci import StoreOptions
 
     ref = str(image["ref"])
     opts = StoreOptions(plain_http=bool(image.get("plainHttp")), insecure=bool(image.get("insecure")),

@@ -14,8 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from acx_oci.sandbox import GradeResult
-from acx_oci.sandbox.grader import GRADER_CONFIG
+from acx_oci.sandbox import GRADER_CONFIG, GradeResult
 
 if TYPE_CHECKING:
     from acx_oci.services.exams.source import ExamSource

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 from acx_oci.envimage import cache as envcache
 from acx_oci.envimage import pyenv
 from acx_oci.errors import AcxError, EnvironmentRefused, MachineUnfit
-from acx_oci.model.exam import ENV_FILE
-from acx_oci.oci.store import StoreOptions
+from acx_oci.model import ENV_FILE
+from acx_oci.oci import StoreOptions
 from acx_oci.services.exams.source import ExamSource
 
 T = TypeVar("T")

@@ -22,8 +22,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from acx_oci import pysource
-from acx_oci.envimage.bounded import read_toml
-from acx_oci.envimage.requirement import admit, normalize, sort_out
+from acx_oci.envimage import admit, normalize, read_toml, sort_out
 from acx_oci.errors import UsageError
 
 #: Lock files by priority (the first one present decides a name's version).

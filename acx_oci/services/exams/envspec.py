@@ -19,9 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acx_oci import pysource
-from acx_oci.envimage.bounded import read_toml
-from acx_oci.envimage.pyenv import PYTHONS, spec_digest
-from acx_oci.envimage.requirement import name_of, normalize, shown, sort_out
+from acx_oci.envimage import PYTHONS, name_of, normalize, read_toml, shown, sort_out, spec_digest
 from acx_oci.errors import UsageError
 from acx_oci.services.exams import envlocks, poetryspec
 from acx_oci.services.exams.pythons import choose_python, version_key

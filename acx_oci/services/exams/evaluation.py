@@ -18,16 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import HarnessFault, SandboxUnavailable
 from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import parse_json
-from acx_oci.model.gamerecords import CERTIFIED_PASS, LANE_ERROR, MODEL_FAIL
-from acx_oci.sandbox.tree import remove_tree
+from acx_oci.model import CERTIFIED_PASS, LANE_ERROR, MODEL_FAIL
+from acx_oci.sandbox import remove_tree
 from acx_oci.services.exams.harness import BACKOFF_SECONDS, RETRIES, transient
 from acx_oci.services.exams.source import ExamSource
-from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
+from acx_oci.solvers import RomSolver, materialize_rom, new_rom_dir, prove
 
 #: The player ROM: copies its answer (a JSON map of relative path -> text) into the workspace.
 PLAYER = '''import json, os

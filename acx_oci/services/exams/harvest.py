@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acx_oci import safetree
 from acx_oci.errors import AcxError, TreeTooSlow, UsageError
 from acx_oci.files import load_json_file, load_yaml_or_json_inside
-from acx_oci.model.exam_record import CertificationRecord
+from acx_oci.model import CertificationRecord
 from acx_oci.services.exams import gitrepo, importer
 from acx_oci.services.exams.candidates import Candidate, printable
 from acx_oci.services.exams.certify import certify_suite, load_records
@@ -35,7 +35,7 @@ from acx_oci.services.exams.environments import EnvImages, StageReport
 from acx_oci.services.exams.harness import lane_error
 
 if TYPE_CHECKING:
-    from acx_oci.oci.store import StoreOptions
+    from acx_oci.oci import StoreOptions
     from acx_oci.services.exams.cluster import Cluster
 
 STATE_FILE = "harvest.json"

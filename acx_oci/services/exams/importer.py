@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import safetree
-from acx_oci.crypto.digest import sha256_digest
+from acx_oci.crypto import sha256_digest
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.files import load_yaml_or_json_inside, read_text_tree
-from acx_oci.model.exam import ENV_FILE, SOURCE_FILE
-from acx_oci.sandbox.grader import GRADER_CONFIG
-from acx_oci.sandbox.tree import tree_digest
+from acx_oci.model import ENV_FILE, SOURCE_FILE
+from acx_oci.sandbox import GRADER_CONFIG, tree_digest
 from acx_oci.services.exams import envspec, gitrepo, pytestconf
 from acx_oci.services.exams.mutants import hunks, mutants
 from acx_oci.services.exams.testimports import imported_tests

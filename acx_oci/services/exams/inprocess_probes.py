@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acx_oci.model import grading
-from acx_oci.sandbox.grader import GRADER_CONFIG, GradeResult
+from acx_oci.sandbox import GRADER_CONFIG, GradeResult
 from acx_oci.services.exams.harness import graded_all
 from acx_oci.services.exams.inprocess_probes_deeper import DEEPER
 

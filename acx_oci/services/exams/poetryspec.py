@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from acx_oci.envimage.requirement import normalize
+from acx_oci.envimage import normalize
 
 _PLAIN = re.compile(r"^\d+(\.\d+){0,3}(\.\*)?$")
 _CARET_TILDE = re.compile(r"^([\^~])\s*(\d+(?:\.\d+){0,3})$")

@@ -28,10 +28,8 @@ from typing import Any
 from acx_oci.errors import AcxError, EnvironmentRefused, UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json
-from acx_oci.model.exam_record import CertificationRecord
-from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
-from acx_oci.sandbox import SandboxSpec, game_outcome, grade
-from acx_oci.sandbox.tree import tree_digest, write_files
+from acx_oci.model import CERTIFIED_PASS, MODEL_FAIL, CertificationRecord
+from acx_oci.sandbox import SandboxSpec, game_outcome, grade, tree_digest, write_files
 from acx_oci.services.exams import derivation
 from acx_oci.services.exams.diagnosis import short_ids
 from acx_oci.services.exams.importer import MAX_PATCH_BYTES, apply_patch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from acx_oci.envimage.pyenv import DEFAULT_PYTHON, PYTHONS, RELEASED
+from acx_oci.envimage import DEFAULT_PYTHON, PYTHONS, RELEASED
 
 
 def version_key(v: str) -> tuple[int, ...]:

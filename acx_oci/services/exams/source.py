@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import AcxError, PathOutside, UsageError
 from acx_oci.files import (
     load_yaml_or_json_file,
@@ -27,7 +26,7 @@ from acx_oci.files import (
 )
 from acx_oci.model import exam as mx
 from acx_oci.safetree import parts_of
-from acx_oci.sandbox.tree import tree_digest
+from acx_oci.sandbox import tree_digest
 
 CONTROL_DIRS = ("incomplete", "lookalike", "second-reference")
 #: Derived controls (``exam import`` without a human's lookalike): ``controls/mutant-01`` ... in order.

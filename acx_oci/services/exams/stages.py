@@ -17,14 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import HarnessFault
+from acx_oci.model import CertificationRecord, skipped
 from acx_oci.model import exam as mx
-from acx_oci.model.exam_record import CertificationRecord, skipped
-from acx_oci.sandbox import GradeResult, SandboxSpec, check, grade
-from acx_oci.sandbox.grader import GRADER_CONFIG
-from acx_oci.sandbox.tree import write_files
+from acx_oci.sandbox import GRADER_CONFIG, GradeResult, SandboxSpec, check, grade, write_files
 from acx_oci.services.exams import derivation
 from acx_oci.services.exams.controls import NOT_DISTINGUISHED, derive, distinction
 from acx_oci.services.exams.diagnosis import short_ids as _short

@@ -19,37 +19,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from acx_oci import reasons
-from acx_oci.crypto.dataintegrity import without_proof
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, generate_identity
-from acx_oci.crypto.seal import recipient_from_identity
-from acx_oci.evaluation.accept import accept_credential, one_attestation
-from acx_oci.evaluation.judge import FetchedAttestation
+from acx_oci.crypto import Identity, canonical, generate_identity, recipient_from_identity, sha256_digest, without_proof
+from acx_oci.evaluation import FetchedAttestation, accept_credential, one_attestation
+from acx_oci.model import CapabilityResolution, LevelCredential, Resolution, parse_capability
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import credential as cred_mod
-from acx_oci.model.capability import parse_capability
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.resolution import CapabilityResolution, Resolution
-from acx_oci.oci.open import open_store
-from acx_oci.oci.store import StoreOptions
+from acx_oci.oci import StoreOptions, open_store
+from acx_oci.services.artifacts import LoadedCartridge, init_directory, load_cartridge, push_attestation, push_directory
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.services.artifacts.attestation import push_attestation
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, init_directory, load_cartridge, push_directory
-from acx_oci.services.consumer.resolve import cartridge_facts, resolve_cartridge
-from acx_oci.services.verifier.attest import (
-    AttestOutcome,
-    AttestRequest,
-    GateOptions,
-    Issued,
-    Refused,
-    RegistryOptions,
-    attest,
-)
+from acx_oci.services.consumer import cartridge_facts, resolve_cartridge
+from acx_oci.services.verifier import AttestOutcome, AttestRequest, GateOptions, Issued, Refused, RegistryOptions
+from acx_oci.services.verifier.attest import attest
 from acx_oci.services.verifier.revoke import revoke
-from acx_oci.solvers.reference import ReferenceSolver
-from acx_oci.trust.keyfiles import write_identity
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.solvers import ReferenceSolver
+from acx_oci.trust import AcceptedBenchmark, Party, Trust, write_identity
 
 CAPABILITY = "build-dag[snowflake+airflow+dbt]@data-engineering"
 VERIFIER_DID = "did:web:verifier.acx.example"

@@ -20,19 +20,20 @@ from typing import Any
 
 from acx_oci.errors import AcxError, UsageError
 from acx_oci.jsonio import loads
-from acx_oci.oci.model import (
+from acx_oci.oci import (
     EMPTY_DESCRIPTOR,
     MAX_MANIFEST_BYTES,
     MEDIA_INDEX,
     MEDIA_MANIFEST,
     Descriptor,
+    RegistryStore,
+    StoreOptions,
     dump,
+    next_link,
+    parse_challenge,
     parse_index,
+    parse_reference,
 )
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import next_link
-from acx_oci.oci.registry import RegistryStore, parse_challenge
-from acx_oci.oci.store import StoreOptions
 
 PROBE_SUBJECT_TYPE = "application/vnd.acx.doctor.subject.v1"
 PROBE_TYPE_A = "application/vnd.acx.doctor.a.v1"

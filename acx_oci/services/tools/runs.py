@@ -14,17 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload
+from acx_oci.crypto import envelope_payload, sha256_digest
 from acx_oci.errors import AcxError, IntegrityError, UsageError
-from acx_oci.evaluation.replay import record_digests
+from acx_oci.evaluation import record_digests
 from acx_oci.files import load_json_file, read_bytes
 from acx_oci.jsonio import loads_ijson
-from acx_oci.model.credential import level_result
-from acx_oci.model.gamerecords import game_predicate
-from acx_oci.oci.model import ARTIFACT_ATTESTATION
-from acx_oci.oci.store import Store
-from acx_oci.services.consumer.resolve_fetch import fetch_one
+from acx_oci.model import game_predicate, level_result
+from acx_oci.oci import ARTIFACT_ATTESTATION, Store
+from acx_oci.services.consumer import fetch_one
 
 GAMES_DIR = "games"
 RESULT_FILE = "result.json"

@@ -19,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.keys import did_key
+from acx_oci.crypto import did_key
 from acx_oci.errors import Interrupted, RegistryError
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci import Store, StoreOptions, open_store, parse_reference
 from acx_oci.services.verifier import exposures
 from acx_oci.services.verifier import publish as pub
 from acx_oci.services.verifier.check import Checked, Loaded, check, check_issuer, independence_problems, load

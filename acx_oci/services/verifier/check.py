@@ -13,24 +13,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto.keys import Identity
-from acx_oci.egress.session import ModelSetup
+from acx_oci.crypto import Identity
+from acx_oci.egress import ModelSetup
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.model import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
 from acx_oci.model import benchmark as bmodel
 from acx_oci.model import modelapi as ma
-from acx_oci.model.rom import STATUS_VALID, STATUS_WARNING, runtime_digest, runtime_of
-from acx_oci.oci.ref import Reference
-from acx_oci.oci.store import Store
-from acx_oci.rating.solver import Solver
+from acx_oci.oci import Reference, Store
+from acx_oci.rating import Solver
+from acx_oci.services.artifacts import LoadedCartridge, certification, load_cartridge
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.services.artifacts import certification
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.environment import benchmark_image_problems, draw_environment_problems
 from acx_oci.services.verifier.ledger import Ledger, Subject
 from acx_oci.services.verifier.request import AttestRequest
-from acx_oci.solvers.reference import ReferenceSolver
+from acx_oci.solvers import ReferenceSolver
 from acx_oci.urls import without_fragment
 
 

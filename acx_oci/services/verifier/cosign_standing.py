@@ -18,22 +18,19 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, sha256_digest
 from acx_oci.errors import AcxError
 from acx_oci.jsonio import parse_json
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.model.statuslist import rfc3339
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.services.artifacts.cosign_projection import (
+from acx_oci.model import LevelCredential, rfc3339
+from acx_oci.oci import Descriptor, Store, StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import (
     PREDICATE_LEVEL,
     attestation_envelope,
+    bundle_bytes,
     push_attestation_envelopes,
+    push_bundle,
+    remove_bundle,
 )
-from acx_oci.services.artifacts.cosign_referrer import bundle_bytes, push_bundle, remove_bundle
 from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.timeutil import parse_datetime
 

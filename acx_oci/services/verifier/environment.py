@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from acx_oci.errors import UsageError
-from acx_oci.oci.ref import parse_reference
+from acx_oci.oci import parse_reference
 
 
 def benchmark_image(bench_meta: dict[str, Any]) -> str | None:

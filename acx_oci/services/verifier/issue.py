@@ -15,23 +15,23 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons as rc
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
-from acx_oci.crypto.seal import recipient_from_identity, seal
-from acx_oci.model import benchmark as bmodel
-from acx_oci.model import credential as cred_mod
-from acx_oci.model import gamerecords, grading, statuslist
-from acx_oci.model.attempt import (
+from acx_oci.crypto import Identity, canonical, recipient_from_identity, sha256_digest
+from acx_oci.crypto.seal import seal
+from acx_oci.model import (
     SCOPE_ROM_CLAIM,
     VERDICT_NOT_ISSUED,
     AttemptCount,
     AttemptRecord,
+    LevelCredential,
+    gamerecords,
+    grading,
     reason_pairs,
     sign_attempt_record,
+    statuslist,
 )
-from acx_oci.model.attempt import record_bytes as attempt_bytes
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import benchmark as bmodel
+from acx_oci.model import credential as cred_mod
+from acx_oci.model import record_bytes as attempt_bytes
 from acx_oci.rating import engine
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.check import Loaded

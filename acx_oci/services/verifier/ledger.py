@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci.errors import UsageError
-from acx_oci.model.statuslist import MIN_ENTRIES, allocate_index
+from acx_oci.model import MIN_ENTRIES, allocate_index
 from acx_oci.services.verifier.ledger_attempts import Attempt, AttemptsMixin, CooldownRefusal, Subject, migrate
 from acx_oci.services.verifier.ledger_attempts import ts as _ts
 

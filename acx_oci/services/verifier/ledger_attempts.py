@@ -17,8 +17,7 @@ from typing import Any
 
 from acx_oci import reasons as rc
 from acx_oci.errors import UsageError
-from acx_oci.model.attempt import SCOPE_PUBLISHER, SCOPE_ROM, AttemptCount, new_attempt_id
-from acx_oci.model.rom import version_key
+from acx_oci.model import SCOPE_PUBLISHER, SCOPE_ROM, AttemptCount, new_attempt_id, version_key
 
 # Columns added after the first ledgers were written: an old state is migrated in place.
 NEW_COLUMNS = (("publication", "TEXT"), ("cartridge_id", "TEXT"), ("capability_id", "TEXT"),

@@ -19,23 +19,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, canonical, sha256_digest
 from acx_oci.errors import AcxError, RegistryError, UsageError
 from acx_oci.files import read_bytes
 from acx_oci.jsonio import parse_json, validate
-from acx_oci.model.attempt import reason_pairs
-from acx_oci.model.statuslist import SEQUENCE, rfc3339
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import Reference, parse_reference
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.log_entries import entry_bytes
+from acx_oci.model import SEQUENCE, reason_pairs, rfc3339
+from acx_oci.oci import Reference, StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import entry_bytes
 from acx_oci.services.verifier.log_publish import LogPublication, publish
 from acx_oci.services.verifier.log_tree import Appended, TransLog, Witness
-from acx_oci.tlog.checkpoint import cosigner_from_vkey, parse_checkpoint_text
-from acx_oci.tlog.note import parse
-from acx_oci.tlog.proof import LogProof, parse_proof
+from acx_oci.tlog import LogProof, cosigner_from_vkey, parse, parse_checkpoint_text, parse_proof
 
 CONFIG_FILE = "config.json"
 CONFIG_SCHEMA = "verifier-config.schema.json"

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import LogInconsistent, NotFoundError, UsageError
-from acx_oci.oci.model import MEDIA_MANIFEST, Descriptor, build_manifest
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.log_reader import (
+from acx_oci.oci import MEDIA_MANIFEST, Descriptor, Store, build_manifest
+from acx_oci.services.artifacts import (
     ANNOTATION_ORIGIN,
     ANNOTATION_PATH,
     ANNOTATION_SIZE,

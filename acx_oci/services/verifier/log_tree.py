@@ -22,22 +22,29 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx_oci.errors import AcxError, LogInconsistent, UsageError
-from acx_oci.net.witness import add_checkpoint
-from acx_oci.services.artifacts.log_entries import entry_bytes
-from acx_oci.services.artifacts.log_reader import CHECKPOINT
-from acx_oci.tlog.checkpoint import Checkpoint, Cosigner, open_checkpoint, sign_checkpoint, sigsum_origin
-from acx_oci.tlog.merkle import MemoryTree
-from acx_oci.tlog.note import Verifier, ed25519_verifier, parse, raw_public, with_signatures
-from acx_oci.tlog.tiles import (
+from acx_oci.net import add_checkpoint
+from acx_oci.services.artifacts import CHECKPOINT, entry_bytes
+from acx_oci.tlog import (
     TILE_WIDTH,
+    Checkpoint,
+    Cosigner,
+    MemoryTree,
     Tile,
+    Verifier,
     bundles_for_size,
+    ed25519_verifier,
     entry_bundle,
+    open_checkpoint,
+    parse,
     parse_entry_bundle,
+    raw_public,
+    sign_checkpoint,
+    sigsum_origin,
     split_hashes,
     tile_data,
     tiles_added,
     tiles_for_size,
+    with_signatures,
 )
 
 LOG_DIR = "log"

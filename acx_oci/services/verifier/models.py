@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.egress.session import ModelSetup, model_key
+from acx_oci.egress import ModelSetup, model_key
 from acx_oci.errors import UsageError
 from acx_oci.files import load_yaml_or_json_file
 from acx_oci.jsonio import validate

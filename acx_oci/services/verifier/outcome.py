@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from acx_oci.model.level_credential import LevelCredential
+from acx_oci.model import LevelCredential
 from acx_oci.rating import engine
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.log import Logged

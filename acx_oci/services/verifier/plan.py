@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from acx_oci.model import RATED, training_cutoff
 from acx_oci.model import benchmark as bmodel
-from acx_oci.model.gamerecords import RATED
-from acx_oci.model.rom import training_cutoff
 from acx_oci.rating import engine
 from acx_oci.services.artifacts import benchmark as bm
 from acx_oci.services.verifier import regression as regr

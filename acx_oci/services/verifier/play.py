@@ -14,16 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress import ModelSetup
 from acx_oci.envimage import prepare_image
 from acx_oci.errors import UsageError
-from acx_oci.model.rom import runtime_of
-from acx_oci.oci.store import Store
+from acx_oci.model import runtime_of
+from acx_oci.oci import Store
+from acx_oci.rating import Solver, engine
 from acx_oci.rating import accept_if as ai
-from acx_oci.rating import engine
-from acx_oci.rating.solver import Solver
+from acx_oci.services.artifacts import LoadedCartridge, rom_files
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, rom_files
 from acx_oci.services.verifier import models as models_mod
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
@@ -38,8 +37,7 @@ from acx_oci.services.verifier.environment import (
 from acx_oci.services.verifier.outcome import ISSUED, NOT_ISSUED
 from acx_oci.services.verifier.plan import Plan
 from acx_oci.services.verifier.request import AttestRequest
-from acx_oci.solvers.rom import RomSolver, materialize_rom, new_rom_dir, prove
-from acx_oci.solvers.routing import RoutingSolver
+from acx_oci.solvers import RomSolver, RoutingSolver, materialize_rom, new_rom_dir, prove
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, sha256_digest
 from acx_oci.errors import PublicationFailed, RegistryError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import statuslist
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.store import Store
-from acx_oci.services.artifacts.attestation import publish_status_list, push_attestation, status_tag
-from acx_oci.services.artifacts.attestation import push_attempt_record as push_attempt_record_referrer
+from acx_oci.oci import Descriptor, Store
+from acx_oci.services.artifacts import publish_status_list, push_attestation, status_tag
+from acx_oci.services.artifacts import push_attempt_record as push_attempt_record_referrer
 from acx_oci.services.verifier.cosign_standing import publish_projection
 from acx_oci.services.verifier.ledger import Ledger, StatusList
 from acx_oci.timeutil import parse_datetime

@@ -18,20 +18,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, sha256_digest
 from acx_oci.errors import UsageError, VerificationError
-from acx_oci.evaluation.verify import proof_only
+from acx_oci.evaluation import proof_only
 from acx_oci.jsonio import parse_json
+from acx_oci.model import LevelCredential, evidence_digest, gamerecords
 from acx_oci.model import attempt as am
-from acx_oci.model import gamerecords
-from acx_oci.model.credential import evidence_digest
-from acx_oci.model.level_credential import LevelCredential
-from acx_oci.oci.model import Descriptor
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import Reference, parse_reference
-from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
+from acx_oci.oci import Descriptor, Reference, Store, StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import LoadedCartridge, load_cartridge
 from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.services.verifier.log import LogOptions, VerifierLog, read_proof, refuse_same_repository, status_entry
 from acx_oci.services.verifier.publish import (

@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons as rc
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.model import AttemptCount, statuslist
 from acx_oci.model import credential as cred_mod
-from acx_oci.model import statuslist
-from acx_oci.model.attempt import AttemptCount
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.log_reader import CHECKPOINT
+from acx_oci.oci import StoreOptions
+from acx_oci.services.artifacts import CHECKPOINT
 from acx_oci.services.verifier.ledger import DB_FILE, Ledger
 from acx_oci.services.verifier.ledger_attempts import ts
 from acx_oci.services.verifier.log import CONFIG_FILE
@@ -51,9 +50,8 @@ from acx_oci.services.verifier.rebuild_sources import (
     scan_repository,
 )
 from acx_oci.timeutil import parse_datetime
-from acx_oci.tlog.checkpoint import Checkpoint, parse_checkpoint_text
-from acx_oci.tlog.note import MAX_NOTE
-from acx_oci.tlog.note import parse as parse_note
+from acx_oci.tlog import MAX_NOTE, Checkpoint, parse_checkpoint_text
+from acx_oci.tlog import parse as parse_note
 
 NOT_RESTORED = (
     "refusals (they start no cooldown)",

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity
 from acx_oci.errors import AcxError, LogInconsistent, VerificationError
-from acx_oci.net.witness import add_checkpoint
+from acx_oci.net import add_checkpoint
 from acx_oci.services.verifier.log_tree import TransLog, Witness
-from acx_oci.tlog.note import ed25519_verifier
-from acx_oci.tlog.proof import check_proof, parse_proof
+from acx_oci.tlog import check_proof, ed25519_verifier, parse_proof
 
 
 @dataclass

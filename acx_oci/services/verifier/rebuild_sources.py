@@ -14,32 +14,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto import dataintegrity
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, dataintegrity, sha256_digest
 from acx_oci.errors import AcxError, NotFoundError, UsageError
 from acx_oci.jsonio import parse_json
 from acx_oci.model import credential as cred_mod
 from acx_oci.model import statuslist
-from acx_oci.oci.model import ARTIFACT_ATTEMPT_RECORD, ARTIFACT_ATTESTATION, MEDIA_ATTEMPT_RECORD
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.referrers import REFERRER_TAG_PREFIX
-from acx_oci.oci.store import Store, StoreOptions
-from acx_oci.services.artifacts.attestation import (
+from acx_oci.oci import (
+    ARTIFACT_ATTEMPT_RECORD,
+    ARTIFACT_ATTESTATION,
+    MEDIA_ATTEMPT_RECORD,
+    REFERRER_TAG_PREFIX,
+    Store,
+    StoreOptions,
+    open_store,
+    parse_reference,
+)
+from acx_oci.services.artifacts import (
+    CHECKPOINT,
     MAX_CREDENTIAL_BYTES,
     STATUS_TAG_PREFIX,
+    LogReader,
     credential_layer,
     fetch_status_list,
 )
-from acx_oci.services.artifacts.log_reader import CHECKPOINT, LogReader
 from acx_oci.services.verifier.log_publish import later_publications
 from acx_oci.services.verifier.log_tree import LOG_DIR, TransLog, Witness, write_atomic
 from acx_oci.services.verifier.rebuild_fresh import Freshness, ask_witnesses, proof_size
-from acx_oci.tlog.note import ed25519_verifier
-from acx_oci.tlog.proof import MAX_PROOF_DOC
-from acx_oci.tlog.proof import MEDIA_TYPE as MEDIA_LOG_PROOF
-from acx_oci.tlog.tiles import bundles_for_size, tiles_for_size, verify_tiles
+from acx_oci.tlog import MAX_PROOF_DOC, bundles_for_size, ed25519_verifier, tiles_for_size, verify_tiles
+from acx_oci.tlog import MEDIA_TYPE as MEDIA_LOG_PROOF
 from acx_oci.urls import without_fragment
 
 Progress = Callable[[str], None]

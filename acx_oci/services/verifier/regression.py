@@ -24,22 +24,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity
 from acx_oci.errors import AcxError, UsageError
+from acx_oci.evaluation import order_key
+from acx_oci.model import level_result, runtime_of, version_key
 from acx_oci.model import rating as ts
-from acx_oci.model.credential import level_result
-from acx_oci.model.rom import runtime_of, version_key
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import Reference, parse_reference
-from acx_oci.oci.store import Store, StoreOptions
+from acx_oci.oci import Reference, Store, StoreOptions, open_store, parse_reference
+from acx_oci.rating import Solver, engine
 from acx_oci.rating import accept_if as ai
-from acx_oci.rating import engine
-from acx_oci.rating.solver import Solver
+from acx_oci.services.artifacts import LoadedCartridge, load_cartridge
 from acx_oci.services.artifacts import benchmark as bm
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, load_cartridge
-from acx_oci.services.consumer.replay import order_key
-from acx_oci.services.consumer.resolve import resolve_loaded
-from acx_oci.trust.trustfile import AcceptedBenchmark, Party, Trust
+from acx_oci.services.consumer import resolve_loaded
+from acx_oci.trust import AcceptedBenchmark, Party, Trust
 from acx_oci.urls import without_fragment
 
 DEFAULT_TOLERANCE = 3.0  # the one default: attest --regression-tolerance shows it

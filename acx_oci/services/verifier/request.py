@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from acx_oci.crypto.keys import Identity
-from acx_oci.model.attempt import SCOPE_ROM_CLAIM
-from acx_oci.oci.store import StoreOptions
-from acx_oci.rating.solver import Solver
+from acx_oci.crypto import Identity
+from acx_oci.model import SCOPE_ROM_CLAIM
+from acx_oci.oci import StoreOptions
+from acx_oci.rating import Solver
 from acx_oci.services.verifier import models as models_mod
 from acx_oci.services.verifier import regression as regr
 from acx_oci.services.verifier import transcripts as tx
 from acx_oci.services.verifier.log import LogOptions
-from acx_oci.trust.trustfile import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, looser_than_floor
+from acx_oci.trust import DEFAULT_MIN_GAMES, DEFAULT_SIGMA_MAX, looser_than_floor
 
 DEFAULT_COOLDOWN = timedelta(hours=24)
 Progress = Callable[[int, int, str], None]  # (done, total, text)

@@ -19,13 +19,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.keys import Identity
+from acx_oci.crypto import Identity, sha256_digest
 from acx_oci.errors import AcxError, UsageError
-from acx_oci.oci.open import open_store
-from acx_oci.oci.ref import parse_reference
-from acx_oci.oci.store import StoreOptions
-from acx_oci.services.artifacts.attestation import publish_status_list
+from acx_oci.oci import StoreOptions, open_store, parse_reference
+from acx_oci.services.artifacts import publish_status_list
 from acx_oci.services.verifier.cosign_standing import refresh_projections, withdraw
 from acx_oci.services.verifier.ledger import Ledger
 from acx_oci.services.verifier.log import Logged, VerifierLog, refuse_same_repository

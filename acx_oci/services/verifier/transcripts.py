@@ -24,20 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from acx_oci import reasons
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.dsse import envelope_payload
-from acx_oci.crypto.jcs import canonical
-from acx_oci.crypto.keys import Identity, public_from_did_key
-from acx_oci.crypto.seal import Recipient, seal, unseal
-from acx_oci.egress.session import ModelSetup
+from acx_oci.crypto import Identity, Recipient, canonical, envelope_payload, public_from_did_key, sha256_digest, unseal
+from acx_oci.crypto.seal import seal
+from acx_oci.egress import ModelSetup
 from acx_oci.errors import AcxError, IntegrityError, UsageError, VerificationError
 from acx_oci.files import read_bytes_inside
 from acx_oci.jsonio import as_array, as_object, parse_json, validate
+from acx_oci.model import game_predicate, runtime_of, verify_game
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import game_predicate, verify_game
-from acx_oci.model.rom import runtime_of
 from acx_oci.rating import engine
-from acx_oci.services.artifacts.cartridge import LoadedCartridge
+from acx_oci.services.artifacts import LoadedCartridge
 from acx_oci.services.verifier import models as models_mod
 
 TRANSCRIPT_SEAL_INFO = b"acx-oci/game-transcript/v1"

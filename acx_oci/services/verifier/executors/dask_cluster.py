@@ -30,18 +30,16 @@ from urllib.parse import urlsplit
 from distributed import Client, Future, wait
 from distributed.security import Security
 
-from acx_oci.egress.session import ModelSetup
+from acx_oci.egress import ModelSetup
 from acx_oci.errors import RegistryError, UsageError, WorkerAnswerRefused
+from acx_oci.model import LANE_ERROR, WITHHELD, runtime_digest, runtime_of
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import LANE_ERROR, WITHHELD
-from acx_oci.model.rom import runtime_digest, runtime_of
-from acx_oci.oci.store import StoreOptions
-from acx_oci.rating.solver import SolverResult
-from acx_oci.services.artifacts.cartridge import LoadedCartridge, rom_files
+from acx_oci.oci import StoreOptions
+from acx_oci.rating import SolverResult
+from acx_oci.services.artifacts import LoadedCartridge, rom_files
 from acx_oci.services.verifier.executors.spec import ExecutorSpec, loopback_worker
 from acx_oci.services.verifier.executors.wire import CLIENT_DESERIALIZERS, install_safe_exceptions, result_from_wire
-from acx_oci.solvers.remote import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, sandbox_version
-from acx_oci.solvers.rom import rom_descriptor
+from acx_oci.solvers import EVENT_TOPIC, UNPROVEN, RomBundle, play_game, rom_descriptor, sandbox_version
 
 MAX_ATTEMPTS = 3  # starts of one game (a lost worker costs one); then lane-error
 PLACEMENT_TIMEOUT = 60.0  # seconds without any worker before waiting games end lane-error

@@ -22,13 +22,12 @@ import json
 import pickle
 from typing import Any
 
-from acx_oci.crypto.digest import sha256_digest
-from acx_oci.crypto.jcs import canonical
+from acx_oci.crypto import canonical, sha256_digest
 from acx_oci.errors import WorkerAnswerRefused
+from acx_oci.model import CERTIFIED_PASS, MODEL_FAIL
 from acx_oci.model import grading as gm
 from acx_oci.model import modelapi as ma
-from acx_oci.model.gamerecords import CERTIFIED_PASS, MODEL_FAIL
-from acx_oci.rating.solver import SolverResult
+from acx_oci.rating import SolverResult
 
 CLIENT_DESERIALIZERS = ["msgpack"]
 _ALLOWED = frozenset({
