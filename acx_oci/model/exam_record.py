@@ -12,7 +12,7 @@ the record can change it). A record of the first shape (``acx.exam-certification
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from acx_oci.crypto import canonical, sha256_digest
@@ -32,21 +32,19 @@ from acx_oci.model.exam import (
     STAGES_V1,
     SUMMARY_SCHEMA,
 )
+from acx_oci.model.frozen_json import FrozenJson
 
 
-class CertificationRecord(Mapping[str, Any]):
+class CertificationRecord(FrozenJson):
     """One exam's sealed certification record: frozen, its digest checked when it was sealed or loaded."""
 
-    __slots__ = ("_doc",)
-    _doc: dict[str, Any]
+    __slots__ = ()
+    _KIND = "certification record"
 
     def __init__(self, doc: Mapping[str, Any], *, _checked: bool = False) -> None:
         if not _checked:  # the one way in from outside is load(): a record is never taken on its word
             raise TypeError("use CertificationRecord.seal() or CertificationRecord.load()")
         object.__setattr__(self, "_doc", copy.deepcopy(dict(doc)))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a certification record is frozen")
 
     @classmethod
     def seal(cls, exam: str, version: str | None, stages: Mapping[str, Mapping[str, Any]], *,
@@ -70,21 +68,8 @@ class CertificationRecord(Mapping[str, Any]):
 
     # --- the JSON view -------------------------------------------------------------------------------------
 
-    def __getitem__(self, key: str) -> Any:
-        return copy.deepcopy(self._doc[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._doc)
-
-    def __len__(self) -> int:
-        return len(self._doc)
-
     def __repr__(self) -> str:
         return f"CertificationRecord({self.exam!r}, certified={self.certified}, {self.digest})"
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as JSON, exactly as sealed (a copy): what is written, sent and published."""
-        return copy.deepcopy(self._doc)
 
     # --- typed facts ---------------------------------------------------------------------------------------
 

@@ -14,21 +14,21 @@ Like sigstore-python's ``Bundle.from_json`` and python-tuf's ``Metadata[Root]``,
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 from acx_oci.crypto import sha256_digest
 from acx_oci.errors import SchemaError
 from acx_oci.jsonio import as_array, loads_claims, parse_json
 from acx_oci.model.credential import status_entries
+from acx_oci.model.frozen_json import FrozenJson
 from acx_oci.model.level_view import LevelView
 
 
-class LevelCredential(Mapping[str, Any]):
+class LevelCredential(FrozenJson):
     """One level credential as read at the door: frozen, its bytes kept, its claims read once (unverified)."""
 
-    __slots__ = ("_doc", "_raw", "_strict", "_view")
-    _doc: dict[str, Any]
+    __slots__ = ("_raw", "_strict", "_view")
+    _KIND = "level credential"
     _raw: bytes | None
     _strict: bool
     _view: LevelView
@@ -42,9 +42,6 @@ class LevelCredential(Mapping[str, Any]):
         object.__setattr__(self, "_raw", raw)
         object.__setattr__(self, "_strict", _strict)
         object.__setattr__(self, "_view", LevelView.of(doc, raw))  # (no digest: the fetcher has one)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a level credential is frozen")
 
     def __reduce__(self) -> tuple[Any, ...]:  # (pickled and copied through its door, never attribute by attribute)
         return _rebuilt, (self._doc, self._raw, self._strict)
@@ -97,21 +94,8 @@ class LevelCredential(Mapping[str, Any]):
 
     # --- the JSON view -------------------------------------------------------------------------------------
 
-    def __getitem__(self, key: str) -> Any:
-        return copy.deepcopy(self._doc[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._doc)
-
-    def __len__(self) -> int:
-        return len(self._doc)
-
     def __repr__(self) -> str:
         return f"LevelCredential({self.view.issuer!r}, {self.view.capability_id!r}, {self.digest})"
-
-    def to_json(self) -> dict[str, Any]:
-        """The parsed document (a copy): what the schema and the proofs' JCS are checked over, and what is written."""
-        return copy.deepcopy(self._doc)
 
     # --- typed facts ---------------------------------------------------------------------------------------
 
