@@ -10,8 +10,8 @@ import pytest
 
 from acx_oci.errors import UsageError
 from acx_oci.evaluation import evaluate, load_policy
-from acx_oci.evaluation.policy import policy_from_dict
 from acx_oci.evaluation.combine import AllOf
+from acx_oci.evaluation.policy import policy_from_dict
 from acx_oci.model import (
     UNPROVEN,
     VERIFIED,
