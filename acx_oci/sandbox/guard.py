@@ -320,6 +320,17 @@ def _g_check(where):
     _G_STATE["snap"], _G_STATE["fast"] = now, _g_fast()  # each change said once
 
 
+def _g_same(event, args):
+    # A write that changes nothing: cloudpickle, rebuilding a class a hidden helper made, sets its fresh copy of
+    # the helper's function to the defaults it has (None; attrs 597c3a8adb's reference was void in 3 of 3
+    # runs). By identity only: == could run the submission's code inside the hook.
+    try:
+        now = getattr(args[0], args[1])
+    except Exception:
+        return False
+    return now is None if event == "object.__delattr__" else len(args) > 2 and now is args[2]
+
+
 def _g_under_out(path):
     try:
         if isinstance(path, int):
@@ -346,7 +357,7 @@ def _g_audit(event, args):
                                                        and not isinstance(args[2], _G_FN)))):
                 _g_tamper("%s on the runner's %s: %s" % (event, getattr(obj, "__qualname__", "?"), args[1]))
             elif isinstance(obj, _g_types.FunctionType) and str(obj.__code__.co_filename).startswith(
-                    "/tmp/acx-grader/"):
+                    "/tmp/acx-grader/") and not _g_same(event, args):
                 _g_tamper("%s on the hidden test %s: %s" % (event, obj.__qualname__, args[1]))
         elif event == "open" and len(args) >= 3:
             path, mode, flags = args[0], args[1], args[2]

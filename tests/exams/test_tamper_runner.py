@@ -274,3 +274,34 @@ def test_a_void_reference_says_it_was_void_not_that_it_failed_nothing() -> None:
     assert facts["referenceVoid"] == ["runner: after collection: the runner changed: g:x|y"]
     odd = why_reference_fails(GradeResult(1, False, tests, True, b"", b"", 1.0), ["calc.py"])
     assert "pytest exited 1 though no graded test failed" in odd["reason"]
+
+
+#: What cloudpickle does to a class a hidden helper made (attrs' ``tests/strategies.py``): a fresh copy of the
+#: helper's local function, set to the defaults it has (None). Nothing changes.
+COPY_AS_IT_WAS = '''import types
+
+
+def _make():
+    def init(self, *args, **kwargs):
+        return None
+    return init
+
+
+_copy = types.FunctionType(_make().__code__, {}, "init", None, None)
+_copy.__kwdefaults__ = None
+_copy.__defaults__ = None
+_copy.__code__ = _copy.__code__
+'''
+
+
+@needs_bwrap
+def test_a_write_that_changes_nothing_on_a_hidden_function_leaves_an_honest_grade_a_pass(
+        exam: source.ExamSource, tmp_path: Path) -> None:  # noqa: F811
+    """attrs 597c3a8adb's reference was void in 3 of 3 runs: "object.__delattr__ on the hidden test
+    simple_classes.<locals>.init: __kwdefaults__" (cloudpickle setting a copy's None defaults to None). A write
+    that changes a hidden function still voids the grade."""
+    gold, _ = _grade(tmp_path / "gold", exam, {**exam.workspace, **exam.reference}, _conftest(exam, COPY_AS_IT_WAS))
+    assert gold.passed and gold.tamper == (), (gold.tamper, gold.stdout.decode()[-600:])
+    changed = COPY_AS_IT_WAS + "_make.__defaults__ = (1,)\n"
+    gold, _ = _grade(tmp_path / "changed", exam, {**exam.workspace, **exam.reference}, _conftest(exam, changed))
+    assert not gold.passed and any("on the hidden test _make: __defaults__" in t for t in gold.tamper), gold.tamper
