@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .support.env import ROOT
+from ..support.env import ROOT
 
 PACKAGE = ROOT / "acx_oci"
 #: Wings whose face imports eagerly: the CLI's is its entry point (``main``), needed whenever it is imported.
