@@ -2,7 +2,7 @@
 ``acx_oci.model.credential`` and nothing else of the wing, so a face costs a command no more than the deep
 import it replaces (an eager ``__init__`` would load the whole wing: ``dask`` for any verifier name).
 
-Each face ``__init__`` declares its names three times, kept in step by ``tests/test_architecture.py``: the
+Each face ``__init__`` declares its names three times, kept in step by ``tests/core/test_faces.py``: the
 ``TYPE_CHECKING`` imports (what mypy checks callers against), the table given to :func:`lazy_face` (what runs)
 and ``__all__``. Example::
 
